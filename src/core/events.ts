@@ -1,0 +1,70 @@
+import type { Phase, StageName } from './stages.js';
+import type { HandoffState } from './handoff.js';
+import type { ModelRequest, ModelResponse } from './model.js';
+import type { CheckResult, TestRunResult } from './verification.js';
+
+/**
+ * Engine events. Naming rule: `noun-verb` in kebab-case, the noun being what the event is about
+ * (`stage-start`, `tool-call`, `verify-end`, `checkpoint-create`). Every event is wrapped in the
+ * same envelope (`EventEnvelope`). Workflows emit `EventInput`s; the engine adds the envelope.
+ */
+export interface EventMap {
+  'run-start': { workflow: string; feature: string; branch: string; worktree: string; baseCommit: string; resumed: boolean };
+  'run-end': { status: 'completed' | 'failed' | 'interrupted'; message?: string };
+  'cycle-start': { cycle: number; test: string | null };
+  'stage-start': { stage: StageName; phase: Phase; attempt: number; cycle: number };
+  'stage-end': {
+    stage: StageName;
+    phase: Phase;
+    attempt: number;
+    cycle: number;
+    outcome: 'accepted' | 'rejected' | 'error' | 'skipped';
+    reason?: string;
+  };
+  'model-call': {
+    stage: StageName | null;
+    provider: string;
+    model: string;
+    request: ModelRequest;
+    response: ModelResponse | null;
+    error: { code: string; message: string } | null;
+    latencyMs: number;
+  };
+  'model-retry': { provider: string; model: string; attempt: number; delayMs: number; reason: string };
+  'model-delta': { text: string };
+  'tool-call': {
+    stage: StageName | null;
+    tool: string;
+    input: unknown;
+    output: string;
+    isError: boolean;
+    durationMs: number;
+  };
+  'verify-end': {
+    stage: StageName;
+    kind: 'test' | 'lint' | 'typecheck' | 'baseline';
+    result: TestRunResult | CheckResult;
+    /** Stored copy of the full output, relative to the repository. */
+    outputFile: string | null;
+  };
+  'checkpoint-create': { stage: StageName; phase: Phase; commit: string; subject: string };
+  'checkpoint-rollback': { stage: StageName; to: string; reason: string };
+  'note-write': { commit: string; state: HandoffState };
+  'plan-select': { cycle: number; test: string | null; testFile: string | null; implFile: string | null };
+  warning: { message: string; stage?: StageName };
+  log: { message: string };
+}
+
+export type EventType = keyof EventMap;
+
+export interface EventEnvelope {
+  /** Monotonic per run: `<runId>:<seq>`. */
+  id: string;
+  runId: string;
+  /** ISO 8601. */
+  timestamp: string;
+}
+
+export type EventInput = { [K in EventType]: { type: K } & EventMap[K] }[EventType];
+export type RatchetEvent = EventInput & EventEnvelope;
+export type EventOf<K extends EventType> = { type: K } & EventMap[K] & EventEnvelope;

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { PHASES } from './stages.js';
+
+/** Seed 003's TestCase: one item of `test-list.md`. */
+export const TestCaseSchema = z.object({
+  description: z.string().min(1),
+  testFile: z.string().min(1),
+  implFile: z.string().min(1),
+});
+export type TestCase = z.infer<typeof TestCaseSchema>;
+
+export const ErrorDetailsSchema = z.object({
+  type: z.string(),
+  message: z.string(),
+});
+export type ErrorDetails = z.infer<typeof ErrorDetailsSchema>;
+
+/**
+ * Seed 003's HandoffState, written as JSON (camelCase) in a git note under
+ * `refs/notes/tdd-handoffs` on the commit of every accepted stage.
+ */
+export const HandoffStateSchema = z.object({
+  phase: z.enum(PHASES),
+  nextPhase: z.enum(PHASES).nullable(),
+  cycleNumber: z.number().int().min(1),
+  currentTest: TestCaseSchema.nullable(),
+  completedTests: z.array(z.string()),
+  pendingTests: z.array(z.string()),
+  testResult: z.enum(['PASS', 'FAIL']).nullable(),
+  error: z.string().nullable(),
+  errorDetails: ErrorDetailsSchema.nullable(),
+  retryCount: z.number().int().min(0),
+  /** Ratchet extension: the run this note belongs to. */
+  runId: z.string().optional(),
+});
+export type HandoffState = z.infer<typeof HandoffStateSchema>;
+
+/** Seed 003's PLAN output. `null` means every item of the test list is done. */
+export const PlanOutputSchema = z.object({ currentTest: TestCaseSchema.nullable() });
+export type PlanOutput = z.infer<typeof PlanOutputSchema>;
+
+export const NOTES_REF = 'refs/notes/tdd-handoffs';

@@ -1,0 +1,14 @@
+/**
+ * Stage names. The TDD phases of seed 003 (PLAN, RED, GREEN, REFACTOR, COMPLETE) are what the
+ * handoff note records; the pipeline stages of seed 000 (RED_FIX, VERIFY, RE_VERIFY, FIX) are
+ * attempts within those phases and are recorded in the ledger.
+ */
+export const PHASES = ['PLAN', 'RED', 'GREEN', 'REFACTOR', 'COMPLETE'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const STAGES = ['PLAN', 'RED', 'RED_FIX', 'GREEN', 'VERIFY', 'FIX', 'REFACTOR', 'RE_VERIFY'] as const;
+export type StageName = (typeof STAGES)[number];
+
+/** Stages that run an agent (the others only run verification). */
+export const AGENT_STAGES = ['PLAN', 'RED', 'RED_FIX', 'GREEN', 'FIX', 'REFACTOR'] as const;
+export type AgentStageName = (typeof AGENT_STAGES)[number];

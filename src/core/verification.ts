@@ -1,0 +1,54 @@
+/** Per-test outcomes of one run of the project's test command. */
+export type TestStatus = 'passed' | 'failed' | 'skipped';
+
+/**
+ * Why a test failed: an assertion (the only kind RED accepts), an error thrown in the test,
+ * a collection/import/syntax/compile error (the file never ran), or a timeout.
+ */
+export type FailureKind = 'assertion' | 'error' | 'collection' | 'timeout';
+
+export interface TestCaseResult {
+  /** Stable id: `<file or suite>::<name>`; the same test has the same id across runs. */
+  id: string;
+  name: string;
+  file: string | null;
+  status: TestStatus;
+  failureKind?: FailureKind;
+  message?: string;
+  durationMs?: number;
+}
+
+export type ResultSource =
+  | 'junit-xml'
+  | 'tap'
+  | 'pytest'
+  | 'unittest'
+  | 'jest-json'
+  | 'go-json'
+  | 'cargo'
+  | 'exit-code';
+
+export interface TestRunResult {
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** Combined stdout+stderr, capped. */
+  output: string;
+  tests: TestCaseResult[];
+  /** Errors outside any test (a file that failed to import/compile, a crashed runner). */
+  collectionErrors: string[];
+  source: ResultSource;
+  counts: { passed: number; failed: number; skipped: number; total: number };
+}
+
+/** Result of a non-test check (lint, typecheck). */
+export interface CheckResult {
+  name: string;
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  output: string;
+  ok: boolean;
+}

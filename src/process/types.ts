@@ -1,0 +1,37 @@
+/** Contract of the command runner. Implementations kill the whole process group on timeout/abort. */
+export interface CommandSpec {
+  /** A shell command line (run with `/bin/sh -c`), or a file to execute with `args`. */
+  command: string;
+  args?: string[];
+  /** When true (default when `args` is absent), `command` is run through `/bin/sh -c`. */
+  shell?: boolean;
+  cwd: string;
+  /** Merged over `process.env` unless `extendEnv` is false. */
+  env?: Record<string, string | undefined>;
+  extendEnv?: boolean;
+  /** Kill the process group after this many ms (SIGTERM, then SIGKILL after 2 s). */
+  timeoutMs?: number;
+  /** Cap of the kept combined output, in bytes (default 1 MiB); the tail is kept. */
+  maxOutputBytes?: number;
+  signal?: AbortSignal;
+  input?: string;
+}
+
+export interface CommandResult {
+  /** null when killed by a signal. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** True when aborted through `signal`. */
+  aborted: boolean;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr interleaved in arrival order (capped). */
+  output: string;
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface ProcessRunner {
+  run(spec: CommandSpec): Promise<CommandResult>;
+}
