@@ -1,0 +1,1 @@
+// A last-in-first-out stack, built test-first by `ratchet demo`.

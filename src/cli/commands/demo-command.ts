@@ -1,0 +1,78 @@
+import { cp, mkdtemp, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { loadConfig } from '../../config/load.js';
+import { packageRoot } from '../../config/prompts.js';
+import { NOTES_REF } from '../../core/handoff.js';
+import { startTdd } from '../../engine/tdd-run.js';
+import { checkpointsOf, resolveRun } from '../../engine/run-control.js';
+import { Git } from '../../git/git.js';
+import { createCliOutput, engineServices, openRepoLedger } from '../context.js';
+import { driveRun, interruptOnSignals } from '../drive-run.js';
+
+const FEATURE = 'A stack with push, pop and peek; popping an empty stack throws';
+
+/**
+ * `ratchet demo`: the whole TDD loop on a bundled kata with no API key. The model is a scripted
+ * cassette; git, the test runs (`node --test`), the gates and the ledger are all real.
+ */
+export function registerDemoCommand(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('demo')
+    .description('Run the full TDD loop on a bundled kata with a scripted model (no API key needed): real git, real tests, real ledger')
+    .option('--dir <dir>', 'where to create the demo repository (default: a new temporary directory)')
+    .action(async (flags: { dir?: string }, command: Command) => {
+      const output = createCliOutput(command);
+      const root = packageRoot();
+      const base = flags.dir ? resolve(flags.dir) : await mkdtemp(join(tmpdir(), 'ratchet-demo-'));
+      const repoRoot = join(base, 'stack-kata');
+      const home = join(base, 'ratchet-home');
+      await mkdir(base, { recursive: true });
+      await cp(join(root, 'demo', 'kata'), repoRoot, { recursive: true, errorOnExist: true, force: false });
+      await Git.init(repoRoot, { initialBranch: 'main' });
+      const git = new Git(repoRoot);
+      await git.commitAll('Initial commit: stack kata', { allowEmpty: false });
+      const cassette = join(root, 'demo', 'cassette.ndjson');
+      const config = await loadConfig({
+        repoRoot,
+        env: { ...process.env, RATCHET_HOME: home },
+        flags: { provider: 'replay', cassette, model: 'scripted-demo-model', refactor: 'always' },
+      });
+      if (!output.json) {
+        output.out(pc.bold(pc.magenta('Ratchet demo: the model is SCRIPTED.')));
+        output.out(pc.magenta(`Its answers are replayed from ${cassette}; no model API is called and no key is needed.`));
+        output.out(pc.dim('Everything else is real: git worktree and commits, handoff notes, `node --test` at every gate, the SQLite ledger.'));
+        output.out(pc.dim(`Repository: ${repoRoot}\n`));
+      }
+      await using ledger = await openRepoLedger(repoRoot);
+      const interrupt = interruptOnSignals();
+      try {
+        const { code, outcome } = await driveRun(startTdd({ repoRoot, feature: FEATURE, config, allowDirty: false, signal: interrupt.signal }, engineServices(ledger)), output, interrupt.bySigint);
+        setExit(code);
+        if (output.json) return;
+        const run = await resolveRun(ledger, outcome.runId);
+        const checkpoints = await checkpointsOf(git, run);
+        const summary = await ledger.summary(run.id);
+        output.out(pc.bold('\nWhat the run left behind'));
+        output.out(`  ${checkpoints.length} commits on ${run.branch}, each with a handoff note under ${NOTES_REF}:`);
+        for (const checkpoint of checkpoints) output.out(`    ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
+        output.out(
+          `  ledger ${join(repoRoot, '.ratchet', 'ledger.db')}: ${summary.stageAttempts.total} stage attempts (${summary.stageAttempts.rejected} rejected by a gate), ` +
+            `${summary.modelCalls.total} scripted model calls, ${summary.toolCalls.total} tool calls, ${summary.verifications.total} real test and check runs`,
+        );
+        output.out(pc.magenta('  The model was scripted (replay cassette); the gates, tests and commits were real.'));
+        const ratchet = `node ${join(root, 'dist', 'cli', 'main.js')}`;
+        output.out(pc.bold('\nLook around'));
+        output.out(`  cd ${repoRoot}`);
+        output.out(`  ${ratchet} status      # phase, progress, tokens`);
+        output.out(`  ${ratchet} history     # every checkpoint and its handoff note`);
+        output.out(`  ${ratchet} report      # Markdown + HTML report`);
+        output.out(`  git log --oneline --notes=${NOTES_REF.replace('refs/notes/', '')} ${run.branch}`);
+        output.out(`  ${ratchet} accept      # merge into main (or: reject)`);
+      } finally {
+        interrupt.dispose();
+      }
+    });
+}

@@ -1,0 +1,172 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { NOTES_REF } from '../../core/handoff.js';
+import { acceptRun, checkpointsOf, rejectRun, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
+import { runDir } from '../../engine/run-paths.js';
+import { Git } from '../../git/git.js';
+import { gatherReportData } from '../../report/report-data.js';
+import { renderHtmlReport } from '../../report/html-report.js';
+import { renderMarkdownReport } from '../../report/markdown-report.js';
+import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+
+function formatCost(cost: number, unpriced: number): string {
+  if (cost === 0 && unpriced > 0) return 'unknown (no price known for this model)';
+  return `$${cost.toFixed(4)}${unpriced > 0 ? ` + ${unpriced} calls without a known price` : ''}`;
+}
+
+export function registerRunCommands(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('status')
+    .description('Show the state of a run: phase, cycle, current test, progress, cost')
+    .argument('[run]', 'run id (default: the latest run)')
+    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      await using ledger = await openRepoLedger(repoRoot);
+      const run = await resolveRun(ledger, runId);
+      const checkpoints = await checkpointsOf(new Git(repoRoot), run);
+      const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
+      const summary = await ledger.summary(run.id);
+      if (output.json) {
+        output.out(JSON.stringify({ run, handoff: last?.state ?? null, checkpoint: last?.sha ?? null, summary }));
+        return;
+      }
+      const state = last?.state;
+      output.out(`${pc.bold('Run')} ${pc.cyan(run.id)}  ${run.status}  ${pc.dim(run.workflow)}`);
+      output.out(`  feature   ${run.feature}`);
+      output.out(`  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)})`);
+      output.out(`  worktree  ${run.worktree}`);
+      output.out(`  provider  ${run.provider} ${run.model}`);
+      if (state) {
+        output.out(`  phase     ${state.phase} -> ${state.nextPhase ?? '-'} (cycle ${state.cycleNumber})`);
+        output.out(`  test      ${state.currentTest?.description ?? '(none)'}`);
+        output.out(`  progress  ${state.completedTests.length} done, ${state.pendingTests.length} pending`);
+        if (state.error) output.out(pc.red(`  error     ${state.error}`));
+      } else {
+        output.out('  phase     no checkpoint yet (starts at PLAN, cycle 1)');
+      }
+      const { stageAttempts: stages, modelCalls: calls } = summary;
+      output.out(`  stages    ${stages.total} attempts (${stages.accepted} accepted, ${stages.rejected} rejected)`);
+      output.out(`  model     ${calls.total} calls, ${calls.inputTokens} in / ${calls.outputTokens} out tokens, cost ${formatCost(calls.costUsd, calls.unpricedCalls)}`);
+      output.out(`  tests     ${summary.verifications.total} verification runs (${summary.verifications.failing} failing)`);
+      if (run.error) output.out(pc.red(`  last error ${run.error}`));
+    });
+
+  program
+    .command('history')
+    .description('List the runs of this repository and the handoff notes of one run')
+    .argument('[run]', 'run id (default: the latest run)')
+    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      await using ledger = await openRepoLedger(repoRoot);
+      const runs = await ledger.listRuns(20);
+      const run = await resolveRun(ledger, runId);
+      const checkpoints = await checkpointsOf(new Git(repoRoot), run);
+      if (output.json) {
+        output.out(JSON.stringify({ runs, run: run.id, checkpoints }));
+        return;
+      }
+      if (!runId) {
+        output.out(pc.bold('Runs'));
+        for (const entry of runs) output.out(`  ${pc.cyan(entry.id)}  ${entry.status.padEnd(11)} ${entry.workflow.padEnd(8)} ${entry.feature}`);
+        output.out('');
+      }
+      output.out(`${pc.bold('Handoffs of')} ${pc.cyan(run.id)} ${pc.dim(`(git notes --ref=${NOTES_REF.replace('refs/notes/', '')})`)}`);
+      for (const checkpoint of checkpoints) {
+        const state = checkpoint.state;
+        const detail = state
+          ? `${state.phase} -> ${state.nextPhase ?? '-'}  cycle ${state.cycleNumber}${state.retryCount ? `  retries ${state.retryCount}` : ''}${state.error ? pc.red(`  error: ${state.error}`) : ''}`
+          : pc.dim(checkpoint.noteError ?? 'no note');
+        output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject.padEnd(52)} ${detail}`);
+      }
+    });
+
+  program
+    .command('report')
+    .description('Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/')
+    .argument('[run]', 'run id (default: the latest run)')
+    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      await using ledger = await openRepoLedger(repoRoot);
+      const run = await resolveRun(ledger, runId);
+      const data = await gatherReportData(repoRoot, run, ledger, new Date());
+      const dir = runDir(repoRoot, run.id);
+      await mkdir(dir, { recursive: true });
+      const markdown = renderMarkdownReport(data);
+      await writeFile(join(dir, 'report.md'), markdown);
+      await writeFile(join(dir, 'report.html'), renderHtmlReport(data));
+      if (output.json) {
+        output.out(JSON.stringify({ run: run.id, markdown: join(dir, 'report.md'), html: join(dir, 'report.html') }));
+        return;
+      }
+      output.out(markdown);
+      output.out(pc.dim(`Written to ${relative(process.cwd(), join(dir, 'report.md')) || 'report.md'} and report.html beside it.`));
+    });
+
+  program
+    .command('rollback')
+    .description('Move a run back to one of its checkpoints (a commit listed by `ratchet history`), or to its start with the run id; then `ratchet resume`')
+    .argument('<target>', 'a checkpoint commit of the run, or the run id')
+    .option('--run <id>', 'the run (default: the run whose id is <target>, else the latest run)')
+    .action(async (target: string, flags: { run?: string }, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      await using ledger = await openRepoLedger(repoRoot);
+      const byId = await ledger.getRun(target);
+      const run = byId ? await resolveRun(ledger, byId.id) : await resolveRun(ledger, flags.run);
+      const result = await rollbackRun(run, target, ledger);
+      if (output.json) output.out(JSON.stringify({ run: run.id, commit: result.commit, state: result.state }));
+      else output.out(`Run ${pc.cyan(run.id)} is back at ${pc.yellow(result.commit.slice(0, 8))}${result.state ? ` (${result.state.phase} -> ${result.state.nextPhase ?? '-'})` : ' (its start)'}. Continue with ${pc.cyan('ratchet resume')}.`);
+    });
+
+  program
+    .command('accept')
+    .description("Merge a finished run into the branch it started from (fast-forward when possible) and remove its worktree")
+    .argument('[run]', 'run id (default: the latest run)')
+    .option('--force', 'accept a run that did not complete (its checkpoints as they are)')
+    .action(async (runId: string | undefined, flags: { force?: boolean }, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      await using ledger = await openRepoLedger(repoRoot);
+      const run = await resolveRun(ledger, runId);
+      const result = await acceptRun(repoRoot, run, ledger, { force: Boolean(flags.force) });
+      if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
+      else output.out(`Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`);
+    });
+
+  program
+    .command('reject')
+    .description('Drop a run: remove its worktree and branch (your checkout was never touched)')
+    .argument('[run]', 'run id (default: the latest run)')
+    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      await using ledger = await openRepoLedger(repoRoot);
+      const run = await resolveRun(ledger, runId);
+      await rejectRun(repoRoot, run, ledger);
+      if (output.json) output.out(JSON.stringify({ run: run.id, status: 'rejected' }));
+      else output.out(`Rejected run ${pc.cyan(run.id)}: worktree and branch ${run.branch} removed.`);
+    });
+
+  program
+    .command('repair-notes')
+    .description('Repair the handoff notes (refs/notes/tdd-handoffs) of a run from the ledger')
+    .argument('[run]', 'run id (default: the latest run)')
+    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      await using ledger = await openRepoLedger(repoRoot);
+      const run = await resolveRun(ledger, runId);
+      const result = await repairNotes(repoRoot, run, ledger);
+      if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
+      else {
+        if (result.movedAside) output.out(`The notes ref was broken; moved it aside to ${result.movedAside}.`);
+        output.out(`Rewrote ${result.rewritten} handoff note(s) of run ${pc.cyan(run.id)} from the ledger.`);
+      }
+      setExit(0);
+    });
+}

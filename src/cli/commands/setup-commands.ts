@@ -1,0 +1,141 @@
+import { existsSync } from 'node:fs';
+import { access, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { loadConfig } from '../../config/load.js';
+import { packageRoot } from '../../config/prompts.js';
+import { configPath, renderDefaultConfig } from '../../config/write-default.js';
+import { isRatchetError, toRatchetError } from '../../core/errors.js';
+import { Git } from '../../git/git.js';
+import { runCommand } from '../../process/runner.js';
+import { detectTestCommand } from '../../verify/detect.js';
+import { runTests } from '../../verify/run-tests.js';
+import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+const KEY_VARS: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' };
+
+interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  hint?: string;
+}
+
+export function registerSetupCommands(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('init')
+    .description('Write .ratchet/config.toml for this repository (detects the test command) and keep .ratchet/ out of git')
+    .option('--force', 'overwrite an existing .ratchet/config.toml')
+    .option('--prompts', 'also copy the default prompts to .ratchet/prompts.toml to customise them')
+    .action(async (flags: { force?: boolean; prompts?: boolean }, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      const file = configPath(repoRoot);
+      if (existsSync(file) && !flags.force) {
+        output.err(`${file} already exists; pass --force to overwrite it.`);
+        setExit(EXIT.usage);
+        return;
+      }
+      let testCommand: string | undefined;
+      let detail: string;
+      try {
+        const detected = await detectTestCommand(repoRoot);
+        testCommand = detected.command;
+        detail = `detected test command: ${detected.command} (from ${detected.marker})`;
+      } catch (error) {
+        detail = `no test command detected (${toRatchetError(error).message}); set [test] command in the file`;
+      }
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, renderDefaultConfig(testCommand ? { testCommand } : {}));
+      await new Git(repoRoot).addInfoExclude(['/.ratchet/']);
+      const prompts = join(repoRoot, '.ratchet', 'prompts.toml');
+      if (flags.prompts) await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
+      if (output.json) {
+        output.out(JSON.stringify({ config: file, testCommand: testCommand ?? null, prompts: flags.prompts ? prompts : null }));
+        return;
+      }
+      output.out(`Wrote ${file}`);
+      output.out(`  ${detail}`);
+      if (flags.prompts) output.out(`Wrote ${prompts} (edit it to change what the agents are told)`);
+      output.out(`Next: ${pc.cyan('ratchet doctor')}, then ${pc.cyan('ratchet tdd "<feature>"')}`);
+    });
+
+  program
+    .command('doctor')
+    .description('Check git, the test command and its baseline, the provider and its key; each problem with a fix')
+    .option('--no-baseline', 'do not run the test suite')
+    .option('--provider <name>', 'check this provider instead of the configured one')
+    .option('--model <id>', 'check this model instead of the configured one')
+    .action(async (flags: { baseline: boolean; provider?: string; model?: string }, command: Command) => {
+      const output = createCliOutput(command);
+      const checks: Check[] = [];
+      const major = Number(process.versions.node.split('.')[0]);
+      checks.push(major >= 22 ? { name: 'node', status: 'ok', detail: process.versions.node } : { name: 'node', status: 'fail', detail: process.versions.node, hint: 'Ratchet needs Node >= 22 (24 LTS recommended).' });
+      const gitVersion = await runCommand({ command: 'git', args: ['--version'], shell: false, cwd: process.cwd() });
+      checks.push(gitVersion.exitCode === 0 ? { name: 'git', status: 'ok', detail: gitVersion.stdout.trim() } : { name: 'git', status: 'fail', detail: 'git not found', hint: 'Install git.' });
+      let repoRoot: string | undefined;
+      try {
+        repoRoot = await repositoryRoot(command);
+        const status = await new Git(repoRoot).status();
+        checks.push({ name: 'repository', status: 'ok', detail: repoRoot });
+        checks.push(status.clean ? { name: 'working tree', status: 'ok', detail: 'clean' } : { name: 'working tree', status: 'warn', detail: `${status.files.length} uncommitted changes`, hint: 'Commit or stash them, or run with --allow-dirty.' });
+      } catch (error) {
+        const failure = toRatchetError(error);
+        checks.push({ name: 'repository', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
+      }
+      if (repoRoot) {
+        try {
+          const config = await loadConfig({ repoRoot, env: process.env, flags: { ...(flags.provider ? { provider: flags.provider } : {}), ...(flags.model ? { model: flags.model } : {}) } });
+          checks.push({ name: 'config', status: 'ok', detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)' });
+          try {
+            const detected = await detectTestCommand(repoRoot, config.test.command);
+            checks.push({ name: 'test command', status: 'ok', detail: `${detected.command} (${detected.source === 'config' ? 'from config' : `detected from ${detected.marker}`})` });
+            if (flags.baseline) {
+              const result = await runTests({ command: detected.command, framework: detected.framework, cwd: repoRoot, runner: { run: runCommand }, timeoutMs: config.test.timeoutMs, reportDir: join(repoRoot, '.ratchet', 'doctor') });
+              const { passed, failed } = result.counts;
+              const green = result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0;
+              checks.push(green ? { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` } : { name: 'baseline', status: 'fail', detail: `${failed} failing, exit ${String(result.exitCode)}`, hint: 'Every test must pass before Ratchet starts: fix the suite first.' });
+            }
+          } catch (error) {
+            const failure = toRatchetError(error);
+            checks.push({ name: 'test command', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
+          }
+          const provider = config.provider.name;
+          const keyVar = KEY_VARS[provider];
+          if (keyVar) {
+            checks.push(process.env[keyVar] ? { name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}, ${keyVar} is set` } : { name: 'provider', status: 'fail', detail: `${provider}: ${keyVar} is not set`, hint: `export ${keyVar}=... (or choose another --provider)` });
+          } else if (provider === 'replay') {
+            const cassette = config.provider.cassette;
+            checks.push(cassette && existsSync(cassette) ? { name: 'provider', status: 'ok', detail: `replay ${cassette}` } : { name: 'provider', status: 'fail', detail: 'replay: no cassette', hint: 'Pass --cassette FILE or set [provider] cassette.' });
+          } else {
+            checks.push({ name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}` });
+          }
+          try {
+            await mkdir(config.home, { recursive: true });
+            await access(config.home, constants.W_OK);
+            checks.push({ name: 'RATCHET_HOME', status: 'ok', detail: config.home });
+          } catch {
+            checks.push({ name: 'RATCHET_HOME', status: 'fail', detail: `${config.home} is not writable`, hint: 'Set RATCHET_HOME to a writable directory.' });
+          }
+          await using ledger = await openRepoLedger(repoRoot);
+          checks.push({ name: 'ledger', status: 'ok', detail: `${(await ledger.listRuns(1000)).length} runs recorded` });
+        } catch (error) {
+          const failure = toRatchetError(error);
+          checks.push({ name: isRatchetError(error, 'config') ? 'config' : 'ledger', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
+        }
+      }
+      const failed = checks.some((check) => check.status === 'fail');
+      if (output.json) output.out(JSON.stringify({ ok: !failed, checks }));
+      else {
+        for (const check of checks) {
+          const mark = check.status === 'ok' ? pc.green('✓') : check.status === 'warn' ? pc.yellow('!') : pc.red('✗');
+          output.out(`${mark} ${check.name.padEnd(13)} ${check.detail}`);
+          if (check.hint && check.status !== 'ok') output.out(pc.dim(`  ${''.padEnd(13)} fix: ${check.hint}`));
+        }
+      }
+      setExit(failed ? EXIT.usage : EXIT.ok);
+    });
+}

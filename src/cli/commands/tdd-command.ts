@@ -1,0 +1,82 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { startTdd, resumeTdd } from '../../engine/tdd-run.js';
+import { configFor, createCliOutput, engineServices, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
+import { driveRun, interruptOnSignals } from '../drive-run.js';
+
+interface TddFlags extends ProviderFlags {
+  allowDirty?: boolean;
+  record?: string;
+}
+
+export function addProviderOptions(command: Command): Command {
+  return command
+    .option('--provider <name>', 'anthropic | openai | openai-compatible | ollama | replay')
+    .option('--model <id>', 'model id, passed to the provider exactly as given')
+    .option('--base-url <url>', 'provider endpoint (Anthropic: without /v1; OpenAI-compatible: with /v1)')
+    .option('--cassette <file>', 'NDJSON cassette for --provider replay')
+    .option('--record <file>', 'append every model call to this cassette (replay it later with --provider replay)');
+}
+
+export function registerTddCommands(program: Command, setExit: (code: number) => void): void {
+  addProviderOptions(
+    program
+      .command('tdd')
+      .description('Build a feature test-first: PLAN -> RED -> GREEN -> REFACTOR cycles over test-list.md, each accepted stage a commit on branch ratchet/<run-id>')
+      .argument('<feature...>', 'the feature to build, in plain words'),
+  )
+    .option('--allow-dirty', 'start from HEAD even though the working tree has uncommitted changes')
+    .option('--refactor <mode>', 'always | when-needed | never (default from config: always)')
+    .option('--max-attempts <n>', 'attempts per stage before the run stops (default 3)')
+    .addHelpText('after', '\nExamples:\n  ratchet tdd "Add a stack with push, pop and peek" --provider anthropic --model claude-sonnet-4-5\n  ratchet tdd "Parse durations like 1h30m" --provider ollama --model qwen2.5-coder\n')
+    .action(async (feature: string[], flags: TddFlags, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      const config = await configFor(repoRoot, flags);
+      await using ledger = await openRepoLedger(repoRoot);
+      const interrupt = interruptOnSignals();
+      try {
+        const run = startTdd(
+          {
+            repoRoot,
+            feature: feature.join(' '),
+            config,
+            allowDirty: Boolean(flags.allowDirty),
+            signal: interrupt.signal,
+            ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
+          },
+          engineServices(ledger),
+        );
+        const { code, outcome } = await driveRun(run, output, interrupt.bySigint);
+        if (code === 0 && !output.json) {
+          output.out(`Review it: ${pc.cyan(`ratchet report ${outcome.runId}`)}, then ${pc.cyan('ratchet accept')} to merge or ${pc.cyan('ratchet reject')} to drop it.`);
+        }
+        setExit(code);
+      } finally {
+        interrupt.dispose();
+      }
+    });
+
+  addProviderOptions(
+    program
+      .command('resume')
+      .description('Continue a run from its last checkpoint (after a failure, SIGINT, a crash or kill -9)')
+      .argument('[run]', 'run id (default: the latest unfinished run)'),
+  ).action(async (runId: string | undefined, flags: TddFlags, command: Command) => {
+    const output = createCliOutput(command);
+    const repoRoot = await repositoryRoot(command);
+    const config = await configFor(repoRoot, flags);
+    await using ledger = await openRepoLedger(repoRoot);
+    const interrupt = interruptOnSignals();
+    try {
+      const run = resumeTdd(
+        { repoRoot, config, signal: interrupt.signal, ...(runId ? { runId } : {}), ...(flags.record ? { recordPath: resolve(flags.record) } : {}) },
+        engineServices(ledger),
+      );
+      setExit((await driveRun(run, output, interrupt.bySigint)).code);
+    } finally {
+      interrupt.dispose();
+    }
+  });
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import pc from 'picocolors';
+import { packageRoot } from '../config/prompts.js';
+import { toRatchetError } from '../core/errors.js';
+import { registerDemoCommand } from './commands/demo-command.js';
+import { registerRunCommands } from './commands/run-commands.js';
+import { registerSetupCommands } from './commands/setup-commands.js';
+import { registerTddCommands } from './commands/tdd-command.js';
+import { exitCodeFor, EXIT } from './exit-codes.js';
+
+function version(): string {
+  const parsed: unknown = JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8'));
+  return typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string' ? parsed.version : '0.0.0';
+}
+
+// The AI SDK reports warnings (e.g. an unrecognised model id) on stderr; Ratchet reports its own.
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
+async function main(argv: string[]): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const setExit = (code: number): void => {
+    exitCode = code;
+  };
+  const program = new Command('ratchet')
+    .description('Test-gated workflows for LLM coding agents. The model proposes; Ratchet disposes: every change lands in an isolated git worktree, is verified by your own tests, checkpointed, recorded and reversible.')
+    .version(version())
+    .option('--cwd <dir>', 'the repository to work on (default: TDD_PROJECT_ROOT or the current directory)')
+    .option('--json', 'machine-readable output (NDJSON)')
+    .option('-y, --yes', 'answer yes to every confirmation')
+    .showHelpAfterError()
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Quick start:
+  ratchet demo                                  the whole loop on a bundled kata, no key needed
+  ratchet init && ratchet doctor                set up a repository
+  ratchet tdd "Add a stack with push, pop and peek" --provider anthropic --model claude-sonnet-4-5
+
+Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth, 4 interrupted, 130 SIGINT.
+Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
+  TDD_MODEL, TDD_MAX_RETRIES, TDD_PROJECT_ROOT, RATCHET_HOME.`,
+    );
+  registerDemoCommand(program, setExit);
+  registerSetupCommands(program, setExit);
+  registerTddCommands(program, setExit);
+  registerRunCommands(program, setExit);
+  try {
+    await program.parseAsync(argv);
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    const failure = toRatchetError(error);
+    const json = argv.includes('--json');
+    if (json) process.stdout.write(`${JSON.stringify({ type: 'error', code: failure.code, message: failure.message, hint: failure.hint ?? null })}\n`);
+    else {
+      process.stderr.write(`${pc.red(`error: ${failure.message}`)}\n`);
+      if (failure.hint) process.stderr.write(`${pc.dim(`hint: ${failure.hint}`)}\n`);
+      if (failure.code === 'internal' && failure.cause instanceof Error && failure.cause.stack) process.stderr.write(`${pc.dim(failure.cause.stack)}\n`);
+    }
+    return exitCodeFor(failure.code, false);
+  }
+}
+
+process.exitCode = await main(process.argv);

@@ -1,0 +1,106 @@
+import pc from 'picocolors';
+import type { RatchetEvent } from '../../core/events.js';
+import type { TestRunResult, CheckResult } from '../../core/verification.js';
+import type { Output } from '../output.js';
+
+function short(sha: string): string {
+  return sha.slice(0, 8);
+}
+
+function toolSummary(tool: string, input: unknown): string {
+  if (typeof input !== 'object' || input === null) return tool;
+  const record = input as Record<string, unknown>;
+  const target = record.file_path ?? record.command ?? record.pattern;
+  const text = typeof target === 'string' ? target.replace(/\s+/g, ' ') : '';
+  return `${tool} ${text.length > 70 ? `${text.slice(0, 69)}…` : text}`.trim();
+}
+
+function isTestRun(result: TestRunResult | CheckResult): result is TestRunResult {
+  return 'counts' in result;
+}
+
+/** Human-readable progress, one line per meaningful event. */
+export function createPlainReporter(output: Output): (event: RatchetEvent) => void {
+  let streaming = false;
+  const line = (text: string): void => {
+    if (streaming) {
+      output.progress('\n');
+      streaming = false;
+    }
+    output.out(text);
+  };
+  return (event) => {
+    switch (event.type) {
+      case 'run-start':
+        line(`${pc.bold(event.resumed ? 'Resuming' : 'Starting')} run ${pc.cyan(event.runId)} on branch ${event.branch}`);
+        line(pc.dim(`  worktree ${event.worktree} (from ${short(event.baseCommit)})`));
+        break;
+      case 'cycle-start':
+        line(pc.bold(`\nCycle ${event.cycle}`));
+        break;
+      case 'plan-select':
+        line(event.test === null ? `  ${pc.green('all items of test-list.md are done')}` : `  next test: ${pc.cyan(event.test)} ${pc.dim(`(${event.testFile ?? '?'} -> ${event.implFile ?? '?'})`)}`);
+        break;
+      case 'stage-start':
+        line(`  ${pc.bold(event.stage.padEnd(9))} attempt ${event.attempt}`);
+        break;
+      case 'stage-end': {
+        const mark = event.outcome === 'accepted' ? pc.green('✓ accepted') : event.outcome === 'skipped' ? pc.dim('– skipped') : pc.red(`✗ ${event.outcome}`);
+        line(`  ${pc.bold(event.stage.padEnd(9))} ${mark}${event.reason ? pc.dim(` ${event.reason}`) : ''}`);
+        break;
+      }
+      case 'tool-call':
+        line(pc.dim(`      ${event.isError ? pc.red('!') : '·'} ${toolSummary(event.tool, event.input)}`));
+        break;
+      case 'model-retry':
+        line(pc.yellow(`      ↻ ${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)} s`));
+        break;
+      case 'model-delta':
+        if (event.text) {
+          streaming = true;
+          output.progress(event.text);
+        }
+        break;
+      case 'verify-end': {
+        const result = event.result;
+        if (isTestRun(result)) {
+          const { passed, failed, skipped } = result.counts;
+          const state = result.timedOut ? pc.red('timed out') : failed > 0 || result.collectionErrors.length > 0 ? pc.red(`${failed} failed`) : pc.green(`${failed} failed`);
+          line(pc.dim(`      tests: ${passed} passed, `) + state + pc.dim(`${skipped ? `, ${skipped} skipped` : ''} (${result.durationMs} ms)`));
+        } else {
+          line(pc.dim(`      ${event.kind}: `) + (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)));
+        }
+        break;
+      }
+      case 'checkpoint-create':
+        line(`      ${pc.yellow(short(event.commit))} ${event.subject}`);
+        break;
+      case 'checkpoint-rollback':
+        line(pc.yellow(`      ⟲ rolled back to ${short(event.to)} (${event.reason})`));
+        break;
+      case 'warning':
+        line(pc.yellow(`  ! ${event.message}`));
+        break;
+      case 'log':
+        line(pc.dim(`  ${event.message}`));
+        break;
+      case 'run-end':
+        line(
+          event.status === 'completed'
+            ? pc.green(pc.bold(`\nRun ${event.runId} completed.`))
+            : pc.red(pc.bold(`\nRun ${event.runId} ${event.status}${event.message ? `: ${event.message}` : ''}`)),
+        );
+        break;
+      case 'model-call':
+      case 'note-write':
+        break;
+    }
+  };
+}
+
+/** `--json`: one event per line. */
+export function createJsonReporter(output: Output): (event: RatchetEvent) => void {
+  return (event) => {
+    if (event.type !== 'model-delta') output.out(JSON.stringify(event));
+  };
+}

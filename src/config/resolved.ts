@@ -1,0 +1,214 @@
+/**
+ * The resolved configuration: camelCase, every default filled, durations in milliseconds, paths
+ * absolute. It is what the rest of Ratchet reads; the written (file) type stays in `schema.ts`.
+ */
+import { isAbsolute, resolve } from "node:path";
+import type { AgentStageName } from "../core/stages.js";
+import type {
+  ConfigFile,
+  ProviderName,
+  RefactorMode,
+  StageKey,
+} from "./schema.js";
+
+/** Where a setting came from; settings absent from `ResolvedConfig.origins` are defaults. */
+export type ConfigOrigin = "file" | "env" | "flag";
+
+export interface StageOverride {
+  model?: string;
+  timeoutMs?: number;
+  maxAttempts?: number;
+  maxTurns?: number;
+}
+
+/** What one agent stage runs with, after per-stage overrides. */
+export interface StageSettings {
+  model: string;
+  timeoutMs: number;
+  maxAttempts: number;
+  maxTurns: number;
+}
+
+export interface ResolvedConfig {
+  /** Absolute path of the repository the config belongs to. */
+  repoRoot: string;
+  /** Absolute `$RATCHET_HOME` (default `~/.ratchet`): worktrees and backups. */
+  home: string;
+  /** Absolute path of the config file that was read, or null when none exists. */
+  configFile: string | null;
+  provider: {
+    name: ProviderName;
+    model: string;
+    baseUrl: string | undefined;
+    /** Absolute path of the replay cassette. */
+    cassette: string | undefined;
+    maxRetries: number;
+    stream: boolean;
+  };
+  test: { command: string | undefined; timeoutMs: number; patterns: string[] };
+  lint: { command: string | undefined };
+  typecheck: { command: string | undefined };
+  bash: { timeoutMs: number };
+  tdd: {
+    refactor: RefactorMode;
+    maxAttempts: number;
+    maxTurns: number;
+    stageTimeoutMs: number;
+  };
+  /** Per-stage overrides as configured; read them through `stageSettings`. */
+  stages: Partial<Record<AgentStageName, StageOverride>>;
+  refactorCheck: {
+    splitThreshold: number;
+    hardLimit: number;
+    maxFunctionLength: number;
+    maxClassMethods: number;
+  };
+  refactor: {
+    diffBudgetLoc: number;
+    maxBatches: number;
+    retryPerBatch: number;
+    runFullVerifierEvery: number;
+    fastVerifier: string[];
+    fullVerifier: string[];
+    scopeExcludes: string[];
+    allowPublicApiChanges: boolean;
+    claude: {
+      binary: string;
+      allowedTools: string;
+      tools: string;
+      maxTurnsPatcher: number;
+      maxTurnsPlanner: number;
+    };
+  };
+  /** Dotted snake_case key paths (`provider.model`) set by the file, env or flags. */
+  origins: Record<string, ConfigOrigin>;
+}
+
+const STAGE_KEY_OF: Record<AgentStageName, StageKey> = {
+  PLAN: "plan",
+  RED: "red",
+  RED_FIX: "red_fix",
+  GREEN: "green",
+  FIX: "fix",
+  REFACTOR: "refactor",
+};
+
+/** The `[stages.<key>]` table name of an agent stage. */
+export function stageKey(stage: AgentStageName): StageKey {
+  return STAGE_KEY_OF[stage];
+}
+
+/** Settings for one agent stage: its override where set, else the global value. */
+export function stageSettings(
+  config: ResolvedConfig,
+  stage: AgentStageName,
+): StageSettings {
+  const override = config.stages[stage] ?? {};
+  return {
+    model: override.model ?? config.provider.model,
+    timeoutMs: override.timeoutMs ?? config.tdd.stageTimeoutMs,
+    maxAttempts: override.maxAttempts ?? config.tdd.maxAttempts,
+    maxTurns: override.maxTurns ?? config.tdd.maxTurns,
+  };
+}
+
+export interface ToResolvedInput {
+  file: ConfigFile;
+  repoRoot: string;
+  home: string;
+  configFile: string | null;
+  origins: Record<string, ConfigOrigin>;
+}
+
+const seconds = (value: number): number => value * 1000;
+
+/** Converts the validated file type (defaults filled, layers applied) to the resolved type. */
+export function toResolvedConfig({
+  file,
+  repoRoot,
+  home,
+  configFile,
+  origins,
+}: ToResolvedInput): ResolvedConfig {
+  const stages: Partial<Record<AgentStageName, StageOverride>> = {};
+  for (const [stage, key] of Object.entries(STAGE_KEY_OF) as [
+    AgentStageName,
+    StageKey,
+  ][]) {
+    const override = file.stages[key];
+    if (override === undefined) continue;
+    stages[stage] = withoutUndefined({
+      model: override.model,
+      timeoutMs:
+        override.timeout === undefined ? undefined : seconds(override.timeout),
+      maxAttempts: override.max_attempts,
+      maxTurns: override.max_turns,
+    });
+  }
+  const { provider, refactor } = file;
+  return {
+    repoRoot,
+    home,
+    configFile,
+    provider: {
+      name: provider.name,
+      model: provider.model,
+      baseUrl: provider.base_url,
+      cassette:
+        provider.cassette === undefined
+          ? undefined
+          : absolute(repoRoot, provider.cassette),
+      maxRetries: provider.max_retries,
+      stream: provider.stream,
+    },
+    test: {
+      command: file.test.command,
+      timeoutMs: seconds(file.test.timeout),
+      patterns: file.test.patterns,
+    },
+    lint: { command: file.lint.command },
+    typecheck: { command: file.typecheck.command },
+    bash: { timeoutMs: seconds(file.bash.timeout) },
+    tdd: {
+      refactor: file.tdd.refactor,
+      maxAttempts: file.tdd.max_attempts,
+      maxTurns: file.tdd.max_turns,
+      stageTimeoutMs: seconds(file.tdd.stage_timeout),
+    },
+    stages,
+    refactorCheck: {
+      splitThreshold: file.refactor_check.split_threshold,
+      hardLimit: file.refactor_check.hard_limit,
+      maxFunctionLength: file.refactor_check.max_function_length,
+      maxClassMethods: file.refactor_check.max_class_methods,
+    },
+    refactor: {
+      diffBudgetLoc: refactor.diff_budget_loc,
+      maxBatches: refactor.max_batches,
+      retryPerBatch: refactor.retry_per_batch,
+      runFullVerifierEvery: refactor.run_full_verifier_every,
+      fastVerifier: refactor.fast_verifier,
+      fullVerifier: refactor.full_verifier,
+      scopeExcludes: refactor.scope_excludes,
+      allowPublicApiChanges: refactor.allow_public_api_changes,
+      claude: {
+        binary: refactor.claude.binary,
+        allowedTools: refactor.claude.allowed_tools,
+        tools: refactor.claude.tools,
+        maxTurnsPatcher: refactor.claude.max_turns_patcher,
+        maxTurnsPlanner: refactor.claude.max_turns_planner,
+      },
+    },
+    origins,
+  };
+}
+
+function absolute(root: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(root, path);
+}
+
+function withoutUndefined(override: StageOverride): StageOverride {
+  return Object.fromEntries(
+    Object.entries(override).filter(([, value]) => value !== undefined),
+  );
+}

@@ -1,0 +1,291 @@
+/**
+ * Schema of `.ratchet/config.toml` — the written type, with snake_case keys as they appear in the
+ * file. Every key carries a description and (where it has one) a default, so the same schema
+ * documents the file, fills the defaults and rejects typos: every table is strict, and an unknown
+ * key is an error that names it. The camelCase type the rest of Ratchet reads is `ResolvedConfig`
+ * (see `resolved.ts`); `load.ts` layers env and flags over this and applies the cross-field rules.
+ */
+import { z } from "zod";
+
+/** Providers Ratchet can drive (DESIGN.md, Contracts). */
+export const PROVIDER_NAMES = [
+  "anthropic",
+  "openai",
+  "openai-compatible",
+  "ollama",
+  "claude-code",
+  "replay",
+] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+/** When the TDD loop runs REFACTOR: every cycle, only when the static checker asks, or never. */
+export const REFACTOR_MODES = ["always", "when-needed", "never"] as const;
+export type RefactorMode = (typeof REFACTOR_MODES)[number];
+
+/** Agent stages as spelled in `[stages.<name>]` tables. */
+export const STAGE_KEYS = [
+  "plan",
+  "red",
+  "red_fix",
+  "green",
+  "fix",
+  "refactor",
+] as const;
+export type StageKey = (typeof STAGE_KEYS)[number];
+
+/** The TDD seed's `TDD_MODEL` default. */
+export const DEFAULT_MODEL = "claude-opus-4-5-20251101";
+
+/** Test-file globs covering the common conventions of the supported languages. */
+export const DEFAULT_TEST_PATTERNS: readonly string[] = [
+  "**/*.test.*",
+  "**/*.spec.*",
+  "**/__tests__/**",
+  "**/test/**",
+  "**/tests/**",
+  "**/test_*.py",
+  "**/*_test.py",
+  "**/*_test.go",
+  "**/*Test.java",
+  "**/*Tests.java",
+];
+
+const positiveInt = () => z.number().int().positive();
+const nonNegativeInt = () => z.number().int().nonnegative();
+const command = () => z.string().min(1);
+
+export const ProviderNameSchema = z.enum(PROVIDER_NAMES);
+export const RefactorModeSchema = z.enum(REFACTOR_MODES);
+
+const ProviderSectionSchema = z
+  .strictObject({
+    name: ProviderNameSchema.default("anthropic").describe(
+      "Model provider (or agent runtime) to use.",
+    ),
+    model: z
+      .string()
+      .min(1)
+      .default(DEFAULT_MODEL)
+      .describe(
+        "Model id, sent exactly as written (never swapped for another). Env: TDD_MODEL.",
+      ),
+    base_url: z
+      .url()
+      .optional()
+      .describe(
+        "Provider endpoint (required for openai-compatible; Anthropic style: no trailing /v1).",
+      ),
+    cassette: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "NDJSON cassette for the replay provider, relative to the repo.",
+      ),
+    max_retries: nonNegativeInt()
+      .default(3)
+      .describe(
+        "Retries of a failed model call (rate limit, overload, network).",
+      ),
+    stream: z
+      .boolean()
+      .default(true)
+      .describe("Stream model output (progress display)."),
+  })
+  .describe("Which model answers, and how it is called.");
+
+const TestSectionSchema = z
+  .strictObject({
+    command: command()
+      .optional()
+      .describe("Test command; auto-detected from the project when absent."),
+    timeout: positiveInt()
+      .default(600)
+      .describe("Test command timeout, in seconds."),
+    patterns: z
+      .array(z.string().min(1))
+      .default([...DEFAULT_TEST_PATTERNS])
+      .describe(
+        "Globs of test files (locked after RED; GREEN, FIX and REFACTOR may not change them).",
+      ),
+  })
+  .describe("How the project runs its tests.");
+
+const LintSectionSchema = z
+  .strictObject({
+    command: command()
+      .optional()
+      .describe("Lint command run by VERIFY; skipped when absent."),
+  })
+  .describe("Lint gate.");
+
+const TypecheckSectionSchema = z
+  .strictObject({
+    command: command()
+      .optional()
+      .describe("Typecheck command run by VERIFY; skipped when absent."),
+  })
+  .describe("Typecheck gate.");
+
+const BashSectionSchema = z
+  .strictObject({
+    timeout: positiveInt()
+      .default(120)
+      .describe("Timeout of each agent Bash command, in seconds."),
+  })
+  .describe("The agent Bash tool.");
+
+const TddSectionSchema = z
+  .strictObject({
+    refactor: RefactorModeSchema.default("always").describe(
+      "When REFACTOR runs: every cycle, only when the static checker finds size problems, or never.",
+    ),
+    max_attempts: positiveInt()
+      .default(3)
+      .describe(
+        "Attempts per stage before the run fails. Env: TDD_MAX_RETRIES.",
+      ),
+    max_turns: positiveInt()
+      .default(40)
+      .describe("Model turns per stage attempt (runaway-loop guard)."),
+    stage_timeout: positiveInt()
+      .default(900)
+      .describe("Wall-clock limit of one stage attempt, in seconds."),
+  })
+  .describe("The TDD loop.");
+
+const StageOverrideSchema = z
+  .strictObject({
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Model for this stage (default: [provider] model)."),
+    timeout: positiveInt()
+      .optional()
+      .describe(
+        "Stage attempt timeout in seconds (default: [tdd] stage_timeout).",
+      ),
+    max_attempts: positiveInt()
+      .optional()
+      .describe("Attempts for this stage (default: [tdd] max_attempts)."),
+    max_turns: positiveInt()
+      .optional()
+      .describe("Model turns for this stage (default: [tdd] max_turns)."),
+  })
+  .describe("Per-stage overrides.");
+export type StageOverrideFile = z.output<typeof StageOverrideSchema>;
+
+const StagesSectionSchema = z
+  .strictObject({
+    plan: StageOverrideSchema.optional(),
+    red: StageOverrideSchema.optional(),
+    red_fix: StageOverrideSchema.optional(),
+    green: StageOverrideSchema.optional(),
+    fix: StageOverrideSchema.optional(),
+    refactor: StageOverrideSchema.optional(),
+  })
+  .describe(
+    "Per-stage model, timeout, attempts and turns: [stages.plan], [stages.red], ...",
+  );
+
+const RefactorCheckSectionSchema = z
+  .strictObject({
+    split_threshold: positiveInt()
+      .default(400)
+      .describe("Lines above which a file should be split."),
+    hard_limit: positiveInt()
+      .default(800)
+      .describe("Lines above which a file MUST be split."),
+    max_function_length: positiveInt()
+      .default(50)
+      .describe("Maximum lines of one function or method."),
+    max_class_methods: positiveInt()
+      .default(15)
+      .describe("Maximum methods of one class (or type)."),
+  })
+  .describe(
+    "Static size checker that decides whether REFACTOR is needed (seed 000).",
+  );
+
+const RefactorClaudeSectionSchema = z
+  .strictObject({
+    binary: command().default("claude").describe("Claude Code executable."),
+    allowed_tools: z
+      .string()
+      .default("Read,Edit,Bash,Grep,Glob")
+      .describe("Tools approved without asking."),
+    tools: z
+      .string()
+      .default("Read,Edit,Bash,Grep,Glob")
+      .describe("Tools made available."),
+    max_turns_patcher: positiveInt()
+      .default(10)
+      .describe("Turn limit of a patch call."),
+    max_turns_planner: positiveInt()
+      .default(6)
+      .describe("Turn limit of a planning call."),
+  })
+  .describe("Claude Code settings of the refactor workflow.");
+
+const RefactorSectionSchema = z
+  .strictObject({
+    diff_budget_loc: positiveInt()
+      .default(300)
+      .describe("Lines a single batch may touch."),
+    max_batches: positiveInt().default(200).describe("Batches per run."),
+    retry_per_batch: nonNegativeInt()
+      .default(2)
+      .describe("Retries of a failed batch."),
+    run_full_verifier_every: positiveInt()
+      .default(5)
+      .describe("Run the full verifier every N accepted batches."),
+    fast_verifier: z
+      .array(command())
+      .default([])
+      .describe("Commands run after every batch (default: test command)."),
+    full_verifier: z
+      .array(command())
+      .default([])
+      .describe(
+        "Commands run periodically and at the end (default: test, lint, typecheck).",
+      ),
+    scope_excludes: z
+      .array(z.string().min(1))
+      .default([
+        "**/dist/**",
+        "**/build/**",
+        "**/.venv/**",
+        "**/node_modules/**",
+      ])
+      .describe("Globs no batch may touch."),
+    allow_public_api_changes: z
+      .boolean()
+      .default(false)
+      .describe("Accept batches that change the public API."),
+    claude: RefactorClaudeSectionSchema.prefault({}),
+  })
+  .describe("Whole-repo refactor workflow (seed 002).");
+
+/** The whole `.ratchet/config.toml`. A missing table means all of its defaults. */
+export const ConfigFileSchema = z.strictObject({
+  provider: ProviderSectionSchema.prefault({}),
+  test: TestSectionSchema.prefault({}),
+  lint: LintSectionSchema.prefault({}),
+  typecheck: TypecheckSectionSchema.prefault({}),
+  bash: BashSectionSchema.prefault({}),
+  tdd: TddSectionSchema.prefault({}),
+  stages: StagesSectionSchema.prefault({}),
+  refactor_check: RefactorCheckSectionSchema.prefault({}),
+  refactor: RefactorSectionSchema.prefault({}),
+});
+
+/** The file as written (every key optional). */
+export type ConfigFileInput = z.input<typeof ConfigFileSchema>;
+/** The file after defaults (snake_case). */
+export type ConfigFile = z.output<typeof ConfigFileSchema>;
+
+/** Every default, as the file type. */
+export function defaultConfigFile(): ConfigFile {
+  return ConfigFileSchema.parse({});
+}

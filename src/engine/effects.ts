@@ -1,0 +1,33 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock, IdGenerator } from '../core/effects.js';
+import { RatchetError } from '../core/errors.js';
+
+/** The real clock. */
+export const systemClock: Clock = {
+  now: () => new Date(),
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    try {
+      await delay(ms, undefined, signal ? { signal } : undefined);
+    } catch (error) {
+      throw new RatchetError('interrupted', 'Interrupted while waiting', { cause: error });
+    }
+  },
+};
+
+function pad(value: number): string {
+  return String(value).padStart(2, '0');
+}
+
+/** Run ids sort by time and are safe in branch names and paths: `20261121-233624-a1b2`. */
+export function createIdGenerator(clock: Clock = systemClock): IdGenerator {
+  return {
+    runId(): string {
+      const now = clock.now();
+      const date = `${now.getUTCFullYear()}${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())}`;
+      const time = `${pad(now.getUTCHours())}${pad(now.getUTCMinutes())}${pad(now.getUTCSeconds())}`;
+      return `${date}-${time}-${randomBytes(2).toString('hex')}`;
+    },
+    uuid: () => randomUUID(),
+  };
+}

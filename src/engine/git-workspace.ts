@@ -1,0 +1,55 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { RatchetError } from '../core/errors.js';
+import { NOTES_REF, type HandoffState } from '../core/handoff.js';
+import type { Git } from '../git/git.js';
+import type { Workspace } from '../workflows/tdd/ports.js';
+
+function inside(root: string, path: string): string {
+  const full = join(root, path);
+  if (!full.startsWith(`${root}/`)) throw new RatchetError('internal', `Path escapes the worktree: ${path}`);
+  return full;
+}
+
+/** The TDD workflow's `Workspace` over a git worktree. */
+export function createGitWorkspace(root: string, git: Git): Workspace {
+  return {
+    root,
+    head: () => git.head(),
+    async checkpoint(subject, options = {}) {
+      const message = options.body ? `${subject}\n\n${options.body}` : subject;
+      // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
+      const sha = await git.commitAll(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true });
+      if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
+      return sha;
+    },
+    hasChanges: () => git.hasChanges(),
+    async discardChanges() {
+      await git.resetHard('HEAD');
+      await git.clean();
+    },
+    async resetTo(commit) {
+      await git.resetHard(commit);
+      await git.clean();
+    },
+    uncommitTo: (commit) => git.resetSoft(commit),
+    async changedFilesSince(commit) {
+      const committed = await git.changedFiles(commit);
+      const status = await git.status();
+      return [...new Set([...committed, ...status.files.map((file) => file.path)])].sort();
+    },
+    writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, `${JSON.stringify(state, null, 2)}\n`),
+    async readFile(path) {
+      try {
+        return await readFile(inside(root, path), 'utf8');
+      } catch {
+        return null;
+      }
+    },
+    async writeFile(path, text) {
+      const full = inside(root, path);
+      await mkdir(dirname(full), { recursive: true });
+      await writeFile(full, text);
+    },
+  };
+}

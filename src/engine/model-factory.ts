@@ -1,0 +1,78 @@
+import type { AgentRuntime, StageRequest } from '../core/agent.js';
+import { RatchetError } from '../core/errors.js';
+import type { Clock } from '../core/effects.js';
+import type { ModelClient } from '../core/model.js';
+import type { AgentStageName } from '../core/stages.js';
+import type { ResolvedConfig } from '../config/resolved.js';
+import { stageSettings } from '../config/resolved.js';
+import type { ProcessRunner } from '../process/types.js';
+import { createModelClient } from '../llm/providers.js';
+import { createRecordingModelClient } from '../llm/cassette.js';
+import { createReplayModelClient } from '../llm/replay.js';
+import { withRetry } from '../llm/retry.js';
+import { createToolLoopRuntime } from '../agent/tool-loop-runtime.js';
+
+export interface RuntimeFactoryOptions {
+  config: ResolvedConfig;
+  env: Record<string, string | undefined>;
+  runner: ProcessRunner;
+  clock: Clock;
+  /** Append every model call to this cassette (`--record FILE`). */
+  recordPath?: string;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Builds one agent runtime per stage. Model clients are created once per model id (a replay
+ * cassette is one shared, ordered stream) and wrapped, per stage run, in the retry policy, so
+ * retries are reported as `model-retry` events of the stage that waits for them.
+ */
+export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: AgentStageName) => AgentRuntime {
+  const { config } = options;
+  const clients = new Map<string, ModelClient>();
+  const clientFor = (model: string): ModelClient => {
+    const key = config.provider.name === 'replay' ? 'replay' : model;
+    const cached = clients.get(key);
+    if (cached) return cached;
+    let client: ModelClient;
+    if (config.provider.name === 'replay') {
+      if (!config.provider.cassette) {
+        throw new RatchetError('config', 'The replay provider needs a cassette.', { hint: 'Pass --cassette FILE or set [provider] cassette in .ratchet/config.toml.' });
+      }
+      client = createReplayModelClient({ cassettePath: config.provider.cassette, modelId: model });
+    } else if (config.provider.name === 'claude-code') {
+      throw new RatchetError('config', 'The claude-code provider is not available for `ratchet tdd` yet.', {
+        hint: 'Use --provider anthropic|openai|openai-compatible|ollama|replay.',
+      });
+    } else {
+      client = createModelClient({
+        provider: config.provider.name,
+        model,
+        ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
+        env: options.env,
+        stream: config.provider.stream,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      });
+    }
+    if (options.recordPath) client = createRecordingModelClient(client, options.recordPath);
+    clients.set(key, client);
+    return client;
+  };
+
+  return (stage) => {
+    const model = stageSettings(config, stage).model;
+    const base = clientFor(model);
+    return {
+      name: 'tool-loop',
+      runStage<T>(request: StageRequest<T>) {
+        const client = withRetry(base, {
+          maxRetries: config.provider.maxRetries,
+          sleep: (ms, signal) => options.clock.sleep(ms, signal),
+          onRetry: ({ attempt, delayMs, error }) =>
+            request.emit({ type: 'model-retry', provider: base.provider, model: base.modelId, attempt, delayMs, reason: `${error.code}: ${error.message}` }),
+        });
+        return createToolLoopRuntime({ model: client, runner: options.runner }).runStage(request);
+      },
+    };
+  };
+}

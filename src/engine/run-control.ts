@@ -1,0 +1,142 @@
+import { existsSync } from 'node:fs';
+import { RatchetError } from '../core/errors.js';
+import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
+import { Git } from '../git/git.js';
+import type { Ledger, RunRow } from '../ledger/types.js';
+import { asGitRun, type GitRun } from './git-run.js';
+
+/** The run named on the command line, or the latest run of the repository. */
+export async function resolveRun(ledger: Ledger, runId: string | undefined): Promise<GitRun> {
+  const run = runId ? await ledger.getRun(runId) : await ledger.latestRun();
+  if (!run) {
+    throw new RatchetError('not-found', runId ? `No run ${runId} in this repository.` : 'No runs in this repository yet.', {
+      hint: 'Start one with `ratchet tdd "<feature>"`, or try `ratchet demo`.',
+    });
+  }
+  return asGitRun(run);
+}
+
+export interface Checkpoint {
+  sha: string;
+  subject: string;
+  date: string;
+  state: HandoffState | null;
+  /** Set when the note exists but cannot be read. */
+  noteError: string | null;
+}
+
+function parseNote(text: string | null): { state: HandoffState | null; error: string | null } {
+  if (text === null) return { state: null, error: null };
+  try {
+    const parsed = HandoffStateSchema.safeParse(JSON.parse(text));
+    return parsed.success ? { state: parsed.data, error: null } : { state: null, error: 'note does not match the handoff schema' };
+  } catch {
+    return { state: null, error: 'note is not valid JSON' };
+  }
+}
+
+/** The run's commits, oldest first, with their handoff notes. */
+export async function checkpointsOf(git: Git, run: GitRun): Promise<Checkpoint[]> {
+  const tip = (await git.revParse(run.branch)) ?? (await git.revParse(`refs/heads/${run.branch}`));
+  if (!tip) return [];
+  const log = await git.log(`${run.baseCommit}..${tip}`);
+  const result: Checkpoint[] = [];
+  for (const entry of log.reverse()) {
+    const note = parseNote(await git.readNote(NOTES_REF, entry.sha));
+    result.push({ sha: entry.sha, subject: entry.subject, date: entry.date, state: note.state, noteError: note.error });
+  }
+  return result;
+}
+
+/** `ratchet accept`: brings the run into the branch it started from, then drops its worktree. */
+export async function acceptRun(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string }> {
+  if (run.status === 'accepted' || run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
+  if (run.status !== 'completed' && !options.force) {
+    throw new RatchetError('usage', `Run ${run.id} is ${run.status}, not completed.`, { hint: 'Finish it with `ratchet resume`, or pass --force to accept its checkpoints as they are.' });
+  }
+  const git = new Git(repoRoot);
+  const current = await git.currentBranch();
+  if (run.baseBranch && current !== run.baseBranch) {
+    throw new RatchetError('usage', `Your checkout is on ${current ?? 'a detached HEAD'}, but the run started from ${run.baseBranch}.`, { hint: `git checkout ${run.baseBranch}, then accept again.` });
+  }
+  const status = await git.status();
+  if (!status.clean) {
+    throw new RatchetError('dirty-tree', 'Your working tree has uncommitted changes; accepting would mix them with the run.', { hint: 'Commit or stash them first.' });
+  }
+  const head = await git.head();
+  const tip = await git.revParse(run.branch);
+  if (!tip) throw new RatchetError('not-found', `Branch ${run.branch} no longer exists.`);
+  let mode: 'fast-forward' | 'merge';
+  if (await git.isAncestor(head, tip)) {
+    await git.mergeFastForward(run.branch);
+    mode = 'fast-forward';
+  } else {
+    await git.merge(run.branch, `Merge ratchet run ${run.id}: ${run.feature}`);
+    mode = 'merge';
+  }
+  await dropWorktree(git, run);
+  await ledger.updateRun(run.id, { status: 'accepted' });
+  return { mode, commit: await git.head() };
+}
+
+async function dropWorktree(git: Git, run: GitRun): Promise<void> {
+  if (existsSync(run.worktree)) await git.removeWorktree(run.worktree, { force: true });
+  await git.pruneWorktrees();
+  if (await git.branchExists(run.branch)) await git.deleteBranch(run.branch, { force: true });
+}
+
+/** `ratchet reject`: removes the run's worktree and branch; the user's checkout was never touched. */
+export async function rejectRun(repoRoot: string, run: GitRun, ledger: Ledger): Promise<void> {
+  if (run.status === 'accepted') throw new RatchetError('usage', `Run ${run.id} was accepted; use git to revert its merge.`);
+  await dropWorktree(new Git(repoRoot), run);
+  await ledger.updateRun(run.id, { status: 'rejected' });
+}
+
+/** `ratchet rollback <commit>`: moves the run back to one of its checkpoints (resumable from there). */
+export async function rollbackRun(run: GitRun, target: string, ledger: Ledger): Promise<{ commit: string; state: HandoffState | null }> {
+  if (!existsSync(run.worktree)) throw new RatchetError('not-found', `The worktree of run ${run.id} is gone (${run.worktree}).`);
+  const git = new Git(run.worktree);
+  const commit = target === run.id ? run.baseCommit : await git.revParse(`${target}^{commit}`);
+  if (!commit) throw new RatchetError('usage', `${target} is not a commit.`);
+  const inRun = commit === run.baseCommit || ((await git.isAncestor(run.baseCommit, commit)) && (await git.isAncestor(commit, 'HEAD')));
+  if (!inRun) throw new RatchetError('usage', `${target} is not a checkpoint of run ${run.id}.`, { hint: 'See `ratchet history` for its checkpoints.' });
+  const note = commit === run.baseCommit ? { state: null, error: null } : parseNote(await git.readNote(NOTES_REF, commit));
+  if (commit !== run.baseCommit && note.state === null) {
+    throw new RatchetError('usage', `${target} has no handoff note, so the run cannot resume from it.`, { hint: 'Pick a commit listed by `ratchet history`.' });
+  }
+  await git.resetHard(commit);
+  await git.clean();
+  await ledger.updateRun(run.id, { status: 'interrupted' });
+  return { commit, state: note.state };
+}
+
+/**
+ * `ratchet repair-notes`: makes the handoff notes readable again. A notes ref that no longer
+ * points at a commit is moved aside; every checkpoint of the run gets its note back from the
+ * ledger (which recorded each note it wrote); notes that cannot be parsed are replaced.
+ */
+export async function repairNotes(repoRoot: string, run: GitRun, ledger: Ledger): Promise<{ movedAside: string | null; rewritten: number }> {
+  const git = new Git(repoRoot);
+  let movedAside: string | null = null;
+  const ref = await git.revParse(NOTES_REF);
+  if (ref !== null && (await git.revParse(`${NOTES_REF}^{commit}`)) === null) {
+    movedAside = `${NOTES_REF}-broken-${Date.now()}`;
+    await git.updateRef(movedAside, ref);
+    await git.deleteRef(NOTES_REF);
+  }
+  const written = new Map<string, HandoffState>();
+  for (const event of await ledger.events(run.id, { types: ['note-write'] })) {
+    if (event.type === 'note-write') written.set(event.commit, event.state);
+  }
+  let rewritten = 0;
+  for (const checkpoint of await checkpointsOf(git, run)) {
+    const known = written.get(checkpoint.sha);
+    if (known && (checkpoint.state === null || checkpoint.noteError !== null)) {
+      await git.writeNote(NOTES_REF, checkpoint.sha, `${JSON.stringify(known, null, 2)}\n`);
+      rewritten++;
+    } else if (!known && checkpoint.noteError !== null) {
+      await git.removeNote(NOTES_REF, checkpoint.sha);
+    }
+  }
+  return { movedAside, rewritten };
+}

@@ -1,0 +1,285 @@
+import { existsSync } from 'node:fs';
+import { symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock, IdGenerator } from '../core/effects.js';
+import { RatchetError, toRatchetError } from '../core/errors.js';
+import type { RatchetEvent } from '../core/events.js';
+import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
+import type { ResolvedConfig } from '../config/resolved.js';
+import { stageSettings } from '../config/resolved.js';
+import { loadPrompts, packageRoot, renderTemplate, stagePrompt } from '../config/prompts.js';
+import { Git } from '../git/git.js';
+import { acquireRepoLock } from '../git/repo-lock.js';
+import type { ProcessRunner } from '../process/types.js';
+import { detectTestCommand } from '../verify/detect.js';
+import { checkNeedsRefactor } from '../code/size-check.js';
+import type { Ledger } from '../ledger/types.js';
+import { asGitRun, type GitRun } from './git-run.js';
+import type { TddDependencies, TddPolicy } from '../workflows/tdd/ports.js';
+import { initialHandoff, runTdd } from '../workflows/tdd/workflow.js';
+import { createEnveloper } from './event-stream.js';
+import { createGitWorkspace } from './git-workspace.js';
+import { createRuntimeFactory } from './model-factory.js';
+import { runBranch, runDir, worktreePath } from './run-paths.js';
+import { createVerifierPort } from './verifier-port.js';
+
+/** Effects the engine needs, injected by the CLI (or by tests). */
+export interface EngineServices {
+  ledger: Ledger;
+  clock: Clock;
+  ids: IdGenerator;
+  runner: ProcessRunner;
+  env: Record<string, string | undefined>;
+  fetch?: typeof fetch;
+}
+
+export interface RunOutcome {
+  runId: string;
+  status: 'completed' | 'failed' | 'interrupted';
+  state: HandoffState | null;
+  error: RatchetError | null;
+}
+
+export interface StartTddOptions {
+  repoRoot: string;
+  feature: string;
+  config: ResolvedConfig;
+  allowDirty: boolean;
+  recordPath?: string;
+  signal?: AbortSignal;
+}
+
+/** Files the run keeps in the repository but out of git. */
+const EXCLUDES = ['/.ratchet/'];
+/** Ignored dependency folders shared into the worktree by symlink, so tests can run there. */
+const SHARED_DIRECTORIES = ['node_modules', '.venv', 'venv'];
+
+async function shareDependencies(repoRoot: string, worktree: string): Promise<void> {
+  for (const name of SHARED_DIRECTORIES) {
+    const source = join(repoRoot, name);
+    const target = join(worktree, name);
+    if (existsSync(source) && !existsSync(target)) await symlink(source, target, 'dir');
+  }
+}
+
+/** Starts `ratchet tdd`: branch + worktree from HEAD, then the loop. */
+export async function* startTdd(options: StartTddOptions, services: EngineServices): AsyncGenerator<RatchetEvent, RunOutcome> {
+  const { config, repoRoot } = options;
+  if (!(await Git.isRepository(repoRoot))) {
+    throw new RatchetError('usage', `${repoRoot} is not a git repository.`, { hint: 'Run `git init` and commit your project first.' });
+  }
+  const git = new Git(repoRoot);
+  await git.addInfoExclude(EXCLUDES);
+  const status = await git.status();
+  if (!status.clean && !options.allowDirty) {
+    throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, {
+      hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD without them.',
+    });
+  }
+  const detected = await detectTestCommand(repoRoot, config.test.command);
+  const runId = services.ids.runId();
+  const lock = await acquireRepoLock(await git.commonDir(), { runId });
+  try {
+    const baseCommit = await git.head();
+    const baseBranch = await git.currentBranch();
+    const branch = runBranch(runId);
+    const worktree = worktreePath(config.home, runId);
+    await git.addWorktree(worktree, branch, baseCommit);
+    await shareDependencies(repoRoot, worktree);
+    await services.ledger.createRun({
+      id: runId,
+      workflow: 'tdd',
+      repoRoot,
+      feature: options.feature,
+      branch,
+      baseBranch,
+      baseCommit,
+      worktree,
+      provider: config.provider.name,
+      model: config.provider.model,
+      config: { testCommand: detected.command, framework: detected.framework, refactor: config.tdd.refactor },
+    });
+    const envelope = createEnveloper(runId, services.clock);
+    const startEvent = envelope({ type: 'run-start', workflow: 'tdd', feature: options.feature, branch, worktree, baseCommit, resumed: false });
+    await services.ledger.record(startEvent);
+    yield startEvent;
+    if (!status.clean) {
+      const warning = envelope({ type: 'warning', message: `--allow-dirty: the run starts from HEAD (${baseCommit.slice(0, 8)}); your ${status.files.length} uncommitted changes are not part of it.` });
+      await services.ledger.record(warning);
+      yield warning;
+    }
+    const created = await services.ledger.getRun(runId);
+    if (!created) throw new RatchetError('internal', `Run ${runId} vanished from the ledger.`);
+    const run = asGitRun(created);
+    return yield* executeRun(run, initialHandoff(runId), envelope, { ...options, command: detected.command, framework: detected.framework }, services);
+  } finally {
+    await lock.release();
+  }
+}
+
+export interface ResumeTddOptions {
+  repoRoot: string;
+  runId?: string;
+  config: ResolvedConfig;
+  recordPath?: string;
+  signal?: AbortSignal;
+}
+
+/** Finds the resume point of a run: the newest commit on its branch with a note of this run. */
+export async function findResumePoint(git: Git, run: GitRun): Promise<{ commit: string; state: HandoffState | null; dropped: number }> {
+  const commits = await git.log(`${run.baseCommit}..HEAD`);
+  let dropped = 0;
+  for (const entry of [...commits, { sha: run.baseCommit, subject: '' }]) {
+    const text = await git.readNote(NOTES_REF, entry.sha);
+    if (text !== null) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (error) {
+        throw new RatchetError('notes', `The handoff note on ${entry.sha.slice(0, 8)} is not valid JSON.`, { cause: error, hint: "Run 'ratchet repair-notes' to recover." });
+      }
+      const state = HandoffStateSchema.safeParse(parsed);
+      if (!state.success) {
+        throw new RatchetError('notes', `The handoff note on ${entry.sha.slice(0, 8)} does not match the handoff schema.`, { hint: "Run 'ratchet repair-notes' to recover." });
+      }
+      if (state.data.runId === undefined || state.data.runId === run.id) return { commit: entry.sha, state: state.data, dropped };
+    }
+    dropped++;
+  }
+  return { commit: run.baseCommit, state: null, dropped: commits.length };
+}
+
+/** `ratchet resume`: continues a run from its last checkpoint (after a crash, kill -9, SIGINT or a failure). */
+export async function* resumeTdd(options: ResumeTddOptions, services: EngineServices): AsyncGenerator<RatchetEvent, RunOutcome> {
+  const { config, repoRoot } = options;
+  const found = options.runId
+    ? await services.ledger.getRun(options.runId)
+    : (await services.ledger.listRuns(50)).find((entry) => entry.workflow === 'tdd' && (entry.status === 'running' || entry.status === 'interrupted' || entry.status === 'failed'));
+  if (!found) {
+    throw new RatchetError('not-found', options.runId ? `No run ${options.runId} in this repository.` : 'No run to resume in this repository.', {
+      hint: 'See `ratchet history` for the runs, or start one with `ratchet tdd "<feature>"`.',
+    });
+  }
+  const run = asGitRun(found);
+  if (run.status === 'completed' || run.status === 'accepted' || run.status === 'rejected') {
+    throw new RatchetError('usage', `Run ${run.id} is ${run.status}; there is nothing to resume.`);
+  }
+  const git = new Git(repoRoot);
+  const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
+  try {
+    if (!existsSync(run.worktree)) {
+      await git.pruneWorktrees();
+      await git.addWorktree(run.worktree, run.branch);
+    }
+    await shareDependencies(repoRoot, run.worktree);
+    const worktreeGit = new Git(run.worktree);
+    await worktreeGit.resetHard('HEAD');
+    await worktreeGit.clean();
+    const point = await findResumePoint(worktreeGit, run);
+    const head = await worktreeGit.head();
+    const envelope = createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events);
+    const startEvent = envelope({ type: 'run-start', workflow: 'tdd', feature: run.feature, branch: run.branch, worktree: run.worktree, baseCommit: run.baseCommit, resumed: true });
+    await services.ledger.updateRun(run.id, { status: 'running', error: null });
+    await services.ledger.record(startEvent);
+    yield startEvent;
+    if (point.commit !== head) {
+      await worktreeGit.resetHard(point.commit);
+      const warning = envelope({ type: 'warning', message: `Dropped ${point.dropped} commit(s) after the last checkpoint ${point.commit.slice(0, 8)} (they had no handoff note).` });
+      await services.ledger.record(warning);
+      yield warning;
+    }
+    const start = point.state ?? initialHandoff(run.id);
+    const settings = run.config as { testCommand?: string };
+    const detected = await detectTestCommand(run.worktree, config.test.command ?? settings.testCommand);
+    return yield* executeRun(run, start, envelope, { ...options, feature: run.feature, command: detected.command, framework: detected.framework }, services);
+  } finally {
+    await lock.release();
+  }
+}
+
+interface ExecuteOptions {
+  repoRoot: string;
+  feature: string;
+  config: ResolvedConfig;
+  command: string;
+  framework: Parameters<typeof createVerifierPort>[0]['framework'];
+  recordPath?: string;
+  signal?: AbortSignal;
+}
+
+async function* executeRun(
+  run: GitRun,
+  start: HandoffState,
+  envelope: (event: Parameters<ReturnType<typeof createEnveloper>>[0]) => RatchetEvent,
+  options: ExecuteOptions,
+  services: EngineServices,
+): AsyncGenerator<RatchetEvent, RunOutcome> {
+  const { config } = options;
+  const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot: options.repoRoot });
+  const worktreeGit = new Git(run.worktree);
+  const deps: TddDependencies = {
+    workspace: createGitWorkspace(run.worktree, worktreeGit),
+    verifier: createVerifierPort({
+      worktree: run.worktree,
+      repoRoot: options.repoRoot,
+      outputDir: join(runDir(options.repoRoot, run.id), 'verify'),
+      command: options.command,
+      framework: options.framework,
+      config,
+      runner: services.runner,
+    }),
+    agentFor: createRuntimeFactory({
+      config,
+      env: services.env,
+      runner: services.runner,
+      clock: services.clock,
+      ...(options.recordPath ? { recordPath: options.recordPath } : {}),
+      ...(services.fetch ? { fetch: services.fetch } : {}),
+    }),
+    prompt(stage, variables) {
+      const template = stagePrompt(prompts, stage);
+      return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };
+    },
+    async refactorCheck(files) {
+      const check = await checkNeedsRefactor(files, run.worktree, config.refactorCheck);
+      return { needsRefactor: check.needsRefactor, reasons: check.reasons };
+    },
+  };
+  const policy: TddPolicy = {
+    feature: options.feature,
+    refactor: config.tdd.refactor,
+    testGlobs: config.test.patterns,
+    bashTimeoutMs: config.bash.timeoutMs,
+    runId: run.id,
+    stage: (stage) => {
+      const settings = stageSettings(config, stage);
+      return { maxAttempts: settings.maxAttempts, maxTurns: settings.maxTurns };
+    },
+  };
+  const workflow = runTdd(policy, deps, start, options.signal);
+  let outcome: RunOutcome;
+  try {
+    while (true) {
+      const next = await workflow.next();
+      if (next.done) {
+        outcome = { runId: run.id, status: 'completed', state: next.value.state, error: null };
+        break;
+      }
+      const event = envelope(next.value);
+      if (event.type !== 'model-delta') await services.ledger.record(event);
+      yield event;
+    }
+  } catch (error) {
+    const failure = toRatchetError(error);
+    outcome = { runId: run.id, status: failure.code === 'interrupted' ? 'interrupted' : 'failed', state: null, error: failure };
+  }
+  await services.ledger.updateRun(run.id, {
+    status: outcome.status,
+    error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null,
+    finishedAt: services.clock.now().toISOString(),
+  });
+  const endEvent = envelope({ type: 'run-end', status: outcome.status, ...(outcome.error ? { message: outcome.error.message } : {}) });
+  await services.ledger.record(endEvent);
+  yield endEvent;
+  return outcome;
+}

@@ -1,0 +1,72 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import type { StageName } from '../core/stages.js';
+import type { ResolvedConfig } from '../config/resolved.js';
+import type { ProcessRunner } from '../process/types.js';
+import { runCheck } from '../verify/checks.js';
+import type { Framework } from '../verify/detect.js';
+import { runTests } from '../verify/run-tests.js';
+import type { StoredCheck, VerifierPort } from '../workflows/tdd/ports.js';
+
+export interface VerifierPortOptions {
+  worktree: string;
+  repoRoot: string;
+  /** Where full outputs are kept: `.ratchet/runs/<id>/verify`. */
+  outputDir: string;
+  command: string;
+  framework: Framework;
+  config: ResolvedConfig;
+  runner: ProcessRunner;
+}
+
+/** Runs the project's own test, lint and typecheck commands in the worktree and keeps their output. */
+export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
+  let seq = 0;
+  const keep = async (stage: StageName, kind: string, output: string): Promise<string> => {
+    await mkdir(options.outputDir, { recursive: true });
+    const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}-${kind}.log`);
+    await writeFile(file, output);
+    return relative(options.repoRoot, file);
+  };
+  return {
+    testCommand: options.command,
+    async runTests(stage, signal) {
+      const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-report-'));
+      try {
+        const result = await runTests({
+          command: options.command,
+          framework: options.framework,
+          cwd: options.worktree,
+          runner: options.runner,
+          timeoutMs: options.config.test.timeoutMs,
+          reportDir,
+          ...(signal ? { signal } : {}),
+        });
+        return { result, outputFile: await keep(stage, 'tests', result.output) };
+      } finally {
+        await rm(reportDir, { recursive: true, force: true });
+      }
+    },
+    async runChecks(stage, signal) {
+      const checks: StoredCheck[] = [];
+      const configured = [
+        ['lint', options.config.lint.command],
+        ['typecheck', options.config.typecheck.command],
+      ] as const;
+      for (const [kind, command] of configured) {
+        if (!command) continue;
+        const result = await runCheck({
+          name: kind,
+          command,
+          cwd: options.worktree,
+          runner: options.runner,
+          timeoutMs: options.config.test.timeoutMs,
+          ...(signal ? { signal } : {}),
+        });
+        checks.push({ kind, result, outputFile: await keep(stage, kind, result.output) });
+      }
+      return checks;
+    },
+  };
+}

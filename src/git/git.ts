@@ -1,0 +1,396 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { GitCommand, assertNotOption, commitConfigArgs, configValue } from './internal/git-command.js';
+import { buildGitEnv, execGit } from './internal/exec-git.js';
+import { appendMissingLines } from './internal/info-exclude.js';
+import * as notes from './internal/notes.js';
+import { LOG_FORMAT, parseLog, parseNumstat, parseStatus, parseWorktreeList, splitNul } from './internal/parse.js';
+import type { ApplyCheckResult, DiffStat, GitOptions, GitStatus, LogEntry, NoteEntry, WorktreeInfo } from './types.js';
+
+/** Options that make diffs independent of user config (noprefix, relative, external drivers). */
+const DIFF_FLAGS = [
+  '--no-color',
+  '--no-ext-diff',
+  '--no-relative',
+  '--no-renames',
+  '--src-prefix=a/',
+  '--dst-prefix=b/',
+];
+
+/**
+ * Typed wrapper over the git CLI for one repository or worktree directory.
+ *
+ * Every failure is a `RatchetError` with code `git` whose message names the command and git's
+ * stderr (`details` holds `args`, `cwd`, `exitCode`, `stderr`); notes operations fail with code
+ * `notes` and the hint "Run 'ratchet repair-notes' to recover.". Commands run without a shell,
+ * with `GIT_DIR`-style variables inherited from a parent git process removed.
+ *
+ * Paths given to methods are relative to the repository root unless documented otherwise; `dir`
+ * should be the top level of a repository or worktree.
+ */
+export class Git {
+  /** Absolute path of the repository or worktree this instance runs in. */
+  readonly dir: string;
+  private readonly command: GitCommand;
+
+  constructor(dir: string, options: GitOptions = {}) {
+    this.dir = resolve(dir);
+    this.command = new GitCommand(this.dir, options.env ?? {});
+  }
+
+  /** True when `dir` exists and is inside a git repository (work tree or bare). */
+  static async isRepository(dir: string, options: GitOptions = {}): Promise<boolean> {
+    try {
+      const result = await execGit(['rev-parse', '--git-dir'], {
+        cwd: resolve(dir),
+        env: buildGitEnv(options.env),
+      });
+      return result.exitCode === 0;
+    } catch {
+      return false; // The directory does not exist.
+    }
+  }
+
+  /** Creates `dir` if needed and runs `git init` in it. */
+  static async init(dir: string, options: GitOptions & { initialBranch?: string } = {}): Promise<Git> {
+    await mkdir(dir, { recursive: true });
+    const git = new Git(dir, options);
+    const args = ['init', '--quiet'];
+    if (options.initialBranch !== undefined) {
+      assertNotOption(options.initialBranch, 'branch');
+      args.push(`--initial-branch=${options.initialBranch}`);
+    }
+    await git.command.run(args);
+    return git;
+  }
+
+  // ---- Repository and refs ----
+
+  /** Absolute path of the top level of this work tree (`rev-parse --show-toplevel`). */
+  async root(): Promise<string> {
+    return (await this.command.run(['rev-parse', '--show-toplevel'])).trim();
+  }
+
+  /** Absolute path of the common git directory, the same for the main checkout and all worktrees. */
+  async commonDir(): Promise<string> {
+    return (await this.command.run(['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
+  }
+
+  /** Short name of the checked-out branch, or null when HEAD is detached. */
+  async currentBranch(): Promise<string | null> {
+    const args = ['symbolic-ref', '--quiet', '--short', 'HEAD'];
+    const result = await this.command.exec(args);
+    if (result.exitCode === 1) return null;
+    if (result.exitCode !== 0) throw this.command.failure(args, result);
+    return result.stdout.trim();
+  }
+
+  /** Full sha of HEAD; throws when the branch has no commits yet. */
+  async head(): Promise<string> {
+    return (await this.command.run(['rev-parse', '--verify', 'HEAD'])).trim();
+  }
+
+  /**
+   * Full sha of the object `ref` names, or null when it does not resolve. Not peeled: pass
+   * `ref^{commit}` to resolve an annotated tag to its commit.
+   */
+  async revParse(ref: string): Promise<string | null> {
+    assertNotOption(ref, 'ref');
+    const result = await this.command.exec(['rev-parse', '--verify', '--quiet', ref]);
+    return result.exitCode === 0 ? result.stdout.trim() : null;
+  }
+
+  /** Value of a config key as git resolves it here (last value wins), or null when unset. */
+  async configGet(key: string): Promise<string | null> {
+    return configValue(this.command, key);
+  }
+
+  // ---- Working tree ----
+
+  /** `git status --porcelain=v1 -z --untracked-files=all`; untracked files make it dirty. */
+  async status(): Promise<GitStatus> {
+    // No optional index refresh: status must not contend for index.lock with a concurrent run.
+    const output = await this.command.run(['status', '--porcelain=v1', '-z', '--untracked-files=all'], {
+      env: { GIT_OPTIONAL_LOCKS: '0' },
+    });
+    const files = parseStatus(output);
+    return { clean: files.length === 0, files };
+  }
+
+  /** True when anything is staged, modified or untracked. */
+  async hasChanges(): Promise<boolean> {
+    return !(await this.status()).clean;
+  }
+
+  /**
+   * Stages everything (`git add -A`) and commits it. Returns the new commit's sha, or null when
+   * there was nothing to commit and `allowEmpty` is false. User hooks run unless `noVerify`.
+   */
+  async commitAll(message: string, options: { allowEmpty?: boolean; noVerify?: boolean } = {}): Promise<string | null> {
+    await this.command.run(['add', '-A']);
+    if (!options.allowEmpty) {
+      const args = ['diff', '--cached', '--quiet', '--no-ext-diff'];
+      const staged = await this.command.exec(args);
+      if (staged.exitCode === 0) return null;
+      if (staged.exitCode !== 1) throw this.command.failure(args, staged);
+    }
+    const args = [...(await commitConfigArgs(this.command)), 'commit', '--quiet', '--file=-'];
+    if (options.allowEmpty) args.push('--allow-empty');
+    if (options.noVerify) args.push('--no-verify');
+    await this.command.run(args, { input: message });
+    return this.head();
+  }
+
+  /** `git reset --hard <ref>`. */
+  async resetHard(ref: string): Promise<void> {
+    assertNotOption(ref, 'ref');
+    await this.command.run(['reset', '--hard', '--quiet', ref]);
+  }
+
+  /** `git reset --soft <ref>`: moves the branch to `ref`, keeping later changes staged. */
+  async resetSoft(ref: string): Promise<void> {
+    assertNotOption(ref, 'ref');
+    await this.command.run(['reset', '--soft', '--quiet', ref]);
+  }
+
+  /** `git clean -fd`: removes untracked files and directories, keeps ignored ones. */
+  async clean(): Promise<void> {
+    await this.command.run(['clean', '-fd', '--quiet']);
+  }
+
+  /** Checks out a branch (or detaches at any other commit-ish). */
+  async checkout(ref: string): Promise<void> {
+    assertNotOption(ref, 'ref');
+    // The trailing `--` makes `ref` a revision even when a file has the same name.
+    await this.command.run(['checkout', '--quiet', ref, '--']);
+  }
+
+  /**
+   * Writes `<commonDir>/info/exclude` lines for each pattern not already present (creating the
+   * file), so the patterns apply to the main checkout and every worktree. Idempotent.
+   */
+  async addInfoExclude(patterns: readonly string[]): Promise<void> {
+    await appendMissingLines(join(await this.commonDir(), 'info', 'exclude'), patterns);
+  }
+
+  // ---- Branches ----
+
+  /** Creates branch `name` at `startPoint` without checking it out; fails when it exists. */
+  async createBranch(name: string, startPoint: string): Promise<void> {
+    assertNotOption(name, 'branch');
+    assertNotOption(startPoint, 'ref');
+    await this.command.run(['branch', '--quiet', name, startPoint]);
+  }
+
+  /** Deletes a branch; `force` deletes it even when it is not merged. */
+  async deleteBranch(name: string, options: { force?: boolean } = {}): Promise<void> {
+    assertNotOption(name, 'branch');
+    await this.command.run(['branch', '--quiet', options.force ? '-D' : '-d', name]);
+  }
+
+  /** True when `refs/heads/<name>` exists. */
+  async branchExists(name: string): Promise<boolean> {
+    assertNotOption(name, 'branch');
+    const args = ['show-ref', '--verify', '--quiet', `refs/heads/${name}`];
+    const result = await this.command.exec(args);
+    if (result.exitCode === 0 || result.exitCode === 1) return result.exitCode === 0;
+    throw this.command.failure(args, result);
+  }
+
+  /** Short names of local branches, optionally under a prefix such as `ratchet/`. */
+  async listBranches(prefix = ''): Promise<string[]> {
+    const output = await this.command.run(['for-each-ref', '--format=%(refname)', `refs/heads/${prefix}`]);
+    return output
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => line.replace(/^refs\/heads\//, ''));
+  }
+
+  /** Points the full ref name `ref` (`refs/notes/x-broken`) at `value`, creating it if needed. */
+  async updateRef(ref: string, value: string): Promise<void> {
+    assertNotOption(ref, 'ref');
+    assertNotOption(value, 'ref');
+    await this.command.run(['update-ref', ref, value]);
+  }
+
+  /** Deletes the full ref name `ref`; no-op when it does not exist. */
+  async deleteRef(ref: string): Promise<void> {
+    assertNotOption(ref, 'ref');
+    await this.command.run(['update-ref', '-d', ref]);
+  }
+
+  // ---- Worktrees ----
+
+  /**
+   * Adds a worktree at `path` (resolved against `dir`). With `startPoint`, creates `branch` there
+   * first (`worktree add -b`); without it, checks out the existing `branch`.
+   */
+  async addWorktree(path: string, branch: string, startPoint?: string): Promise<void> {
+    assertNotOption(branch, 'branch');
+    const target = resolve(this.dir, path);
+    if (startPoint === undefined) {
+      await this.command.run(['worktree', 'add', '--quiet', target, branch]);
+    } else {
+      assertNotOption(startPoint, 'ref');
+      await this.command.run(['worktree', 'add', '--quiet', '-b', branch, target, startPoint]);
+    }
+  }
+
+  /** Removes a worktree; `force` also discards its uncommitted changes (and overrides a lock). */
+  async removeWorktree(path: string, options: { force?: boolean } = {}): Promise<void> {
+    const args = ['worktree', 'remove'];
+    if (options.force) args.push('--force', '--force');
+    args.push(resolve(this.dir, path));
+    await this.command.run(args);
+  }
+
+  /** All worktrees of the repository, the main one first. */
+  async listWorktrees(): Promise<WorktreeInfo[]> {
+    return parseWorktreeList(await this.command.run(['worktree', 'list', '--porcelain', '-z']));
+  }
+
+  /** Drops bookkeeping of worktrees whose directories are gone. */
+  async pruneWorktrees(): Promise<void> {
+    await this.command.run(['worktree', 'prune']);
+  }
+
+  // ---- History and diffs ----
+
+  /**
+   * Commits of `range` (default HEAD), newest first; `[]` when HEAD has no commits yet.
+   * `range` is any revision or range git log accepts (`main..ratchet/run-1`).
+   */
+  async log(range?: string, options: { maxCount?: number } = {}): Promise<LogEntry[]> {
+    if (range === undefined && (await this.revParse('HEAD')) === null) return [];
+    const args = ['log', '--no-show-signature', LOG_FORMAT];
+    if (options.maxCount !== undefined) args.push(`--max-count=${options.maxCount}`);
+    if (range !== undefined) {
+      assertNotOption(range, 'range');
+      args.push(range);
+    }
+    args.push('--');
+    return parseLog(await this.command.run(args));
+  }
+
+  /**
+   * Unified diff (with `a/` `b/` prefixes, renames as delete + add) from `from` to `to`, or to
+   * the working tree when `to` is omitted. Untracked files are not included.
+   */
+  async diff(from: string, to?: string): Promise<string> {
+    return this.command.run(['diff', ...DIFF_FLAGS, ...revisions(from, to), '--']);
+  }
+
+  /** Per-file added/deleted line counts (`--numstat`); binary files count as 0 lines. */
+  async diffStat(from: string, to?: string): Promise<DiffStat> {
+    return parseNumstat(
+      await this.command.run(['diff', ...DIFF_FLAGS, '--numstat', '-z', ...revisions(from, to), '--']),
+    );
+  }
+
+  /** Paths changed between `from` and `to` (or the working tree), renames as delete + add. */
+  async changedFiles(from: string, to?: string): Promise<string[]> {
+    return splitNul(await this.command.run(['diff', ...DIFF_FLAGS, '--name-only', '-z', ...revisions(from, to), '--']));
+  }
+
+  /** Content of `path` (relative to the repository root) at `ref`, or null when it does not exist there. */
+  async showFile(ref: string, path: string): Promise<string | null> {
+    assertNotOption(ref, 'ref');
+    const object = await this.command.exec(['rev-parse', '--verify', '--quiet', `${ref}:${path.replace(/^\.\//, '')}`]);
+    if (object.exitCode !== 0) return null;
+    return this.command.run(['cat-file', 'blob', object.stdout.trim()]);
+  }
+
+  /** True when commit `ancestor` is an ancestor of (or equal to) `descendant`. */
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    assertNotOption(ancestor, 'ref');
+    assertNotOption(descendant, 'ref');
+    const args = ['merge-base', '--is-ancestor', ancestor, descendant];
+    const result = await this.command.exec(args);
+    if (result.exitCode === 0 || result.exitCode === 1) return result.exitCode === 0;
+    throw this.command.failure(args, result);
+  }
+
+  // ---- Merging and patches ----
+
+  /** Fast-forwards the current branch to `ref`; fails when that is not a fast-forward. Returns HEAD. */
+  async mergeFastForward(ref: string): Promise<string> {
+    assertNotOption(ref, 'ref');
+    await this.command.run(['merge', '--ff-only', '--quiet', ref]);
+    return this.head();
+  }
+
+  /**
+   * Merges `ref` with a merge commit (`--no-ff`) and returns HEAD afterwards (unchanged when
+   * `ref` is already merged). On conflict the merge is aborted and the error has
+   * `details.conflict === true` and `details.files` (the conflicting paths).
+   */
+  async merge(ref: string, message: string): Promise<string> {
+    assertNotOption(ref, 'ref');
+    const args = [
+      ...(await commitConfigArgs(this.command)),
+      'merge',
+      '--no-ff',
+      '--no-edit',
+      '--quiet',
+      '-m',
+      message,
+      ref,
+    ];
+    const result = await this.command.exec(args);
+    if (result.exitCode === 0) return this.head();
+    if ((await this.revParse('MERGE_HEAD')) === null) throw this.command.failure(args, result);
+    const files = splitNul(await this.command.run(['diff', '--name-only', '-z', '--diff-filter=U']));
+    await this.command.run(['merge', '--abort']);
+    throw this.command.failure(args, result, {
+      details: { conflict: true, files },
+      hint: `Merging ${ref} conflicts in ${files.join(', ') || 'the working tree'}; the merge was aborted.`,
+    });
+  }
+
+  /** `git apply --check` of `patchText`: whether it applies to the working tree, and why not. */
+  async applyCheck(patchText: string): Promise<ApplyCheckResult> {
+    const result = await this.command.exec(['apply', '--check', '-'], {
+      input: patchText,
+    });
+    return result.exitCode === 0 ? { ok: true, error: '' } : { ok: false, error: result.stderr.trim() };
+  }
+
+  /** Applies `patchText` to the working tree (not the index); all or nothing. */
+  async apply(patchText: string): Promise<void> {
+    await this.command.run(['apply', '-'], { input: patchText });
+  }
+
+  /** `git bundle create <file> --all`; `file` is resolved against `dir`. */
+  async bundleCreate(file: string): Promise<void> {
+    await this.command.run(['bundle', 'create', '--quiet', resolve(this.dir, file), '--all']);
+  }
+
+  // ---- Notes (failures have code `notes`) ----
+
+  /** Sets the note on `commit` under `ref` (`tdd-handoffs` or `refs/notes/...`), replacing any. */
+  async writeNote(ref: string, commit: string, text: string): Promise<void> {
+    await notes.writeNote(this.command, await commitConfigArgs(this.command), ref, commit, text);
+  }
+
+  /** The note on `commit`, or null when it has none; a corrupt notes ref throws `notes`. */
+  async readNote(ref: string, commit: string): Promise<string | null> {
+    return notes.readNote(this.command, ref, commit);
+  }
+
+  /** Every note under `ref` (empty when the ref does not exist). */
+  async listNotes(ref: string): Promise<NoteEntry[]> {
+    return notes.listNotes(this.command, ref);
+  }
+
+  /** Removes the note on `commit`; no-op when it has none. */
+  async removeNote(ref: string, commit: string): Promise<void> {
+    await notes.removeNote(this.command, await commitConfigArgs(this.command), ref, commit);
+  }
+}
+
+function revisions(from: string, to: string | undefined): string[] {
+  assertNotOption(from, 'ref');
+  if (to === undefined) return [from];
+  assertNotOption(to, 'ref');
+  return [from, to];
+}

@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { RatchetError } from '../../core/errors.js';
+
+/** Outcome of one git invocation; a non-zero exit is data here, callers decide what it means. */
+export interface GitExecResult {
+  /** null when git was killed by a signal or could not be started. */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface GitExecOptions {
+  cwd: string;
+  /** Full environment for the child (already merged by the caller). */
+  env: Record<string, string>;
+  /** Written to git's stdin. */
+  input?: string;
+}
+
+/**
+ * Variables git exports to hooks and aliases. Inherited from a parent git process (Ratchet run
+ * from a hook, or tests run from one) they would point every command at the wrong repository.
+ */
+const INHERITED_GIT_VARIABLES = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_PREFIX',
+  'GIT_NAMESPACE',
+];
+
+/**
+ * Builds the child environment: `process.env` without the repository-selecting variables above,
+ * then `overrides` (where `undefined` removes a variable), then settings that keep git from ever
+ * waiting on a terminal.
+ */
+export function buildGitEnv(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  const merged: Record<string, string | undefined> = { ...process.env };
+  for (const name of INHERITED_GIT_VARIABLES) delete merged[name];
+  Object.assign(merged, overrides, { GIT_TERMINAL_PROMPT: '0' });
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(merged)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+/**
+ * Runs `git <args>` without a shell. Output is collected in full (git output we read is bounded
+ * by the repository; unified diffs are the largest). Never rejects except when git cannot be
+ * spawned at all, which becomes a `git` RatchetError.
+ */
+export function execGit(args: readonly string[], options: GitExecOptions): Promise<GitExecResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let settled = false;
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // git may exit before reading all of stdin (e.g. `apply --check` on a corrupt patch).
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input);
+    child.on('error', (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(
+        new RatchetError('git', `Could not run git ${args.join(' ')} in ${options.cwd}: ${error.message}`, {
+          cause: error,
+          hint: 'Check that git is installed and on PATH, and that the directory exists.',
+          details: { args: [...args], cwd: options.cwd },
+        }),
+      );
+    });
+    child.on('close', (code) => {
+      if (settled) return;
+      settled = true;
+      resolve({
+        exitCode: code,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+      });
+    });
+  });
+}

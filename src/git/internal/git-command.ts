@@ -1,0 +1,102 @@
+import { RatchetError, type ErrorCode } from '../../core/errors.js';
+import { buildGitEnv, execGit, type GitExecResult } from './exec-git.js';
+
+export interface GitCallOptions {
+  input?: string;
+  /** Extra environment for this call only, over the instance's. */
+  env?: Record<string, string | undefined>;
+  /** Error code for failures (default `git`). */
+  code?: ErrorCode;
+  hint?: string;
+}
+
+const MAX_STDERR_IN_MESSAGE = 2000;
+
+/**
+ * Runs git commands in one directory with one environment. `exec` reports non-zero exits as
+ * data; `run` turns them into RatchetErrors naming the command and git's stderr.
+ */
+export class GitCommand {
+  constructor(
+    readonly cwd: string,
+    private readonly env: Record<string, string | undefined>,
+  ) {}
+
+  exec(args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
+    return execGit(args, {
+      cwd: this.cwd,
+      env: buildGitEnv({ ...this.env, ...options.env }),
+      ...(options.input === undefined ? {} : { input: options.input }),
+    });
+  }
+
+  /** Runs git and returns its stdout; throws on any non-zero exit. */
+  async run(args: readonly string[], options: GitCallOptions = {}): Promise<string> {
+    const result = await this.exec(args, options);
+    if (result.exitCode !== 0) throw this.failure(args, result, options);
+    return result.stdout;
+  }
+
+  /** Builds the RatchetError for a failed command (exported for callers that inspect exit codes). */
+  failure(
+    args: readonly string[],
+    result: GitExecResult,
+    options: Pick<GitCallOptions, 'code' | 'hint'> & {
+      details?: Record<string, unknown>;
+    } = {},
+  ): RatchetError {
+    const stderr = result.stderr.trim();
+    const shown = stderr.length > MAX_STDERR_IN_MESSAGE ? `…${stderr.slice(-MAX_STDERR_IN_MESSAGE)}` : stderr;
+    const exit = result.exitCode === null ? 'killed by a signal' : `exit ${result.exitCode}`;
+    return new RatchetError(
+      options.code ?? 'git',
+      `git ${args.join(' ')} failed (${exit}) in ${this.cwd}${shown === '' ? '' : `: ${shown}`}`,
+      {
+        ...(options.hint === undefined ? {} : { hint: options.hint }),
+        details: {
+          args: [...args],
+          cwd: this.cwd,
+          exitCode: result.exitCode,
+          stderr,
+          ...options.details,
+        },
+      },
+    );
+  }
+}
+
+/** Rejects values that git would parse as options (`--upload-pack=...`), before they reach argv. */
+export function assertNotOption(value: string, what: string): void {
+  if (value.startsWith('-') || value === '') {
+    throw new RatchetError('git', `Invalid ${what}: '${value}'`, {
+      details: { [what]: value },
+    });
+  }
+}
+
+/** Value of a config key as git resolves it in the command's directory, or null when unset. */
+export async function configValue(command: GitCommand, key: string): Promise<string | null> {
+  assertNotOption(key, 'config key');
+  const args = ['config', '--get', key];
+  const result = await command.exec(args);
+  if (result.exitCode === 1) return null;
+  if (result.exitCode !== 0) throw command.failure(args, result);
+  return result.stdout.replace(/\n$/, '');
+}
+
+/** Identity used for Ratchet's commits when the repository has none configured. */
+const FALLBACK_NAME = 'Ratchet';
+const FALLBACK_EMAIL = 'ratchet@localhost';
+
+/**
+ * `-c` options for commands that create commits (commit, merge, notes): never sign, and fall
+ * back to Ratchet's identity when git resolves no `user.email` here (or no `user.name`). Nothing
+ * is written to the user's config.
+ */
+export async function commitConfigArgs(command: GitCommand): Promise<string[]> {
+  const [email, name] = await Promise.all([configValue(command, 'user.email'), configValue(command, 'user.name')]);
+  const args = ['-c', 'commit.gpgsign=false'];
+  if (!email) args.push('-c', `user.name=${FALLBACK_NAME}`, '-c', `user.email=${FALLBACK_EMAIL}`);
+  else if (!name) args.push('-c', `user.name=${FALLBACK_NAME}`);
+  return args;
+}

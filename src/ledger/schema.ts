@@ -1,0 +1,133 @@
+import type { Generated } from 'kysely';
+import type { EventType } from '../core/events.js';
+import type { FinishReason } from '../core/model.js';
+import type { Phase, StageName } from '../core/stages.js';
+import type { RunStatus, StageAttemptOutcome, VerificationKind } from './types.js';
+
+/**
+ * The ledger's tables as Kysely sees them (snake_case, as stored). Booleans are 0/1 integers,
+ * JSON columns are text, timestamps are ISO 8601 text. Keep this in step with the migrations in
+ * `migrations/`: it describes the schema after the latest one.
+ */
+export interface LedgerDatabase {
+  runs: RunsTable;
+  stages: StagesTable;
+  model_calls: ModelCallsTable;
+  tool_calls: ToolCallsTable;
+  verifications: VerificationsTable;
+  checkpoints: CheckpointsTable;
+  events: EventsTable;
+}
+
+export interface RunsTable {
+  id: string;
+  workflow: string;
+  repo_root: string;
+  feature: string;
+  status: RunStatus;
+  branch: string | null;
+  base_branch: string | null;
+  base_commit: string | null;
+  worktree: string | null;
+  provider: string | null;
+  model: string | null;
+  config_json: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface StagesTable {
+  id: Generated<number>;
+  run_id: string;
+  cycle: number;
+  stage: StageName;
+  phase: Phase;
+  attempt: number;
+  outcome: StageAttemptOutcome | null;
+  reason: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+/** Rows derived from an event carry the event's `seq` (join key with `events`). */
+export interface ModelCallsTable {
+  id: Generated<number>;
+  run_id: string;
+  seq: number;
+  stage: StageName | null;
+  provider: string;
+  model: string;
+  request_json: string;
+  response_json: string | null;
+  finish_reason: FinishReason | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+  latency_ms: number;
+  error_code: string | null;
+  error: string | null;
+  created_at: string;
+}
+
+export interface ToolCallsTable {
+  id: Generated<number>;
+  run_id: string;
+  seq: number;
+  stage: StageName | null;
+  tool: string;
+  input_json: string;
+  output: string;
+  is_error: number;
+  duration_ms: number;
+  created_at: string;
+}
+
+export interface VerificationsTable {
+  id: Generated<number>;
+  run_id: string;
+  seq: number;
+  stage: StageName;
+  kind: VerificationKind;
+  command: string;
+  exit_code: number | null;
+  timed_out: number;
+  duration_ms: number;
+  passed: number | null;
+  failed: number | null;
+  skipped: number | null;
+  total: number | null;
+  ok: number | null;
+  failing_tests_json: string;
+  collection_errors_json: string;
+  output_file: string | null;
+  created_at: string;
+}
+
+export interface CheckpointsTable {
+  id: Generated<number>;
+  run_id: string;
+  seq: number;
+  stage: StageName;
+  phase: Phase;
+  commit_sha: string;
+  subject: string;
+  created_at: string;
+}
+
+/**
+ * Every stored event. `seq` is assigned by the ledger: 1, 2, 3... per run in the order events
+ * were recorded (the envelope `id` is kept as given). `payload_json` holds the event without
+ * its envelope and type; for `model-call` it also leaves out `request` and `response`, and for
+ * `tool-call` `input` and `output`, which live once in `model_calls` / `tool_calls` (same run
+ * and seq) and are joined back by `Ledger.events`.
+ */
+export interface EventsTable {
+  run_id: string;
+  seq: number;
+  id: string;
+  type: EventType;
+  timestamp: string;
+  payload_json: string;
+}

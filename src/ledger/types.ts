@@ -1,0 +1,275 @@
+import type { EventMap, EventType, RatchetEvent } from '../core/events.js';
+import type { FinishReason } from '../core/model.js';
+import type { FailureKind } from '../core/verification.js';
+import type { Phase, StageName } from '../core/stages.js';
+
+/**
+ * The ledger contract (version `ratchet-ledger-v1`): the engine writes runs and events into it,
+ * `status` / `history` / `report` read them back. Rows use camelCase; timestamps are ISO 8601.
+ * Every string stored has been through the ledger's redactor (see `redact.ts`).
+ */
+
+/**
+ * Lifecycle of a run: `running`, then how it ended (`completed`, `failed`, `interrupted` — the
+ * `run-end` statuses; `interrupted` runs can be resumed), then, after `ratchet accept` /
+ * `ratchet reject`, `accepted` or `rejected`.
+ */
+export type RunStatus = 'running' | EventMap['run-end']['status'] | 'accepted' | 'rejected';
+
+/** How a stage attempt ended. */
+export type StageAttemptOutcome = EventMap['stage-end']['outcome'];
+
+/** Kinds of verification recorded by `verify-end`. */
+export type VerificationKind = EventMap['verify-end']['kind'];
+
+/** What `createRun` needs. Fields left out are stored as null (status defaults to `running`). */
+export interface NewRun {
+  /** The run id, e.g. `20261121-233624-a1b2`. */
+  id: string;
+  /** `tdd`, `tasks`, `refactor`, `solve`, `team`. */
+  workflow: string;
+  /** Absolute path of the user's repository. */
+  repoRoot: string;
+  /** The feature request, task or goal the run works on. */
+  feature: string;
+  status?: RunStatus;
+  branch?: string | null;
+  baseBranch?: string | null;
+  baseCommit?: string | null;
+  worktree?: string | null;
+  provider?: string | null;
+  model?: string | null;
+  /** The resolved configuration, stored as JSON (redacted). */
+  config?: unknown;
+}
+
+/**
+ * Fields `updateRun` may change. `finishedAt` is managed for you unless given: set to now when
+ * the status becomes `completed`, `failed` or `interrupted`, cleared when it returns to `running`,
+ * and kept (or set to now when there is none) on `accepted` / `rejected`.
+ */
+export interface RunPatch {
+  status?: RunStatus;
+  branch?: string | null;
+  baseBranch?: string | null;
+  baseCommit?: string | null;
+  worktree?: string | null;
+  provider?: string | null;
+  model?: string | null;
+  config?: unknown;
+  /** Why the run failed; null clears it. */
+  error?: string | null;
+  finishedAt?: string | null;
+}
+
+export interface RunRow {
+  id: string;
+  workflow: string;
+  repoRoot: string;
+  feature: string;
+  status: RunStatus;
+  branch: string | null;
+  baseBranch: string | null;
+  baseCommit: string | null;
+  worktree: string | null;
+  provider: string | null;
+  model: string | null;
+  /** The stored configuration (parsed JSON), null when none was given. */
+  config: unknown;
+  error: string | null;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+}
+
+/** One attempt of one stage: opened by `stage-start`, closed by the matching `stage-end`. */
+export interface StageRow {
+  id: number;
+  runId: string;
+  cycle: number;
+  stage: StageName;
+  phase: Phase;
+  attempt: number;
+  /** Null while the attempt is still open (or was cut off by a crash). */
+  outcome: StageAttemptOutcome | null;
+  reason: string | null;
+  startedAt: string;
+  endedAt: string | null;
+}
+
+export interface ModelCallRow {
+  id: number;
+  runId: string;
+  /** Position of the `model-call` event in the run's event stream. */
+  seq: number;
+  stage: StageName | null;
+  provider: string;
+  model: string;
+  /** The full request as sent (redacted). */
+  request: unknown;
+  /** The full response, null when the call failed. */
+  response: unknown;
+  finishReason: FinishReason | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  /** USD; null when the call failed or the model has no known price. */
+  costUsd: number | null;
+  latencyMs: number;
+  errorCode: string | null;
+  error: string | null;
+  createdAt: string;
+}
+
+export interface ToolCallRow {
+  id: number;
+  runId: string;
+  seq: number;
+  stage: StageName | null;
+  tool: string;
+  input: unknown;
+  output: string;
+  isError: boolean;
+  durationMs: number;
+  createdAt: string;
+}
+
+/** A failing test as stored in `verifications.failing_tests_json`. */
+export interface FailingTest {
+  id: string;
+  kind: FailureKind | null;
+  message: string | null;
+}
+
+/**
+ * One test, lint or typecheck run. Test runs carry counts and failing tests (`ok` is null);
+ * checks (lint, typecheck) carry `ok` (counts are null).
+ */
+export interface VerificationRow {
+  id: number;
+  runId: string;
+  seq: number;
+  stage: StageName;
+  kind: VerificationKind;
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  passed: number | null;
+  failed: number | null;
+  skipped: number | null;
+  total: number | null;
+  ok: boolean | null;
+  failingTests: FailingTest[];
+  collectionErrors: string[];
+  outputFile: string | null;
+  createdAt: string;
+}
+
+export interface CheckpointRow {
+  id: number;
+  runId: string;
+  seq: number;
+  stage: StageName;
+  phase: Phase;
+  commitSha: string;
+  subject: string;
+  createdAt: string;
+}
+
+/** Totals for one run, computed from the typed tables. */
+export interface RunSummary {
+  runId: string;
+  status: RunStatus;
+  /** Stage attempts by outcome; `open` counts attempts without a `stage-end`. */
+  stageAttempts: {
+    total: number;
+    accepted: number;
+    rejected: number;
+    error: number;
+    skipped: number;
+    open: number;
+  };
+  modelCalls: {
+    total: number;
+    /** Calls that ended in an error (no response). */
+    failed: number;
+    inputTokens: number;
+    outputTokens: number;
+    /**
+     * Sum of the known prices, in USD. It is a lower bound when `unpricedCalls > 0`: those
+     * calls succeeded but their model has no known price. Failed calls count as free.
+     */
+    costUsd: number;
+    unpricedCalls: number;
+  };
+  toolCalls: { total: number; errors: number };
+  /** `failing` counts runs that exited non-zero or timed out. */
+  verifications: { total: number; failing: number };
+  checkpoints: number;
+  /** Stored events (`model-delta` is never stored). */
+  events: number;
+  startedAt: string;
+  /** Null while the run has not finished. */
+  finishedAt: string | null;
+  /** From creation to finish; while unfinished, to the latest event or run update. */
+  durationMs: number;
+}
+
+export interface RunFilter {
+  /** One status, or any of several (e.g. `['running', 'interrupted']` for resumable runs). */
+  status?: RunStatus | readonly RunStatus[];
+  workflow?: string;
+}
+
+export interface EventQuery {
+  /** Only these event types. */
+  types?: readonly EventType[];
+}
+
+export interface LedgerOptions {
+  /** Values to redact wherever they appear (see `secretsFromEnv`). */
+  secrets: readonly string[];
+  /** Milliseconds SQLite waits for another connection's lock before failing (default 5000). */
+  busyTimeoutMs?: number;
+  /** Clock for `created_at` / `updated_at` of runs (default: system time). */
+  now?: () => Date;
+}
+
+export interface Ledger extends AsyncDisposable {
+  /** Path of the database file (`:memory:` for an in-memory ledger). */
+  readonly file: string;
+
+  /** Inserts a run. Throws `internal` when the id already exists. */
+  createRun(run: NewRun): Promise<RunRow>;
+  /** Changes a run. Throws `not-found` when it does not exist. */
+  updateRun(id: string, patch: RunPatch): Promise<RunRow>;
+  getRun(id: string): Promise<RunRow | undefined>;
+  /** The most recently created run matching the filter (all runs when none is given). */
+  latestRun(filter?: RunFilter): Promise<RunRow | undefined>;
+  /** Runs, newest first (default limit 20). */
+  listRuns(limit?: number): Promise<RunRow[]>;
+
+  /**
+   * Persists one event (redacted) into `events` and into its typed table, in one transaction.
+   * `model-delta` events are progress only and are not stored. Resolves once written.
+   */
+  record(event: RatchetEvent): Promise<void>;
+  /** Persists events in order, in one transaction (cheaper than one `record` each). */
+  recordMany(events: readonly RatchetEvent[]): Promise<void>;
+
+  /** Stage attempts in the order they started. */
+  stages(runId: string): Promise<StageRow[]>;
+  modelCalls(runId: string): Promise<ModelCallRow[]>;
+  toolCalls(runId: string): Promise<ToolCallRow[]>;
+  verifications(runId: string): Promise<VerificationRow[]>;
+  checkpoints(runId: string): Promise<CheckpointRow[]>;
+  /** How many events of the run are stored (`model-delta` is never stored). */
+  eventCount(runId: string): Promise<number>;
+  /** Stored events of a run, in the order they were recorded. */
+  events(runId: string, query?: EventQuery): Promise<RatchetEvent[]>;
+  /** Totals for a run. Throws `not-found` when the run does not exist. */
+  summary(runId: string): Promise<RunSummary>;
+
+  /** Closes the database. Idempotent; later calls other than `close` throw. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,103 @@
+import { costText } from './markdown-report.js';
+import type { ReportData } from './report-data.js';
+
+function escape(text: string | number | null | undefined): string {
+  return String(text ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
+}
+
+function diffHtml(diff: string): string {
+  if (!diff.trim()) return '<p class="muted">no changes (empty checkpoint)</p>';
+  const lines = diff.split('\n').map((line) => {
+    const kind = line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
+    return `<span class="${kind}">${escape(line)}</span>`;
+  });
+  return `<pre class="diff">${lines.join('\n')}</pre>`;
+}
+
+const STYLE = `
+body{font:14px/1.5 system-ui,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#1f2328}
+h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #d0d7de}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#f6f8fa}code{font-family:ui-monospace,monospace;font-size:90%}
+.accepted,.ok{color:#1a7f37;font-weight:600}.rejected,.failed,.error{color:#cf222e;font-weight:600}.muted{color:#656d76}
+pre.diff{background:#f6f8fa;padding:.6rem;overflow:auto;font-size:12px}.add{color:#1a7f37}.del{color:#cf222e}.hunk{color:#8250df}
+details{margin:.4rem 0}summary{cursor:pointer}`;
+
+/** The run report as one self-contained HTML page (no external assets). */
+export function renderHtmlReport(data: ReportData): string {
+  const { run, summary } = data;
+  const rows = (cells: Array<string | number | null | undefined>, raw = false): string => `<tr>${cells.map((value) => `<td>${raw ? String(value ?? '') : escape(value)}</td>`).join('')}</tr>`;
+  const checkpoints = data.checkpoints
+    .map((checkpoint) =>
+      rows(
+        [
+          `<code>${escape(checkpoint.sha.slice(0, 8))}</code>`,
+          escape(checkpoint.subject),
+          checkpoint.state ? escape(`${checkpoint.state.phase} → ${checkpoint.state.nextPhase ?? '-'}`) : `<span class="muted">${escape(checkpoint.noteError ?? 'no note')}</span>`,
+          escape(checkpoint.state?.cycleNumber),
+          escape(checkpoint.state?.retryCount),
+        ],
+        true,
+      ),
+    )
+    .join('\n');
+  const stages = data.stages
+    .map((stage) => rows([stage.cycle, stage.stage, stage.attempt, `<span class="${escape(stage.outcome ?? 'open')}">${escape(stage.outcome ?? 'open')}</span>`, escape(stage.reason)], true))
+    .join('\n');
+  const verifications = data.verifications
+    .map((verification) => {
+      const result = verification.ok !== null ? (verification.ok ? 'ok' : `exit ${String(verification.exitCode)}`) : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed`;
+      const good = verification.ok ?? (verification.failed === 0 && !verification.timedOut);
+      return rows(
+        [
+          escape(verification.stage),
+          escape(verification.kind),
+          `<code>${escape(verification.command)}</code>`,
+          `<span class="${good ? 'ok' : 'failed'}">${escape(result)}</span>`,
+          escape(`${verification.durationMs} ms`),
+          escape(verification.failingTests.map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`).join('; ')),
+        ],
+        true,
+      );
+    })
+    .join('\n');
+  const changes = data.checkpoints
+    .map((checkpoint) => `<details><summary><code>${escape(checkpoint.sha.slice(0, 8))}</code> ${escape(checkpoint.subject)}</summary>${diffHtml(checkpoint.diff)}</details>`)
+    .join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Ratchet run ${escape(run.id)}</title><style>${STYLE}</style></head>
+<body>
+<h1>Ratchet run <code>${escape(run.id)}</code></h1>
+<table>
+${rows(['Workflow', run.workflow])}
+${rows(['Feature', run.feature])}
+${rows(['Status', `${run.status}${run.error ? ` — ${run.error}` : ''}`])}
+${rows(['Branch', `${run.branch ?? ''} from ${run.baseBranch ?? 'HEAD'} @ ${run.baseCommit?.slice(0, 8) ?? ''}`])}
+${rows(['Provider', `${run.provider ?? ''} ${run.model ?? ''}`])}
+${rows(['Model calls', `${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens`])}
+${rows(['Cost', costText(data)])}
+${rows(['Stage attempts', `${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected`])}
+</table>
+<h2>Checkpoints</h2>
+<table id="checkpoints"><tr><th>Commit</th><th>Subject</th><th>Phase</th><th>Cycle</th><th>Retries</th></tr>
+${checkpoints}
+</table>
+<h2>Stage attempts</h2>
+<table id="stages"><tr><th>Cycle</th><th>Stage</th><th>Attempt</th><th>Outcome</th><th>Reason</th></tr>
+${stages}
+</table>
+<h2>Verification runs</h2>
+<table id="verifications"><tr><th>Stage</th><th>Kind</th><th>Command</th><th>Result</th><th>Duration</th><th>Failing</th></tr>
+${verifications}
+</table>
+<h2>Changes</h2>
+${changes}
+<p class="muted">Generated ${escape(data.generatedAt)} by Ratchet.</p>
+</body></html>
+`;
+}

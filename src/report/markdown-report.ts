@@ -1,0 +1,60 @@
+import type { ReportData } from './report-data.js';
+
+function cell(text: string | number | null | undefined): string {
+  return String(text ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+function duration(ms: number): string {
+  return ms >= 60_000 ? `${(ms / 60_000).toFixed(1)} min` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function costText(data: ReportData): string {
+  const { costUsd, unpricedCalls } = data.summary.modelCalls;
+  if (data.summary.modelCalls.total === 0) return '$0 (no model calls)';
+  if (costUsd === 0 && unpricedCalls > 0) return `unknown (${unpricedCalls} calls to a model without a known price)`;
+  return `$${costUsd.toFixed(4)}${unpricedCalls > 0 ? ` + ${unpricedCalls} calls without a known price` : ''}`;
+}
+
+/** The run report as Markdown. */
+export function renderMarkdownReport(data: ReportData): string {
+  const { run, summary } = data;
+  const lines: string[] = [];
+  lines.push(`# Ratchet run ${run.id}`, '');
+  lines.push(`| | |`, `| --- | --- |`);
+  lines.push(`| Workflow | ${cell(run.workflow)} |`);
+  lines.push(`| Feature | ${cell(run.feature)} |`);
+  lines.push(`| Status | **${run.status}**${run.error ? ` — ${cell(run.error)}` : ''} |`);
+  lines.push(`| Branch | \`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit?.slice(0, 8))}\` |`);
+  lines.push(`| Provider | ${cell(run.provider)} \`${cell(run.model)}\` |`);
+  lines.push(`| Duration | ${duration(summary.durationMs)} |`);
+  lines.push(`| Model calls | ${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens |`);
+  lines.push(`| Cost | ${costText(data)} |`);
+  lines.push(`| Tool calls | ${summary.toolCalls.total} (${summary.toolCalls.errors} errors) |`);
+  lines.push(`| Stage attempts | ${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected |`);
+  lines.push(`| Verification runs | ${summary.verifications.total} (${summary.verifications.failing} failing) |`);
+  lines.push('');
+  lines.push('## Checkpoints', '', '| Commit | Subject | Phase | Cycle | Retries |', '| --- | --- | --- | --- | --- |');
+  for (const checkpoint of data.checkpoints) {
+    const state = checkpoint.state;
+    lines.push(
+      `| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} | ${state ? `${state.phase} → ${state.nextPhase ?? '-'}` : cell(checkpoint.noteError ?? 'no note')} | ${state?.cycleNumber ?? ''} | ${state?.retryCount ?? ''} |`,
+    );
+  }
+  lines.push('', '## Stage attempts', '', '| Cycle | Stage | Attempt | Outcome | Reason |', '| --- | --- | --- | --- | --- |');
+  for (const stage of data.stages) {
+    lines.push(`| ${stage.cycle} | ${stage.stage} | ${stage.attempt} | ${stage.outcome ?? 'open'} | ${cell(stage.reason)} |`);
+  }
+  lines.push('', '## Verification runs', '', '| Stage | Kind | Command | Result | Duration | Failing |', '| --- | --- | --- | --- | --- | --- |');
+  for (const verification of data.verifications) {
+    const result = verification.ok !== null ? (verification.ok ? 'ok' : `exit ${String(verification.exitCode)}`) : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed${verification.timedOut ? ', timed out' : ''}`;
+    const failing = verification.failingTests.map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`).join('; ');
+    lines.push(`| ${verification.stage} | ${verification.kind} | \`${cell(verification.command)}\` | ${result} | ${verification.durationMs} ms | ${cell(failing)} |`);
+  }
+  lines.push('', '## Changes', '');
+  for (const checkpoint of data.checkpoints) {
+    lines.push(`### \`${checkpoint.sha.slice(0, 8)}\` ${checkpoint.subject}`, '');
+    lines.push(checkpoint.diff.trim() ? ['```diff', checkpoint.diff.trimEnd(), '```'].join('\n') : '_no changes (empty checkpoint)_', '');
+  }
+  lines.push(`_Generated ${data.generatedAt} by Ratchet._`, '');
+  return lines.join('\n');
+}

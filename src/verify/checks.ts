@@ -1,0 +1,42 @@
+import { RatchetError } from '../core/errors.js';
+import type { CheckResult } from '../core/verification.js';
+import type { ProcessRunner } from '../process/types.js';
+
+export interface RunCheckOptions {
+  /** What the check is, e.g. `lint` or `typecheck`. */
+  name: string;
+  command: string;
+  cwd: string;
+  runner: ProcessRunner;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Cap of the output kept (tail), default 64 KiB. */
+  maxOutputBytes?: number;
+}
+
+/**
+ * Runs a non-test check (lint, typecheck). It passes when the command exits 0 in time.
+ * Throws `interrupted` when `signal` fires.
+ */
+export async function runCheck(options: RunCheckOptions): Promise<CheckResult> {
+  const { name, command, cwd, runner, timeoutMs, signal } = options;
+  const run = await runner.run({
+    command,
+    cwd,
+    timeoutMs,
+    maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (run.aborted || signal?.aborted === true) {
+    throw new RatchetError('interrupted', `Interrupted while running ${name}`, { cause: signal?.reason });
+  }
+  return {
+    name,
+    command,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    durationMs: run.durationMs,
+    output: run.output,
+    ok: run.exitCode === 0 && !run.timedOut,
+  };
+}

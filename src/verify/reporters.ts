@@ -1,0 +1,142 @@
+import path from 'node:path';
+import { readTestScript, type Framework } from './detect.js';
+
+/**
+ * How one run gets machine-readable results without changing what the user's command tests.
+ *
+ * - node:test: `NODE_OPTIONS` adds the `spec` reporter on stdout (what a terminal shows) and the
+ *   `junit` reporter into a file. Measured on Node 24: when stdout is not a TTY, `node --test`
+ *   under `npm test` prints `spec`, which has no stable per-test shape, so a reporter must be
+ *   injected. NODE_OPTIONS reaches `node --test` through npm and any shell script; test-file
+ *   subprocesses and ordinary `node` children inherit it harmlessly (the reporter flags act only
+ *   in a `--test` parent, and the report file stays one coherent document). JUnit is preferred
+ *   to TAP because it gives every test its file, so ids do not change when a test starts
+ *   failing. When the script sets `--test-reporter` itself, nothing is injected: node requires
+ *   as many destinations as reporters and would refuse to start. A nested `node --test` inside
+ *   a test would also write the report file; that case falls back to stdout parsing.
+ * - pytest: `PYTEST_ADDOPTS` adds `--junitxml` (xunit1, which records each test's file),
+ *   `-rA` (a parseable summary should the XML be missing) and `-p no:cacheprovider` (no
+ *   `.pytest_cache` written into the worktree).
+ * - vitest/jest: reporter flags are appended only when the command (or the `npm test` script
+ *   it runs) is a bare `vitest`/`jest` invocation, where appended arguments surely reach it.
+ * - go: `-json` after `go test`; cargo: `--no-fail-fast`, so a failing test binary does not
+ *   hide the results of the next ones (otherwise their tests would look removed).
+ * - unittest: `-v` after `-m unittest`.
+ * - Maven/Gradle: their own XML reports, read after the run (only files newer than its start).
+ */
+export type ReportSource =
+  | { kind: 'junit-file'; file: string }
+  | { kind: 'jest-json-file'; file: string }
+  | { kind: 'junit-dirs'; patterns: string[] }
+  | { kind: 'none' };
+
+export interface ReporterPlan {
+  command: string;
+  env: Record<string, string>;
+  report: ReportSource;
+}
+
+export interface PlanReporterInput {
+  command: string;
+  framework: Framework;
+  cwd: string;
+  reportDir: string;
+  /** The environment the command will see (for NODE_OPTIONS / PYTEST_ADDOPTS to extend). */
+  env: Record<string, string | undefined>;
+}
+
+const SHELL_SYNTAX = /[;&|<>`$()\n]/;
+const NPM_TEST = /^(?:npm)\s+(?:test|t|run\s+test|run-script\s+test)(?=\s|$)/;
+
+/** Decides the command, environment and report files for one test run. */
+export async function planReporter(input: PlanReporterInput): Promise<ReporterPlan> {
+  const { command, framework, reportDir, env } = input;
+  const none: ReporterPlan = { command, env: {}, report: { kind: 'none' } };
+  const isNpmTest = NPM_TEST.test(command.trim());
+  const script = isNpmTest ? await readTestScript(input.cwd) : undefined;
+  const effective = script ?? command;
+
+  switch (framework) {
+    case 'node-test': {
+      const existing = env.NODE_OPTIONS ?? '';
+      if (/--test-reporter/.test(effective) || /--test-reporter/.test(existing)) return none;
+      const file = path.join(reportDir, 'node-test.xml');
+      const options = [
+        existing,
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        '--test-reporter=junit',
+        `--test-reporter-destination=${quoteNodeOption(file)}`,
+      ];
+      return { command, env: { NODE_OPTIONS: options.filter(Boolean).join(' ') }, report: { kind: 'junit-file', file } };
+    }
+    case 'pytest': {
+      const file = path.join(reportDir, 'pytest.xml');
+      const added = `--junitxml=${shellQuote(file)} -o junit_family=xunit1 -p no:cacheprovider -rA`;
+      const existing = env.PYTEST_ADDOPTS ?? '';
+      return {
+        command,
+        env: { PYTEST_ADDOPTS: [existing, added].filter(Boolean).join(' ') },
+        report: { kind: 'junit-file', file },
+      };
+    }
+    case 'vitest': {
+      const file = path.join(reportDir, 'vitest.json');
+      const args = `--reporter=default --reporter=json --outputFile.json=${shellQuote(file)}`;
+      const appended = appendArguments(command, effective, isNpmTest, /^(?:npx\s+)?(?:\S*\/)?vitest(?:\s|$)/, args);
+      return appended === undefined ? none : { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
+    }
+    case 'jest': {
+      const file = path.join(reportDir, 'jest.json');
+      const args = `--json --outputFile=${shellQuote(file)}`;
+      const appended = appendArguments(command, effective, isNpmTest, /^(?:npx\s+)?(?:\S*\/)?jest(?:\s|$)/, args);
+      return appended === undefined ? none : { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
+    }
+    case 'go':
+      if (/\s-json\b/.test(command) || !/^go\s+test\b/.test(command.trim())) return none;
+      return { ...none, command: command.trim().replace(/^go\s+test\b/, 'go test -json') };
+    case 'cargo':
+      if (/--no-fail-fast/.test(command) || !/^cargo\s+test\b/.test(command.trim())) return none;
+      return { ...none, command: command.trim().replace(/^cargo\s+test\b/, 'cargo test --no-fail-fast') };
+    case 'unittest':
+      if (/\s(?:-v|--verbose)\b/.test(command)) return none;
+      return { ...none, command: command.replace(/-m\s+unittest\b/, '-m unittest -v') };
+    case 'maven':
+    case 'gradle':
+      return {
+        command,
+        env: {},
+        report: { kind: 'junit-dirs', patterns: ['**/target/surefire-reports/TEST-*.xml', '**/build/test-results/**/*.xml'] },
+      };
+    default:
+      return none;
+  }
+}
+
+/**
+ * Appends runner arguments when they are sure to reach the runner: the command is a bare
+ * invocation (no shell syntax), or `npm test` whose script is one.
+ */
+function appendArguments(
+  command: string,
+  effective: string,
+  isNpmTest: boolean,
+  runner: RegExp,
+  args: string,
+): string | undefined {
+  const target = effective.trim();
+  if (SHELL_SYNTAX.test(target) || !runner.test(target)) return undefined;
+  if (!isNpmTest) return `${command.trim()} ${args}`;
+  if (SHELL_SYNTAX.test(command)) return undefined;
+  return / -- /.test(command) ? `${command.trim()} ${args}` : `${command.trim()} -- ${args}`;
+}
+
+/** Quotes a word for `/bin/sh` (and for pytest's shlex-split PYTEST_ADDOPTS). */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** NODE_OPTIONS splits on spaces but honours double quotes. */
+function quoteNodeOption(value: string): string {
+  return /[\s"\\]/.test(value) ? `"${value.replace(/(["\\])/g, '\\$1')}"` : value;
+}

@@ -1,0 +1,203 @@
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { glob } from 'tinyglobby';
+import { RatchetError } from '../core/errors.js';
+import type { ResultSource, TestCaseResult, TestRunResult } from '../core/verification.js';
+import type { ProcessRunner } from '../process/types.js';
+import type { Framework } from './detect.js';
+import { parseCargoText } from './parsers/cargo-text.js';
+import type { ParsedTestOutput } from './parsers/classify.js';
+import { parseGoJson } from './parsers/go-json.js';
+import { extractJestJson, parseJestJson } from './parsers/jest-json.js';
+import { looksLikeJunitXml, parseJunitXml } from './parsers/junit-xml.js';
+import { looksLikePytest, parsePytestText } from './parsers/pytest-text.js';
+import { looksLikeTap, parseTap } from './parsers/tap.js';
+import { looksLikeUnittest, parseUnittestText } from './parsers/unittest-text.js';
+import { planReporter, type ReportSource } from './reporters.js';
+
+export interface RunTestsOptions {
+  command: string;
+  framework: Framework;
+  cwd: string;
+  runner: ProcessRunner;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** A directory Ratchet owns (outside the worktree's tracked files) for report files. */
+  reportDir: string;
+  /** Extra environment for the command. */
+  env?: Record<string, string | undefined>;
+  /** Cap of the output kept in the result (the tail is kept); default 256 KiB. */
+  maxOutputChars?: number;
+}
+
+/** Output read for parsing; larger than what is kept, since `go test -json` is verbose. */
+const CAPTURE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_KEPT_CHARS = 256 * 1024;
+
+interface Collected extends ParsedTestOutput {
+  source: ResultSource;
+  readable?: string;
+}
+
+/**
+ * Runs the project's test command once and returns per-test results. The results come from a
+ * machine-readable report injected for the framework (see `reporters.ts`), else from parsing
+ * the console output, else from the exit code alone (`source: 'exit-code'`, no tests).
+ * A timeout kills the command's process group and adds a failing pseudo-test of kind
+ * 'timeout'. Throws `interrupted` when `signal` fires, `config` when the command is not found.
+ */
+export async function runTests(options: RunTestsOptions): Promise<TestRunResult> {
+  const { command, framework, cwd, runner, timeoutMs, signal, reportDir } = options;
+  await mkdir(reportDir, { recursive: true });
+  const baseEnv = { ...process.env, ...options.env };
+  const plan = await planReporter({ command, framework, cwd, reportDir, env: baseEnv });
+  if (plan.report.kind === 'junit-file' || plan.report.kind === 'jest-json-file') await rm(plan.report.file, { force: true });
+
+  const startedAt = Date.now();
+  const run = await runner.run({
+    command: plan.command,
+    cwd,
+    env: { ...options.env, ...plan.env },
+    timeoutMs,
+    maxOutputBytes: CAPTURE_BYTES,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (run.aborted || signal?.aborted === true) {
+    throw new RatchetError('interrupted', 'Interrupted while running the tests', { cause: signal?.reason });
+  }
+  if (run.exitCode === 127 && /(?:command )?not found/i.test(run.output)) {
+    throw new RatchetError('config', `Test command not found: ${plan.command}`, {
+      hint: 'Install the test runner or set [test] command = "..." in .ratchet/config.toml',
+      details: { output: run.output.slice(-2000) },
+    });
+  }
+
+  const collected = (await fromReport(plan.report, cwd, run.output, startedAt)) ?? fromOutput(framework, run.stdout, run.output);
+  const tests = [...collected.tests];
+  if (run.timedOut) tests.push(timeoutCase(timeoutMs));
+  const keep = options.maxOutputChars ?? DEFAULT_KEPT_CHARS;
+  const output = collected.readable ?? run.output;
+  return {
+    command: plan.command,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    durationMs: run.durationMs,
+    output: output.length > keep ? `[... output truncated ...]\n${output.slice(-keep)}` : output,
+    tests,
+    collectionErrors: collected.collectionErrors,
+    source: collected.source,
+    counts: countTests(tests),
+  };
+}
+
+/** Counts tests by status. */
+export function countTests(tests: TestCaseResult[]): TestRunResult['counts'] {
+  const counts = { passed: 0, failed: 0, skipped: 0, total: tests.length };
+  for (const test of tests) counts[test.status] += 1;
+  return counts;
+}
+
+async function fromReport(report: ReportSource, cwd: string, output: string, startedAt: number): Promise<Collected | undefined> {
+  switch (report.kind) {
+    case 'junit-file': {
+      const xml = await readIfPresent(report.file);
+      return xml === undefined ? undefined : attempt(() => parseJunitXml(xml, { cwd, output }), 'junit-xml');
+    }
+    case 'jest-json-file': {
+      const json = await readIfPresent(report.file);
+      return json === undefined ? undefined : attempt(() => parseJestJson(JSON.parse(json), { cwd }), 'jest-json');
+    }
+    case 'junit-dirs':
+      return fromReportDirs(report.patterns, cwd, output, startedAt);
+    case 'none':
+      return undefined;
+  }
+}
+
+async function fromReportDirs(patterns: string[], cwd: string, output: string, startedAt: number): Promise<Collected | undefined> {
+  const files = await glob(patterns, { cwd, absolute: true, ignore: ['**/node_modules/**', '**/.git/**'] });
+  const merged: ParsedTestOutput = { tests: [], collectionErrors: [] };
+  // Report files from earlier runs stay on disk; file systems may round mtimes down to 1 s.
+  for (const file of files.sort()) {
+    if ((await stat(file)).mtimeMs < startedAt - 1000) continue;
+    const xml = await readIfPresent(file);
+    const parsed = xml === undefined ? undefined : attempt(() => parseJunitXml(xml, { cwd, output }), 'junit-xml');
+    if (parsed === undefined) continue;
+    merged.tests.push(...parsed.tests);
+    merged.collectionErrors.push(...parsed.collectionErrors);
+  }
+  if (merged.tests.length === 0 && merged.collectionErrors.length === 0) return undefined;
+  return { ...merged, source: 'junit-xml' };
+}
+
+/** Parses the console output with the framework's parser, then TAP, then gives up. */
+function fromOutput(framework: Framework, stdout: string, output: string): Collected {
+  const candidates: (() => Collected | undefined)[] = [];
+  switch (framework) {
+    case 'go':
+      candidates.push(() => {
+        const parsed = parseGoJson(output);
+        return { ...parsed, source: 'go-json' };
+      });
+      break;
+    case 'cargo':
+      candidates.push(() => attempt(() => parseCargoText(output), 'cargo'));
+      break;
+    case 'pytest':
+      if (looksLikePytest(output)) candidates.push(() => attempt(() => parsePytestText(output), 'pytest'));
+      break;
+    case 'unittest':
+      if (looksLikeUnittest(output)) candidates.push(() => attempt(() => parseUnittestText(output), 'unittest'));
+      break;
+    case 'jest':
+    case 'vitest':
+      candidates.push(() => attempt(() => parseJestJson(extractJestJson(stdout)), 'jest-json'));
+      break;
+    default:
+      break;
+  }
+  if (looksLikeJunitXml(stdout)) candidates.push(() => attempt(() => parseJunitXml(stdout.slice(stdout.indexOf('<'))), 'junit-xml'));
+  if (looksLikeTap(stdout)) candidates.push(() => attempt(() => parseTap(stdout), 'tap'));
+  for (const candidate of candidates) {
+    const collected = candidate();
+    if (collected !== undefined && (collected.tests.length > 0 || collected.collectionErrors.length > 0)) return collected;
+  }
+  return { tests: [], collectionErrors: buildFailures(framework, output), source: 'exit-code' };
+}
+
+/** Maven/Gradle write no report when compiling the tests failed; the console says so. */
+function buildFailures(framework: Framework, output: string): string[] {
+  if (framework !== 'maven' && framework !== 'gradle') return [];
+  const lines = output.split('\n');
+  const index = lines.findIndex((line) => /COMPILATION ERROR|Compilation failed|compileTest\w* FAILED/.test(line));
+  if (index < 0) return [];
+  return [lines.slice(index, index + 12).join('\n')];
+}
+
+function attempt(parse: () => ParsedTestOutput, source: ResultSource): Collected | undefined {
+  try {
+    return { ...parse(), source };
+  } catch {
+    // Malformed or truncated report: the caller falls back to the next source.
+    return undefined;
+  }
+}
+
+async function readIfPresent(file: string): Promise<string | undefined> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return text.trim() === '' ? undefined : text;
+  } catch {
+    return undefined;
+  }
+}
+
+function timeoutCase(timeoutMs: number): TestCaseResult {
+  return {
+    id: '(run)::timeout',
+    name: 'test run timed out',
+    file: null,
+    status: 'failed',
+    failureKind: 'timeout',
+    message: `The test command did not finish within ${timeoutMs} ms and was killed with its process group.`,
+  };
+}

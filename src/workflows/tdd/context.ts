@@ -1,0 +1,132 @@
+import type { PathPolicy, StageOutcome } from '../../core/agent.js';
+import { pipeEvents } from '../../core/event-pipe.js';
+import type { EventInput } from '../../core/events.js';
+import type { HandoffState, TestCase } from '../../core/handoff.js';
+import type { AgentStageName, Phase, StageName } from '../../core/stages.js';
+import type { ZodType } from 'zod';
+import type { StoredTestRun, TddDependencies, TddPolicy } from './ports.js';
+
+/** Shared, mutable-by-design state of one workflow execution (one process lifetime). */
+export interface TddContext {
+  policy: TddPolicy;
+  deps: TddDependencies;
+  signal: AbortSignal | undefined;
+  /** The last test run and the commit it ran on, reused while HEAD has not moved. */
+  lastRun: { commit: string; run: StoredTestRun } | undefined;
+  /** The PLAN checkpoint of the current cycle (unknown right after a resume). */
+  cycleBase: string | undefined;
+  /** Files changed since `cycleBase`, for the prompts. */
+  cycleFiles: string[];
+}
+
+/** Refreshes `cycleFiles` (for the GREEN, FIX and REFACTOR prompts). */
+export async function refreshCycleFiles(context: TddContext): Promise<void> {
+  if (context.cycleBase === undefined) return;
+  const files = await context.deps.workspace.changedFilesSince(context.cycleBase);
+  context.cycleFiles = files.filter((file) => file !== 'test-list.md');
+}
+
+export type Step<T> = AsyncGenerator<EventInput, T>;
+
+export interface AgentStageInput<T> {
+  stage: AgentStageName;
+  phase: Phase;
+  cycle: number;
+  attempt: number;
+  variables: Record<string, string | number>;
+  paths: PathPolicy;
+  outputSchema?: ZodType<T>;
+}
+
+/**
+ * Runs one agent stage and yields its events. Commits are the orchestrator's job: if the agent
+ * committed anyway (through Bash), its commits are undone and their changes kept, so the gate
+ * still sees them and the checkpoint remains ours.
+ */
+export async function* runAgentStage<T>(context: TddContext, input: AgentStageInput<T>): Step<StageOutcome<T>> {
+  const { deps, policy } = context;
+  const settings = policy.stage(input.stage);
+  const rendered = deps.prompt(input.stage, {
+    ...input.variables,
+    attempt: input.attempt,
+    max_attempts: settings.maxAttempts,
+  });
+  const before = await deps.workspace.head();
+  const runtime = deps.agentFor(input.stage);
+  const outcome = yield* pipeEvents((emit) =>
+    runtime.runStage<T>({
+      stage: input.stage,
+      worktree: deps.workspace.root,
+      systemPrompt: rendered.system,
+      prompt: rendered.user,
+      paths: input.paths,
+      maxTurns: settings.maxTurns,
+      bashTimeoutMs: policy.bashTimeoutMs,
+      ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+      emit,
+    }),
+  );
+  const after = await deps.workspace.head();
+  if (after !== before) {
+    await deps.workspace.uncommitTo(before);
+    yield { type: 'warning', stage: input.stage, message: 'The agent committed by itself; its commits were undone (the orchestrator commits).' };
+  }
+  return outcome;
+}
+
+/** Runs the suite unless the last run was on the same clean commit. */
+export async function* runSuite(context: TddContext, stage: StageName, options: { reuse: boolean }): Step<StoredTestRun> {
+  const { workspace, verifier } = context.deps;
+  const head = await workspace.head();
+  if (options.reuse && context.lastRun?.commit === head && !(await workspace.hasChanges())) return context.lastRun.run;
+  const run = await verifier.runTests(stage, context.signal);
+  yield { type: 'verify-end', stage, kind: 'test', result: run.result, outputFile: run.outputFile };
+  return run;
+}
+
+export function stageStart(stage: StageName, phase: Phase, cycle: number, attempt: number): EventInput {
+  return { type: 'stage-start', stage, phase, cycle, attempt };
+}
+
+export function stageEnd(
+  stage: StageName,
+  phase: Phase,
+  cycle: number,
+  attempt: number,
+  outcome: 'accepted' | 'rejected' | 'error' | 'skipped',
+  reason?: string,
+): EventInput {
+  return { type: 'stage-end', stage, phase, cycle, attempt, outcome, ...(reason === undefined ? {} : { reason }) };
+}
+
+/** Commits and writes the handoff note on the new commit; yields both events. */
+export async function* checkpoint(
+  context: TddContext,
+  stage: StageName,
+  subject: string,
+  state: HandoffState,
+  options: { allowEmpty?: boolean } = {},
+): Step<string> {
+  const { workspace } = context.deps;
+  const commit = await workspace.checkpoint(subject, options);
+  yield { type: 'checkpoint-create', stage, phase: state.phase, commit, subject };
+  await workspace.writeNote(commit, state);
+  yield { type: 'note-write', commit, state };
+  return commit;
+}
+
+export function describeTest(test: TestCase | null): string {
+  return test === null ? '(none)' : `${test.description} (test: ${test.testFile}, implementation: ${test.implFile})`;
+}
+
+/** The subject line of a commit for a test: one line, at most ~72 characters. */
+export function subjectFor(prefix: string, text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  const max = 72 - prefix.length - 2;
+  return `${prefix}: ${line.length > max ? `${line.slice(0, max - 1)}…` : line}`;
+}
+
+export function outcomeProblem(outcome: StageOutcome<unknown>): string | null {
+  return outcome.status === 'completed' ? null : outcome.message;
+}

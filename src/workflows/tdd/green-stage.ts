@@ -1,0 +1,131 @@
+import type { HandoffState, TestCase } from '../../core/handoff.js';
+import type { StageName } from '../../core/stages.js';
+import { fingerprintFiles } from '../../verify/fingerprint.js';
+import { greenGate } from '../../verify/gates.js';
+import { checkpoint, outcomeProblem, refreshCycleFiles, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import type { StageResult } from './plan-stage.js';
+import type { StoredCheck, StoredTestRun } from './ports.js';
+import { testVariables } from './red-stage.js';
+import { findPendingItem, markDone, parseTestList, TEST_LIST_FILE } from './test-list.js';
+
+type Judgement = { accepted: true; summary: string; run: StoredTestRun } | { accepted: false; reason: string; feedback: string };
+
+/** Tests pass and no test file changed since RED, then lint and typecheck (VERIFY / RE_VERIFY). */
+export async function* judgeImplementation(
+  context: TddContext,
+  stage: StageName,
+  lockedTests: Record<string, string>,
+  options: { checks: boolean },
+): Step<Judgement> {
+  const run = yield* runSuite(context, stage, { reuse: false });
+  const now = await fingerprintFiles(context.deps.workspace.root, context.policy.testGlobs);
+  const decision = greenGate(run.result, lockedTests, now);
+  if (!decision.accepted) return { accepted: false, reason: decision.reason, feedback: decision.feedback };
+  if (!options.checks) return { accepted: true, summary: decision.summary, run };
+  const checks: StoredCheck[] = await context.deps.verifier.runChecks(stage, context.signal);
+  for (const check of checks) {
+    yield { type: 'verify-end', stage, kind: check.kind, result: check.result, outputFile: check.outputFile };
+  }
+  const failed = checks.filter((check) => !check.result.ok);
+  if (failed.length > 0) {
+    return {
+      accepted: false,
+      reason: `${failed.map((check) => check.kind).join('+')}-failed`,
+      feedback: failed.map((check) => `$ ${check.result.command} (exit ${String(check.result.exitCode)})\n${check.result.output.slice(-6000)}`).join('\n\n'),
+    };
+  }
+  return { accepted: true, summary: `${decision.summary}; ${checks.map((check) => `${check.kind} ok`).join(', ') || 'no lint/typecheck configured'}`, run };
+}
+
+/** VERIFY after a passing GREEN; on failure FIX -> RE_VERIFY, up to the FIX stage's attempts. */
+async function* verifyAndFix(
+  context: TddContext,
+  state: HandoffState,
+  test: TestCase,
+  lockedTests: Record<string, string>,
+  attemptOffset: number,
+): Step<Judgement> {
+  const cycle = state.cycleNumber;
+  yield stageStart('VERIFY', 'GREEN', cycle, 1);
+  let verdict = yield* judgeImplementation(context, 'VERIFY', lockedTests, { checks: true });
+  yield stageEnd('VERIFY', 'GREEN', cycle, 1, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
+  const maxFixes = context.policy.stage('FIX').maxAttempts;
+  for (let attempt = 1; !verdict.accepted && attempt <= maxFixes; attempt++) {
+    await refreshCycleFiles(context);
+    yield stageStart('FIX', 'GREEN', cycle, attempt + attemptOffset);
+    const outcome = yield* runAgentStage(context, {
+      stage: 'FIX',
+      phase: 'GREEN',
+      cycle,
+      attempt,
+      variables: { ...testVariables(context, state, test), feedback: verdict.feedback },
+      paths: { read: ['**'], write: ['**'], denyWrite: [...context.policy.testGlobs, TEST_LIST_FILE] },
+    });
+    const problem = outcomeProblem(outcome);
+    yield stageEnd('FIX', 'GREEN', cycle, attempt + attemptOffset, problem ? 'rejected' : 'accepted', problem ?? undefined);
+    yield stageStart('RE_VERIFY', 'GREEN', cycle, attempt);
+    verdict = yield* judgeImplementation(context, 'RE_VERIFY', lockedTests, { checks: true });
+    yield stageEnd('RE_VERIFY', 'GREEN', cycle, attempt, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
+  }
+  return verdict;
+}
+
+/** GREEN: the least code that passes, without touching the tests; retried with the failures. */
+export async function* greenStage(context: TddContext, state: HandoffState, test: TestCase, refactorNext: (test: TestCase) => Promise<boolean>): Step<StageResult> {
+  const { deps, policy } = context;
+  const cycle = state.cycleNumber;
+  const maxAttempts = policy.stage('GREEN').maxAttempts;
+  const lockedTests = await fingerprintFiles(deps.workspace.root, policy.testGlobs);
+  await refreshCycleFiles(context);
+  let feedback = '';
+  let reason = '';
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    yield stageStart('GREEN', 'GREEN', cycle, attempt);
+    const outcome = yield* runAgentStage(context, {
+      stage: 'GREEN',
+      phase: 'GREEN',
+      cycle,
+      attempt,
+      variables: { ...testVariables(context, state, test), feedback: feedback || '(none)' },
+      paths: { read: ['**'], write: ['**'], denyWrite: [...policy.testGlobs, TEST_LIST_FILE] },
+    });
+    const problem = outcomeProblem(outcome);
+    const gate: Judgement = problem
+      ? { accepted: false, reason: outcome.status, feedback: problem }
+      : yield* judgeImplementation(context, 'GREEN', lockedTests, { checks: false });
+    if (!gate.accepted) {
+      yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'rejected', gate.reason);
+      await deps.workspace.discardChanges();
+      feedback = gate.feedback;
+      reason = gate.reason;
+      continue;
+    }
+    yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'accepted', gate.summary);
+    const verified = yield* verifyAndFix(context, state, test, lockedTests, attempt);
+    if (!verified.accepted) {
+      await deps.workspace.discardChanges();
+      return { accepted: false, attempts: attempt, reason: verified.reason, feedback: verified.feedback };
+    }
+    const listText = await deps.workspace.readFile(TEST_LIST_FILE);
+    const items = listText === null ? [] : parseTestList(listText);
+    const item = findPendingItem(items, test.description);
+    if (listText !== null && item) await deps.workspace.writeFile(TEST_LIST_FILE, markDone(listText, item.line));
+    else yield { type: 'warning', stage: 'GREEN', message: `Could not find "${test.description}" unchecked in ${TEST_LIST_FILE} to mark it done.` };
+    const done = item ? [...state.completedTests.filter((text) => text !== item.text), item.text] : state.completedTests;
+    const next: HandoffState = {
+      ...state,
+      phase: 'GREEN',
+      nextPhase: (await refactorNext(test)) ? 'REFACTOR' : 'PLAN',
+      completedTests: done,
+      pendingTests: state.pendingTests.filter((text) => text !== item?.text),
+      testResult: 'PASS',
+      error: null,
+      errorDetails: null,
+      retryCount: attempt - 1,
+    };
+    const commit = yield* checkpoint(context, 'GREEN', subjectFor('feat', test.description), next);
+    context.lastRun = { commit, run: verified.run };
+    return { accepted: true, state: next };
+  }
+  return { accepted: false, attempts: maxAttempts, reason, feedback };
+}

@@ -1,0 +1,128 @@
+import { PlanOutputSchema, type HandoffState, type PlanOutput, type TestCase } from '../../core/handoff.js';
+import { checkpoint, outcomeProblem, runAgentStage, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import { findPendingItem, parseTestList, progressOf, TEST_LIST_FILE, type TestListItem } from './test-list.js';
+
+export type StageResult =
+  | { accepted: true; state: HandoffState }
+  | { accepted: false; attempts: number; reason: string; feedback: string };
+
+type Verdict = { ok: true; test: TestCase | null; items: TestListItem[] } | { ok: false; reason: string; feedback: string };
+
+function isSafeRelative(path: string): boolean {
+  return path.length > 0 && !path.startsWith('/') && !path.split(/[\\/]/).includes('..');
+}
+
+/** Deterministic checks of a PLAN answer against `test-list.md` (no model judgement). */
+export function judgePlan(before: TestListItem[], listText: string | null, output: PlanOutput | undefined): Verdict {
+  if (listText === null) {
+    return { ok: false, reason: 'no-test-list', feedback: `${TEST_LIST_FILE} does not exist. Create it at the repository root with one "- [ ] behaviour" line per test.` };
+  }
+  const items = parseTestList(listText);
+  if (items.length === 0) {
+    return { ok: false, reason: 'empty-test-list', feedback: `${TEST_LIST_FILE} has no "- [ ] ..." checkbox items.` };
+  }
+  const wasPending = new Set(before.filter((item) => !item.done).map((item) => item.text));
+  const checkedByAgent = items.filter((item) => item.done && wasPending.has(item.text));
+  if (checkedByAgent.length > 0) {
+    return {
+      ok: false,
+      reason: 'checked-by-agent',
+      feedback: `Do not mark items [x]; the orchestrator does that after GREEN. Uncheck: ${checkedByAgent.map((item) => item.text).join('; ')}`,
+    };
+  }
+  if (output === undefined) return { ok: false, reason: 'no-output', feedback: 'Answer with the StructuredOutput tool.' };
+  const pending = items.filter((item) => !item.done);
+  if (output.currentTest === null) {
+    if (pending.length > 0) {
+      return {
+        ok: false,
+        reason: 'pending-items-remain',
+        feedback: `currentTest is null but these items are unchecked: ${pending.map((item) => item.text).join('; ')}`,
+      };
+    }
+    return { ok: true, test: null, items };
+  }
+  const item = findPendingItem(items, output.currentTest.description);
+  if (!item) {
+    return {
+      ok: false,
+      reason: 'unknown-item',
+      feedback: `currentTest.description must be the exact text of an unchecked item of ${TEST_LIST_FILE}. Unchecked items: ${pending.map((entry) => `"${entry.text}"`).join(', ')}`,
+    };
+  }
+  const { testFile, implFile } = output.currentTest;
+  if (!isSafeRelative(testFile) || !isSafeRelative(implFile)) {
+    return { ok: false, reason: 'bad-paths', feedback: 'testFile and implFile must be paths relative to the repository root, without "..".' };
+  }
+  return { ok: true, test: { description: item.text, testFile, implFile }, items };
+}
+
+/** PLAN: pick the next unchecked item of the test list (or report that none remain). */
+export async function* planStage(context: TddContext, state: HandoffState): Step<StageResult> {
+  const { deps, policy } = context;
+  const settings = policy.stage('PLAN');
+  const cycle = state.cycleNumber;
+  const beforeText = await deps.workspace.readFile(TEST_LIST_FILE);
+  const before = beforeText === null ? [] : parseTestList(beforeText);
+  let feedback = '';
+  let reason = '';
+  for (let attempt = 1; attempt <= settings.maxAttempts; attempt++) {
+    yield stageStart('PLAN', 'PLAN', cycle, attempt);
+    const progress = progressOf(before);
+    const outcome = yield* runAgentStage(context, {
+      stage: 'PLAN',
+      phase: 'PLAN',
+      cycle,
+      attempt,
+      variables: {
+        feature: policy.feature,
+        cycle,
+        test_list: beforeText ?? '(test-list.md does not exist yet: create it)',
+        completed_tests: progress.completed.join('\n') || '(none)',
+        pending_tests: progress.pending.join('\n') || '(none)',
+        test_command: deps.verifier.testCommand,
+        feedback: feedback || '(none)',
+      },
+      paths: { read: ['**'], write: [TEST_LIST_FILE], denyWrite: [] },
+      outputSchema: PlanOutputSchema,
+    });
+    const problem = outcomeProblem(outcome);
+    const verdict: Verdict = problem
+      ? { ok: false, reason: outcome.status, feedback: problem }
+      : judgePlan(before, await deps.workspace.readFile(TEST_LIST_FILE), outcome.output);
+    if (!verdict.ok) {
+      yield stageEnd('PLAN', 'PLAN', cycle, attempt, 'rejected', verdict.reason);
+      await deps.workspace.discardChanges();
+      feedback = verdict.feedback;
+      reason = verdict.reason;
+      continue;
+    }
+    const progressAfter = progressOf(verdict.items);
+    const next: HandoffState = {
+      ...state,
+      phase: 'PLAN',
+      nextPhase: verdict.test === null ? 'COMPLETE' : 'RED',
+      cycleNumber: cycle,
+      currentTest: verdict.test,
+      completedTests: progressAfter.completed,
+      pendingTests: progressAfter.pending,
+      testResult: null,
+      error: null,
+      errorDetails: null,
+      retryCount: attempt - 1,
+    };
+    yield {
+      type: 'plan-select',
+      cycle,
+      test: verdict.test?.description ?? null,
+      testFile: verdict.test?.testFile ?? null,
+      implFile: verdict.test?.implFile ?? null,
+    };
+    const subject = verdict.test === null ? 'plan: all tests done' : subjectFor('plan', verdict.test.description);
+    context.cycleBase = yield* checkpoint(context, 'PLAN', subject, next, { allowEmpty: true });
+    context.cycleFiles = [];
+    yield stageEnd('PLAN', 'PLAN', cycle, attempt, 'accepted');
+    return { accepted: true, state: next };
+  }
+  return { accepted: false, attempts: settings.maxAttempts, reason, feedback };
+}

@@ -1,0 +1,89 @@
+import type { AgentRuntime } from '../../core/agent.js';
+import type { HandoffState } from '../../core/handoff.js';
+import type { AgentStageName, StageName } from '../../core/stages.js';
+import type { CheckResult, TestRunResult } from '../../core/verification.js';
+
+/**
+ * What the TDD workflow needs from the outside world, passed in explicitly (DESIGN.md,
+ * principle 5). The engine implements these over the git, verify and agent layers; tests can
+ * implement them over anything.
+ */
+
+/** The run's worktree: checkpoints, rollbacks and handoff notes. */
+export interface Workspace {
+  /** Absolute path of the worktree. */
+  readonly root: string;
+  head(): Promise<string>;
+  /** Stages everything and commits; returns the sha. An empty commit needs `allowEmpty`. */
+  checkpoint(subject: string, options?: { allowEmpty?: boolean; body?: string }): Promise<string>;
+  hasChanges(): Promise<boolean>;
+  /** Drops uncommitted changes (tracked and untracked, not ignored files). */
+  discardChanges(): Promise<void>;
+  /** Moves the branch back to `commit` and drops everything after it. */
+  resetTo(commit: string): Promise<void>;
+  /** Undoes commits made after `commit` but keeps their changes in the working tree. */
+  uncommitTo(commit: string): Promise<void>;
+  /** Paths changed since `commit`, including uncommitted and untracked ones. */
+  changedFilesSince(commit: string): Promise<string[]>;
+  /** Writes the handoff note on `commit` (overwriting any). */
+  writeNote(commit: string, state: HandoffState): Promise<void>;
+  readFile(path: string): Promise<string | null>;
+  writeFile(path: string, text: string): Promise<void>;
+}
+
+export interface StoredTestRun {
+  result: TestRunResult;
+  /** Where the full output was kept, for the ledger (relative to the repository). */
+  outputFile: string | null;
+}
+
+export interface StoredCheck {
+  kind: 'lint' | 'typecheck';
+  result: CheckResult;
+  outputFile: string | null;
+}
+
+export interface VerifierPort {
+  /** Runs the whole test suite in the worktree. */
+  runTests(stage: StageName, signal?: AbortSignal): Promise<StoredTestRun>;
+  /** Runs the configured lint and typecheck commands (none configured: empty list). */
+  runChecks(stage: StageName, signal?: AbortSignal): Promise<StoredCheck[]>;
+  /** The test command, for prompts. */
+  readonly testCommand: string;
+}
+
+export interface RefactorCheckResult {
+  needsRefactor: boolean;
+  reasons: string[];
+}
+
+export interface RenderedPrompt {
+  system: string;
+  user: string;
+}
+
+export interface StageSettings {
+  maxAttempts: number;
+  maxTurns: number;
+}
+
+export interface TddDependencies {
+  workspace: Workspace;
+  verifier: VerifierPort;
+  /** The agent runtime for a stage (stages may use different models). */
+  agentFor(stage: AgentStageName): AgentRuntime;
+  /** Renders a stage's prompts with the given variables. */
+  prompt(stage: AgentStageName, variables: Record<string, string | number>): RenderedPrompt;
+  /** The static size checker (seed 000), used when `refactor = "when-needed"`. */
+  refactorCheck(files: string[]): Promise<RefactorCheckResult>;
+}
+
+export interface TddPolicy {
+  feature: string;
+  refactor: 'always' | 'when-needed' | 'never';
+  /** Globs of test files: locked after RED. */
+  testGlobs: string[];
+  bashTimeoutMs: number;
+  stage(stage: AgentStageName): StageSettings;
+  runId: string;
+}

@@ -1,0 +1,74 @@
+import type { HandoffState, TestCase } from '../../core/handoff.js';
+import { fingerprintFiles } from '../../verify/fingerprint.js';
+import { checkpoint, outcomeProblem, refreshCycleFiles, runAgentStage, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import { judgeImplementation } from './green-stage.js';
+import { testVariables } from './red-stage.js';
+import { TEST_LIST_FILE } from './test-list.js';
+
+/**
+ * REFACTOR, gated by RE_VERIFY. A refactoring that breaks anything is rolled back to the
+ * pre-refactor commit and tried again; when every attempt fails the cycle still succeeds with
+ * an empty `refactor:` commit (seed 000: REFACTOR is best effort, never a gate on the cycle).
+ */
+export async function* refactorStage(context: TddContext, state: HandoffState, test: TestCase): Step<HandoffState> {
+  const { deps, policy } = context;
+  const cycle = state.cycleNumber;
+  const maxAttempts = policy.stage('REFACTOR').maxAttempts;
+  const preRefactor = await deps.workspace.head();
+  const lockedTests = await fingerprintFiles(deps.workspace.root, policy.testGlobs);
+  await refreshCycleFiles(context);
+  const check = await deps.refactorCheck([test.implFile]);
+  const reasons = check.reasons.length > 0 ? check.reasons.map((reason) => `- ${reason}`).join('\n') : '(the static checker found nothing; improve names and duplication only if clearly worth it)';
+  let feedback = '';
+  let subject = 'refactor: no changes needed';
+  let acceptedAttempt = 0;
+  // The tree after this stage is either GREEN's (already verified) or the verified refactoring.
+  let verifiedRun = context.lastRun?.run;
+  for (let attempt = 1; attempt <= maxAttempts && acceptedAttempt === 0; attempt++) {
+    yield stageStart('REFACTOR', 'REFACTOR', cycle, attempt);
+    const outcome = yield* runAgentStage(context, {
+      stage: 'REFACTOR',
+      phase: 'REFACTOR',
+      cycle,
+      attempt,
+      variables: { ...testVariables(context, state, test), reasons, feedback: feedback || '(none)' },
+      paths: { read: ['**'], write: ['**'], denyWrite: [...policy.testGlobs, TEST_LIST_FILE] },
+    });
+    const problem = outcomeProblem(outcome);
+    if (!(await deps.workspace.hasChanges())) {
+      yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'accepted', problem ?? 'no changes');
+      acceptedAttempt = attempt;
+      break;
+    }
+    yield stageStart('RE_VERIFY', 'REFACTOR', cycle, attempt);
+    const verdict = yield* judgeImplementation(context, 'RE_VERIFY', lockedTests, { checks: true });
+    yield stageEnd('RE_VERIFY', 'REFACTOR', cycle, attempt, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
+    if (verdict.accepted) {
+      yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'accepted', verdict.summary);
+      subject = subjectFor('refactor', test.description);
+      acceptedAttempt = attempt;
+      verifiedRun = verdict.run;
+      break;
+    }
+    yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'rejected', verdict.reason);
+    await deps.workspace.resetTo(preRefactor);
+    yield { type: 'checkpoint-rollback', stage: 'REFACTOR', to: preRefactor, reason: verdict.reason };
+    feedback = `Your previous refactoring was rolled back because it broke verification:\n${verdict.feedback}`;
+  }
+  if (acceptedAttempt === 0) {
+    subject = `refactor: no changes kept (${maxAttempts} attempts broke verification)`;
+    yield { type: 'warning', stage: 'REFACTOR', message: `REFACTOR: every attempt broke verification; kept the code as it was after GREEN.` };
+  }
+  const next: HandoffState = {
+    ...state,
+    phase: 'REFACTOR',
+    nextPhase: 'PLAN',
+    testResult: 'PASS',
+    error: null,
+    errorDetails: null,
+    retryCount: acceptedAttempt === 0 ? maxAttempts : acceptedAttempt - 1,
+  };
+  const commit = yield* checkpoint(context, 'REFACTOR', subject, next, { allowEmpty: true });
+  context.lastRun = verifiedRun ? { commit, run: verifiedRun } : undefined;
+  return next;
+}

@@ -1,0 +1,120 @@
+import { isRatchetError, RatchetError, toRatchetError } from '../../core/errors.js';
+import type { HandoffState, TestCase } from '../../core/handoff.js';
+import type { Phase } from '../../core/stages.js';
+import type { Step, TddContext } from './context.js';
+import { greenStage } from './green-stage.js';
+import { planStage, type StageResult } from './plan-stage.js';
+import type { TddDependencies, TddPolicy } from './ports.js';
+import { redStage } from './red-stage.js';
+import { refactorStage } from './refactor-stage.js';
+
+export interface TddResult {
+  state: HandoffState;
+  cycles: number;
+}
+
+/** The state a fresh run starts from: PLAN of cycle 1 with nothing done. */
+export function initialHandoff(runId: string): HandoffState {
+  return {
+    phase: 'PLAN',
+    nextPhase: 'PLAN',
+    cycleNumber: 1,
+    currentTest: null,
+    completedTests: [],
+    pendingTests: [],
+    testResult: null,
+    error: null,
+    errorDetails: null,
+    retryCount: 0,
+    runId,
+  };
+}
+
+function requireTest(state: HandoffState, phase: Phase): TestCase {
+  if (state.currentTest === null) {
+    throw new RatchetError('internal', `The handoff state says ${phase} next but names no current test.`, {
+      hint: 'Run `ratchet rollback <commit>` to a PLAN checkpoint, then `ratchet resume`.',
+    });
+  }
+  return state.currentTest;
+}
+
+/**
+ * The TDD loop of seed 003 with the gates of seed 000: PLAN -> RED -> GREEN -> REFACTOR per
+ * item of `test-list.md`, until PLAN reports that every item is done. Each accepted stage is a
+ * commit with a handoff note, so `start` may be the note of any checkpoint (resume).
+ *
+ * The loop ends when (a) the next phase is COMPLETE, (b) a stage exhausts its attempts (the
+ * error is written into the note on HEAD and a `gate-failed` error is thrown), (c) a provider
+ * error survives its retries (recorded the same way, rethrown), or (d) the signal fires
+ * (`interrupted`, nothing recorded: the last checkpoint is the resume point).
+ */
+export async function* runTdd(
+  policy: TddPolicy,
+  deps: TddDependencies,
+  start: HandoffState,
+  signal?: AbortSignal,
+): Step<TddResult> {
+  const context: TddContext = { policy, deps, signal, lastRun: undefined, cycleBase: undefined, cycleFiles: [] };
+  const refactorNext = async (test: TestCase): Promise<boolean> => {
+    if (policy.refactor === 'never') return false;
+    if (policy.refactor === 'always') return true;
+    return (await deps.refactorCheck([test.implFile])).needsRefactor;
+  };
+  let state: HandoffState = { ...start, error: null, errorDetails: null, runId: policy.runId };
+  let cycles = 0;
+  try {
+    while (state.nextPhase !== 'COMPLETE' && state.nextPhase !== null) {
+      if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
+      const phase = state.nextPhase;
+      let result: StageResult;
+      if (phase === 'PLAN') {
+        const cycle = state.phase === 'PLAN' && state.nextPhase === 'PLAN' ? state.cycleNumber : state.cycleNumber + 1;
+        const planning: HandoffState = { ...state, cycleNumber: cycle };
+        yield { type: 'cycle-start', cycle, test: null };
+        result = yield* planStage(context, planning);
+        if (result.accepted && result.state.currentTest) cycles++;
+      } else if (phase === 'RED') {
+        result = yield* redStage(context, state, requireTest(state, phase));
+      } else if (phase === 'GREEN') {
+        result = yield* greenStage(context, state, requireTest(state, phase), refactorNext);
+      } else {
+        result = { accepted: true, state: yield* refactorStage(context, state, requireTest(state, phase)) };
+      }
+      if (!result.accepted) {
+        const failed: HandoffState = {
+          ...state,
+          error: `${phase} failed after ${result.attempts} attempts: ${result.reason}`,
+          errorDetails: { type: result.reason, message: result.feedback.slice(0, 4000) },
+          retryCount: result.attempts,
+        };
+        yield* recordError(context, failed);
+        throw new RatchetError('gate-failed', failed.error ?? 'stage failed', {
+          hint: 'Inspect `ratchet status` and the report; fix the cause, then `ratchet resume`.',
+          details: { phase, reason: result.reason },
+        });
+      }
+      state = result.state;
+    }
+  } catch (error) {
+    const failure = toRatchetError(error);
+    if (failure.code !== 'interrupted' && failure.code !== 'gate-failed' && !isRatchetError(error, 'notes')) {
+      yield* recordError(context, {
+        ...state,
+        error: failure.message,
+        errorDetails: { type: failure.code, message: failure.hint ?? failure.message },
+      });
+    }
+    throw failure;
+  }
+  return { state, cycles };
+}
+
+/** Writes the error into the note on HEAD, keeping the phase to resume from. */
+async function* recordError(context: TddContext, failed: HandoffState): Step<void> {
+  const { workspace } = context.deps;
+  await workspace.discardChanges();
+  const head = await workspace.head();
+  await workspace.writeNote(head, failed);
+  yield { type: 'note-write', commit: head, state: failed };
+}

@@ -1,0 +1,148 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS, openLedger } from '../../src/ledger/index.js';
+import { tempDir } from './helpers.js';
+
+const TABLES = ['checkpoints', 'events', 'model_calls', 'runs', 'stages', 'tool_calls', 'verifications'];
+
+function inspect(file: string): {
+  tables: string[];
+  migrations: string[];
+  journalMode: unknown;
+} {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    const tables = db
+      .prepare<[], { name: string }>(
+        "select name from sqlite_master where type = 'table' and name not like 'kysely%' and name not like 'sqlite%' order by name",
+      )
+      .all()
+      .map((row) => row.name);
+    const migrations = db
+      .prepare<[], { name: string }>('select name from kysely_migration order by name')
+      .all()
+      .map((row) => row.name);
+    return {
+      tables,
+      migrations,
+      journalMode: db.pragma('journal_mode', { simple: true }),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe('ledger migrations', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+  });
+  afterEach(async () => {
+    await cleanup();
+  });
+
+  it('creates the parent directory and every table on a fresh file, in WAL mode', async () => {
+    const file = join(dir, 'repo', '.ratchet', 'ledger.db');
+    const ledger = await openLedger(file, { secrets: [] });
+    await ledger.close();
+
+    expect(existsSync(file)).toBe(true);
+    const state = inspect(file);
+    expect(state.tables).toEqual(TABLES);
+    expect(state.migrations).toEqual(Object.keys(MIGRATIONS).sort());
+    expect(state.migrations[0]).toBe('0001_initial');
+    expect(state.journalMode).toBe('wal');
+  });
+
+  it('re-opens an existing ledger without re-running migrations and keeps its data', async () => {
+    const file = join(dir, 'ledger.db');
+    const first = await openLedger(file, { secrets: [] });
+    await first.createRun({
+      id: 'run-1',
+      workflow: 'tdd',
+      repoRoot: dir,
+      feature: 'add',
+    });
+    await first.close();
+
+    for (let i = 0; i < 2; i++) {
+      await using ledger = await openLedger(file, { secrets: [] });
+      expect((await ledger.getRun('run-1'))?.feature).toBe('add');
+    }
+    expect(inspect(file).migrations).toEqual(['0001_initial']);
+  });
+
+  it('lets two connections open a fresh file at once', async () => {
+    const file = join(dir, 'ledger.db');
+    const [a, b] = await Promise.all([openLedger(file, { secrets: [] }), openLedger(file, { secrets: [] })]);
+    await a.createRun({
+      id: 'run-a',
+      workflow: 'tdd',
+      repoRoot: dir,
+      feature: 'x',
+    });
+    expect((await b.getRun('run-a'))?.id).toBe('run-a');
+    await a.close();
+    await b.close();
+    expect(inspect(file).migrations).toEqual(['0001_initial']);
+  });
+
+  it('refuses a ledger migrated by a newer Ratchet, saying what to do', async () => {
+    const file = join(dir, 'ledger.db');
+    await (await openLedger(file, { secrets: [] })).close();
+    const raw = new BetterSqlite3(file);
+    raw
+      .prepare("insert into kysely_migration (name, timestamp) values ('9999_from_the_future', ?)")
+      .run(new Date().toISOString());
+    raw.close();
+    await expect(openLedger(file, { secrets: [] })).rejects.toMatchObject({
+      code: 'internal',
+      hint: expect.stringContaining('upgrade Ratchet') as unknown,
+    });
+  });
+
+  it('supports an in-memory ledger', async () => {
+    await using ledger = await openLedger(':memory:', { secrets: [] });
+    expect(ledger.file).toBe(':memory:');
+    await ledger.createRun({
+      id: 'run-m',
+      workflow: 'tdd',
+      repoRoot: '/repo',
+      feature: 'mem',
+    });
+    expect((await ledger.listRuns()).map((run) => run.id)).toEqual(['run-m']);
+  });
+
+  it('fails with a typed error and a hint when the file is not a database', async () => {
+    const file = join(dir, 'ledger.db');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(file, 'this is not a sqlite database, just some text that is long enough '.repeat(100));
+    await expect(openLedger(file, { secrets: [] })).rejects.toMatchObject({
+      name: 'RatchetError',
+      code: 'internal',
+      hint: expect.stringContaining('move it aside') as unknown,
+    });
+  });
+
+  it('is closed by close() and by await using, and rejects use after close', async () => {
+    const file = join(dir, 'ledger.db');
+    const ledger = await openLedger(file, { secrets: [] });
+    await ledger.close();
+    await ledger.close();
+    await expect(ledger.getRun('x')).rejects.toMatchObject({
+      code: 'internal',
+    });
+    await expect(
+      ledger.record({
+        type: 'log',
+        message: 'late',
+        id: 'r:1',
+        runId: 'r',
+        timestamp: new Date(0).toISOString(),
+      }),
+    ).rejects.toMatchObject({ code: 'internal' });
+  });
+});

@@ -1,0 +1,138 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { createProcessRunner } from '../../src/process/runner.js';
+import { parseTap } from '../../src/verify/parsers/tap.js';
+import { runTests } from '../../src/verify/run-tests.js';
+import { makeProject } from './helpers.js';
+
+const execFileAsync = promisify(execFile);
+
+/** A node:test project with one test of each outcome. */
+const PROJECT: Record<string, string> = {
+  'package.json': JSON.stringify({ name: 'nt', version: '1.0.0', type: 'module', scripts: { test: 'node --test' } }),
+  'test/math.test.js': [
+    "import test, { describe } from 'node:test';",
+    "import assert from 'node:assert/strict';",
+    "import { spawnSync } from 'node:child_process';",
+    "test('adds', () => { assert.equal(1 + 1, 2); });",
+    "test('compares', () => { assert.equal(1 + 1, 3); });",
+    "test('throws', () => { const value = null; return value.length; });",
+    "describe('suite', () => { test('inner ok', () => {}); test('inner bad', () => { assert.ok(false); }); });",
+    "test('spawns node', () => { const r = spawnSync(process.execPath, ['-e', 'console.log(1)'], { encoding: 'utf8' }); assert.equal(r.status, 0); });",
+    "test('skipped', { skip: true }, () => {});",
+  ].join('\n'),
+  'test/missing.test.js': "import './not-there.js';\nimport test from 'node:test';\ntest('never', () => {});\n",
+  'test/syntax.test.js': "import test from 'node:test';\ntest('bad', () => { let = ; });\n",
+};
+
+describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)', () => {
+  it('reports every test with its kind and the files that failed to load', async () => {
+    const root = await makeProject(PROJECT);
+    const result = await runTests({
+      command: 'npm test',
+      framework: 'node-test',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.ratchet-reports'),
+    });
+    expect(result.source).toBe('junit-xml');
+    expect(result.exitCode).toBe(1);
+    expect(result.timedOut).toBe(false);
+    const byId = Object.fromEntries(result.tests.map((test) => [test.id, test]));
+    expect(byId['test/math.test.js::adds']?.status).toBe('passed');
+    expect(byId['test/math.test.js::compares']).toMatchObject({ status: 'failed', failureKind: 'assertion', file: 'test/math.test.js' });
+    expect(byId['test/math.test.js::throws']).toMatchObject({ status: 'failed', failureKind: 'error' });
+    expect(byId['test/math.test.js::suite > inner ok']?.status).toBe('passed');
+    expect(byId['test/math.test.js::suite > inner bad']).toMatchObject({ status: 'failed', failureKind: 'assertion' });
+    expect(byId['test/math.test.js::spawns node']?.status).toBe('passed');
+    expect(byId['test/math.test.js::skipped']?.status).toBe('skipped');
+    expect(byId['test/missing.test.js::(collection)']).toMatchObject({ status: 'failed', failureKind: 'collection' });
+    expect(byId['test/missing.test.js::(collection)']?.message).toContain('ERR_MODULE_NOT_FOUND');
+    expect(byId['test/syntax.test.js::(collection)']?.message).toContain('SyntaxError');
+    expect(result.collectionErrors).toHaveLength(2);
+    // The user's spec output still reaches the console.
+    expect(result.output).toContain('✖ compares');
+    expect(result.counts).toEqual({ passed: 3, failed: 5, skipped: 1, total: 9 });
+  });
+
+  it('gives the same id to a test whether it passes or fails', async () => {
+    const root = await makeProject({
+      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
+      'test/a.test.js': "import test from 'node:test';\nimport assert from 'node:assert';\ntest('flips', () => { assert.equal(process.env.FLIP, undefined); });\n",
+    });
+    const common = { command: 'npm test', framework: 'node-test' as const, cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') };
+    const passing = await runTests(common);
+    const failing = await runTests({ ...common, env: { FLIP: '1' } });
+    expect(passing.tests.map((test) => [test.id, test.status])).toEqual([['test/a.test.js::flips', 'passed']]);
+    expect(failing.tests.map((test) => [test.id, test.status])).toEqual([['test/a.test.js::flips', 'failed']]);
+  });
+
+  it('leaves a script that picks its own reporter alone and parses its TAP output', async () => {
+    const root = await makeProject({
+      ...PROJECT,
+      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test --test-reporter=tap' } }),
+    });
+    const result = await runTests({ command: 'npm test', framework: 'node-test', cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') });
+    expect(result.source).toBe('tap');
+    expect(result.tests.find((test) => test.name === 'compares')).toMatchObject({ failureKind: 'assertion' });
+  });
+
+  it('kills a hanging run at the timeout and reports a timeout pseudo-test', async () => {
+    const root = await makeProject({
+      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
+      'test/hang.test.js': "import test from 'node:test';\ntest('hangs', () => new Promise(() => { setInterval(() => {}, 1000); }));\n",
+    });
+    const started = Date.now();
+    const result = await runTests({ command: 'npm test', framework: 'node-test', cwd: root, runner: createProcessRunner(), timeoutMs: 1500, reportDir: path.join(root, '.r') });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(result.timedOut).toBe(true);
+    expect(result.tests).toContainEqual(expect.objectContaining({ id: '(run)::timeout', status: 'failed', failureKind: 'timeout' }));
+  });
+});
+
+describe('parseTap on real node:test TAP output', () => {
+  it('classifies assertions, errors, subtests and load failures', async () => {
+    const root = await makeProject(PROJECT);
+    const { stdout } = await execFileAsync(process.execPath, ['--test', '--test-reporter=tap'], { cwd: root }).catch(
+      (error: { stdout: string }) => error,
+    );
+    const parsed = parseTap(stdout, { cwd: root });
+    const byId = Object.fromEntries(parsed.tests.map((test) => [test.id, test]));
+    expect(byId['::adds']?.status).toBe('passed');
+    expect(byId['::compares']).toMatchObject({ status: 'failed', failureKind: 'assertion', file: 'test/math.test.js' });
+    expect(byId['::throws']).toMatchObject({ status: 'failed', failureKind: 'error' });
+    expect(byId['suite::inner bad']).toMatchObject({ failureKind: 'assertion' });
+    expect(byId['suite::inner ok']?.status).toBe('passed');
+    expect(byId['::suite']).toBeUndefined();
+    expect(byId['::skipped']?.status).toBe('skipped');
+    expect(byId['test/missing.test.js::(collection)']?.message).toContain('ERR_MODULE_NOT_FOUND');
+    expect(byId['test/syntax.test.js::(collection)']?.message).toContain('SyntaxError');
+    expect(parsed.collectionErrors).toHaveLength(2);
+  });
+});
+
+describe('RED gate on real node:test runs', () => {
+  it('accepts an assertion failure and rejects a test that cannot load', async () => {
+    const { redGate } = await import('../../src/verify/gates.js');
+    const { writeFile } = await import('node:fs/promises');
+    const root = await makeProject({
+      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
+      'src/calc.js': 'export const add = (a, b) => a + b;\n',
+      'test/calc.test.js': "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
+    });
+    const options = { command: 'npm test', framework: 'node-test' as const, cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') };
+    const baseline = await runTests(options);
+    expect(baseline.counts).toMatchObject({ passed: 1, failed: 0 });
+
+    await writeFile(path.join(root, 'test/sub.test.js'), "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { sub } from '../src/sub.js';\ntest('subtracts', () => { assert.equal(sub(3, 1), 2); });\n");
+    const missing = redGate(baseline, await runTests(options));
+    expect(missing).toMatchObject({ accepted: false, reason: 'collection-error' });
+
+    await writeFile(path.join(root, 'src/sub.js'), 'export const sub = () => 0;\n');
+    const red = redGate(baseline, await runTests(options));
+    expect(red).toMatchObject({ accepted: true, newFailing: [expect.objectContaining({ id: 'test/sub.test.js::subtracts' })] });
+  });
+});
