@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import { Git } from '../git/git.js';
-import type { Ledger, RunRow } from '../ledger/types.js';
+import type { Ledger } from '../ledger/types.js';
 import { asGitRun, type GitRun } from './git-run.js';
 
 /** The run named on the command line, or the latest run of the repository. */

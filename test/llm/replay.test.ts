@@ -48,7 +48,7 @@ describe('replay client', () => {
       toolCalls: [{ id: 't1', name: 'Read', input: { file_path: 'sum.ts' } }],
       finishReason: 'tool-calls',
       usage: { inputTokens: 0, outputTokens: 0 },
-      costUsd: null,
+      costUsd: 0,
       provider: 'replay',
       model: 'scripted-model',
     });
@@ -182,7 +182,7 @@ describe('recording client', () => {
       model: response.model,
     });
     expect(replayed.map(comparable)).toEqual(recorded.map(comparable));
-    expect(replayed.every((response) => response.provider === 'replay' && response.costUsd === null)).toBe(true);
+    expect(replayed.every((response) => response.provider === 'replay' && response.costUsd === 0)).toBe(true);
   });
 });
 

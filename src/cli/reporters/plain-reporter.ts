@@ -66,7 +66,7 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
         if (isTestRun(result)) {
           const { passed, failed, skipped } = result.counts;
           const state = result.timedOut ? pc.red('timed out') : failed > 0 || result.collectionErrors.length > 0 ? pc.red(`${failed} failed`) : pc.green(`${failed} failed`);
-          line(pc.dim(`      tests: ${passed} passed, `) + state + pc.dim(`${skipped ? `, ${skipped} skipped` : ''} (${result.durationMs} ms)`));
+          line(pc.dim(`      ${event.kind === 'baseline' ? 'baseline' : 'tests'}: ${passed} passed, `) + state + pc.dim(`${skipped ? `, ${skipped} skipped` : ''} (${result.durationMs} ms)`));
         } else {
           line(pc.dim(`      ${event.kind}: `) + (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)));
         }

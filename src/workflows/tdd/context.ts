@@ -76,12 +76,12 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
 }
 
 /** Runs the suite unless the last run was on the same clean commit. */
-export async function* runSuite(context: TddContext, stage: StageName, options: { reuse: boolean }): Step<StoredTestRun> {
+export async function* runSuite(context: TddContext, stage: StageName, options: { reuse: boolean; baseline?: boolean }): Step<StoredTestRun> {
   const { workspace, verifier } = context.deps;
   const head = await workspace.head();
   if (options.reuse && context.lastRun?.commit === head && !(await workspace.hasChanges())) return context.lastRun.run;
   const run = await verifier.runTests(stage, context.signal);
-  yield { type: 'verify-end', stage, kind: 'test', result: run.result, outputFile: run.outputFile };
+  yield { type: 'verify-end', stage, kind: options.baseline ? 'baseline' : 'test', result: run.result, outputFile: run.outputFile };
   return run;
 }
 

@@ -15,9 +15,10 @@ export async function* judgeImplementation(
   context: TddContext,
   stage: StageName,
   lockedTests: Record<string, string>,
-  options: { checks: boolean },
+  options: { checks: boolean; testedRun?: StoredTestRun },
 ): Step<Judgement> {
-  const run = yield* runSuite(context, stage, { reuse: false });
+  // VERIFY right after GREEN's gate reuses its run: nothing changed in between.
+  const run = options.testedRun ?? (yield* runSuite(context, stage, { reuse: false }));
   const now = await fingerprintFiles(context.deps.workspace.root, context.policy.testGlobs);
   const decision = greenGate(run.result, lockedTests, now);
   if (!decision.accepted) return { accepted: false, reason: decision.reason, feedback: decision.feedback };
@@ -44,10 +45,11 @@ async function* verifyAndFix(
   test: TestCase,
   lockedTests: Record<string, string>,
   attemptOffset: number,
+  testedRun: StoredTestRun,
 ): Step<Judgement> {
   const cycle = state.cycleNumber;
   yield stageStart('VERIFY', 'GREEN', cycle, 1);
-  let verdict = yield* judgeImplementation(context, 'VERIFY', lockedTests, { checks: true });
+  let verdict = yield* judgeImplementation(context, 'VERIFY', lockedTests, { checks: true, testedRun });
   yield stageEnd('VERIFY', 'GREEN', cycle, 1, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
   const maxFixes = context.policy.stage('FIX').maxAttempts;
   for (let attempt = 1; !verdict.accepted && attempt <= maxFixes; attempt++) {
@@ -101,7 +103,7 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
       continue;
     }
     yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'accepted', gate.summary);
-    const verified = yield* verifyAndFix(context, state, test, lockedTests, attempt);
+    const verified = yield* verifyAndFix(context, state, test, lockedTests, attempt, gate.run);
     if (!verified.accepted) {
       await deps.workspace.discardChanges();
       return { accepted: false, attempts: attempt, reason: verified.reason, feedback: verified.feedback };

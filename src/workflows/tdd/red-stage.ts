@@ -31,7 +31,7 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
   const { deps, policy } = context;
   const cycle = state.cycleNumber;
   const maxAttempts = policy.stage('RED').maxAttempts;
-  const baseline = yield* runSuite(context, 'RED', { reuse: true });
+  const baseline = yield* runSuite(context, 'RED', { reuse: true, baseline: true });
   let feedback = '';
   let reason = '';
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
