@@ -1,4 +1,4 @@
-import type { Phase, StageName } from './stages.js';
+import type { StagePhase, StageName } from './stages.js';
 import type { HandoffState } from './handoff.js';
 import type { ModelRequest, ModelResponse } from './model.js';
 import type { CheckResult, TestRunResult } from './verification.js';
@@ -12,10 +12,10 @@ export interface EventMap {
   'run-start': { workflow: string; feature: string; branch: string; worktree: string; baseCommit: string; resumed: boolean };
   'run-end': { status: 'completed' | 'failed' | 'interrupted'; message?: string };
   'cycle-start': { cycle: number; test: string | null };
-  'stage-start': { stage: StageName; phase: Phase; attempt: number; cycle: number };
+  'stage-start': { stage: StageName; phase: StagePhase; attempt: number; cycle: number };
   'stage-end': {
     stage: StageName;
-    phase: Phase;
+    phase: StagePhase;
     attempt: number;
     cycle: number;
     outcome: 'accepted' | 'rejected' | 'error' | 'skipped';
@@ -47,9 +47,23 @@ export interface EventMap {
     /** Stored copy of the full output, relative to the repository. */
     outputFile: string | null;
   };
-  'checkpoint-create': { stage: StageName; phase: Phase; commit: string; subject: string };
+  'checkpoint-create': { stage: StageName; phase: StagePhase; commit: string; subject: string };
   'checkpoint-rollback': { stage: StageName; to: string; reason: string };
   'note-write': { commit: string; state: HandoffState };
+  /** Refactor workflow (seed 002). */
+  'backup-create': { bundle: string | null; snapshot: string; directory: string };
+  'index-build': { files: number; parsed: number; reused: number; symbols: number; durationMs: number; artifacts: string };
+  'plan-create': { batches: number; source: 'heuristic' | 'planner'; goal: string | null };
+  'batch-start': { batch: string; index: number; total: number; goal: string; attempt: number };
+  'patch-check': { batch: string; attempt: number; admitted: boolean; files: string[]; loc: number; violations: string[] };
+  'batch-end': {
+    batch: string;
+    outcome: 'committed' | 'noop' | 'blocked' | 'failed';
+    attempts: number;
+    commit: string | null;
+    reason?: string;
+  };
+  'contract-check': { batch: string; removed: string[]; changed: string[]; added: string[]; allowed: boolean };
   'plan-select': { cycle: number; test: string | null; testFile: string | null; implFile: string | null };
   warning: { message: string; stage?: StageName };
   log: { message: string };

@@ -6,7 +6,26 @@
 export const PHASES = ['PLAN', 'RED', 'GREEN', 'REFACTOR', 'COMPLETE'] as const;
 export type Phase = (typeof PHASES)[number];
 
-export const STAGES = ['PLAN', 'RED', 'RED_FIX', 'GREEN', 'VERIFY', 'FIX', 'REFACTOR', 'RE_VERIFY'] as const;
+/** The phases stage events belong to: the TDD phases, plus those of the refactor workflow. */
+export type StagePhase = Phase | 'SETUP' | 'BATCH';
+
+export const STAGES = [
+  'PLAN',
+  'RED',
+  'RED_FIX',
+  'GREEN',
+  'VERIFY',
+  'FIX',
+  'REFACTOR',
+  'RE_VERIFY',
+  // Refactor workflow (seed 002): baseline, planner/patcher/critic roles, fast/full verifiers.
+  'BASELINE',
+  'PLANNER',
+  'PATCHER',
+  'CRITIC',
+  'FAST_VERIFY',
+  'FULL_VERIFY',
+] as const;
 export type StageName = (typeof STAGES)[number];
 
 /** Stages that run an agent (the others only run verification). */

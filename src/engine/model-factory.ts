@@ -1,7 +1,7 @@
 import type { AgentRuntime, StageRequest } from '../core/agent.js';
 import { RatchetError } from '../core/errors.js';
 import type { Clock } from '../core/effects.js';
-import type { ModelClient } from '../core/model.js';
+import type { ModelClient, ModelRequest } from '../core/model.js';
 import type { AgentStageName } from '../core/stages.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { stageSettings } from '../config/resolved.js';
@@ -65,11 +65,28 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
     return {
       name: 'tool-loop',
       runStage<T>(request: StageRequest<T>) {
-        const client = withRetry(base, {
+        // A failed call that is retried never reaches the tool loop, which records the final
+        // outcome only: record it here, as a model call with its error, before the retry event.
+        let attemptStart: { request: ModelRequest; at: number } | undefined;
+        const tracked: ModelClient = {
+          specificationVersion: base.specificationVersion,
+          provider: base.provider,
+          modelId: base.modelId,
+          generate: (modelRequest, generateOptions) => {
+            attemptStart = { request: modelRequest, at: options.clock.now().getTime() };
+            return base.generate(modelRequest, generateOptions);
+          },
+        };
+        const client = withRetry(tracked, {
           maxRetries: config.provider.maxRetries,
           sleep: (ms, signal) => options.clock.sleep(ms, signal),
-          onRetry: ({ attempt, delayMs, error }) =>
-            request.emit({ type: 'model-retry', provider: base.provider, model: base.modelId, attempt, delayMs, reason: `${error.code}: ${error.message}` }),
+          onRetry: ({ attempt, delayMs, error }) => {
+            if (attemptStart) {
+              const latencyMs = options.clock.now().getTime() - attemptStart.at;
+              request.emit({ type: 'model-call', stage: request.stage, provider: base.provider, model: base.modelId, request: attemptStart.request, response: null, error: { code: error.code, message: error.message }, latencyMs });
+            }
+            request.emit({ type: 'model-retry', provider: base.provider, model: base.modelId, attempt, delayMs, reason: `${error.code}: ${error.message}` });
+          },
         });
         return createToolLoopRuntime({ model: client, runner: options.runner }).runStage(request);
       },

@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { EventType } from '../core/events.js';
 import type { FinishReason } from '../core/model.js';
-import type { Phase, StageName } from '../core/stages.js';
+import type { StagePhase as Phase, StageName } from '../core/stages.js';
 import type { RunStatus, StageAttemptOutcome, VerificationKind } from './types.js';
 
 /**

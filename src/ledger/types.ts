@@ -1,7 +1,7 @@
 import type { EventMap, EventType, RatchetEvent } from '../core/events.js';
 import type { FinishReason } from '../core/model.js';
 import type { FailureKind } from '../core/verification.js';
-import type { Phase, StageName } from '../core/stages.js';
+import type { StagePhase as Phase, StageName } from '../core/stages.js';
 
 /**
  * The ledger contract (version `ratchet-ledger-v1`): the engine writes runs and events into it,

@@ -2,6 +2,7 @@ import pc from 'picocolors';
 import type { RatchetEvent } from '../../core/events.js';
 import type { TestRunResult, CheckResult } from '../../core/verification.js';
 import type { Output } from '../output.js';
+import { createRedactor, redactValue, secretsFromEnv } from '../../ledger/redact.js';
 
 function short(sha: string): string {
   return sha.slice(0, 8);
@@ -98,9 +99,10 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
   };
 }
 
-/** `--json`: one event per line. */
+/** `--json`: one event per line, with secrets redacted as in the ledger. */
 export function createJsonReporter(output: Output): (event: RatchetEvent) => void {
+  const redact = createRedactor(secretsFromEnv(process.env));
   return (event) => {
-    if (event.type !== 'model-delta') output.out(JSON.stringify(event));
+    if (event.type !== 'model-delta') output.out(JSON.stringify(redactValue(event, redact)));
   };
 }

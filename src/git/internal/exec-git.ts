@@ -57,6 +57,9 @@ export function execGit(args: readonly string[], options: GitExecOptions): Promi
       cwd: options.cwd,
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group: a terminal's Ctrl-C (SIGINT to the foreground group) must not kill
+      // git halfway through a checkpoint; the CLI's handler stops the run at the next safe point.
+      detached: true,
     });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];

@@ -17,6 +17,8 @@ export interface TddContext {
   cycleBase: string | undefined;
   /** Files changed since `cycleBase`, for the prompts. */
   cycleFiles: string[];
+  /** The newest commit with a handoff note: the start point, then each checkpoint once its note is written. */
+  lastCheckpoint: string | undefined;
 }
 
 /** Refreshes `cycleFiles` (for the GREEN, FIX and REFACTOR prompts). */
@@ -112,6 +114,7 @@ export async function* checkpoint(
   const commit = await workspace.checkpoint(subject, options);
   yield { type: 'checkpoint-create', stage, phase: state.phase, commit, subject };
   await workspace.writeNote(commit, state);
+  context.lastCheckpoint = commit;
   yield { type: 'note-write', commit, state };
   return commit;
 }

@@ -30,6 +30,16 @@ export function judgePlan(before: TestListItem[], listText: string | null, outpu
       feedback: `Do not mark items [x]; the orchestrator does that after GREEN. Uncheck: ${checkedByAgent.map((item) => item.text).join('; ')}`,
     };
   }
+  // Progress only moves forward: an item done before must still be there, checked.
+  const stillDone = new Set(items.filter((item) => item.done).map((item) => item.text));
+  const undone = before.filter((item) => item.done && !stillDone.has(item.text));
+  if (undone.length > 0) {
+    return {
+      ok: false,
+      reason: 'done-items-changed',
+      feedback: `Keep every checked item of ${TEST_LIST_FILE} exactly as it was; only the orchestrator changes checkboxes. Restore: ${undone.map((item) => `- [x] ${item.text}`).join('; ')}`,
+    };
+  }
   if (output === undefined) return { ok: false, reason: 'no-output', feedback: 'Answer with the StructuredOutput tool.' };
   const pending = items.filter((item) => !item.done);
   if (output.currentTest === null) {
@@ -119,7 +129,13 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
       implFile: verdict.test?.implFile ?? null,
     };
     const subject = verdict.test === null ? 'plan: all tests done' : subjectFor('plan', verdict.test.description);
+    const previous = await deps.workspace.head();
+    const changed = await deps.workspace.changedFilesSince(previous);
     context.cycleBase = yield* checkpoint(context, 'PLAN', subject, next, { allowEmpty: true });
+    // Only the test list changed: the last test run still describes this tree (RED's baseline).
+    if (context.lastRun?.commit === previous && changed.every((file) => file === TEST_LIST_FILE)) {
+      context.lastRun = { ...context.lastRun, commit: context.cycleBase };
+    }
     context.cycleFiles = [];
     yield stageEnd('PLAN', 'PLAN', cycle, attempt, 'accepted');
     return { accepted: true, state: next };

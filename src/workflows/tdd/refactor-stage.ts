@@ -1,3 +1,5 @@
+import type { StageOutcome } from '../../core/agent.js';
+import { toRatchetError, type ErrorCode, type RatchetError } from '../../core/errors.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import { fingerprintFiles } from '../../verify/fingerprint.js';
 import { checkpoint, outcomeProblem, refreshCycleFiles, runAgentStage, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
@@ -5,10 +7,15 @@ import { judgeImplementation } from './green-stage.js';
 import { testVariables } from './red-stage.js';
 import { TEST_LIST_FILE } from './test-list.js';
 
+/** Model failures that survived their retries: REFACTOR gives up on them instead of failing the cycle. */
+const AGENT_FAILURES: ReadonlySet<ErrorCode> = new Set(['provider', 'rate-limit', 'overloaded', 'network', 'timeout']);
+
 /**
  * REFACTOR, gated by RE_VERIFY. A refactoring that breaks anything is rolled back to the
  * pre-refactor commit and tried again; when every attempt fails the cycle still succeeds with
  * an empty `refactor:` commit (seed 000: REFACTOR is best effort, never a gate on the cycle).
+ * So does a model failure that survived its retries (the tree is reset to GREEN's commit);
+ * `interrupted`, `auth` and every other error still end the run.
  */
 export async function* refactorStage(context: TddContext, state: HandoffState, test: TestCase): Step<HandoffState> {
   const { deps, policy } = context;
@@ -22,18 +29,32 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
   let feedback = '';
   let subject = 'refactor: no changes needed';
   let acceptedAttempt = 0;
+  let attempts = 0;
+  let agentFailure: RatchetError | undefined;
   // The tree after this stage is either GREEN's (already verified) or the verified refactoring.
   let verifiedRun = context.lastRun?.run;
   for (let attempt = 1; attempt <= maxAttempts && acceptedAttempt === 0; attempt++) {
+    attempts = attempt;
     yield stageStart('REFACTOR', 'REFACTOR', cycle, attempt);
-    const outcome = yield* runAgentStage(context, {
-      stage: 'REFACTOR',
-      phase: 'REFACTOR',
-      cycle,
-      attempt,
-      variables: { ...testVariables(context, state, test), reasons, feedback: feedback || '(none)' },
-      paths: { read: ['**'], write: ['**'], denyWrite: [...policy.testGlobs, TEST_LIST_FILE] },
-    });
+    let outcome: StageOutcome<unknown>;
+    try {
+      outcome = yield* runAgentStage(context, {
+        stage: 'REFACTOR',
+        phase: 'REFACTOR',
+        cycle,
+        attempt,
+        variables: { ...testVariables(context, state, test), reasons, feedback: feedback || '(none)' },
+        paths: { read: ['**'], write: ['**'], denyWrite: [...policy.testGlobs, TEST_LIST_FILE] },
+      });
+    } catch (error) {
+      // Seed 000: a model that errors or times out in REFACTOR does not fail the cycle.
+      const failure = toRatchetError(error);
+      if (!AGENT_FAILURES.has(failure.code)) throw error;
+      yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'error', failure.code);
+      await deps.workspace.resetTo(preRefactor);
+      agentFailure = failure;
+      break;
+    }
     const problem = outcomeProblem(outcome);
     if (!(await deps.workspace.hasChanges())) {
       yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'accepted', problem ?? 'no changes');
@@ -56,8 +77,9 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
     feedback = `Your previous refactoring was rolled back because it broke verification:\n${verdict.feedback}`;
   }
   if (acceptedAttempt === 0) {
-    subject = `refactor: no changes kept (${maxAttempts} attempts broke verification)`;
-    yield { type: 'warning', stage: 'REFACTOR', message: `REFACTOR: every attempt broke verification; kept the code as it was after GREEN.` };
+    subject = agentFailure ? `refactor: no changes kept (the agent failed: ${agentFailure.code})` : `refactor: no changes kept (${maxAttempts} attempts broke verification)`;
+    const why = agentFailure ? `the agent failed (${agentFailure.message})` : 'every attempt broke verification';
+    yield { type: 'warning', stage: 'REFACTOR', message: `REFACTOR: ${why}; kept the code as it was after GREEN.` };
   }
   const next: HandoffState = {
     ...state,
@@ -66,7 +88,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
     testResult: 'PASS',
     error: null,
     errorDetails: null,
-    retryCount: acceptedAttempt === 0 ? maxAttempts : acceptedAttempt - 1,
+    retryCount: acceptedAttempt === 0 ? attempts : acceptedAttempt - 1,
   };
   const commit = yield* checkpoint(context, 'REFACTOR', subject, next, { allowEmpty: true });
   context.lastRun = verifiedRun ? { commit, run: verifiedRun } : undefined;

@@ -36,7 +36,9 @@ function normalise(text: string): string {
  */
 export function findPendingItem(items: TestListItem[], description: string): TestListItem | undefined {
   const wanted = normalise(description);
-  const pending = items.filter((item) => !item.done);
+  // Text that normalises to nothing ("...", "**") would be contained in every description.
+  const pending = items.filter((item) => !item.done && normalise(item.text) !== '');
+  if (wanted === '') return undefined;
   const exact = pending.find((item) => normalise(item.text) === wanted);
   if (exact) return exact;
   const partial = pending.filter((item) => {

@@ -55,7 +55,7 @@ export async function* runTdd(
   start: HandoffState,
   signal?: AbortSignal,
 ): Step<TddResult> {
-  const context: TddContext = { policy, deps, signal, lastRun: undefined, cycleBase: undefined, cycleFiles: [] };
+  const context: TddContext = { policy, deps, signal, lastRun: undefined, cycleBase: undefined, cycleFiles: [], lastCheckpoint: await deps.workspace.head() };
   const refactorNext = async (test: TestCase): Promise<boolean> => {
     if (policy.refactor === 'never') return false;
     if (policy.refactor === 'always') return true;
@@ -110,11 +110,16 @@ export async function* runTdd(
   return { state, cycles };
 }
 
-/** Writes the error into the note on HEAD, keeping the phase to resume from. */
+/**
+ * Writes the error into the note of the last checkpoint, keeping the phase to resume from. A
+ * commit after it has no note of its own (a checkpoint cut short between commit and note, or a
+ * commit the agent made before its stage failed): the branch goes back to the checkpoint, as
+ * `resume` would, rather than giving that commit the older state's note.
+ */
 async function* recordError(context: TddContext, failed: HandoffState): Step<void> {
   const { workspace } = context.deps;
-  await workspace.discardChanges();
-  const head = await workspace.head();
-  await workspace.writeNote(head, failed);
-  yield { type: 'note-write', commit: head, state: failed };
+  const commit = context.lastCheckpoint ?? (await workspace.head());
+  await workspace.resetTo(commit);
+  await workspace.writeNote(commit, failed);
+  yield { type: 'note-write', commit, state: failed };
 }

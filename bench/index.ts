@@ -1,0 +1,281 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { appendFile, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { glob } from 'tinyglobby';
+import { buildIndex } from '../src/code/index/build-index.js';
+import type { CodeIndex } from '../src/code/index/types.js';
+import { formatMs, median, table, type Bench, type BenchOptions, type BenchSummary } from './harness.js';
+
+/**
+ * Code index bench (seed 002, section 10): a cold index and a one-file-changed update of a large
+ * real codebase — the TypeScript and JavaScript under this project's own `node_modules` — against
+ * `ctags -R` (universal-ctags) over the same files in the same run.
+ *
+ * Targets: cold <= 2x ctags; one-file update <= 100 ms. The update is a whole `buildIndex` call
+ * as `ratchet index` makes it: list and stat the tree, load the cache, hash and parse the changed
+ * file, re-derive the graphs and the risk register, and save the cache.
+ *
+ * `tsx bench/index.ts [--files N]` runs it alone; `RATCHET_BENCH_INDEX_FILES` also sets N.
+ */
+
+const PROJECT = dirname(dirname(fileURLToPath(import.meta.url)));
+const DEFAULT_FILES = 6000;
+/** Minified bundles say nothing about real code and ctags skips most of them anyway. */
+const MAX_FILE_BYTES = 200 * 1024;
+const COLD_TARGET_RATIO = 2;
+const UPDATE_TARGET_MS = 100;
+
+export interface IndexBenchOptions extends Partial<BenchOptions> {
+  /** Files copied from node_modules (default 6000). */
+  files?: number;
+  log?: (line: string) => void;
+}
+
+export interface IndexBenchResult extends BenchSummary {
+  files: number;
+  bytes: number;
+  ctagsMs: number;
+  coldMs: number;
+  ctagsCpuMs: number;
+  coldCpuMs: number;
+  /** One-file update reading the cache from disk (`ratchet index`). */
+  updateMs: number;
+  /** One-file update with the previous index in memory (the refactor loop). */
+  memoryUpdateMs: number;
+  noChangeMs: number;
+  coldRatio: number;
+  symbols: number;
+  ctagsTags: number;
+}
+
+async function collectFiles(limit: number): Promise<{ path: string; size: number }[]> {
+  const paths = await glob('node_modules/**/*.{ts,tsx,mts,cts,js,mjs,cjs}', {
+    cwd: PROJECT,
+    dot: false,
+    onlyFiles: true,
+    followSymbolicLinks: false,
+    ignore: ['node_modules/.cache/**', 'node_modules/.vite/**'],
+  });
+  paths.sort();
+  const files: { path: string; size: number }[] = [];
+  for (const path of paths) {
+    const size = statSync(join(PROJECT, path)).size;
+    if (size > 0 && size <= MAX_FILE_BYTES) files.push({ path, size });
+    if (files.length >= limit) break;
+  }
+  return files;
+}
+
+function ctagsAvailable(): boolean {
+  return spawnSync('ctags', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** CPU time of reaped child processes (utime + stime of children, /proc/self/stat), in ms. */
+function childrenCpuMs(): number {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // After the command: state is field 3; cutime and cstime are fields 16 and 17 (1-based).
+    return ((Number(fields[13]) || 0) + (Number(fields[14]) || 0)) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function processCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+function timeCtags(dir: string, tagsFile: string): { ms: number; cpuMs: number; tags: number } {
+  const cpuBefore = childrenCpuMs();
+  const started = performance.now();
+  const result = spawnSync('ctags', ['-R', '--languages=TypeScript,JavaScript', '-f', tagsFile, '.'], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  const ms = performance.now() - started;
+  const cpuMs = childrenCpuMs() - cpuBefore;
+  if (result.status !== 0) throw new Error(`ctags exited with ${result.status ?? result.signal}`);
+  const tags = Number(execFileSync('sh', ['-c', `grep -vc '^!_' '${tagsFile}' || true`], { encoding: 'utf8' }).trim());
+  return { ms, cpuMs, tags };
+}
+
+/** Runs the bench and returns its numbers; prints a table through `log` (default console.log). */
+export async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenchResult> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const runs = options.runs ?? 1;
+  const limit = options.files ?? (Number(process.env.RATCHET_BENCH_INDEX_FILES) || DEFAULT_FILES);
+  if (!ctagsAvailable())
+    throw new Error('universal-ctags is not installed (Debian/Ubuntu: apt-get install universal-ctags).');
+
+  const work = await mkdtemp(join(tmpdir(), 'ratchet-index-bench-'));
+  try {
+    const tree = join(work, 'tree');
+    const files = await collectFiles(limit);
+    for (const file of files) {
+      const target = join(tree, file.path.replace(/^node_modules\//, 'packages/'));
+      await mkdir(dirname(target), { recursive: true });
+      await copyFile(join(PROJECT, file.path), target);
+    }
+    const bytes = files.reduce((sum, file) => sum + file.size, 0);
+    log(`  ${files.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MB of TypeScript/JavaScript from node_modules`);
+
+    const ctagsTimes: number[] = [];
+    const ctagsCpu: number[] = [];
+    const coldTimes: number[] = [];
+    const coldCpu: number[] = [];
+    let ctagsTags = 0;
+    let symbols = 0;
+    let workers = 0;
+    const cacheDir = join(work, 'cache');
+    const indexOptions = { root: tree, cacheDir, excludes: [], git: false as const };
+    for (let run = 0; run < runs; run++) {
+      const ctags = timeCtags(tree, join(work, 'tags'));
+      ctagsTimes.push(ctags.ms);
+      ctagsCpu.push(ctags.cpuMs);
+      ctagsTags = ctags.tags;
+      await rm(cacheDir, { recursive: true, force: true });
+      const cpuBefore = processCpuMs();
+      const started = performance.now();
+      const index = await buildIndex(indexOptions);
+      coldTimes.push(performance.now() - started);
+      coldCpu.push(processCpuMs() - cpuBefore);
+      symbols = index.files.reduce((sum, file) => sum + file.symbols.length, 0);
+      workers = index.stats.workers;
+    }
+
+    // Unchanged rebuilds first (they also age the cache past the racy-mtime window of the copies).
+    const noChangeTimes: number[] = [];
+    for (let run = 0; run < Math.max(3, runs); run++) {
+      const started = performance.now();
+      const index = await buildIndex(indexOptions);
+      noChangeTimes.push(performance.now() - started);
+      if (index.stats.parsed !== 0) throw new Error(`unchanged rebuild parsed ${index.stats.parsed} files`);
+    }
+    const changed = join(
+      tree,
+      (files[Math.floor(files.length / 2)] ?? files[0])?.path.replace(/^node_modules\//, 'packages/') ?? '',
+    );
+    let edits = 0;
+    const updateOnce = async (previous?: CodeIndex): Promise<{ ms: number; cpuMs: number; index: CodeIndex }> => {
+      edits++;
+      await appendFile(changed, `\nexport function benchAdded${edits}(value) { return value + ${edits}; }\n`);
+      const cpuBefore = processCpuMs();
+      const started = performance.now();
+      const index = await buildIndex(previous === undefined ? indexOptions : { ...indexOptions, previous });
+      const ms = performance.now() - started;
+      const cpuMs = processCpuMs() - cpuBefore;
+      if (index.stats.parsed !== 1) throw new Error(`one-file update parsed ${index.stats.parsed} files, expected 1`);
+      return { ms, cpuMs, index };
+    };
+    // As `ratchet index` runs it: the cache is read from disk.
+    const updateTimes: number[] = [];
+    const updateCpu: number[] = [];
+    for (let run = 0; run < Math.max(5, runs); run++) {
+      const update = await updateOnce();
+      updateTimes.push(update.ms);
+      updateCpu.push(update.cpuMs);
+    }
+    // As the refactor loop runs it: the previous index stays in memory.
+    const memoryTimes: number[] = [];
+    const memoryCpu: number[] = [];
+    let previous = (await updateOnce()).index;
+    for (let run = 0; run < Math.max(5, runs); run++) {
+      const update = await updateOnce(previous);
+      memoryTimes.push(update.ms);
+      memoryCpu.push(update.cpuMs);
+      previous = update.index;
+    }
+
+    const ctagsMs = median(ctagsTimes);
+    const ctagsCpuMs = median(ctagsCpu);
+    const coldCpuMs = median(coldCpu);
+    const coldMs = median(coldTimes);
+    const updateMs = median(updateTimes);
+    const memoryUpdateMs = median(memoryTimes);
+    const updateCpuMs = median(updateCpu);
+    const memoryUpdateCpuMs = median(memoryCpu);
+    const noChangeMs = median(noChangeTimes);
+    const coldRatio = coldMs / ctagsMs;
+    const coldMet = coldRatio <= COLD_TARGET_RATIO;
+    const updateMet = updateMs <= UPDATE_TARGET_MS;
+    const memoryUpdateMet = memoryUpdateMs <= UPDATE_TARGET_MS;
+    const ratio = (value: number, base: number): string => `${(value / base).toFixed(2)}x`;
+    const met = (ok: boolean): string => (ok ? 'yes' : 'NO');
+    log(
+      table(
+        ['measurement', 'wall', 'vs ctags', 'cpu', 'cpu vs ctags', 'target', 'met'],
+        [
+          ['ctags -R (baseline)', formatMs(ctagsMs), '1.00x', formatMs(ctagsCpuMs), '1.00x', '-', '-'],
+          [
+            `cold buildIndex (${workers} workers)`,
+            formatMs(coldMs),
+            ratio(coldMs, ctagsMs),
+            formatMs(coldCpuMs),
+            ratio(coldCpuMs, ctagsCpuMs),
+            `<= ${COLD_TARGET_RATIO}x wall`,
+            met(coldMet),
+          ],
+          [
+            'one-file update, cache on disk',
+            formatMs(updateMs),
+            '-',
+            formatMs(updateCpuMs),
+            '-',
+            `<= ${UPDATE_TARGET_MS} ms`,
+            met(updateMet),
+          ],
+          [
+            'one-file update, previous index',
+            formatMs(memoryUpdateMs),
+            '-',
+            formatMs(memoryUpdateCpuMs),
+            '-',
+            `<= ${UPDATE_TARGET_MS} ms`,
+            met(memoryUpdateMet),
+          ],
+          ['no-change rebuild, cache on disk', formatMs(noChangeMs), '-', '-', '-', '-', '-'],
+        ],
+      ),
+    );
+    log(
+      `  ctags tags: ${ctagsTags}; index symbols: ${symbols}; load average ${loadavg()
+        .map((load) => load.toFixed(1))
+        .join(' ')}`,
+    );
+    return {
+      name: 'index',
+      headline: `cold ${coldRatio.toFixed(2)}x ctags (${formatMs(coldMs)} vs ${formatMs(ctagsMs)}), one-file update ${formatMs(updateMs)} (disk cache) / ${formatMs(memoryUpdateMs)} (in memory)`,
+      targetsMet: coldMet && updateMet && memoryUpdateMet,
+      files: files.length,
+      bytes,
+      ctagsMs,
+      coldMs,
+      ctagsCpuMs,
+      coldCpuMs,
+      updateMs,
+      memoryUpdateMs,
+      noChangeMs,
+      coldRatio,
+      symbols,
+      ctagsTags,
+    };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+export const indexBench: Bench = {
+  name: 'index',
+  description: 'cold and one-file-changed code index of node_modules TS/JS vs ctags -R',
+  run: (options) => runIndexBench(options),
+};
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const flag = process.argv.indexOf('--files');
+  const files = flag === -1 ? undefined : Number(process.argv[flag + 1]);
+  await runIndexBench(files === undefined ? {} : { files });
+}

@@ -1,0 +1,239 @@
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { buildIndex } from '../../code/index/build-index.js';
+import { writeIndexArtifacts } from '../../code/index/artifacts.js';
+import { summarizeIndex } from '../../code/index/summary.js';
+import { RatchetError } from '../../core/errors.js';
+import { Git } from '../../git/git.js';
+import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
+import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierCommands, type PreparedRefactor } from '../../engine/refactor/refactor-run.js';
+import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
+import { restoreBackup, type Backup } from '../../engine/refactor/backup.js';
+import { createCommandVerifier } from '../../engine/refactor/verifier.js';
+import { rejectRun, resolveRun } from '../../engine/run-control.js';
+import { runDir } from '../../engine/run-paths.js';
+import { heuristicPlan } from '../../workflows/refactor/plan.js';
+import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
+import { gatherReportData } from '../../report/report-data.js';
+import { renderHtmlReport } from '../../report/html-report.js';
+import { renderMarkdownReport } from '../../report/markdown-report.js';
+import { createProcessRunner } from '../../process/runner.js';
+import { createIdGenerator } from '../../engine/effects.js';
+import { configFor, createCliOutput, engineServices, globalOptions, openRepoLedger, type ProviderFlags } from '../context.js';
+import { interruptOnSignals } from '../drive-run.js';
+import { exitCodeFor, EXIT } from '../exit-codes.js';
+import type { Output } from '../output.js';
+import { createJsonReporter, createPlainReporter } from '../reporters/plain-reporter.js';
+import { addProviderOptions } from './tdd-command.js';
+
+interface RefactorFlags extends ProviderFlags {
+  goal?: string;
+  allowDirty?: boolean;
+  critic?: boolean;
+}
+
+function targetOf(repo: string | undefined, command: Command): string {
+  const dir = resolve(repo ?? globalOptions(command).cwd ?? process.env.TDD_PROJECT_ROOT ?? process.cwd());
+  if (!existsSync(dir)) throw new RatchetError('usage', `${dir} does not exist.`);
+  return dir;
+}
+
+export function printPlan(output: Output, plan: PlannedBatch[]): void {
+  output.out(pc.bold(`Plan: ${plan.length} batches`));
+  for (const batch of plan) {
+    output.out(`  ${pc.cyan(batch.id)} ${batch.goal}`);
+    output.out(pc.dim(`      scope ${batch.scope_globs.join(', ')} · budget ${batch.diff_budget_loc} lines · risk ${batch.risk_score} · ${batch.verifier_level} verifier${batch.notes ? ` · ${batch.notes}` : ''}`));
+  }
+}
+
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(question);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+function showConfirmScreen(output: Output, prepared: PreparedRefactor): void {
+  output.out('');
+  printPlan(output, prepared.plan);
+  output.out(pc.bold('\nBaseline (passing)'));
+  for (const entry of prepared.baseline.results) output.out(`  ${pc.green('✓')} ${entry.result.command} ${pc.dim(`(${entry.result.durationMs} ms)`)}`);
+  output.out(pc.bold('\nSafety'));
+  output.out(`  branch   ${prepared.run.branch} (worktree ${prepared.run.worktree})`);
+  output.out(`  backup   ${prepared.backup.directory}${prepared.backup.bundle ? ' (git bundle + tar.gz snapshot)' : ' (tar.gz snapshot)'}`);
+  output.out(`  artifacts ${prepared.artifacts}`);
+  if (prepared.repoRoot !== prepared.target) output.out(`  ${pc.yellow('not a git repository:')} working on a copy in ${prepared.repoRoot}; ${prepared.target} is never touched`);
+}
+
+async function writeReport(repoRoot: string, runId: string): Promise<{ markdown: string; html: string }> {
+  await using ledger = await openRepoLedger(repoRoot);
+  const run = await resolveRun(ledger, runId);
+  const data = await gatherReportData(repoRoot, run, ledger, new Date());
+  const dir = runDir(repoRoot, runId);
+  await mkdir(dir, { recursive: true });
+  const markdown = join(dir, 'report.md');
+  const html = join(dir, 'report.html');
+  await writeFile(markdown, renderMarkdownReport(data));
+  await writeFile(html, renderHtmlReport(data));
+  return { markdown, html };
+}
+
+export function registerRefactorCommands(program: Command, setExit: (code: number) => void): void {
+  const refactor = program.command('refactor').description('Whole-repository refactoring in small verified batches (seed 002): baseline, index, risk-ordered plan, patches, checkpoints, report');
+
+  addProviderOptions(
+    refactor
+      .command('run')
+      .description('Back up, verify the baseline, index, plan, confirm, then refactor batch by batch with a checkpoint per batch')
+      .argument('[repo]', 'the directory to refactor (default: --cwd or the current directory; need not be a git repository)'),
+  )
+    .option('--goal <text>', 'what the refactoring should achieve (default: the index-driven clean-up plan)')
+    .option('--critic', 'ask a critic to review every patch before it is applied')
+    .option('--allow-dirty', 'start from HEAD even though the working tree has uncommitted changes')
+    .action(async (repo: string | undefined, flags: RefactorFlags, command: Command) => {
+      const output = createCliOutput(command);
+      const target = targetOf(repo, command);
+      const yes = Boolean(globalOptions(command).yes);
+      const config = await configFor(target, { ...flags, ...(flags.provider ? {} : {}) });
+      const settings = await loadRefactorSettings(target, config);
+      if (config.provider.name === 'claude-code') {
+        const runner = createProcessRunner();
+        const version = await checkClaudeCode({ binary: settings.claude.binary, runner, env: process.env });
+        await checkClaudeAuth({ binary: settings.claude.binary, runner, env: process.env });
+        if (!output.json) output.out(pc.dim(`Claude Code ${version.version}: authenticated`));
+      }
+      if (!yes && !process.stdin.isTTY) {
+        throw new RatchetError('usage', 'The plan must be confirmed, and there is no terminal to ask.', { hint: 'Pass --yes to proceed without asking.' });
+      }
+      const report = output.json ? createJsonReporter(output) : createPlainReporter(output);
+      const interrupt = interruptOnSignals();
+      try {
+        const home = await refactorHome(target, config, { ids: createIdGenerator() });
+        const options = { home, target, goal: flags.goal ?? null, config, allowDirty: Boolean(flags.allowDirty), useCritic: Boolean(flags.critic), signal: interrupt.signal };
+        let prepared: PreparedRefactor;
+        {
+          await using ledger = await openRepoLedger(home.repoRoot);
+          const preparing = prepareRefactor(options, engineServices(ledger));
+          let step = await preparing.next();
+          while (!step.done) {
+            report(step.value);
+            step = await preparing.next();
+          }
+          prepared = step.value;
+        }
+        if (!output.json) showConfirmScreen(output, prepared);
+        else output.out(JSON.stringify({ type: 'plan', run: prepared.run.id, batches: prepared.plan, backup: prepared.backup }));
+        if (!yes && !(await confirm('\nProceed with these batches? [y/N] '))) {
+          await using ledger = await openRepoLedger(prepared.repoRoot);
+          await rejectRun(prepared.repoRoot, await resolveRun(ledger, prepared.run.id), ledger);
+          output.out('Cancelled: nothing was changed (the worktree and branch were removed; the backup is kept).');
+          return;
+        }
+        await using ledger = await openRepoLedger(prepared.repoRoot);
+        const running = executeRefactor(prepared, options, engineServices(ledger));
+        let step = await running.next();
+        while (!step.done) {
+          report(step.value);
+          step = await running.next();
+        }
+        const outcome = step.value;
+        const files = await writeReport(prepared.repoRoot, prepared.run.id);
+        const cwd = prepared.repoRoot === target ? '' : ` --cwd ${prepared.repoRoot}`;
+        if (output.json) output.out(JSON.stringify({ type: 'report', run: prepared.run.id, status: outcome.status, ...files }));
+        else {
+          const committed = outcome.loop?.batches.filter((batch) => batch.outcome === 'committed').length ?? 0;
+          output.out(`\n${committed} of ${prepared.plan.length} batches committed on ${prepared.run.branch}. Report: ${files.html}`);
+          output.out(`Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`);
+        }
+        setExit(outcome.status === 'completed' ? EXIT.ok : outcome.error ? exitCodeFor(outcome.error.code, interrupt.bySigint()) : EXIT.gateFailed);
+      } finally {
+        interrupt.dispose();
+      }
+    });
+
+  refactor
+    .command('plan')
+    .description('Index the repository and print the heuristic plan; changes nothing')
+    .argument('[repo]', 'the directory (default: --cwd or the current directory)')
+    .option('--goal <text>', 'what the refactoring should achieve')
+    .action(async (repo: string | undefined, flags: { goal?: string }, command: Command) => {
+      const output = createCliOutput(command);
+      const target = targetOf(repo, command);
+      const config = await configFor(target);
+      const settings = await loadRefactorSettings(target, config);
+      const isGit = await Git.isRepository(target);
+      const index = await buildIndex({ root: target, cacheDir: join(target, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+      const plan = heuristicPlan(await fileFacts(index, target, config), {
+        goal: flags.goal ?? null,
+        bounds: { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) },
+      });
+      if (output.json) output.out(JSON.stringify({ batches: plan }));
+      else printPlan(output, plan);
+    });
+
+  refactor
+    .command('verify')
+    .description('Run the baseline verification (fast and full verifier commands) in the repository; changes nothing')
+    .argument('[repo]', 'the directory (default: --cwd or the current directory)')
+    .action(async (repo: string | undefined, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const target = targetOf(repo, command);
+      const config = await configFor(target);
+      const settings = await loadRefactorSettings(target, config);
+      const commands = await verifierCommands(target, settings, config);
+      const outputDir = join(target, '.ratchet', 'verify');
+      const verifier = createCommandVerifier({ cwd: target, repoRoot: target, outputDir, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: createProcessRunner() });
+      const result = await verifier.run('full', 'BASELINE');
+      const environment = { node: process.versions.node, platform: `${process.platform}-${process.arch}` };
+      if (output.json) output.out(JSON.stringify({ ok: result.ok, environment, results: result.results.map((entry) => ({ command: entry.result.command, exitCode: entry.result.exitCode, durationMs: entry.result.durationMs, outputFile: entry.outputFile })) }));
+      else {
+        for (const entry of result.results) output.out(`${entry.result.ok ? pc.green('✓') : pc.red('✗')} ${entry.result.command} ${pc.dim(`exit ${String(entry.result.exitCode)}, ${entry.result.durationMs} ms, output ${entry.outputFile ?? '-'}`)}`);
+        output.out(result.ok ? pc.green('Baseline is green.') : pc.red('Baseline is red: `ratchet refactor run` would refuse to start.'));
+      }
+      setExit(result.ok ? EXIT.ok : EXIT.gateFailed);
+    });
+
+  refactor
+    .command('rollback')
+    .description("Restore the repository from a run's backup (git bundle + snapshot), as it was before the run")
+    .argument('<run-id>', 'the refactor run')
+    .action(async (runId: string, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const target = targetOf(undefined, command);
+      const repoRoot = (await Git.isRepository(target)) ? await new Git(target).root() : target;
+      await using ledger = await openRepoLedger(repoRoot);
+      const run = await resolveRun(ledger, runId);
+      const stored = run.config as { target?: string; backup?: Backup; isGit?: boolean } | null;
+      if (!stored?.backup || !stored.target) throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
+      await restoreBackup(stored.target, stored.backup, createProcessRunner(), { branch: stored.isGit ? run.baseBranch : null });
+      await ledger.updateRun(run.id, { status: 'rejected' });
+      if (output.json) output.out(JSON.stringify({ run: run.id, restored: stored.target, backup: stored.backup.directory }));
+      else output.out(`Restored ${stored.target} from ${stored.backup.directory}.`);
+    });
+
+  program
+    .command('index')
+    .description('Build or update the code index (.ratchet/index) and print its summary')
+    .argument('[repo]', 'the directory (default: --cwd or the current directory)')
+    .option('--artifacts <dir>', 'also write the index artifacts (ARCHITECTURE_SNAPSHOT.md, SYMBOL_REGISTRY.json, ...) there')
+    .action(async (repo: string | undefined, flags: { artifacts?: string }, command: Command) => {
+      const output = createCliOutput(command);
+      const target = targetOf(repo, command);
+      const config = await configFor(target);
+      const settings = await loadRefactorSettings(target, config);
+      const isGit = await Git.isRepository(target);
+      const index = await buildIndex({ root: target, cacheDir: join(target, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+      if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
+      const summary = summarizeIndex(index);
+      if (output.json) output.out(JSON.stringify(summary));
+      else output.out(JSON.stringify(summary, null, 2));
+    });
+}
+

@@ -1,0 +1,228 @@
+/**
+ * Builds the code index of a directory incrementally (seed 002, section 10.3).
+ *
+ * 1. List the files (`git ls-files` or a glob, minus excludes) and stat them.
+ * 2. A file whose size and mtime match the cache keeps its cached hash and parse results (see
+ *    `isReusable`). Every other file is read once and hashed; it is parsed only when the hash
+ *    differs from the cached one. Many files are parsed on worker threads, a few in this thread.
+ * 3. Derive the import graph, fan-in, test coverage, churn and the risk register from the
+ *    per-file results (cheap, so always recomputed: a new file can change how others resolve).
+ * 4. Save the cache: the manifest and only the parse-result shards that changed.
+ *
+ * A long-running caller (the refactor loop re-indexing after each batch) passes the previous
+ * index as `previous`: the cache then comes from memory instead of disk, unchanged files keep
+ * their resolved imports when no file was added or removed, and churn is reused while HEAD stays.
+ * With `changedPaths` as well, the tree is not even listed: only those paths are stat'ed again.
+ */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { throwIfAborted } from '../../core/errors.js';
+import { Git } from '../../git/git.js';
+import { languageIdForFile } from '../tree-sitter.js';
+import {
+  cacheFromIndex,
+  isGoMod,
+  isReusable,
+  noChurn,
+  processWork,
+  readChurn,
+  readGoModules,
+  toIndexedFile,
+} from './build-steps.js';
+import { loadCache, parseKey, saveCache, type CachedFile, type IndexCache } from './cache.js';
+import { LazyResolver, deriveIndex } from './derive.js';
+import { applyChangedPaths, listFiles, type ListedFile } from './list-files.js';
+import type { FileWork } from './process-file.js';
+import type { GoModule } from './resolve-imports.js';
+import { INDEX_VERSION, type CodeIndex, type FileParseResult, type IndexedFile } from './types.js';
+
+export interface BuildIndexOptions {
+  /** Directory to index. */
+  root: string;
+  /** Where the cache lives, conventionally `<repo>/.ratchet/index`; excluded from the tree. */
+  cacheDir: string;
+  /** Globs of paths to leave out, e.g. `['**\/node_modules/**', '**\/dist/**']`. */
+  excludes: readonly string[];
+  /**
+   * Git of the repository holding `root`: files come from `git ls-files` (honouring
+   * `.gitignore`) and churn from `git log`. Undefined: detected; false: never use git.
+   */
+  git?: Git | false;
+  signal?: AbortSignal;
+  /** Commits of history counted for churn (default 200). */
+  churnCommits?: number;
+  /** Worker threads for parsing; default: one per core (at most 4) when there are many files to parse. */
+  workers?: number;
+  /** Files larger than this are hashed but not parsed (default 1 MiB: minified bundles). */
+  maxParseBytes?: number;
+  /** Clock for `builtAt` and the cache's timestamps (default `Date.now`). */
+  now?: () => number;
+  /** The last index of the same root, kept in memory: used instead of reading the cache from disk. */
+  previous?: CodeIndex;
+  /**
+   * With `previous`: the root-relative paths that may have changed since it was built (added,
+   * modified or deleted, e.g. from `git diff --name-only`). The tree is then not listed; every
+   * other file is taken as it was. Ignored without `previous`.
+   */
+  changedPaths?: readonly string[];
+}
+
+const DEFAULT_CHURN_COMMITS = 200;
+const DEFAULT_MAX_PARSE_BYTES = 1024 * 1024;
+
+/** What a build remembers for the next build that passes its index as `previous`. */
+interface BuildMemory {
+  cache: IndexCache;
+  resolver: LazyResolver;
+  goModules: GoModule[];
+}
+const memories = new WeakMap<CodeIndex, BuildMemory>();
+
+interface Slot {
+  file: ListedFile;
+  /** Cache entry standing in for the file, or the index of its outcome in the work list. */
+  reuse?: CachedFile;
+  work?: number;
+}
+
+export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex> {
+  const started = performance.now();
+  const now = options.now ?? Date.now;
+  const scannedAt = now();
+  const root = resolve(options.root);
+  const cacheDir = resolve(options.cacheDir);
+  const { signal } = options;
+  const useGit = options.git === false ? false : options.git !== undefined || (await Git.isRepository(root));
+  const churnCommits = useGit ? (options.churnCommits ?? DEFAULT_CHURN_COMMITS) : 0;
+  const previous =
+    options.previous?.root === root && options.previous.version === INDEX_VERSION ? options.previous : undefined;
+  const memory = previous === undefined ? undefined : memories.get(previous);
+
+  const churnPromise = useGit ? readChurn(root, churnCommits, previous, signal) : Promise.resolve(noChurn());
+  churnPromise.catch(() => undefined); // Awaited below; avoids an unhandled rejection meanwhile.
+  const listing = { root, excludes: options.excludes, cacheDir };
+  const [listed, cache] = await Promise.all([
+    previous !== undefined && options.changedPaths !== undefined
+      ? applyChangedPaths(previous.files, options.changedPaths, listing)
+      : listFiles({ ...listing, useGit, ...(signal ? { signal } : {}) }),
+    previous === undefined ? loadCache(cacheDir) : (memory?.cache ?? cacheFromIndex(previous)),
+  ]);
+  throwIfAborted(signal);
+
+  // Decide per file: reuse from the cache, or read (and maybe parse).
+  const maxParseBytes = options.maxParseBytes ?? DEFAULT_MAX_PARSE_BYTES;
+  const work: FileWork[] = [];
+  const slots: Slot[] = listed.map((file) => {
+    const cached = cache.files.get(file.path);
+    if (cached !== undefined && isReusable(cache, file, cached, maxParseBytes)) return { file, reuse: cached };
+    const language = languageIdForFile(file.path);
+    const known = cached !== undefined && language !== undefined && cache.parsed.has(parseKey(cached.hash, language));
+    work.push(known ? { path: file.path, knownHash: cached.hash } : { path: file.path });
+    return { file, work: work.length - 1 };
+  });
+  const { outcomes, workers } = await processWork(root, work, {
+    maxParseBytes,
+    workers: options.workers ?? Math.min(4, availableParallelism()),
+    ...(signal ? { signal } : {}),
+  });
+  throwIfAborted(signal);
+
+  // Assemble the files (in listing order, so sorted) and the next cache. With a previous index
+  // and the same set of paths, unchanged files are the previous `IndexedFile` objects, imports
+  // already resolved. The next cache starts from this one's parse results: entries of changed
+  // files stay in memory (harmless) but are not written to disk (see `saveCache`).
+  const samePaths =
+    previous !== undefined && sameFileList(previous.files, listed) && !work.some((item) => isGoMod(item.path));
+  const next: IndexCache = { writtenAt: scannedAt, files: new Map(), parsed: new Map(cache.parsed), complete: true };
+  const changedKeys = new Set<string>();
+  const files: IndexedFile[] = [];
+  const resolvedFiles = new Set<IndexedFile>();
+  let parsedCount = 0;
+  let reusedCount = 0;
+  const cachedResult = (path: string, hash: string): FileParseResult | undefined => {
+    const language = languageIdForFile(path);
+    return language === undefined ? undefined : cache.parsed.get(parseKey(hash, language));
+  };
+  for (let position = 0; position < slots.length; position++) {
+    const { file, reuse, work: workIndex } = slots[position] as Slot;
+    const kept = samePaths ? previous.files[position] : undefined;
+    let entry: CachedFile;
+    let result: FileParseResult | undefined;
+    if (reuse !== undefined) {
+      entry = reuse;
+      if (kept !== undefined && kept.hash === entry.hash && kept.mtimeMs === entry.mtimeMs) {
+        // Unchanged, and the file set too: the previous object as it is, imports resolved.
+        next.files.set(file.path, entry);
+        if (kept.language !== null) reusedCount++;
+        files.push(kept);
+        resolvedFiles.add(kept);
+        continue;
+      }
+      result = cachedResult(file.path, reuse.hash);
+      if (result !== undefined) reusedCount++;
+    } else {
+      const outcome = workIndex === undefined ? undefined : outcomes[workIndex];
+      if (outcome === undefined) continue; // Vanished since listing.
+      entry = { hash: outcome.hash, size: outcome.size, mtimeMs: file.mtimeMs, lines: outcome.lines };
+      if (outcome.parse === 'unchanged') {
+        result = cachedResult(file.path, outcome.hash);
+        if (result !== undefined) reusedCount++;
+      } else if (outcome.parse !== null) {
+        result = outcome.parse;
+        parsedCount++;
+        const key = parseKey(outcome.hash, result.language);
+        changedKeys.add(key);
+        next.parsed.set(key, result);
+      } else if (outcome.size <= maxParseBytes && languageIdForFile(file.path) !== undefined) {
+        next.complete = false; // A binary file with a source extension: no result to stand for it.
+      }
+    }
+    next.files.set(file.path, entry);
+    files.push(toIndexedFile(file.path, entry, result));
+  }
+
+  let removed = 0;
+  const droppedKeys = new Set<string>();
+  for (const [path, entry] of cache.files) {
+    const current = next.files.get(path);
+    if (current === undefined) removed++;
+    if (current?.hash === entry.hash) continue;
+    const language = languageIdForFile(path);
+    if (language !== undefined) droppedKeys.add(parseKey(entry.hash, language));
+  }
+
+  const goModules =
+    memory !== undefined && samePaths ? memory.goModules : await readGoModules(root, files);
+  const churn = await churnPromise;
+  throwIfAborted(signal);
+  const resolver = (samePaths ? memory?.resolver : undefined) ?? new LazyResolver(files, goModules);
+  const derived = deriveIndex(files, goModules, churn.perFile, resolvedFiles, resolver);
+  await saveCache(cacheDir, next, changedKeys, droppedKeys, cache.files.size === 0);
+
+  const index: CodeIndex = {
+    version: INDEX_VERSION,
+    root,
+    builtAt: new Date(now()).toISOString(),
+    scannedAt,
+    git: useGit,
+    churnCommits,
+    gitHead: churn.head,
+    files,
+    ...derived,
+    stats: {
+      parsed: parsedCount,
+      reused: reusedCount,
+      removed,
+      durationMs: Math.round(performance.now() - started),
+      workers,
+    },
+  };
+  memories.set(index, { cache: next, resolver, goModules });
+  return index;
+}
+
+function sameFileList(files: readonly IndexedFile[], listed: readonly ListedFile[]): boolean {
+  if (files.length !== listed.length) return false;
+  for (let index = 0; index < files.length; index++) if (files[index]?.path !== listed[index]?.path) return false;
+  return true;
+}

@@ -1,0 +1,141 @@
+/**
+ * The index cache in `<cacheDir>`: `manifest.json` (per file: content hash, size, mtime, lines)
+ * and the parse results keyed by content hash and language (`<sha256>:<language>`) in 256 shards
+ * `parsed/<00-ff>.json` (by the hash's first byte), so an update rewrites only the shards holding
+ * changed files: a few kilobytes to a few hundred for large repositories. Identical
+ * files of one language share one parse result.
+ *
+ * A cache written by another `INDEX_VERSION` (or unreadable) is ignored: everything is parsed
+ * again and the cache rewritten.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { languageIdForFile, type LanguageId } from '../tree-sitter.js';
+import { INDEX_VERSION, type FileParseResult } from './types.js';
+
+export interface CachedFile {
+  hash: string;
+  size: number;
+  mtimeMs: number;
+  lines: number;
+}
+
+export interface IndexCache {
+  /** When the manifest was written (ms since the epoch); stat data at or after it is not trusted. */
+  writtenAt: number;
+  files: Map<string, CachedFile>;
+  /** Parse results by `parseKey` (only for files in a supported language). */
+  parsed: Map<string, FileParseResult>;
+  /**
+   * Every file in a supported language small enough to parse has its result in `parsed` (true
+   * for caches made from an index in memory), so reuse needs no lookup per file.
+   */
+  complete?: boolean;
+}
+
+interface ManifestJson {
+  version: number;
+  writtenAt: number;
+  /** path -> [hash, size, mtimeMs, lines] */
+  files: Record<string, [string, number, number, number]>;
+}
+
+const SHARDS: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
+export function emptyCache(): IndexCache {
+  return { writtenAt: 0, files: new Map(), parsed: new Map() };
+}
+
+/** Key of a parse result: the same bytes parse differently as `.js` and as `.ts`. */
+export function parseKey(hash: string, language: LanguageId): string {
+  return `${hash}:${language}`;
+}
+
+function shardOf(key: string): string {
+  return key.slice(0, 2);
+}
+
+/** Loads the cache; an empty one when there is none, it is unreadable or of another version. */
+export async function loadCache(cacheDir: string): Promise<IndexCache> {
+  let manifest: ManifestJson;
+  try {
+    manifest = JSON.parse(await readFile(join(cacheDir, 'manifest.json'), 'utf8')) as ManifestJson;
+  } catch {
+    return emptyCache();
+  }
+  if (manifest.version !== INDEX_VERSION || typeof manifest.files !== 'object') return emptyCache();
+  const files = new Map<string, CachedFile>();
+  for (const [path, [hash, size, mtimeMs, lines]] of Object.entries(manifest.files))
+    files.set(path, { hash, size, mtimeMs, lines });
+  const parsed = new Map<string, FileParseResult>();
+  const shards = await Promise.all(
+    SHARDS.map(async (shard) => {
+      try {
+        return JSON.parse(await readFile(join(cacheDir, 'parsed', `${shard}.json`), 'utf8')) as Record<string, FileParseResult>;
+      } catch {
+        return {};
+      }
+    }),
+  );
+  for (const shard of shards) for (const [hash, result] of Object.entries(shard)) parsed.set(hash, result);
+  return { writtenAt: manifest.writtenAt, files, parsed };
+}
+
+/**
+ * Writes the manifest and the shards holding a key in `changedKeys` or `droppedKeys` (keys no
+ * longer referenced are left out); every shard with `rewriteAll` (after a cold build, so no shard
+ * of an older version survives). Each file is written to a temporary name and renamed, so a
+ * crash leaves either the old or the new file.
+ */
+export async function saveCache(
+  cacheDir: string,
+  cache: IndexCache,
+  changedKeys: ReadonlySet<string>,
+  droppedKeys: ReadonlySet<string>,
+  rewriteAll: boolean,
+): Promise<void> {
+  await mkdir(join(cacheDir, 'parsed'), { recursive: true });
+  const dirty = new Set<string>(rewriteAll ? SHARDS : []);
+  for (const key of changedKeys) dirty.add(shardOf(key));
+  for (const key of droppedKeys) dirty.add(shardOf(key));
+  if (dirty.size === 0 && !rewriteAll) return writeManifest(cacheDir, cache);
+  // Keys still referenced by a file, in the dirty shards only (the others are not rewritten).
+  const referenced = new Map<string, Set<string>>([...dirty].map((shard) => [shard, new Set()]));
+  for (const [path, file] of cache.files) {
+    const keys = referenced.get(shardOf(file.hash));
+    const language = keys === undefined ? undefined : languageIdForFile(path);
+    if (language !== undefined) keys?.add(parseKey(file.hash, language));
+  }
+  await Promise.all(
+    [...referenced].map(([shard, keys]) => {
+      const content: Record<string, FileParseResult> = {};
+      for (const key of [...keys].sort()) {
+        const result = cache.parsed.get(key);
+        if (result !== undefined) content[key] = storable(result);
+      }
+      return writeAtomically(join(cacheDir, 'parsed', `${shard}.json`), JSON.stringify(content));
+    }),
+  );
+  await writeManifest(cacheDir, cache);
+}
+
+async function writeManifest(cacheDir: string, cache: IndexCache): Promise<void> {
+  const manifest: ManifestJson = { version: INDEX_VERSION, writtenAt: cache.writtenAt, files: {} };
+  for (const [path, file] of cache.files) manifest.files[path] = [file.hash, file.size, file.mtimeMs, file.lines];
+  await writeAtomically(join(cacheDir, 'manifest.json'), JSON.stringify(manifest));
+}
+
+/** Only the parse result's own fields: results taken from an index also carry resolved imports. */
+function storable(result: FileParseResult): FileParseResult {
+  const { language, hasErrors, symbols, exports, calls, cliFlags } = result;
+  const imports = result.imports.map(({ specifier, names, namespace, line }) =>
+    namespace === undefined ? { specifier, names, line } : { specifier, names, namespace, line },
+  );
+  return { language, hasErrors, symbols, imports, exports, calls, cliFlags };
+}
+
+async function writeAtomically(file: string, content: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, content);
+  await rename(temporary, file);
+}

@@ -1,0 +1,86 @@
+/**
+ * Views derived from the per-file results: resolved imports, the dependency graph and its
+ * reverse, test coverage by convention, and the risk register. Pure: every input is a parameter.
+ */
+import { ImportResolver, type GoModule } from './resolve-imports.js';
+import { buildRiskRegister, type RiskSignals } from './risk.js';
+import { testsBySource } from './test-files.js';
+import type { CodeIndex, IndexedFile } from './types.js';
+
+/**
+ * Builds the resolver's lookup tables only when some file needs resolving; one instance serves
+ * successive builds of an unchanged set of paths.
+ */
+export class LazyResolver {
+  private resolver: ImportResolver | undefined;
+  constructor(
+    private readonly files: readonly IndexedFile[],
+    private readonly goModules: readonly GoModule[],
+  ) {}
+  resolve(...args: Parameters<ImportResolver['resolve']>): string[] {
+    this.resolver ??= new ImportResolver(
+      this.files.map((file) => file.path),
+      this.goModules,
+    );
+    return this.resolver.resolve(...args);
+  }
+}
+
+export type DerivedViews = Pick<CodeIndex, 'dependencies' | 'dependents' | 'risk'>;
+
+/**
+ * Resolves `files[].imports` in place (except for files in `alreadyResolved`, whose imports
+ * resolve the same way because the set of paths has not changed) and returns the graphs and
+ * the risk register.
+ */
+export function deriveIndex(
+  files: IndexedFile[],
+  goModules: readonly GoModule[],
+  churn: ReadonlyMap<string, number>,
+  alreadyResolved: ReadonlySet<IndexedFile> = new Set(),
+  resolver: LazyResolver = new LazyResolver(files, goModules),
+): DerivedViews {
+  const dependencies: Record<string, string[]> = {};
+  const dependentSets = new Map<string, Set<string>>();
+  for (const file of files) {
+    const language = file.language;
+    if (language === null || file.imports.length === 0) continue;
+    const targets = new Set<string>();
+    if (!alreadyResolved.has(file)) {
+      file.imports = file.imports.map((ref) => ({
+        ...ref,
+        resolved: resolver.resolve(file.path, language, ref).filter((path) => path !== file.path),
+      }));
+    }
+    for (const ref of file.imports) for (const path of ref.resolved) targets.add(path);
+    if (targets.size === 0) continue;
+    dependencies[file.path] = [...targets].sort();
+    for (const target of targets) {
+      let set = dependentSets.get(target);
+      if (set === undefined) dependentSets.set(target, (set = new Set()));
+      set.add(file.path);
+    }
+  }
+  const dependents: Record<string, string[]> = {};
+  for (const path of [...dependentSets.keys()].sort()) dependents[path] = [...(dependentSets.get(path) ?? [])].sort();
+
+  const sources = files.filter((file) => file.language !== null);
+  const testPaths = new Set(sources.filter((file) => file.isTest).map((file) => file.path));
+  const tests = testsBySource(
+    sources.map((file) => file.path),
+    testPaths,
+    dependents,
+  );
+  const signals = new Map<string, RiskSignals>();
+  for (const file of sources) {
+    if (file.isTest) continue;
+    signals.set(file.path, {
+      fanIn: (dependents[file.path] ?? []).filter((importer) => !testPaths.has(importer)).length,
+      fanOut: dependencies[file.path]?.length ?? 0,
+      churn: churn.get(file.path) ?? 0,
+      lines: file.lines,
+      tests: tests.get(file.path) ?? [],
+    });
+  }
+  return { dependencies, dependents, risk: buildRiskRegister(signals) };
+}

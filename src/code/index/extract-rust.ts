@@ -1,0 +1,90 @@
+/**
+ * Symbols, imports, exports and calls of Rust files; exported means a `pub` visibility. `use`
+ * paths are imports, and so are out-of-line modules (`mod name;`, recorded as `mod name`).
+ */
+import type { Node } from 'web-tree-sitter';
+import { FileFacts, compactSignature, forEachCall, leadingDoc, memberCallee } from './extract-shared.js';
+import type { LanguageExtractor } from './language-extractor.js';
+import type { SymbolKind } from './types.js';
+
+const CALL_QUERY = `
+(call_expression function: (identifier) @callee)
+(call_expression function: (scoped_identifier path: (_) @object name: (identifier) @property))
+(call_expression function: (field_expression value: (_) @object field: (field_identifier) @property))
+`;
+
+const ITEM_KINDS: Readonly<Record<string, SymbolKind>> = {
+  function_item: 'function',
+  function_signature_item: 'function',
+  struct_item: 'class',
+  union_item: 'class',
+  enum_item: 'type',
+  trait_item: 'interface',
+  type_item: 'type',
+  const_item: 'const',
+  static_item: 'variable',
+};
+
+export const rustExtractor: LanguageExtractor = {
+  callQuery: CALL_QUERY,
+  extract(root, text, callQuery, facts) {
+    let comment: Node | undefined;
+    for (const node of root.namedChildren) {
+      if (node.type === 'line_comment' || node.type === 'block_comment') {
+        comment = node;
+        continue;
+      }
+      const doc = leadingDoc(comment, node);
+      comment = undefined;
+      item(text, node, doc, facts, undefined);
+    }
+    for (const symbol of facts.symbols) {
+      if (symbol.exported && symbol.container === undefined) facts.addExport({ name: symbol.name, kind: symbol.kind });
+    }
+    forEachCall(callQuery, root, ({ callee, object, property }) => {
+      if (callee !== undefined) facts.addCall(callee.startIndex, callee.text);
+      else if (property !== undefined)
+        facts.addCall(property.startIndex, memberCallee(object, property, ['identifier', 'self']));
+    });
+  },
+};
+
+function isPub(text: string, node: Node): boolean {
+  return text.startsWith('pub', node.startIndex);
+}
+
+function item(text: string, node: Node, doc: string | undefined, facts: FileFacts, container: string | undefined): void {
+  const kind = ITEM_KINDS[node.type];
+  if (kind !== undefined) {
+    const name = node.childForFieldName('name')?.text;
+    if (name === undefined) return;
+    const body = node.childForFieldName('body');
+    const end = kind === 'type' && node.type === 'type_item' ? node.endIndex : (body?.startIndex ?? node.endIndex);
+    facts.addSymbol({
+      name,
+      kind: container !== undefined && kind === 'function' ? 'method' : kind,
+      exported: isPub(text, node),
+      node,
+      signature: compactSignature(text, node.startIndex, end).replace(/;$/, ''),
+      doc,
+      ...(container === undefined ? {} : { container }),
+    });
+    return;
+  }
+  if (node.type === 'impl_item') {
+    const target = node.childForFieldName('type')?.text.replace(/<.*$/s, '');
+    if (target === undefined) return;
+    for (const member of node.childForFieldName('body')?.namedChildren ?? []) {
+      if (member.type === 'function_item') item(text, member, undefined, facts, target);
+    }
+  } else if (node.type === 'use_declaration') {
+    const argument = node.childForFieldName('argument');
+    if (argument === null) return;
+    const specifier = argument.text.replace(/\s+/g, '');
+    const names = /\{([^}]*)\}$/.exec(specifier)?.[1]?.split(',').filter(Boolean) ?? [];
+    facts.addImport({ specifier: specifier.replace(/::\{[^}]*\}$/, ''), names, line: node.startPosition.row + 1 });
+  } else if (node.type === 'mod_item' && node.childForFieldName('body') === null) {
+    const name = node.childForFieldName('name')?.text;
+    if (name !== undefined) facts.addImport({ specifier: `mod ${name}`, names: [], line: node.startPosition.row + 1 });
+  }
+}

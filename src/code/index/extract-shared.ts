@@ -1,0 +1,197 @@
+/**
+ * Building blocks shared by the per-language extractors: a collector that turns declarations,
+ * imports, exports and call sites into a `FileParseResult`, and the text helpers that make
+ * signatures and doc comments compact and stable.
+ *
+ * Extractors walk only the top level of a file (and class bodies) in JavaScript, where node
+ * access crosses into wasm; call sites come from one tree-sitter query per language, which runs
+ * inside wasm and is far cheaper than a JavaScript walk of every node.
+ */
+import type { Node, Query } from 'web-tree-sitter';
+import type { CallSite, CodeSymbol, ExportEntry, FileParseResult, ImportRef, SymbolKind } from './types.js';
+
+const MAX_SIGNATURE = 300;
+const MAX_DOC = 300;
+
+/** Text of `[start, end)` with whitespace collapsed, a trailing body opener removed, capped. */
+export function compactSignature(text: string, start: number, end: number): string {
+  let signature = text.slice(start, end).replace(/\s+/g, ' ').trim();
+  signature = signature.replace(/\s*(\{|=>|:|=|;)$/, '').trim();
+  return signature.length > MAX_SIGNATURE ? `${signature.slice(0, MAX_SIGNATURE - 1)}…` : signature;
+}
+
+/** A comment or docstring without its delimiters, whitespace collapsed, capped. */
+export function cleanDoc(raw: string): string | undefined {
+  const doc = raw
+    .replace(/^\s*(\/\*\*?|\/\/\/?|#|"""|''')/, '')
+    .replace(/(\*\/|"""|''')\s*$/, '')
+    .split('\n')
+    .map((line) => line.replace(/^\s*(\*(?!\/)|\/\/\/?|#)?\s?/, '').trim())
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (doc === '') return undefined;
+  return doc.length > MAX_DOC ? `${doc.slice(0, MAX_DOC - 1)}…` : doc;
+}
+
+/** Text of a string literal node without quotes (template strings and escapes left as written). */
+export function stringValue(node: Node): string {
+  const text = node.text;
+  const match = /^[a-zA-Z]*("""|'''|"|'|`)([\s\S]*)\1$/.exec(text);
+  return match?.[2] ?? text;
+}
+
+interface Scope {
+  start: number;
+  end: number;
+  name: string;
+  children: Scope[];
+}
+
+export interface SymbolInput {
+  name: string;
+  kind: SymbolKind;
+  exported: boolean;
+  node: Node;
+  signature: string;
+  container?: string;
+  doc?: string | undefined;
+}
+
+/**
+ * Collects what an extractor finds in one file. Call sites are attributed to the innermost
+ * symbol whose span contains them (a method, else its class, else a top-level symbol), or to
+ * module level.
+ */
+export class FileFacts {
+  readonly symbols: CodeSymbol[] = [];
+  readonly imports: ImportRef[] = [];
+  readonly exports: ExportEntry[] = [];
+  readonly cliFlags = new Set<string>();
+  private readonly scopes: Scope[] = [];
+  private readonly calls: CallSite[] = [];
+  private readonly seenCalls = new Set<string>();
+
+  /** Records a symbol; methods (with `container`) nest inside the last top-level scope. */
+  addSymbol(input: SymbolInput): CodeSymbol {
+    const node = input.node;
+    const symbol: CodeSymbol = {
+      name: input.name,
+      kind: input.kind,
+      exported: input.exported,
+      startLine: node.startPosition.row + 1,
+      endLine: node.endPosition.row + 1,
+      signature: input.signature,
+    };
+    if (input.container !== undefined) symbol.container = input.container;
+    if (input.doc !== undefined) symbol.doc = input.doc;
+    this.symbols.push(symbol);
+    const qualified = input.container === undefined ? input.name : `${input.container}.${input.name}`;
+    const scope: Scope = { start: node.startIndex, end: node.endIndex, name: qualified, children: [] };
+    const parent = this.scopes.at(-1);
+    if (input.container !== undefined && parent !== undefined && parent.start <= scope.start && scope.end <= parent.end)
+      parent.children.push(scope);
+    else this.scopes.push(scope);
+    return symbol;
+  }
+
+  addImport(ref: ImportRef): void {
+    this.imports.push(ref);
+  }
+
+  addExport(entry: ExportEntry): void {
+    this.exports.push(entry);
+  }
+
+  /** Records a call at `index` (a source offset) to `callee`. */
+  addCall(index: number, callee: string): void {
+    const caller = this.callerAt(index);
+    const key = `${caller ?? ''}\0${callee}`;
+    if (this.seenCalls.has(key)) return;
+    this.seenCalls.add(key);
+    this.calls.push({ caller, callee });
+  }
+
+  /** Adds the `-x` / `--long` flags named in a flag definition string such as `-x, --long <value>`. */
+  addCliFlags(definition: string): void {
+    for (const match of definition.matchAll(/(?:^|[\s,|])(--?[A-Za-z0-9][\w-]*)/g)) {
+      if (match[1] !== undefined) this.cliFlags.add(match[1]);
+    }
+  }
+
+  /** Marks top-level symbols named `name` as exported and returns the kind of the first one. */
+  markExported(name: string): SymbolKind | undefined {
+    let kind: SymbolKind | undefined;
+    for (const symbol of this.symbols) {
+      if (symbol.container === undefined && symbol.name === name) {
+        symbol.exported = true;
+        kind ??= symbol.kind;
+      }
+    }
+    return kind;
+  }
+
+  finish(base: { language: FileParseResult['language']; hasErrors: boolean }): FileParseResult {
+    return {
+      language: base.language,
+      hasErrors: base.hasErrors,
+      symbols: this.symbols,
+      imports: this.imports,
+      exports: this.exports,
+      calls: this.calls,
+      cliFlags: [...this.cliFlags].sort(),
+    };
+  }
+
+  private callerAt(index: number): string | null {
+    const top = innermost(this.scopes, index);
+    if (top === undefined) return null;
+    return innermost(top.children, index)?.name ?? top.name;
+  }
+}
+
+/** The scope containing `index` among non-overlapping scopes sorted by start (binary search). */
+function innermost(scopes: readonly Scope[], index: number): Scope | undefined {
+  let low = 0;
+  let high = scopes.length - 1;
+  let found: Scope | undefined;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const scope = scopes[middle];
+    if (scope === undefined) break;
+    if (scope.start <= index) {
+      found = scope;
+      low = middle + 1;
+    } else high = middle - 1;
+  }
+  return found !== undefined && index < found.end ? found : undefined;
+}
+
+/**
+ * Runs a call query and hands each match's captures to `onMatch` by capture name. Call queries
+ * use `@callee` (a plain function name) or `@object` + `@property` (a member call); languages
+ * may add captures of their own (Python captures imports in the same pass).
+ */
+export function forEachCall(query: Query, root: Node, onMatch: (captures: CallCaptures) => void): void {
+  for (const match of query.matches(root)) {
+    const captures: CallCaptures = {};
+    for (const capture of match.captures) captures[capture.name] = capture.node;
+    onMatch(captures);
+  }
+}
+
+export type CallCaptures = Partial<Record<string, Node>>;
+
+/** `receiver.name` when the receiver is a plain identifier (or `this`/`self`), else `.name`. */
+export function memberCallee(object: Node | undefined, property: Node, plainObjectTypes: readonly string[]): string {
+  const name = property.text;
+  if (object !== undefined && plainObjectTypes.includes(object.type)) return `${object.text}.${name}`;
+  return `.${name}`;
+}
+
+/** Leading comment text for a declaration when `comment` ends on the line before `node` starts (or the same line). */
+export function leadingDoc(comment: Node | undefined, node: Node): string | undefined {
+  if (comment === undefined) return undefined;
+  if (comment.endPosition.row < node.startPosition.row - 1) return undefined;
+  return cleanDoc(comment.text);
+}

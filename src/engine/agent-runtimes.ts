@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import type { AgentRuntime } from '../core/agent.js';
+import type { Clock, IdGenerator } from '../core/effects.js';
+import type { ResolvedConfig } from '../config/resolved.js';
+import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
+import type { ProcessRunner } from '../process/types.js';
+import { createRuntimeFactory } from './model-factory.js';
+
+export interface RoleRuntimeOptions {
+  config: ResolvedConfig;
+  env: Record<string, string | undefined>;
+  runner: ProcessRunner;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Where versioned system-prompt files for the Claude Code CLI are written. */
+  promptDir: string;
+  /** Tools the Claude Code CLI may use (`--allowedTools`). */
+  claudeAllowedTools: string;
+  claudeBinary: string;
+  timeoutMs: number;
+  recordPath?: string;
+  fetch?: typeof fetch;
+}
+
+/**
+ * One agent runtime for the configured provider: the Claude Code CLI for `claude-code`, our own
+ * tool loop over a model client otherwise. Used by workflows that are not staged like TDD.
+ */
+export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime {
+  const { config } = options;
+  if (config.provider.name === 'claude-code') {
+    return createClaudeCodeRuntime({
+      binary: options.claudeBinary,
+      runner: options.runner,
+      env: options.env,
+      ...(config.origins['provider.model'] ? { model: config.provider.model } : {}),
+      allowedTools: options.claudeAllowedTools,
+      promptDir: options.promptDir,
+      timeoutMs: options.timeoutMs,
+      uuid: () => options.ids.uuid(),
+    });
+  }
+  // Every TDD stage key resolves to the configured model unless overridden per stage.
+  return createRuntimeFactory({
+    config,
+    env: options.env,
+    runner: options.runner,
+    clock: options.clock,
+    ...(options.recordPath ? { recordPath: options.recordPath } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  })('REFACTOR');
+}
+
+export function promptDirectory(runDirectory: string): string {
+  return join(runDirectory, 'prompts');
+}

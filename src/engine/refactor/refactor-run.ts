@@ -1,0 +1,379 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { appendFile, mkdir, readFile, symlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { EventInput, RatchetEvent } from '../../core/events.js';
+import { RatchetError, toRatchetError } from '../../core/errors.js';
+import type { ResolvedConfig } from '../../config/resolved.js';
+import { checkNeedsRefactor } from '../../code/size-check.js';
+import { buildIndex } from '../../code/index/build-index.js';
+import type { CodeIndex } from '../../code/index/types.js';
+import { writeIndexArtifacts } from '../../code/index/artifacts.js';
+import { compareApi, snapshotPublicApi, type PublicApiSnapshot } from '../../code/public-api.js';
+import { admitPatch } from '../../edit/admission.js';
+import { applyPatchAtomically } from '../../edit/apply.js';
+import { Git } from '../../git/git.js';
+import { acquireRepoLock } from '../../git/repo-lock.js';
+import { buildContextPack } from '../../context/context-pack.js';
+import { detectTestCommand } from '../../verify/detect.js';
+import { runBatchLoop, type RefactorLoopResult } from '../../workflows/refactor/batch-loop.js';
+import { boundPlannerBatches, heuristicPlan, type FileFacts, type PlanBounds } from '../../workflows/refactor/plan.js';
+import type { RefactorDependencies, RefactorVerifier, VerifierRun } from '../../workflows/refactor/ports.js';
+import { PlannerResponseSchema, type PlannedBatch } from '../../workflows/refactor/schemas.js';
+import { createProviderRuntime, promptDirectory } from '../agent-runtimes.js';
+import { createEnveloper } from '../event-stream.js';
+import { asGitRun, type GitRun } from '../git-run.js';
+import { runBranch, runDir, worktreePath } from '../run-paths.js';
+import type { EngineServices } from '../tdd-run.js';
+import { backupDirectory, createBackup, type Backup } from './backup.js';
+import { loadRefactorSettings, type RefactorSettings } from './refactor-config.js';
+import { gitCopyOf } from './safe-copy.js';
+import { createCommandVerifier } from './verifier.js';
+import { loadRolePrompts } from './role-prompts.js';
+
+/** Where a refactor run lives: the target's repository, or a git copy of a non-repository. */
+export interface RefactorHome {
+  runId: string;
+  target: string;
+  repoRoot: string;
+  isGit: boolean;
+}
+
+/**
+ * Seed 002, 8.1: a git target is worked on through a branch and worktree; any other directory
+ * is first copied into a fresh git repository under `$RATCHET_HOME/copies/<run-id>/`, so the
+ * original is never touched. Open the ledger at `repoRoot` afterwards.
+ */
+export async function refactorHome(target: string, config: ResolvedConfig, services: Pick<EngineServices, 'ids'>): Promise<RefactorHome> {
+  const runId = services.ids.runId();
+  if (await Git.isRepository(target)) return { runId, target, repoRoot: await new Git(target).root(), isGit: true };
+  const repoRoot = join(config.home, 'copies', runId, basename(target));
+  await gitCopyOf(target, repoRoot);
+  return { runId, target, repoRoot, isGit: false };
+}
+
+export interface RefactorOptions {
+  home: RefactorHome;
+  /** The directory to refactor (a git repository or not). */
+  target: string;
+  goal: string | null;
+  config: ResolvedConfig;
+  allowDirty: boolean;
+  useCritic: boolean;
+  signal?: AbortSignal;
+}
+
+export interface PreparedRefactor {
+  run: GitRun;
+  /** The git repository the run lives in: the target, or a copy of it when it is not a repository. */
+  repoRoot: string;
+  target: string;
+  settings: RefactorSettings;
+  baseline: VerifierRun;
+  backup: Backup;
+  index: CodeIndex;
+  artifacts: string;
+  plan: PlannedBatch[];
+  planSource: 'heuristic' | 'planner';
+  verifierCommands: { fast: string[]; full: string[] };
+}
+
+export interface RefactorOutcome {
+  runId: string;
+  status: 'completed' | 'failed' | 'interrupted';
+  loop: RefactorLoopResult | null;
+  finalVerifier: VerifierRun | null;
+  error: RatchetError | null;
+}
+
+type Emit = (event: EventInput) => RatchetEvent;
+
+const SHARED_DIRECTORIES = ['node_modules', '.venv', 'venv'];
+
+async function shareDependencies(source: string, worktree: string): Promise<void> {
+  for (const name of SHARED_DIRECTORIES) {
+    if (existsSync(join(source, name)) && !existsSync(join(worktree, name))) await symlink(join(source, name), join(worktree, name), 'dir');
+  }
+}
+
+/** The verifier commands: the configured ones, else the detected test command (+ lint, typecheck for full). */
+export async function verifierCommands(root: string, settings: RefactorSettings, config: ResolvedConfig): Promise<{ fast: string[]; full: string[] }> {
+  let fast = settings.fastVerifier;
+  let full = settings.fullVerifier;
+  if (fast.length === 0 || full.length === 0) {
+    const detected = await detectTestCommand(root, config.test.command);
+    if (fast.length === 0) fast = [detected.command];
+    if (full.length === 0) full = [detected.command, ...[config.lint.command, config.typecheck.command].filter((command): command is string => Boolean(command))];
+  }
+  return { fast, full };
+}
+
+/** Facts the heuristic planner needs, per indexed source file. */
+export async function fileFacts(index: CodeIndex, root: string, config: ResolvedConfig): Promise<FileFacts[]> {
+  const risk = new Map(index.risk.map((entry) => [entry.path, entry]));
+  const facts: FileFacts[] = [];
+  for (const file of index.files) {
+    if (file.language === null) continue;
+    const entry = risk.get(file.path);
+    const check = await checkNeedsRefactor([file.path], root, config.refactorCheck);
+    const referenced = new Set(index.files.flatMap((other) => other.calls.map((call) => call.callee.split('.').pop() ?? call.callee)));
+    const unused = file.symbols.filter((symbol) => !symbol.exported && symbol.container === undefined && symbol.kind === 'function' && !referenced.has(symbol.name)).map((symbol) => symbol.name);
+    facts.push({
+      path: file.path,
+      language: file.language,
+      lines: file.lines,
+      fanIn: entry?.fanIn ?? 0,
+      churn: entry?.churn ?? 0,
+      hasTest: (entry?.tests.length ?? 0) > 0,
+      risk: entry?.score ?? 0,
+      sizeReasons: check.reasons,
+      unusedPrivateSymbols: unused,
+      isTest: file.isTest,
+    });
+  }
+  return facts;
+}
+
+/**
+ * `ratchet refactor run` up to the confirm screen (seed 002, 18): safety branch and worktree (a
+ * git copy for non-repositories), backup, baseline (refuses when red), index and artifacts,
+ * heuristic plan refined by the planner within bounds. Nothing in the user's tree changes.
+ */
+export async function* prepareRefactor(options: RefactorOptions, services: EngineServices): AsyncGenerator<RatchetEvent, PreparedRefactor> {
+  const { config } = options;
+  const { target, runId, repoRoot, isGit } = options.home;
+  const git = new Git(repoRoot);
+  await git.addInfoExclude(['/.ratchet/']);
+  const status = await git.status();
+  if (!status.clean && !options.allowDirty) {
+    throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, { hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD.' });
+  }
+  const settings = await loadRefactorSettings(target, config);
+  const lock = await acquireRepoLock(await git.commonDir(), { runId });
+  try {
+    const baseCommit = await git.head();
+    const branch = runBranch(runId);
+    const worktree = worktreePath(config.home, runId);
+    const backup = await createBackup(target, backupDirectory(config.home, target, runId), services.runner, { git: isGit });
+    await git.addWorktree(worktree, branch, baseCommit);
+    await shareDependencies(target, worktree);
+    const commands = await verifierCommands(worktree, settings, config);
+    await services.ledger.createRun({
+      id: runId,
+      workflow: 'refactor',
+      repoRoot,
+      feature: options.goal ?? 'whole-repository refactor',
+      branch,
+      baseBranch: await git.currentBranch(),
+      baseCommit,
+      worktree,
+      provider: config.provider.name,
+      model: config.provider.model,
+      config: { target, isGit, settings, commands, backup },
+    });
+    const run = asGitRun((await services.ledger.getRun(runId)) ?? (() => { throw new RatchetError('internal', 'run vanished'); })());
+    const envelope = createEnveloper(runId, services.clock);
+    const emit: Emit = (event) => envelope(event);
+    const record = async (event: EventInput): Promise<RatchetEvent> => {
+      const wrapped = emit(event);
+      if (wrapped.type !== 'model-delta') await services.ledger.record(wrapped);
+      return wrapped;
+    };
+    yield await record({ type: 'run-start', workflow: 'refactor', feature: run.feature, branch, worktree, baseCommit, resumed: false });
+    yield await record({ type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory });
+    const outputs = join(runDir(repoRoot, runId), 'verify');
+    const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
+    yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
+    const baseline = await verifier.run('full', 'BASELINE', options.signal);
+    for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
+    yield await record({ type: 'stage-end', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1, outcome: baseline.ok ? 'accepted' : 'rejected' });
+    if (!baseline.ok) {
+      await services.ledger.updateRun(runId, { status: 'failed', error: 'baseline verification failed' });
+      throw new RatchetError('gate-failed', 'The baseline verification fails: refusing to refactor a red repository.', { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } });
+    }
+    const artifacts = join(runDir(repoRoot, runId), 'artifacts');
+    const index = await buildIndex({ root: worktree, cacheDir: join(repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: new Git(worktree), ...(options.signal ? { signal: options.signal } : {}) });
+    await writeIndexArtifacts(index, artifacts);
+    yield await record({ type: 'index-build', files: index.files.length, parsed: index.stats.parsed, reused: index.stats.reused, symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0), durationMs: index.stats.durationMs, artifacts });
+    const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) };
+    const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
+    let plan = heuristic;
+    let planSource: 'heuristic' | 'planner' = 'heuristic';
+    if (heuristic.length > 0) {
+      const prompts = await loadRolePrompts();
+      const runtime = createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(repoRoot, runId)), claudeAllowedTools: 'Read,Grep,Glob', claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+      yield await record({ type: 'stage-start', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1 });
+      const prompt = [
+        options.goal ? `Goal of this run: ${options.goal}` : 'Goal of this run: improve the code base safely, in small batches.',
+        `At most ${settings.maxBatches} batches; diff budget per batch at most ${settings.diffBudgetLoc} lines.`,
+        `Excluded from every scope: ${settings.scopeExcludes.join(', ') || 'nothing'}.`,
+        '',
+        'Heuristic plan (from the index):',
+        JSON.stringify({ batches: heuristic }, null, 2),
+        '',
+        'Riskiest files (risk register):',
+        ...index.risk.slice(0, 15).map((entry) => `- ${entry.path}: score ${entry.score}, fan-in ${entry.fanIn}, churn ${entry.churn}, ${entry.lines} lines, tests: ${entry.tests.length}`),
+      ].join('\n');
+      const events: RatchetEvent[] = [];
+      try {
+        const outcome = await runtime.runStage({
+          stage: 'PLANNER',
+          worktree,
+          systemPrompt: prompts.planner,
+          prompt,
+          paths: { read: ['**'], write: [], denyWrite: ['**'] },
+          maxTurns: settings.claude.maxTurnsPlanner,
+          bashTimeoutMs: config.bash.timeoutMs,
+          outputSchema: PlannerResponseSchema,
+          ...(options.signal ? { signal: options.signal } : {}),
+          emit: (event) => events.push(emit(event)),
+        });
+        for (const event of events) if (event.type !== 'model-delta') await services.ledger.record(event);
+        yield* events;
+        if (outcome.status === 'completed' && outcome.output) {
+          const bounded = boundPlannerBatches(outcome.output, bounds);
+          if (bounded.batches.length > 0) {
+            plan = bounded.batches;
+            planSource = 'planner';
+          }
+          for (const problem of bounded.dropped) yield await record({ type: 'warning', stage: 'PLANNER', message: `planner batch dropped: ${problem}` });
+          yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'accepted', reason: `${bounded.batches.length} batches` });
+        } else {
+          yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'rejected', reason: outcome.status === 'completed' ? 'no plan' : outcome.message });
+        }
+      } catch (error) {
+        const failure = toRatchetError(error);
+        if (failure.code === 'auth' || failure.code === 'config' || failure.code === 'interrupted') throw failure;
+        yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'error', reason: `${failure.code}: ${failure.message}` });
+        yield await record({ type: 'warning', stage: 'PLANNER', message: 'The planner failed; the heuristic plan stands.' });
+      }
+    }
+    yield await record({ type: 'plan-create', batches: plan.length, source: planSource, goal: options.goal });
+    return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The batch loop, the final full verifier and the run's end (seed 002, 18). */
+export async function* executeRefactor(prepared: PreparedRefactor, options: RefactorOptions, services: EngineServices): AsyncGenerator<RatchetEvent, RefactorOutcome> {
+  const { run, settings, config } = { ...prepared, config: options.config };
+  const git = new Git(prepared.repoRoot);
+  const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
+  const envelope = createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events);
+  const worktreeGit = new Git(run.worktree);
+  const prompts = await loadRolePrompts();
+  const runtime = createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(prepared.repoRoot, run.id)), claudeAllowedTools: settings.claude.allowedTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+  const verifier: RefactorVerifier = createCommandVerifier({ cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), fast: prepared.verifierCommands.fast, full: prepared.verifierCommands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
+  const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');
+  let index = prepared.index;
+  let apiReference: PublicApiSnapshot = snapshotPublicApi(index);
+  let apiNow: PublicApiSnapshot = apiReference;
+  const reindex = async (): Promise<CodeIndex> => {
+    index = await buildIndex({ root: run.worktree, cacheDir: join(prepared.repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: worktreeGit, previous: index });
+    return index;
+  };
+  const deps: RefactorDependencies = {
+    workspace: {
+      root: run.worktree,
+      head: () => worktreeGit.head(),
+      async checkpoint(subject, body) {
+        const sha = await worktreeGit.commitAll(body ? `${subject}\n\n${body}` : subject, { allowEmpty: true, noVerify: true });
+        if (sha === null) throw new RatchetError('git', `Nothing to commit for ${subject}`);
+        return sha;
+      },
+      async resetTo(commit) {
+        await worktreeGit.resetHard(commit);
+        await worktreeGit.clean();
+      },
+      applyCheck: (patch) => worktreeGit.applyCheck(patch),
+      async apply(patch) {
+        return (await applyPatchAtomically(worktreeGit, patch)).files;
+      },
+    },
+    verifier,
+    agentFor: () => runtime,
+    systemPrompt: (role) => (role === 'PATCHER' ? prompts.patcher : prompts.critic),
+    async contextFor(batch, feedback) {
+      let ledger: string[] = [];
+      try {
+        ledger = (await readFile(ledgerFile, 'utf8')).split('\n').filter(Boolean);
+      } catch {
+        ledger = [];
+      }
+      const read = (path: string): string | null => {
+        try {
+          return readFileSync(join(run.worktree, path), 'utf8');
+        } catch {
+          return null;
+        }
+      };
+      return buildContextPack({ batch, index, readText: read, ledger, feedback });
+    },
+    async admit(batch, patch, declared) {
+      const admission = await admitPatch({
+        patchText: patch,
+        declaredFiles: declared,
+        scopeGlobs: batch.scope_globs,
+        scopeExcludes: settings.scopeExcludes,
+        diffBudgetLoc: batch.diff_budget_loc,
+        allowBinary: false,
+        allowLockfiles: false,
+        applyCheck: (text) => worktreeGit.applyCheck(text),
+      });
+      return admission.admitted
+        ? { admitted: true, patchText: admission.patchText, files: admission.files, loc: admission.loc, violations: [] }
+        : { admitted: false, patchText: patch, files: [], loc: 0, violations: admission.violations.map((violation) => violation.message) };
+    },
+    async apiChanges() {
+      apiNow = snapshotPublicApi(await reindex());
+      return compareApi(apiReference, apiNow);
+    },
+    acceptApi() {
+      apiReference = apiNow;
+      return Promise.resolve();
+    },
+    async appendTaskLedger(entry) {
+      await mkdir(prepared.artifacts, { recursive: true });
+      await appendFile(ledgerFile, `${JSON.stringify({ at: services.clock.now().toISOString(), ...entry })}\n`);
+    },
+  };
+  let outcome: RefactorOutcome;
+  try {
+    const loop = runBatchLoop(prepared.plan, deps, { retryPerBatch: settings.retryPerBatch, runFullVerifierEvery: settings.runFullVerifierEvery, allowPublicApiChanges: settings.allowPublicApiChanges, useCritic: options.useCritic, maxTurnsPatcher: settings.claude.maxTurnsPatcher, bashTimeoutMs: config.bash.timeoutMs }, options.signal);
+    let step = await loop.next();
+    while (!step.done) {
+      const event = envelope(step.value);
+      if (event.type !== 'model-delta') await services.ledger.record(event);
+      yield event;
+      step = await loop.next();
+    }
+    const result = step.value;
+    let finalVerifier: VerifierRun | null = null;
+    if (result.stopped === null) {
+      const start = envelope({ type: 'stage-start', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1 });
+      await services.ledger.record(start);
+      yield start;
+      finalVerifier = await verifier.run('full', 'FULL_VERIFY', options.signal);
+      for (const entry of finalVerifier.results) {
+        const event = envelope({ type: 'verify-end', stage: 'FULL_VERIFY', kind: 'test', result: entry.result, outputFile: entry.outputFile });
+        await services.ledger.record(event);
+        yield event;
+      }
+      const end = envelope({ type: 'stage-end', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1, outcome: finalVerifier.ok ? 'accepted' : 'rejected' });
+      await services.ledger.record(end);
+      yield end;
+    }
+    const failed = result.stopped !== null || (finalVerifier !== null && !finalVerifier.ok);
+    outcome = { runId: run.id, status: failed ? 'failed' : 'completed', loop: result, finalVerifier, error: failed ? new RatchetError('gate-failed', result.stopped ?? 'the final full verifier failed') : null };
+  } catch (error) {
+    const failure = toRatchetError(error);
+    outcome = { runId: run.id, status: failure.code === 'interrupted' ? 'interrupted' : 'failed', loop: null, finalVerifier: null, error: failure };
+  } finally {
+    await lock.release();
+  }
+  await services.ledger.updateRun(run.id, { status: outcome.status, error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null });
+  const endEvent = envelope({ type: 'run-end', status: outcome.status, ...(outcome.error ? { message: outcome.error.message } : {}) });
+  await services.ledger.record(endEvent);
+  yield endEvent;
+  return outcome;
+}

@@ -1,0 +1,194 @@
+import { pipeEvents } from '../../core/event-pipe.js';
+import { RatchetError } from '../../core/errors.js';
+import type { EventInput } from '../../core/events.js';
+import type { StageName } from '../../core/stages.js';
+import type { RefactorDependencies, RefactorPolicy, VerifierRun } from './ports.js';
+import { CriticResponseSchema, PatchResponseSchema, type PatchResponse, type PlannedBatch } from './schemas.js';
+
+type Step<T> = AsyncGenerator<EventInput, T>;
+
+export interface BatchOutcome {
+  batch: string;
+  outcome: 'committed' | 'noop' | 'blocked' | 'failed';
+  attempts: number;
+  commit: string | null;
+  reason: string | null;
+}
+
+export interface RefactorLoopResult {
+  batches: BatchOutcome[];
+  /** Set when the run stopped early (seed 002, section 19). */
+  stopped: string | null;
+  lastCheckpoint: string;
+}
+
+const READ_ONLY = { read: ['**'], write: [] as string[], denyWrite: ['**'] };
+
+function* verifierEvents(run: VerifierRun, stage: StageName): Generator<EventInput> {
+  for (const entry of run.results) {
+    yield { type: 'verify-end', stage, kind: 'test', result: entry.result, outputFile: entry.outputFile };
+  }
+}
+
+function failureText(run: VerifierRun): string {
+  const failed = run.results.find((entry) => !entry.result.ok);
+  if (!failed) return 'verification failed';
+  return `$ ${failed.result.command} (exit ${String(failed.result.exitCode)}${failed.result.timedOut ? ', timed out' : ''})\n${failed.result.output.slice(-6000)}`;
+}
+
+async function* askPatcher(deps: RefactorDependencies, policy: RefactorPolicy, batch: PlannedBatch, prompt: string, worktree: string, signal: AbortSignal | undefined): Step<PatchResponse | string> {
+  const outcome = yield* pipeEvents((emit) =>
+    deps.agentFor('PATCHER').runStage({
+      stage: 'PATCHER',
+      worktree,
+      systemPrompt: deps.systemPrompt('PATCHER'),
+      prompt,
+      paths: READ_ONLY,
+      maxTurns: policy.maxTurnsPatcher,
+      bashTimeoutMs: policy.bashTimeoutMs,
+      outputSchema: PatchResponseSchema,
+      ...(signal ? { signal } : {}),
+      emit,
+    }),
+  );
+  if (outcome.status !== 'completed' || outcome.output === undefined) {
+    return outcome.status === 'completed' ? 'the patcher returned no PatchResponse' : outcome.message;
+  }
+  return outcome.output;
+}
+
+async function* askCritic(deps: RefactorDependencies, policy: RefactorPolicy, batch: PlannedBatch, patch: PatchResponse, worktree: string, signal: AbortSignal | undefined): Step<string | null> {
+  const outcome = yield* pipeEvents((emit) =>
+    deps.agentFor('CRITIC').runStage({
+      stage: 'CRITIC',
+      worktree,
+      systemPrompt: deps.systemPrompt('CRITIC'),
+      prompt: `Batch ${batch.id}: ${batch.goal}\nScope: ${batch.scope_globs.join(', ')}\nDiff budget: ${batch.diff_budget_loc} lines\n\nRationale: ${patch.rationale}\n\nPatch:\n${patch.patch_unified_diff}`,
+      paths: READ_ONLY,
+      maxTurns: Math.max(2, Math.floor(policy.maxTurnsPatcher / 2)),
+      bashTimeoutMs: policy.bashTimeoutMs,
+      outputSchema: CriticResponseSchema,
+      ...(signal ? { signal } : {}),
+      emit,
+    }),
+  );
+  if (outcome.status !== 'completed' || !outcome.output) return null;
+  const { decision, reasons } = outcome.output;
+  return decision === 'accept' ? null : `The critic answered "${decision}": ${reasons.join('; ')}`;
+}
+
+/**
+ * The batch loop of seed 002 (section 18). For each batch: context packet, patcher, admission
+ * checks, apply, fast (or full) verifier, public-API comparison, checkpoint commit. A failed
+ * attempt is rolled back to the last checkpoint and retried with its failure as feedback, up to
+ * `retryPerBatch` retries; a batch that still fails stops the run (section 19) at the last
+ * passing checkpoint. The full verifier runs every `runFullVerifierEvery` committed batches.
+ */
+export async function* runBatchLoop(
+  batches: PlannedBatch[],
+  deps: RefactorDependencies,
+  policy: RefactorPolicy,
+  signal?: AbortSignal,
+): Step<RefactorLoopResult> {
+  const { workspace } = deps;
+  const outcomes: BatchOutcome[] = [];
+  let lastCheckpoint = await workspace.head();
+  let lastFullVerified = lastCheckpoint;
+  let committed = 0;
+  for (const [index, batch] of batches.entries()) {
+    let feedback: string | null = null;
+    let result: BatchOutcome | null = null;
+    const maxAttempts = policy.retryPerBatch + 1;
+    for (let attempt = 1; attempt <= maxAttempts && result === null; attempt++) {
+      if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
+      yield { type: 'batch-start', batch: batch.id, index: index + 1, total: batches.length, goal: batch.goal, attempt };
+      yield { type: 'stage-start', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt };
+      const prompt = await deps.contextFor(batch, feedback);
+      const answer = yield* askPatcher(deps, policy, batch, prompt, workspace.root, signal);
+      // The patch is the contract: anything the agent changed in place is dropped.
+      await workspace.resetTo(lastCheckpoint);
+      if (typeof answer === 'string') {
+        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: answer };
+        feedback = `Your previous answer could not be used: ${answer}`;
+        continue;
+      }
+      if (answer.status !== 'ok') {
+        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'skipped', reason: `${answer.status}: ${answer.rationale}` };
+        result = { batch: batch.id, outcome: answer.status, attempts: attempt, commit: null, reason: answer.rationale };
+        break;
+      }
+      const admission = await deps.admit(batch, answer.patch_unified_diff, answer.touched_files);
+      yield { type: 'patch-check', batch: batch.id, attempt, admitted: admission.admitted, files: admission.files, loc: admission.loc, violations: admission.violations };
+      if (!admission.admitted) {
+        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: `admission: ${admission.violations.join('; ').slice(0, 300)}` };
+        feedback = `Your patch was rejected by the admission checks:\n- ${admission.violations.join('\n- ')}`;
+        continue;
+      }
+      if (policy.useCritic) {
+        const objection = yield* askCritic(deps, policy, batch, answer, workspace.root, signal);
+        if (objection) {
+          yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: objection.slice(0, 300) };
+          feedback = objection;
+          continue;
+        }
+      }
+      await workspace.apply(admission.patchText);
+      const level = batch.verifier_level;
+      const verifyStage: StageName = level === 'full' ? 'FULL_VERIFY' : 'FAST_VERIFY';
+      yield { type: 'stage-start', stage: verifyStage, phase: 'BATCH', cycle: index + 1, attempt };
+      const verified = await deps.verifier.run(level, verifyStage, signal);
+      yield* verifierEvents(verified, verifyStage);
+      yield { type: 'stage-end', stage: verifyStage, phase: 'BATCH', cycle: index + 1, attempt, outcome: verified.ok ? 'accepted' : 'rejected' };
+      if (!verified.ok) {
+        await workspace.resetTo(lastCheckpoint);
+        yield { type: 'checkpoint-rollback', stage: verifyStage, to: lastCheckpoint, reason: `${batch.id} failed the ${level} verifier` };
+        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: `${level} verifier failed` };
+        feedback = `Your patch applied, but the ${level} verifier failed, so it was rolled back:\n${failureText(verified)}`;
+        continue;
+      }
+      const api = await deps.apiChanges();
+      const breaking = api.removed.length > 0 || api.changed.length > 0;
+      if (api.removed.length + api.changed.length + api.added.length > 0) {
+        yield { type: 'contract-check', batch: batch.id, ...api, allowed: !breaking || policy.allowPublicApiChanges };
+      }
+      if (breaking && !policy.allowPublicApiChanges) {
+        await workspace.resetTo(lastCheckpoint);
+        yield { type: 'checkpoint-rollback', stage: 'PATCHER', to: lastCheckpoint, reason: `${batch.id} changed the public API` };
+        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: 'public API changed' };
+        feedback = `Your patch changed the public API, which this run does not allow. Removed: ${api.removed.join(', ') || 'none'}. Changed: ${api.changed.join(', ') || 'none'}. Keep every export and signature.`;
+        continue;
+      }
+      const subject = `checkpoint: ${batch.id} ${batch.goal}`.slice(0, 100);
+      const commit = await workspace.checkpoint(subject, `${answer.rationale}\n\nRatchet-Batch: ${batch.id}`);
+      await deps.acceptApi();
+      yield { type: 'checkpoint-create', stage: 'PATCHER', phase: 'BATCH', commit, subject };
+      yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'accepted' };
+      lastCheckpoint = commit;
+      committed++;
+      result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
+      if (committed % policy.runFullVerifierEvery === 0) {
+        yield { type: 'stage-start', stage: 'FULL_VERIFY', phase: 'BATCH', cycle: index + 1, attempt: 1 };
+        const full = await deps.verifier.run('full', 'FULL_VERIFY', signal);
+        yield* verifierEvents(full, 'FULL_VERIFY');
+        yield { type: 'stage-end', stage: 'FULL_VERIFY', phase: 'BATCH', cycle: index + 1, attempt: 1, outcome: full.ok ? 'accepted' : 'rejected' };
+        if (!full.ok) {
+          await workspace.resetTo(lastFullVerified);
+          yield { type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: lastFullVerified, reason: 'the full verifier failed' };
+          outcomes.push(result);
+          yield { type: 'batch-end', batch: batch.id, outcome: 'committed', attempts: attempt, commit };
+          return { batches: outcomes, stopped: `the full verifier failed after ${batch.id}; reset to ${lastFullVerified.slice(0, 8)}`, lastCheckpoint: lastFullVerified };
+        }
+        lastFullVerified = commit;
+      }
+    }
+    const final: BatchOutcome = result ?? { batch: batch.id, outcome: 'failed', attempts: maxAttempts, commit: null, reason: feedback };
+    outcomes.push(final);
+    await deps.appendTaskLedger({ batch: batch.id, goal: batch.goal, outcome: final.outcome, attempts: final.attempts, commit: final.commit, reason: final.reason?.slice(0, 500) ?? null });
+    yield { type: 'batch-end', batch: batch.id, outcome: final.outcome, attempts: final.attempts, commit: final.commit, ...(final.reason ? { reason: final.reason.slice(0, 500) } : {}) };
+    if (final.outcome === 'failed') {
+      await workspace.resetTo(lastCheckpoint);
+      return { batches: outcomes, stopped: `${batch.id} failed after ${maxAttempts} attempts`, lastCheckpoint };
+    }
+  }
+  return { batches: outcomes, stopped: null, lastCheckpoint };
+}

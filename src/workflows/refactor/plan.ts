@@ -1,0 +1,117 @@
+import picomatch from 'picomatch';
+import type { PlannedBatch, PlannerResponse } from './schemas.js';
+
+/** What the heuristic planner knows about one file (from the code index and the size checker). */
+export interface FileFacts {
+  path: string;
+  language: string | null;
+  lines: number;
+  /** Files importing this one. */
+  fanIn: number;
+  /** Commits touching it recently. */
+  churn: number;
+  hasTest: boolean;
+  /** 0-100, from the risk register. */
+  risk: number;
+  /** Size-checker findings (long file, long functions, big classes). */
+  sizeReasons: string[];
+  /** Module-private symbols nothing references (dead-code candidates). */
+  unusedPrivateSymbols: string[];
+  isTest: boolean;
+}
+
+export interface PlanBounds {
+  maxBatches: number;
+  diffBudgetLoc: number;
+  scopeExcludes: string[];
+  /** Every file of the index: a planned batch must match at least one. */
+  files: string[];
+}
+
+/**
+ * Seed 002, 11.2: batches are ordered so that the least risky kinds of change come first.
+ * Formatting is not planned (it needs a formatter command and is a separate, mechanical pass).
+ */
+export const CATEGORY_ORDER = ['import-cleanup', 'small-extracts', 'tests', 'restructure'] as const;
+export type BatchCategory = (typeof CATEGORY_ORDER)[number];
+
+const OPERATIONS: Record<BatchCategory, string[]> = {
+  'import-cleanup': ['remove-unused-imports', 'remove-dead-code'],
+  'small-extracts': ['rename', 'extract-function', 'split-module'],
+  tests: ['add-tests', 'strengthen-tests'],
+  restructure: ['extract-class', 'move-code', 'split-module'],
+};
+
+function batchId(index: number): string {
+  return `batch-${String(index + 1).padStart(3, '0')}`;
+}
+
+interface Candidate {
+  category: BatchCategory;
+  file: FileFacts;
+  goal: string;
+  notes: string;
+}
+
+function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
+  if (file.isTest) return [];
+  if (goal !== null) return [{ category: 'small-extracts', file, goal: `${goal} (in ${file.path})`, notes: file.sizeReasons.join('; ') }];
+  const found: Candidate[] = [];
+  if (file.unusedPrivateSymbols.length > 0) {
+    found.push({ category: 'import-cleanup', file, goal: `Remove dead code in ${file.path}`, notes: `unreferenced: ${file.unusedPrivateSymbols.join(', ')}` });
+  }
+  const structural = file.sizeReasons.filter((reason) => /class|methods/.test(reason));
+  const small = file.sizeReasons.filter((reason) => !structural.includes(reason));
+  if (small.length > 0) found.push({ category: 'small-extracts', file, goal: `Split long code in ${file.path}`, notes: small.join('; ') });
+  if (!file.hasTest && file.fanIn > 0) found.push({ category: 'tests', file, goal: `Add tests for ${file.path}`, notes: `${file.fanIn} files depend on it and no test covers it by convention` });
+  if (structural.length > 0) found.push({ category: 'restructure', file, goal: `Restructure ${file.path}`, notes: structural.join('; ') });
+  return found;
+}
+
+/**
+ * The naive plan (seed 002, 11.3): one batch per finding, risk-limiting order (category, then
+ * risk, then path), each scoped to one file. Pure: every input is a parameter.
+ */
+export function heuristicPlan(files: FileFacts[], options: { goal: string | null; bounds: PlanBounds }): PlannedBatch[] {
+  const isExcluded = picomatch(options.bounds.scopeExcludes.length > 0 ? options.bounds.scopeExcludes : ['\0'], { dot: true });
+  const candidates = files.filter((file) => !isExcluded(file.path)).flatMap((file) => candidatesFor(file, options.goal));
+  candidates.sort(
+    (a, b) => CATEGORY_ORDER.indexOf(a.category) - CATEGORY_ORDER.indexOf(b.category) || a.file.risk - b.file.risk || a.file.path.localeCompare(b.file.path),
+  );
+  return candidates.slice(0, options.bounds.maxBatches).map((candidate, index) => ({
+    id: batchId(index),
+    goal: candidate.goal,
+    scope_globs: [candidate.file.path],
+    allowed_operations: OPERATIONS[candidate.category],
+    diff_budget_loc: options.bounds.diffBudgetLoc,
+    risk_score: candidate.file.risk,
+    verifier_level: candidate.file.risk >= 60 ? 'full' : 'fast',
+    notes: candidate.notes,
+  }));
+}
+
+/**
+ * The planner's refinement, kept within bounds (seed 002, 11.3: it cannot invent unbounded
+ * tasks): batches whose scope matches no indexed file, or only excluded files, are dropped;
+ * budgets are clamped; ids are renumbered; the count is capped. Returns the problems too, so the
+ * caller can report them. An empty result means the heuristic plan stands.
+ */
+export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBounds): { batches: PlannedBatch[]; dropped: string[] } {
+  const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
+  const eligible = bounds.files.filter((file) => !isExcluded(file));
+  const dropped: string[] = [];
+  const kept: PlannedBatch[] = [];
+  for (const batch of response.batches) {
+    const matcher = picomatch(batch.scope_globs, { dot: true });
+    if (!eligible.some((file) => matcher(file))) {
+      dropped.push(`${batch.id}: scope ${batch.scope_globs.join(', ')} matches no file in scope`);
+      continue;
+    }
+    if (kept.length >= bounds.maxBatches) {
+      dropped.push(`${batch.id}: over max_batches (${bounds.maxBatches})`);
+      continue;
+    }
+    kept.push({ ...batch, diff_budget_loc: Math.min(batch.diff_budget_loc, bounds.diffBudgetLoc) });
+  }
+  return { batches: kept.map((batch, index) => ({ ...batch, id: batchId(index) })), dropped };
+}

@@ -1,0 +1,72 @@
+import type { AgentRuntime } from '../../core/agent.js';
+import type { StageName } from '../../core/stages.js';
+import type { CheckResult } from '../../core/verification.js';
+import type { PlannedBatch } from './schemas.js';
+
+/** The refactor run's worktree (engine-provided, over the git layer). */
+export interface RefactorWorkspace {
+  readonly root: string;
+  head(): Promise<string>;
+  /** Commits everything; returns the sha. */
+  checkpoint(subject: string, body?: string): Promise<string>;
+  /** Back to `commit`, dropping every change after it. */
+  resetTo(commit: string): Promise<void>;
+  /** `git apply --check`. */
+  applyCheck(patch: string): Promise<{ ok: boolean; error: string }>;
+  /** Applies all of the patch or none of it; returns the files it touched. */
+  apply(patch: string): Promise<string[]>;
+}
+
+export interface VerifierRun {
+  level: 'fast' | 'full';
+  ok: boolean;
+  results: Array<{ result: CheckResult; outputFile: string | null }>;
+}
+
+export interface RefactorVerifier {
+  /** Runs the fast or full verifier commands in the worktree, in order, stopping at the first failure. */
+  run(level: 'fast' | 'full', stage: StageName, signal?: AbortSignal): Promise<VerifierRun>;
+}
+
+export interface ApiChange {
+  removed: string[];
+  changed: string[];
+  added: string[];
+}
+
+export interface PatchAdmissionResult {
+  admitted: boolean;
+  /** The normalised patch to apply (what `git apply` accepts). */
+  patchText: string;
+  files: string[];
+  loc: number;
+  /** Messages written for the model's retry prompt. */
+  violations: string[];
+}
+
+export interface RefactorDependencies {
+  workspace: RefactorWorkspace;
+  verifier: RefactorVerifier;
+  agentFor(role: 'PATCHER' | 'CRITIC'): AgentRuntime;
+  /** System prompts of the roles (versioned files shipped with the package). */
+  systemPrompt(role: 'PATCHER' | 'CRITIC'): string;
+  /** The context packet for one batch (seed 002, section 13), within budgets. */
+  contextFor(batch: PlannedBatch, feedback: string | null): Promise<string>;
+  /** Admission checks of seed 002, 17.1. */
+  admit(batch: PlannedBatch, patch: string, declaredFiles: string[]): Promise<PatchAdmissionResult>;
+  /** Public API of the worktree now, compared with the snapshot at the last checkpoint. */
+  apiChanges(): Promise<ApiChange>;
+  /** Records the new checkpoint's API as the reference for the next comparison. */
+  acceptApi(): Promise<void>;
+  /** Appends a line to TASK_LEDGER.jsonl (the run's project memory). */
+  appendTaskLedger(entry: Record<string, unknown>): Promise<void>;
+}
+
+export interface RefactorPolicy {
+  retryPerBatch: number;
+  runFullVerifierEvery: number;
+  allowPublicApiChanges: boolean;
+  useCritic: boolean;
+  maxTurnsPatcher: number;
+  bashTimeoutMs: number;
+}

@@ -1,0 +1,140 @@
+import { mkdir, mkdtemp, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildIndex, type BuildIndexOptions } from '../../src/code/index/build-index.js';
+import type { CodeIndex, IndexedFile } from '../../src/code/index/types.js';
+
+/** Everything but timing: what two builds of the same tree must agree on. */
+function content(index: CodeIndex): unknown {
+  return {
+    files: index.files.map(({ mtimeMs: _mtime, ...file }: IndexedFile) => file),
+    dependencies: index.dependencies,
+    dependents: index.dependents,
+    risk: index.risk,
+  };
+}
+
+describe('buildIndex, incrementally (plain directory, no git)', () => {
+  let root: string;
+  let tree: string;
+  let options: BuildIndexOptions;
+
+  const write = async (files: Record<string, string>): Promise<void> => {
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(dirname(join(tree, path)), { recursive: true });
+      await writeFile(join(tree, path), text);
+    }
+  };
+
+  beforeEach(async () => {
+    root = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-index-')));
+    tree = join(root, 'tree');
+    options = { root: tree, cacheDir: join(root, 'cache'), excludes: ['**/node_modules/**'], git: false };
+    await write({
+      'src/a.ts': "import { b } from './b.js';\nexport function a(): number {\n  return b();\n}\n",
+      'src/b.ts': "import { c } from './c.js';\nexport function b(): number {\n  return c();\n}\n",
+      'src/c.ts': 'export function c(): number {\n  return 1;\n}\n',
+      'src/d.py': 'def d():\n    return 1\n',
+      'notes.txt': 'not code\n',
+      'node_modules/x/index.js': 'module.exports = 1;\n',
+    });
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('parses everything cold, then reuses everything when nothing changed', async () => {
+    const cold = await buildIndex(options);
+    expect(cold.git).toBe(false);
+    expect(cold.files.map((file) => file.path)).toEqual(['notes.txt', 'src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.py']);
+    expect(cold.stats).toMatchObject({ parsed: 4, reused: 0, removed: 0, workers: 0 });
+
+    const warm = await buildIndex(options);
+    expect(warm.stats).toMatchObject({ parsed: 0, reused: 4, removed: 0 });
+    expect(content(warm)).toEqual(content(cold));
+  });
+
+  it('re-parses only the changed file', async () => {
+    await buildIndex(options);
+    await write({ 'src/c.ts': 'export function c(): number {\n  return 2;\n}\n\nexport function extra(): void {}\n' });
+    const index = await buildIndex(options);
+    expect(index.stats).toMatchObject({ parsed: 1, reused: 3, removed: 0 });
+    const c = index.files.find((file) => file.path === 'src/c.ts');
+    expect(c?.symbols.map((symbol) => symbol.name)).toEqual(['c', 'extra']);
+    expect(index.dependents['src/c.ts']).toEqual(['src/b.ts']);
+  });
+
+  it('does not re-parse a file that was rewritten with the same content', async () => {
+    await buildIndex(options);
+    await write({ 'src/a.ts': await readFile(join(tree, 'src/a.ts'), 'utf8') });
+    const index = await buildIndex(options);
+    expect(index.stats).toMatchObject({ parsed: 0, reused: 4 });
+  });
+
+  it('drops deleted files from the tree and the graphs', async () => {
+    await buildIndex(options);
+    await unlink(join(tree, 'src/b.ts'));
+    const index = await buildIndex(options);
+    expect(index.stats).toMatchObject({ parsed: 0, reused: 3, removed: 1 });
+    expect(index.files.map((file) => file.path)).not.toContain('src/b.ts');
+    expect(index.dependents['src/c.ts']).toBeUndefined();
+    expect(index.files.find((file) => file.path === 'src/a.ts')?.imports[0]?.resolved).toEqual([]);
+    expect(index.risk.map((entry) => entry.path)).not.toContain('src/b.ts');
+  });
+
+  it('parses added files and resolves imports of unchanged files to them', async () => {
+    await write({ 'src/a.ts': "import { e } from './e.js';\nexport const a = e;\n" });
+    await buildIndex(options);
+    await write({ 'src/e.ts': 'export const e = 1;\n' });
+    const index = await buildIndex(options);
+    expect(index.stats).toMatchObject({ parsed: 1, reused: 4 });
+    expect(index.dependencies['src/a.ts']).toEqual(['src/e.ts']);
+  });
+
+  it('ignores a cache written by another index version', async () => {
+    await buildIndex(options);
+    const manifestPath = join(root, 'cache', 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { version: number };
+    await writeFile(manifestPath, JSON.stringify({ ...manifest, version: -1 }));
+    const index = await buildIndex(options);
+    expect(index.stats).toMatchObject({ parsed: 4, reused: 0 });
+    expect((await buildIndex(options)).stats).toMatchObject({ parsed: 0, reused: 4 });
+  });
+
+  it('updates from a previous index in memory the same way as from the disk cache', async () => {
+    const first = await buildIndex(options);
+    await write({ 'src/c.ts': 'export function c(): number {\n  return 3;\n}\n' });
+    const fromMemory = await buildIndex({ ...options, previous: first });
+    expect(fromMemory.stats).toMatchObject({ parsed: 1, reused: 3 });
+    // Unchanged files are carried over as they were, imports already resolved.
+    expect(fromMemory.files.find((file) => file.path === 'src/a.ts')).toBe(first.files.find((file) => file.path === 'src/a.ts'));
+    const fromDisk = await buildIndex(options);
+    expect(fromDisk.stats).toMatchObject({ parsed: 0, reused: 4 });
+    expect(content(fromMemory)).toEqual(content(fromDisk));
+  });
+
+  it('stops with an interrupted error when the signal is aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(buildIndex({ ...options, signal: controller.signal })).rejects.toMatchObject({ code: 'interrupted' });
+  });
+
+  it('parses on worker threads when many files changed, with the same results', async () => {
+    const many: Record<string, string> = {};
+    for (let index = 0; index < 240; index++) {
+      many[`gen/m${index}.ts`] =
+        `import { c } from '../src/c.js';\n/** Module ${index}. */\nexport function f${index}(x: number): number {\n  return c() + x;\n}\n`;
+    }
+    await write(many);
+    const threaded = await buildIndex({ ...options, workers: 2 });
+    expect(threaded.stats.workers).toBeGreaterThan(0);
+    expect(threaded.stats.parsed).toBe(244);
+    await rm(join(root, 'cache'), { recursive: true });
+    const inline = await buildIndex({ ...options, workers: 0 });
+    expect(inline.stats.workers).toBe(0);
+    expect(content(threaded)).toEqual(content(inline));
+    expect(threaded.dependents['src/c.ts']).toHaveLength(241);
+  });
+});

@@ -1,0 +1,288 @@
+/**
+ * End to end: the built CLI's everyday commands and its failure paths, each as a subprocess on
+ * a temporary repository: help, demo, init, doctor, the dirty-tree guard, a rejected API key,
+ * a project without a test command, and `status --json`.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import {
+  ANTHROPIC_FLAGS,
+  checkoutState,
+  checkpointsOf,
+  createProjectRepo,
+  E2E_API_KEY,
+  readLedger,
+  ratchetEnv,
+  startScriptedModel,
+  type ProjectRepo,
+} from '../support/e2e-run.js';
+import { assertFreshBuild, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
+import { say } from '../support/scripted-brain.js';
+
+/** A node:test project with one passing test. */
+const NODE_PROJECT: Record<string, string> = {
+  'README.md': '# tiny\n',
+  'package.json': `${JSON.stringify({ name: 'tiny', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`,
+  'test/one.test.js':
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n\ntest('one is one', () => assert.equal(1, 1));\n",
+};
+
+/** The same project with a finished test list: PLAN has nothing left to pick. */
+const FINISHED_PROJECT: Record<string, string> = {
+  ...NODE_PROJECT,
+  'test-list.md': '# Test list\n\n- [x] one is one\n',
+};
+
+const DoctorSchema = z.object({
+  ok: z.boolean(),
+  checks: z.array(
+    z.object({
+      name: z.string(),
+      status: z.enum(['ok', 'warn', 'fail']),
+      detail: z.string(),
+      hint: z.string().optional(),
+    }),
+  ),
+});
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function project(files: Record<string, string>): Promise<ProjectRepo> {
+  const repo = await createProjectRepo(files);
+  cleanups.push(() => repo.cleanup());
+  return repo;
+}
+
+async function fakeServer(apiKey: string): Promise<FakeAnthropicServer> {
+  const server = await startFakeAnthropicServer({ apiKey });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+beforeAll(() => {
+  assertFreshBuild();
+});
+
+describe('ratchet CLI basics (built CLI, subprocess)', () => {
+  it('prints help for the program and for tdd', async () => {
+    const repo = await project(NODE_PROJECT);
+    const help = await runCli(['--help'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    expect(help.exitCode, describeResult(help)).toBe(0);
+    for (const command of [
+      'init',
+      'doctor',
+      'demo',
+      'tdd',
+      'resume',
+      'status',
+      'history',
+      'report',
+      'rollback',
+      'accept',
+      'reject',
+    ]) {
+      expect(help.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+    }
+    expect(help.stdout).toContain('Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth');
+
+    const tddHelp = await runCli(['tdd', '--help'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    expect(tddHelp.exitCode, describeResult(tddHelp)).toBe(0);
+    expect(tddHelp.stdout).toContain('Usage: ratchet tdd [options] <feature...>');
+    for (const option of [
+      '--provider <name>',
+      '--model <id>',
+      '--base-url <url>',
+      '--allow-dirty',
+      '--refactor <mode>',
+      '--max-attempts <n>',
+    ]) {
+      expect(tddHelp.stdout).toContain(option);
+    }
+
+    const unknown = await runCli(['no-such-command'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    expect(unknown.exitCode, describeResult(unknown)).toBe(2);
+  });
+
+  it('runs the demo with its scripted model, no key needed', async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-e2e-demo-')));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const home = join(dir, 'home');
+    const demo = await runCli(['demo', '--dir', join(dir, 'demo')], {
+      cwd: dir,
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), GIT_CONFIG_NOSYSTEM: '1' },
+    });
+    expect(demo.exitCode, describeResult(demo)).toBe(0);
+    expect(demo.stdout).toContain('Ratchet demo: the model is SCRIPTED.');
+    expect(demo.stdout).toContain('The model was scripted (replay cassette); the gates, tests and commits were real.');
+    expect(demo.stdout).toContain('Run ');
+    expect(demo.stdout).toMatch(/17 commits on ratchet\/\S+/);
+    expect(existsSync(join(dir, 'demo', 'stack-kata', '.ratchet', 'ledger.db'))).toBe(true);
+  }, 90_000);
+
+  it('init writes .ratchet/config.toml with the detected test command, and refuses to overwrite it', async () => {
+    const repo = await project(NODE_PROJECT);
+    const env = ratchetEnv(repo, null, null);
+    const init = await runCli(['init', '--json'], { cwd: repo.dir, env });
+    expect(init.exitCode, describeResult(init)).toBe(0);
+    const file = join(repo.dir, '.ratchet', 'config.toml');
+    expect(JSON.parse(init.stdout)).toEqual({ config: file, testCommand: 'npm test', prompts: null });
+    expect(readFileSync(file, 'utf8')).toMatch(/^command = "npm test"$/m);
+    // .ratchet/ stays out of git.
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\n# edited by hand\n`);
+    const again = await runCli(['init'], { cwd: repo.dir, env });
+    expect(again.exitCode, describeResult(again)).toBe(2);
+    expect(again.stderr).toContain('already exists; pass --force to overwrite it');
+    expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
+    const forced = await runCli(['init', '--force'], { cwd: repo.dir, env });
+    expect(forced.exitCode, describeResult(forced)).toBe(0);
+    expect(readFileSync(file, 'utf8')).not.toContain('# edited by hand');
+  });
+
+  it('doctor --json reports a missing API key with a fix, and passes with one', async () => {
+    const repo = await project(NODE_PROJECT);
+    const without = await runCli(['doctor', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    expect(without.exitCode, describeResult(without)).toBe(2);
+    const failing = DoctorSchema.parse(JSON.parse(without.stdout));
+    expect(failing.ok).toBe(false);
+    expect(failing.checks.filter((check) => check.status === 'fail')).toEqual([
+      {
+        name: 'provider',
+        status: 'fail',
+        detail: 'anthropic: ANTHROPIC_API_KEY is not set',
+        hint: expect.stringContaining('export ANTHROPIC_API_KEY=') as unknown,
+      },
+    ]);
+    expect(failing.checks.find((check) => check.name === 'test command')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining('npm test') as unknown,
+    });
+    expect(failing.checks.find((check) => check.name === 'baseline')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^1 passed/) as unknown,
+    });
+
+    const withKey = await runCli(['doctor', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, E2E_API_KEY) });
+    expect(withKey.exitCode, describeResult(withKey)).toBe(0);
+    const passing = DoctorSchema.parse(JSON.parse(withKey.stdout));
+    expect(passing.ok).toBe(true);
+    expect(passing.checks.find((check) => check.name === 'provider')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining('ANTHROPIC_API_KEY is set') as unknown,
+    });
+    expect(withKey.stdout).not.toContain(E2E_API_KEY);
+  });
+
+  it('refuses a dirty working tree (exit 2, with a hint) unless --allow-dirty', async () => {
+    const repo = await project(FINISHED_PROJECT);
+    const model = await startScriptedModel({
+      items: ['one is one'],
+      steps: [
+        {
+          stage: 'PLAN',
+          test: null,
+          turns: [say('Every item is checked.', { name: 'StructuredOutput', input: { currentTest: null } })],
+        },
+      ],
+    });
+    cleanups.push(() => model.server.close());
+    writeFileSync(join(repo.dir, 'README.md'), '# work in progress\n');
+    const env = ratchetEnv(repo, model.server);
+
+    const refused = await runCli(['tdd', 'More of it', ...ANTHROPIC_FLAGS], { cwd: repo.dir, env });
+    expect(refused.exitCode, describeResult(refused)).toBe(2);
+    expect(refused.stderr).toContain('The working tree has uncommitted changes (1 files).');
+    expect(refused.stderr).toContain('hint: Commit or stash them, or pass --allow-dirty');
+    expect(model.server.requests).toHaveLength(0);
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+
+    const before = checkoutState(repo);
+    const allowed = await runCli(['tdd', 'More of it', ...ANTHROPIC_FLAGS, '--allow-dirty', '--json'], {
+      cwd: repo.dir,
+      env,
+    });
+    expect(model.brain.unexpected).toEqual([]);
+    expect(allowed.exitCode, describeResult(allowed)).toBe(0);
+    const events = parseNdjson(allowed.stdout);
+    expect(events.find((event) => event.type === 'warning')?.message).toMatch(
+      /^--allow-dirty: the run starts from HEAD/,
+    );
+    const runId = String(events.find((event) => event.type === 'run-start')?.runId);
+    // The run started from HEAD without the change, and the change is still in the checkout.
+    const commits = checkpointsOf(repo, before.head, `ratchet/${runId}`);
+    expect(commits.map((commit) => commit.subject)).toEqual(['plan: all tests done']);
+    expect(repo.run('show', `ratchet/${runId}:README.md`)).toBe('# tiny');
+    expect(checkoutState(repo)).toEqual(before);
+    expect(readFileSync(join(repo.dir, 'README.md'), 'utf8')).toBe('# work in progress\n');
+
+    // status --json reads the run back.
+    const status = await runCli(['status', '--json'], { cwd: repo.dir, env });
+    expect(status.exitCode, describeResult(status)).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      run: {
+        id: runId,
+        status: 'completed',
+        workflow: 'tdd',
+        feature: 'More of it',
+        branch: `ratchet/${runId}`,
+        baseCommit: before.head,
+      },
+      handoff: { phase: 'PLAN', nextPhase: 'COMPLETE', completedTests: ['one is one'], pendingTests: [] },
+      checkpoint: commits[0]?.sha,
+      summary: { runId, modelCalls: { total: 1, failed: 0 }, checkpoints: 1 },
+    });
+  });
+
+  it('stops at once with exit 3 and a clear message when the API key is rejected (401)', async () => {
+    const repo = await project(NODE_PROJECT);
+    const server = await fakeServer('sk-ant-test-the-only-accepted-key-0000');
+    const run = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server, E2E_API_KEY),
+    });
+    expect(run.exitCode, describeResult(run)).toBe(3);
+    expect(`${run.stdout}\n${run.stderr}`).toContain('anthropic rejected the credentials (HTTP 401)');
+    expect(run.stderr).toContain('hint: Check ANTHROPIC_API_KEY: it must hold a valid API key for anthropic.');
+    // Authentication errors are not retried.
+    expect(server.requests).toHaveLength(1);
+    expect(`${run.stdout}\n${run.stderr}`).not.toContain(E2E_API_KEY);
+    const runId = /ratchet resume (\S+)/.exec(run.stderr)?.[1] ?? '';
+    const ledger = await readLedger(repo.dir, runId);
+    expect(ledger.run).toMatchObject({ status: 'failed', error: expect.stringMatching(/^auth: /) as unknown });
+    expect(ledger.modelCalls.map((call) => call.errorCode)).toEqual(['auth']);
+  });
+
+  it('exits 2 with the config hint when the project has no test command', async () => {
+    const repo = await project({ 'README.md': '# no tests here\n' });
+    const server = await fakeServer(E2E_API_KEY);
+    const run = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS], { cwd: repo.dir, env: ratchetEnv(repo, server) });
+    expect(run.exitCode, describeResult(run)).toBe(2);
+    expect(run.stderr).toContain('error: No test command found in');
+    expect(run.stderr).toContain('hint: Set [test] command = "..." in .ratchet/config.toml');
+    expect(server.requests).toHaveLength(0);
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+
+    const json = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS, '--json'], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server),
+    });
+    expect(json.exitCode, describeResult(json)).toBe(2);
+    expect(parseNdjson(json.stdout)).toEqual([
+      {
+        type: 'error',
+        code: 'config',
+        message: expect.stringContaining('No test command found') as unknown,
+        hint: 'Set [test] command = "..." in .ratchet/config.toml',
+      },
+    ]);
+  });
+});

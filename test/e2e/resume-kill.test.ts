@@ -1,0 +1,205 @@
+/**
+ * `kill -9` at any moment, then `ratchet resume`, finishes the run from its last checkpoint with
+ * no duplicated and no lost commits.
+ *
+ * The built CLI runs a two-item TDD feature against the loopback Anthropic fake answered by a
+ * stateless script (test/support/resume-brain.ts). An uninterrupted run gives the reference
+ * commit subjects; each test then SIGKILLs a fresh run at one moment, picked from the NDJSON
+ * events on its stdout (or from the request the fake is holding), and resumes it to the end.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RatchetEvent } from '../../src/core/events.js';
+import { NOTES_REF } from '../../src/core/handoff.js';
+import { RESUME_REFERENCE_SUBJECTS, type BrainCall } from '../support/resume-brain.js';
+import { expectCompletedLikeReference, expectStarts } from '../support/resume-checks.js';
+import {
+  branchCommits,
+  createResumeProject,
+  describeResult,
+  E2E_TIMEOUT_MS,
+  HOLD_MS,
+  holdTestsWhen,
+  ledgerRun,
+  readLockPid,
+  releaseTests,
+  resumeUntilDone,
+  runCli,
+  runIdOf,
+  startCli,
+  startResumeProvider,
+  tddArgs,
+  waitForHeldTests,
+  type CliProcess,
+  type CliResult,
+  type ResumeProject,
+  type ResumeProvider,
+} from '../support/resume-harness.js';
+
+let provider: ResumeProvider;
+let reference: string[] = [];
+const projects: ResumeProject[] = [];
+
+async function newProject(): Promise<ResumeProject> {
+  const project = await createResumeProject(provider);
+  projects.push(project);
+  return project;
+}
+
+beforeAll(async () => {
+  provider = await startResumeProvider();
+  const project = await newProject();
+  const result = await runCli(project, tddArgs());
+  expect(result.code, describeResult(result)).toBe(0);
+  const runId = runIdOf(result.events);
+  const run = await ledgerRun(project, runId);
+  reference = branchCommits(project, run.baseCommit ?? '', runId).map((commit) => commit.subject);
+  // The script is deterministic, so the reference is known in advance too.
+  expect(reference).toEqual(RESUME_REFERENCE_SUBJECTS);
+  await expectCompletedLikeReference(project, runId, reference);
+}, E2E_TIMEOUT_MS);
+
+afterEach(async () => {
+  provider.brain.delayMs = undefined;
+  for (const project of projects.splice(1)) await project.cleanup();
+});
+
+afterAll(async () => {
+  for (const project of projects.splice(0)) await project.cleanup();
+  await provider.close();
+});
+
+/** Holds the first model call of `stage` for `fn` (its reply would take minutes). */
+function holdCall(stage: string, fn: string): (call: BrainCall) => number | undefined {
+  return (call) => (call.stage === stage && call.turn === 0 && call.item?.fn === fn ? HOLD_MS : undefined);
+}
+
+interface Killed {
+  runId: string;
+  result: CliResult;
+  cli: CliProcess;
+}
+
+/**
+ * Starts `args` (default `ratchet tdd`), waits for `moment`, SIGKILLs the CLI and checks it died
+ * mid-run: no `run-end`, the ledger still says `running`, and its lock file is left behind.
+ */
+async function killAt(project: ResumeProject, moment: (cli: CliProcess) => Promise<void>, args: string[] = tddArgs()): Promise<Killed> {
+  const cli = startCli(project, args);
+  await moment(cli);
+  cli.kill('SIGKILL');
+  const result = await cli.exited;
+  expect(result.signal, describeResult(result)).toBe('SIGKILL');
+  expect(result.events.filter((event) => event.type === 'run-end')).toEqual([]);
+  const runId = runIdOf(result.events);
+  expect((await ledgerRun(project, runId)).status).toBe('running');
+  expect(await readLockPid(project), 'the killed process leaves its (now stale) lock behind').toBe(cli.child.pid);
+  return { runId, result, cli };
+}
+
+/** Resumes until done and checks the outcome against the reference. */
+async function resumeAndCheck(project: ResumeProject, runId: string, options: { withId: boolean; resumes: number }): Promise<CliResult[]> {
+  provider.brain.delayMs = undefined;
+  const results = await resumeUntilDone(project, options.withId ? runId : undefined);
+  const first = results[0];
+  expect(first?.events[0]).toMatchObject({ type: 'run-start', runId, resumed: true });
+  expect(results[results.length - 1]?.events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
+  await expectCompletedLikeReference(project, runId, reference);
+  await expectStarts(project, runId, options.resumes);
+  return results;
+}
+
+const isStage = (event: RatchetEvent, type: 'stage-start' | 'stage-end', stage: string, cycle: number): boolean =>
+  event.type === type && event.stage === stage && event.cycle === cycle;
+
+describe('kill -9, then ratchet resume', () => {
+  it('during a model call: RED of cycle 2 is waiting for its reply', async () => {
+    const project = await newProject();
+    provider.brain.delayMs = holdCall('RED', 'subtract');
+    const since = provider.brain.calls.length;
+    const { runId, cli } = await killAt(project, async (running) => {
+      const started = await running.waitForEvent((event) => isStage(event, 'stage-start', 'RED', 2), 'stage-start RED cycle 2');
+      await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'subtract', since);
+      // The fake holds the reply: the call is in flight, no model-call event has come back yet.
+      expect(running.events.slice(running.events.indexOf(started)).some((event) => event.type === 'model-call')).toBe(false);
+    });
+    // The last checkpoint is cycle 2's PLAN.
+    expect(cli.events.filter((event) => event.type === 'checkpoint-create').at(-1)).toMatchObject({ subject: reference[4] });
+    await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+  }, E2E_TIMEOUT_MS);
+
+  it('right after a checkpoint-create (around the note write), resumed with the run id', async () => {
+    const project = await newProject();
+    const { runId, result } = await killAt(project, async (running) => {
+      await running.waitForEvent((event) => event.type === 'checkpoint-create' && event.stage === 'RED', 'checkpoint-create of RED');
+    });
+    const created = result.events.find((event) => event.type === 'checkpoint-create' && event.stage === 'RED');
+    expect(created).toMatchObject({ subject: reference[1] });
+    await resumeAndCheck(project, runId, { withId: true, resumes: 1 });
+  }, E2E_TIMEOUT_MS);
+
+  it('between the checkpoint commit and its note: the note-less commit is dropped and redone once', async () => {
+    const project = await newProject();
+    // Holding GREEN's first call keeps the RED commit at the branch tip while we look.
+    provider.brain.delayMs = holdCall('GREEN', 'add');
+    const { runId, result } = await killAt(project, async (running) => {
+      const created = await running.waitForEvent((event) => event.type === 'checkpoint-create' && event.stage === 'RED', 'checkpoint-create of RED');
+      await running.waitForEvent((event) => event.type === 'note-write', 'its note-write', created);
+    });
+    const created = result.events.find((event) => event.type === 'checkpoint-create' && event.stage === 'RED');
+    if (created?.type !== 'checkpoint-create') throw new Error('no RED checkpoint');
+    // Recreate the crash window a kill can only hit by luck: the commit exists, its note does not.
+    expect(project.repo.run('rev-parse', `ratchet/${runId}`)).toBe(created.commit);
+    await project.repo.git.removeNote(NOTES_REF, created.commit);
+    const [resumed] = await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+    expect(resumed?.events.filter((event) => event.type === 'warning').map((event) => (event.type === 'warning' ? event.message : ''))).toEqual([
+      expect.stringMatching(/^Dropped 1 commit\(s\) after the last checkpoint/),
+    ]);
+    // The RED stage was redone, so the branch now has a different commit with the same subject.
+    const commits = branchCommits(project, (await ledgerRun(project, runId)).baseCommit ?? '', runId);
+    expect(commits.map((commit) => commit.sha)).not.toContain(created.commit);
+  }, E2E_TIMEOUT_MS);
+
+  it('during a test run: GREEN has written the code, the gate is running the suite', async () => {
+    const project = await newProject();
+    // The first suite run that sees GREEN's implementation of add blocks until released.
+    await holdTestsWhen(project, 'src/add.js', 'a + b');
+    const { runId } = await killAt(project, async (running) => {
+      await running.waitForEvent((event) => event.type === 'tool-call' && event.stage === 'GREEN' && event.tool === 'Write', 'tool-call Write in GREEN');
+      await waitForHeldTests(project);
+      expect(running.events.some((event) => event.type === 'verify-end' && event.stage === 'GREEN')).toBe(false);
+    });
+    // The orphaned test process of the killed run may go now; so may every later suite run.
+    await releaseTests(project);
+    await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+  }, E2E_TIMEOUT_MS);
+
+  it('right after a rejected stage (GREEN attempt 1 of cycle 2)', async () => {
+    const project = await newProject();
+    const { runId, result } = await killAt(project, async (running) => {
+      await running.waitForEvent((event) => event.type === 'stage-end' && event.outcome === 'rejected', 'stage-end rejected');
+    });
+    expect(result.events.find((event) => event.type === 'stage-end' && event.outcome === 'rejected')).toMatchObject({ stage: 'GREEN', cycle: 2, attempt: 1, reason: 'tests-failing' });
+    await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+  }, E2E_TIMEOUT_MS);
+
+  it('twice: the run and then its resume are killed, a second resume (with the id) finishes', async () => {
+    const project = await newProject();
+    provider.brain.delayMs = holdCall('RED', 'subtract');
+    const since = provider.brain.calls.length;
+    const { runId } = await killAt(project, async () => {
+      await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'subtract', since);
+    });
+    provider.brain.delayMs = undefined;
+    const second = await killAt(
+      project,
+      async (running) => {
+        const start = await running.waitForEvent((event) => event.type === 'run-start', 'run-start');
+        expect(start).toMatchObject({ runId, resumed: true });
+        await running.waitForEvent((event) => event.type === 'stage-end' && event.outcome === 'rejected', 'stage-end rejected');
+      },
+      ['resume', '--provider', 'anthropic', '--model', 'claude-resume-model', '--json'],
+    );
+    expect(second.runId).toBe(runId);
+    await resumeAndCheck(project, runId, { withId: true, resumes: 2 });
+  }, E2E_TIMEOUT_MS);
+});

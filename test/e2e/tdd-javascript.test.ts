@@ -1,0 +1,421 @@
+/**
+ * End to end: the built CLI runs `ratchet tdd` on a node:test project through the REAL Anthropic
+ * adapter, pointed at the loopback fake server whose scripted brain plays the model (see
+ * test/support/tdd-script-javascript.ts for the script and the faults it injects). Then
+ * `status`, `history`, `report`, `accept`, and in a second run `reject`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ANTHROPIC_FLAGS,
+  checkoutState,
+  checkpointsOf,
+  createProjectRepo,
+  E2E_API_KEY,
+  E2E_MODEL,
+  filesContaining,
+  readLedger,
+  ratchetEnv,
+  startScriptedModel,
+  type CheckoutState,
+  type Checkpoint,
+  type LedgerSnapshot,
+  type ProjectRepo,
+  type ScriptedModel,
+} from '../support/e2e-run.js';
+import {
+  assertFreshBuild,
+  describeResult,
+  parseNdjson,
+  runCli,
+  type CliResult,
+  type JsonLine,
+} from '../support/run-cli.js';
+import { createScriptedBrain } from '../support/scripted-brain.js';
+import {
+  JS_FEATURE,
+  JS_FINAL_IMPL,
+  JS_IMPL_FILE,
+  JS_ITEMS,
+  JS_PROJECT_FILES,
+  JS_TEST_FILE,
+  javascriptScript,
+} from '../support/tdd-script-javascript.js';
+
+const [SLUG, PUNCT, TRUNC] = JS_ITEMS;
+const CURRENT = (description: string) => ({ description, testFile: JS_TEST_FILE, implFile: JS_IMPL_FILE });
+
+describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted model)', () => {
+  let repo: ProjectRepo;
+  let model: ScriptedModel;
+  let before: CheckoutState;
+  let result: CliResult;
+  let events: JsonLine[];
+  let runId: string;
+  let commits: Checkpoint[];
+  let ledger: LedgerSnapshot;
+  const ratchet = (...args: string[]): Promise<CliResult> =>
+    runCli(args, { cwd: repo.dir, env: ratchetEnv(repo, model.server) });
+
+  beforeAll(async () => {
+    assertFreshBuild();
+    repo = await createProjectRepo(JS_PROJECT_FILES);
+    model = await startScriptedModel(javascriptScript(E2E_API_KEY));
+    // The very first request of the run is answered "529 overloaded": the adapter retries it.
+    model.server.enqueue({ kind: 'error', status: 529 });
+    before = checkoutState(repo);
+    result = await ratchet('tdd', JS_FEATURE, ...ANTHROPIC_FLAGS, '--json');
+    events = parseNdjson(result.stdout);
+    const start = events.find((event) => event.type === 'run-start');
+    runId = typeof start?.runId === 'string' ? start.runId : '(no run-start event)';
+    commits = checkpointsOf(repo, before.head, `ratchet/${runId}`);
+    ledger = await readLedger(repo.dir, runId);
+  }, 150_000);
+
+  afterAll(async () => {
+    // Undefined when beforeAll failed early.
+    await (model as ScriptedModel | undefined)?.server.close();
+    await (repo as ProjectRepo | undefined)?.cleanup();
+  });
+
+  it('completes with exit code 0, playing every scripted step and nothing else', () => {
+    expect(model.brain.unexpected).toEqual([]);
+    expect(result.exitCode, describeResult(result)).toBe(0);
+    expect(model.brain.unplayed()).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
+    // No Write/Edit was refused; only what the script ran through Bash may have failed.
+    expect(model.brain.toolErrors.filter((error) => error.tool !== 'Bash')).toEqual([]);
+    // Every request went to the configured model, with the key.
+    for (const request of model.server.requests) {
+      expect(request.headers['x-api-key']).toBe(E2E_API_KEY);
+      expect(request.body).toMatchObject({ model: E2E_MODEL });
+    }
+  });
+
+  it('commits every accepted stage in order on ratchet/<run-id>', () => {
+    expect(commits.map((commit) => commit.subject)).toEqual([
+      `plan: ${SLUG}`,
+      `test: ${SLUG}`,
+      `feat: ${SLUG}`,
+      `refactor: ${SLUG}`,
+      `plan: ${PUNCT}`,
+      `test: ${PUNCT}`,
+      `feat: ${PUNCT}`,
+      'refactor: no changes needed',
+      `plan: ${TRUNC}`,
+      `test: ${TRUNC}`,
+      `feat: ${TRUNC}`,
+      'refactor: no changes needed',
+      'plan: all tests done',
+    ]);
+    // The checkpoints in the ledger are these commits.
+    expect(ledger.checkpoints.map((row) => [row.commitSha, row.subject])).toEqual(
+      commits.map((commit) => [commit.sha, commit.subject]),
+    );
+  });
+
+  it('writes a handoff note with the seed fields on every commit', () => {
+    const notes = commits.map(({ note }) => ({
+      phase: note.phase,
+      nextPhase: note.nextPhase,
+      cycleNumber: note.cycleNumber,
+      currentTest: note.currentTest,
+      completedTests: note.completedTests,
+      pendingTests: note.pendingTests,
+      testResult: note.testResult,
+      retryCount: note.retryCount,
+      error: note.error,
+      runId: note.runId,
+    }));
+    const note = (
+      phase: string,
+      nextPhase: string,
+      cycle: number,
+      test: string | null,
+      done: string[],
+      testResult: string | null,
+      retryCount: number,
+    ) => ({
+      phase,
+      nextPhase,
+      cycleNumber: cycle,
+      currentTest: test === null ? null : CURRENT(test),
+      completedTests: done,
+      pendingTests: JS_ITEMS.filter((item) => !done.includes(item)),
+      testResult,
+      retryCount,
+      error: null,
+      runId,
+    });
+    expect(notes).toEqual([
+      note('PLAN', 'RED', 1, SLUG, [], null, 0),
+      note('RED', 'GREEN', 1, SLUG, [], 'FAIL', 1), // RED_FIX was the second attempt
+      note('GREEN', 'REFACTOR', 1, SLUG, [SLUG], 'PASS', 0),
+      note('REFACTOR', 'PLAN', 1, SLUG, [SLUG], 'PASS', 0),
+      note('PLAN', 'RED', 2, PUNCT, [SLUG], null, 0),
+      note('RED', 'GREEN', 2, PUNCT, [SLUG], 'FAIL', 0),
+      note('GREEN', 'REFACTOR', 2, PUNCT, [SLUG, PUNCT], 'PASS', 1), // the second GREEN passed
+      note('REFACTOR', 'PLAN', 2, PUNCT, [SLUG, PUNCT], 'PASS', 1), // the first REFACTOR was rolled back
+      note('PLAN', 'RED', 3, TRUNC, [SLUG, PUNCT], null, 0),
+      note('RED', 'GREEN', 3, TRUNC, [SLUG, PUNCT], 'FAIL', 0),
+      note('GREEN', 'REFACTOR', 3, TRUNC, [...JS_ITEMS], 'PASS', 0), // FIX is not a GREEN retry
+      note('REFACTOR', 'PLAN', 3, TRUNC, [...JS_ITEMS], 'PASS', 0),
+      note('PLAN', 'COMPLETE', 4, null, [...JS_ITEMS], null, 0),
+    ]);
+  });
+
+  it('leaves every item of test-list.md checked and the code as the script wrote it', () => {
+    const branch = `ratchet/${runId}`;
+    const list = repo.run('show', `${branch}:test-list.md`);
+    expect(list.split('\n').filter((line) => line.startsWith('- ['))).toEqual(JS_ITEMS.map((item) => `- [x] ${item}`));
+    expect(`${repo.run('show', `${branch}:${JS_IMPL_FILE}`)}\n`).toBe(JS_FINAL_IMPL);
+    // The broken refactoring of cycle 2 left no trace in the history.
+    expect(repo.run('log', '-p', branch, '--', JS_IMPL_FILE)).not.toContain('toWords');
+  });
+
+  it("never touches the user's checkout", () => {
+    expect(checkoutState(repo)).toEqual(before);
+    expect(existsSync(join(repo.dir, JS_IMPL_FILE))).toBe(false);
+    expect(existsSync(join(repo.home, 'worktrees', runId, JS_IMPL_FILE))).toBe(true);
+  });
+
+  it('records every stage attempt with its outcome and the gate reasons', () => {
+    const rows = ledger.stages.map((row) => {
+      const reason = row.outcome === 'rejected' || row.reason === 'no changes' ? ` ${row.reason ?? ''}` : '';
+      return `${row.cycle} ${row.stage}#${row.attempt} ${row.outcome ?? 'open'}${reason}`;
+    });
+    expect(rows).toEqual([
+      '1 PLAN#1 accepted',
+      '1 RED#1 rejected passed-immediately',
+      '1 RED_FIX#2 accepted',
+      '1 GREEN#1 accepted',
+      '1 VERIFY#1 accepted',
+      '1 REFACTOR#1 accepted',
+      '1 RE_VERIFY#1 accepted',
+      '2 PLAN#1 accepted',
+      '2 RED#1 accepted',
+      '2 GREEN#1 rejected tests-failing',
+      '2 GREEN#2 accepted',
+      '2 VERIFY#1 accepted',
+      '2 REFACTOR#1 rejected tests-failing',
+      '2 RE_VERIFY#1 rejected tests-failing',
+      '2 REFACTOR#2 accepted no changes',
+      '3 PLAN#1 accepted',
+      '3 RED#1 accepted',
+      '3 GREEN#1 accepted',
+      '3 VERIFY#1 rejected lint-failed',
+      // FIX attempts are numbered after the GREEN attempt that passed (verifyAndFix's offset).
+      '3 FIX#2 accepted',
+      '3 RE_VERIFY#1 accepted',
+      '3 REFACTOR#1 accepted no changes',
+      '4 PLAN#1 accepted',
+    ]);
+    expect(ledger.run).toMatchObject({
+      id: runId,
+      status: 'completed',
+      provider: 'anthropic',
+      model: E2E_MODEL,
+      feature: JS_FEATURE,
+      error: null,
+    });
+  });
+
+  it('warns about the passed-immediately test and reports the refactor rollback', () => {
+    expect(events.filter((event) => event.type === 'warning').map((event) => String(event.message))).toEqual(
+      expect.arrayContaining([expect.stringContaining(`the new test for "${SLUG}" passed immediately`)]),
+    );
+    const rollbacks = events.filter((event) => event.type === 'checkpoint-rollback');
+    const featPunct = commits.find((commit) => commit.subject === `feat: ${PUNCT}`);
+    expect(rollbacks).toEqual([
+      expect.objectContaining({ stage: 'REFACTOR', to: featPunct?.sha, reason: 'tests-failing' }),
+    ]);
+  });
+
+  it('retries the 529 and the 429 (retry-after: 1) and records both failed calls', () => {
+    const retries = events.filter((event) => event.type === 'model-retry');
+    expect(retries).toEqual([
+      expect.objectContaining({
+        provider: 'anthropic',
+        model: E2E_MODEL,
+        attempt: 1,
+        delayMs: 1000,
+        reason: expect.stringMatching(/^overloaded: .*529/) as unknown,
+      }),
+      expect.objectContaining({
+        provider: 'anthropic',
+        model: E2E_MODEL,
+        attempt: 1,
+        delayMs: 1000,
+        reason: expect.stringMatching(/^rate-limit: .*429/) as unknown,
+      }),
+    ]);
+    const failed = ledger.modelCalls.filter((call) => call.errorCode !== null);
+    expect(failed.map((call) => [call.stage, call.errorCode, call.response])).toEqual([
+      ['PLAN', 'overloaded', null],
+      ['GREEN', 'rate-limit', null],
+    ]);
+    // The 429 hit GREEN's second attempt; its retry was answered with the scripted turn.
+    expect(model.brain.calls.filter((call) => call.answer === 'error')).toEqual([
+      { stage: 'GREEN', test: PUNCT, attempt: 2, turn: 0, answer: 'error' },
+    ]);
+    // One request per brain answer plus the enqueued 529: every request is in the ledger.
+    expect(ledger.modelCalls).toHaveLength(model.server.requests.length);
+  });
+
+  it('stores full model requests and responses', () => {
+    const succeeded = ledger.modelCalls.filter((call) => call.errorCode === null);
+    expect(succeeded.length).toBeGreaterThan(20);
+    for (const call of succeeded) {
+      expect(call).toMatchObject({ provider: 'anthropic', model: E2E_MODEL, error: null });
+      expect(call.inputTokens).toBeGreaterThan(0);
+      expect(call.request).toMatchObject({
+        system: expect.stringMatching(/^Stage: /) as unknown,
+        messages: expect.any(Array) as unknown,
+        tools: expect.any(Array) as unknown,
+      });
+      expect(call.response).toMatchObject({
+        text: expect.any(String) as unknown,
+        toolCalls: expect.any(Array) as unknown,
+      });
+    }
+    const writeTestList = succeeded.find((call) => JSON.stringify(call.response).includes('"test-list.md"'));
+    expect(writeTestList?.stage).toBe('PLAN');
+  });
+
+  it('records the tool calls of the agents', () => {
+    const tools = ledger.toolCalls.map((call) => `${call.stage ?? '-'} ${call.tool}${call.isError ? ' (error)' : ''}`);
+    expect(tools).toEqual(
+      expect.arrayContaining([
+        'PLAN Write',
+        'PLAN StructuredOutput',
+        'RED Write',
+        'RED Bash',
+        'RED_FIX Write',
+        'GREEN Write',
+        'REFACTOR Edit',
+        'FIX Edit',
+        'FIX Bash',
+      ]),
+    );
+    expect(tools.filter((tool) => tool.endsWith('(error)'))).toEqual([]);
+    const env = ledger.toolCalls.find(
+      (call) => call.tool === 'Bash' && JSON.stringify(call.input).includes('env | sort'),
+    );
+    expect(env?.output).toContain('ANTHROPIC_BASE_URL=');
+    expect(env?.output).not.toContain('ANTHROPIC_API_KEY');
+  });
+
+  it('records the test runs and the lint checks', () => {
+    const rows = ledger.verifications.map((row) => ({
+      stage: row.stage,
+      kind: row.kind,
+      ok: row.ok,
+      failed: row.failed,
+    }));
+    const lint = rows.filter((row) => row.kind === 'lint');
+    expect(lint.map((row) => `${row.stage}:${String(row.ok)}`)).toEqual([
+      'VERIFY:true',
+      'RE_VERIFY:true',
+      'VERIFY:true',
+      'VERIFY:false',
+      'RE_VERIFY:true',
+    ]);
+    const failedLint = ledger.verifications.find((row) => row.kind === 'lint' && row.ok === false);
+    expect(failedLint?.command).toBe('node scripts/lint.mjs');
+    expect(failedLint?.exitCode).toBe(1);
+    // The baseline of each RED, and failing test runs for every rejection by the tests.
+    expect(rows.filter((row) => row.kind === 'baseline')).toHaveLength(3);
+    expect(rows.filter((row) => row.kind === 'test' && (row.failed ?? 0) > 0).map((row) => row.stage)).toEqual([
+      'RED_FIX',
+      'RED',
+      'GREEN',
+      'RE_VERIFY',
+      'RED',
+    ]);
+    for (const row of ledger.verifications)
+      expect(row.outputFile === null || existsSync(join(repo.dir, row.outputFile))).toBe(true);
+  });
+
+  it('answers status --json and history --json from the ledger and the notes', async () => {
+    const status = await ratchet('status', runId, '--json');
+    expect(status.exitCode, describeResult(status)).toBe(0);
+    const parsed: unknown = JSON.parse(status.stdout);
+    expect(parsed).toMatchObject({
+      run: { id: runId, status: 'completed' },
+      handoff: { phase: 'PLAN', nextPhase: 'COMPLETE', currentTest: null, completedTests: [...JS_ITEMS] },
+      checkpoint: commits.at(-1)?.sha,
+      summary: { modelCalls: { failed: 2 }, checkpoints: commits.length },
+    });
+    const history = await ratchet('history', '--json');
+    expect(history.exitCode, describeResult(history)).toBe(0);
+    const historyJson: unknown = JSON.parse(history.stdout);
+    expect(historyJson).toMatchObject({
+      run: runId,
+      checkpoints: commits.map(
+        (commit) => expect.objectContaining({ sha: commit.sha, subject: commit.subject }) as unknown,
+      ),
+    });
+  });
+
+  it('keeps the API key out of the ledger, the run files and the output, even when the model repeats it', async () => {
+    const report = await ratchet('report', runId);
+    expect(report.exitCode, describeResult(report)).toBe(0);
+    const runDir = join(repo.dir, '.ratchet', 'runs', runId);
+    expect(readFileSync(join(runDir, 'report.md'), 'utf8')).toContain(runId);
+    expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toMatch(/^<!doctype html>/i);
+    expect(report.stdout).toContain(SLUG);
+    expect(filesContaining([join(repo.dir, '.ratchet'), join(repo.home)], E2E_API_KEY)).toEqual([]);
+    expect(existsSync(join(repo.dir, '.ratchet', 'ledger.db'))).toBe(true);
+    for (const output of [result.stderr, report.stdout, report.stderr]) expect(output).not.toContain(E2E_API_KEY);
+    // The model said the key in its last REFACTOR answer: the ledger stored it redacted, and the
+    // --json stream shows it only where it echoes the model's own words (model-call events).
+    const leaked = ledger.modelCalls.find(
+      (call) => call.stage === 'REFACTOR' && JSON.stringify(call.response).includes('Debug: ANTHROPIC_API_KEY='),
+    );
+    expect(JSON.stringify(leaked?.response)).toContain('[REDACTED]');
+    expect(
+      events.filter((event) => event.type === 'model-call' && JSON.stringify(event).includes(E2E_API_KEY)),
+    ).toHaveLength(1);
+    expect(
+      events.filter((event) => event.type !== 'model-call' && JSON.stringify(event).includes(E2E_API_KEY)),
+    ).toEqual([]);
+  });
+
+  it('accept fast-forwards main to the run and removes the worktree; a second run is rejected cleanly', async () => {
+    const tip = commits.at(-1)?.sha;
+    const accepted = await ratchet('accept', runId, '--json');
+    expect(accepted.exitCode, describeResult(accepted)).toBe(0);
+    expect(JSON.parse(accepted.stdout)).toEqual({ run: runId, mode: 'fast-forward', commit: tip });
+    expect(repo.run('rev-parse', 'HEAD')).toBe(tip);
+    expect(repo.run('rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+    expect(readFileSync(join(repo.dir, JS_IMPL_FILE), 'utf8')).toBe(JS_FINAL_IMPL);
+    expect(existsSync(join(repo.home, 'worktrees', runId))).toBe(false);
+    expect(repo.run('worktree', 'list', '--porcelain')).not.toContain(runId);
+    expect((await readLedger(repo.dir, runId)).run?.status).toBe('accepted');
+
+    // A second run on the accepted code: PLAN finds every item done; then it is rejected.
+    const brain = createScriptedBrain({
+      items: JS_ITEMS,
+      steps: javascriptScript(E2E_API_KEY).steps.filter((step) => step.stage === 'PLAN' && step.test === null),
+    });
+    model.server.setFallback((request) => brain.reply(request));
+    const second = await ratchet('tdd', 'Nothing left to do', ...ANTHROPIC_FLAGS, '--json');
+    expect(brain.unexpected).toEqual([]);
+    expect(second.exitCode, describeResult(second)).toBe(0);
+    const secondId = parseNdjson(second.stdout).find((event) => event.type === 'run-start')?.runId;
+    expect(typeof secondId).toBe('string');
+    const secondBranch = `ratchet/${String(secondId)}`;
+    expect(checkpointsOf(repo, tip ?? '', secondBranch).map((commit) => commit.subject)).toEqual([
+      'plan: all tests done',
+    ]);
+    const rejected = await ratchet('reject', '--json');
+    expect(rejected.exitCode, describeResult(rejected)).toBe(0);
+    expect(JSON.parse(rejected.stdout)).toEqual({ run: secondId, status: 'rejected' });
+    expect(repo.run('branch', '--list', secondBranch)).toBe('');
+    expect(existsSync(join(repo.home, 'worktrees', String(secondId)))).toBe(false);
+    expect(repo.run('rev-parse', 'HEAD')).toBe(tip);
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+  });
+});

@@ -1,0 +1,179 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { admitPatch, describeViolations, type AdmissionInput, type Violation } from '../../src/edit/admission.js';
+import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { numberedLines, realDiff } from './helpers.js';
+
+let repo: TempRepo;
+beforeEach(async () => {
+  repo = await createTempRepo({
+    files: {
+      'src/app.ts': numberedLines(30),
+      'src/util.ts': numberedLines(5, 'util'),
+      'dist/app.js': 'built\n',
+      'package-lock.json': '{}\n',
+      'assets/logo.png': 'png\0data\n',
+    },
+  });
+});
+afterEach(async () => {
+  await repo.cleanup();
+});
+
+/** Input that admits `patchText` unless a test overrides a field; uses the real `git apply --check`. */
+function input(patchText: string, overrides: Partial<AdmissionInput> = {}): AdmissionInput {
+  return {
+    patchText,
+    declaredFiles: ['src/app.ts'],
+    scopeGlobs: ['src/**', 'package-lock.json', 'assets/**', 'dist/**'],
+    scopeExcludes: ['**/dist/**', '**/node_modules/**'],
+    diffBudgetLoc: 300,
+    allowBinary: false,
+    allowLockfiles: false,
+    applyCheck: (patch) => repo.git.applyCheck(patch),
+    ...overrides,
+  };
+}
+
+async function violationsOf(patchText: string, overrides: Partial<AdmissionInput> = {}): Promise<Violation[]> {
+  const admission = await admitPatch(input(patchText, overrides));
+  if (admission.admitted) throw new Error('expected the patch to be refused');
+  return admission.violations;
+}
+
+const appChange = (): Promise<string> =>
+  realDiff(repo, { 'src/app.ts': numberedLines(30).replace('line4\n', 'four\n') });
+
+describe('admitPatch', () => {
+  it('admits a patch within scope and budget that applies', async () => {
+    const patchText = await realDiff(repo, {
+      'src/app.ts': numberedLines(30).replace('line4\n', 'four\n'),
+      'src/new.ts': 'export {};\n',
+    });
+    const admission = await admitPatch(
+      input(`\`\`\`diff\n${patchText}\`\`\``, { declaredFiles: ['./src/app.ts', 'src/new.ts', 'src/util.ts'] }),
+    );
+    expect(admission).toMatchObject({ admitted: true, files: ['src/app.ts', 'src/new.ts'], loc: 3 });
+    if (!admission.admitted) return;
+    expect(admission.patchText).toMatch(/^diff --git a\/src\/app.ts b\/src\/app.ts\n/);
+    // Declared but untouched files are a warning, never a reason to refuse.
+    expect(admission.warnings).toMatchObject([{ kind: 'declared-not-touched', file: 'src/util.ts' }]);
+    await repo.git.apply(admission.patchText);
+    expect((await repo.git.status()).files).toHaveLength(2);
+  });
+
+  it('refuses empty and unparseable patches without running git', async () => {
+    let checks = 0;
+    const counting: Partial<AdmissionInput> = {
+      applyCheck: () => {
+        checks++;
+        return Promise.resolve({ ok: true, error: '' });
+      },
+    };
+    expect(await violationsOf('  \n', counting)).toMatchObject([{ kind: 'empty-patch' }]);
+    expect(await violationsOf('I could not find anything to change.', counting)).toMatchObject([
+      { kind: 'empty-patch' },
+    ]);
+    const unparseable = await violationsOf('@@ -1,2 +1,2 @@\n-a\n+b\n', counting);
+    expect(unparseable).toMatchObject([{ kind: 'unparseable' }]);
+    expect(unparseable[0]?.message).toMatch(/no file header/);
+    expect(checks).toBe(0);
+  });
+
+  it('refuses files outside scope_globs and inside scope_excludes', async () => {
+    const patchText = await realDiff(repo, {
+      'src/app.ts': 'changed\n',
+      'dist/app.js': 'rebuilt\n',
+      'README.md': 'x\n',
+    });
+    const violations = await violationsOf(patchText, { declaredFiles: ['src/app.ts', 'dist/app.js', 'README.md'] });
+    expect(violations.filter((v) => v.kind === 'out-of-scope')).toMatchObject([
+      { file: 'README.md', reason: 'not-in-scope' },
+      { file: 'dist/app.js', reason: 'excluded' },
+    ]);
+    const [readme, dist] = violations;
+    expect(readme?.message).toContain("outside this batch's scope 'src/**'");
+    expect(dist?.message).toContain("'**/dist/**'");
+  });
+
+  it('checks both sides of a rename against the scope', async () => {
+    const patchText = await realDiff(repo, { 'src/util.ts': { renameTo: 'lib/util.ts' } });
+    const violations = await violationsOf(patchText, { declaredFiles: ['lib/util.ts'] });
+    expect(violations).toMatchObject([{ kind: 'out-of-scope', file: 'lib/util.ts' }]);
+  });
+
+  it('refuses files the diff changes but touched_files does not list', async () => {
+    const patchText = await realDiff(repo, { 'src/app.ts': 'changed\n', 'src/util.ts': 'changed\n' });
+    const violations = await violationsOf(patchText);
+    expect(violations).toMatchObject([{ kind: 'undeclared-file', file: 'src/util.ts' }]);
+    expect(violations[0]?.message).toContain('missing from touched_files');
+  });
+
+  it('refuses paths that escape the work tree, without running git apply --check', async () => {
+    const diff = await appChange();
+    let checked = false;
+    for (const path of ['../outside.ts', '/etc/passwd', '.git/hooks/pre-commit', 'src/../../x.ts']) {
+      const patchText = diff.replaceAll('src/app.ts', path);
+      const violations = await violationsOf(patchText, {
+        declaredFiles: [path],
+        scopeGlobs: ['**'],
+        applyCheck: () => {
+          checked = true;
+          return Promise.resolve({ ok: true, error: '' });
+        },
+      });
+      expect(violations.map((v) => v.kind)).toContain('path-escape');
+    }
+    expect(checked).toBe(false);
+  });
+
+  it('refuses binary changes unless allowed', async () => {
+    const patchText = await realDiff(repo, { 'assets/logo.png': Buffer.from([1, 0, 2, 0, 3]) });
+    const declaredFiles = ['assets/logo.png'];
+    expect(await violationsOf(patchText, { declaredFiles })).toMatchObject([
+      { kind: 'binary', file: 'assets/logo.png' },
+    ]);
+    expect(await admitPatch(input(patchText, { declaredFiles, allowBinary: true }))).toMatchObject({ admitted: true });
+  });
+
+  it('refuses lockfile changes unless allowed', async () => {
+    const patchText = await realDiff(repo, { 'package-lock.json': '{ "lockfileVersion": 3 }\n' });
+    const declaredFiles = ['package-lock.json'];
+    expect(await violationsOf(patchText, { declaredFiles })).toMatchObject([
+      { kind: 'lockfile', file: 'package-lock.json' },
+    ]);
+    expect(await admitPatch(input(patchText, { declaredFiles, allowLockfiles: true }))).toMatchObject({
+      admitted: true,
+    });
+  });
+
+  it('refuses patches over the diff budget, with the numbers', async () => {
+    const patchText = await realDiff(repo, { 'src/app.ts': numberedLines(30, 'new') });
+    const violations = await violationsOf(patchText, { diffBudgetLoc: 50 });
+    expect(violations).toMatchObject([{ kind: 'over-budget', loc: 60, budget: 50 }]);
+    expect(violations[0]?.message).toContain('60 lines');
+    expect(violations[0]?.message).toContain('budget of 50');
+    expect(violations[0]?.message).toContain('src/app.ts (60)');
+    expect(await admitPatch(input(patchText, { diffBudgetLoc: 60 }))).toMatchObject({ admitted: true, loc: 60 });
+  });
+
+  it("refuses patches git apply --check rejects, with git's output", async () => {
+    const patchText = await appChange();
+    await repo.write({ 'src/app.ts': 'someone else changed this\n' });
+    await repo.git.commitAll('conflicting change');
+    const violations = await violationsOf(patchText);
+    expect(violations).toMatchObject([{ kind: 'does-not-apply' }]);
+    const [violation] = violations;
+    expect(violation?.kind === 'does-not-apply' && violation.output).toMatch(/patch does not apply/);
+    expect(violation?.message).toContain('git apply --check');
+  });
+
+  it('reports every violation at once, formatted for a retry prompt', async () => {
+    const patchText = await realDiff(repo, { 'README.md': numberedLines(10), 'package-lock.json': '[]\n' });
+    const violations = await violationsOf(patchText, { declaredFiles: [], diffBudgetLoc: 5 });
+    expect(violations.map((v) => v.kind).sort()).toEqual(
+      ['lockfile', 'out-of-scope', 'over-budget', 'undeclared-file', 'undeclared-file'].sort(),
+    );
+    const text = describeViolations(violations);
+    expect(text.split('\n').filter((line) => line.startsWith('- '))).toHaveLength(5);
+  });
+});

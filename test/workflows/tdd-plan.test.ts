@@ -1,0 +1,153 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentScript, AgentTurn } from '../support/fake-tdd-ports.js';
+import { judgePlan } from '../../src/workflows/tdd/plan-stage.js';
+import { parseTestList } from '../../src/workflows/tdd/test-list.js';
+import {
+  ADD,
+  LIST,
+  LIST_ADD_DONE,
+  LIST_TEXT,
+  SUB,
+  createHarness,
+  eventsOf,
+  greenTurn,
+  happyScript,
+  planTurn,
+  redTurn,
+  trace,
+  type Harness,
+} from '../support/fake-tdd-harness.js';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.dispose();
+  harness = undefined;
+});
+
+interface RejectionCase {
+  name: string;
+  /** The list committed before the run (none: PLAN must create it). */
+  list: string | null;
+  bad: AgentTurn;
+  reason: string;
+  feedback: RegExp;
+  /** The rest of the run once PLAN gets it right. */
+  script: AgentScript;
+}
+
+const fromScratch = happyScript();
+const withList: AgentScript = { ...happyScript(), PLAN: [planTurn(ADD, null), planTurn(SUB, null), planTurn(null, null)] };
+const afterAdd: AgentScript = { PLAN: [planTurn(SUB, null), planTurn(null, null)], RED: [redTurn(SUB)], GREEN: [greenTurn(SUB)], REFACTOR: [{}] };
+
+const CASES: RejectionCase[] = [
+  { name: 'no test list', list: null, bad: planTurn(ADD, null), reason: 'no-test-list', feedback: /test-list\.md does not exist\. Create it/, script: fromScratch },
+  { name: 'a list without checkboxes', list: null, bad: planTurn(ADD, '# Calculator\n\n- adds two numbers\n'), reason: 'empty-test-list', feedback: /has no "- \[ \] \.\.\." checkbox items/, script: fromScratch },
+  { name: 'an item checked by the agent', list: LIST_TEXT, bad: planTurn(SUB, LIST_ADD_DONE), reason: 'checked-by-agent', feedback: /Do not mark items \[x\].*Uncheck: adds two numbers/, script: withList },
+  { name: 'a done item unchecked by the agent', list: LIST_ADD_DONE, bad: planTurn(ADD, LIST_TEXT), reason: 'done-items-changed', feedback: /Restore: - \[x\] adds two numbers/, script: afterAdd },
+  { name: 'a done item deleted by the agent', list: LIST_ADD_DONE, bad: planTurn(SUB, `- [ ] ${SUB.description}\n`), reason: 'done-items-changed', feedback: /Restore: - \[x\] adds two numbers/, script: afterAdd },
+  { name: 'null while items are pending', list: LIST_TEXT, bad: planTurn(null, null), reason: 'pending-items-remain', feedback: /currentTest is null but these items are unchecked: adds two numbers; subtracts two numbers/, script: withList },
+  {
+    name: 'an unknown item',
+    list: LIST_TEXT,
+    bad: planTurn({ ...ADD, description: 'multiplies two numbers' }, null),
+    reason: 'unknown-item',
+    feedback: /exact text of an unchecked item.*"adds two numbers", "subtracts two numbers"/,
+    script: withList,
+  },
+  { name: 'a test path outside the repository', list: LIST_TEXT, bad: planTurn({ ...ADD, testFile: '../x.test.ts' }, null), reason: 'bad-paths', feedback: /relative to the repository root, without "\.\."/, script: withList },
+  { name: 'an absolute implementation path', list: LIST_TEXT, bad: planTurn({ ...ADD, implFile: '/etc/add.ts' }, null), reason: 'bad-paths', feedback: /without "\.\."/, script: withList },
+  { name: 'a nested `..` segment', list: LIST_TEXT, bad: planTurn({ ...ADD, implFile: 'src/../../add.ts' }, null), reason: 'bad-paths', feedback: /without "\.\."/, script: withList },
+  { name: 'no structured output', list: LIST_TEXT, bad: {}, reason: 'no-output', feedback: /StructuredOutput/, script: withList },
+  { name: 'output not matching the schema', list: LIST_TEXT, bad: { output: { currentTest: { description: '' } } }, reason: 'invalid-output', feedback: /Invalid structured output/, script: withList },
+  { name: 'the turn limit', list: LIST_TEXT, bad: { status: 'turn-limit', message: 'Stopped after 7 model turns' }, reason: 'turn-limit', feedback: /Stopped after 7 model turns/, script: withList },
+];
+
+describe('PLAN: the deterministic judge', () => {
+  it.each(CASES)('rejects $name, discards the attempt and retries with feedback', async ({ list, bad, reason, feedback, script }) => {
+    const files = { 'README.md': '# calculator\n', ...(list === null ? {} : { [LIST]: list }) };
+    const { PLAN = [], ...rest } = script;
+    harness = await createHarness({ files, script: { ...rest, PLAN: [bad, ...PLAN] } });
+    const run = await harness.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events).slice(0, 3)).toEqual(['cycle-start 1', 'stage-start PLAN#1', `stage-end PLAN#1 rejected (${reason})`]);
+    const [first, second] = harness.agent.callsOf('PLAN');
+    expect(second?.variables.attempt).toBe(2);
+    expect(String(second?.variables.feedback)).toMatch(feedback);
+    // The rejected attempt's edits are gone: the retry starts from the committed list.
+    expect(second?.treeAtStart).toEqual(first?.treeAtStart);
+    // The accepted PLAN records its retry.
+    const plan = harness.workspace.commits[1];
+    expect(plan?.subject).toMatch(/^plan: /);
+    expect(harness.workspace.noteOn(plan?.sha ?? '')).toMatchObject({ phase: 'PLAN', nextPhase: 'RED', cycleNumber: 1, retryCount: 1 });
+    expect(harness.agent.unusedTurns()).toEqual({});
+  });
+
+  it('accepts a description that differs only in case, spacing and emphasis, and records the list`s text', async () => {
+    const script = happyScript();
+    harness = await createHarness({
+      script: { ...script, PLAN: [planTurn({ ...ADD, description: '  Adds  **two** numbers.' }), ...(script.PLAN ?? []).slice(1)] },
+    });
+    const run = await harness.run();
+    expect(run.error).toBeUndefined();
+    expect(eventsOf(run.events, 'plan-select')[0]?.test).toBe(ADD.description);
+    expect(harness.workspace.commits[1]?.subject).toBe('plan: adds two numbers');
+    expect(harness.workspace.noteOn(harness.workspace.commits[1]?.sha ?? '').currentTest).toEqual(ADD);
+  });
+
+  it('fails the run after three rejections, records why on HEAD, and resumes from that note', async () => {
+    const unknown = planTurn({ ...ADD, description: 'divides by zero' });
+    harness = await createHarness({ script: { PLAN: [unknown, unknown, unknown] } });
+    const failed = await harness.run();
+
+    expect(failed.error?.code).toBe('gate-failed');
+    expect(failed.error?.details).toEqual({ phase: 'PLAN', reason: 'unknown-item' });
+    expect(harness.workspace.subjects()).toEqual(['initial']);
+    expect(await harness.workspace.hasChanges()).toBe(false);
+    const recorded = harness.workspace.headNote();
+    expect(recorded).toMatchObject({
+      phase: 'PLAN',
+      nextPhase: 'PLAN',
+      cycleNumber: 1,
+      error: 'PLAN failed after 3 attempts: unknown-item',
+      errorDetails: { type: 'unknown-item', message: expect.stringMatching(/Unchecked items/) as unknown },
+      retryCount: 3,
+    });
+    expect(trace(failed.events).filter((line) => line.startsWith('stage-end'))).toEqual([
+      'stage-end PLAN#1 rejected (unknown-item)',
+      'stage-end PLAN#2 rejected (unknown-item)',
+      'stage-end PLAN#3 rejected (unknown-item)',
+    ]);
+
+    harness.agent.append(happyScript());
+    const resumed = await harness.run(recorded);
+    expect(resumed.error).toBeUndefined();
+    expect(eventsOf(resumed.events, 'cycle-start').map((event) => event.cycle)).toEqual([1, 2, 3]);
+    const plan = harness.workspace.commitWithSubject('plan: adds two numbers');
+    expect(harness.workspace.noteOn(plan.sha)).toMatchObject({ cycleNumber: 1, error: null, errorDetails: null, retryCount: 0 });
+  });
+});
+
+describe('judgePlan', () => {
+  const before = parseTestList(LIST_ADD_DONE);
+
+  it('accepts the next pending item and returns the parsed list', () => {
+    const verdict = judgePlan(before, LIST_ADD_DONE, { currentTest: SUB });
+    expect(verdict).toEqual({ ok: true, test: SUB, items: parseTestList(LIST_ADD_DONE) });
+  });
+
+  it('accepts null once every item is checked', () => {
+    const all = `- [x] ${ADD.description}\n- [x] ${SUB.description}\n`;
+    expect(judgePlan(parseTestList(all), all, { currentTest: null })).toMatchObject({ ok: true, test: null });
+  });
+
+  it('lets the agent append and split pending items', () => {
+    const grown = `${LIST_ADD_DONE}- [ ] subtracts negative numbers\n`;
+    expect(judgePlan(before, grown, { currentTest: SUB })).toMatchObject({ ok: true, test: SUB });
+  });
+
+  it('checks the list before the output: a bad list is reported even without an answer', () => {
+    expect(judgePlan(before, LIST_TEXT, undefined)).toMatchObject({ ok: false, reason: 'done-items-changed' });
+    expect(judgePlan([], null, undefined)).toMatchObject({ ok: false, reason: 'no-test-list' });
+  });
+});

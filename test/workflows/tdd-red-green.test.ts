@@ -1,0 +1,287 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ADD,
+  LIST,
+  addOnlyFiles,
+  createHarness,
+  cycleScript,
+  eventsOf,
+  greenTurn,
+  redTestFile,
+  redTurn,
+  solvedImpl,
+  stubImpl,
+  trace,
+  type Harness,
+  type HarnessOptions,
+} from '../support/fake-tdd-harness.js';
+import type { AgentTurn } from '../support/fake-tdd-ports.js';
+import { testFile } from '../support/fake-tdd-verifier.js';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.dispose();
+  harness = undefined;
+});
+
+async function setUp(options: Partial<HarnessOptions> & Pick<HarnessOptions, 'script'>): Promise<Harness> {
+  harness = await createHarness({ files: addOnlyFiles(), ...options });
+  return harness;
+}
+
+/** A RED turn whose test passes at once: the implementation is already there. */
+const passingRed: AgentTurn = { write: { [ADD.testFile]: redTestFile(ADD), [ADD.implFile]: solvedImpl(ADD) } };
+/** RED_FIX for `passingRed`: replaces the implementation with a stub. */
+const stubOnly: AgentTurn = { write: { [ADD.implFile]: stubImpl(ADD) } };
+
+/** The existing, passing test of `baseFiles`. */
+const BASE_TEST = 'src/base.test.ts';
+const baseFiles = addOnlyFiles({
+  [BASE_TEST]: testFile({ name: 'keeps the base', impl: 'src/base.ts', contains: 'base = 1' }),
+  'src/base.ts': 'export const base = 1;\n',
+});
+
+describe('RED: the gate and RED_FIX', () => {
+  it('warns when the new test passes immediately and asks RED_FIX for an assertion that checks', async () => {
+    const h = await setUp({ script: cycleScript({ RED: [passingRed], RED_FIX: [stubOnly] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events).slice(6, 15)).toEqual([
+      'verify-end RED baseline',
+      'stage-start RED#1',
+      'verify-end RED test',
+      'warning RED',
+      'stage-end RED#1 rejected (passed-immediately)',
+      'stage-start RED_FIX#2',
+      'verify-end RED_FIX test',
+      'checkpoint-create test: adds two numbers',
+      'note-write RED->GREEN',
+    ]);
+    expect(eventsOf(run.events, 'warning')[0]?.message).toMatch(/"adds two numbers" passed immediately/);
+    const [fix] = h.agent.callsOf('RED_FIX');
+    expect(fix?.systemPrompt).toMatch(/^Stage: RED_FIX/);
+    expect(fix?.variables).toMatchObject({ attempt: 2, max_attempts: 3 });
+    expect(String(fix?.variables.feedback)).toMatch(/^The new test PASSED before any implementation.*Tighten the assertion/);
+    expect(String(fix?.variables.feedback)).toMatch(/src\/add\.test\.ts::adds two numbers/);
+    // RED_FIX works on what RED left behind.
+    expect(fix?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
+    const red = h.workspace.commitWithSubject('test: adds two numbers');
+    expect(h.workspace.noteOn(red.sha)).toMatchObject({ phase: 'RED', nextPhase: 'GREEN', testResult: 'FAIL', retryCount: 1 });
+    expect(eventsOf(run.events, 'checkpoint-create')[1]).toMatchObject({ stage: 'RED_FIX', phase: 'RED' });
+  });
+
+  it('sends a test that errors instead of failing an assertion to RED_FIX', async () => {
+    const erroring: AgentTurn = {
+      write: { [ADD.testFile]: testFile({ name: ADD.description, impl: ADD.implFile, contains: 'return a + b', failWith: 'error' }), [ADD.implFile]: stubImpl(ADD) },
+    };
+    const h = await setUp({ script: cycleScript({ RED: [erroring], RED_FIX: [redTurn(ADD)] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end RED#1 rejected (not-assertion)');
+    expect(eventsOf(run.events, 'warning')).toEqual([]);
+    expect(String(h.agent.callsOf('RED_FIX')[0]?.variables.feedback)).toMatch(/must fail on an assertion, but it failed with: error/);
+  });
+
+  it('sends a test that cannot be collected (missing module) to RED_FIX', async () => {
+    const h = await setUp({ script: cycleScript({ RED: [{ write: { [ADD.testFile]: redTestFile(ADD) } }], RED_FIX: [stubOnly] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end RED#1 rejected (collection-error)');
+    expect(String(h.agent.callsOf('RED_FIX')[0]?.variables.feedback)).toMatch(/could not be collected[\s\S]*Cannot find module 'src\/add\.ts'/);
+  });
+
+  it('sends a RED that breaks a passing test to RED_FIX', async () => {
+    const breaking: AgentTurn = { write: { ...redTurn(ADD).write, 'src/base.ts': 'export const base = 2;\n' } };
+    const h = await setUp({ files: baseFiles, script: cycleScript({ RED: [breaking], RED_FIX: [{ write: { 'src/base.ts': 'export const base = 1;\n' } }] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end RED#1 rejected (regression)');
+    const [fix] = h.agent.callsOf('RED_FIX');
+    expect(String(fix?.variables.feedback)).toMatch(/passed before no longer pass[\s\S]*src\/base\.test\.ts::keeps the base/);
+    expect(fix?.treeAtStart.get('src/base.ts')).toBe('export const base = 2;\n');
+    expect(h.workspace.commitWithSubject('test: adds two numbers').files.get('src/base.ts')).toBe('export const base = 1;\n');
+  });
+
+  it('fails the run after three rejected attempts, records the error on HEAD, and resumes at RED', async () => {
+    const h = await setUp({ script: { PLAN: cycleScript().PLAN?.slice(0, 1) ?? [], RED: [passingRed], RED_FIX: [{}, {}] } });
+    const failed = await h.run();
+
+    expect(failed.error?.code).toBe('gate-failed');
+    expect(failed.error?.message).toBe('RED failed after 3 attempts: passed-immediately');
+    expect(eventsOf(failed.events, 'warning')).toHaveLength(3);
+    const plan = h.workspace.commitWithSubject('plan: adds two numbers');
+    expect(h.workspace.headCommit().sha).toBe(plan.sha);
+    expect(await h.workspace.hasChanges()).toBe(false);
+    expect(h.workspace.file(ADD.testFile)).toBeUndefined();
+    const recorded = h.workspace.noteOn(plan.sha);
+    expect(recorded).toMatchObject({
+      phase: 'PLAN',
+      nextPhase: 'RED',
+      currentTest: ADD,
+      error: 'RED failed after 3 attempts: passed-immediately',
+      errorDetails: { type: 'passed-immediately', message: expect.stringMatching(/^The new test PASSED/) as unknown },
+      retryCount: 3,
+    });
+    expect(eventsOf(failed.events, 'note-write').at(-1)).toEqual({ type: 'note-write', commit: plan.sha, state: recorded });
+
+    h.agent.append({ RED: [redTurn(ADD)], GREEN: [greenTurn(ADD)], REFACTOR: [{}], PLAN: cycleScript().PLAN?.slice(1) ?? [] });
+    const resumed = await h.run(recorded);
+    expect(resumed.error).toBeUndefined();
+    expect(trace(resumed.events).slice(0, 3)).toEqual(['verify-end RED baseline', 'stage-start RED#1', 'verify-end RED test']);
+    expect(h.agent.callsOf('RED').at(-1)?.variables.feedback).toBe('(none)');
+    expect(h.workspace.subjects()).toEqual(['initial', 'plan: adds two numbers', 'test: adds two numbers', 'feat: adds two numbers', 'refactor: no changes needed', 'plan: all tests done']);
+    expect(h.workspace.noteOn(h.workspace.commitWithSubject('test: adds two numbers').sha)).toMatchObject({ error: null, errorDetails: null, retryCount: 0 });
+  });
+});
+
+describe('GREEN: the gate and retries', () => {
+  it('retries with the failing output after discarding the failed attempt', async () => {
+    const wrong: AgentTurn = { write: { [ADD.implFile]: solvedImpl(ADD).replace('a + b', 'a * b'), 'src/helper.ts': 'export {};\n' } };
+    const h = await setUp({ script: cycleScript({ GREEN: [wrong, greenTurn(ADD)] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (tests-failing)');
+    const [, retry] = h.agent.callsOf('GREEN');
+    expect(retry?.variables.attempt).toBe(2);
+    expect(String(retry?.variables.feedback)).toMatch(/Failing tests:\n- src\/add\.test\.ts::adds two numbers \[assertion\]/);
+    expect(String(retry?.variables.feedback)).toMatch(/Test output \(last lines\):\nFAIL src\/add\.test\.ts::adds two numbers/);
+    expect(retry?.treeAtStart.get(ADD.implFile)).toBe(stubImpl(ADD));
+    expect(retry?.treeAtStart.has('src/helper.ts')).toBe(false);
+    const feat = h.workspace.commitWithSubject('feat: adds two numbers');
+    expect(h.workspace.noteOn(feat.sha)).toMatchObject({ phase: 'GREEN', testResult: 'PASS', retryCount: 1 });
+    expect(feat.files.has('src/helper.ts')).toBe(false);
+  });
+
+  it('rejects a GREEN that changes a test file (through the shell) as `test-files-changed`', async () => {
+    const cheat: AgentTurn = { shell: { [ADD.testFile]: testFile({ name: ADD.description, impl: ADD.implFile, contains: 'return 0' }) } };
+    const h = await setUp({ script: cycleScript({ GREEN: [cheat, greenTurn(ADD)] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (test-files-changed)');
+    const [, retry] = h.agent.callsOf('GREEN');
+    expect(String(retry?.variables.feedback)).toMatch(/GREEN may not change test files[\s\S]*- changed: src\/add\.test\.ts/);
+    expect(retry?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
+    expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.testFile)).toBe(redTestFile(ADD));
+  });
+
+  it('rejects a GREEN that adds a test file', async () => {
+    const extra: AgentTurn = { ...greenTurn(ADD), shell: { 'src/extra.test.ts': testFile({ name: 'extra', impl: ADD.implFile, contains: 'a + b' }) } };
+    const h = await setUp({ script: cycleScript({ GREEN: [extra, greenTurn(ADD)] }) });
+    const run = await h.run();
+    expect(run.error).toBeUndefined();
+    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(/- added: src\/extra\.test\.ts/);
+  });
+
+  it('gives GREEN a path policy that denies the test globs and the test list', async () => {
+    const tries: AgentTurn = { write: { [ADD.testFile]: 'weakened', [LIST]: '- [x] adds two numbers\n', [ADD.implFile]: solvedImpl(ADD) } };
+    const h = await setUp({ script: cycleScript({ GREEN: [tries] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    const [green] = h.agent.callsOf('GREEN');
+    expect(green?.paths).toEqual({ read: ['**'], write: ['**'], denyWrite: ['**/*.test.ts', LIST] });
+    expect(green?.refused).toEqual([ADD.testFile, LIST]);
+    const refusals = eventsOf(run.events, 'tool-call').filter((event) => event.isError);
+    expect(refusals.map((event) => event.stage)).toEqual(['GREEN', 'GREEN']);
+    expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.testFile)).toBe(redTestFile(ADD));
+  });
+
+  it('uses the configured test globs for the policy and the lock', async () => {
+    const h = await setUp({ testGlobs: ['src/*.test.ts', 'spec/**'], script: cycleScript() });
+    await h.run();
+    expect(h.agent.callsOf('GREEN')[0]?.paths.denyWrite).toEqual(['src/*.test.ts', 'spec/**', LIST]);
+    expect(h.agent.callsOf('REFACTOR')[0]?.paths.denyWrite).toEqual(['src/*.test.ts', 'spec/**', LIST]);
+  });
+
+  it('fails after three failing GREEN attempts with the last failure in the note on the RED commit', async () => {
+    const h = await setUp({ script: cycleScript({ GREEN: [{}, {}, {}] }) });
+    const run = await h.run();
+
+    expect(run.error?.code).toBe('gate-failed');
+    const red = h.workspace.commitWithSubject('test: adds two numbers');
+    expect(h.workspace.headCommit().sha).toBe(red.sha);
+    expect(h.workspace.noteOn(red.sha)).toMatchObject({
+      phase: 'RED',
+      nextPhase: 'GREEN',
+      error: 'GREEN failed after 3 attempts: tests-failing',
+      errorDetails: { type: 'tests-failing' },
+      retryCount: 3,
+    });
+  });
+});
+
+describe('VERIFY, FIX and RE_VERIFY', () => {
+  it('sends a lint failure to FIX and accepts the cycle when RE_VERIFY passes', async () => {
+    const h = await setUp({ script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [greenTurn(ADD)] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    const lines = trace(run.events);
+    const from = lines.indexOf('stage-start GREEN#1');
+    expect(lines.slice(from, from + 17)).toEqual([
+      'stage-start GREEN#1',
+      'verify-end GREEN test',
+      'stage-end GREEN#1 accepted (All 1 tests pass)',
+      'stage-start VERIFY#1',
+      'verify-end VERIFY lint',
+      'verify-end VERIFY typecheck',
+      'stage-end VERIFY#1 rejected (lint-failed)',
+      'stage-start FIX#2',
+      'stage-end FIX#2 accepted',
+      'stage-start RE_VERIFY#1',
+      'verify-end RE_VERIFY test',
+      'verify-end RE_VERIFY lint',
+      'verify-end RE_VERIFY typecheck',
+      'stage-end RE_VERIFY#1 accepted (All 1 tests pass; lint ok, typecheck ok)',
+      'checkpoint-create feat: adds two numbers',
+      'note-write GREEN->REFACTOR',
+      'stage-start REFACTOR#1',
+    ]);
+    const [fix] = h.agent.callsOf('FIX');
+    expect(fix?.systemPrompt).toMatch(/^Stage: FIX/);
+    expect(fix?.paths.denyWrite).toEqual(['**/*.test.ts', LIST]);
+    expect(String(fix?.variables.feedback)).toBe('$ fake-lint (exit 1)\nsrc/add.ts: LINT-ERROR');
+    expect(fix?.variables.changed_files).toBe(`${ADD.testFile}\n${ADD.implFile}`);
+    expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.implFile)).toBe(solvedImpl(ADD));
+  });
+
+  it('fails the cycle when FIX runs out of attempts, reporting every failing check', async () => {
+    const broken = greenTurn(ADD, '// LINT-ERROR TYPE-ERROR\n');
+    const h = await setUp({ script: cycleScript({ GREEN: [broken], FIX: [{}, {}, {}] }) });
+    const run = await h.run();
+
+    expect(run.error?.code).toBe('gate-failed');
+    expect(run.error?.message).toBe('GREEN failed after 1 attempts: lint+typecheck-failed');
+    expect(trace(run.events).filter((line) => line.startsWith('stage-end RE_VERIFY'))).toEqual([
+      'stage-end RE_VERIFY#1 rejected (lint+typecheck-failed)',
+      'stage-end RE_VERIFY#2 rejected (lint+typecheck-failed)',
+      'stage-end RE_VERIFY#3 rejected (lint+typecheck-failed)',
+    ]);
+    expect(h.agent.callsOf('GREEN')).toHaveLength(1);
+    const red = h.workspace.commitWithSubject('test: adds two numbers');
+    expect(h.workspace.headCommit().sha).toBe(red.sha);
+    expect(h.workspace.file(ADD.implFile)).toBe(stubImpl(ADD));
+    expect(h.workspace.noteOn(red.sha)).toMatchObject({
+      nextPhase: 'GREEN',
+      errorDetails: { type: 'lint+typecheck-failed', message: expect.stringMatching(/fake-lint[\s\S]*fake-typecheck/) as unknown },
+      retryCount: 1,
+    });
+  });
+
+  it('runs FIX on tests that VERIFY finds failing only after a FIX broke them', async () => {
+    // FIX may break the tests; RE_VERIFY runs the suite again rather than trusting GREEN's run.
+    const breaksTests: AgentTurn = { write: { [ADD.implFile]: stubImpl(ADD) } };
+    const h = await setUp({ script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [breaksTests, greenTurn(ADD)] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end RE_VERIFY#1 rejected (tests-failing)');
+    expect(String(h.agent.callsOf('FIX')[1]?.variables.feedback)).toMatch(/Failing tests/);
+  });
+});
