@@ -8,6 +8,7 @@ import { registerDemoCommand } from './commands/demo-command.js';
 import { registerRunCommands } from './commands/run-commands.js';
 import { registerSetupCommands } from './commands/setup-commands.js';
 import { registerTddCommands } from './commands/tdd-command.js';
+import { registerRefactorCommands } from './commands/refactor-commands.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 
 function version(): string {
@@ -47,6 +48,7 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
   registerSetupCommands(program, setExit);
   registerTddCommands(program, setExit);
   registerRunCommands(program, setExit);
+  registerRefactorCommands(program, setExit);
   try {
     await program.parseAsync(argv);
     return exitCode;

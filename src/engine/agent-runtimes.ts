@@ -40,7 +40,7 @@ export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime
       uuid: () => options.ids.uuid(),
     });
   }
-  // Every TDD stage key resolves to the configured model unless overridden per stage.
+  // The configured model (a [stages.refactor] override applies here too).
   return createRuntimeFactory({
     config,
     env: options.env,

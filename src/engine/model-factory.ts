@@ -11,6 +11,7 @@ import { createRecordingModelClient } from '../llm/cassette.js';
 import { createReplayModelClient } from '../llm/replay.js';
 import { withRetry } from '../llm/retry.js';
 import { createToolLoopRuntime } from '../agent/tool-loop-runtime.js';
+import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
 
 export interface RuntimeFactoryOptions {
   config: ResolvedConfig;
@@ -20,6 +21,8 @@ export interface RuntimeFactoryOptions {
   /** Append every model call to this cassette (`--record FILE`). */
   recordPath?: string;
   fetch?: typeof fetch;
+  /** For `--provider claude-code`: how to run the CLI (each stage is one headless call). */
+  claude?: { binary: string; promptDir: string; uuid: () => string; timeoutMs: number };
 }
 
 /**
@@ -41,9 +44,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
       }
       client = createReplayModelClient({ cassettePath: config.provider.cassette, modelId: model });
     } else if (config.provider.name === 'claude-code') {
-      throw new RatchetError('config', 'The claude-code provider is not available for `ratchet tdd` yet.', {
-        hint: 'Use --provider anthropic|openai|openai-compatible|ollama|replay.',
-      });
+      throw new RatchetError('internal', 'claude-code has no model client: it is an agent runtime.');
     } else {
       client = createModelClient({
         provider: config.provider.name,
@@ -61,6 +62,20 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
 
   return (stage) => {
     const model = stageSettings(config, stage).model;
+    if (config.provider.name === 'claude-code') {
+      const claude = options.claude;
+      if (!claude) throw new RatchetError('config', 'The claude-code provider needs the Claude Code CLI settings.');
+      return createClaudeCodeRuntime({
+        binary: claude.binary,
+        runner: options.runner,
+        env: options.env,
+        ...(config.origins['provider.model'] || config.stages[stage]?.model ? { model } : {}),
+        allowedTools: 'Read,Write,Edit,Bash,Glob,Grep',
+        promptDir: claude.promptDir,
+        timeoutMs: claude.timeoutMs,
+        uuid: claude.uuid,
+      });
+    }
     const base = clientFor(model);
     return {
       name: 'tool-loop',

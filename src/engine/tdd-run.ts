@@ -235,6 +235,7 @@ async function* executeRun(
       clock: services.clock,
       ...(options.recordPath ? { recordPath: options.recordPath } : {}),
       ...(services.fetch ? { fetch: services.fetch } : {}),
+      claude: { binary: config.refactor.claude.binary, promptDir: join(runDir(options.repoRoot, run.id), 'prompts'), uuid: () => services.ids.uuid(), timeoutMs: config.tdd.stageTimeoutMs },
     }),
     prompt(stage, variables) {
       const template = stagePrompt(prompts, stage);

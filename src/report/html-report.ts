@@ -68,6 +68,27 @@ export function renderHtmlReport(data: ReportData): string {
   const changes = data.checkpoints
     .map((checkpoint) => `<details><summary><code>${escape(checkpoint.sha.slice(0, 8))}</code> ${escape(checkpoint.subject)}</summary>${diffHtml(checkpoint.diff)}</details>`)
     .join('\n');
+  const { refactor } = data;
+  const batchRows = refactor.batches
+    .map((batch) => rows([escape(batch.batch), `<span class="${batch.outcome === 'committed' ? 'ok' : batch.outcome === 'failed' ? 'failed' : 'muted'}">${escape(batch.outcome)}</span>`, escape(batch.attempts), `<code>${escape(batch.commit?.slice(0, 8))}</code>`, escape(batch.reason?.slice(0, 300))], true))
+    .join('\n');
+  const admissions = refactor.patchChecks
+    .filter((check) => !check.admitted)
+    .map((check) => `<li>${escape(check.batch)} attempt ${escape(check.attempt)}: ${escape(check.violations.join('; ').slice(0, 400))}</li>`)
+    .join('');
+  const contracts = refactor.contracts
+    .map((contract) => `<li>${escape(contract.batch)} (${contract.allowed ? 'allowed' : 'rejected'}): removed ${escape(contract.removed.join(', ') || '-')}; changed ${escape(contract.changed.join(', ') || '-')}; added ${escape(contract.added.join(', ') || '-')}</li>`)
+    .join('');
+  const refactorSection =
+    refactor.plan || refactor.batches.length > 0
+      ? `<h2>Batches</h2>
+<p>${refactor.plan ? `Plan: ${escape(refactor.plan.batches)} batches (${escape(refactor.plan.source)}).` : ''} ${refactor.backup ? `Backup: <code>${escape(refactor.backup.directory)}</code>.` : ''}</p>
+<table id="batches"><tr><th>Batch</th><th>Outcome</th><th>Attempts</th><th>Commit</th><th>Reason</th></tr>
+${batchRows}
+</table>
+${admissions ? `<h3>Patches rejected by the admission checks</h3><ul>${admissions}</ul>` : ''}
+${contracts ? `<h3>Public API changes</h3><ul>${contracts}</ul>` : ''}`
+      : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Ratchet run ${escape(run.id)}</title><style>${STYLE}</style></head>
@@ -83,6 +104,7 @@ ${rows(['Model calls', `${summary.modelCalls.total} (${summary.modelCalls.failed
 ${rows(['Cost', costText(data)])}
 ${rows(['Stage attempts', `${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected`])}
 </table>
+${refactorSection}
 <h2>Checkpoints</h2>
 <table id="checkpoints"><tr><th>Commit</th><th>Subject</th><th>Phase</th><th>Cycle</th><th>Retries</th></tr>
 ${checkpoints}

@@ -40,6 +40,25 @@ export function renderMarkdownReport(data: ReportData): string {
       `| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} | ${state ? `${state.phase} → ${state.nextPhase ?? '-'}` : cell(checkpoint.noteError ?? 'no note')} | ${state?.cycleNumber ?? ''} | ${state?.retryCount ?? ''} |`,
     );
   }
+  const { refactor } = data;
+  if (refactor.plan || refactor.batches.length > 0) {
+    lines.push('', '## Batches', '');
+    if (refactor.plan) lines.push(`Plan: ${refactor.plan.batches} batches (${refactor.plan.source})${refactor.plan.goal ? `, goal: ${cell(refactor.plan.goal)}` : ''}.`, '');
+    if (refactor.backup) lines.push(`Backup: \`${cell(refactor.backup.directory)}\` (${refactor.backup.bundle ? 'git bundle + ' : ''}tar.gz snapshot).`, '');
+    lines.push('| Batch | Outcome | Attempts | Commit | Reason |', '| --- | --- | --- | --- | --- |');
+    for (const batch of refactor.batches) lines.push(`| ${batch.batch} | ${batch.outcome} | ${batch.attempts} | ${batch.commit ? `\`${batch.commit.slice(0, 8)}\`` : ''} | ${cell(batch.reason?.slice(0, 200))} |`);
+    const rejected = refactor.patchChecks.filter((check) => !check.admitted);
+    if (rejected.length > 0) {
+      lines.push('', '### Patches rejected by the admission checks', '');
+      for (const check of rejected) lines.push(`- ${check.batch} attempt ${check.attempt}: ${cell(check.violations.join('; ').slice(0, 400))}`);
+    }
+    if (refactor.contracts.length > 0) {
+      lines.push('', '### Public API changes', '');
+      for (const contract of refactor.contracts) {
+        lines.push(`- ${contract.batch} (${contract.allowed ? 'allowed' : 'rejected'}): removed ${contract.removed.join(', ') || '-'}; changed ${contract.changed.join(', ') || '-'}; added ${contract.added.join(', ') || '-'}`);
+      }
+    }
+  }
   lines.push('', '## Stage attempts', '', '| Cycle | Stage | Attempt | Outcome | Reason |', '| --- | --- | --- | --- | --- |');
   for (const stage of data.stages) {
     lines.push(`| ${stage.cycle} | ${stage.stage} | ${stage.attempt} | ${stage.outcome ?? 'open'} | ${cell(stage.reason)} |`);

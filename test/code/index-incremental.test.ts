@@ -115,6 +115,20 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
     expect(content(fromMemory)).toEqual(content(fromDisk));
   });
 
+  it('with changedPaths, stats only those paths and agrees with a full scan', async () => {
+    const first = await buildIndex(options);
+    await write({ 'src/c.ts': 'export function c(): number {\n  return 4;\n}\n', 'src/e.ts': "import { c } from './c.js';\n" });
+    await unlink(join(tree, 'src/d.py'));
+    const changedPaths = ['src/c.ts', 'src/e.ts', 'src/d.py', 'node_modules/x/index.js'];
+    const hinted = await buildIndex({ ...options, previous: first, changedPaths });
+    expect(hinted.stats).toMatchObject({ parsed: 2, reused: 2, removed: 1 });
+    expect(hinted.files.map((file) => file.path)).toEqual(['notes.txt', 'src/a.ts', 'src/b.ts', 'src/c.ts', 'src/e.ts']);
+    expect(hinted.dependents['src/c.ts']).toEqual(['src/b.ts', 'src/e.ts']);
+    const scanned = await buildIndex(options);
+    expect(scanned.stats).toMatchObject({ parsed: 0, removed: 0 });
+    expect(content(hinted)).toEqual(content(scanned));
+  });
+
   it('stops with an interrupted error when the signal is aborted', async () => {
     const controller = new AbortController();
     controller.abort();

@@ -2,7 +2,8 @@
  * `ratchet rollback` + `ratchet resume` re-does a finished run from one of its checkpoints, and
  * `ratchet repair-notes` restores the handoff notes from the ledger after the notes ref was
  * destroyed. The built CLI runs against the loopback Anthropic fake answered by the stateless
- * script in test/support/resume-brain.ts.
+ * script in test/support/resume-brain.ts. Both tests use one completed run: repair-notes leaves
+ * it as it found it, rollback comes last; either also works alone (`-t`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -9,10 +9,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../../src/core/handoff.js';
 import type { RatchetEvent } from '../../src/core/events.js';
 import { REPO_LOCK_FILE } from '../../src/git/repo-lock.js';
@@ -291,7 +291,7 @@ export async function resumeUntilDone(project: ResumeProject, runId: string | un
     const result = await runCli(project, resumeArgs(runId));
     results.push(result);
     if (result.code === 0) return results;
-    if (/locked/i.test(result.stdout + result.stderr)) {
+    if (result.lines.some((line) => ErrorLineSchema.safeParse(line).data?.code === 'locked')) {
       throw new Error(`ratchet resume refused with a lock error: ${describeResult(result)}`);
     }
   }

@@ -12,7 +12,7 @@ interface TddFlags extends ProviderFlags {
 
 export function addProviderOptions(command: Command): Command {
   return command
-    .option('--provider <name>', 'anthropic | openai | openai-compatible | ollama | replay')
+    .option('--provider <name>', 'anthropic | openai | openai-compatible | ollama | claude-code | replay')
     .option('--model <id>', 'model id, passed to the provider exactly as given')
     .option('--base-url <url>', 'provider endpoint (Anthropic: without /v1; OpenAI-compatible: with /v1)')
     .option('--cassette <file>', 'NDJSON cassette for --provider replay')

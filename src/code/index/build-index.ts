@@ -143,6 +143,15 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     const language = languageIdForFile(path);
     return language === undefined ? undefined : cache.parsed.get(parseKey(hash, language));
   };
+  /** Unchanged, and the file set too: the previous object as it is, imports resolved. */
+  const keepPrevious = (kept: IndexedFile | undefined, path: string, entry: CachedFile): boolean => {
+    if (kept === undefined || kept.hash !== entry.hash || kept.mtimeMs !== entry.mtimeMs) return false;
+    next.files.set(path, entry);
+    if (kept.language !== null) reusedCount++;
+    files.push(kept);
+    resolvedFiles.add(kept);
+    return true;
+  };
   for (let position = 0; position < slots.length; position++) {
     const { file, reuse, work: workIndex } = slots[position] as Slot;
     const kept = samePaths ? previous.files[position] : undefined;
@@ -150,14 +159,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     let result: FileParseResult | undefined;
     if (reuse !== undefined) {
       entry = reuse;
-      if (kept !== undefined && kept.hash === entry.hash && kept.mtimeMs === entry.mtimeMs) {
-        // Unchanged, and the file set too: the previous object as it is, imports resolved.
-        next.files.set(file.path, entry);
-        if (kept.language !== null) reusedCount++;
-        files.push(kept);
-        resolvedFiles.add(kept);
-        continue;
-      }
+      if (keepPrevious(kept, file.path, entry)) continue;
       result = cachedResult(file.path, reuse.hash);
       if (result !== undefined) reusedCount++;
     } else {
@@ -165,6 +167,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
       if (outcome === undefined) continue; // Vanished since listing.
       entry = { hash: outcome.hash, size: outcome.size, mtimeMs: file.mtimeMs, lines: outcome.lines };
       if (outcome.parse === 'unchanged') {
+        if (keepPrevious(kept, file.path, entry)) continue;
         result = cachedResult(file.path, outcome.hash);
         if (result !== undefined) reusedCount++;
       } else if (outcome.parse !== null) {

@@ -42,6 +42,13 @@ const OPERATIONS: Record<BatchCategory, string[]> = {
   restructure: ['extract-class', 'move-code', 'split-module'],
 };
 
+/** Where a test for `path` may live, by the usual conventions (a tests batch may create it). */
+export function testGlobsFor(path: string): string[] {
+  const name = path.split('/').pop() ?? path;
+  const stem = name.replace(/\.[^.]+$/, '');
+  return [`**/${stem}.test.*`, `**/${stem}.spec.*`, `**/test_${stem}.py`, `**/${stem}_test.*`, `**/${stem}Test.*`];
+}
+
 function batchId(index: number): string {
   return `batch-${String(index + 1).padStart(3, '0')}`;
 }
@@ -81,7 +88,7 @@ export function heuristicPlan(files: FileFacts[], options: { goal: string | null
   return candidates.slice(0, options.bounds.maxBatches).map((candidate, index) => ({
     id: batchId(index),
     goal: candidate.goal,
-    scope_globs: [candidate.file.path],
+    scope_globs: candidate.category === 'tests' ? [candidate.file.path, ...testGlobsFor(candidate.file.path)] : [candidate.file.path],
     allowed_operations: OPERATIONS[candidate.category],
     diff_budget_loc: options.bounds.diffBudgetLoc,
     risk_score: candidate.file.risk,
