@@ -77,8 +77,10 @@ export function buildContextPack(input: ContextPackInput): string {
   let excerptLines = 0;
   const fileParts: string[] = [];
   for (const file of scoped) {
-    const text = input.readText(file.path);
-    if (text === null) continue;
+    const read = input.readText(file.path);
+    if (read === null) continue;
+    // A final newline ends the last line; it does not start another one.
+    const text = read.endsWith('\n') ? read.slice(0, -1) : read;
     const lines = text.split('\n').length;
     if (excerptLines + lines <= budgets.maxExcerptLines) {
       excerptLines += lines;
@@ -111,8 +113,10 @@ export function buildContextPack(input: ContextPackInput): string {
   const tail = input.ledger.slice(-budgets.ledgerEntries).map((line) => line.split('\n').slice(0, budgets.ledgerLinesPerEntry).join('\n'));
   if (tail.length > 0) parts.push(`## Recent batches (task ledger)\n${tail.join('\n')}`);
 
-  parts.push('Answer with the PatchResponse structured output. Return status "noop" if nothing is worth changing safely.');
+  const closing = 'Answer with the PatchResponse structured output. Return status "noop" if nothing is worth changing safely.';
   let text = parts.join('\n\n');
-  if (text.length > budgets.maxChars) text = `${text.slice(0, budgets.maxChars - 80)}\n\n[context truncated to ${budgets.maxChars} characters]`;
-  return text;
+  // The closing instruction survives truncation: the body gives way first.
+  const room = budgets.maxChars - closing.length - 2;
+  if (text.length > room) text = `${text.slice(0, room - 60)}\n\n[context truncated to ${budgets.maxChars} characters]`;
+  return `${text}\n\n${closing}`;
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
@@ -40,6 +41,27 @@ function targetOf(repo: string | undefined, command: Command): string {
   const dir = resolve(repo ?? globalOptions(command).cwd ?? process.env.TDD_PROJECT_ROOT ?? process.cwd());
   if (!existsSync(dir)) throw new RatchetError('usage', `${dir} does not exist.`);
   return dir;
+}
+
+/**
+ * Where `refactor plan` keeps the index cache: `.ratchet/index` of a git target, kept
+ * out of git through `.git/info/exclude` like every `.ratchet/` folder, so the checkout stays
+ * clean; a temporary folder for any other directory, which Ratchet never writes into.
+ */
+async function indexCache(target: string, isGit: boolean): Promise<{ dir: string; dispose: () => Promise<void> }> {
+  if (!isGit) {
+    const dir = await mkdtemp(join(tmpdir(), 'ratchet-index-'));
+    return { dir, dispose: () => rm(dir, { recursive: true, force: true }) };
+  }
+  await excludeRatchetDir(target);
+  return { dir: join(target, '.ratchet', 'index'), dispose: () => Promise.resolve() };
+}
+
+/** Adds `<target>/.ratchet/` to the repository's `.git/info/exclude`. */
+async function excludeRatchetDir(target: string): Promise<void> {
+  const git = new Git(target);
+  const inRepo = relative(await git.root(), target).split(sep).join('/');
+  await git.addInfoExclude([inRepo ? `/${inRepo}/.ratchet/` : '/.ratchet/']);
 }
 
 export function printPlan(output: Output, plan: PlannedBatch[]): void {
@@ -169,11 +191,17 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);
-      const index = await buildIndex({ root: target, cacheDir: join(target, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
-      const plan = heuristicPlan(await fileFacts(index, target, config), {
-        goal: flags.goal ?? null,
-        bounds: { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) },
-      });
+      const cache = await indexCache(target, isGit);
+      let plan: PlannedBatch[];
+      try {
+        const index = await buildIndex({ root: target, cacheDir: cache.dir, excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+        plan = heuristicPlan(await fileFacts(index, target, config), {
+          goal: flags.goal ?? null,
+          bounds: { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) },
+        });
+      } finally {
+        await cache.dispose();
+      }
       if (output.json) output.out(JSON.stringify({ batches: plan }));
       else printPlan(output, plan);
     });
@@ -188,13 +216,18 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const commands = await verifierCommands(target, settings, config);
-      const outputDir = join(target, '.ratchet', 'verify');
-      const verifier = createCommandVerifier({ cwd: target, repoRoot: target, outputDir, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: createProcessRunner() });
+      // The command outputs: in the repository's (git-excluded) `.ratchet/verify`, or under
+      // RATCHET_HOME for a directory that is not a repository (Ratchet never writes into one).
+      const isGit = await Git.isRepository(target);
+      if (isGit) await excludeRatchetDir(target);
+      const logRoot = isGit ? target : join(config.home, 'verify', basename(target));
+      const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
+      const verifier = createCommandVerifier({ cwd: target, repoRoot: logRoot, outputDir, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: createProcessRunner() });
       const result = await verifier.run('full', 'BASELINE');
       const environment = { node: process.versions.node, platform: `${process.platform}-${process.arch}` };
-      if (output.json) output.out(JSON.stringify({ ok: result.ok, environment, results: result.results.map((entry) => ({ command: entry.result.command, exitCode: entry.result.exitCode, durationMs: entry.result.durationMs, outputFile: entry.outputFile })) }));
+      if (output.json) output.out(JSON.stringify({ ok: result.ok, environment, results: result.results.map((entry) => ({ command: entry.result.command, exitCode: entry.result.exitCode, durationMs: entry.result.durationMs, outputFile: entry.outputFile ? join(logRoot, entry.outputFile) : null })) }));
       else {
-        for (const entry of result.results) output.out(`${entry.result.ok ? pc.green('✓') : pc.red('✗')} ${entry.result.command} ${pc.dim(`exit ${String(entry.result.exitCode)}, ${entry.result.durationMs} ms, output ${entry.outputFile ?? '-'}`)}`);
+        for (const entry of result.results) output.out(`${entry.result.ok ? pc.green('✓') : pc.red('✗')} ${entry.result.command} ${pc.dim(`exit ${String(entry.result.exitCode)}, ${entry.result.durationMs} ms, output ${entry.outputFile ? join(logRoot, entry.outputFile) : '-'}`)}`);
         output.out(result.ok ? pc.green('Baseline is green.') : pc.red('Baseline is red: `ratchet refactor run` would refuse to start.'));
       }
       setExit(result.ok ? EXIT.ok : EXIT.gateFailed);
@@ -229,6 +262,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);
+      if (isGit) await excludeRatchetDir(target);
       const index = await buildIndex({ root: target, cacheDir: join(target, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
       if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
       const summary = summarizeIndex(index);

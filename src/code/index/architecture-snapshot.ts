@@ -6,7 +6,7 @@ const TOP = 15;
 const CONTAINERS = new Set(['src', 'lib', 'packages', 'apps', 'app', 'pkg', 'internal', 'cmd', 'crates']);
 
 /** The module a file belongs to: its first directory, or the first two under `src/`, `packages/`, ... */
-export function moduleOf(path: string): string {
+function moduleOf(path: string): string {
   const parts = path.split('/');
   if (parts.length === 1) return '(root)';
   const first = parts[0] ?? '';

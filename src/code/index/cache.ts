@@ -42,7 +42,7 @@ interface ManifestJson {
 
 const SHARDS: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 
-export function emptyCache(): IndexCache {
+function emptyCache(): IndexCache {
   return { writtenAt: 0, files: new Map(), parsed: new Map() };
 }
 

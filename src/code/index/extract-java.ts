@@ -38,6 +38,7 @@ export const javaExtractor: LanguageExtractor = {
     for (const symbol of facts.symbols) {
       if (symbol.exported && symbol.container === undefined) facts.addExport({ name: symbol.name, kind: symbol.kind });
     }
+    if (callQuery === undefined) return;
     forEachCall(callQuery, root, ({ callee, object, property }) => {
       if (callee !== undefined) facts.addCall(callee.startIndex, callee.text);
       else if (property !== undefined) facts.addCall(property.startIndex, memberCallee(object, property, ['identifier', 'this']));

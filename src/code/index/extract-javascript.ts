@@ -8,7 +8,6 @@ import {
   compactSignature,
   forEachCall,
   leadingDoc,
-  memberCallee,
   stringValue,
   type SymbolInput,
 } from './extract-shared.js';
@@ -18,10 +17,12 @@ import type { SymbolKind } from './types.js';
 /** Call sites: plain calls, member calls, `new X()`, and dynamic `import()`. */
 const CALL_QUERY = `
 (call_expression function: (identifier) @callee)
-(call_expression function: (member_expression object: (_) @object property: (property_identifier) @property))
+(call_expression function: (member_expression) @member)
 (call_expression function: (import) @callee)
 (new_expression constructor: (identifier) @callee)
 `;
+/** `receiver.name` with a plain receiver; anything else keeps only the name. */
+const PLAIN_MEMBER = /^(?:[A-Za-z_$][\w$]*|this)\??\.#?[A-Za-z_$][\w$]*$/;
 
 const FUNCTION_VALUES = new Set(['arrow_function', 'function_expression', 'function', 'generator_function']);
 /** Methods whose first string arguments define command-line flags (commander, yargs). */
@@ -41,16 +42,26 @@ export const javascriptExtractor: LanguageExtractor = {
       comment = undefined;
     }
     walker.resolveLocalExports();
-    forEachCall(callQuery, root, ({ callee, object, property }) => {
+    if (callQuery === undefined) return;
+    // One capture per call (the member expression's text is split here) keeps query results,
+    // the costliest part of extraction, small.
+    forEachCall(callQuery, root, ({ callee, member }) => {
       if (callee !== undefined) {
         if (callee.type === 'import') return dynamicImport(callee, facts);
         const name = callee.text;
         if (name === 'require') return dynamicImport(callee, facts);
         facts.addCall(callee.startIndex, name);
-      } else if (property !== undefined) {
-        const name = property.text;
-        if (CLI_METHODS.has(name)) cliOption(property, facts);
-        facts.addCall(property.startIndex, memberCallee(object, property, ['identifier', 'this']));
+      } else if (member !== undefined) {
+        const text = member.text;
+        if (PLAIN_MEMBER.test(text)) {
+          const plain = text.replace('?.', '.');
+          facts.addCall(member.startIndex, plain);
+          if (CLI_METHODS.has(plain.slice(plain.indexOf('.') + 1))) cliOption(member, facts);
+        } else {
+          const name = text.slice(text.lastIndexOf('.') + 1).trim();
+          facts.addCall(member.startIndex, `.${name}`);
+          if (CLI_METHODS.has(name)) cliOption(member, facts);
+        }
       }
     });
   },
@@ -75,8 +86,8 @@ function dynamicImport(callee: Node, facts: FileFacts): void {
   });
 }
 
-function cliOption(property: Node, facts: FileFacts): void {
-  const call = property.parent?.parent;
+function cliOption(member: Node, facts: FileFacts): void {
+  const call = member.parent;
   const first = call?.childForFieldName('arguments')?.namedChild(0);
   if (first?.type === 'string') facts.addCliFlags(stringValue(first));
 }

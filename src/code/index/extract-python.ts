@@ -4,12 +4,12 @@
  * underscore. Imports are found anywhere (function-local imports are dependencies too).
  */
 import type { Node } from 'web-tree-sitter';
-import { FileFacts, cleanDoc, compactSignature, forEachCall, memberCallee, stringValue } from './extract-shared.js';
+import { FileFacts, cleanDoc, compactSignature, forEachCall, stringValue } from './extract-shared.js';
 import type { LanguageExtractor } from './language-extractor.js';
 
 const CALL_QUERY = `
 (call function: (identifier) @callee)
-(call function: (attribute object: (_) @object attribute: (identifier) @property))
+(call function: (attribute) @member)
 (import_statement) @import
 (import_from_statement) @import
 `;
@@ -46,12 +46,16 @@ export const pythonExtractor: LanguageExtractor = {
         if (symbol.container === undefined && symbol.exported) facts.addExport({ name: symbol.name, kind: symbol.kind });
       }
     }
-    forEachCall(callQuery, root, ({ callee, object, property, import: statement }) => {
+    if (callQuery === undefined) return;
+    forEachCall(callQuery, root, ({ callee, member, import: statement }) => {
       if (statement !== undefined) return importStatement(statement, facts);
       if (callee !== undefined) return facts.addCall(callee.startIndex, callee.text);
-      if (property === undefined) return;
-      if (property.text === 'add_argument') argparseFlags(property, facts);
-      facts.addCall(property.startIndex, memberCallee(object, property, ['identifier']));
+      if (member === undefined) return;
+      // `receiver.name` with a plain receiver; anything else keeps only the name.
+      const text = member.text;
+      const name = text.slice(text.lastIndexOf('.') + 1).trim();
+      if (name === 'add_argument') argparseFlags(member, facts);
+      facts.addCall(member.startIndex, /^[A-Za-z_]\w*\.\w+$/.test(text) ? text : `.${name}`);
     });
   },
 };
@@ -139,8 +143,8 @@ function importStatement(node: Node, facts: FileFacts): void {
   facts.addImport({ specifier: module.text, names, line });
 }
 
-function argparseFlags(property: Node, facts: FileFacts): void {
-  const call = property.parent?.parent;
+function argparseFlags(member: Node, facts: FileFacts): void {
+  const call = member.parent;
   const args = call?.childForFieldName('arguments');
   for (const argument of args?.namedChildren ?? []) {
     if (argument.type !== 'string') break;

@@ -79,16 +79,16 @@ export class ImportResolver {
   private javascript(from: string, specifier: string): string[] {
     if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..') return [];
     const base = normalize(join(dirOf(from), specifier.split(/[?#]/)[0] ?? specifier));
-    const candidates = [base];
+    if (this.files.has(base)) return [base];
     const extension = /\.[cm]?jsx?$/.exec(base)?.[0];
     if (extension !== undefined) {
       const stemmed = base.slice(0, -extension.length);
-      for (const source of JS_SOURCE_FOR_OUTPUT[extension] ?? []) candidates.push(stemmed + source);
-      candidates.push(`${stemmed}.d.ts`);
+      for (const source of JS_SOURCE_FOR_OUTPUT[extension] ?? []) if (this.files.has(stemmed + source)) return [stemmed + source];
+      if (this.files.has(`${stemmed}.d.ts`)) return [`${stemmed}.d.ts`];
     }
-    for (const ext of JS_EXTENSIONS) candidates.push(base + ext);
-    for (const ext of JS_EXTENSIONS) candidates.push(`${base}/index${ext}`);
-    return this.first(candidates);
+    for (const ext of JS_EXTENSIONS) if (this.files.has(base + ext)) return [base + ext];
+    for (const ext of JS_EXTENSIONS) if (this.files.has(`${base}/index${ext}`)) return [`${base}/index${ext}`];
+    return [];
   }
 
   private python(from: string, ref: ImportRef): string[] {

@@ -58,7 +58,8 @@ export class SourceExtractor implements Disposable {
     if (tree === null) return undefined;
     try {
       const facts = new FileFacts();
-      EXTRACTORS[language].extract(tree.rootNode, text, callQuery, facts);
+      const declarationFile = /\.d\.[cm]?ts$/.test(path);
+      EXTRACTORS[language].extract(tree.rootNode, text, declarationFile ? undefined : callQuery, facts);
       return facts.finish({ language, hasErrors: tree.rootNode.hasError });
     } finally {
       tree.delete();

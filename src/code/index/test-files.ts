@@ -14,7 +14,7 @@ export function isTestPath(path: string): boolean {
 }
 
 /** The base name a test is about: `foo` for `foo.test.ts`, `test_foo.py`, `FooTest.java`. */
-export function testSubject(path: string): string {
+function testSubject(path: string): string {
   const name = basename(path);
   return stem(
     name
@@ -25,7 +25,7 @@ export function testSubject(path: string): string {
   );
 }
 
-export function stem(path: string): string {
+function stem(path: string): string {
   const name = basename(path);
   const dot = name.indexOf('.');
   return dot <= 0 ? name : name.slice(0, dot);

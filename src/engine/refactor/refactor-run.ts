@@ -155,103 +155,122 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
     const worktree = worktreePath(config.home, runId);
     const backup = await createBackup(target, backupDirectory(config.home, target, runId), services.runner, { git: isGit });
     await git.addWorktree(worktree, branch, baseCommit);
-    await shareDependencies(target, worktree);
-    const commands = await verifierCommands(worktree, settings, config);
-    await services.ledger.createRun({
-      id: runId,
-      workflow: 'refactor',
-      repoRoot,
-      feature: options.goal ?? 'whole-repository refactor',
-      branch,
-      baseBranch: await git.currentBranch(),
-      baseCommit,
-      worktree,
-      provider: config.provider.name,
-      model: config.provider.model,
-      config: { target, isGit, settings, commands, backup },
-    });
-    const run = asGitRun((await services.ledger.getRun(runId)) ?? (() => { throw new RatchetError('internal', 'run vanished'); })());
-    const envelope = createEnveloper(runId, services.clock);
-    const emit: Emit = (event) => envelope(event);
-    const record = async (event: EventInput): Promise<RatchetEvent> => {
-      const wrapped = emit(event);
-      if (wrapped.type !== 'model-delta') await services.ledger.record(wrapped);
-      return wrapped;
-    };
-    yield await record({ type: 'run-start', workflow: 'refactor', feature: run.feature, branch, worktree, baseCommit, resumed: false });
-    yield await record({ type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory });
-    const outputs = join(runDir(repoRoot, runId), 'verify');
-    const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
-    yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
-    const baseline = await verifier.run('full', 'BASELINE', options.signal);
-    for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
-    yield await record({ type: 'stage-end', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1, outcome: baseline.ok ? 'accepted' : 'rejected' });
-    if (!baseline.ok) {
-      await services.ledger.updateRun(runId, { status: 'failed', error: 'baseline verification failed' });
-      throw new RatchetError('gate-failed', 'The baseline verification fails: refusing to refactor a red repository.', { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } });
-    }
-    const artifacts = join(runDir(repoRoot, runId), 'artifacts');
-    const index = await buildIndex({ root: worktree, cacheDir: join(repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: new Git(worktree), ...(options.signal ? { signal: options.signal } : {}) });
-    await writeIndexArtifacts(index, artifacts);
-    yield await record({ type: 'index-build', files: index.files.length, parsed: index.stats.parsed, reused: index.stats.reused, symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0), durationMs: index.stats.durationMs, artifacts });
-    const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) };
-    const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
-    let plan = heuristic;
-    let planSource: 'heuristic' | 'planner' = 'heuristic';
-    if (heuristic.length > 0) {
-      const prompts = await loadRolePrompts();
-      const runtime = createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(repoRoot, runId)), claudeAllowedTools: 'Read,Grep,Glob', claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
-      yield await record({ type: 'stage-start', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1 });
-      const prompt = [
-        options.goal ? `Goal of this run: ${options.goal}` : 'Goal of this run: improve the code base safely, in small batches.',
-        `At most ${settings.maxBatches} batches; diff budget per batch at most ${settings.diffBudgetLoc} lines.`,
-        `Excluded from every scope: ${settings.scopeExcludes.join(', ') || 'nothing'}.`,
-        '',
-        'Heuristic plan (from the index):',
-        JSON.stringify({ batches: heuristic }, null, 2),
-        '',
-        'Riskiest files (risk register):',
-        ...index.risk.slice(0, 15).map((entry) => `- ${entry.path}: score ${entry.score}, fan-in ${entry.fanIn}, churn ${entry.churn}, ${entry.lines} lines, tests: ${entry.tests.length}`),
-      ].join('\n');
-      const events: RatchetEvent[] = [];
-      try {
-        const outcome = await runtime.runStage({
-          stage: 'PLANNER',
-          worktree,
-          systemPrompt: prompts.planner,
-          prompt,
-          paths: { read: ['**'], write: [], denyWrite: ['**'] },
-          maxTurns: settings.claude.maxTurnsPlanner,
-          bashTimeoutMs: config.bash.timeoutMs,
-          outputSchema: PlannerResponseSchema,
-          ...(options.signal ? { signal: options.signal } : {}),
-          emit: (event) => events.push(emit(event)),
-        });
-        for (const event of events) if (event.type !== 'model-delta') await services.ledger.record(event);
-        yield* events;
-        if (outcome.status === 'completed' && outcome.output) {
-          const bounded = boundPlannerBatches(outcome.output, bounds);
-          if (bounded.batches.length > 0) {
-            plan = bounded.batches;
-            planSource = 'planner';
-          }
-          for (const problem of bounded.dropped) yield await record({ type: 'warning', stage: 'PLANNER', message: `planner batch dropped: ${problem}` });
-          yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'accepted', reason: `${bounded.batches.length} batches` });
-        } else {
-          yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'rejected', reason: outcome.status === 'completed' ? 'no plan' : outcome.message });
-        }
-      } catch (error) {
-        const failure = toRatchetError(error);
-        if (failure.code === 'auth' || failure.code === 'config' || failure.code === 'interrupted') throw failure;
-        yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'error', reason: `${failure.code}: ${failure.message}` });
-        yield await record({ type: 'warning', stage: 'PLANNER', message: 'The planner failed; the heuristic plan stands.' });
+    let created = false;
+    try {
+      await shareDependencies(target, worktree);
+      const commands = await verifierCommands(worktree, settings, config);
+      await services.ledger.createRun({
+        id: runId,
+        workflow: 'refactor',
+        repoRoot,
+        feature: options.goal ?? 'whole-repository refactor',
+        branch,
+        baseBranch: await git.currentBranch(),
+        baseCommit,
+        worktree,
+        provider: config.provider.name,
+        model: config.provider.model,
+        config: { target, isGit, settings, commands, backup },
+      });
+      created = true;
+      const run = asGitRun((await services.ledger.getRun(runId)) ?? (() => { throw new RatchetError('internal', 'run vanished'); })());
+      const envelope = createEnveloper(runId, services.clock);
+      const emit: Emit = (event) => envelope(event);
+      const record = async (event: EventInput): Promise<RatchetEvent> => {
+        const wrapped = emit(event);
+        if (wrapped.type !== 'model-delta') await services.ledger.record(wrapped);
+        return wrapped;
+      };
+      yield await record({ type: 'run-start', workflow: 'refactor', feature: run.feature, branch, worktree, baseCommit, resumed: false });
+      yield await record({ type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory });
+      const outputs = join(runDir(repoRoot, runId), 'verify');
+      const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
+      yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
+      const baseline = await verifier.run('full', 'BASELINE', options.signal);
+      for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
+      yield await record({ type: 'stage-end', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1, outcome: baseline.ok ? 'accepted' : 'rejected' });
+      if (!baseline.ok) {
+        throw new RatchetError('gate-failed', 'The baseline verification fails: refusing to refactor a red repository.', { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } });
       }
+      const artifacts = join(runDir(repoRoot, runId), 'artifacts');
+      const index = await buildIndex({ root: worktree, cacheDir: join(repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: new Git(worktree), ...(options.signal ? { signal: options.signal } : {}) });
+      await writeIndexArtifacts(index, artifacts);
+      yield await record({ type: 'index-build', files: index.files.length, parsed: index.stats.parsed, reused: index.stats.reused, symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0), durationMs: index.stats.durationMs, artifacts });
+      const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) };
+      const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
+      let plan = heuristic;
+      let planSource: 'heuristic' | 'planner' = 'heuristic';
+      if (heuristic.length > 0) {
+        const prompts = await loadRolePrompts();
+        const runtime = createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(repoRoot, runId)), claudeAllowedTools: 'Read,Grep,Glob', claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+        yield await record({ type: 'stage-start', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1 });
+        const prompt = [
+          options.goal ? `Goal of this run: ${options.goal}` : 'Goal of this run: improve the code base safely, in small batches.',
+          `At most ${settings.maxBatches} batches; diff budget per batch at most ${settings.diffBudgetLoc} lines.`,
+          `Excluded from every scope: ${settings.scopeExcludes.join(', ') || 'nothing'}.`,
+          '',
+          'Heuristic plan (from the index):',
+          JSON.stringify({ batches: heuristic }, null, 2),
+          '',
+          'Riskiest files (risk register):',
+          ...index.risk.slice(0, 15).map((entry) => `- ${entry.path}: score ${entry.score}, fan-in ${entry.fanIn}, churn ${entry.churn}, ${entry.lines} lines, tests: ${entry.tests.length}`),
+        ].join('\n');
+        const events: RatchetEvent[] = [];
+        try {
+          const outcome = await runtime.runStage({
+            stage: 'PLANNER',
+            worktree,
+            systemPrompt: prompts.planner,
+            prompt,
+            paths: { read: ['**'], write: [], denyWrite: ['**'] },
+            maxTurns: settings.claude.maxTurnsPlanner,
+            bashTimeoutMs: config.bash.timeoutMs,
+            outputSchema: PlannerResponseSchema,
+            ...(options.signal ? { signal: options.signal } : {}),
+            emit: (event) => events.push(emit(event)),
+          });
+          for (const event of events) if (event.type !== 'model-delta') await services.ledger.record(event);
+          yield* events;
+          if (outcome.status === 'completed' && outcome.output) {
+            const bounded = boundPlannerBatches(outcome.output, bounds);
+            if (bounded.batches.length > 0) {
+              plan = bounded.batches;
+              planSource = 'planner';
+            }
+            for (const problem of bounded.dropped) yield await record({ type: 'warning', stage: 'PLANNER', message: `planner batch dropped: ${problem}` });
+            yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'accepted', reason: `${bounded.batches.length} batches` });
+          } else {
+            yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'rejected', reason: outcome.status === 'completed' ? 'no plan' : outcome.message });
+          }
+        } catch (error) {
+          const failure = toRatchetError(error);
+          if (failure.code === 'auth' || failure.code === 'config' || failure.code === 'interrupted') throw failure;
+          yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'error', reason: `${failure.code}: ${failure.message}` });
+          yield await record({ type: 'warning', stage: 'PLANNER', message: 'The planner failed; the heuristic plan stands.' });
+        }
+      }
+      yield await record({ type: 'plan-create', batches: plan.length, source: planSource, goal: options.goal });
+      return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands };
+    } catch (error) {
+      // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
+      // backup stays, and the ledger keeps the failed run).
+      await discardWorktree(git, worktree, branch);
+      if (created) {
+        const failure = toRatchetError(error);
+        await services.ledger.updateRun(runId, { status: 'failed', error: `${failure.code}: ${failure.message}` });
+      }
+      throw error;
     }
-    yield await record({ type: 'plan-create', batches: plan.length, source: planSource, goal: options.goal });
-    return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands };
   } finally {
     await lock.release();
   }
+}
+
+/** Removes a run's worktree and branch, as far as they exist. */
+async function discardWorktree(git: Git, worktree: string, branch: string): Promise<void> {
+  if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
+  await git.pruneWorktrees();
+  if (await git.branchExists(branch)) await git.deleteBranch(branch, { force: true });
 }
 
 /** The batch loop, the final full verifier and the run's end (seed 002, 18). */

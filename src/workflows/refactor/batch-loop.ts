@@ -164,6 +164,8 @@ export async function* runBatchLoop(
       yield { type: 'checkpoint-create', stage: 'PATCHER', phase: 'BATCH', commit, subject };
       yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'accepted' };
       lastCheckpoint = commit;
+      // A checkpoint that passed the full verifier is fully verified, whichever check ran it.
+      if (level === 'full') lastFullVerified = commit;
       committed++;
       result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
       if (committed % policy.runFullVerifierEvery === 0) {
@@ -174,8 +176,10 @@ export async function* runBatchLoop(
         if (!full.ok) {
           await workspace.resetTo(lastFullVerified);
           yield { type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: lastFullVerified, reason: 'the full verifier failed' };
+          result.reason = `the full verifier failed after this batch; reset to ${lastFullVerified.slice(0, 8)}`;
           outcomes.push(result);
-          yield { type: 'batch-end', batch: batch.id, outcome: 'committed', attempts: attempt, commit };
+          await deps.appendTaskLedger({ batch: batch.id, goal: batch.goal, outcome: result.outcome, attempts: attempt, commit, reason: result.reason });
+          yield { type: 'batch-end', batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: result.reason };
           return { batches: outcomes, stopped: `the full verifier failed after ${batch.id}; reset to ${lastFullVerified.slice(0, 8)}`, lastCheckpoint: lastFullVerified };
         }
         lastFullVerified = commit;

@@ -1,0 +1,192 @@
+/**
+ * End to end: the refactor commands around a run, each as the built CLI on a temporary
+ * repository, with the REAL `claude` binary where one is needed: `refactor run` refusing a red
+ * baseline without touching anything, `refactor plan` and `refactor verify` changing nothing,
+ * `refactor run` on a directory that is not a git repository (worked on in a copy), and the
+ * preflight failures of the Claude Code CLI: missing binary (exit 2, install hint) and no
+ * credentials (exit 3, /login instructions).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { checkoutState, type ProjectRepo } from '../support/e2e-run.js';
+import { patchAnswer } from '../support/refactor-brain.js';
+import { scriptPatches, TS_FILES, TS_STEPS, tsVerifiers, writeFiles, type ScriptedPatches } from '../support/refactor-fixtures.js';
+import {
+  branches,
+  claudeEnv,
+  configFile,
+  createRefactorRepo,
+  expectExit,
+  ratchet,
+  readRunOutput,
+  refactorConfig,
+  startRefactorModel,
+  treeHashes,
+  type RefactorModel,
+} from '../support/refactor-harness.js';
+import { assertFreshBuild, parseNdjson, type JsonLine } from '../support/run-cli.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tsRepo(overrides: Record<string, string> = {}, config = refactorConfig(tsVerifiers(process.execPath))): Promise<ProjectRepo> {
+  const repo = await createRefactorRepo({ ...TS_FILES, ...configFile(config), ...overrides });
+  cleanups.push(() => repo.cleanup());
+  return repo;
+}
+
+async function model(planner: Parameters<typeof startRefactorModel>[0]['planner'] = { kind: 'text', text: 'fine' }, batches: Parameters<typeof startRefactorModel>[0]['batches'] = {}): Promise<RefactorModel> {
+  const started = await startRefactorModel({ planner, batches });
+  cleanups.push(() => started.server.close());
+  return started;
+}
+
+const ErrorLine = z.looseObject({ type: z.literal('error'), code: z.string(), message: z.string(), hint: z.string().nullable() });
+
+function errorOf(lines: JsonLine[]): z.infer<typeof ErrorLine> {
+  return ErrorLine.parse(lines.find((line) => line.type === 'error'));
+}
+
+function worktreesUnder(home: string): string[] {
+  const dir = join(home, 'worktrees');
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
+/** A failing unit test: the baseline is red. */
+const RED_TEST = { 'test/math.test.ts': (TS_FILES['test/math.test.ts'] ?? '').replace('assert.equal(add(2, 3), 5);', 'assert.equal(add(2, 3), 6);') };
+
+let patches: ScriptedPatches;
+
+beforeAll(async () => {
+  assertFreshBuild();
+  ({ patches } = await scriptPatches(TS_FILES, TS_STEPS));
+});
+
+describe('ratchet refactor, around the run', () => {
+  it('refuses a red baseline with exit 1 and leaves the repository as it was', async () => {
+    const repo = await tsRepo(RED_TEST);
+    const { server, brain } = await model();
+    const before = { state: checkoutState(repo), tree: treeHashes(repo.dir, ['.git', '.ratchet']), branches: branches(repo) };
+    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    expectExit(result, 1);
+    const lines = parseNdjson(result.stdout);
+    expect(errorOf(lines).message).toMatch(/baseline/i);
+    expect(lines.some((line) => line.type === 'stage-end' && (line as Record<string, unknown>).stage === 'BASELINE' && (line as Record<string, unknown>).outcome === 'rejected')).toBe(true);
+    // No model was asked for anything but the authentication check.
+    expect(brain.calls.map((call) => call.role)).toEqual(['none']);
+    expect(checkoutState(repo)).toEqual(before.state);
+    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(before.tree);
+    expect(branches(repo)).toEqual(before.branches);
+    expect(worktreesUnder(repo.home)).toEqual([]);
+    expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+  });
+
+  it('refactor plan prints the heuristic batches and changes nothing', async () => {
+    const repo = await tsRepo();
+    const before = { state: checkoutState(repo), tree: treeHashes(repo.dir, ['.git']), branches: branches(repo) };
+    const plain = await ratchet(['refactor', 'plan', repo.dir], repo.dir, claudeEnv(repo, null));
+    expectExit(plain, 0);
+    expect(plain.stdout).toContain('Plan: 3 batches');
+    expect(plain.stdout).toContain('batch-001 Remove dead code in src/math.ts');
+    expect(plain.stdout).toContain('batch-002 Split long code in src/invoice.ts');
+    expect(plain.stdout).toContain('batch-003 Add tests for src/report.ts');
+    const json = await ratchet(['refactor', 'plan', '--json'], repo.dir, claudeEnv(repo, null));
+    expectExit(json, 0);
+    const plan = z.object({ batches: z.array(z.object({ id: z.string(), goal: z.string(), scope_globs: z.array(z.string()), diff_budget_loc: z.number() })) }).parse(JSON.parse(json.stdout));
+    expect(plan.batches.map((batch) => batch.id)).toEqual(['batch-001', 'batch-002', 'batch-003']);
+    expect(plan.batches[0]?.scope_globs).toEqual(['src/math.ts']);
+    expect(plan.batches[0]?.diff_budget_loc).toBe(40);
+    expect(checkoutState(repo)).toEqual(before.state);
+    expect(repo.run('status', '--porcelain', '--untracked-files=all', '--ignored')).toBe('');
+    expect(branches(repo)).toEqual(before.branches);
+    expect(treeHashes(repo.dir, ['.git'])).toEqual(before.tree);
+  });
+
+  it('refactor verify exits 0 on a green baseline and 1 on a red one, changing nothing', async () => {
+    const green = await tsRepo();
+    const ok = await ratchet(['refactor', 'verify', green.dir, '--json'], green.dir, claudeEnv(green, null));
+    expectExit(ok, 0);
+    const report = z.object({ ok: z.boolean(), results: z.array(z.object({ command: z.string(), exitCode: z.number().nullable() })) }).parse(JSON.parse(ok.stdout));
+    expect(report.ok).toBe(true);
+    // The baseline runs the full verifier: the tests, then the load check.
+    expect(report.results.map((entry) => entry.exitCode)).toEqual([0, 0]);
+    expect(green.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+
+    const red = await tsRepo(RED_TEST);
+    const failed = await ratchet(['refactor', 'verify', red.dir], red.dir, claudeEnv(red, null));
+    expectExit(failed, 1);
+    expect(failed.stdout).toContain('Baseline is red');
+    expect(red.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+  });
+
+  it('works on a copy of a directory that is not a git repository and never touches it', async () => {
+    const original = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-plain-')));
+    cleanups.push(() => rm(original, { recursive: true, force: true }));
+    const target = join(original, 'shop');
+    await writeFiles(target, { ...TS_FILES, ...configFile(refactorConfig(tsVerifiers(process.execPath))) });
+    // RATCHET_HOME and the claude HOME come from a throw-away repository beside it.
+    const scratch = await tsRepo();
+    const good = patches['batch-001']?.good;
+    if (!good) throw new Error('no batch-001 patch');
+    const goal = 'Remove dead code in src/math.ts';
+    const { server, brain } = await model(
+      { kind: 'structured', batches: [{ id: 'x', goal, scope_globs: ['src/math.ts'], allowed_operations: ['remove-dead-code'], diff_budget_loc: 30, risk_score: 10, verifier_level: 'fast' }] },
+      { 'batch-001': { goal, first: patchAnswer(good.diff, good.files, 'drop legacyRound') } },
+    );
+    const before = treeHashes(original, []);
+    const result = await ratchet(['refactor', 'run', target, '--provider', 'claude-code', '--yes', '--json'], original, claudeEnv(scratch, server));
+    expectExit(result, 0);
+    expect(brain.unexpected).toEqual([]);
+    const { runId, report } = readRunOutput(result);
+    expect(report?.status).toBe('completed');
+    // The run lives in a git copy under RATCHET_HOME; its branch holds the checkpoint.
+    const copy = join(scratch.home, 'copies', runId, 'shop');
+    expect(report?.html.startsWith(copy)).toBe(true);
+    const log = execFileSync('git', ['log', '--format=%s', `ratchet/${runId}`], { cwd: copy, encoding: 'utf8', env: { ...process.env, ...scratch.env } });
+    expect(log.split('\n')[0]).toBe(`checkpoint: batch-001 ${goal}`);
+    expect(await readFile(join(target, 'src/math.ts'), 'utf8')).toContain('legacyRound');
+    // Not one byte of the original changed, and no .git or .ratchet appeared in it.
+    expect(treeHashes(original, [])).toEqual(before);
+    expect(existsSync(join(target, '.git'))).toBe(false);
+    expect(existsSync(join(target, '.ratchet'))).toBe(false);
+    // The backup is a snapshot only (there is no history to bundle).
+    const backup = join(scratch.home, 'backups', 'shop', runId);
+    expect(existsSync(join(backup, 'snapshot.tar.gz'))).toBe(true);
+    expect(existsSync(join(backup, 'backup.bundle'))).toBe(false);
+  });
+
+  it('exits 2 with the install hint when the claude binary is missing', async () => {
+    const repo = await tsRepo({}, refactorConfig(tsVerifiers(process.execPath), { claude: { binary: '/nonexistent/bin/claude', allowed_tools: 'Read', max_turns_patcher: 2, max_turns_planner: 2 } }));
+    const { server } = await model();
+    const before = checkoutState(repo);
+    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    expectExit(result, 2);
+    const error = errorOf(parseNdjson(result.stdout));
+    expect(error.message).toContain('/nonexistent/bin/claude');
+    expect(error.hint).toContain('npm install -g @anthropic-ai/claude-code');
+    expect(server.requests).toHaveLength(0);
+    expect(checkoutState(repo)).toEqual(before);
+    expect(branches(repo)).toHaveLength(1);
+  });
+
+  it('exits 3 with the /login instructions when Claude Code is not authenticated', async () => {
+    const repo = await tsRepo();
+    const { server } = await model();
+    const before = checkoutState(repo);
+    const plain = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes'], repo.dir, claudeEnv(repo, server, { apiKey: null }));
+    expectExit(plain, 3);
+    expect(plain.stderr).toMatch(/not authenticated/i);
+    expect(plain.stderr).toContain('/login');
+    expect(server.requests).toHaveLength(0);
+    expect(checkoutState(repo)).toEqual(before);
+    expect(branches(repo)).toHaveLength(1);
+    expect(worktreesUnder(repo.home)).toEqual([]);
+  });
+});

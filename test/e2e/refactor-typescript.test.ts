@@ -1,0 +1,283 @@
+/**
+ * End to end: `ratchet refactor run --provider claude-code` on a multi-module TypeScript
+ * repository (tests by `node --test` on the .ts files), with the REAL `claude` binary talking to
+ * the loopback fake Anthropic server, where the refactor brain plays the planner and the
+ * patcher. The run goes through four batches: the first patch of batch-001 touches a file
+ * outside the batch's scope and is refused by the admission checks; the first patch of
+ * batch-002 applies but breaks the unit tests, so it is rolled back to batch-001's checkpoint;
+ * both retries land; batch-003 lands first time and batch-004 is a noop. Then `accept` merges
+ * the run and `refactor rollback` restores the repository exactly as it was before the run,
+ * including an untracked file (the run started with --allow-dirty).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { checkoutState, readLedger, type CheckoutState, type LedgerSnapshot, type ProjectRepo } from '../support/e2e-run.js';
+import { noopAnswer, patchAnswer, type RefactorBrainScript } from '../support/refactor-brain.js';
+import { scriptPatches, TS_FILES, TS_STEPS, tsVerifiers, type FileMap, type ScriptedPatches } from '../support/refactor-fixtures.js';
+import {
+  backupDirectory,
+  branches,
+  claudeEnv,
+  configFile,
+  createRefactorRepo,
+  eventsOf,
+  expectExit,
+  isNonEmptyFile,
+  ratchet,
+  readRunOutput,
+  refactorConfig,
+  renderInChromium,
+  runDirectory,
+  startRefactorModel,
+  subjects,
+  treeHashes,
+  type RefactorModel,
+} from '../support/refactor-harness.js';
+import { assertFreshBuild, type CliResult, type JsonLine } from '../support/run-cli.js';
+
+const GOALS = {
+  'batch-001': 'Remove dead code in src/math.ts',
+  'batch-002': 'Extract the row formatting of renderInvoice in src/invoice.ts',
+  'batch-003': 'Add tests for src/report.ts',
+  'batch-004': 'Tidy the re-exports of src/index.ts',
+} as const;
+
+function script(patches: ScriptedPatches): RefactorBrainScript {
+  const patch = (batch: string, variant: string) => {
+    const entry = patches[batch]?.[variant];
+    if (!entry) throw new Error(`no ${variant} patch for ${batch}`);
+    return patchAnswer(entry.diff, entry.files, `${batch} ${variant}`);
+  };
+  return {
+    planner: {
+      kind: 'structured',
+      batches: [
+        { id: 'b1', goal: GOALS['batch-001'], scope_globs: ['src/math.ts'], allowed_operations: ['remove-dead-code'], diff_budget_loc: 30, risk_score: 10, verifier_level: 'fast', notes: 'legacyRound is unreferenced' },
+        { id: 'b2', goal: GOALS['batch-002'], scope_globs: ['src/invoice.ts'], allowed_operations: ['extract-function'], diff_budget_loc: 40, risk_score: 25, verifier_level: 'fast' },
+        { id: 'b3', goal: GOALS['batch-003'], scope_globs: ['src/report.ts', 'test/report.test.ts'], allowed_operations: ['add-tests'], diff_budget_loc: 40, risk_score: 30, verifier_level: 'full' },
+        { id: 'b4', goal: GOALS['batch-004'], scope_globs: ['src/index.ts'], allowed_operations: ['rename'], diff_budget_loc: 10, risk_score: 5, verifier_level: 'fast' },
+      ],
+    },
+    batches: {
+      'batch-001': { goal: GOALS['batch-001'], first: patch('batch-001', 'outOfScope'), retry: patch('batch-001', 'good') },
+      'batch-002': { goal: GOALS['batch-002'], first: patch('batch-002', 'breaksTests'), retry: patch('batch-002', 'good') },
+      'batch-003': { goal: GOALS['batch-003'], first: patch('batch-003', 'good') },
+      'batch-004': { goal: GOALS['batch-004'], first: noopAnswer('The re-exports are already minimal.') },
+    },
+  };
+}
+
+const SCRATCH = 'scratch/notes.md';
+const SCRATCH_TEXT = 'my uncommitted notes: not part of any commit\n';
+
+const TaskLedgerLine = z.looseObject({ batch: z.string(), goal: z.string(), outcome: z.string(), attempts: z.number(), commit: z.string().nullable() });
+
+function field(line: JsonLine | undefined, name: string): unknown {
+  return line ? (line as Record<string, unknown>)[name] : undefined;
+}
+
+describe('ratchet refactor run on a TypeScript repository (real claude binary, scripted model)', () => {
+  let repo: ProjectRepo;
+  let model: RefactorModel;
+  let env: Record<string, string>;
+  let patches: ScriptedPatches;
+  let finalFiles: FileMap;
+  let beforeState: CheckoutState;
+  let beforeTree: Record<string, string>;
+  let beforeBranches: string[];
+  let result: CliResult;
+  let lines: JsonLine[];
+  let runId: string;
+  let branch: string;
+  let tip: string;
+  let ledger: LedgerSnapshot;
+
+  beforeAll(async () => {
+    assertFreshBuild();
+    ({ patches, final: finalFiles } = await scriptPatches(TS_FILES, TS_STEPS));
+    repo = await createRefactorRepo({ ...TS_FILES, ...configFile(refactorConfig(tsVerifiers(process.execPath))) });
+    model = await startRefactorModel(script(patches));
+    env = claudeEnv(repo, model.server);
+    // An untracked file the user has lying around: --allow-dirty starts from HEAD without it,
+    // and the backup keeps it.
+    await mkdir(join(repo.dir, 'scratch'));
+    await writeFile(join(repo.dir, SCRATCH), SCRATCH_TEXT);
+    beforeState = checkoutState(repo);
+    beforeTree = treeHashes(repo.dir, ['.git', '.ratchet']);
+    beforeBranches = branches(repo);
+    result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json', '--allow-dirty'], repo.dir, env);
+    const output = readRunOutput(result);
+    lines = output.lines;
+    runId = output.runId;
+    branch = `ratchet/${runId}`;
+    tip = repo.run('rev-parse', branch);
+    ledger = await readLedger(repo.dir, runId);
+  }, 180_000);
+
+  afterAll(async () => {
+    await model?.server.close();
+    await repo?.cleanup();
+  });
+
+  it('completes every batch and exits 0, the model answering as scripted', () => {
+    expectExit(result, 0);
+    expect(model.brain.unexpected).toEqual([]);
+    const report = lines.find((line) => line.type === 'report');
+    expect(field(report, 'status')).toBe('completed');
+    expect(field(lines.find((line) => line.type === 'run-end'), 'status')).toBe('completed');
+    // The claude CLI's requests, as the brain understood them: the planner once, then the patcher
+    // per batch and attempt, each retry carrying the feedback of the failed attempt.
+    const patcher = model.brain.callsOf('PATCHER').map((call) => `${call.batch ?? '?'} ${call.attempt ?? '?'} ${call.feedback ?? '-'}`);
+    expect(patcher).toEqual(['batch-001 first -', 'batch-001 retry admission', 'batch-002 first -', 'batch-002 retry verifier', 'batch-003 first -', 'batch-004 first -']);
+    expect(model.brain.callsOf('PLANNER')).toHaveLength(1);
+  });
+
+  it('plans from the index and lets the planner refine it', () => {
+    const planner = model.brain.callsOf('PLANNER')[0];
+    // The heuristic plan the planner was shown found the dead code, the long function and the
+    // untested module.
+    expect(planner?.prompt).toContain('Remove dead code in src/math.ts');
+    expect(planner?.prompt).toContain('legacyRound');
+    expect(planner?.prompt).toContain('Split long code in src/invoice.ts');
+    expect(planner?.prompt).toContain('Add tests for src/report.ts');
+    const plan = lines.find((line) => line.type === 'plan-create');
+    expect(field(plan, 'source')).toBe('planner');
+    expect(field(plan, 'batches')).toBe(4);
+    expect(readRunOutput(result).plan.batches.map((batch) => `${batch.id} ${batch.goal}`)).toEqual(Object.entries(GOALS).map(([id, goal]) => `${id} ${goal}`));
+  });
+
+  it('commits one checkpoint per landed batch on ratchet/<run-id>, ending with the scripted files', () => {
+    const base = beforeState.head;
+    expect(subjects(repo, `${base}..${branch}`)).toEqual([`checkpoint: batch-001 ${GOALS['batch-001']}`, `checkpoint: batch-002 ${GOALS['batch-002']}`, `checkpoint: batch-003 ${GOALS['batch-003']}`]);
+    for (const [path, content] of Object.entries(finalFiles)) expect(repo.run('show', `${branch}:${path}`), path).toBe(content.trimEnd());
+    const ends = eventsOf(lines, 'batch-end').map((line) => `${String(field(line, 'batch'))} ${String(field(line, 'outcome'))} ${String(field(line, 'attempts'))}`);
+    expect(ends).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1', 'batch-004 noop 1']);
+  });
+
+  it('refuses the out-of-scope patch in the admission checks and lands the retry', () => {
+    const checks = eventsOf(lines, 'patch-check').filter((line) => field(line, 'batch') === 'batch-001');
+    expect(checks.map((line) => field(line, 'admitted'))).toEqual([false, true]);
+    const violations = z.array(z.string()).parse(field(checks[0], 'violations'));
+    expect(violations.join('\n')).toMatch(/src\/invoice\.ts/);
+    expect(violations.join('\n')).toMatch(/scope/i);
+    // The retry's packet told the model why.
+    const retry = model.brain.callsOf('PATCHER').find((call) => call.batch === 'batch-001' && call.attempt === 'retry');
+    expect(retry?.prompt).toContain('src/invoice.ts');
+    // Nothing of the refused patch reached the branch.
+    expect(repo.run('show', `${branch}:src/invoice.ts`)).toContain('/** The invoice as plain text: one row per line, then the totals. */');
+  });
+
+  it('rolls the patch that breaks the tests back to the last checkpoint, then lands the retry', () => {
+    const [first, second, third] = subjects(repo, `${beforeState.head}..${branch}`).map((_, index) => repo.run('rev-parse', `${branch}~${2 - index}`));
+    expect(third).toBe(tip);
+    const rollbacks = eventsOf(lines, 'checkpoint-rollback');
+    expect(rollbacks).toHaveLength(1);
+    expect(field(rollbacks[0], 'to')).toBe(first);
+    expect(String(field(rollbacks[0], 'reason'))).toContain('batch-002');
+    // The failing fast verifier is on record.
+    const failing = eventsOf(lines, 'verify-end').filter((line) => z.object({ ok: z.boolean() }).safeParse(field(line, 'result')).data?.ok === false);
+    expect(failing).toHaveLength(1);
+    // The retry saw the failing test output and the file as it is at the checkpoint: the worktree
+    // was reset, the broken extraction is gone.
+    const retry = model.brain.callsOf('PATCHER').find((call) => call.batch === 'batch-002' && call.attempt === 'retry');
+    expect(retry?.prompt).toContain('verifier failed');
+    expect(retry?.prompt).toMatch(/renders the lines and the totals/);
+    expect(retry?.prompt).toContain('const quantity = String(line.quantity).padStart(3);');
+    expect(retry?.prompt).not.toContain('function formatRow');
+    // batch-002's checkpoint sits directly on batch-001's.
+    expect(repo.run('rev-parse', `${String(second)}~1`)).toBe(first);
+  });
+
+  it('backs the repository up before the run: git bundle and tar.gz snapshot', () => {
+    const backup = backupDirectory(repo, basename(repo.dir), runId);
+    expect(isNonEmptyFile(join(backup, 'backup.bundle'))).toBe(true);
+    expect(isNonEmptyFile(join(backup, 'snapshot.tar.gz'))).toBe(true);
+    expect(repo.run('bundle', 'list-heads', join(backup, 'backup.bundle'))).toContain(`${beforeState.head} refs/heads/main`);
+    const listing = execFileSync('tar', ['-tzf', join(backup, 'snapshot.tar.gz')], { encoding: 'utf8' });
+    expect(listing).toContain(SCRATCH);
+    expect(listing).toContain('src/invoice.ts');
+    expect(listing).not.toMatch(/^\.\/\.git\//m);
+    expect(field(lines.find((line) => line.type === 'backup-create'), 'directory')).toBe(backup);
+  });
+
+  it('writes the index artifacts and one task-ledger line per batch', async () => {
+    const artifacts = join(runDirectory(repo.dir, runId), 'artifacts');
+    for (const name of ['ARCHITECTURE_SNAPSHOT.md', 'SYMBOL_REGISTRY.json', 'DEPENDENCY_GRAPH.json', 'CALL_GRAPH.json', 'RISK_REGISTER.json', 'TASK_LEDGER.jsonl', 'CONTRACTS/public_api_snapshot.json']) {
+      expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
+    }
+    for (const name of ['SYMBOL_REGISTRY.json', 'DEPENDENCY_GRAPH.json', 'CALL_GRAPH.json', 'RISK_REGISTER.json', 'CONTRACTS/public_api_snapshot.json']) {
+      expect(() => JSON.parse(readFileSync(join(artifacts, name), 'utf8')) as unknown, name).not.toThrow();
+    }
+    expect(await readFile(join(artifacts, 'SYMBOL_REGISTRY.json'), 'utf8')).toContain('renderInvoice');
+    expect(await readFile(join(artifacts, 'DEPENDENCY_GRAPH.json'), 'utf8')).toContain('src/math.ts');
+    const entries = (await readFile(join(artifacts, 'TASK_LEDGER.jsonl'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => TaskLedgerLine.parse(JSON.parse(line)));
+    expect(entries.map((entry) => `${entry.batch} ${entry.outcome} ${entry.attempts}`)).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1', 'batch-004 noop 1']);
+    expect(entries[2]?.commit).toBe(tip);
+  });
+
+  it('records every claude call in the ledger with its cost', () => {
+    expect(ledger.run?.status).toBe('completed');
+    expect(ledger.run?.provider).toBe('claude-code');
+    const calls = ledger.modelCalls;
+    expect(calls.map((call) => call.stage)).toEqual(['PLANNER', 'PATCHER', 'PATCHER', 'PATCHER', 'PATCHER', 'PATCHER', 'PATCHER']);
+    for (const call of calls) {
+      expect(call.provider).toBe('claude-code');
+      expect(call.costUsd ?? 0).toBeGreaterThan(0);
+      expect(call.error).toBeNull();
+    }
+    // The secret never reaches the ledger.
+    expect(JSON.stringify(calls)).not.toContain(env.ANTHROPIC_API_KEY);
+  });
+
+  it('writes report.md and a report.html that renders in headless Chromium', async () => {
+    const dir = runDirectory(repo.dir, runId);
+    const markdown = await readFile(join(dir, 'report.md'), 'utf8');
+    expect(markdown).toContain('## Batches');
+    expect(markdown).toMatch(/\| batch-001 \| committed \| 2 \|/);
+    expect(markdown).toMatch(/\| batch-004 \| noop \| 1 \|/);
+    expect(markdown).toContain('Patches rejected by the admission checks');
+    const dom = await renderInChromium(join(dir, 'report.html'));
+    expect(dom).toContain('<table id="batches">');
+    const batchesTable = dom.slice(dom.indexOf('<table id="batches">'), dom.indexOf('</table>', dom.indexOf('<table id="batches">')));
+    for (const id of Object.keys(GOALS)) expect(batchesTable).toContain(id);
+    expect(batchesTable).toContain('committed');
+    expect(batchesTable).toContain('noop');
+  });
+
+  it("leaves the user's checkout untouched until accept", () => {
+    expect(checkoutState(repo)).toEqual(beforeState);
+    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(beforeTree);
+    expect(branches(repo)).toEqual([...beforeBranches, `${branch} ${tip}`].sort());
+  });
+
+  it('accept merges the run into main and removes its worktree and branch', async () => {
+    // Accept wants a clean checkout: the user puts the scratch file aside first.
+    await rename(join(repo.dir, SCRATCH), repo.path('notes-aside.md'));
+    const worktree = z.string().parse(field(lines.find((line) => line.type === 'run-start'), 'worktree'));
+    expect(existsSync(worktree)).toBe(true);
+    const accepted = await ratchet(['accept', runId, '--json'], repo.dir, env);
+    expectExit(accepted, 0);
+    expect(repo.run('rev-parse', 'HEAD')).toBe(tip);
+    expect(repo.run('rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+    expect(existsSync(worktree)).toBe(false);
+    expect(branches(repo)).toEqual([`main ${tip}`]);
+    for (const [path, content] of Object.entries(finalFiles)) expect(await readFile(join(repo.dir, path), 'utf8'), path).toBe(content);
+  });
+
+  it('refactor rollback after the accept restores the repository exactly as it was before the run', async () => {
+    const rolledBack = await ratchet(['refactor', 'rollback', runId, '--json'], repo.dir, env);
+    expectExit(rolledBack, 0);
+    expect(checkoutState(repo)).toEqual(beforeState);
+    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(beforeTree);
+    expect(await readFile(join(repo.dir, SCRATCH), 'utf8')).toBe(SCRATCH_TEXT);
+    expect(branches(repo)).toEqual(beforeBranches);
+  });
+});

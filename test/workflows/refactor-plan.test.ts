@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import { boundPlannerBatches, heuristicPlan, testGlobsFor, type FileFacts, type PlanBounds } from '../../src/workflows/refactor/plan.js';
+import type { PlannedBatch } from '../../src/workflows/refactor/schemas.js';
+
+/** A source file with no findings at all (it plans nothing) unless overridden. */
+function facts(path: string, overrides: Partial<FileFacts> = {}): FileFacts {
+  return { path, language: 'typescript', lines: 40, fanIn: 0, churn: 0, hasTest: true, risk: 10, sizeReasons: [], unusedPrivateSymbols: [], isTest: false, ...overrides };
+}
+
+function bounds(overrides: Partial<PlanBounds> = {}): PlanBounds {
+  return { maxBatches: 200, diffBudgetLoc: 300, scopeExcludes: [], files: [], ...overrides };
+}
+
+const plan = (files: FileFacts[], overrides: Partial<PlanBounds> = {}, goal: string | null = null): PlannedBatch[] => heuristicPlan(files, { goal, bounds: bounds(overrides) });
+
+/** One file of each kind of finding, listed out of order on purpose. */
+const MIXED: FileFacts[] = [
+  facts('src/big.ts', { risk: 70, sizeReasons: ['class Engine has 40 methods', 'file has 900 lines'] }),
+  facts('src/untested.ts', { risk: 30, fanIn: 3, hasTest: false }),
+  facts('src/long.ts', { risk: 20, sizeReasons: ['function run is 120 lines'] }),
+  facts('src/risky-dead.ts', { risk: 50, unusedPrivateSymbols: ['oldHelper'] }),
+  facts('src/dead.ts', { risk: 15, unusedPrivateSymbols: ['unused', 'alsoUnused'] }),
+  facts('src/b-dead.ts', { risk: 15, unusedPrivateSymbols: ['x'] }),
+];
+
+describe('heuristicPlan', () => {
+  it('orders import cleanup, small extracts, tests, restructures; by risk, then path, within each', () => {
+    const batches = plan(MIXED);
+
+    expect(batches.map((entry) => [entry.id, entry.goal])).toEqual([
+      ['batch-001', 'Remove dead code in src/b-dead.ts'],
+      ['batch-002', 'Remove dead code in src/dead.ts'],
+      ['batch-003', 'Remove dead code in src/risky-dead.ts'],
+      ['batch-004', 'Split long code in src/long.ts'],
+      ['batch-005', 'Split long code in src/big.ts'],
+      ['batch-006', 'Add tests for src/untested.ts'],
+      ['batch-007', 'Restructure src/big.ts'],
+    ]);
+  });
+
+  it('describes each batch: operations of its category, the finding as notes, the diff budget, one file in scope', () => {
+    const batches = plan(MIXED, { diffBudgetLoc: 120 });
+    const byGoal = new Map(batches.map((entry) => [entry.goal, entry]));
+
+    expect(byGoal.get('Remove dead code in src/dead.ts')).toEqual({
+      id: 'batch-002',
+      goal: 'Remove dead code in src/dead.ts',
+      scope_globs: ['src/dead.ts'],
+      allowed_operations: ['remove-unused-imports', 'remove-dead-code'],
+      diff_budget_loc: 120,
+      risk_score: 15,
+      verifier_level: 'fast',
+      notes: 'unreferenced: unused, alsoUnused',
+    });
+    expect(byGoal.get('Split long code in src/big.ts')).toMatchObject({ allowed_operations: ['rename', 'extract-function', 'split-module'], notes: 'file has 900 lines' });
+    expect(byGoal.get('Restructure src/big.ts')).toMatchObject({ allowed_operations: ['extract-class', 'move-code', 'split-module'], notes: 'class Engine has 40 methods' });
+    expect(byGoal.get('Add tests for src/untested.ts')).toMatchObject({ allowed_operations: ['add-tests', 'strengthen-tests'], notes: '3 files depend on it and no test covers it by convention' });
+  });
+
+  it('scopes a tests batch to the file and the conventional places of its test', () => {
+    const [tests] = plan([facts('src/util/parse.ts', { fanIn: 2, hasTest: false })]);
+
+    expect(tests?.scope_globs).toEqual(['src/util/parse.ts', '**/parse.test.*', '**/parse.spec.*', '**/test_parse.py', '**/parse_test.*', '**/parseTest.*']);
+    expect(testGlobsFor('pkg/Parser.java')).toContain('**/ParserTest.*');
+    expect(testGlobsFor('lib/tool.py')).toContain('**/test_tool.py');
+  });
+
+  it('plans tests only for untested files something depends on', () => {
+    expect(plan([facts('src/leaf.ts', { fanIn: 0, hasTest: false }), facts('src/covered.ts', { fanIn: 5, hasTest: true })])).toEqual([]);
+  });
+
+  it('uses the full verifier from risk 60', () => {
+    const batches = plan([facts('src/a.ts', { risk: 59, unusedPrivateSymbols: ['x'] }), facts('src/b.ts', { risk: 60, unusedPrivateSymbols: ['x'] }), facts('src/c.ts', { risk: 100, unusedPrivateSymbols: ['x'] })]);
+
+    expect(batches.map((entry) => [entry.scope_globs[0], entry.risk_score, entry.verifier_level])).toEqual([
+      ['src/a.ts', 59, 'fast'],
+      ['src/b.ts', 60, 'full'],
+      ['src/c.ts', 100, 'full'],
+    ]);
+  });
+
+  it('skips test files', () => {
+    const batches = plan([facts('src/a.test.ts', { isTest: true, unusedPrivateSymbols: ['x'], sizeReasons: ['file has 900 lines'], fanIn: 1, hasTest: false }), facts('src/a.ts', { unusedPrivateSymbols: ['y'] })]);
+
+    expect(batches.map((entry) => entry.scope_globs)).toEqual([['src/a.ts']]);
+  });
+
+  it('honours scope excludes, dot-files included', () => {
+    const files = [facts('src/generated/api.ts', { unusedPrivateSymbols: ['x'] }), facts('.config/setup.ts', { unusedPrivateSymbols: ['x'] }), facts('src/keep.ts', { unusedPrivateSymbols: ['x'] })];
+
+    expect(plan(files, { scopeExcludes: ['src/generated/**', '.config/**'] }).map((entry) => entry.scope_globs[0])).toEqual(['src/keep.ts']);
+    expect(plan(files).map((entry) => entry.scope_globs[0])).toEqual(['.config/setup.ts', 'src/generated/api.ts', 'src/keep.ts']);
+  });
+
+  it('caps the plan at max_batches, keeping the least risky batches', () => {
+    const batches = plan(MIXED, { maxBatches: 3 });
+
+    expect(batches.map((entry) => [entry.id, entry.scope_globs[0]])).toEqual([
+      ['batch-001', 'src/b-dead.ts'],
+      ['batch-002', 'src/dead.ts'],
+      ['batch-003', 'src/risky-dead.ts'],
+    ]);
+    expect(plan(MIXED, { maxBatches: 0 })).toEqual([]);
+  });
+
+  it('numbers ids batch-001, batch-002, ... past 99', () => {
+    const many = Array.from({ length: 120 }, (_, index) => facts(`src/f${String(index).padStart(3, '0')}.ts`, { unusedPrivateSymbols: ['x'] }));
+    const ids = plan(many).map((entry) => entry.id);
+
+    expect(ids).toHaveLength(120);
+    expect(ids.slice(0, 2)).toEqual(['batch-001', 'batch-002']);
+    expect(ids.at(-1)).toBe('batch-120');
+  });
+
+  it('with a goal, plans one batch per eligible file, least risky first', () => {
+    const files = [
+      facts('src/b.ts', { risk: 40 }),
+      facts('src/a.ts', { risk: 40, sizeReasons: ['function x is 90 lines'] }),
+      facts('src/first.ts', { risk: 5, unusedPrivateSymbols: ['y'] }),
+      facts('src/b.test.ts', { isTest: true }),
+      facts('vendor/lib.ts', { risk: 1 }),
+      facts('src/hot.ts', { risk: 90 }),
+    ];
+    const batches = plan(files, { scopeExcludes: ['vendor/**'], diffBudgetLoc: 80 }, 'Use async/await');
+
+    expect(batches).toEqual([
+      { id: 'batch-001', goal: 'Use async/await (in src/first.ts)', scope_globs: ['src/first.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 5, verifier_level: 'fast', notes: '' },
+      { id: 'batch-002', goal: 'Use async/await (in src/a.ts)', scope_globs: ['src/a.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 40, verifier_level: 'fast', notes: 'function x is 90 lines' },
+      { id: 'batch-003', goal: 'Use async/await (in src/b.ts)', scope_globs: ['src/b.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 40, verifier_level: 'fast', notes: '' },
+      { id: 'batch-004', goal: 'Use async/await (in src/hot.ts)', scope_globs: ['src/hot.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 90, verifier_level: 'full', notes: '' },
+    ]);
+  });
+
+  it('is pure: same input, same plan, inputs untouched', () => {
+    const files = MIXED.map((file) => ({ ...file }));
+    const before = JSON.stringify(files);
+
+    expect(plan(files)).toEqual(plan(files));
+    expect(JSON.stringify(files)).toBe(before);
+  });
+});
+
+describe('boundPlannerBatches', () => {
+  const FILES = ['src/a.ts', 'src/b.ts', 'src/util/c.ts', 'src/generated/api.ts', 'test/a.test.ts'];
+
+  function proposed(id: string, scope: string[], overrides: Partial<PlannedBatch> = {}): PlannedBatch {
+    return { id, goal: `goal of ${id}`, scope_globs: scope, allowed_operations: ['rename'], diff_budget_loc: 100, risk_score: 20, verifier_level: 'fast', ...overrides };
+  }
+
+  it('keeps batches whose scope matches a file, renumbering their ids', () => {
+    const result = boundPlannerBatches({ batches: [proposed('x-1', ['src/a.ts']), proposed('later', ['src/util/**'], { verifier_level: 'full', risk_score: 75, notes: 'careful' })] }, bounds({ files: FILES }));
+
+    expect(result.dropped).toEqual([]);
+    expect(result.batches).toEqual([
+      proposed('batch-001', ['src/a.ts'], { goal: 'goal of x-1' }),
+      proposed('batch-002', ['src/util/**'], { goal: 'goal of later', verifier_level: 'full', risk_score: 75, notes: 'careful' }),
+    ]);
+  });
+
+  it('drops a batch whose scope matches no indexed file, saying why', () => {
+    const result = boundPlannerBatches({ batches: [proposed('b1', ['src/missing.ts', 'lib/**']), proposed('b2', ['src/b.ts'])] }, bounds({ files: FILES }));
+
+    expect(result.dropped).toEqual(['b1: scope src/missing.ts, lib/** matches no file in scope']);
+    expect(result.batches.map((entry) => [entry.id, entry.goal])).toEqual([['batch-001', 'goal of b2']]);
+  });
+
+  it('drops a batch whose scope matches only excluded files', () => {
+    const result = boundPlannerBatches(
+      { batches: [proposed('gen', ['src/generated/**']), proposed('mixed', ['src/generated/**', 'src/b.ts'])] },
+      bounds({ files: FILES, scopeExcludes: ['src/generated/**'] }),
+    );
+
+    expect(result.dropped).toEqual(['gen: scope src/generated/** matches no file in scope']);
+    expect(result.batches.map((entry) => entry.goal)).toEqual(['goal of mixed']);
+  });
+
+  it('clamps each diff budget to the configured one', () => {
+    const result = boundPlannerBatches({ batches: [proposed('big', ['src/a.ts'], { diff_budget_loc: 5000 }), proposed('small', ['src/b.ts'], { diff_budget_loc: 40 })] }, bounds({ files: FILES, diffBudgetLoc: 300 }));
+
+    expect(result.batches.map((entry) => entry.diff_budget_loc)).toEqual([300, 40]);
+  });
+
+  it('caps the count at max_batches and reports each batch over it', () => {
+    const batches = ['a', 'b', 'c', 'd'].map((id) => proposed(id, ['src/**']));
+    const result = boundPlannerBatches({ batches: [proposed('none', ['nowhere/**']), ...batches] }, bounds({ files: FILES, maxBatches: 2 }));
+
+    expect(result.batches.map((entry) => [entry.id, entry.goal])).toEqual([
+      ['batch-001', 'goal of a'],
+      ['batch-002', 'goal of b'],
+    ]);
+    expect(result.dropped).toEqual(['none: scope nowhere/** matches no file in scope', 'c: over max_batches (2)', 'd: over max_batches (2)']);
+  });
+
+  it('returns nothing for an empty response, so the heuristic plan stands', () => {
+    expect(boundPlannerBatches({ batches: [] }, bounds({ files: FILES }))).toEqual({ batches: [], dropped: [] });
+  });
+});
