@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { table, type Bench, type BenchSummary } from './harness.js';
+import { indexBench } from './index.js';
 import { tddOverheadBench } from './tdd-overhead.js';
 
 /**
@@ -8,7 +9,7 @@ import { tddOverheadBench } from './tdd-overhead.js';
  * gate); a benchmark that breaks does (exit code 1).
  */
 
-const BENCHES: readonly Bench[] = [tddOverheadBench];
+const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench];
 
 const DEFAULT_RUNS = 3;
 

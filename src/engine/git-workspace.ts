@@ -13,14 +13,25 @@ function inside(root: string, path: string): string {
 
 /** The TDD workflow's `Workspace` over a git worktree. */
 export function createGitWorkspace(root: string, git: Git): Workspace {
+  // HEAD moves only through this object between agent stages (the workflow calls `refresh()`
+  // after each), so it is asked of git once per change instead of before every step.
+  let head: Promise<string> | undefined;
+  const track = <T>(operation: Promise<T>): Promise<T> => {
+    head = undefined;
+    return operation;
+  };
   return {
     root,
-    head: () => git.head(),
+    head: () => (head ??= git.head()),
+    refresh: () => {
+      head = undefined;
+    },
     async checkpoint(subject, options = {}) {
       const message = options.body ? `${subject}\n\n${options.body}` : subject;
       // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
-      const sha = await git.commitAll(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true });
+      const sha = await track(git.commitAll(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }));
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
+      head = Promise.resolve(sha);
       return sha;
     },
     hasChanges: () => git.hasChanges(),
@@ -29,10 +40,10 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       await git.clean();
     },
     async resetTo(commit) {
-      await git.resetHard(commit);
+      await track(git.resetHard(commit));
       await git.clean();
     },
-    uncommitTo: (commit) => git.resetSoft(commit),
+    uncommitTo: (commit) => track(git.resetSoft(commit)),
     async changedFilesSince(commit) {
       const committed = await git.changedFiles(commit);
       const status = await git.status();

@@ -32,6 +32,8 @@ export class Git {
   /** Absolute path of the repository or worktree this instance runs in. */
   readonly dir: string;
   private readonly command: GitCommand;
+  /** The identity options of commit-creating commands, looked up once per instance. */
+  private identity: Promise<string[]> | undefined;
 
   constructor(dir: string, options: GitOptions = {}) {
     this.dir = resolve(dir);
@@ -134,11 +136,16 @@ export class Git {
       if (staged.exitCode === 0) return null;
       if (staged.exitCode !== 1) throw this.command.failure(args, staged);
     }
-    const args = [...(await commitConfigArgs(this.command)), 'commit', '--quiet', '--file=-'];
+    const args = [...(await this.commitArgs()), 'commit', '--quiet', '--file=-'];
     if (options.allowEmpty) args.push('--allow-empty');
     if (options.noVerify) args.push('--no-verify');
     await this.command.run(args, { input: message });
     return this.head();
+  }
+
+  private commitArgs(): Promise<string[]> {
+    this.identity ??= commitConfigArgs(this.command);
+    return this.identity;
   }
 
   /** `git reset --hard <ref>`. */
@@ -327,7 +334,7 @@ export class Git {
   async merge(ref: string, message: string): Promise<string> {
     assertNotOption(ref, 'ref');
     const args = [
-      ...(await commitConfigArgs(this.command)),
+      ...(await this.commitArgs()),
       'merge',
       '--no-ff',
       '--no-edit',
@@ -369,7 +376,7 @@ export class Git {
 
   /** Sets the note on `commit` under `ref` (`tdd-handoffs` or `refs/notes/...`), replacing any. */
   async writeNote(ref: string, commit: string, text: string): Promise<void> {
-    await notes.writeNote(this.command, await commitConfigArgs(this.command), ref, commit, text);
+    await notes.writeNote(this.command, await this.commitArgs(), ref, commit, text);
   }
 
   /** The note on `commit`, or null when it has none; a corrupt notes ref throws `notes`. */
@@ -384,7 +391,7 @@ export class Git {
 
   /** Removes the note on `commit`; no-op when it has none. */
   async removeNote(ref: string, commit: string): Promise<void> {
-    await notes.removeNote(this.command, await commitConfigArgs(this.command), ref, commit);
+    await notes.removeNote(this.command, await this.commitArgs(), ref, commit);
   }
 }
 

@@ -1,4 +1,4 @@
-import { costText } from './markdown-report.js';
+import { costText, modelText } from './markdown-report.js';
 import type { ReportData } from './report-data.js';
 
 function escape(text: string | number | null | undefined): string {
@@ -31,18 +31,21 @@ details{margin:.4rem 0}summary{cursor:pointer}`;
 export function renderHtmlReport(data: ReportData): string {
   const { run, summary } = data;
   const rows = (cells: Array<string | number | null | undefined>, raw = false): string => `<tr>${cells.map((value) => `<td>${raw ? String(value ?? '') : escape(value)}</td>`).join('')}</tr>`;
+  const refactorRun = run.workflow === 'refactor';
   const checkpoints = data.checkpoints
     .map((checkpoint) =>
-      rows(
-        [
-          `<code>${escape(checkpoint.sha.slice(0, 8))}</code>`,
-          escape(checkpoint.subject),
-          checkpoint.state ? escape(`${checkpoint.state.phase} → ${checkpoint.state.nextPhase ?? '-'}`) : `<span class="muted">${escape(checkpoint.noteError ?? 'no note')}</span>`,
-          escape(checkpoint.state?.cycleNumber),
-          escape(checkpoint.state?.retryCount),
-        ],
-        true,
-      ),
+      refactorRun
+        ? rows([`<code>${escape(checkpoint.sha.slice(0, 8))}</code>`, escape(checkpoint.subject)], true)
+        : rows(
+            [
+              `<code>${escape(checkpoint.sha.slice(0, 8))}</code>`,
+              escape(checkpoint.subject),
+              checkpoint.state ? escape(`${checkpoint.state.phase} → ${checkpoint.state.nextPhase ?? '-'}`) : `<span class="muted">${escape(checkpoint.noteError ?? 'no note')}</span>`,
+              escape(checkpoint.state?.cycleNumber),
+              escape(checkpoint.state?.retryCount),
+            ],
+            true,
+          ),
     )
     .join('\n');
   const stages = data.stages
@@ -99,14 +102,14 @@ ${rows(['Workflow', run.workflow])}
 ${rows(['Feature', run.feature])}
 ${rows(['Status', `${run.status}${run.error ? ` — ${run.error}` : ''}`])}
 ${rows(['Branch', `${run.branch ?? ''} from ${run.baseBranch ?? 'HEAD'} @ ${run.baseCommit?.slice(0, 8) ?? ''}`])}
-${rows(['Provider', `${run.provider ?? ''} ${run.model ?? ''}`])}
+${rows(['Provider', `${run.provider ?? ''} ${modelText(data)}`])}
 ${rows(['Model calls', `${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens`])}
 ${rows(['Cost', costText(data)])}
 ${rows(['Stage attempts', `${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected`])}
 </table>
 ${refactorSection}
 <h2>Checkpoints</h2>
-<table id="checkpoints"><tr><th>Commit</th><th>Subject</th><th>Phase</th><th>Cycle</th><th>Retries</th></tr>
+<table id="checkpoints"><tr><th>Commit</th><th>Subject</th>${refactorRun ? '' : '<th>Phase</th><th>Cycle</th><th>Retries</th>'}</tr>
 ${checkpoints}
 </table>
 <h2>Stage attempts</h2>

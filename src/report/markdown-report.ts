@@ -15,6 +15,13 @@ export function costText(data: ReportData): string {
   return `$${costUsd.toFixed(4)}${unpricedCalls > 0 ? ` + ${unpricedCalls} calls without a known price` : ''}`;
 }
 
+/** The run's model: the configured one, else the models its calls report (Claude Code's default). */
+export function modelText(data: ReportData): string {
+  if (data.run.model) return data.run.model;
+  const used = [...new Set(data.modelCalls.map((call) => call.model))];
+  return used.length > 0 ? used.join(', ') : 'default model';
+}
+
 /** The run report as Markdown. */
 export function renderMarkdownReport(data: ReportData): string {
   const { run, summary } = data;
@@ -25,7 +32,7 @@ export function renderMarkdownReport(data: ReportData): string {
   lines.push(`| Feature | ${cell(run.feature)} |`);
   lines.push(`| Status | **${run.status}**${run.error ? ` — ${cell(run.error)}` : ''} |`);
   lines.push(`| Branch | \`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit?.slice(0, 8))}\` |`);
-  lines.push(`| Provider | ${cell(run.provider)} \`${cell(run.model)}\` |`);
+  lines.push(`| Provider | ${cell(run.provider)} \`${cell(modelText(data))}\` |`);
   lines.push(`| Duration | ${duration(summary.durationMs)} |`);
   lines.push(`| Model calls | ${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens |`);
   lines.push(`| Cost | ${costText(data)} |`);
@@ -33,12 +40,18 @@ export function renderMarkdownReport(data: ReportData): string {
   lines.push(`| Stage attempts | ${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected |`);
   lines.push(`| Verification runs | ${summary.verifications.total} (${summary.verifications.failing} failing) |`);
   lines.push('');
-  lines.push('## Checkpoints', '', '| Commit | Subject | Phase | Cycle | Retries |', '| --- | --- | --- | --- | --- |');
-  for (const checkpoint of data.checkpoints) {
-    const state = checkpoint.state;
-    lines.push(
-      `| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} | ${state ? `${state.phase} → ${state.nextPhase ?? '-'}` : cell(checkpoint.noteError ?? 'no note')} | ${state?.cycleNumber ?? ''} | ${state?.retryCount ?? ''} |`,
-    );
+  if (run.workflow === 'refactor') {
+    // Refactor checkpoints carry no handoff notes: the batch is in the subject.
+    lines.push('## Checkpoints', '', '| Commit | Subject |', '| --- | --- |');
+    for (const checkpoint of data.checkpoints) lines.push(`| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} |`);
+  } else {
+    lines.push('## Checkpoints', '', '| Commit | Subject | Phase | Cycle | Retries |', '| --- | --- | --- | --- | --- |');
+    for (const checkpoint of data.checkpoints) {
+      const state = checkpoint.state;
+      lines.push(
+        `| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} | ${state ? `${state.phase} → ${state.nextPhase ?? '-'}` : cell(checkpoint.noteError ?? 'no note')} | ${state?.cycleNumber ?? ''} | ${state?.retryCount ?? ''} |`,
+      );
+    }
   }
   const { refactor } = data;
   if (refactor.plan || refactor.batches.length > 0) {

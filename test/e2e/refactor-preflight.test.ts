@@ -90,7 +90,7 @@ describe('ratchet refactor, around the run', () => {
 
   it('refactor plan prints the heuristic batches and changes nothing', async () => {
     const repo = await tsRepo();
-    const before = { state: checkoutState(repo), tree: treeHashes(repo.dir, ['.git']), branches: branches(repo) };
+    const before = { state: checkoutState(repo), tree: treeHashes(repo.dir, ['.git', '.ratchet']), branches: branches(repo) };
     const plain = await ratchet(['refactor', 'plan', repo.dir], repo.dir, claudeEnv(repo, null));
     expectExit(plain, 0);
     expect(plain.stdout).toContain('Plan: 3 batches');
@@ -103,10 +103,21 @@ describe('ratchet refactor, around the run', () => {
     expect(plan.batches.map((batch) => batch.id)).toEqual(['batch-001', 'batch-002', 'batch-003']);
     expect(plan.batches[0]?.scope_globs).toEqual(['src/math.ts']);
     expect(plan.batches[0]?.diff_budget_loc).toBe(40);
+    // Only Ratchet's own cache appeared, in the git-excluded .ratchet/ folder.
     expect(checkoutState(repo)).toEqual(before.state);
-    expect(repo.run('status', '--porcelain', '--untracked-files=all', '--ignored')).toBe('');
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
     expect(branches(repo)).toEqual(before.branches);
-    expect(treeHashes(repo.dir, ['.git'])).toEqual(before.tree);
+    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(before.tree);
+
+    // A directory that is not a repository gets nothing at all, not even the cache.
+    const plainDir = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-plain-plan-')));
+    cleanups.push(() => rm(plainDir, { recursive: true, force: true }));
+    await writeFiles(plainDir, { ...TS_FILES, ...configFile(refactorConfig(tsVerifiers(process.execPath))) });
+    const plainBefore = treeHashes(plainDir, []);
+    const plainPlan = await ratchet(['refactor', 'plan', plainDir], plainDir, claudeEnv(repo, null));
+    expectExit(plainPlan, 0);
+    expect(plainPlan.stdout).toContain('Plan: 3 batches');
+    expect(treeHashes(plainDir, [])).toEqual(plainBefore);
   });
 
   it('refactor verify exits 0 on a green baseline and 1 on a red one, changing nothing', async () => {
@@ -160,6 +171,47 @@ describe('ratchet refactor, around the run', () => {
     const backup = join(scratch.home, 'backups', 'shop', runId);
     expect(existsSync(join(backup, 'snapshot.tar.gz'))).toBe(true);
     expect(existsSync(join(backup, 'backup.bundle'))).toBe(false);
+  });
+
+  it('stops at the last checkpoint with exit 1 when a batch keeps failing its verifier', async () => {
+    const repo = await tsRepo();
+    const entry = (batch: string, variant: string) => {
+      const patch = patches[batch]?.[variant];
+      if (!patch) throw new Error(`no ${variant} patch for ${batch}`);
+      return patchAnswer(patch.diff, patch.files, `${batch} ${variant}`);
+    };
+    const { server, brain } = await model(
+      { kind: 'text', text: 'Keep the heuristic plan.' },
+      {
+        'batch-001': { goal: 'Remove dead code in src/math.ts', first: entry('batch-001', 'good') },
+        // Both attempts (retry_per_batch 1) break the tests.
+        'batch-002': { goal: 'Split long code in src/invoice.ts', first: entry('batch-002', 'breaksTests'), retry: entry('batch-002', 'breaksTests') },
+      },
+    );
+    const before = checkoutState(repo);
+    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    expectExit(result, 1);
+    expect(brain.unexpected).toEqual([]);
+    const { lines, runId, report } = readRunOutput(result);
+    expect(report?.status).toBe('failed');
+    const ends = lines.filter((line) => line.type === 'batch-end').map((line) => `${String((line as Record<string, unknown>).batch)} ${String((line as Record<string, unknown>).outcome)}`);
+    // batch-003 is never attempted: the run stops (seed 002, 8.3).
+    expect(ends).toEqual(['batch-001 committed', 'batch-002 failed']);
+    expect(brain.callsOf('PATCHER').map((call) => call.batch)).toEqual(['batch-001', 'batch-002', 'batch-002']);
+    // The worktree is back at batch-001's checkpoint, with nothing of batch-002 in it.
+    const worktree = z.string().parse((lines.find((line) => line.type === 'run-start') as Record<string, unknown> | undefined)?.worktree);
+    const checkpoint = repo.run('rev-parse', `ratchet/${runId}`);
+    expect(repo.run('log', '-1', '--format=%s', checkpoint)).toBe('checkpoint: batch-001 Remove dead code in src/math.ts');
+    expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: worktree, encoding: 'utf8' }).trim()).toBe(checkpoint);
+    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: worktree, encoding: 'utf8' })).toBe('');
+    expect(await readFile(join(worktree, 'src/invoice.ts'), 'utf8')).toBe(TS_FILES['src/invoice.ts']);
+    // The report is written, and the user's checkout is untouched.
+    expect(await readFile(z.string().parse(report?.markdown), 'utf8')).toMatch(/\| batch-002 \| failed \| 2 \|/);
+    expect(checkoutState(repo)).toEqual(before);
+    // Accepting a failed run takes --force.
+    const refused = await ratchet(['accept', runId], repo.dir, claudeEnv(repo, server));
+    expectExit(refused, 2);
+    expect(refused.stderr).toContain('--force');
   });
 
   it('exits 2 with the install hint when the claude binary is missing', async () => {

@@ -243,6 +243,13 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     expect(markdown).toMatch(/\| batch-001 \| committed \| 2 \|/);
     expect(markdown).toMatch(/\| batch-004 \| noop \| 1 \|/);
     expect(markdown).toContain('Patches rejected by the admission checks');
+    // The model is the one Claude Code reports using (none was configured, so no --model).
+    const used = ledger.modelCalls[0]?.model ?? '';
+    expect(used).not.toBe('');
+    expect(ledger.run?.model).toBeNull();
+    expect(markdown).toContain(`| Provider | claude-code \`${used}\` |`);
+    expect(markdown).toMatch(/\| Cost \| \$\d+\.\d{4} \|/);
+    expect(markdown).toContain(`| \`${tip.slice(0, 8)}\` | checkpoint: batch-003 ${GOALS['batch-003']} |`);
     const dom = await renderInChromium(join(dir, 'report.html'));
     expect(dom).toContain('<table id="batches">');
     const batchesTable = dom.slice(dom.indexOf('<table id="batches">'), dom.indexOf('</table>', dom.indexOf('<table id="batches">')));

@@ -72,6 +72,12 @@ export class FakeWorkspace implements Workspace {
 
   // --- Workspace ---
 
+  /** Nothing is cached here; counted so tests can see the workflow refresh after agents. */
+  refreshes = 0;
+  refresh(): void {
+    this.refreshes++;
+  }
+
   head(): Promise<string> {
     return Promise.resolve(this.headCommit().sha);
   }

@@ -172,7 +172,9 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         else {
           const committed = outcome.loop?.batches.filter((batch) => batch.outcome === 'committed').length ?? 0;
           output.out(`\n${committed} of ${prepared.plan.length} batches committed on ${prepared.run.branch}. Report: ${files.html}`);
-          output.out(`Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`);
+          // A run that stopped early is accepted only as far as its checkpoints go (--force).
+          const force = outcome.status === 'completed' ? '' : ' --force';
+          output.out(`Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${force}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`);
         }
         setExit(outcome.status === 'completed' ? EXIT.ok : outcome.error ? exitCodeFor(outcome.error.code, interrupt.bySigint()) : EXIT.gateFailed);
       } finally {

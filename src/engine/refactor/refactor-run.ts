@@ -169,7 +169,8 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         baseCommit,
         worktree,
         provider: config.provider.name,
-        model: config.provider.model,
+        // Claude Code picks its own default model unless one was configured (then --model).
+        model: config.provider.name === 'claude-code' && !config.origins['provider.model'] ? null : config.provider.model,
         config: { target, isGit, settings, commands, backup },
       });
       created = true;

@@ -11,6 +11,8 @@ export function notesRef(ref: string): string {
   return ref.startsWith('refs/') ? ref : `refs/notes/${ref}`;
 }
 
+const FULL_SHA = /^[0-9a-f]{40}$/;
+
 /** Resolves `commit` to a full sha; a missing commit is a `notes` error too (the caller asked for its note). */
 async function resolveCommit(command: GitCommand, commit: string): Promise<string> {
   assertNotOption(commit, 'commit');
@@ -37,7 +39,9 @@ export async function writeNote(
   text: string,
 ): Promise<void> {
   const options = { code: 'notes', hint: NOTES_HINT } as const;
-  const sha = await resolveCommit(command, commit);
+  // A full sha needs no lookup (checkpoints write one note per commit: the hot path); a missing
+  // object still fails in `notes add`.
+  const sha = FULL_SHA.test(commit) ? commit : await resolveCommit(command, commit);
   const blob = (
     await command.run(['hash-object', '-w', '--stdin'], {
       ...options,

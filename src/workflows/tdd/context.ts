@@ -69,6 +69,7 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
       emit,
     }),
   );
+  deps.workspace.refresh();
   const after = await deps.workspace.head();
   if (after !== before) {
     await deps.workspace.uncommitTo(before);

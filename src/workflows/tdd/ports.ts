@@ -13,7 +13,10 @@ import type { CheckResult, TestRunResult } from '../../core/verification.js';
 export interface Workspace {
   /** Absolute path of the worktree. */
   readonly root: string;
+  /** HEAD's sha. Implementations may cache it between their own operations. */
   head(): Promise<string>;
+  /** Forgets anything cached about the repository: someone else (an agent) may have changed it. */
+  refresh(): void;
   /** Stages everything and commits; returns the sha. An empty commit needs `allowEmpty`. */
   checkpoint(subject: string, options?: { allowEmpty?: boolean; body?: string }): Promise<string>;
   hasChanges(): Promise<boolean>;
