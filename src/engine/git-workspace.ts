@@ -29,7 +29,8 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
     async checkpoint(subject, options = {}) {
       const message = options.body ? `${subject}\n\n${options.body}` : subject;
       // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
-      const sha = await track(git.commitAll(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }));
+      const note = options.note ? { ref: NOTES_REF, text: `${JSON.stringify(options.note, null, 2)}\n` } : undefined;
+      const sha = await track(git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }, note));
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
       head = Promise.resolve(sha);
       return sha;

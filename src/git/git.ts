@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { RatchetError } from '../core/errors.js';
 import { GitCommand, assertNotOption, commitConfigArgs, configValue } from './internal/git-command.js';
 import { buildGitEnv, execGit } from './internal/exec-git.js';
 import { appendMissingLines } from './internal/info-exclude.js';
@@ -141,6 +142,44 @@ export class Git {
     if (options.noVerify) args.push('--no-verify');
     await this.command.run(args, { input: message });
     return this.head();
+  }
+
+  /**
+   * `commitAll` and `writeNote` in one go, as one short shell script (a checkpoint is on every
+   * stage's path; each process Node spawns costs milliseconds). Stages everything, commits
+   * (`null` when nothing changed and `allowEmpty` is false), then attaches `note` to the new
+   * commit. The note text must survive `git notes add -F` unchanged (JSON does).
+   */
+  async commitAllWithNote(
+    message: string,
+    options: { allowEmpty?: boolean; noVerify?: boolean },
+    note?: { ref: string; text: string },
+  ): Promise<string | null> {
+    const script = [
+      'set -e',
+      'git add -A',
+      'if [ "$RATCHET_ALLOW_EMPTY" != 1 ] && git diff --cached --quiet --no-ext-diff; then exit 0; fi',
+      'printf "%s" "$RATCHET_MESSAGE" | git "$@" commit --quiet --file=- $RATCHET_COMMIT_FLAGS',
+      'sha=$(git rev-parse --verify HEAD)',
+      'if [ -n "$RATCHET_NOTE_REF" ]; then printf "%s" "$RATCHET_NOTE" | git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file=- "$sha" || exit 3; fi',
+      'echo "$sha"',
+    ].join('\n');
+    const flags = [options.allowEmpty ? '--allow-empty' : '', options.noVerify ? '--no-verify' : ''].filter(Boolean).join(' ');
+    const result = await this.command.script(script, await this.commitArgs(), {
+      env: {
+        RATCHET_MESSAGE: message,
+        RATCHET_ALLOW_EMPTY: options.allowEmpty ? '1' : '0',
+        RATCHET_COMMIT_FLAGS: flags,
+        RATCHET_NOTE_REF: note ? (note.ref.startsWith('refs/') ? note.ref : `refs/notes/${note.ref}`) : '',
+        RATCHET_NOTE: note?.text ?? '',
+      },
+    });
+    if (result.exitCode === 3) {
+      throw new RatchetError('notes', `Could not write the note on the new commit: ${result.stderr.trim()}`, { hint: notes.NOTES_HINT });
+    }
+    if (result.exitCode !== 0) throw this.command.failure(['commit', '(checkpoint)'], result);
+    const sha = result.stdout.trim();
+    return sha === '' ? null : sha;
   }
 
   private commitArgs(): Promise<string[]> {

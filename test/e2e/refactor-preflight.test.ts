@@ -212,6 +212,12 @@ describe('ratchet refactor, around the run', () => {
     const refused = await ratchet(['accept', runId], repo.dir, claudeEnv(repo, server));
     expectExit(refused, 2);
     expect(refused.stderr).toContain('--force');
+    // Rolling the unaccepted run back leaves nothing of it: no worktree, no branch.
+    const rolledBack = await ratchet(['refactor', 'rollback', runId], repo.dir, claudeEnv(repo, server));
+    expectExit(rolledBack, 0);
+    expect(checkoutState(repo)).toEqual(before);
+    expect(branches(repo)).toEqual([`main ${before.head}`]);
+    expect(existsSync(worktree)).toBe(false);
   });
 
   it('exits 2 with the install hint when the claude binary is missing', async () => {

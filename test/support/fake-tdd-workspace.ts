@@ -82,15 +82,16 @@ export class FakeWorkspace implements Workspace {
     return Promise.resolve(this.headCommit().sha);
   }
 
-  checkpoint(subject: string, options: { allowEmpty?: boolean; body?: string } = {}): Promise<string> {
+  async checkpoint(subject: string, options: { allowEmpty?: boolean; body?: string; note?: HandoffState } = {}): Promise<string> {
     const parent = this.commits.at(-1);
     if (parent !== undefined && sameTree(parent.files, this.files) && options.allowEmpty !== true) {
-      return Promise.reject(new RatchetError('git', `Nothing to commit for "${subject}"`));
+      throw new RatchetError('git', `Nothing to commit for "${subject}"`);
     }
     const sha = shaOf(this.commitCounter++, subject);
     this.commits.push({ sha, subject, body: options.body, files: new Map(this.files) });
     this.operations.push(`checkpoint ${subject}`);
-    return Promise.resolve(sha);
+    if (options.note) await this.writeNote(sha, options.note);
+    return sha;
   }
 
   hasChanges(): Promise<boolean> {

@@ -248,6 +248,9 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const stored = run.config as { target?: string; backup?: Backup; isGit?: boolean } | null;
       if (!stored?.backup || !stored.target) throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
       await restoreBackup(stored.target, stored.backup, createProcessRunner(), { branch: stored.isGit ? run.baseBranch : null });
+      // A run that was not accepted still has its worktree and branch: the rollback drops them,
+      // as a reject would, so that nothing of the run is left.
+      if (run.status !== 'accepted') await rejectRun(repoRoot, run, ledger);
       await ledger.updateRun(run.id, { status: 'rejected' });
       if (output.json) output.out(JSON.stringify({ run: run.id, restored: stored.target, backup: stored.backup.directory }));
       else output.out(`Restored ${stored.target} from ${stored.backup.directory}.`);

@@ -9,7 +9,8 @@ import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
 import { isRatchetError, toRatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
-import { runCommand } from '../../process/runner.js';
+import { createProcessRunner, runCommand } from '../../process/runner.js';
+import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
@@ -110,6 +111,14 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
           } else if (provider === 'replay') {
             const cassette = config.provider.cassette;
             checks.push(cassette && existsSync(cassette) ? { name: 'provider', status: 'ok', detail: `replay ${cassette}` } : { name: 'provider', status: 'fail', detail: 'replay: no cassette', hint: 'Pass --cassette FILE or set [provider] cassette.' });
+          } else if (provider === 'claude-code') {
+            try {
+              const { version } = await checkClaudeCode({ binary: config.refactor.claude.binary, runner: createProcessRunner(), env: process.env });
+              checks.push({ name: 'provider', status: 'ok', detail: `claude-code ${version} (${config.refactor.claude.binary}); run \`claude\` then /login if a run reports it is not logged in` });
+            } catch (error) {
+              const failure = toRatchetError(error);
+              checks.push({ name: 'provider', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
+            }
           } else {
             checks.push({ name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}` });
           }

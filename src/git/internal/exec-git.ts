@@ -52,8 +52,17 @@ export function buildGitEnv(overrides: Record<string, string | undefined> = {}):
  * spawned at all, which becomes a `git` RatchetError.
  */
 export function execGit(args: readonly string[], options: GitExecOptions): Promise<GitExecResult> {
+  return execProgram('git', args, options);
+}
+
+/**
+ * Runs `program <args>` like `execGit` (own process group, collected output). Used for short
+ * `/bin/sh` scripts that chain several git commands: one spawn from Node (which costs
+ * milliseconds in a large process) instead of one per command.
+ */
+export function execProgram(program: string, args: readonly string[], options: GitExecOptions): Promise<GitExecResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
+    const child = spawn(program, args, {
       cwd: options.cwd,
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],

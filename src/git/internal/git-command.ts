@@ -1,5 +1,5 @@
 import { RatchetError, type ErrorCode } from '../../core/errors.js';
-import { buildGitEnv, execGit, type GitExecResult } from './exec-git.js';
+import { buildGitEnv, execGit, execProgram, type GitExecResult } from './exec-git.js';
 
 export interface GitCallOptions {
   input?: string;
@@ -24,6 +24,15 @@ export class GitCommand {
 
   exec(args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
     return execGit(args, {
+      cwd: this.cwd,
+      env: buildGitEnv({ ...this.env, ...options.env }),
+      ...(options.input === undefined ? {} : { input: options.input }),
+    });
+  }
+
+  /** Runs a `/bin/sh` script (with `args` as `$1...`) in the same environment as git commands. */
+  script(script: string, args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
+    return execProgram('/bin/sh', ['-c', script, 'ratchet-git', ...args], {
       cwd: this.cwd,
       env: buildGitEnv({ ...this.env, ...options.env }),
       ...(options.input === undefined ? {} : { input: options.input }),

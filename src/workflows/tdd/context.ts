@@ -112,10 +112,9 @@ export async function* checkpoint(
   options: { allowEmpty?: boolean } = {},
 ): Step<string> {
   const { workspace } = context.deps;
-  const commit = await workspace.checkpoint(subject, options);
-  yield { type: 'checkpoint-create', stage, phase: state.phase, commit, subject };
-  await workspace.writeNote(commit, state);
+  const commit = await workspace.checkpoint(subject, { ...options, note: state });
   context.lastCheckpoint = commit;
+  yield { type: 'checkpoint-create', stage, phase: state.phase, commit, subject };
   yield { type: 'note-write', commit, state };
   return commit;
 }

@@ -17,8 +17,11 @@ export interface Workspace {
   head(): Promise<string>;
   /** Forgets anything cached about the repository: someone else (an agent) may have changed it. */
   refresh(): void;
-  /** Stages everything and commits; returns the sha. An empty commit needs `allowEmpty`. */
-  checkpoint(subject: string, options?: { allowEmpty?: boolean; body?: string }): Promise<string>;
+  /**
+   * Stages everything and commits; returns the sha. An empty commit needs `allowEmpty`. With
+   * `note`, the handoff note is written on the new commit in the same step.
+   */
+  checkpoint(subject: string, options?: { allowEmpty?: boolean; body?: string; note?: HandoffState }): Promise<string>;
   hasChanges(): Promise<boolean>;
   /** Drops uncommitted changes (tracked and untracked, not ignored files). */
   discardChanges(): Promise<void>;
