@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import { Git } from '../git/git.js';
@@ -49,7 +51,7 @@ export async function checkpointsOf(git: Git, run: GitRun): Promise<Checkpoint[]
 }
 
 /** `ratchet accept`: brings the run into the branch it started from, then drops its worktree. */
-export async function acceptRun(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string }> {
+export async function acceptRun(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
   if (run.status === 'accepted' || run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
   if (run.status !== 'completed' && !options.force) {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}, not completed.`, { hint: 'Finish it with `ratchet resume`, or pass --force to accept its checkpoints as they are.' });
@@ -75,8 +77,31 @@ export async function acceptRun(repoRoot: string, run: GitRun, ledger: Ledger, o
     mode = 'merge';
   }
   await dropWorktree(git, run);
+  const copiedTo = await copyBackToOriginal(git, run, head);
   await ledger.updateRun(run.id, { status: 'accepted' });
-  return { mode, commit: await git.head() };
+  return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}) };
+}
+
+/**
+ * A run on a directory that is not a git repository worked in a git copy of it: accepting also
+ * brings the run's changes (written, changed and deleted files) into the original directory.
+ */
+async function copyBackToOriginal(git: Git, run: GitRun, base: string): Promise<string | null> {
+  const stored = run.config as { target?: unknown; isGit?: unknown } | null;
+  if (stored?.isGit !== false || typeof stored.target !== 'string' || !existsSync(stored.target)) return null;
+  const target = stored.target;
+  for (const path of await git.changedFiles(base, 'HEAD')) {
+    const destination = join(target, path);
+    if (!destination.startsWith(`${target}/`)) continue;
+    const text = await git.showFile('HEAD', path);
+    if (text === null) {
+      await rm(destination, { force: true });
+    } else {
+      await mkdir(dirname(destination), { recursive: true });
+      await writeFile(destination, text);
+    }
+  }
+  return target;
 }
 
 async function dropWorktree(git: Git, run: GitRun): Promise<void> {

@@ -171,6 +171,13 @@ describe('ratchet refactor, around the run', () => {
     const backup = join(scratch.home, 'backups', 'shop', runId);
     expect(existsSync(join(backup, 'snapshot.tar.gz'))).toBe(true);
     expect(existsSync(join(backup, 'backup.bundle'))).toBe(false);
+
+    // Accepting (from the copy, where the run and its ledger live) brings the change into the original.
+    const accepted = await ratchet(['accept', runId, '--cwd', copy], original, claudeEnv(scratch, server));
+    expectExit(accepted, 0);
+    expect(accepted.stdout).toContain(`copied into ${target}`);
+    expect(await readFile(join(target, 'src/math.ts'), 'utf8')).not.toContain('legacyRound');
+    expect(existsSync(join(target, '.git'))).toBe(false);
   });
 
   it('stops at the last checkpoint with exit 1 when a batch keeps failing its verifier', async () => {

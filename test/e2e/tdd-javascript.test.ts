@@ -324,8 +324,9 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     const failedLint = ledger.verifications.find((row) => row.kind === 'lint' && row.ok === false);
     expect(failedLint?.command).toBe('node scripts/lint.mjs');
     expect(failedLint?.exitCode).toBe(1);
-    // The baseline of each RED, and failing test runs for every rejection by the tests.
-    expect(rows.filter((row) => row.kind === 'baseline')).toHaveLength(3);
+    // RED's baseline is measured in cycle 1; later cycles reuse the run that verified the last
+    // checkpoint (PLAN changed only the test list). Failing test runs for every rejection.
+    expect(rows.filter((row) => row.kind === 'baseline')).toHaveLength(1);
     expect(rows.filter((row) => row.kind === 'test' && (row.failed ?? 0) > 0).map((row) => row.stage)).toEqual([
       'RED_FIX',
       'RED',
@@ -369,17 +370,13 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     expect(existsSync(join(repo.dir, '.ratchet', 'ledger.db'))).toBe(true);
     for (const output of [result.stderr, report.stdout, report.stderr]) expect(output).not.toContain(E2E_API_KEY);
     // The model said the key in its last REFACTOR answer: the ledger stored it redacted, and the
-    // --json stream shows it only where it echoes the model's own words (model-call events).
+    // --json stream redacts it the same way (even inside the model's own words).
     const leaked = ledger.modelCalls.find(
       (call) => call.stage === 'REFACTOR' && JSON.stringify(call.response).includes('Debug: ANTHROPIC_API_KEY='),
     );
     expect(JSON.stringify(leaked?.response)).toContain('[REDACTED]');
-    expect(
-      events.filter((event) => event.type === 'model-call' && JSON.stringify(event).includes(E2E_API_KEY)),
-    ).toHaveLength(1);
-    expect(
-      events.filter((event) => event.type !== 'model-call' && JSON.stringify(event).includes(E2E_API_KEY)),
-    ).toEqual([]);
+    expect(events.filter((event) => JSON.stringify(event).includes(E2E_API_KEY))).toEqual([]);
+    expect(events.some((event) => event.type === 'model-call' && JSON.stringify(event).includes('[REDACTED]'))).toBe(true);
   });
 
   it('accept fast-forwards main to the run and removes the worktree; a second run is rejected cleanly', async () => {

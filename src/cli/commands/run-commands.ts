@@ -135,7 +135,10 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const run = await resolveRun(ledger, runId);
       const result = await acceptRun(repoRoot, run, ledger, { force: Boolean(flags.force) });
       if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
-      else output.out(`Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`);
+      else {
+        output.out(`Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`);
+        if (result.copiedTo) output.out(`Its changes were also copied into ${result.copiedTo} (not a git repository).`);
+      }
     });
 
   program
