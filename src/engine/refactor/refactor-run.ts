@@ -288,8 +288,26 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   let index = prepared.index;
   let apiReference: PublicApiSnapshot = snapshotPublicApi(index);
   let apiNow: PublicApiSnapshot = apiReference;
+  // Between checkpoints only the files patches touched can differ from what was indexed (the
+  // worktree is reset to the checkpoint between attempts): re-check just those, without walking
+  // the tree. Any other move of HEAD (a reset to an older checkpoint) falls back to a full walk.
+  let indexedAt = await worktreeGit.head();
+  const touched = new Set<string>();
   const reindex = async (): Promise<CodeIndex> => {
-    index = await buildIndex({ root: run.worktree, cacheDir: join(prepared.repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: worktreeGit, previous: index });
+    const head = await worktreeGit.head();
+    const current = (await worktreeGit.status()).files.flatMap((file) => (file.origPath ? [file.path, file.origPath] : [file.path]));
+    const changedPaths = head === indexedAt ? [...new Set([...touched, ...current])] : undefined;
+    index = await buildIndex({
+      root: run.worktree,
+      cacheDir: join(prepared.repoRoot, '.ratchet', 'index'),
+      excludes: settings.scopeExcludes,
+      git: worktreeGit,
+      previous: index,
+      ...(changedPaths ? { changedPaths } : {}),
+    });
+    indexedAt = head;
+    touched.clear();
+    for (const path of current) touched.add(path);
     return index;
   };
   const deps: RefactorDependencies = {
@@ -348,9 +366,11 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       apiNow = snapshotPublicApi(await reindex());
       return compareApi(apiReference, apiNow);
     },
-    acceptApi() {
+    async acceptApi() {
       apiReference = apiNow;
-      return Promise.resolve();
+      // Called right after the checkpoint: the committed tree is the one just indexed.
+      indexedAt = await worktreeGit.head();
+      touched.clear();
     },
     async appendTaskLedger(entry) {
       await mkdir(prepared.artifacts, { recursive: true });
