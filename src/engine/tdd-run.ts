@@ -77,6 +77,8 @@ export async function* startTdd(options: StartTddOptions, services: EngineServic
     });
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
+  // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
+  createRuntimeFactory({ config, env: services.env, runner: services.runner, clock: services.clock, ...(services.fetch ? { fetch: services.fetch } : {}), claude: { binary: config.refactor.claude.binary, promptDir: config.home, uuid: () => services.ids.uuid(), timeoutMs: config.tdd.stageTimeoutMs } })('PLAN');
   const runId = services.ids.runId();
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
