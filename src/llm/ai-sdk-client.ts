@@ -134,7 +134,7 @@ async function runOnce(call: CallSettings): Promise<StepOutcome> {
 }
 
 async function runStreaming(call: CallSettings, onTextDelta: ((delta: string) => void) | undefined): Promise<StepOutcome> {
-  // `onError` replaces the SDK's default (console.error); errors arrive as `error` parts below.
+  // `onError` replaces the SDK's default error logging; errors arrive as `error` parts below.
   const result = streamText({ ...call, onError: () => undefined });
   let text = '';
   const toolCalls: ToolCall[] = [];
