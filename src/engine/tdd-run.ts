@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/effects.js';
 import { RatchetError, toRatchetError } from '../core/errors.js';
@@ -22,6 +21,7 @@ import { createGitWorkspace } from './git-workspace.js';
 import { createRuntimeFactory } from './model-factory.js';
 import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
+import { RATCHET_EXCLUDES, shareDependencies } from './worktree-setup.js';
 
 /** Effects the engine needs, injected by the CLI (or by tests). */
 export interface EngineServices {
@@ -49,27 +49,42 @@ export interface StartTddOptions {
   signal?: AbortSignal;
 }
 
-/** Files the run keeps in the repository but out of git. */
-const EXCLUDES = ['/.ratchet/'];
-/** Ignored dependency folders shared into the worktree by symlink, so tests can run there. */
-const SHARED_DIRECTORIES = ['node_modules', '.venv', 'venv'];
-
-async function shareDependencies(repoRoot: string, worktree: string): Promise<void> {
-  for (const name of SHARED_DIRECTORIES) {
-    const source = join(repoRoot, name);
-    const target = join(worktree, name);
-    if (existsSync(source) && !existsSync(target)) await symlink(source, target, 'dir');
-  }
+/** The per-stage agent runtimes of a TDD run (building one validates the provider and its key). */
+function tddRuntimes(
+  config: ResolvedConfig,
+  services: EngineServices,
+  promptDir: string,
+  recordPath?: string,
+): ReturnType<typeof createRuntimeFactory> {
+  return createRuntimeFactory({
+    config,
+    env: services.env,
+    runner: services.runner,
+    clock: services.clock,
+    ...(recordPath ? { recordPath } : {}),
+    ...(services.fetch ? { fetch: services.fetch } : {}),
+    claude: {
+      binary: config.refactor.claude.binary,
+      promptDir,
+      uuid: () => services.ids.uuid(),
+      timeoutMs: config.tdd.stageTimeoutMs,
+    },
+  });
 }
 
 /** Starts `ratchet tdd`: branch + worktree from HEAD, then the loop. */
-export async function* startTdd(options: StartTddOptions, services: EngineServices): AsyncGenerator<RatchetEvent, RunOutcome> {
+export async function* startTdd(
+  options: StartTddOptions,
+  services: EngineServices,
+): AsyncGenerator<RatchetEvent, RunOutcome> {
   const { config, repoRoot } = options;
   if (!(await Git.isRepository(repoRoot))) {
-    throw new RatchetError('usage', `${repoRoot} is not a git repository.`, { hint: 'Run `git init` and commit your project first.' });
+    throw new RatchetError('usage', `${repoRoot} is not a git repository.`, {
+      hint: 'Run `git init` and commit your project first.',
+    });
   }
   const git = new Git(repoRoot);
-  await git.addInfoExclude(EXCLUDES);
+  await git.addInfoExclude(RATCHET_EXCLUDES);
   const status = await git.status();
   if (!status.clean && !options.allowDirty) {
     throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, {
@@ -78,7 +93,7 @@ export async function* startTdd(options: StartTddOptions, services: EngineServic
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
-  createRuntimeFactory({ config, env: services.env, runner: services.runner, clock: services.clock, ...(services.fetch ? { fetch: services.fetch } : {}), claude: { binary: config.refactor.claude.binary, promptDir: config.home, uuid: () => services.ids.uuid(), timeoutMs: config.tdd.stageTimeoutMs } })('PLAN');
+  tddRuntimes(config, services, config.home)('PLAN');
   const runId = services.ids.runId();
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
@@ -88,32 +103,48 @@ export async function* startTdd(options: StartTddOptions, services: EngineServic
     const worktree = worktreePath(config.home, runId);
     await git.addWorktree(worktree, branch, baseCommit);
     await shareDependencies(repoRoot, worktree);
-    await services.ledger.createRun({
-      id: runId,
+    const run = asGitRun(
+      await services.ledger.createRun({
+        id: runId,
+        workflow: 'tdd',
+        repoRoot,
+        feature: options.feature,
+        branch,
+        baseBranch,
+        baseCommit,
+        worktree,
+        provider: config.provider.name,
+        model: config.provider.model,
+        config: { testCommand: detected.command, framework: detected.framework, refactor: config.tdd.refactor },
+      }),
+    );
+    const envelope = createEnveloper(runId, services.clock);
+    const startEvent = envelope({
+      type: 'run-start',
       workflow: 'tdd',
-      repoRoot,
       feature: options.feature,
       branch,
-      baseBranch,
-      baseCommit,
       worktree,
-      provider: config.provider.name,
-      model: config.provider.model,
-      config: { testCommand: detected.command, framework: detected.framework, refactor: config.tdd.refactor },
+      baseCommit,
+      resumed: false,
     });
-    const envelope = createEnveloper(runId, services.clock);
-    const startEvent = envelope({ type: 'run-start', workflow: 'tdd', feature: options.feature, branch, worktree, baseCommit, resumed: false });
     await services.ledger.record(startEvent);
     yield startEvent;
     if (!status.clean) {
-      const warning = envelope({ type: 'warning', message: `--allow-dirty: the run starts from HEAD (${baseCommit.slice(0, 8)}); your ${status.files.length} uncommitted changes are not part of it.` });
+      const warning = envelope({
+        type: 'warning',
+        message: `--allow-dirty: the run starts from HEAD (${baseCommit.slice(0, 8)}); your ${status.files.length} uncommitted changes are not part of it.`,
+      });
       await services.ledger.record(warning);
       yield warning;
     }
-    const created = await services.ledger.getRun(runId);
-    if (!created) throw new RatchetError('internal', `Run ${runId} vanished from the ledger.`);
-    const run = asGitRun(created);
-    return yield* executeRun(run, initialHandoff(runId), envelope, { ...options, command: detected.command, framework: detected.framework }, services);
+    return yield* executeRun(
+      run,
+      initialHandoff(runId),
+      envelope,
+      { ...options, command: detected.command, framework: detected.framework },
+      services,
+    );
   } finally {
     await lock.release();
   }
@@ -128,7 +159,10 @@ export interface ResumeTddOptions {
 }
 
 /** Finds the resume point of a run: the newest commit on its branch with a note of this run. */
-export async function findResumePoint(git: Git, run: GitRun): Promise<{ commit: string; state: HandoffState | null; dropped: number }> {
+export async function findResumePoint(
+  git: Git,
+  run: GitRun,
+): Promise<{ commit: string; state: HandoffState | null; dropped: number }> {
   const commits = await git.log(`${run.baseCommit}..HEAD`);
   let dropped = 0;
   for (const entry of [...commits, { sha: run.baseCommit, subject: '' }]) {
@@ -138,13 +172,21 @@ export async function findResumePoint(git: Git, run: GitRun): Promise<{ commit: 
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new RatchetError('notes', `The handoff note on ${entry.sha.slice(0, 8)} is not valid JSON.`, { cause: error, hint: "Run 'ratchet repair-notes' to recover." });
+        throw new RatchetError('notes', `The handoff note on ${entry.sha.slice(0, 8)} is not valid JSON.`, {
+          cause: error,
+          hint: "Run 'ratchet repair-notes' to recover.",
+        });
       }
       const state = HandoffStateSchema.safeParse(parsed);
       if (!state.success) {
-        throw new RatchetError('notes', `The handoff note on ${entry.sha.slice(0, 8)} does not match the handoff schema.`, { hint: "Run 'ratchet repair-notes' to recover." });
+        throw new RatchetError(
+          'notes',
+          `The handoff note on ${entry.sha.slice(0, 8)} does not match the handoff schema.`,
+          { hint: "Run 'ratchet repair-notes' to recover." },
+        );
       }
-      if (state.data.runId === undefined || state.data.runId === run.id) return { commit: entry.sha, state: state.data, dropped };
+      if (state.data.runId === undefined || state.data.runId === run.id)
+        return { commit: entry.sha, state: state.data, dropped };
     }
     dropped++;
   }
@@ -152,15 +194,26 @@ export async function findResumePoint(git: Git, run: GitRun): Promise<{ commit: 
 }
 
 /** `ratchet resume`: continues a run from its last checkpoint (after a crash, kill -9, SIGINT or a failure). */
-export async function* resumeTdd(options: ResumeTddOptions, services: EngineServices): AsyncGenerator<RatchetEvent, RunOutcome> {
+export async function* resumeTdd(
+  options: ResumeTddOptions,
+  services: EngineServices,
+): AsyncGenerator<RatchetEvent, RunOutcome> {
   const { config, repoRoot } = options;
   const found = options.runId
     ? await services.ledger.getRun(options.runId)
-    : (await services.ledger.listRuns(50)).find((entry) => entry.workflow === 'tdd' && (entry.status === 'running' || entry.status === 'interrupted' || entry.status === 'failed'));
+    : (await services.ledger.listRuns(50)).find(
+        (entry) =>
+          entry.workflow === 'tdd' &&
+          (entry.status === 'running' || entry.status === 'interrupted' || entry.status === 'failed'),
+      );
   if (!found) {
-    throw new RatchetError('not-found', options.runId ? `No run ${options.runId} in this repository.` : 'No run to resume in this repository.', {
-      hint: 'See `ratchet history` for the runs, or start one with `ratchet tdd "<feature>"`.',
-    });
+    throw new RatchetError(
+      'not-found',
+      options.runId ? `No run ${options.runId} in this repository.` : 'No run to resume in this repository.',
+      {
+        hint: 'See `ratchet history` for the runs, or start one with `ratchet tdd "<feature>"`.',
+      },
+    );
   }
   const run = asGitRun(found);
   if (run.status === 'completed' || run.status === 'accepted' || run.status === 'rejected') {
@@ -180,20 +233,37 @@ export async function* resumeTdd(options: ResumeTddOptions, services: EngineServ
     const point = await findResumePoint(worktreeGit, run);
     const head = await worktreeGit.head();
     const envelope = createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events);
-    const startEvent = envelope({ type: 'run-start', workflow: 'tdd', feature: run.feature, branch: run.branch, worktree: run.worktree, baseCommit: run.baseCommit, resumed: true });
+    const startEvent = envelope({
+      type: 'run-start',
+      workflow: 'tdd',
+      feature: run.feature,
+      branch: run.branch,
+      worktree: run.worktree,
+      baseCommit: run.baseCommit,
+      resumed: true,
+    });
     await services.ledger.updateRun(run.id, { status: 'running', error: null });
     await services.ledger.record(startEvent);
     yield startEvent;
     if (point.commit !== head) {
       await worktreeGit.resetHard(point.commit);
-      const warning = envelope({ type: 'warning', message: `Dropped ${point.dropped} commit(s) after the last checkpoint ${point.commit.slice(0, 8)} (they had no handoff note).` });
+      const warning = envelope({
+        type: 'warning',
+        message: `Dropped ${point.dropped} commit(s) after the last checkpoint ${point.commit.slice(0, 8)} (they had no handoff note).`,
+      });
       await services.ledger.record(warning);
       yield warning;
     }
     const start = point.state ?? initialHandoff(run.id);
     const settings = run.config as { testCommand?: string };
     const detected = await detectTestCommand(run.worktree, config.test.command ?? settings.testCommand);
-    return yield* executeRun(run, start, envelope, { ...options, feature: run.feature, command: detected.command, framework: detected.framework }, services);
+    return yield* executeRun(
+      run,
+      start,
+      envelope,
+      { ...options, feature: run.feature, command: detected.command, framework: detected.framework },
+      services,
+    );
   } finally {
     await lock.release();
   }
@@ -230,15 +300,7 @@ async function* executeRun(
       config,
       runner: services.runner,
     }),
-    agentFor: createRuntimeFactory({
-      config,
-      env: services.env,
-      runner: services.runner,
-      clock: services.clock,
-      ...(options.recordPath ? { recordPath: options.recordPath } : {}),
-      ...(services.fetch ? { fetch: services.fetch } : {}),
-      claude: { binary: config.refactor.claude.binary, promptDir: join(runDir(options.repoRoot, run.id), 'prompts'), uuid: () => services.ids.uuid(), timeoutMs: config.tdd.stageTimeoutMs },
-    }),
+    agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath),
     prompt(stage, variables) {
       const template = stagePrompt(prompts, stage);
       return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };
@@ -274,14 +336,23 @@ async function* executeRun(
     }
   } catch (error) {
     const failure = toRatchetError(error);
-    outcome = { runId: run.id, status: failure.code === 'interrupted' ? 'interrupted' : 'failed', state: null, error: failure };
+    outcome = {
+      runId: run.id,
+      status: failure.code === 'interrupted' ? 'interrupted' : 'failed',
+      state: null,
+      error: failure,
+    };
   }
   await services.ledger.updateRun(run.id, {
     status: outcome.status,
     error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null,
     finishedAt: services.clock.now().toISOString(),
   });
-  const endEvent = envelope({ type: 'run-end', status: outcome.status, ...(outcome.error ? { message: outcome.error.message } : {}) });
+  const endEvent = envelope({
+    type: 'run-end',
+    status: outcome.status,
+    ...(outcome.error ? { message: outcome.error.message } : {}),
+  });
   await services.ledger.record(endEvent);
   yield endEvent;
   return outcome;

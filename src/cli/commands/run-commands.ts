@@ -10,10 +10,34 @@ import { gatherReportData } from '../../report/report-data.js';
 import { renderHtmlReport } from '../../report/html-report.js';
 import { renderMarkdownReport } from '../../report/markdown-report.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import type { Output } from '../output.js';
+import type { GitRun } from '../../engine/git-run.js';
+import type { Ledger } from '../../ledger/types.js';
 
 function formatCost(cost: number, unpriced: number): string {
   if (cost === 0 && unpriced > 0) return 'unknown (no price known for this model)';
   return `$${cost.toFixed(4)}${unpriced > 0 ? ` + ${unpriced} calls without a known price` : ''}`;
+}
+
+/** What the commands on one run share: output, repository, ledger (closed on dispose) and the run. */
+interface RunSession extends AsyncDisposable {
+  output: Output;
+  repoRoot: string;
+  ledger: Ledger;
+  run: GitRun;
+}
+
+async function openRunSession(command: Command, runId: string | undefined): Promise<RunSession> {
+  const output = createCliOutput(command);
+  const repoRoot = await repositoryRoot(command);
+  const ledger = await openRepoLedger(repoRoot);
+  try {
+    const run = await resolveRun(ledger, runId);
+    return { output, repoRoot, ledger, run, [Symbol.asyncDispose]: () => ledger.close() };
+  } catch (error) {
+    await ledger.close();
+    throw error;
+  }
 }
 
 export function registerRunCommands(program: Command, setExit: (code: number) => void): void {
@@ -22,10 +46,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .description('Show the state of a run: phase, cycle, current test, progress, cost')
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      const output = createCliOutput(command);
-      const repoRoot = await repositoryRoot(command);
-      await using ledger = await openRepoLedger(repoRoot);
-      const run = await resolveRun(ledger, runId);
+      await using session = await openRunSession(command, runId);
+      const { output, repoRoot, ledger, run } = session;
       const checkpoints = await checkpointsOf(new Git(repoRoot), run);
       const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
       const summary = await ledger.summary(run.id);
@@ -59,11 +81,9 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .description('List the runs of this repository and the handoff notes of one run')
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      const output = createCliOutput(command);
-      const repoRoot = await repositoryRoot(command);
-      await using ledger = await openRepoLedger(repoRoot);
+      await using session = await openRunSession(command, runId);
+      const { output, repoRoot, ledger, run } = session;
       const runs = await ledger.listRuns(20);
-      const run = await resolveRun(ledger, runId);
       const checkpoints = await checkpointsOf(new Git(repoRoot), run);
       if (output.json) {
         output.out(JSON.stringify({ runs, run: run.id, checkpoints }));
@@ -89,10 +109,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .description('Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/')
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      const output = createCliOutput(command);
-      const repoRoot = await repositoryRoot(command);
-      await using ledger = await openRepoLedger(repoRoot);
-      const run = await resolveRun(ledger, runId);
+      await using session = await openRunSession(command, runId);
+      const { output, repoRoot, ledger, run } = session;
       const data = await gatherReportData(repoRoot, run, ledger, new Date());
       const dir = runDir(repoRoot, run.id);
       await mkdir(dir, { recursive: true });
@@ -129,10 +147,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .argument('[run]', 'run id (default: the latest run)')
     .option('--force', 'accept a run that did not complete (its checkpoints as they are)')
     .action(async (runId: string | undefined, flags: { force?: boolean }, command: Command) => {
-      const output = createCliOutput(command);
-      const repoRoot = await repositoryRoot(command);
-      await using ledger = await openRepoLedger(repoRoot);
-      const run = await resolveRun(ledger, runId);
+      await using session = await openRunSession(command, runId);
+      const { output, repoRoot, ledger, run } = session;
       const result = await acceptRun(repoRoot, run, ledger, { force: Boolean(flags.force) });
       if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
       else {
@@ -146,10 +162,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .description('Drop a run: remove its worktree and branch (your checkout was never touched)')
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      const output = createCliOutput(command);
-      const repoRoot = await repositoryRoot(command);
-      await using ledger = await openRepoLedger(repoRoot);
-      const run = await resolveRun(ledger, runId);
+      await using session = await openRunSession(command, runId);
+      const { output, repoRoot, ledger, run } = session;
       await rejectRun(repoRoot, run, ledger);
       if (output.json) output.out(JSON.stringify({ run: run.id, status: 'rejected' }));
       else output.out(`Rejected run ${pc.cyan(run.id)}: worktree and branch ${run.branch} removed.`);
@@ -160,10 +174,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .description('Repair the handoff notes (refs/notes/tdd-handoffs) of a run from the ledger')
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      const output = createCliOutput(command);
-      const repoRoot = await repositoryRoot(command);
-      await using ledger = await openRepoLedger(repoRoot);
-      const run = await resolveRun(ledger, runId);
+      await using session = await openRunSession(command, runId);
+      const { output, repoRoot, ledger, run } = session;
       const result = await repairNotes(repoRoot, run, ledger);
       if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
       else {

@@ -9,6 +9,7 @@ import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
 import { isRatchetError, toRatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
+import { RATCHET_EXCLUDES } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
 import { detectTestCommand } from '../../verify/detect.js';
@@ -51,7 +52,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       }
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, renderDefaultConfig(testCommand ? { testCommand } : {}));
-      await new Git(repoRoot).addInfoExclude(['/.ratchet/']);
+      await new Git(repoRoot).addInfoExclude(RATCHET_EXCLUDES);
       const prompts = join(repoRoot, '.ratchet', 'prompts.toml');
       if (flags.prompts) await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
       if (output.json) {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdir, readFile, symlink } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
@@ -28,6 +28,7 @@ import { backupDirectory, createBackup, type Backup } from './backup.js';
 import { loadRefactorSettings, type RefactorSettings } from './refactor-config.js';
 import { gitCopyOf } from './safe-copy.js';
 import { createCommandVerifier } from './verifier.js';
+import { RATCHET_EXCLUDES, shareDependencies } from '../worktree-setup.js';
 import { loadRolePrompts } from './role-prompts.js';
 
 /** Where a refactor run lives: the target's repository, or a git copy of a non-repository. */
@@ -85,14 +86,13 @@ export interface RefactorOutcome {
   error: RatchetError | null;
 }
 
-type Emit = (event: EventInput) => RatchetEvent;
-
-const SHARED_DIRECTORIES = ['node_modules', '.venv', 'venv'];
-
-async function shareDependencies(source: string, worktree: string): Promise<void> {
-  for (const name of SHARED_DIRECTORIES) {
-    if (existsSync(join(source, name)) && !existsSync(join(worktree, name))) await symlink(join(source, name), join(worktree, name), 'dir');
-  }
+/** Wraps an event in the run's envelope and stores it (progress-only `model-delta` is not stored). */
+function recorder(envelope: (event: EventInput) => RatchetEvent, ledger: EngineServices['ledger']): (event: EventInput) => Promise<RatchetEvent> {
+  return async (event) => {
+    const wrapped = envelope(event);
+    if (wrapped.type !== 'model-delta') await ledger.record(wrapped);
+    return wrapped;
+  };
 }
 
 /** The verifier commands: the configured ones, else the detected test command (+ lint, typecheck for full). */
@@ -142,7 +142,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
   const { config } = options;
   const { target, runId, repoRoot, isGit } = options.home;
   const git = new Git(repoRoot);
-  await git.addInfoExclude(['/.ratchet/']);
+  await git.addInfoExclude(RATCHET_EXCLUDES);
   const status = await git.status();
   if (!status.clean && !options.allowDirty) {
     throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, { hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD.' });
@@ -159,7 +159,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
     try {
       await shareDependencies(target, worktree);
       const commands = await verifierCommands(worktree, settings, config);
-      await services.ledger.createRun({
+      const run = asGitRun(await services.ledger.createRun({
         id: runId,
         workflow: 'refactor',
         repoRoot,
@@ -172,16 +172,10 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         // Claude Code picks its own default model unless one was configured (then --model).
         model: config.provider.name === 'claude-code' && !config.origins['provider.model'] ? null : config.provider.model,
         config: { target, isGit, settings, commands, backup },
-      });
+      }));
       created = true;
-      const run = asGitRun((await services.ledger.getRun(runId)) ?? (() => { throw new RatchetError('internal', 'run vanished'); })());
-      const envelope = createEnveloper(runId, services.clock);
-      const emit: Emit = (event) => envelope(event);
-      const record = async (event: EventInput): Promise<RatchetEvent> => {
-        const wrapped = emit(event);
-        if (wrapped.type !== 'model-delta') await services.ledger.record(wrapped);
-        return wrapped;
-      };
+      const emit = createEnveloper(runId, services.clock);
+      const record = recorder(emit, services.ledger);
       yield await record({ type: 'run-start', workflow: 'refactor', feature: run.feature, branch, worktree, baseCommit, resumed: false });
       yield await record({ type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory });
       const outputs = join(runDir(repoRoot, runId), 'verify');
@@ -279,7 +273,7 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const { run, settings, config } = { ...prepared, config: options.config };
   const git = new Git(prepared.repoRoot);
   const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
-  const envelope = createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events);
+  const record = recorder(createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events), services.ledger);
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
   const runtime = createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(prepared.repoRoot, run.id)), claudeAllowedTools: settings.claude.allowedTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
@@ -382,26 +376,18 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
     const loop = runBatchLoop(prepared.plan, deps, { retryPerBatch: settings.retryPerBatch, runFullVerifierEvery: settings.runFullVerifierEvery, allowPublicApiChanges: settings.allowPublicApiChanges, useCritic: options.useCritic, maxTurnsPatcher: settings.claude.maxTurnsPatcher, bashTimeoutMs: config.bash.timeoutMs }, options.signal);
     let step = await loop.next();
     while (!step.done) {
-      const event = envelope(step.value);
-      if (event.type !== 'model-delta') await services.ledger.record(event);
-      yield event;
+      yield await record(step.value);
       step = await loop.next();
     }
     const result = step.value;
     let finalVerifier: VerifierRun | null = null;
     if (result.stopped === null) {
-      const start = envelope({ type: 'stage-start', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1 });
-      await services.ledger.record(start);
-      yield start;
+      yield await record({ type: 'stage-start', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1 });
       finalVerifier = await verifier.run('full', 'FULL_VERIFY', options.signal);
       for (const entry of finalVerifier.results) {
-        const event = envelope({ type: 'verify-end', stage: 'FULL_VERIFY', kind: 'test', result: entry.result, outputFile: entry.outputFile });
-        await services.ledger.record(event);
-        yield event;
+        yield await record({ type: 'verify-end', stage: 'FULL_VERIFY', kind: 'test', result: entry.result, outputFile: entry.outputFile });
       }
-      const end = envelope({ type: 'stage-end', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1, outcome: finalVerifier.ok ? 'accepted' : 'rejected' });
-      await services.ledger.record(end);
-      yield end;
+      yield await record({ type: 'stage-end', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1, outcome: finalVerifier.ok ? 'accepted' : 'rejected' });
     }
     const failed = result.stopped !== null || (finalVerifier !== null && !finalVerifier.ok);
     outcome = { runId: run.id, status: failed ? 'failed' : 'completed', loop: result, finalVerifier, error: failed ? new RatchetError('gate-failed', result.stopped ?? 'the final full verifier failed') : null };
@@ -412,8 +398,6 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
     await lock.release();
   }
   await services.ledger.updateRun(run.id, { status: outcome.status, error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null });
-  const endEvent = envelope({ type: 'run-end', status: outcome.status, ...(outcome.error ? { message: outcome.error.message } : {}) });
-  await services.ledger.record(endEvent);
-  yield endEvent;
+  yield await record({ type: 'run-end', status: outcome.status, ...(outcome.error ? { message: outcome.error.message } : {}) });
   return outcome;
 }
