@@ -14,8 +14,9 @@
  * their resolved imports when no file was added or removed, and churn is reused while HEAD stays.
  * With `changedPaths` as well, the tree is not even listed: only those paths are stat'ed again.
  */
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { throwIfAborted } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { languageIdForFile } from '../tree-sitter.js';
@@ -28,11 +29,13 @@ import {
   readChurn,
   readGoModules,
   toIndexedFile,
+  WORKER_THRESHOLD,
 } from './build-steps.js';
-import { loadCache, parseKey, saveCache, type CachedFile, type IndexCache } from './cache.js';
+import { MANIFEST_FILE, loadCache, parseKey, saveCache, type CachedFile, type IndexCache } from './cache.js';
 import { LazyResolver, deriveIndex } from './derive.js';
 import { applyChangedPaths, listFiles, type ListedFile } from './list-files.js';
 import type { FileWork } from './process-file.js';
+import { ParsePool } from './worker-pool.js';
 import type { GoModule } from './resolve-imports.js';
 import { INDEX_VERSION, type CodeIndex, type FileParseResult, type IndexedFile } from './types.js';
 
@@ -94,6 +97,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   const { signal } = options;
   const useGit = options.git === false ? false : options.git !== undefined || (await Git.isRepository(root));
   const churnCommits = useGit ? (options.churnCommits ?? DEFAULT_CHURN_COMMITS) : 0;
+  const maxParseBytes = options.maxParseBytes ?? DEFAULT_MAX_PARSE_BYTES;
   const previous =
     options.previous?.root === root && options.previous.version === INDEX_VERSION ? options.previous : undefined;
   const memory = previous === undefined ? undefined : memories.get(previous);
@@ -101,6 +105,11 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   const churnPromise = useGit ? readChurn(root, churnCommits, previous, signal) : Promise.resolve(noChurn());
   churnPromise.catch(() => undefined); // Awaited below; avoids an unhandled rejection meanwhile.
   const listing = { root, excludes: options.excludes, cacheDir };
+  // Without any cache every file will be parsed: start the workers now, so they load tree-sitter
+  // while the tree is listed. (Left unused, and stopped, when the tree turns out to be small.)
+  const workers = options.workers ?? Math.min(4, availableParallelism());
+  const coldStart = previous === undefined && workers > 0 && !existsSync(join(cacheDir, MANIFEST_FILE));
+  await using pool = coldStart ? ParsePool.start({ root, maxParseBytes, workers }) : undefined;
   const [listed, cache] = await Promise.all([
     previous !== undefined && options.changedPaths !== undefined
       ? applyChangedPaths(previous.files, options.changedPaths, listing)
@@ -110,21 +119,23 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   throwIfAborted(signal);
 
   // Decide per file: reuse from the cache, or read (and maybe parse).
-  const maxParseBytes = options.maxParseBytes ?? DEFAULT_MAX_PARSE_BYTES;
   const work: FileWork[] = [];
   const slots: Slot[] = listed.map((file) => {
     const cached = cache.files.get(file.path);
     if (cached !== undefined && isReusable(cache, file, cached, maxParseBytes)) return { file, reuse: cached };
     const language = languageIdForFile(file.path);
     const known = cached !== undefined && language !== undefined && cache.parsed.has(parseKey(cached.hash, language));
-    work.push(known ? { path: file.path, knownHash: cached.hash } : { path: file.path });
+    work.push(known ? { path: file.path, size: file.size, knownHash: cached.hash } : { path: file.path, size: file.size });
     return { file, work: work.length - 1 };
   });
-  const { outcomes, workers } = await processWork(root, work, {
+  const usePool = pool !== undefined && work.length >= WORKER_THRESHOLD;
+  const processed = await processWork(root, work, {
     maxParseBytes,
-    workers: options.workers ?? Math.min(4, availableParallelism()),
+    workers,
     ...(signal ? { signal } : {}),
+    ...(usePool ? { pool } : {}),
   });
+  const { outcomes } = processed;
   throwIfAborted(signal);
 
   // Assemble the files (in listing order, so sorted) and the next cache. With a previous index
@@ -217,7 +228,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
       reused: reusedCount,
       removed,
       durationMs: Math.round(performance.now() - started),
-      workers,
+      workers: processed.workers,
     },
   };
   memories.set(index, { cache: next, resolver, goModules });

@@ -10,10 +10,10 @@ import { goModulePath, type GoModule } from './resolve-imports.js';
 import { SourceExtractor } from './source-extractor.js';
 import { isTestPath } from './test-files.js';
 import type { CodeIndex, FileParseResult, IndexedFile } from './types.js';
-import { processInWorkers } from './worker-pool.js';
+import { processInWorkers, type ParsePool } from './worker-pool.js';
 
 /** Fewer files than this are parsed in the calling thread: starting workers costs ~100 ms. */
-const WORKER_THRESHOLD = 200;
+export const WORKER_THRESHOLD = 200;
 /** Stat data is trusted only for files last modified this long before the previous build began. */
 const RACY_MS = 2000;
 
@@ -68,25 +68,30 @@ export function isReusable(
   return language === undefined || cache.parsed.has(parseKey(cached.hash, language));
 }
 
-/** Reads, hashes and parses `work`, on worker threads when there is much of it. */
+/**
+ * Reads, hashes and parses `work`: on `pool` when one was started, else on worker threads started
+ * for it when there is much work, else in this thread.
+ */
 export async function processWork(
   root: string,
   work: readonly FileWork[],
-  options: { maxParseBytes: number; workers: number; signal?: AbortSignal },
+  options: { maxParseBytes: number; workers: number; signal?: AbortSignal; pool?: ParsePool },
 ): Promise<{ outcomes: (FileOutcome | undefined)[]; workers: number }> {
-  if (options.workers > 0 && work.length >= WORKER_THRESHOLD) {
+  const { pool, signal } = options;
+  if (work.length > 0 && (pool !== undefined || (options.workers > 0 && work.length >= WORKER_THRESHOLD))) {
     try {
+      if (pool !== undefined) return { outcomes: await pool.process(work, signal ? { signal } : {}), workers: pool.size };
       const outcomes = await processInWorkers(work, { root, ...options });
-      return { outcomes, workers: Math.min(options.workers, Math.ceil(work.length / 32)) };
+      return { outcomes, workers: options.workers };
     } catch {
-      throwIfAborted(options.signal);
+      throwIfAborted(signal);
       // Workers could not start (or one crashed): parse in this thread instead.
     }
   }
   using extractor = new SourceExtractor();
   const outcomes: (FileOutcome | undefined)[] = [];
   for (const item of work) {
-    throwIfAborted(options.signal);
+    throwIfAborted(signal);
     outcomes.push(await processFile(extractor, root, item, options.maxParseBytes));
   }
   return { outcomes, workers: 0 };

@@ -40,6 +40,9 @@ interface ManifestJson {
   files: Record<string, [string, number, number, number]>;
 }
 
+/** The manifest's file name in the cache directory. */
+export const MANIFEST_FILE = 'manifest.json';
+
 const SHARDS: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 
 function emptyCache(): IndexCache {
@@ -59,7 +62,7 @@ function shardOf(key: string): string {
 export async function loadCache(cacheDir: string): Promise<IndexCache> {
   let manifest: ManifestJson;
   try {
-    manifest = JSON.parse(await readFile(join(cacheDir, 'manifest.json'), 'utf8')) as ManifestJson;
+    manifest = JSON.parse(await readFile(join(cacheDir, MANIFEST_FILE), 'utf8')) as ManifestJson;
   } catch {
     return emptyCache();
   }
@@ -122,7 +125,7 @@ export async function saveCache(
 async function writeManifest(cacheDir: string, cache: IndexCache): Promise<void> {
   const manifest: ManifestJson = { version: INDEX_VERSION, writtenAt: cache.writtenAt, files: {} };
   for (const [path, file] of cache.files) manifest.files[path] = [file.hash, file.size, file.mtimeMs, file.lines];
-  await writeAtomically(join(cacheDir, 'manifest.json'), JSON.stringify(manifest));
+  await writeAtomically(join(cacheDir, MANIFEST_FILE), JSON.stringify(manifest));
 }
 
 /** Only the parse result's own fields: results taken from an index also carry resolved imports. */

@@ -18,7 +18,7 @@ export const goExtractor: LanguageExtractor = {
         comment = node;
         continue;
       }
-      declaration(text, node, leadingDoc(comment, node), facts);
+      declaration(text, node, leadingDoc(comment, node, text), facts);
       comment = undefined;
     }
     for (const symbol of facts.symbols) {

@@ -27,7 +27,7 @@ export const javaExtractor: LanguageExtractor = {
         comment = node;
         continue;
       }
-      const doc = leadingDoc(comment, node);
+      const doc = leadingDoc(comment, node, text);
       comment = undefined;
       if (node.type === 'import_declaration') {
         const specifier = node.text.replace(/^import\s+(static\s+)?/, '').replace(/\s*;\s*$/, '').replace(/\s+/g, '');
@@ -65,7 +65,7 @@ function typeDeclaration(text: string, node: Node, doc: string | undefined, fact
       comment = member;
       continue;
     }
-    const memberDoc = leadingDoc(comment, member);
+    const memberDoc = leadingDoc(comment, member, text);
     comment = undefined;
     if (member.type !== 'method_declaration' && member.type !== 'constructor_declaration') continue;
     const methodName = member.childForFieldName('name')?.text;

@@ -38,7 +38,7 @@ export const javascriptExtractor: LanguageExtractor = {
         comment = node;
         continue;
       }
-      walker.statement(node, leadingDoc(comment, node));
+      walker.statement(node, leadingDoc(comment, node, text));
       comment = undefined;
     }
     walker.resolveLocalExports();
@@ -322,7 +322,7 @@ class TopLevelWalker {
         comment = member;
         continue;
       }
-      const doc = leadingDoc(comment, member);
+      const doc = leadingDoc(comment, member, this.text);
       comment = undefined;
       const isMethod =
         member.type === 'method_definition' ||

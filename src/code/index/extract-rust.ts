@@ -34,7 +34,7 @@ export const rustExtractor: LanguageExtractor = {
         comment = node;
         continue;
       }
-      const doc = leadingDoc(comment, node);
+      const doc = leadingDoc(comment, node, text);
       comment = undefined;
       item(text, node, doc, facts, undefined);
     }

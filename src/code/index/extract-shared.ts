@@ -7,7 +7,7 @@
  * access crosses into wasm; call sites come from one tree-sitter query per language, which runs
  * inside wasm and is far cheaper than a JavaScript walk of every node.
  */
-import type { Node, Query } from 'web-tree-sitter';
+import { CaptureQuantifier, type Node, type Query } from 'web-tree-sitter';
 import type { CallSite, CodeSymbol, ExportEntry, FileParseResult, ImportRef, SymbolKind } from './types.js';
 
 const MAX_SIGNATURE = 300;
@@ -171,13 +171,33 @@ function innermost(scopes: readonly Scope[], index: number): Scope | undefined {
  * Runs a call query and hands each match's captures to `onMatch` by capture name. Call queries
  * use `@callee` (a plain function name) or `@object` + `@property` (a member call); languages
  * may add captures of their own (Python captures imports in the same pass).
+ *
+ * When every pattern has a single capture, the query runs as `captures()`, which returns the same
+ * nodes at about two thirds of the cost of `matches()` (one object per capture, none per match).
  */
 export function forEachCall(query: Query, root: Node, onMatch: (captures: CallCaptures) => void): void {
+  if (singleCapturePatterns(query)) {
+    for (const capture of query.captures(root)) onMatch({ [capture.name]: capture.node });
+    return;
+  }
   for (const match of query.matches(root)) {
     const captures: CallCaptures = {};
     for (const capture of match.captures) captures[capture.name] = capture.node;
     onMatch(captures);
   }
+}
+
+const singleCapture = new WeakMap<Query, boolean>();
+
+function singleCapturePatterns(query: Query): boolean {
+  let single = singleCapture.get(query);
+  if (single === undefined) {
+    single = query.captureQuantifiers.every(
+      (quantifiers) => quantifiers.filter((quantifier) => quantifier !== CaptureQuantifier.Zero).length === 1,
+    );
+    singleCapture.set(query, single);
+  }
+  return single;
 }
 
 export type CallCaptures = Partial<Record<string, Node>>;
@@ -189,9 +209,22 @@ export function memberCallee(object: Node | undefined, property: Node, plainObje
   return `.${name}`;
 }
 
-/** Leading comment text for a declaration when `comment` ends on the line before `node` starts (or the same line). */
-export function leadingDoc(comment: Node | undefined, node: Node): string | undefined {
+/** Raw comment text beyond this is never needed for a doc of at most `MAX_DOC` characters. */
+const MAX_RAW_DOC = 8000;
+
+/**
+ * Leading comment text for a declaration when `comment` ends on the line before `node` starts
+ * (or the same line). `text` is the file's source: reading it directly is much cheaper than
+ * asking tree-sitter for positions and node text (every comment of a `.d.ts` file comes here).
+ */
+export function leadingDoc(comment: Node | undefined, node: Node, text: string): string | undefined {
   if (comment === undefined) return undefined;
-  if (comment.endPosition.row < node.startPosition.row - 1) return undefined;
-  return cleanDoc(comment.text);
+  const start = comment.startIndex;
+  const end = comment.endIndex;
+  const firstBreak = text.indexOf('\n', end);
+  if (firstBreak !== -1 && firstBreak < node.startIndex) {
+    const secondBreak = text.indexOf('\n', firstBreak + 1);
+    if (secondBreak !== -1 && secondBreak < node.startIndex) return undefined;
+  }
+  return cleanDoc(text.slice(start, Math.min(end, start + MAX_RAW_DOC)));
 }

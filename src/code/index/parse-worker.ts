@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { processFile, type FileOutcome, type FileWork } from './process-file.js';
+import { initTreeSitter } from '../tree-sitter.js';
 import { SourceExtractor } from './source-extractor.js';
 
 export interface WorkerBatch {
@@ -26,6 +27,8 @@ const port = parentPort;
 if (port !== null) {
   const setup = workerData as WorkerSetup;
   const extractor = new SourceExtractor();
+  // Load the wasm runtime now: the pool may be started before the work is known.
+  initTreeSitter().catch(() => undefined);
   port.on('message', (batch: WorkerBatch) => {
     void (async () => {
       const reply: WorkerReply = { id: batch.id, outcomes: [] };

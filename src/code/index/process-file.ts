@@ -13,6 +13,8 @@ export interface FileWork {
   path: string;
   /** Hash from the cache: when the content still has it, the file is not parsed again. */
   knownHash?: string;
+  /** Bytes when listed: the parse pool hands out the largest files first. */
+  size?: number;
 }
 
 export interface FileOutcome {
