@@ -72,6 +72,8 @@ export interface ResolvedConfig {
     fullVerifier: string[];
     scopeExcludes: string[];
     allowPublicApiChanges: boolean;
+    /** Null: no limit. */
+    maxRuntimeMinutes: number | null;
     claude: {
       binary: string;
       allowedTools: string;
@@ -191,6 +193,7 @@ export function toResolvedConfig({
       fullVerifier: refactor.full_verifier,
       scopeExcludes: refactor.scope_excludes,
       allowPublicApiChanges: refactor.allow_public_api_changes,
+      maxRuntimeMinutes: refactor.max_runtime_minutes ?? null,
       claude: {
         binary: refactor.claude.binary,
         allowedTools: refactor.claude.allowed_tools,

@@ -263,6 +263,13 @@ const RefactorSectionSchema = z
       .boolean()
       .default(false)
       .describe("Accept batches that change the public API."),
+    max_runtime_minutes: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        "Stop before the next batch once the batch loop has run this long (default: no limit).",
+      ),
     claude: RefactorClaudeSectionSchema.prefault({}),
   })
   .describe("Whole-repo refactor workflow (seed 002).");

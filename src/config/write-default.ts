@@ -39,6 +39,7 @@ const EXAMPLES: Record<string, unknown> = {
   "test.command": "npm test",
   "lint.command": "npm run lint",
   "typecheck.command": "npx tsc --noEmit",
+  "refactor.max_runtime_minutes": 120,
   "stages.model": DEFAULT_MODEL,
   "stages.timeout": 300,
   "stages.max_attempts": 3,

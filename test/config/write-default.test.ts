@@ -53,7 +53,11 @@ describe("renderDefaultConfig", () => {
       .join("\n");
     const { config, keys } = parseConfigText(uncommented, "config.toml");
     const defaults = defaultConfigFile();
-    expect(config.refactor).toEqual(defaults.refactor);
+    // max_runtime_minutes has no default (no limit): its commented line is an example.
+    expect(config.refactor).toEqual({
+      ...defaults.refactor,
+      max_runtime_minutes: 120,
+    });
     expect(config.refactor_check).toEqual(defaults.refactor_check);
     expect(config.tdd).toEqual(defaults.tdd);
     const documented = new Set(
@@ -67,6 +71,7 @@ describe("renderDefaultConfig", () => {
       "test.command",
       "lint.command",
       "typecheck.command",
+      "refactor.max_runtime_minutes",
     ]) {
       expect(documented, key).toContain(key);
     }

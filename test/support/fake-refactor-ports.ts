@@ -26,7 +26,8 @@ import type { PatchResponse, PlannedBatch } from '../../src/workflows/refactor/s
  * - `FakeRefactorVerifier`: fails a level when a file contains that level's marker
  *   (`BROKEN` breaks both levels, `FULL_BUG` only the full verifier).
  * - `FakeRefactorAgent`: plays scripted turns per role and per batch, records every request.
- * - `createRefactorDeps`: the rest (context, admission checks, public API, TASK_LEDGER).
+ * - `createRefactorDeps`: the rest (context, admission checks, public API, TASK_LEDGER, and a
+ *   `FakeClock` that moves only when a test advances it).
  */
 
 export type FileMap = Record<string, string>;
@@ -334,13 +335,32 @@ export interface FakeRefactorDeps extends RefactorDependencies {
   taskLedger: Array<Record<string, unknown>>;
   /** Every `acceptApi` call, with HEAD at the time. */
   apiAccepted: string[];
+  /** The clock behind `now()`: it stands still until a test advances it. */
+  clock: FakeClock;
+}
+
+/** A clock that only moves when told to (e.g. from a turn's `act`). */
+export class FakeClock {
+  private ms: number;
+
+  constructor(start = Date.UTC(2026, 0, 1)) {
+    this.ms = start;
+  }
+
+  now(): Date {
+    return new Date(this.ms);
+  }
+
+  advance(ms: number): void {
+    this.ms += ms;
+  }
 }
 
 /**
  * Wires the fakes together. Admission follows seed 002, 17.1 over the real diff parser: touched
  * files inside the scope, declared files matching, the diff budget, and a clean apply check.
  */
-export function createRefactorDeps(files: FileMap, script: RefactorScript): FakeRefactorDeps {
+export function createRefactorDeps(files: FileMap, script: RefactorScript, clock = new FakeClock()): FakeRefactorDeps {
   const workspace = new FakeRefactorWorkspace(files);
   const verifier = new FakeRefactorVerifier(workspace);
   const agent = new FakeRefactorAgent(workspace, script);
@@ -355,6 +375,8 @@ export function createRefactorDeps(files: FileMap, script: RefactorScript): Fake
     contextCalls,
     taskLedger,
     apiAccepted,
+    clock,
+    now: () => clock.now(),
     agentFor: () => agent,
     systemPrompt: (role) => `Role: ${role}\nYou are the fake ${role.toLowerCase()}.`,
     contextFor(batch: PlannedBatch, feedback: string | null): Promise<string> {
@@ -400,6 +422,7 @@ export const DEFAULT_POLICY: RefactorPolicy = {
   useCritic: false,
   maxTurnsPatcher: 8,
   bashTimeoutMs: 1000,
+  maxRuntimeMs: null,
 };
 
 /** A batch scoped to one file (fast verifier, budget 50). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRatchetError } from '../../src/core/errors.js';
+import { isRatchetError, RatchetError } from '../../src/core/errors.js';
 import type { EventInput } from '../../src/core/events.js';
 import { runBatchLoop } from '../../src/workflows/refactor/batch-loop.js';
 import type { RefactorPolicy } from '../../src/workflows/refactor/ports.js';
@@ -14,6 +14,7 @@ import {
   rewriteTurn,
   statusTurn,
   wholeFileDiff,
+  FakeClock,
   type FakeRefactorDeps,
   type LoopRun,
   type RefactorScript,
@@ -45,8 +46,8 @@ function broken(path: string): RefactorTurn {
   return edit(path, `${source(path)}// BROKEN\n`);
 }
 
-async function runLoop(batches: PlannedBatch[], script: RefactorScript, policy: Partial<RefactorPolicy> = {}, signal?: AbortSignal): Promise<{ deps: FakeRefactorDeps; run: LoopRun }> {
-  const deps = createRefactorDeps(FILES, script);
+async function runLoop(batches: PlannedBatch[], script: RefactorScript, policy: Partial<RefactorPolicy> = {}, signal?: AbortSignal, clock?: FakeClock): Promise<{ deps: FakeRefactorDeps; run: LoopRun }> {
+  const deps = createRefactorDeps(FILES, script, clock);
   const run = await drive(runBatchLoop(batches, deps, { ...DEFAULT_POLICY, ...policy }, signal));
   expectWellFormed(run.events, run.error === undefined);
   return { deps, run };
@@ -495,10 +496,141 @@ describe('runBatchLoop: the critic', () => {
     expect(ofType(run.events, 'stage-end')[0]).toMatchObject({ stage: 'PATCHER', outcome: 'rejected', reason: 'The critic answered "shrink_diff": too many lines; split it' });
   });
 
+  it('does not let the patch land when the critic hits its turn limit: a failed review is an objection', async () => {
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts')],
+      {
+        PATCHER: { 'batch-001': [tidy('src/a.ts'), tidy('src/a.ts')], 'batch-002': [tidy('src/b.ts')] },
+        CRITIC: { 'batch-001': [{ status: 'turn-limit', message: 'stopped after 4 turns' }, { status: 'turn-limit', message: 'stopped after 4 turns' }] },
+      },
+      { useCritic: true, retryPerBatch: 1 },
+    );
+
+    expect(run.error).toBeUndefined();
+    // Counted against retry_per_batch like any rejected patch; the batch fails and the run stops.
+    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'failed', attempts: 2, commit: null, reason: 'The critic gave no verdict: stopped after 4 turns' }]);
+    expect(run.result?.stopped).toBe('batch-001 failed after 2 attempts');
+    expect(deps.contextCalls[1]?.feedback).toBe('The critic gave no verdict: stopped after 4 turns');
+    // Nothing was applied, verified or committed.
+    expect(deps.verifier.calls).toEqual([]);
+    expect(deps.workspace.log()).toHaveLength(1);
+    expect(deps.workspace.tree()).toEqual(FILES);
+    expect(ofType(run.events, 'checkpoint-create')).toEqual([]);
+    expect(ofType(run.events, 'stage-end').map((event) => [event.stage, event.outcome, event.reason])).toEqual([
+      ['PATCHER', 'rejected', 'The critic gave no verdict: stopped after 4 turns'],
+      ['PATCHER', 'rejected', 'The critic gave no verdict: stopped after 4 turns'],
+    ]);
+    expect(deps.agent.callsOf('PATCHER', 'batch-002')).toEqual([]);
+  });
+
+  it('retries after an invalid or missing CriticResponse and commits once the critic accepts', async () => {
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      {
+        PATCHER: { 'batch-001': [tidy('src/a.ts'), tidy('src/a.ts'), tidy('src/a.ts')] },
+        CRITIC: { 'batch-001': [{ output: { decision: 'maybe', reasons: [] } }, {}, criticTurn('accept')] },
+      },
+      { useCritic: true, retryPerBatch: 2 },
+    );
+
+    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'committed', attempts: 3, commit: 'c002', reason: null }]);
+    expect(deps.contextCalls.map((call) => call.feedback)).toEqual([
+      null,
+      expect.stringMatching(/^The critic gave no verdict: Invalid structured output/),
+      'The critic gave no verdict: it returned no CriticResponse',
+    ]);
+    // Only the accepted patch was applied and verified.
+    expect(deps.verifier.calls).toHaveLength(1);
+  });
+
+  it('stops the run on a provider error of the critic, as on one of the patcher, and lands nothing', async () => {
+    const failing: RefactorTurn = {
+      act: () => {
+        throw new RatchetError('provider', 'the provider answered 500');
+      },
+    };
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      { PATCHER: { 'batch-001': [tidy('src/a.ts')] }, CRITIC: { 'batch-001': [failing] } },
+      { useCritic: true },
+    );
+
+    expect(isRatchetError(run.error, 'provider')).toBe(true);
+    expect(run.result).toBeUndefined();
+    expect(deps.verifier.calls).toEqual([]);
+    expect(deps.workspace.log()).toHaveLength(1);
+    expect(deps.workspace.tree()).toEqual(FILES);
+  });
+
   it('is not consulted when useCritic is off', async () => {
     const { deps } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [tidy('src/a.ts')] } });
 
     expect(deps.agent.callsOf('CRITIC')).toEqual([]);
+  });
+});
+
+describe('runBatchLoop: max runtime (seed 002, section 19)', () => {
+  const MINUTE = 60_000;
+  /** A turn that, like a slow agent, lets `minutes` pass on the clock. */
+  const slow = (clock: FakeClock, turn: RefactorTurn, minutes: number): RefactorTurn => ({ ...turn, act: () => clock.advance(minutes * MINUTE) });
+
+  it('finishes the batch that runs over the limit, then stops before the next one, keeping the checkpoints', async () => {
+    const clock = new FakeClock();
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts'), batch('batch-004', 'src/d.ts')],
+      {
+        PATCHER: {
+          'batch-001': [slow(clock, tidy('src/a.ts'), 10)],
+          // The limit passes during the first attempt: the retry still runs (never stopped mid-batch).
+          'batch-002': [slow(clock, broken('src/b.ts'), 25), tidy('src/b.ts')],
+          'batch-003': [tidy('src/c.ts')],
+          'batch-004': [tidy('src/d.ts')],
+        },
+      },
+      { maxRuntimeMs: 30 * MINUTE },
+      undefined,
+      clock,
+    );
+
+    expect(run.error).toBeUndefined();
+    const reason = 'the max runtime of 30 minutes was exceeded (35 minutes elapsed): stopped before batch-003 (2 of 4 batches not started)';
+    expect(run.result?.stopped).toBe(reason);
+    expect(run.result?.batches.map((entry) => [entry.batch, entry.outcome, entry.attempts])).toEqual([
+      ['batch-001', 'committed', 1],
+      ['batch-002', 'committed', 2],
+    ]);
+    expect(run.result?.lastCheckpoint).toBe('c003');
+    expect(await deps.workspace.head()).toBe('c003');
+    expect(deps.workspace.log().map((commit) => commit.subject)).toEqual(['checkpoint: batch-002 Tidy src/b.ts', 'checkpoint: batch-001 Tidy src/a.ts', 'baseline']);
+    expect(ofType(run.events, 'warning')).toEqual([{ type: 'warning', message: reason }]);
+    expect(run.events.at(-1)).toEqual({ type: 'warning', message: reason });
+    expect(ofType(run.events, 'batch-start').map((event) => event.batch)).not.toContain('batch-003');
+    expect(deps.agent.unusedTurns()).toEqual({ 'PATCHER batch-003': 1, 'PATCHER batch-004': 1 });
+  });
+
+  it('does not stop after the last batch, nor without a limit', async () => {
+    const limited = new FakeClock();
+    const last = await runLoop(
+      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts')],
+      { PATCHER: { 'batch-001': [tidy('src/a.ts')], 'batch-002': [slow(limited, tidy('src/b.ts'), 90)] } },
+      { maxRuntimeMs: 30 * MINUTE },
+      undefined,
+      limited,
+    );
+    expect(last.run.result?.stopped).toBeNull();
+    expect(last.run.result?.batches.map((entry) => entry.outcome)).toEqual(['committed', 'committed']);
+
+    const unlimited = new FakeClock();
+    const free = await runLoop(
+      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts')],
+      { PATCHER: { 'batch-001': [slow(unlimited, tidy('src/a.ts'), 10_000)], 'batch-002': [tidy('src/b.ts')] } },
+      { maxRuntimeMs: null },
+      undefined,
+      unlimited,
+    );
+    expect(free.run.result?.stopped).toBeNull();
+    expect(free.run.result?.batches.map((entry) => entry.outcome)).toEqual(['committed', 'committed']);
+    expect(ofType(free.run.events, 'warning')).toEqual([]);
   });
 });
 

@@ -11,12 +11,13 @@ import { summarizeIndex } from '../../code/index/summary.js';
 import { RatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
-import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierCommands, type PreparedRefactor } from '../../engine/refactor/refactor-run.js';
+import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierCommands, type PreparedRefactor, type RefactorOutcome } from '../../engine/refactor/refactor-run.js';
 import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
 import { restoreBackup, type Backup } from '../../engine/refactor/backup.js';
 import { createCommandVerifier } from '../../engine/refactor/verifier.js';
 import { rejectRun, resolveRun } from '../../engine/run-control.js';
 import { runDir } from '../../engine/run-paths.js';
+import type { Ledger } from '../../ledger/types.js';
 import { heuristicPlan } from '../../workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
 import { gatherReportData } from '../../report/report-data.js';
@@ -29,6 +30,7 @@ import { interruptOnSignals } from '../drive-run.js';
 import { exitCodeFor, EXIT } from '../exit-codes.js';
 import type { Output } from '../output.js';
 import { createJsonReporter, createPlainReporter } from '../reporters/plain-reporter.js';
+import { acceptAndReport, rejectAndReport } from './run-decisions.js';
 import { addProviderOptions } from './tdd-command.js';
 
 interface RefactorFlags extends ProviderFlags {
@@ -72,14 +74,50 @@ export function printPlan(output: Output, plan: PlannedBatch[]): void {
   }
 }
 
-async function confirm(question: string): Promise<boolean> {
+/** Asks on the terminal (stderr); Ctrl-C or Ctrl-D at the prompt answers with the default (''). */
+async function ask(question: string): Promise<string> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const controller = new AbortController();
+  rl.on('SIGINT', () => controller.abort());
+  rl.on('close', () => controller.abort());
   try {
-    const answer = await rl.question(question);
-    return /^y(es)?$/i.test(answer.trim());
+    return (await rl.question(question, { signal: controller.signal })).trim();
+  } catch (error) {
+    if (!controller.signal.aborted) throw error;
+    process.stderr.write('\n');
+    return '';
   } finally {
     rl.close();
   }
+}
+
+async function confirm(question: string): Promise<boolean> {
+  return /^y(es)?$/i.test(await ask(question));
+}
+
+/**
+ * Seed 002, 7.2 and 18: after the report, the user accepts or rejects the run (or keeps it for
+ * later). `a` and `r` take the paths of `ratchet accept` and `ratchet reject`; a run that did not
+ * complete is accepted (as with --force) only after a second confirmation. Returns whether the
+ * run was decided.
+ */
+async function decideRun(output: Output, prepared: PreparedRefactor, outcome: RefactorOutcome, committed: number, ledger: Ledger): Promise<boolean> {
+  const into = prepared.run.baseBranch ?? 'HEAD';
+  const answer = (await ask(`\nAccept the run (merge into ${into}), reject it (drop everything; the backup is kept), or keep it for later? [a/r/K] `)).toLowerCase();
+  if (answer === 'r' || answer === 'reject') {
+    await rejectAndReport(output, prepared.repoRoot, await resolveRun(ledger, prepared.run.id), ledger);
+    output.out(`The backup is kept in ${prepared.backup.directory}.`);
+    return true;
+  }
+  if (answer !== 'a' && answer !== 'accept') return false;
+  const force = outcome.status !== 'completed';
+  if (force) {
+    const why = outcome.error?.message ?? outcome.status;
+    const checkpoints = `${committed} checkpoint${committed === 1 ? '' : 's'}`;
+    if (!(await confirm(`The run did not complete: ${why}.\nAccept its ${checkpoints} as they are (as with --force)? [y/N] `))) return false;
+  }
+  await acceptAndReport(output, prepared.repoRoot, await resolveRun(ledger, prepared.run.id), ledger, { force });
+  return true;
 }
 
 function showConfirmScreen(output: Output, prepared: PreparedRefactor): void {
@@ -174,7 +212,17 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
           output.out(`\n${committed} of ${prepared.plan.length} batches committed on ${prepared.run.branch}. Report: ${files.html}`);
           // A run that stopped early is accepted only as far as its checkpoints go (--force).
           const force = outcome.status === 'completed' ? '' : ' --force';
-          output.out(`Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${force}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`);
+          const printCommands = (): void =>
+            output.out(`Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${force}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`);
+          // Asked only on a terminal, without --yes, and not after Ctrl-C.
+          const interactive = !yes && Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !interrupt.signal.aborted;
+          let decided = false;
+          try {
+            decided = interactive && (await decideRun(output, prepared, outcome, committed, ledger));
+          } finally {
+            // Kept for later, or the accept failed (dirty checkout, other branch): the commands still work.
+            if (!decided) printCommands();
+          }
         }
         setExit(outcome.status === 'completed' ? EXIT.ok : outcome.error ? exitCodeFor(outcome.error.code, interrupt.bySigint()) : EXIT.gateFailed);
       } finally {

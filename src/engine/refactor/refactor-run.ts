@@ -370,10 +370,11 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       await mkdir(prepared.artifacts, { recursive: true });
       await appendFile(ledgerFile, `${JSON.stringify({ at: services.clock.now().toISOString(), ...entry })}\n`);
     },
+    now: () => services.clock.now(),
   };
   let outcome: RefactorOutcome;
   try {
-    const loop = runBatchLoop(prepared.plan, deps, { retryPerBatch: settings.retryPerBatch, runFullVerifierEvery: settings.runFullVerifierEvery, allowPublicApiChanges: settings.allowPublicApiChanges, useCritic: options.useCritic, maxTurnsPatcher: settings.claude.maxTurnsPatcher, bashTimeoutMs: config.bash.timeoutMs }, options.signal);
+    const loop = runBatchLoop(prepared.plan, deps, { retryPerBatch: settings.retryPerBatch, runFullVerifierEvery: settings.runFullVerifierEvery, allowPublicApiChanges: settings.allowPublicApiChanges, useCritic: options.useCritic, maxTurnsPatcher: settings.claude.maxTurnsPatcher, bashTimeoutMs: config.bash.timeoutMs, maxRuntimeMs: settings.maxRuntimeMinutes === null ? null : settings.maxRuntimeMinutes * 60_000 }, options.signal);
     let step = await loop.next();
     while (!step.done) {
       yield await record(step.value);

@@ -72,9 +72,23 @@ async function* askCritic(deps: RefactorDependencies, policy: RefactorPolicy, ba
       emit,
     }),
   );
-  if (outcome.status !== 'completed' || !outcome.output) return null;
+  // A review that ended without a verdict is no approval: the patch does not land. Provider,
+  // authentication and interrupt failures are thrown by the runtime and stop the run, as for the patcher.
+  if (outcome.status !== 'completed') return `The critic gave no verdict: ${outcome.message}`;
+  if (outcome.output === undefined) return 'The critic gave no verdict: it returned no CriticResponse';
   const { decision, reasons } = outcome.output;
   return decision === 'accept' ? null : `The critic answered "${decision}": ${reasons.join('; ')}`;
+}
+
+function minutes(ms: number): string {
+  const value = Number((ms / 60_000).toPrecision(3));
+  return `${value} minute${value === 1 ? '' : 's'}`;
+}
+
+/** The stop reason when `elapsedMs` is over the max runtime, else null. */
+function runtimeExceeded(maxRuntimeMs: number | null, elapsedMs: number): string | null {
+  if (maxRuntimeMs === null || elapsedMs <= maxRuntimeMs) return null;
+  return `the max runtime of ${minutes(maxRuntimeMs)} was exceeded (${minutes(elapsedMs)} elapsed)`;
 }
 
 /**
@@ -83,6 +97,7 @@ async function* askCritic(deps: RefactorDependencies, policy: RefactorPolicy, ba
  * attempt is rolled back to the last checkpoint and retried with its failure as feedback, up to
  * `retryPerBatch` retries; a batch that still fails stops the run (section 19) at the last
  * passing checkpoint. The full verifier runs every `runFullVerifierEvery` committed batches.
+ * Once the loop has run longer than `maxRuntimeMs`, it stops before the next batch (section 19).
  */
 export async function* runBatchLoop(
   batches: PlannedBatch[],
@@ -91,11 +106,20 @@ export async function* runBatchLoop(
   signal?: AbortSignal,
 ): Step<RefactorLoopResult> {
   const { workspace } = deps;
+  const startedAt = deps.now().getTime();
   const outcomes: BatchOutcome[] = [];
   let lastCheckpoint = await workspace.head();
   let lastFullVerified = lastCheckpoint;
   let committed = 0;
   for (const [index, batch] of batches.entries()) {
+    if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
+    // The first batch always runs; the limit is checked between batches only.
+    const overrun = index > 0 ? runtimeExceeded(policy.maxRuntimeMs, deps.now().getTime() - startedAt) : null;
+    if (overrun !== null) {
+      const stopped = `${overrun}: stopped before ${batch.id} (${batches.length - index} of ${batches.length} batches not started)`;
+      yield { type: 'warning', message: stopped };
+      return { batches: outcomes, stopped, lastCheckpoint };
+    }
     let feedback: string | null = null;
     let result: BatchOutcome | null = null;
     const maxAttempts = policy.retryPerBatch + 1;

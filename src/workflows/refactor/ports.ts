@@ -60,6 +60,8 @@ export interface RefactorDependencies {
   acceptApi(): Promise<void>;
   /** Appends a line to TASK_LEDGER.jsonl (the run's project memory). */
   appendTaskLedger(entry: Record<string, unknown>): Promise<void>;
+  /** The current time (the engine's clock), for the max runtime. */
+  now(): Date;
 }
 
 export interface RefactorPolicy {
@@ -69,4 +71,9 @@ export interface RefactorPolicy {
   useCritic: boolean;
   maxTurnsPatcher: number;
   bashTimeoutMs: number;
+  /**
+   * Seed 002, section 19 (max runtime): once the batch loop has run this long, it stops before
+   * starting the next batch (never in the middle of one). Null: no limit.
+   */
+  maxRuntimeMs: number | null;
 }

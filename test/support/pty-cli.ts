@@ -1,0 +1,102 @@
+/**
+ * Runs the BUILT Ratchet CLI on a pseudo-terminal, to test its questions: util-linux `script`
+ * (`script -qefc <command> /dev/null`) gives the child a pty for stdin, stdout and stderr, copies
+ * what we write to its stdin into the terminal and what the child prints back to its stdout.
+ * The test waits for a question to appear, then types the answer (`expect`-style), so answers
+ * never reach the child before it asks.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { CLI, cliEnv } from './run-cli.js';
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+/** Terminal output without colours, cursor movements and carriage returns. */
+export function plainTerminalText(text: string): string {
+  return text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+}
+
+export interface PtyCli {
+  /** Everything the terminal showed so far, as plain text. */
+  text(): string;
+  /** Resolves once `prompt` appears after the previous match; rejects when the CLI exits first. */
+  waitFor(prompt: string): Promise<void>;
+  /** Types `answer` and Enter. */
+  type(answer: string): void;
+  /** Waits for the CLI to exit; its exit code. */
+  exit(): Promise<number>;
+  /** Kills `script` and the CLI (after a failed expectation), unless they have exited. */
+  kill(): void;
+}
+
+/** Starts `ratchet ...args` on a pty, in `cwd`, with the clean CLI environment plus `env`. */
+export function startPtyCli(args: readonly string[], options: { cwd: string; env: Record<string, string> }): PtyCli {
+  const command = [process.execPath, CLI, ...args].map(shellQuote).join(' ');
+  const child: ChildProcessWithoutNullStreams = spawn('script', ['-qefc', command, '/dev/null'], {
+    cwd: options.cwd,
+    env: cliEnv({ TERM: 'dumb', ...options.env }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let raw = '';
+  let searchFrom = 0;
+  const listeners = new Set<() => void>();
+  const notify = (): void => {
+    for (const listener of [...listeners]) listener();
+  };
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    raw += chunk;
+    notify();
+  });
+  child.stderr.on('data', (chunk: string) => {
+    raw += chunk;
+    notify();
+  });
+  const exited = new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      resolve(code ?? (signal ? 128 : -1));
+      notify();
+    });
+  });
+  let closed = false;
+  void exited.then(() => {
+    closed = true;
+    notify();
+  });
+
+  return {
+    text: () => plainTerminalText(raw),
+    waitFor(prompt: string): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          const text = plainTerminalText(raw);
+          const at = text.indexOf(prompt, searchFrom);
+          if (at >= 0) {
+            searchFrom = at + prompt.length;
+            listeners.delete(check);
+            resolve();
+          } else if (closed) {
+            listeners.delete(check);
+            reject(new Error(`the CLI exited before asking "${prompt}"; the terminal showed:\n${text.slice(-4000)}`));
+          }
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+    type(answer: string): void {
+      child.stdin.write(`${answer}\n`);
+    },
+    async exit(): Promise<number> {
+      const code = await exited;
+      child.stdin.end();
+      return code;
+    },
+    kill(): void {
+      if (!closed) child.kill('SIGKILL');
+    },
+  };
+}
