@@ -77,6 +77,9 @@ type Verdict<T> =
  * (`provider`), the timeout (`timeout`, after the runner killed the process group), an abort
  * (`interrupted`) and a missing executable (`config`).
  *
+ * The CLI gets the stage's Bash timeout as `BASH_DEFAULT_TIMEOUT_MS` and `BASH_MAX_TIMEOUT_MS`
+ * in its environment (over `env`), so a command it runs cannot outlive `bash.timeout`.
+ *
  * Each CLI call emits one `model-call` event (request: the system prompt and the prompt;
  * response: the final text, tokens and `total_cost_usd`; latency: `duration_ms`) and one `log`
  * event with the session id, turns, durations and cost. The outcome sums turns, tokens and cost
@@ -223,7 +226,7 @@ async function callClaude<T>(
     ({ result } = await runClaude({
       binary: options.binary,
       runner: options.runner,
-      env: options.env,
+      env: stageEnv(options.env, request.bashTimeoutMs),
       args,
       cwd: request.worktree,
       input: input.prompt,
@@ -265,6 +268,16 @@ async function callClaude<T>(
   request.emit({ type: 'log', message: describeCall(request, result) });
   if (failure !== undefined) throw failure;
   return result;
+}
+
+/**
+ * The CLI's environment for one stage: the configured one, with the stage's per-command Bash
+ * timeout (`bash.timeout`) as both the default and the maximum Claude Code's Bash tool allows
+ * (`BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS`), as the built-in runtime's Bash tool has it.
+ */
+function stageEnv(env: Record<string, string | undefined>, bashTimeoutMs: number): Record<string, string | undefined> {
+  const timeout = String(Math.max(1, Math.round(bashTimeoutMs)));
+  return { ...env, BASH_DEFAULT_TIMEOUT_MS: timeout, BASH_MAX_TIMEOUT_MS: timeout };
 }
 
 function finishReasonOf(result: ClaudeResult): FinishReason {

@@ -30,18 +30,48 @@ export function interruptOnSignals(): { signal: AbortSignal; bySigint: () => boo
   };
 }
 
-/** Renders a run's events and returns the process exit code. */
+/**
+ * What to do about a run that did not complete, for people and for `--json` consumers alike:
+ * the error's own hint and the command that continues the run.
+ */
+export interface NextStep {
+  /** The command line to run, e.g. `ratchet resume 20261121-233624-a1b2`. */
+  command: string;
+  /** The same as arguments of the `ratchet` binary, for spawning without a shell. */
+  argv: string[];
+}
+
+export function nextStepOf(outcome: RunOutcome): NextStep | null {
+  if (outcome.status === 'completed') return null;
+  return { command: `ratchet resume ${outcome.runId}`, argv: ['resume', outcome.runId] };
+}
+
+/**
+ * Renders a run's events and returns the process exit code. After a run that failed or was
+ * interrupted, plain output ends with the error's hint and the resume command on stderr; with
+ * `--json` the final `run-end` object carries the same as `hint` (string or null) and `next`
+ * (`{command, argv}`, or null once the run completed).
+ */
 export async function driveRun(run: AsyncGenerator<RatchetEvent, RunOutcome>, output: Output, bySigint: () => boolean): Promise<{ code: number; outcome: RunOutcome }> {
-  const report = output.json ? createJsonReporter(output) : createPlainReporter(output);
+  const json = output.json ? createJsonReporter(output) : undefined;
+  const report = json ?? createPlainReporter(output);
+  // --json: the run-end event is held back until the outcome (and its hint) is known.
+  let runEnd: RatchetEvent | undefined;
   let next = await run.next();
   while (!next.done) {
-    report(next.value);
+    if (runEnd) report(runEnd);
+    runEnd = undefined;
+    if (json && next.value.type === 'run-end') runEnd = next.value;
+    else report(next.value);
     next = await run.next();
   }
   const outcome = next.value;
-  if (outcome.error && !output.json) {
+  const step = nextStepOf(outcome);
+  if (json) {
+    if (runEnd) json(runEnd, { hint: outcome.error?.hint ?? null, next: step });
+  } else if (outcome.error) {
     if (outcome.error.hint) output.err(pc.dim(`hint: ${outcome.error.hint}`));
-    if (outcome.status !== 'completed') output.err(pc.dim(`Resume with: ratchet resume ${outcome.runId}`));
+    if (step) output.err(pc.dim(`Resume with: ${step.command}`));
   }
   if (outcome.status === 'completed') return { code: EXIT.ok, outcome };
   return { code: outcome.error ? exitCodeFor(outcome.error.code, bySigint()) : EXIT.gateFailed, outcome };

@@ -50,6 +50,12 @@ export interface EventMap {
   'checkpoint-create': { stage: StageName; phase: StagePhase; commit: string; subject: string };
   'checkpoint-rollback': { stage: StageName; to: string; reason: string };
   'note-write': { commit: string; state: HandoffState };
+  /**
+   * Git lock files (`index.lock`, `<ref>.lock`) that a git killed mid-operation had left in the
+   * run's worktree or on its own refs, removed (absolute paths) before the run was resumed,
+   * rolled back or had its notes repaired (or, for the shared notes ref, started).
+   */
+  'git-lock-remove': { files: string[] };
   /** Refactor workflow (seed 002). */
   'backup-create': { bundle: string | null; snapshot: string; directory: string };
   'index-build': { files: number; parsed: number; reused: number; symbols: number; durationMs: number; artifacts: string };

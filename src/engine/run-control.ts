@@ -3,9 +3,13 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
+import type { Clock } from '../core/effects.js';
 import { Git } from '../git/git.js';
+import { acquireRepoLock } from '../git/repo-lock.js';
 import type { Ledger } from '../ledger/types.js';
+import { systemClock } from './effects.js';
 import { asGitRun, type GitRun } from './git-run.js';
+import { clearStaleGitLocks, recordGitLockRemoval } from './stale-locks.js';
 
 /** The run named on the command line, or the latest run of the repository. */
 export async function resolveRun(ledger: Ledger, runId: string | undefined): Promise<GitRun> {
@@ -50,8 +54,23 @@ export async function checkpointsOf(git: Git, run: GitRun): Promise<Checkpoint[]
   return result;
 }
 
-/** `ratchet accept`: brings the run into the branch it started from, then drops its worktree. */
-export async function acceptRun(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
+/**
+ * `ratchet accept`: brings the run into the branch it started from, then drops its worktree.
+ * Holds the repository lock (a run still going cannot be accepted under it) and first removes
+ * the run's stale git lock files (see `withRunLocked`).
+ */
+export async function acceptRun(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  options: { force: boolean },
+  clock: Clock = systemClock,
+): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string; removedLocks: string[] }> {
+  if (run.status === 'accepted' || run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
+  return withRunLocked(repoRoot, run, ledger, clock, () => acceptRunLocked(repoRoot, run, ledger, options));
+}
+
+async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
   if (run.status === 'accepted' || run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
   if (run.status !== 'completed' && !options.force) {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}, not completed.`, { hint: 'Finish it with `ratchet resume`, or pass --force to accept its checkpoints as they are.' });
@@ -110,16 +129,65 @@ async function dropWorktree(git: Git, run: GitRun): Promise<void> {
   if (await git.branchExists(run.branch)) await git.deleteBranch(run.branch, { force: true });
 }
 
-/** `ratchet reject`: removes the run's worktree and branch; the user's checkout was never touched. */
-export async function rejectRun(repoRoot: string, run: GitRun, ledger: Ledger): Promise<void> {
+/**
+ * `ratchet reject`: removes the run's worktree and branch; the user's checkout was never touched.
+ * Locked and cleaned like `acceptRun`.
+ */
+export async function rejectRun(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  clock: Clock = systemClock,
+): Promise<{ removedLocks: string[] }> {
   if (run.status === 'accepted') throw new RatchetError('usage', `Run ${run.id} was accepted; use git to revert its merge.`);
-  await dropWorktree(new Git(repoRoot), run);
-  await ledger.updateRun(run.id, { status: 'rejected' });
+  return withRunLocked(repoRoot, run, ledger, clock, async () => {
+    await dropWorktree(new Git(repoRoot), run);
+    await ledger.updateRun(run.id, { status: 'rejected' });
+    return {};
+  });
 }
 
-/** `ratchet rollback <commit>`: moves the run back to one of its checkpoints (resumable from there). */
-export async function rollbackRun(run: GitRun, target: string, ledger: Ledger): Promise<{ commit: string; state: HandoffState | null }> {
+/**
+ * Runs `work` holding the repository lock, after removing the stale git lock files of the run
+ * (see `clearStaleGitLocks`; the removal is recorded in the ledger). `removedLocks` lists them.
+ */
+async function withRunLocked<T extends object>(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  clock: Clock,
+  work: () => Promise<T>,
+): Promise<T & { removedLocks: string[] }> {
+  const lock = await acquireRepoLock(await new Git(repoRoot).commonDir(), { runId: run.id });
+  try {
+    const removedLocks = await clearStaleGitLocks(repoRoot, run);
+    await recordGitLockRemoval(ledger, run, removedLocks, clock);
+    return { ...(await work()), removedLocks };
+  } finally {
+    await lock.release();
+  }
+}
+
+/**
+ * `ratchet rollback <commit>`: moves the run back to one of its checkpoints (resumable from
+ * there). Holds the repository lock, so it waits for no run and refuses while one is active.
+ */
+export async function rollbackRun(
+  repoRoot: string,
+  run: GitRun,
+  target: string,
+  ledger: Ledger,
+  clock: Clock = systemClock,
+): Promise<{ commit: string; state: HandoffState | null; removedLocks: string[] }> {
   if (!existsSync(run.worktree)) throw new RatchetError('not-found', `The worktree of run ${run.id} is gone (${run.worktree}).`);
+  return withRunLocked(repoRoot, run, ledger, clock, () => rollbackLocked(run, target, ledger));
+}
+
+async function rollbackLocked(
+  run: GitRun,
+  target: string,
+  ledger: Ledger,
+): Promise<{ commit: string; state: HandoffState | null }> {
   const git = new Git(run.worktree);
   const commit = target === run.id ? run.baseCommit : await git.revParse(`${target}^{commit}`);
   if (!commit) throw new RatchetError('usage', `${target} is not a commit.`);
@@ -140,7 +208,20 @@ export async function rollbackRun(run: GitRun, target: string, ledger: Ledger): 
  * points at a commit is moved aside; every checkpoint of the run gets its note back from the
  * ledger (which recorded each note it wrote); notes that cannot be parsed are replaced.
  */
-export async function repairNotes(repoRoot: string, run: GitRun, ledger: Ledger): Promise<{ movedAside: string | null; rewritten: number }> {
+export async function repairNotes(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  clock: Clock = systemClock,
+): Promise<{ movedAside: string | null; rewritten: number; removedLocks: string[] }> {
+  return withRunLocked(repoRoot, run, ledger, clock, () => repairNotesLocked(repoRoot, run, ledger));
+}
+
+async function repairNotesLocked(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+): Promise<{ movedAside: string | null; rewritten: number }> {
   const git = new Git(repoRoot);
   let movedAside: string | null = null;
   const ref = await git.revParse(NOTES_REF);

@@ -21,6 +21,7 @@ import { createGitWorkspace } from './git-workspace.js';
 import { createRuntimeFactory } from './model-factory.js';
 import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
+import { clearStaleGitLocks } from './stale-locks.js';
 import { RATCHET_EXCLUDES, shareDependencies } from './worktree-setup.js';
 
 /** Effects the engine needs, injected by the CLI (or by tests). */
@@ -118,6 +119,8 @@ export async function* startTdd(
         config: { testCommand: detected.command, framework: detected.framework, refactor: config.tdd.refactor },
       }),
     );
+    // The notes ref is shared by every run: a run killed while writing a note leaves its lock.
+    const removedLocks = await clearStaleGitLocks(repoRoot, run);
     const envelope = createEnveloper(runId, services.clock);
     const startEvent = envelope({
       type: 'run-start',
@@ -130,6 +133,11 @@ export async function* startTdd(
     });
     await services.ledger.record(startEvent);
     yield startEvent;
+    if (removedLocks.length > 0) {
+      const removal = envelope({ type: 'git-lock-remove', files: removedLocks });
+      await services.ledger.record(removal);
+      yield removal;
+    }
     if (!status.clean) {
       const warning = envelope({
         type: 'warning',
@@ -222,6 +230,8 @@ export async function* resumeTdd(
   const git = new Git(repoRoot);
   const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
   try {
+    // With the repository lock held, git lock files of this run can only be leftovers of a kill.
+    const removedLocks = await clearStaleGitLocks(repoRoot, run);
     if (!existsSync(run.worktree)) {
       await git.pruneWorktrees();
       await git.addWorktree(run.worktree, run.branch);
@@ -245,6 +255,11 @@ export async function* resumeTdd(
     await services.ledger.updateRun(run.id, { status: 'running', error: null });
     await services.ledger.record(startEvent);
     yield startEvent;
+    if (removedLocks.length > 0) {
+      const removal = envelope({ type: 'git-lock-remove', files: removedLocks });
+      await services.ledger.record(removal);
+      yield removal;
+    }
     if (point.commit !== head) {
       await worktreeGit.resetHard(point.commit);
       const warning = envelope({

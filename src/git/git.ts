@@ -1,5 +1,5 @@
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { GitCommand, assertNotOption, commitConfigArgs, configValue } from './internal/git-command.js';
 import { buildGitEnv, execGit } from './internal/exec-git.js';
@@ -77,6 +77,40 @@ export class Git {
   /** Absolute path of the common git directory, the same for the main checkout and all worktrees. */
   async commonDir(): Promise<string> {
     return (await this.command.run(['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
+  }
+
+  /**
+   * Absolute path of this work tree's own git directory: `.git` of the main checkout,
+   * `<commonDir>/worktrees/<name>` of a linked worktree (`rev-parse --git-dir`).
+   */
+  async gitDir(): Promise<string> {
+    return (await this.command.run(['rev-parse', '--path-format=absolute', '--git-dir'])).trim();
+  }
+
+  /**
+   * The lock files git leaves behind when it is killed in the middle of an operation, as far as
+   * they belong to this linked worktree or to the given refs, and exist now:
+   *
+   * - `index.lock`, `HEAD.lock` and `ORIG_HEAD.lock` in this worktree's private git directory,
+   *   only when this is a linked worktree: the main checkout's own files (`.git/index.lock`) are
+   *   never listed, since the user's git may hold them;
+   * - `<commonDir>/<ref>.lock` for each full ref name in `refs` (`refs/heads/ratchet/<id>`,
+   *   `refs/notes/tdd-handoffs`), with the files backend's layout.
+   *
+   * Only lists them: whether one is stale (its git process is gone) is the caller's judgement.
+   */
+  async findLockFiles(refs: readonly string[] = []): Promise<string[]> {
+    const [gitDir, commonDir] = await Promise.all([this.gitDir(), this.commonDir()]);
+    const candidates: string[] = [];
+    if (resolve(gitDir) !== resolve(commonDir)) {
+      for (const name of WORKTREE_LOCK_FILES) candidates.push(join(gitDir, name));
+    }
+    for (const ref of refs) candidates.push(`${join(commonDir, checkedRefPath(ref))}.lock`);
+    const found: string[] = [];
+    for (const candidate of new Set(candidates)) {
+      if (await isFile(candidate)) found.push(candidate);
+    }
+    return found;
   }
 
   /** Short name of the checked-out branch, or null when HEAD is detached. */
@@ -431,6 +465,28 @@ export class Git {
   /** Removes the note on `commit`; no-op when it has none. */
   async removeNote(ref: string, commit: string): Promise<void> {
     await notes.removeNote(this.command, await this.commitArgs(), ref, commit);
+  }
+}
+
+/** Lock files of a linked worktree's private git directory that an interrupted git may leave. */
+const WORKTREE_LOCK_FILES = ['index.lock', 'HEAD.lock', 'ORIG_HEAD.lock'];
+
+/** A full ref name as a relative path under the common git directory; refuses anything else. */
+function checkedRefPath(ref: string): string {
+  assertNotOption(ref, 'ref');
+  const parts = ref.split('/');
+  const unsafe = (part: string): boolean => part === '' || part === '.' || part === '..' || part.endsWith('.lock');
+  if (parts[0] !== 'refs' || parts.length < 3 || parts.some(unsafe)) {
+    throw new RatchetError('git', `Invalid ref '${ref}': a full ref name under refs/ is expected.`);
+  }
+  return parts.join(sep);
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
   }
 }
 

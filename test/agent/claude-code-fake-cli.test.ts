@@ -77,7 +77,12 @@ function harness(mode: string, extraEnv: Record<string, string> = {}) {
   });
   const calls = async () => {
     const text = await readFile(log, 'utf8');
-    const callSchema = z.object({ argv: z.array(z.string()), stdin: z.string(), cwd: z.string() });
+    const callSchema = z.object({
+      argv: z.array(z.string()),
+      stdin: z.string(),
+      cwd: z.string(),
+      env: z.record(z.string(), z.string()),
+    });
     return text
       .trim()
       .split('\n')
@@ -160,6 +165,25 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
     expect(flagValue(again?.argv ?? [], '--session-id')).toBe(uuids[1]);
     expect(uuids[1]).not.toBe(uuids[0]);
     expect(flagValue(again?.argv ?? [], '--system-prompt-file')).toBe(promptFile);
+  });
+
+  it("passes the stage's Bash timeout as BASH_DEFAULT_TIMEOUT_MS and BASH_MAX_TIMEOUT_MS", async () => {
+    const { runtime, stageRequest, calls } = harness('success', {
+      BASH_DEFAULT_TIMEOUT_MS: '999999',
+      ANTHROPIC_API_KEY: 'sk-ant-fake-cli-key',
+    });
+    const agent = runtime();
+
+    await agent.runStage(stageRequest({ bashTimeoutMs: 45_000 }));
+    await agent.runStage(stageRequest({ bashTimeoutMs: 2_500 }));
+
+    const [first, second] = await calls();
+    expect(first?.env).toMatchObject({ BASH_DEFAULT_TIMEOUT_MS: '45000', BASH_MAX_TIMEOUT_MS: '45000' });
+    expect(second?.env).toMatchObject({ BASH_DEFAULT_TIMEOUT_MS: '2500', BASH_MAX_TIMEOUT_MS: '2500' });
+    // The rest of the environment is the one given, and nothing else is inherited.
+    expect(first?.env).toMatchObject({ FAKE_CLAUDE_MODE: 'success', HOME: worktree.root, ANTHROPIC_API_KEY: '[set]' });
+    const inherited = (name: string): boolean => process.env[name] !== undefined && !['PATH', 'HOME'].includes(name);
+    expect(Object.keys(first?.env ?? {}).filter(inherited)).toEqual([]);
   });
 
   it('versions system prompts by content: one file per stage and prompt text', async () => {

@@ -135,6 +135,13 @@ describe('SIGINT', () => {
     const runId = runIdOf(result.events);
     // The runner killed the test process group; the engine stopped inside the gate.
     expect(result.events.at(-1)).toMatchObject({ type: 'run-end', status: 'interrupted', message: 'Interrupted while running the tests' });
+    // The final JSON object says how to go on, as the plain output's "Resume with:" line does.
+    expect(result.lines.at(-1)).toMatchObject({
+      type: 'run-end',
+      hint: null,
+      next: { command: `ratchet resume ${runId}`, argv: ['resume', runId] },
+    });
+    expect(result.stderr).not.toContain('Resume with:');
     // Interrupting is not failing: no error note is written, GREEN is simply redone.
     expect(result.events.filter((event) => event.type === 'note-write' && event.state.error !== null)).toEqual([]);
     const status = await statusJson(project);

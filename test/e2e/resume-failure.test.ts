@@ -62,6 +62,11 @@ describe('resume after a failure inside a stage', () => {
     const runId = runIdOf(failed.events);
     // git dies by SIGKILL inside the checkpoint script (its shell reports exit 137).
     expect(failed.events.at(-1)).toMatchObject({ type: 'run-end', status: 'failed', message: expect.stringMatching(/killed by a signal|exit 137/) as unknown });
+    // --json: the final object carries the resume command (the plain output prints it on stderr).
+    expect(failed.lines.at(-1)).toMatchObject({
+      type: 'run-end',
+      next: { command: `ratchet resume ${runId}`, argv: ['resume', runId] },
+    });
     expect((await ledgerRun(project, runId)).status).toBe('failed');
     // The half-made GREEN commit is gone; the error sits on the RED checkpoint, GREEN is next.
     expect(await branchSubjects(project, runId)).toEqual(RESUME_REFERENCE_SUBJECTS.slice(0, 2));

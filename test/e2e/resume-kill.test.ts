@@ -7,6 +7,10 @@
  * commit subjects; each test then SIGKILLs a fresh run at one moment, picked from the NDJSON
  * events on its stdout (or from the request the fake is holding), and resumes it to the end.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RatchetEvent } from '../../src/core/events.js';
 import { NOTES_REF } from '../../src/core/handoff.js';
@@ -20,6 +24,7 @@ import {
   HOLD_MS,
   holdTestsWhen,
   ledgerRun,
+  PROVIDER_ARGS,
   readLockPid,
   releaseTests,
   resumeUntilDone,
@@ -29,6 +34,7 @@ import {
   startResumeProvider,
   tddArgs,
   waitForHeldTests,
+  withLedger,
   type CliProcess,
   type CliResult,
   type ResumeProject,
@@ -104,7 +110,8 @@ async function resumeAndCheck(project: ResumeProject, runId: string, options: { 
   expect(results.map((result) => result.code), results[0] ? describeResult(results[0]) : '').toEqual([0]);
   const first = results[0];
   expect(first?.events[0]).toMatchObject({ type: 'run-start', runId, resumed: true });
-  expect(results[results.length - 1]?.events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
+  const end = { type: 'run-end', status: 'completed', hint: null, next: null };
+  expect(results[results.length - 1]?.events.at(-1)).toMatchObject(end);
   await expectCompletedLikeReference(project, runId, reference);
   await expectStarts(project, runId, options.resumes);
   return results;
@@ -182,6 +189,46 @@ describe('kill -9, then ratchet resume', () => {
     });
     expect(result.events.find((event) => event.type === 'stage-end' && event.outcome === 'rejected')).toMatchObject({ stage: 'GREEN', cycle: 2, attempt: 1, reason: 'tests-failing' });
     await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+  }, E2E_TIMEOUT_MS);
+
+  it("with git's lock files left behind: resume removes the run's (never the main checkout's) and says so", async () => {
+    const project = await newProject();
+    provider.brain.delayMs = holdCall('GREEN', 'add');
+    const since = provider.brain.calls.length;
+    const { runId } = await killAt(project, async () => {
+      await provider.brain.waitForCall((call) => call.stage === 'GREEN' && call.item?.fn === 'add', since);
+    });
+    // What a git killed mid-commit (or mid-note) leaves: the worktree's index.lock in its private
+    // git dir, and the locks of the run's branch and of the notes ref in the common git dir.
+    const run = await ledgerRun(project, runId);
+    const worktree = run.worktree ?? '';
+    const common = project.repo.run('rev-parse', '--path-format=absolute', '--git-common-dir');
+    const privateDir = project.repo.run('-C', worktree, 'rev-parse', '--path-format=absolute', '--git-dir');
+    expect(privateDir).toBe(join(common, 'worktrees', runId));
+    const stale = [
+      join(common, 'refs', 'heads', 'ratchet', `${runId}.lock`),
+      join(common, 'refs', 'notes', 'tdd-handoffs.lock'),
+      join(privateDir, 'index.lock'),
+    ];
+    const mainIndexLock = join(common, 'index.lock');
+    for (const file of [...stale, mainIndexLock]) await writeFile(file, '');
+    const env = { ...process.env, ...project.repo.env };
+    const blocked = spawnSync('git', ['-C', worktree, 'reset', '--hard', '--quiet', 'HEAD'], { env, encoding: 'utf8' });
+    expect(blocked.stderr).toMatch(/index\.lock': File exists/);
+
+    provider.brain.delayMs = undefined;
+    // Plain output, for the line people see; the ledger has the event.
+    const resumed = await runCli(project, ['resume', ...PROVIDER_ARGS]);
+    expect(resumed.code, describeResult(resumed)).toBe(0);
+    const line = `Removed 3 stale git lock file(s) left by an interrupted git process: ${stale.join(', ')}`;
+    expect(resumed.stdout).toContain(line);
+    for (const file of stale) expect(existsSync(file), file).toBe(false);
+    expect(existsSync(mainIndexLock), "the main checkout's index.lock").toBe(true);
+    await rm(mainIndexLock);
+    const removals = await withLedger(project, (ledger) => ledger.events(runId, { types: ['git-lock-remove'] }));
+    expect(removals).toMatchObject([{ type: 'git-lock-remove', runId, files: stale }]);
+    await expectCompletedLikeReference(project, runId, reference);
+    await expectStarts(project, runId, 1);
   }, E2E_TIMEOUT_MS);
 
   it('twice: the run and then its resume are killed, a second resume (with the id) finishes', async () => {

@@ -205,8 +205,8 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
       '3 RED#1 accepted',
       '3 GREEN#1 accepted',
       '3 VERIFY#1 rejected lint-failed',
-      // FIX attempts are numbered after the GREEN attempt that passed (verifyAndFix's offset).
-      '3 FIX#2 accepted',
+      // FIX counts its own attempts from 1, like RE_VERIFY that gates each of them.
+      '3 FIX#1 accepted',
       '3 RE_VERIFY#1 accepted',
       '3 REFACTOR#1 accepted no changes',
       '4 PLAN#1 accepted',
@@ -383,7 +383,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     const tip = commits.at(-1)?.sha;
     const accepted = await ratchet('accept', runId, '--json');
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);
-    expect(JSON.parse(accepted.stdout)).toEqual({ run: runId, mode: 'fast-forward', commit: tip });
+    expect(JSON.parse(accepted.stdout)).toEqual({ run: runId, mode: 'fast-forward', commit: tip, removedLocks: [] });
     expect(repo.run('rev-parse', 'HEAD')).toBe(tip);
     expect(repo.run('rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
     expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
@@ -409,7 +409,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     ]);
     const rejected = await ratchet('reject', '--json');
     expect(rejected.exitCode, describeResult(rejected)).toBe(0);
-    expect(JSON.parse(rejected.stdout)).toEqual({ run: secondId, status: 'rejected' });
+    expect(JSON.parse(rejected.stdout)).toEqual({ run: secondId, status: 'rejected', removedLocks: [] });
     expect(repo.run('branch', '--list', secondBranch)).toBe('');
     expect(existsSync(join(repo.home, 'worktrees', String(secondId)))).toBe(false);
     expect(repo.run('rev-parse', 'HEAD')).toBe(tip);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Git } from '../../src/git/git.js';
@@ -71,6 +71,46 @@ describe('worktrees', () => {
     expect(await git.listWorktrees()).toHaveLength(1);
     // The branch is free again once the worktree is pruned.
     await git.deleteBranch('ratchet/run-2');
+  });
+
+  it("finds a linked worktree's lock files and those of given refs, never the main checkout's", async () => {
+    const { git } = repo;
+    const path = repo.path('wt-locks');
+    await git.addWorktree(path, 'ratchet/run-5', 'HEAD');
+    const inside = new Git(path, { env: repo.env });
+    const common = await git.commonDir();
+    expect(await git.gitDir()).toBe(common);
+    const privateDir = await inside.gitDir();
+    expect(privateDir).toBe(join(common, 'worktrees', 'wt-locks'));
+    expect(await inside.findLockFiles(['refs/heads/ratchet/run-5', 'refs/notes/tdd-handoffs'])).toEqual([]);
+
+    const mainIndexLock = join(common, 'index.lock');
+    const planted = [
+      mainIndexLock,
+      join(common, 'HEAD.lock'),
+      join(privateDir, 'index.lock'),
+      join(privateDir, 'HEAD.lock'),
+      join(common, 'refs', 'heads', 'ratchet', 'run-5.lock'),
+      join(common, 'refs', 'notes', 'tdd-handoffs.lock'),
+      join(common, 'refs', 'heads', 'main.lock'),
+    ];
+    await mkdir(join(common, 'refs', 'notes'), { recursive: true });
+    for (const file of planted) await writeFile(file, '');
+
+    expect(await inside.findLockFiles(['refs/heads/ratchet/run-5', 'refs/notes/tdd-handoffs'])).toEqual([
+      join(privateDir, 'index.lock'),
+      join(privateDir, 'HEAD.lock'),
+      join(common, 'refs', 'heads', 'ratchet', 'run-5.lock'),
+      join(common, 'refs', 'notes', 'tdd-handoffs.lock'),
+    ]);
+    // In the main checkout only the locks of the refs asked for are listed.
+    expect(await git.findLockFiles()).toEqual([]);
+    const notesLock = join(common, 'refs', 'notes', 'tdd-handoffs.lock');
+    expect(await git.findLockFiles(['refs/notes/tdd-handoffs'])).toEqual([notesLock]);
+    for (const file of planted) expect(existsSync(file), file).toBe(true);
+    for (const bad of ['HEAD', 'refs/heads', 'refs/../index', 'refs/heads/x.lock', '-refs/heads/x']) {
+      await expect(inside.findLockFiles([bad]), bad).rejects.toMatchObject({ code: 'git' });
+    }
   });
 
   it('refuses to check out a branch already used by another worktree', async () => {

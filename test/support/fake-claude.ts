@@ -13,8 +13,10 @@
  * - `hang` starts a `sleep 600` child (in the same process group), writes `{"pid","child"}` to
  *   `FAKE_CLAUDE_PID_FILE`, and never finishes.
  *
- * When `FAKE_CLAUDE_LOG` is set, every invocation appends `{"argv","stdin","cwd"}` to it as
- * one JSON line (written before the mode's behaviour).
+ * When `FAKE_CLAUDE_LOG` is set, every invocation appends `{"argv","stdin","cwd","env"}` to it as
+ * one JSON line (written before the mode's behaviour). `env` is the environment it was started
+ * with, the values of names that look like credentials (`*KEY*`, `*TOKEN*`, `*SECRET*`,
+ * `*PASSWORD*`) replaced by `[set]`, so the log never holds a key.
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
@@ -49,6 +51,16 @@ function result(fields: Record<string, unknown>): string {
   });
 }
 
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD/i;
+
+function loggedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined) env[name] = SECRET_NAME.test(name) ? '[set]' : value;
+  }
+  return env;
+}
+
 function sessionId(): string {
   const index = argv.indexOf('--session-id');
   return index === -1 ? '00000000-0000-4000-8000-000000000000' : (argv[index + 1] ?? '');
@@ -57,7 +69,9 @@ function sessionId(): string {
 async function main(): Promise<void> {
   const stdin = argv.includes('-v') ? '' : await readStdin();
   const log = process.env.FAKE_CLAUDE_LOG;
-  if (log !== undefined) appendFileSync(log, `${JSON.stringify({ argv, stdin, cwd: process.cwd() })}\n`);
+  if (log !== undefined) {
+    appendFileSync(log, `${JSON.stringify({ argv, stdin, cwd: process.cwd(), env: loggedEnv() })}\n`);
+  }
 
   if (argv.includes('-v') && mode !== 'garbage') {
     process.stdout.write('2.1.330 (Claude Code)\n');

@@ -1,7 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createEnveloper } from '../../src/engine/event-stream.js';
+import { openLedger } from '../../src/ledger/ledger.js';
 import {
   ADD,
   LIST,
+  RUN_ID,
   addOnlyFiles,
   createHarness,
   cycleScript,
@@ -232,8 +238,8 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
       'verify-end VERIFY lint',
       'verify-end VERIFY typecheck',
       'stage-end VERIFY#1 rejected (lint-failed)',
-      'stage-start FIX#2',
-      'stage-end FIX#2 accepted',
+      'stage-start FIX#1',
+      'stage-end FIX#1 accepted',
       'stage-start RE_VERIFY#1',
       'verify-end RE_VERIFY test',
       'verify-end RE_VERIFY lint',
@@ -249,6 +255,42 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     expect(String(fix?.variables.feedback)).toBe('$ fake-lint (exit 1)\nsrc/add.ts: LINT-ERROR');
     expect(fix?.variables.changed_files).toBe(`${ADD.testFile}\n${ADD.implFile}`);
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.implFile)).toBe(solvedImpl(ADD));
+  });
+
+  it('numbers FIX attempts from 1 whichever GREEN attempt passed: the stage rows of the ledger', async () => {
+    // GREEN #1 fails the tests, GREEN #2 passes them but not lint; one FIX repairs it.
+    const script = cycleScript({ GREEN: [{}, greenTurn(ADD, '// LINT-ERROR\n')], FIX: [greenTurn(ADD)] });
+    const h = await setUp({ script });
+    const run = await h.run();
+    expect(run.error).toBeUndefined();
+
+    const dir = await mkdtemp(join(tmpdir(), 'ratchet-fix-ledger-'));
+    const ledger = await openLedger(join(dir, 'ledger.db'), { secrets: [] });
+    try {
+      await ledger.createRun({ id: RUN_ID, workflow: 'tdd', repoRoot: dir, feature: 'a calculator' });
+      const clock = { now: () => new Date('2026-01-01T00:00:00.000Z'), sleep: () => Promise.resolve() };
+      const envelope = createEnveloper(RUN_ID, clock);
+      await ledger.recordMany(run.events.map(envelope));
+      const rows = (await ledger.stages(RUN_ID)).map(
+        (row) => `${row.cycle} ${row.stage}#${row.attempt} ${row.outcome ?? 'open'}`,
+      );
+      expect(rows).toEqual([
+        '1 PLAN#1 accepted',
+        '1 RED#1 accepted',
+        '1 GREEN#1 rejected',
+        '1 GREEN#2 accepted',
+        '1 VERIFY#1 rejected',
+        '1 FIX#1 accepted',
+        '1 RE_VERIFY#1 accepted',
+        '1 REFACTOR#1 accepted',
+        '2 PLAN#1 accepted',
+      ]);
+    } finally {
+      await ledger.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+    // The number in the ledger is the attempt FIX's prompt names.
+    expect(h.agent.callsOf('FIX').map((call) => call.variables.attempt)).toEqual([1]);
   });
 
   it('fails the cycle when FIX runs out of attempts, reporting every failing check', async () => {

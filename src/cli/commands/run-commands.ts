@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
-import { acceptRun, checkpointsOf, rejectRun, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
+import { checkpointsOf, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
 import { runDir } from '../../engine/run-paths.js';
 import { Git } from '../../git/git.js';
 import { gatherReportData } from '../../report/report-data.js';
@@ -11,6 +11,8 @@ import { renderHtmlReport } from '../../report/html-report.js';
 import { renderMarkdownReport } from '../../report/markdown-report.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
+import { acceptAndReport, rejectAndReport } from './run-decisions.js';
+import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
 import type { GitRun } from '../../engine/git-run.js';
 import type { Ledger } from '../../ledger/types.js';
 
@@ -136,9 +138,14 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       await using ledger = await openRepoLedger(repoRoot);
       const byId = await ledger.getRun(target);
       const run = byId ? await resolveRun(ledger, byId.id) : await resolveRun(ledger, flags.run);
-      const result = await rollbackRun(run, target, ledger);
-      if (output.json) output.out(JSON.stringify({ run: run.id, commit: result.commit, state: result.state }));
-      else output.out(`Run ${pc.cyan(run.id)} is back at ${pc.yellow(result.commit.slice(0, 8))}${result.state ? ` (${result.state.phase} -> ${result.state.nextPhase ?? '-'})` : ' (its start)'}. Continue with ${pc.cyan('ratchet resume')}.`);
+      const result = await rollbackRun(repoRoot, run, target, ledger);
+      if (output.json) {
+        const { commit, state, removedLocks } = result;
+        output.out(JSON.stringify({ run: run.id, commit, state, removedLocks }));
+      } else {
+        if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));
+        output.out(`Run ${pc.cyan(run.id)} is back at ${pc.yellow(result.commit.slice(0, 8))}${result.state ? ` (${result.state.phase} -> ${result.state.nextPhase ?? '-'})` : ' (its start)'}. Continue with ${pc.cyan('ratchet resume')}.`);
+      }
     });
 
   program
@@ -149,12 +156,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .action(async (runId: string | undefined, flags: { force?: boolean }, command: Command) => {
       await using session = await openRunSession(command, runId);
       const { output, repoRoot, ledger, run } = session;
-      const result = await acceptRun(repoRoot, run, ledger, { force: Boolean(flags.force) });
-      if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
-      else {
-        output.out(`Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`);
-        if (result.copiedTo) output.out(`Its changes were also copied into ${result.copiedTo} (not a git repository).`);
-      }
+      await acceptAndReport(output, repoRoot, run, ledger, { force: Boolean(flags.force) });
     });
 
   program
@@ -164,9 +166,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
       await using session = await openRunSession(command, runId);
       const { output, repoRoot, ledger, run } = session;
-      await rejectRun(repoRoot, run, ledger);
-      if (output.json) output.out(JSON.stringify({ run: run.id, status: 'rejected' }));
-      else output.out(`Rejected run ${pc.cyan(run.id)}: worktree and branch ${run.branch} removed.`);
+      await rejectAndReport(output, repoRoot, run, ledger);
     });
 
   program
@@ -179,6 +179,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const result = await repairNotes(repoRoot, run, ledger);
       if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
       else {
+        if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));
         if (result.movedAside) output.out(`The notes ref was broken; moved it aside to ${result.movedAside}.`);
         output.out(`Rewrote ${result.rewritten} handoff note(s) of run ${pc.cyan(run.id)} from the ledger.`);
       }

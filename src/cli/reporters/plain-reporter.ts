@@ -16,6 +16,11 @@ function toolSummary(tool: string, input: unknown): string {
   return `${tool} ${text.length > 70 ? `${text.slice(0, 69)}…` : text}`.trim();
 }
 
+/** The line every command prints after removing stale git lock files. */
+export function gitLockRemoveLine(files: readonly string[]): string {
+  return `Removed ${files.length} stale git lock file(s) left by an interrupted git process: ${files.join(', ')}`;
+}
+
 function isTestRun(result: TestRunResult | CheckResult): result is TestRunResult {
   return 'counts' in result;
 }
@@ -79,6 +84,9 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
       case 'checkpoint-rollback':
         line(pc.yellow(`      ⟲ rolled back to ${short(event.to)} (${event.reason})`));
         break;
+      case 'git-lock-remove':
+        line(pc.yellow(`  ! ${gitLockRemoveLine(event.files)}`));
+        break;
       case 'warning':
         line(pc.yellow(`  ! ${event.message}`));
         break;
@@ -99,10 +107,14 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
   };
 }
 
-/** `--json`: one event per line, with secrets redacted as in the ledger. */
-export function createJsonReporter(output: Output): (event: RatchetEvent) => void {
+/**
+ * `--json`: one event per line, with secrets redacted as in the ledger. `extra` adds fields of
+ * the CLI's own to the event's object (the final `run-end` gets `hint` and `next`, see drive-run.ts).
+ */
+export function createJsonReporter(output: Output): (event: RatchetEvent, extra?: Record<string, unknown>) => void {
   const redact = createRedactor(secretsFromEnv(process.env));
-  return (event) => {
-    if (event.type !== 'model-delta') output.out(JSON.stringify(redactValue(event, redact)));
+  return (event, extra) => {
+    if (event.type === 'model-delta') return;
+    output.out(JSON.stringify(redactValue(extra ? { ...event, ...extra } : event, redact)));
   };
 }

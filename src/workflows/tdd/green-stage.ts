@@ -38,13 +38,16 @@ export async function* judgeImplementation(
   return { accepted: true, summary: `${decision.summary}; ${checks.map((check) => `${check.kind} ok`).join(', ') || 'no lint/typecheck configured'}`, run };
 }
 
-/** VERIFY after a passing GREEN; on failure FIX -> RE_VERIFY, up to the FIX stage's attempts. */
+/**
+ * VERIFY after a passing GREEN; on failure FIX -> RE_VERIFY, up to the FIX stage's attempts.
+ * FIX has attempts of its own, numbered from 1 like every stage's (RE_VERIFY #n gates FIX #n),
+ * whichever GREEN attempt passed: the number in the ledger is the one in FIX's prompt.
+ */
 async function* verifyAndFix(
   context: TddContext,
   state: HandoffState,
   test: TestCase,
   lockedTests: Record<string, string>,
-  attemptOffset: number,
   testedRun: StoredTestRun,
 ): Step<Judgement> {
   const cycle = state.cycleNumber;
@@ -54,7 +57,7 @@ async function* verifyAndFix(
   const maxFixes = context.policy.stage('FIX').maxAttempts;
   for (let attempt = 1; !verdict.accepted && attempt <= maxFixes; attempt++) {
     await refreshCycleFiles(context);
-    yield stageStart('FIX', 'GREEN', cycle, attempt + attemptOffset);
+    yield stageStart('FIX', 'GREEN', cycle, attempt);
     const outcome = yield* runAgentStage(context, {
       stage: 'FIX',
       phase: 'GREEN',
@@ -64,7 +67,7 @@ async function* verifyAndFix(
       paths: { read: ['**'], write: ['**'], denyWrite: [...context.policy.testGlobs, TEST_LIST_FILE] },
     });
     const problem = outcomeProblem(outcome);
-    yield stageEnd('FIX', 'GREEN', cycle, attempt + attemptOffset, problem ? 'rejected' : 'accepted', problem ?? undefined);
+    yield stageEnd('FIX', 'GREEN', cycle, attempt, problem ? 'rejected' : 'accepted', problem ?? undefined);
     yield stageStart('RE_VERIFY', 'GREEN', cycle, attempt);
     verdict = yield* judgeImplementation(context, 'RE_VERIFY', lockedTests, { checks: true });
     yield stageEnd('RE_VERIFY', 'GREEN', cycle, attempt, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
@@ -103,7 +106,7 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
       continue;
     }
     yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'accepted', gate.summary);
-    const verified = yield* verifyAndFix(context, state, test, lockedTests, attempt, gate.run);
+    const verified = yield* verifyAndFix(context, state, test, lockedTests, gate.run);
     if (!verified.accepted) {
       await deps.workspace.discardChanges();
       return { accepted: false, attempts: attempt, reason: verified.reason, feedback: verified.feedback };

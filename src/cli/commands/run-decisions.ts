@@ -1,0 +1,35 @@
+import pc from 'picocolors';
+import type { GitRun } from '../../engine/git-run.js';
+import { acceptRun, rejectRun } from '../../engine/run-control.js';
+import type { Ledger } from '../../ledger/types.js';
+import type { Output } from '../output.js';
+import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
+
+/** `ratchet accept`: from the command, or from the question at the end of `ratchet refactor run`. */
+export async function acceptAndReport(
+  output: Output,
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  options: { force: boolean },
+): Promise<void> {
+  const result = await acceptRun(repoRoot, run, ledger, options);
+  if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
+  else {
+    if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));
+    output.out(
+      `Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`,
+    );
+    if (result.copiedTo) output.out(`Its changes were also copied into ${result.copiedTo} (not a git repository).`);
+  }
+}
+
+/** `ratchet reject`: from the command, or from the question at the end of `ratchet refactor run`. */
+export async function rejectAndReport(output: Output, repoRoot: string, run: GitRun, ledger: Ledger): Promise<void> {
+  const { removedLocks } = await rejectRun(repoRoot, run, ledger);
+  if (output.json) output.out(JSON.stringify({ run: run.id, status: 'rejected', removedLocks }));
+  else {
+    if (removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(removedLocks)));
+    output.out(`Rejected run ${pc.cyan(run.id)}: worktree and branch ${run.branch} removed.`);
+  }
+}

@@ -1,0 +1,52 @@
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { Clock } from '../core/effects.js';
+import { NOTES_REF } from '../core/handoff.js';
+import { Git } from '../git/git.js';
+import type { Ledger } from '../ledger/types.js';
+import { createEnveloper } from './event-stream.js';
+import type { GitRun } from './git-run.js';
+
+/**
+ * Removes the git lock files a run that was killed in the middle of a git operation (`kill -9`
+ * of Ratchet or of a git it spawned) left behind, so that resuming does not fail on "Unable to
+ * create '.../index.lock': File exists". Only the run's own files go: the `index.lock`,
+ * `HEAD.lock` and `ORIG_HEAD.lock` of its worktree's private git directory and the locks of its
+ * branch and of the handoff notes ref (`Git.findLockFiles`); never the main checkout's.
+ *
+ * Call it only while holding the repository lock (`acquireRepoLock`): no other Ratchet process
+ * can then be running git on this run, so its lock files can only be leftovers. Returns the
+ * removed paths (absolute), in the order found. `ratchet resume`, `rollback`, `repair-notes` and
+ * `ratchet tdd` (for the notes ref every run shares) call it.
+ */
+export async function clearStaleGitLocks(repoRoot: string, run: GitRun): Promise<string[]> {
+  const repo = new Git(repoRoot);
+  const found = await repo.findLockFiles([`refs/heads/${run.branch}`, NOTES_REF]);
+  if (existsSync(run.worktree) && (await Git.isRepository(run.worktree))) {
+    const worktree = new Git(run.worktree);
+    // A worktree whose `.git` file is broken resolves to some other repository (or the main
+    // checkout, whose own files findLockFiles never lists): only our worktree's files count.
+    if ((await worktree.commonDir()) === (await repo.commonDir())) found.push(...(await worktree.findLockFiles()));
+  }
+  const removed: string[] = [];
+  for (const file of new Set(found)) {
+    await rm(file, { force: true });
+    removed.push(file);
+  }
+  return removed;
+}
+
+/**
+ * Records the removal in the run's ledger as a `git-lock-remove` event, for the commands that do
+ * not stream events (`rollback`, `repair-notes`). Nothing is recorded when nothing was removed.
+ */
+export async function recordGitLockRemoval(
+  ledger: Ledger,
+  run: GitRun,
+  files: readonly string[],
+  clock: Clock,
+): Promise<void> {
+  if (files.length === 0) return;
+  const envelope = createEnveloper(run.id, clock, await ledger.eventCount(run.id));
+  await ledger.record(envelope({ type: 'git-lock-remove', files: [...files] }));
+}
