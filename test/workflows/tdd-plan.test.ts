@@ -59,6 +59,14 @@ const CASES: RejectionCase[] = [
   { name: 'a nested `..` segment', list: LIST_TEXT, bad: planTurn({ ...ADD, implFile: 'src/../../add.ts' }, null), reason: 'bad-paths', feedback: /without "\.\."/, script: withList },
   { name: 'no structured output', list: LIST_TEXT, bad: {}, reason: 'no-output', feedback: /StructuredOutput/, script: withList },
   { name: 'output not matching the schema', list: LIST_TEXT, bad: { output: { currentTest: { description: '' } } }, reason: 'invalid-output', feedback: /Invalid structured output/, script: withList },
+  {
+    name: 'a change outside the test list',
+    list: LIST_TEXT,
+    bad: { ...planTurn(ADD, null), shell: { 'src/add.ts': 'export const add = (a, b) => a + b;\n' } },
+    reason: 'outside-test-list',
+    feedback: /PLAN may only edit test-list\.md, but these files changed too: src\/add\.ts/,
+    script: withList,
+  },
   { name: 'the turn limit', list: LIST_TEXT, bad: { status: 'turn-limit', message: 'Stopped after 7 model turns' }, reason: 'turn-limit', feedback: /Stopped after 7 model turns/, script: withList },
 ];
 
