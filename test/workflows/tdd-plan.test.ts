@@ -91,6 +91,17 @@ describe('PLAN: the deterministic judge', () => {
     expect(harness.agent.unusedTurns()).toEqual({});
   });
 
+  it('commits what was already changed before PLAN started (output of a test run, say) without blaming the agent', async () => {
+    harness = await createHarness({ files: { 'README.md': '# calculator\n', [LIST]: LIST_TEXT }, script: withList });
+    await harness.workspace.writeFile('coverage/last-run.json', '{}\n');
+    const run = await harness.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events).slice(0, 3)).toEqual(['cycle-start 1', 'stage-start PLAN#1', 'plan-select adds two numbers']);
+    expect(harness.workspace.commits[1]?.subject).toMatch(/^plan: /);
+    expect(harness.workspace.commits[1]?.files.get('coverage/last-run.json')).toBe('{}\n');
+  });
+
   it('accepts a description that differs only in case, spacing and emphasis, and records the list`s text', async () => {
     const script = happyScript();
     harness = await createHarness({

@@ -109,7 +109,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   // while the tree is listed. (Left unused, and stopped, when the tree turns out to be small.)
   const workers = options.workers ?? Math.min(4, availableParallelism());
   const coldStart = previous === undefined && workers > 0 && !existsSync(join(cacheDir, MANIFEST_FILE));
-  await using pool = coldStart ? ParsePool.start({ root, maxParseBytes, workers }) : undefined;
+  await using pool = coldStart ? startPool({ root, maxParseBytes, workers }) : undefined;
   const [listed, cache] = await Promise.all([
     previous !== undefined && options.changedPaths !== undefined
       ? applyChangedPaths(previous.files, options.changedPaths, listing)
@@ -233,6 +233,15 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   };
   memories.set(index, { cache: next, resolver, goModules });
   return index;
+}
+
+/** A pool started early, or none when workers cannot start here (files are then parsed in this thread). */
+function startPool(options: Parameters<typeof ParsePool.start>[0]): ParsePool | undefined {
+  try {
+    return ParsePool.start(options);
+  } catch {
+    return undefined;
+  }
 }
 
 function sameFileList(files: readonly IndexedFile[], listed: readonly ListedFile[]): boolean {
