@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../core/effects.js';
 import { NOTES_REF } from '../core/handoff.js';
 import { Git } from '../git/git.js';
@@ -15,11 +16,19 @@ import type { GitRun } from './git-run.js';
  * branch and of the handoff notes ref (`Git.findLockFiles`); never the main checkout's.
  *
  * Call it only while holding the repository lock (`acquireRepoLock`): no other Ratchet process
- * can then be running git on this run, so its lock files can only be leftovers. Returns the
- * removed paths (absolute), in the order found. `ratchet resume`, `rollback`, `repair-notes` and
+ * can then be running git on this run, so its lock files can only be leftovers. A git that a
+ * killed Ratchet spawned may still be finishing, though (Ratchet's children run in their own
+ * process groups and outlive it): a lock file younger than `graceMs` is given until that age to
+ * go away by itself before it is removed. Returns the removed paths (absolute), in the order found. `ratchet resume`, `rollback`, `repair-notes` and
  * `ratchet tdd` (for the notes ref every run shares) call it.
  */
-export async function clearStaleGitLocks(repoRoot: string, run: GitRun): Promise<string[]> {
+export async function clearStaleGitLocks(
+  repoRoot: string,
+  run: GitRun,
+  options: { graceMs?: number; now?: () => number } = {},
+): Promise<string[]> {
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  const now = options.now ?? Date.now;
   const repo = new Git(repoRoot);
   const found = await repo.findLockFiles([`refs/heads/${run.branch}`, NOTES_REF]);
   if (existsSync(run.worktree) && (await Git.isRepository(run.worktree))) {
@@ -30,15 +39,40 @@ export async function clearStaleGitLocks(repoRoot: string, run: GitRun): Promise
   }
   const removed: string[] = [];
   for (const file of new Set(found)) {
+    if (!(await outlivesGrace(file, graceMs, now))) continue; // Its git finished after all.
     await rm(file, { force: true });
     removed.push(file);
   }
   return removed;
 }
 
+/** A lock file younger than this may still belong to a git that is finishing its work. */
+const DEFAULT_GRACE_MS = 3000;
+const POLL_MS = 100;
+
+/**
+ * True when `file` still exists once it is at least `graceMs` old, or after waiting `graceMs` at
+ * most (a modification time in the future does not hold it forever); false when it went away.
+ */
+async function outlivesGrace(file: string, graceMs: number, now: () => number): Promise<boolean> {
+  const deadline = now() + graceMs;
+  for (;;) {
+    let modified: number;
+    try {
+      modified = (await stat(file)).mtimeMs;
+    } catch {
+      return false;
+    }
+    const at = now();
+    if (at - modified >= graceMs || at >= deadline) return true;
+    await sleep(POLL_MS);
+  }
+}
+
 /**
  * Records the removal in the run's ledger as a `git-lock-remove` event, for the commands that do
- * not stream events (`rollback`, `repair-notes`). Nothing is recorded when nothing was removed.
+ * not stream events (`rollback`, `repair-notes`, `accept`, `reject`). Nothing is recorded when
+ * nothing was removed.
  */
 export async function recordGitLockRemoval(
   ledger: Ledger,

@@ -1,10 +1,12 @@
 /**
  * Stale git lock files of a killed run: `clearStaleGitLocks` removes exactly the run's own (its
  * worktree's and its branch's and notes ref's), never the main checkout's or another run's, and
- * `rollback` / `repair-notes` clear them under the repository lock and record it in the ledger.
+ * `rollback`, `repair-notes`, `accept` and `reject` clear them under the repository lock and record
+ * it in the ledger. A fresh lock file gets a grace period: its git may still be finishing.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NOTES_REF, type HandoffState } from '../../src/core/handoff.js';
@@ -52,10 +54,13 @@ async function newRun(id: string): Promise<{ run: GitRun; worktree: Git; private
   return { run, worktree, privateDir: await worktree.gitDir() };
 }
 
-async function plant(files: readonly string[]): Promise<void> {
+/** Lock files as a git killed a minute ago left them (past the grace given to a git still finishing). */
+async function plant(files: readonly string[], ageMs = 60_000): Promise<void> {
+  const then = new Date(Date.now() - ageMs);
   for (const file of files) {
     await mkdir(join(file, '..'), { recursive: true });
     await writeFile(file, '');
+    await utimes(file, then, then);
   }
 }
 
@@ -109,6 +114,18 @@ describe('clearStaleGitLocks', () => {
     expect(await clearStaleGitLocks(repo.dir, { ...run, worktree: repo.dir })).toEqual([]);
     expect(await clearStaleGitLocks(repo.path('worktrees', 'run-3'), { ...run, worktree: repo.dir })).toEqual([]);
     expect(existsSync(mainIndexLock)).toBe(true);
+  });
+
+  it('gives a fresh lock file time to go away (its git may still be finishing), then removes it', async () => {
+    const { run, privateDir } = await newRun('run-10');
+    const finishing = join(privateDir, 'index.lock');
+    const stuck = join(common, 'refs', 'notes', 'tdd-handoffs.lock');
+    await plant([finishing, stuck], 0);
+    const finished = sleep(150).then(() => rm(finishing));
+
+    expect(await clearStaleGitLocks(repo.dir, run, { graceMs: 1000 })).toEqual([stuck]);
+    await finished;
+    expect(existsSync(stuck)).toBe(false);
   });
 
   it('does nothing for a worktree that is gone', async () => {
