@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+/**
+ * The `ratchet` executable. It checks the Node.js version before anything else is loaded: on an
+ * older Node the native SQLite binding and newer language features fail in obscure ways (a
+ * segmentation fault on Node 20), so the user gets a clear message instead (exit code 2).
+ */
+import { nodeVersionProblem } from './node-version.js';
+
+const problem = nodeVersionProblem(process.version);
+if (problem !== null) {
+  console.error(problem);
+  process.exit(2);
+}
+await import('./main.js');
