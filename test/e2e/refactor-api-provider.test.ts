@@ -69,6 +69,18 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
     const html = await readFile(report?.html ?? '', 'utf8');
     expect(html).toContain('batch-001');
 
+    // status and history speak of batches and checkpoints (refactor checkpoints carry no notes).
+    const status = await runCli(['status', runId], { cwd: repo, env });
+    expect(status.exitCode, describeResult(status)).toBe(0);
+    expect(status.stdout).toMatch(/batches +1 committed \(last [0-9a-f]{8} checkpoint: batch-001 Remove dead code in src\/math\.js\)/);
+    expect(status.stdout).toContain(`backup    ${join(home, 'backups', 'repo', runId)}`);
+    expect(status.stdout).not.toContain('phase');
+    const history = await runCli(['history', runId], { cwd: repo, env });
+    expect(history.exitCode, describeResult(history)).toBe(0);
+    expect(history.stdout).toContain(`Checkpoints of ${runId}`);
+    expect(history.stdout).toMatch(/^ +[0-9a-f]{8} checkpoint: batch-001 Remove dead code in src\/math\.js$/m);
+    expect(history.stdout).not.toContain('no note');
+
     const accepted = await runCli(['accept', runId], { cwd: repo, env });
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);
     expect(await readFile(join(repo, 'src', 'math.js'), 'utf8')).not.toContain('unusedHelper');

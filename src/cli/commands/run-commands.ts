@@ -45,7 +45,7 @@ async function openRunSession(command: Command, runId: string | undefined): Prom
 export function registerRunCommands(program: Command, setExit: (code: number) => void): void {
   program
     .command('status')
-    .description('Show the state of a run: phase, cycle, current test, progress, cost')
+    .description('Show the state of a run: phase, cycle, current test (or committed batches), progress, cost')
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
       await using session = await openRunSession(command, runId);
@@ -63,7 +63,14 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       output.out(`  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)})`);
       output.out(`  worktree  ${run.worktree}`);
       output.out(`  provider  ${run.provider} ${run.model}`);
-      if (state) {
+      if (run.workflow === 'refactor') {
+        // Refactor checkpoints carry no handoff note: the batches are the progress.
+        const tip = checkpoints.at(-1);
+        const batches = checkpoints.filter((checkpoint) => checkpoint.subject.startsWith('checkpoint: batch-')).length;
+        output.out(`  batches   ${batches} committed${tip ? ` (last ${tip.sha.slice(0, 8)} ${tip.subject})` : ''}`);
+        const backup = (run.config as { backup?: { directory?: unknown } } | null)?.backup?.directory;
+        if (typeof backup === 'string') output.out(`  backup    ${backup}`);
+      } else if (state) {
         output.out(`  phase     ${state.phase} -> ${state.nextPhase ?? '-'} (cycle ${state.cycleNumber})`);
         output.out(`  test      ${state.currentTest?.description ?? '(none)'}`);
         output.out(`  progress  ${state.completedTests.length} done, ${state.pendingTests.length} pending`);
@@ -80,7 +87,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
 
   program
     .command('history')
-    .description('List the runs of this repository and the handoff notes of one run')
+    .description('List the runs of this repository and the checkpoints of one run (with their handoff notes)')
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
       await using session = await openRunSession(command, runId);
@@ -95,6 +102,12 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         output.out(pc.bold('Runs'));
         for (const entry of runs) output.out(`  ${pc.cyan(entry.id)}  ${entry.status.padEnd(11)} ${entry.workflow.padEnd(8)} ${entry.feature}`);
         output.out('');
+      }
+      if (run.workflow === 'refactor') {
+        output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
+        for (const checkpoint of checkpoints) output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
+        if (checkpoints.length === 0) output.out(pc.dim('  none yet'));
+        return;
       }
       output.out(`${pc.bold('Handoffs of')} ${pc.cyan(run.id)} ${pc.dim(`(git notes --ref=${NOTES_REF.replace('refs/notes/', '')})`)}`);
       for (const checkpoint of checkpoints) {
