@@ -127,6 +127,28 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(existsSync(join(dir, 'demo', 'stack-kata', '.ratchet', 'ledger.db'))).toBe(true);
   }, 90_000);
 
+  it('index prints a readable summary, --json the same numbers, and reuses its cache the second time', async () => {
+    const repo = await project({
+      ...NODE_PROJECT,
+      'src/math.js': 'export function add(a, b) {\n  return a + b;\n}\n',
+      'src/app.js': "import { add } from './math.js';\nexport const total = (xs) => xs.reduce(add, 0);\n",
+    });
+    const env = ratchetEnv(repo, null, null);
+    const plain = await runCli(['index'], { cwd: repo.dir, env });
+    expect(plain.exitCode, describeResult(plain)).toBe(0);
+    expect(plain.stdout).toContain(`Indexed ${repo.dir}`);
+    expect(plain.stdout).toMatch(/files +5 \(3 in a supported language: javascript 3; 1 of them tests\)/);
+    expect(plain.stdout).toMatch(/graphs +1 import edges/);
+    expect(plain.stdout).toMatch(/this run +3 parsed, 0 reused/);
+    expect(plain.stdout).toMatch(/riskiest +src\/math\.js/);
+
+    const json = await runCli(['index', '--json'], { cwd: repo.dir, env });
+    expect(json.exitCode, describeResult(json)).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ root: repo.dir, files: 5, sourceFiles: 3, testFiles: 1, importEdges: 1, reused: 3, git: true });
+    // The cache lives in the git-excluded .ratchet/ folder.
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+  });
+
   it('init writes .ratchet/config.toml with the detected test command, and refuses to overwrite it', async () => {
     const repo = await project(NODE_PROJECT);
     const env = ratchetEnv(repo, null, null);

@@ -241,6 +241,19 @@ describe('ratchet refactor, around the run', () => {
     expect(branches(repo)).toHaveLength(1);
   });
 
+  it('exits 3 before any backup, branch, worktree or run when the API key is missing', async () => {
+    const repo = await tsRepo();
+    const before = { state: checkoutState(repo), branches: branches(repo) };
+    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes'], repo.dir, claudeEnv(repo, null, { apiKey: null }));
+    expectExit(result, 3);
+    expect(result.stderr).toContain('ANTHROPIC_API_KEY is not set');
+    expect(result.stdout).not.toContain('BASELINE');
+    expect(checkoutState(repo)).toEqual(before.state);
+    expect(branches(repo)).toEqual(before.branches);
+    expect(worktreesUnder(repo.home)).toEqual([]);
+    expect(existsSync(join(repo.home, 'backups'))).toBe(false);
+  });
+
   it('exits 3 with the /login instructions when Claude Code is not authenticated', async () => {
     const repo = await tsRepo();
     const { server } = await model();

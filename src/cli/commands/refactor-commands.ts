@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import { buildIndex } from '../../code/index/build-index.js';
 import { writeIndexArtifacts } from '../../code/index/artifacts.js';
-import { summarizeIndex } from '../../code/index/summary.js';
+import { summarizeIndex, type IndexSummary } from '../../code/index/summary.js';
+import type { RiskEntry } from '../../code/index/types.js';
 import { RatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
@@ -64,6 +65,20 @@ async function excludeRatchetDir(target: string): Promise<void> {
   const git = new Git(target);
   const inRepo = relative(await git.root(), target).split(sep).join('/');
   await git.addInfoExclude([inRepo ? `/${inRepo}/.ratchet/` : '/.ratchet/']);
+}
+
+function printIndexSummary(output: Output, summary: IndexSummary, risk: readonly RiskEntry[], artifacts: string | null): void {
+  const languages = Object.entries(summary.languages).map(([language, count]) => `${language} ${count}`).join(', ') || 'none';
+  output.out(`${pc.bold('Indexed')} ${summary.root}${summary.git ? '' : pc.dim(' (not a git repository: no churn)')}`);
+  output.out(`  files     ${summary.files} (${summary.sourceFiles} in a supported language: ${languages}; ${summary.testFiles} of them tests)`);
+  output.out(`  symbols   ${summary.symbols} (${summary.exportedSymbols} exported)`);
+  output.out(`  graphs    ${summary.importEdges} import edges, ${summary.callEdges} call edges`);
+  output.out(`  this run  ${summary.parsed} parsed, ${summary.reused} reused from .ratchet/index, ${summary.removed} removed, ${summary.durationMs} ms`);
+  const riskiest = [...risk].sort((a, b) => b.score - a.score || (a.path < b.path ? -1 : 1)).slice(0, 5);
+  if (riskiest.length > 0) {
+    output.out('  riskiest  ' + riskiest.map((entry) => `${entry.path} ${pc.dim(`(${entry.score})`)}`).join(', '));
+  }
+  if (artifacts) output.out(`  artifacts ${artifacts}`);
 }
 
 export function printPlan(output: Output, plan: PlannedBatch[]): void {
@@ -320,7 +335,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
       const summary = summarizeIndex(index);
       if (output.json) output.out(JSON.stringify(summary));
-      else output.out(JSON.stringify(summary, null, 2));
+      else printIndexSummary(output, summary, index.risk, flags.artifacts ? resolve(flags.artifacts) : null);
     });
 }
 

@@ -148,6 +148,8 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
     throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, { hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD.' });
   }
   const settings = await loadRefactorSettings(target, config);
+  // Fail fast on a missing key or a bad endpoint, before any backup, branch, worktree or run exists.
+  createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(repoRoot, runId)), claudeAllowedTools: 'Read,Grep,Glob', claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
     const baseCommit = await git.head();
