@@ -223,6 +223,11 @@ export async function* resumeTdd(
       },
     );
   }
+  if (found.workflow !== 'tdd') {
+    throw new RatchetError('usage', `Run ${found.id} is a ${found.workflow} run; only tdd runs can be resumed.`, {
+      hint: `Keep what it committed with \`ratchet accept ${found.id} --force\`, drop it with \`ratchet reject ${found.id}\`, or start a new \`ratchet refactor run\`.`,
+    });
+  }
   const run = asGitRun(found);
   if (run.status === 'completed' || run.status === 'accepted' || run.status === 'rejected') {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}; there is nothing to resume.`);
