@@ -157,7 +157,10 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         output.out(JSON.stringify({ run: run.id, commit, state, removedLocks }));
       } else {
         if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));
-        output.out(`Run ${pc.cyan(run.id)} is back at ${pc.yellow(result.commit.slice(0, 8))}${result.state ? ` (${result.state.phase} -> ${result.state.nextPhase ?? '-'})` : ' (its start)'}. Continue with ${pc.cyan('ratchet resume')}.`);
+        const where = `Run ${pc.cyan(run.id)} is back at ${pc.yellow(result.commit.slice(0, 8))}${result.state ? ` (${result.state.phase} -> ${result.state.nextPhase ?? '-'})` : ' (its start)'}.`;
+        // A refactor run is not resumed: what is left of it is accepted or dropped.
+        const then = run.workflow === 'tdd' ? `Continue with ${pc.cyan('ratchet resume')}.` : `Keep its batches up to here with ${pc.cyan(`ratchet accept ${run.id} --force`)}, or drop it with ${pc.cyan(`ratchet reject ${run.id}`)}.`;
+        output.out(`${where} ${then}`);
       }
     });
 
