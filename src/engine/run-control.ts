@@ -169,8 +169,9 @@ async function withRunLocked<T extends object>(
 }
 
 /**
- * `ratchet rollback <commit>`: moves the run back to one of its checkpoints (resumable from
- * there). Holds the repository lock, so it waits for no run and refuses while one is active.
+ * `ratchet rollback <commit>`: moves the run back to one of its checkpoints (a TDD run is
+ * resumable from there; a refactor run can then be accepted with `--force` up to there). Holds
+ * the repository lock, so it waits for no run and refuses while one is active.
  */
 export async function rollbackRun(
   repoRoot: string,
@@ -194,7 +195,8 @@ async function rollbackLocked(
   const inRun = commit === run.baseCommit || ((await git.isAncestor(run.baseCommit, commit)) && (await git.isAncestor(commit, 'HEAD')));
   if (!inRun) throw new RatchetError('usage', `${target} is not a checkpoint of run ${run.id}.`, { hint: 'See `ratchet history` for its checkpoints.' });
   const note = commit === run.baseCommit ? { state: null, error: null } : parseNote(await git.readNote(NOTES_REF, commit));
-  if (commit !== run.baseCommit && note.state === null) {
+  // A TDD run resumes from the note; a refactor run's checkpoints carry none (it is not resumed).
+  if (run.workflow === 'tdd' && commit !== run.baseCommit && note.state === null) {
     throw new RatchetError('usage', `${target} has no handoff note, so the run cannot resume from it.`, { hint: 'Pick a commit listed by `ratchet history`.' });
   }
   await git.resetHard(commit);

@@ -81,7 +81,14 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
     expect(history.stdout).toMatch(/^ +[0-9a-f]{8} checkpoint: batch-001 Remove dead code in src\/math\.js$/m);
     expect(history.stdout).not.toContain('no note');
 
-    const accepted = await runCli(['accept', runId], { cwd: repo, env });
+    // rollback to a checkpoint points a refactor run at accept --force or reject, never resume.
+    const tip = execFileSync('git', ['rev-parse', branch], { cwd: repo, encoding: 'utf8' }).trim();
+    const rolledBack = await runCli(['rollback', tip], { cwd: repo, env });
+    expect(rolledBack.exitCode, describeResult(rolledBack)).toBe(0);
+    expect(rolledBack.stdout).toContain(`Keep its batches up to here with ratchet accept ${runId} --force, or drop it with ratchet reject ${runId}.`);
+    expect(rolledBack.stdout).not.toContain('resume');
+
+    const accepted = await runCli(['accept', runId, '--force'], { cwd: repo, env });
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);
     expect(await readFile(join(repo, 'src', 'math.js'), 'utf8')).not.toContain('unusedHelper');
   });
