@@ -142,7 +142,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
 
   program
     .command('rollback')
-    .description('Move a run back to one of its checkpoints (a commit listed by `ratchet history`), or to its start with the run id; then `ratchet resume`')
+    .description('Move a run back to one of its checkpoints (a commit listed by `ratchet history`), or to its start with the run id; then `ratchet resume` (tdd) or `ratchet accept --force` (refactor)')
     .argument('<target>', 'a checkpoint commit of the run, or the run id')
     .option('--run <id>', 'the run (default: the run whose id is <target>, else the latest run)')
     .action(async (target: string, flags: { run?: string }, command: Command) => {
