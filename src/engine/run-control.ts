@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
@@ -96,7 +96,7 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
     mode = 'merge';
   }
   await dropWorktree(git, run);
-  const copiedTo = await copyBackToOriginal(git, run, head);
+  const copiedTo = await copyBackToOriginal(git, repoRoot, run, head);
   await ledger.updateRun(run.id, { status: 'accepted' });
   return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}) };
 }
@@ -104,20 +104,22 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
 /**
  * A run on a directory that is not a git repository worked in a git copy of it: accepting also
  * brings the run's changes (written, changed and deleted files) into the original directory.
+ * Files are copied from the copy's checkout, which the merge just brought to the run's tip, byte
+ * for byte (binary files included).
  */
-async function copyBackToOriginal(git: Git, run: GitRun, base: string): Promise<string | null> {
+async function copyBackToOriginal(git: Git, repoRoot: string, run: GitRun, base: string): Promise<string | null> {
   const stored = run.config as { target?: unknown; isGit?: unknown } | null;
   if (stored?.isGit !== false || typeof stored.target !== 'string' || !existsSync(stored.target)) return null;
   const target = stored.target;
   for (const path of await git.changedFiles(base, 'HEAD')) {
     const destination = join(target, path);
     if (!destination.startsWith(`${target}/`)) continue;
-    const text = await git.showFile('HEAD', path);
-    if (text === null) {
+    const source = join(repoRoot, path);
+    if (!existsSync(source)) {
       await rm(destination, { force: true });
     } else {
       await mkdir(dirname(destination), { recursive: true });
-      await writeFile(destination, text);
+      await copyFile(source, destination);
     }
   }
   return target;
