@@ -71,7 +71,6 @@ export async function acceptRun(
 }
 
 async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
-  if (run.status === 'accepted' || run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
   if (run.status !== 'completed' && !options.force) {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}, not completed.`, { hint: 'Finish it with `ratchet resume`, or pass --force to accept its checkpoints as they are.' });
   }

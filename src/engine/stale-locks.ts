@@ -30,12 +30,14 @@ export async function clearStaleGitLocks(
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const now = options.now ?? Date.now;
   const repo = new Git(repoRoot);
-  const found = await repo.findLockFiles([`refs/heads/${run.branch}`, NOTES_REF]);
-  if (existsSync(run.worktree) && (await Git.isRepository(run.worktree))) {
+  const repoDirs = await repo.gitDirs();
+  const found = await repo.findLockFiles([`refs/heads/${run.branch}`, NOTES_REF], repoDirs);
+  if (existsSync(run.worktree)) {
     const worktree = new Git(run.worktree);
+    const dirs = await worktree.gitDirs().catch(() => null); // null: not in any repository
     // A worktree whose `.git` file is broken resolves to some other repository (or the main
     // checkout, whose own files findLockFiles never lists): only our worktree's files count.
-    if ((await worktree.commonDir()) === (await repo.commonDir())) found.push(...(await worktree.findLockFiles()));
+    if (dirs?.commonDir === repoDirs.commonDir) found.push(...(await worktree.findLockFiles([], dirs)));
   }
   const removed: string[] = [];
   for (const file of new Set(found)) {

@@ -84,7 +84,14 @@ export class Git {
    * `<commonDir>/worktrees/<name>` of a linked worktree (`rev-parse --git-dir`).
    */
   async gitDir(): Promise<string> {
-    return (await this.command.run(['rev-parse', '--path-format=absolute', '--git-dir'])).trim();
+    return (await this.gitDirs()).gitDir;
+  }
+
+  /** `gitDir()` and `commonDir()` from one git process. */
+  async gitDirs(): Promise<GitDirs> {
+    const lines = (await this.command.run(['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir'])).split('\n');
+    const [gitDir = '', commonDir = ''] = lines.map((line) => line.trim());
+    return { gitDir, commonDir };
   }
 
   /**
@@ -98,9 +105,10 @@ export class Git {
    *   `refs/notes/tdd-handoffs`), with the files backend's layout.
    *
    * Only lists them: whether one is stale (its git process is gone) is the caller's judgement.
+   * `dirs`: this work tree's `gitDirs()` when the caller already has them.
    */
-  async findLockFiles(refs: readonly string[] = []): Promise<string[]> {
-    const [gitDir, commonDir] = await Promise.all([this.gitDir(), this.commonDir()]);
+  async findLockFiles(refs: readonly string[] = [], dirs?: GitDirs): Promise<string[]> {
+    const { gitDir, commonDir } = dirs ?? (await this.gitDirs());
     const candidates: string[] = [];
     if (resolve(gitDir) !== resolve(commonDir)) {
       for (const name of WORKTREE_LOCK_FILES) candidates.push(join(gitDir, name));
@@ -466,6 +474,12 @@ export class Git {
   async removeNote(ref: string, commit: string): Promise<void> {
     await notes.removeNote(this.command, await this.commitArgs(), ref, commit);
   }
+}
+
+/** A work tree's own git directory and the common one (equal for the main checkout), absolute. */
+export interface GitDirs {
+  gitDir: string;
+  commonDir: string;
 }
 
 /** Lock files of a linked worktree's private git directory that an interrupted git may leave. */

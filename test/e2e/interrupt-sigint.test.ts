@@ -6,12 +6,11 @@
  * The built CLI runs against the loopback Anthropic fake answered by the stateless script in
  * test/support/resume-brain.ts; a held (delayed) reply keeps a run busy while the test acts.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RESUME_REFERENCE_SUBJECTS, type BrainCall } from '../support/resume-brain.js';
 import { expectCompletedLikeReference, expectStarts } from '../support/resume-checks.js';
 import {
   branchCommits,
-  createResumeProject,
   describeResult,
   errorLine,
   E2E_TIMEOUT_MS,
@@ -29,36 +28,16 @@ import {
   runCli,
   runIdOf,
   startCli,
-  startResumeProvider,
+  useResumeSuite,
   tddArgs,
   waitForHeldCommit,
   waitForHeldTests,
   withLedger,
   type ResumeProject,
-  type ResumeProvider,
 } from '../support/resume-harness.js';
 
-let provider: ResumeProvider;
-const projects: ResumeProject[] = [];
-
-async function newProject(): Promise<ResumeProject> {
-  const project = await createResumeProject(provider);
-  projects.push(project);
-  return project;
-}
-
-beforeAll(async () => {
-  provider = await startResumeProvider();
-});
-
-afterEach(async () => {
-  provider.brain.delayMs = undefined;
-  for (const project of projects.splice(0)) await project.cleanup();
-});
-
-afterAll(async () => {
-  await provider.close();
-});
+const suite = useResumeSuite();
+const newProject = (): Promise<ResumeProject> => suite.newProject();
 
 function holdCall(stage: string, fn: string): (call: BrainCall) => number | undefined {
   return (call) => (call.stage === stage && call.turn === 0 && call.item?.fn === fn ? HOLD_MS : undefined);
@@ -84,7 +63,7 @@ async function statusJson(project: ResumeProject): Promise<StatusJson> {
 
 /** After the interrupted run: resume (no id) finishes it exactly like an uninterrupted run. */
 async function resumeToReference(project: ResumeProject, runId: string): Promise<void> {
-  provider.brain.delayMs = undefined;
+  suite.provider.brain.delayMs = undefined;
   const results = await resumeUntilDone(project, undefined);
   expect(results[0]?.events[0]).toMatchObject({ type: 'run-start', runId, resumed: true });
   await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
@@ -94,11 +73,11 @@ async function resumeToReference(project: ResumeProject, runId: string): Promise
 describe('SIGINT', () => {
   it('during a model call: exit 130 with the resume hint, status interrupted, then resume completes it', async () => {
     const project = await newProject();
-    provider.brain.delayMs = holdCall('RED', 'add');
-    const since = provider.brain.calls.length;
+    suite.provider.brain.delayMs = holdCall('RED', 'add');
+    const since = suite.provider.brain.calls.length;
     // Plain output: the hint is for people. The held RED call tells us the run is mid-stage.
     const cli = startCli(project, ['tdd', 'Build a tiny arithmetic module', ...PROVIDER_ARGS]);
-    await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'add', since);
+    await suite.provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'add', since);
     cli.kill('SIGINT');
     const result = await cli.exited;
     expect(result.code, describeResult(result)).toBe(130);
@@ -182,11 +161,11 @@ describe('Ctrl-C in a terminal (SIGINT to the whole foreground process group)', 
 describe('the repository lock', () => {
   it('refuses a second tdd (and a resume) while a run is active, with exit 2 and a locked message', async () => {
     const project = await newProject();
-    provider.brain.delayMs = (call) => (call.stage === 'PLAN' && call.turn === 0 ? HOLD_MS : undefined);
-    const since = provider.brain.calls.length;
+    suite.provider.brain.delayMs = (call) => (call.stage === 'PLAN' && call.turn === 0 ? HOLD_MS : undefined);
+    const since = suite.provider.brain.calls.length;
     const first = startCli(project, tddArgs());
     const start = await first.waitForEvent((event) => event.type === 'run-start', 'run-start');
-    await provider.brain.waitForCall((call) => call.stage === 'PLAN', since);
+    await suite.provider.brain.waitForCall((call) => call.stage === 'PLAN', since);
     expect(await readLockPid(project)).toBe(first.child.pid);
 
     const second = await runCli(project, tddArgs());

@@ -5,13 +5,12 @@
  * the commits of an uninterrupted run. (Both used to leave a commit carrying the previous
  * stage's note, so resume either failed for ever or kept a foreign commit.)
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AnthropicContentBlock } from '../support/fake-anthropic-server.js';
 import { RESUME_ITEMS, RESUME_REFERENCE_SUBJECTS } from '../support/resume-brain.js';
 import { expectCompletedLikeReference, expectStarts } from '../support/resume-checks.js';
 import {
   branchCommits,
-  createResumeProject,
   describeResult,
   E2E_TIMEOUT_MS,
   handoffNote,
@@ -20,33 +19,13 @@ import {
   resumeUntilDone,
   runCli,
   runIdOf,
-  startResumeProvider,
+  useResumeSuite,
   tddArgs,
   type ResumeProject,
-  type ResumeProvider,
 } from '../support/resume-harness.js';
 
-let provider: ResumeProvider;
-const projects: ResumeProject[] = [];
-
-async function newProject(): Promise<ResumeProject> {
-  const project = await createResumeProject(provider);
-  projects.push(project);
-  return project;
-}
-
-beforeAll(async () => {
-  provider = await startResumeProvider();
-});
-
-afterEach(async () => {
-  provider.brain.override = undefined;
-  for (const project of projects.splice(0)) await project.cleanup();
-});
-
-afterAll(async () => {
-  await provider.close();
-});
+const suite = useResumeSuite();
+const newProject = (): Promise<ResumeProject> => suite.newProject();
 
 async function branchSubjects(project: ResumeProject, runId: string): Promise<string[]> {
   const run = await ledgerRun(project, runId);
@@ -89,7 +68,7 @@ describe('resume after a failure inside a stage', () => {
       { type: 'tool_use', name: 'Write', input: { file_path: add.implFile, content: add.stub } },
       { type: 'tool_use', name: 'Bash', input: { command: "git add -A && git commit --quiet -m 'agent: my own commit'" } },
     ];
-    provider.brain.override = (call) => {
+    suite.provider.brain.override = (call) => {
       if (call.stage !== 'RED' || call.item?.fn !== 'add') return undefined;
       return call.turn === 0 ? { kind: 'message', content: commitByItself } : { kind: 'error', status: 400, message: 'scripted failure' };
     };
@@ -101,7 +80,7 @@ describe('resume after a failure inside a stage', () => {
     expect(failed.events.at(-1)).toMatchObject({ type: 'run-end', status: 'failed' });
     expect(await branchSubjects(project, runId)).toEqual(RESUME_REFERENCE_SUBJECTS.slice(0, 1));
 
-    provider.brain.override = undefined;
+    suite.provider.brain.override = undefined;
     await resumeUntilDone(project, undefined);
     await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS, { errorNoteOn: [RESUME_REFERENCE_SUBJECTS[0] ?? ''] });
     await expectStarts(project, runId, 1);

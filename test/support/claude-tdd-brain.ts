@@ -20,7 +20,7 @@
  * does not cover is answered with a harmless text and recorded in `unexpected`.
  */
 import { posix } from 'node:path';
-import { z } from 'zod';
+import { blocksOf, bodySchema, planItem, textOf } from './anthropic-request.js';
 import type { AnthropicContentBlock, AnthropicReply, RecordedRequest } from './fake-anthropic-server.js';
 import { testListMarkdown } from './scripted-brain.js';
 
@@ -160,43 +160,7 @@ const SCRIPT = new Map<string, StageScript>([
   [key('PLAN', null), () => [turn('Every item is checked.', pick(null))]],
 ]);
 
-// ---------------------------------------------------------------------------------------------
-// Reading a request the way the model sees it
 
-const blockSchema = z.looseObject({
-  type: z.string(),
-  text: z.string().optional(),
-  id: z.string().optional(),
-  name: z.string().optional(),
-  tool_use_id: z.string().optional(),
-  is_error: z.boolean().optional(),
-  content: z.unknown().optional(),
-});
-type Block = z.infer<typeof blockSchema>;
-const contentSchema = z.union([z.string(), z.array(blockSchema)]);
-const bodySchema = z.looseObject({
-  system: z.union([z.string(), z.array(blockSchema)]).optional(),
-  messages: z.array(z.looseObject({ role: z.string(), content: contentSchema })),
-});
-
-function blocksOf(content: string | Block[]): Block[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map(textOf).join('\n');
-  const block = blockSchema.safeParse(content);
-  if (!block.success) return '';
-  return block.data.text ?? textOf(block.data.content);
-}
-
-/** The item PLAN should pick: the first unchecked one of the test list in its prompt. */
-function planItem(prompt: string): string | null {
-  if (prompt.includes('test-list.md does not exist yet')) return CLAUDE_ITEMS[0];
-  const list = prompt.split('Current test-list.md:')[1]?.split('Completed behaviours:')[0] ?? '';
-  return /^\s*[-*+]\s+\[ \]\s+(.*\S)\s*$/m.exec(list)?.[1] ?? null;
-}
 
 /** How the brain understood one request. */
 export interface ClaudeBrainCall {
@@ -252,7 +216,7 @@ export function createClaudeTddBrain(): ClaudeTddBrain {
     const session = typeof header === 'string' ? header : '(none)';
     const prompt = messages[0] === undefined ? '' : textOf(messages[0].content);
     const item =
-      stage === 'PLAN' ? planItem(prompt) : (CLAUDE_ITEMS.find((text) => prompt.includes(`${text} (test: `)) ?? null);
+      stage === 'PLAN' ? planItem(prompt, CLAUDE_ITEMS) : (CLAUDE_ITEMS.find((text) => prompt.includes(`${text} (test: `)) ?? null);
     const turnIndex = messages.filter((message) => message.role === 'assistant').length;
     calls.push({ session, stage, item, turn: turnIndex });
 

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../../src/core/handoff.js';
 import type { RatchetEvent } from '../../src/core/events.js';
 import { REPO_LOCK_FILE } from '../../src/git/repo-lock.js';
@@ -46,6 +47,40 @@ export async function startResumeProvider(): Promise<ResumeProvider> {
   const brain = createResumeBrain();
   server.setFallback((request) => brain.reply(request));
   return { server, brain, close: () => server.close() };
+}
+
+/**
+ * The set-up a resume/interrupt test file shares: one fake provider for the file, and after each
+ * test the brain's per-test behaviour reset and the projects that test made removed.
+ */
+export function useResumeSuite(): { readonly provider: ResumeProvider; newProject(): Promise<ResumeProject> } {
+  let started: ResumeProvider | undefined;
+  const projects: ResumeProject[] = [];
+  const suite = {
+    get provider(): ResumeProvider {
+      if (started === undefined) throw new Error('The resume provider starts in beforeAll.');
+      return started;
+    },
+    async newProject(): Promise<ResumeProject> {
+      const project = await createResumeProject(suite.provider);
+      projects.push(project);
+      return project;
+    },
+  };
+  beforeAll(async () => {
+    started = await startResumeProvider();
+  });
+  afterEach(async () => {
+    if (started !== undefined) {
+      started.brain.delayMs = undefined;
+      started.brain.override = undefined;
+    }
+    for (const project of projects.splice(0)) await project.cleanup();
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return suite;
 }
 
 /** A fresh project repository plus a private RATCHET_HOME. */

@@ -26,7 +26,7 @@
  * expect(brain.unplayed()).toEqual([]);
  * ```
  */
-import { z } from 'zod';
+import { blocksOf, bodySchema, planItem, textOf } from './anthropic-request.js';
 import type { AnthropicContentBlock, AnthropicReply, RecordedRequest } from './fake-anthropic-server.js';
 
 /** The agent stages a model is asked to play (VERIFY and RE_VERIFY run no model). */
@@ -157,36 +157,6 @@ export function planSteps(
   ];
 }
 
-// ---------------------------------------------------------------------------------------------
-// Reading a request the way the model sees it
-
-const blockSchema = z.looseObject({
-  type: z.string(),
-  text: z.string().optional(),
-  id: z.string().optional(),
-  name: z.string().optional(),
-  tool_use_id: z.string().optional(),
-  is_error: z.boolean().optional(),
-  content: z.unknown().optional(),
-});
-type Block = z.infer<typeof blockSchema>;
-const contentSchema = z.union([z.string(), z.array(blockSchema)]);
-const bodySchema = z.looseObject({
-  system: z.union([z.string(), z.array(blockSchema)]).optional(),
-  messages: z.array(z.looseObject({ role: z.string(), content: contentSchema })),
-});
-
-function blocksOf(content: string | Block[]): Block[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map(textOf).join('\n');
-  const block = blockSchema.safeParse(content);
-  if (!block.success) return '';
-  return block.data.text ?? textOf(block.data.content);
-}
 
 interface Understood {
   stage: string;
@@ -234,13 +204,6 @@ function understand(body: unknown, items: readonly string[]): Understood | strin
   };
 }
 
-/** The item PLAN should pick: the first unchecked one of the test list in its prompt. */
-function planItem(prompt: string, items: readonly string[]): string | null {
-  if (prompt.includes('test-list.md does not exist yet')) return items[0] ?? null;
-  const list = prompt.split('Current test-list.md:')[1]?.split('Completed behaviours:')[0] ?? '';
-  const unchecked = /^\s*[-*+]\s+\[ \]\s+(.*\S)\s*$/m.exec(list);
-  return unchecked?.[1] ?? null;
-}
 
 function toContent(turn: ScriptedTurn): AnthropicContentBlock[] {
   return [

@@ -74,7 +74,7 @@ function printIndexSummary(output: Output, summary: IndexSummary, risk: readonly
   output.out(`  symbols   ${summary.symbols} (${summary.exportedSymbols} exported)`);
   output.out(`  graphs    ${summary.importEdges} import edges, ${summary.callEdges} call edges`);
   output.out(`  this run  ${summary.parsed} parsed, ${summary.reused} reused from .ratchet/index, ${summary.removed} removed, ${summary.durationMs} ms`);
-  const riskiest = [...risk].sort((a, b) => b.score - a.score || (a.path < b.path ? -1 : 1)).slice(0, 5);
+  const riskiest = risk.slice(0, 5); // The register is sorted, riskiest first.
   if (riskiest.length > 0) {
     output.out('  riskiest  ' + riskiest.map((entry) => `${entry.path} ${pc.dim(`(${entry.score})`)}`).join(', '));
   }

@@ -29,7 +29,6 @@ import {
   readChurn,
   readGoModules,
   toIndexedFile,
-  WORKER_THRESHOLD,
 } from './build-steps.js';
 import { MANIFEST_FILE, loadCache, parseKey, saveCache, type CachedFile, type IndexCache } from './cache.js';
 import { LazyResolver, deriveIndex } from './derive.js';
@@ -128,12 +127,11 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     work.push(known ? { path: file.path, size: file.size, knownHash: cached.hash } : { path: file.path, size: file.size });
     return { file, work: work.length - 1 };
   });
-  const usePool = pool !== undefined && work.length >= WORKER_THRESHOLD;
   const processed = await processWork(root, work, {
     maxParseBytes,
     workers,
     ...(signal ? { signal } : {}),
-    ...(usePool ? { pool } : {}),
+    ...(pool ? { pool } : {}),
   });
   const { outcomes } = processed;
   throwIfAborted(signal);

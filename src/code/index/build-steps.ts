@@ -13,7 +13,7 @@ import type { CodeIndex, FileParseResult, IndexedFile } from './types.js';
 import { processInWorkers, type ParsePool } from './worker-pool.js';
 
 /** Fewer files than this are parsed in the calling thread: starting workers costs ~100 ms. */
-export const WORKER_THRESHOLD = 200;
+const WORKER_THRESHOLD = 200;
 /** Stat data is trusted only for files last modified this long before the previous build began. */
 const RACY_MS = 2000;
 
@@ -69,8 +69,8 @@ export function isReusable(
 }
 
 /**
- * Reads, hashes and parses `work`: on `pool` when one was started, else on worker threads started
- * for it when there is much work, else in this thread.
+ * Reads, hashes and parses `work`: when there is much of it, on `pool` if one was started early,
+ * else on worker threads started for it; otherwise in this thread.
  */
 export async function processWork(
   root: string,
@@ -78,7 +78,7 @@ export async function processWork(
   options: { maxParseBytes: number; workers: number; signal?: AbortSignal; pool?: ParsePool },
 ): Promise<{ outcomes: (FileOutcome | undefined)[]; workers: number }> {
   const { pool, signal } = options;
-  if (work.length > 0 && (pool !== undefined || (options.workers > 0 && work.length >= WORKER_THRESHOLD))) {
+  if (options.workers > 0 && work.length >= WORKER_THRESHOLD) {
     try {
       if (pool !== undefined) return { outcomes: await pool.process(work, signal ? { signal } : {}), workers: pool.size };
       const outcomes = await processInWorkers(work, { root, ...options });

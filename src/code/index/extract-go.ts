@@ -1,6 +1,6 @@
 /** Symbols, imports, exports and calls of Go files; exported means a capitalised name. */
 import type { Node } from 'web-tree-sitter';
-import { FileFacts, compactSignature, forEachCall, leadingDoc, memberCallee, stringValue } from './extract-shared.js';
+import { FileFacts, compactSignature, forEachCall, withLeadingDocs, memberCallee, stringValue } from './extract-shared.js';
 import type { LanguageExtractor } from './language-extractor.js';
 import type { SymbolKind } from './types.js';
 
@@ -12,15 +12,7 @@ const CALL_QUERY = `
 export const goExtractor: LanguageExtractor = {
   callQuery: CALL_QUERY,
   extract(root, text, callQuery, facts) {
-    let comment: Node | undefined;
-    for (const node of root.namedChildren) {
-      if (node.type === 'comment') {
-        comment = node;
-        continue;
-      }
-      declaration(text, node, leadingDoc(comment, node, text), facts);
-      comment = undefined;
-    }
+    for (const [node, doc] of withLeadingDocs(root.namedChildren, text)) declaration(text, node, doc, facts);
     for (const symbol of facts.symbols) {
       if (symbol.exported && symbol.container === undefined) facts.addExport({ name: symbol.name, kind: symbol.kind });
     }

@@ -1,6 +1,6 @@
 /** Symbols, imports, exports and calls of Java files; exported means `public`. */
 import type { Node } from 'web-tree-sitter';
-import { FileFacts, compactSignature, forEachCall, leadingDoc, memberCallee } from './extract-shared.js';
+import { FileFacts, compactSignature, forEachCall, withLeadingDocs, memberCallee } from './extract-shared.js';
 import type { LanguageExtractor } from './language-extractor.js';
 import type { SymbolKind } from './types.js';
 
@@ -21,14 +21,7 @@ const TYPE_KINDS: Readonly<Record<string, SymbolKind>> = {
 export const javaExtractor: LanguageExtractor = {
   callQuery: CALL_QUERY,
   extract(root, text, callQuery, facts) {
-    let comment: Node | undefined;
-    for (const node of root.namedChildren) {
-      if (node.type === 'line_comment' || node.type === 'block_comment') {
-        comment = node;
-        continue;
-      }
-      const doc = leadingDoc(comment, node, text);
-      comment = undefined;
+    for (const [node, doc] of withLeadingDocs(root.namedChildren, text)) {
       if (node.type === 'import_declaration') {
         const specifier = node.text.replace(/^import\s+(static\s+)?/, '').replace(/\s*;\s*$/, '').replace(/\s+/g, '');
         const namespace = specifier.split('.').at(-1) ?? specifier;
@@ -59,14 +52,7 @@ function typeDeclaration(text: string, node: Node, doc: string | undefined, fact
   const exported = isPublic(node);
   const signature = compactSignature(text, node.startIndex, body?.startIndex ?? node.endIndex);
   facts.addSymbol({ name, kind, exported, node, signature, doc });
-  let comment: Node | undefined;
-  for (const member of body?.namedChildren ?? []) {
-    if (member.type === 'line_comment' || member.type === 'block_comment') {
-      comment = member;
-      continue;
-    }
-    const memberDoc = leadingDoc(comment, member, text);
-    comment = undefined;
+  for (const [member, memberDoc] of withLeadingDocs(body?.namedChildren ?? [], text)) {
     if (member.type !== 'method_declaration' && member.type !== 'constructor_declaration') continue;
     const methodName = member.childForFieldName('name')?.text;
     if (methodName === undefined) continue;

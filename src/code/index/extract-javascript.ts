@@ -7,7 +7,7 @@ import {
   FileFacts,
   compactSignature,
   forEachCall,
-  leadingDoc,
+  withLeadingDocs,
   stringValue,
   type SymbolInput,
 } from './extract-shared.js';
@@ -32,15 +32,7 @@ export const javascriptExtractor: LanguageExtractor = {
   callQuery: CALL_QUERY,
   extract(root, text, callQuery, facts) {
     const walker = new TopLevelWalker(text, facts);
-    let comment: Node | undefined;
-    for (const node of root.namedChildren) {
-      if (node.type === 'comment') {
-        comment = node;
-        continue;
-      }
-      walker.statement(node, leadingDoc(comment, node, text));
-      comment = undefined;
-    }
+    for (const [node, doc] of withLeadingDocs(root.namedChildren, text)) walker.statement(node, doc);
     walker.resolveLocalExports();
     if (callQuery === undefined) return;
     // One capture per call (the member expression's text is split here) keeps query results,
@@ -316,14 +308,7 @@ class TopLevelWalker {
   private classMembers(node: Node, container: string, exported: boolean): void {
     const body = node.childForFieldName('body');
     if (body === null) return;
-    let comment: Node | undefined;
-    for (const member of body.namedChildren) {
-      if (member.type === 'comment') {
-        comment = member;
-        continue;
-      }
-      const doc = leadingDoc(comment, member, this.text);
-      comment = undefined;
+    for (const [member, doc] of withLeadingDocs(body.namedChildren, this.text)) {
       const isMethod =
         member.type === 'method_definition' ||
         member.type === 'method_signature' ||

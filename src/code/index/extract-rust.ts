@@ -3,7 +3,7 @@
  * paths are imports, and so are out-of-line modules (`mod name;`, recorded as `mod name`).
  */
 import type { Node } from 'web-tree-sitter';
-import { FileFacts, compactSignature, forEachCall, leadingDoc, memberCallee } from './extract-shared.js';
+import { FileFacts, compactSignature, forEachCall, withLeadingDocs, memberCallee } from './extract-shared.js';
 import type { LanguageExtractor } from './language-extractor.js';
 import type { SymbolKind } from './types.js';
 
@@ -28,16 +28,7 @@ const ITEM_KINDS: Readonly<Record<string, SymbolKind>> = {
 export const rustExtractor: LanguageExtractor = {
   callQuery: CALL_QUERY,
   extract(root, text, callQuery, facts) {
-    let comment: Node | undefined;
-    for (const node of root.namedChildren) {
-      if (node.type === 'line_comment' || node.type === 'block_comment') {
-        comment = node;
-        continue;
-      }
-      const doc = leadingDoc(comment, node, text);
-      comment = undefined;
-      item(text, node, doc, facts, undefined);
-    }
+    for (const [node, doc] of withLeadingDocs(root.namedChildren, text)) item(text, node, doc, facts, undefined);
     for (const symbol of facts.symbols) {
       if (symbol.exported && symbol.container === undefined) facts.addExport({ name: symbol.name, kind: symbol.kind });
     }

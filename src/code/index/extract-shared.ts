@@ -217,7 +217,7 @@ const MAX_RAW_DOC = 8000;
  * (or the same line). `text` is the file's source: reading it directly is much cheaper than
  * asking tree-sitter for positions and node text (every comment of a `.d.ts` file comes here).
  */
-export function leadingDoc(comment: Node | undefined, node: Node, text: string): string | undefined {
+function leadingDoc(comment: Node | undefined, node: Node, text: string): string | undefined {
   if (comment === undefined) return undefined;
   const start = comment.startIndex;
   const end = comment.endIndex;
@@ -227,4 +227,23 @@ export function leadingDoc(comment: Node | undefined, node: Node, text: string):
     if (secondBreak !== -1 && secondBreak < node.startIndex) return undefined;
   }
   return cleanDoc(text.slice(start, Math.min(end, start + MAX_RAW_DOC)));
+}
+
+/** Comment node types of the grammars whose extractors use `withLeadingDocs`. */
+const COMMENT_TYPES: ReadonlySet<string> = new Set(['comment', 'line_comment', 'block_comment']);
+
+/**
+ * The nodes of `children` that are not comments, each with the doc comment right above it (see
+ * `leadingDoc`): how every extractor walks a file's top level and a class body.
+ */
+export function* withLeadingDocs(children: readonly Node[], text: string): Generator<[Node, string | undefined]> {
+  let comment: Node | undefined;
+  for (const node of children) {
+    if (COMMENT_TYPES.has(node.type)) {
+      comment = node;
+      continue;
+    }
+    yield [node, leadingDoc(comment, node, text)];
+    comment = undefined;
+  }
 }

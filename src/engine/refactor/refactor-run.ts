@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
@@ -133,6 +134,11 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
   return facts;
 }
 
+/** The agent runtime of a refactor role (planner, patcher, critic) on the configured provider. */
+function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string): AgentRuntime {
+  return createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+}
+
 /**
  * `ratchet refactor run` up to the confirm screen (seed 002, 18): safety branch and worktree (a
  * git copy for non-repositories), backup, baseline (refuses when red), index and artifacts,
@@ -148,8 +154,8 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
     throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, { hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD.' });
   }
   const settings = await loadRefactorSettings(target, config);
-  // Fail fast on a missing key or a bad endpoint, before any backup, branch, worktree or run exists.
-  createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(repoRoot, runId)), claudeAllowedTools: 'Read,Grep,Glob', claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+  // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
+  const plannerRuntime = roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob');
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
     const baseCommit = await git.head();
@@ -199,7 +205,6 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       let planSource: 'heuristic' | 'planner' = 'heuristic';
       if (heuristic.length > 0) {
         const prompts = await loadRolePrompts();
-        const runtime = createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(repoRoot, runId)), claudeAllowedTools: 'Read,Grep,Glob', claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
         yield await record({ type: 'stage-start', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1 });
         const prompt = [
           options.goal ? `Goal of this run: ${options.goal}` : 'Goal of this run: improve the code base safely, in small batches.',
@@ -214,7 +219,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         ].join('\n');
         const events: RatchetEvent[] = [];
         try {
-          const outcome = await runtime.runStage({
+          const outcome = await plannerRuntime.runStage({
             stage: 'PLANNER',
             worktree,
             systemPrompt: prompts.planner,
@@ -278,7 +283,7 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const record = recorder(createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events), services.ledger);
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
-  const runtime = createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDir(prepared.repoRoot, run.id)), claudeAllowedTools: settings.claude.allowedTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools);
   const verifier: RefactorVerifier = createCommandVerifier({ cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), fast: prepared.verifierCommands.fast, full: prepared.verifierCommands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
   const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');
   let index = prepared.index;
