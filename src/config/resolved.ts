@@ -72,6 +72,8 @@ export interface ResolvedConfig {
     fullVerifier: string[];
     scopeExcludes: string[];
     allowPublicApiChanges: boolean;
+    /** Formatter commands of the formatting-only batch (seed 002, 17.3); empty: no such batch. */
+    formatter: string[];
     /** Null: no limit. */
     maxRuntimeMinutes: number | null;
     claude: {
@@ -193,6 +195,7 @@ export function toResolvedConfig({
       fullVerifier: refactor.full_verifier,
       scopeExcludes: refactor.scope_excludes,
       allowPublicApiChanges: refactor.allow_public_api_changes,
+      formatter: refactor.formatter,
       maxRuntimeMinutes: refactor.max_runtime_minutes ?? null,
       claude: {
         binary: refactor.claude.binary,

@@ -263,6 +263,12 @@ const RefactorSectionSchema = z
       .boolean()
       .default(false)
       .describe("Accept batches that change the public API."),
+    formatter: z
+      .array(command())
+      .default([])
+      .describe(
+        "Formatter commands (e.g. \"npx prettier --write .\"): when set, the plan starts with a formatting-only batch that runs them.",
+      ),
     max_runtime_minutes: z
       .number()
       .positive()

@@ -42,7 +42,8 @@ export interface EventMap {
   };
   'verify-end': {
     stage: StageName;
-    kind: 'test' | 'lint' | 'typecheck' | 'baseline';
+    /** `format`: a formatter command of a formatting-only refactor batch (seed 002, 17.3). */
+    kind: 'test' | 'lint' | 'typecheck' | 'baseline' | 'format';
     result: TestRunResult | CheckResult;
     /** Stored copy of the full output, relative to the repository. */
     outputFile: string | null;

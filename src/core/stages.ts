@@ -18,11 +18,13 @@ export const STAGES = [
   'FIX',
   'REFACTOR',
   'RE_VERIFY',
-  // Refactor workflow (seed 002): baseline, planner/patcher/critic roles, fast/full verifiers.
+  // Refactor workflow (seed 002): baseline, planner/patcher/critic roles, the formatter of
+  // formatting-only batches, fast/full verifiers.
   'BASELINE',
   'PLANNER',
   'PATCHER',
   'CRITIC',
+  'FORMAT',
   'FAST_VERIFY',
   'FULL_VERIFY',
 ] as const;

@@ -79,6 +79,10 @@ export function renderHtmlReport(data: ReportData): string {
     .filter((check) => !check.admitted)
     .map((check) => `<li>${escape(check.batch)} attempt ${escape(check.attempt)}: ${escape(check.violations.join('; ').slice(0, 400))}</li>`)
     .join('');
+  const restored = refactor.patchChecks
+    .filter((check) => check.admitted && check.violations.length > 0)
+    .flatMap((check) => check.violations.map((violation) => `<li>${escape(check.batch)}: ${escape(violation.slice(0, 300))}</li>`))
+    .join('');
   const contracts = refactor.contracts
     .map((contract) => `<li>${escape(contract.batch)} (${contract.allowed ? 'allowed' : 'rejected'}): removed ${escape(contract.removed.join(', ') || '-')}; changed ${escape(contract.changed.join(', ') || '-')}; added ${escape(contract.added.join(', ') || '-')}</li>`)
     .join('');
@@ -90,6 +94,7 @@ export function renderHtmlReport(data: ReportData): string {
 ${batchRows}
 </table>
 ${admissions ? `<h3>Patches rejected by the admission checks</h3><ul>${admissions}</ul>` : ''}
+${restored ? `<h3>Formatter changes not kept (restored)</h3><ul>${restored}</ul>` : ''}
 ${contracts ? `<h3>Public API changes</h3><ul>${contracts}</ul>` : ''}`
       : '';
   return `<!doctype html>

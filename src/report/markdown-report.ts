@@ -65,6 +65,11 @@ export function renderMarkdownReport(data: ReportData): string {
       lines.push('', '### Patches rejected by the admission checks', '');
       for (const check of rejected) lines.push(`- ${check.batch} attempt ${check.attempt}: ${cell(check.violations.join('; ').slice(0, 400))}`);
     }
+    const restored = refactor.patchChecks.filter((check) => check.admitted && check.violations.length > 0);
+    if (restored.length > 0) {
+      lines.push('', '### Formatter changes not kept (restored)', '');
+      for (const check of restored) for (const violation of check.violations) lines.push(`- ${check.batch}: ${cell(violation.slice(0, 300))}`);
+    }
     if (refactor.contracts.length > 0) {
       lines.push('', '### Public API changes', '');
       for (const contract of refactor.contracts) {

@@ -62,3 +62,26 @@ describe('max_runtime_minutes (seed 002, section 19)', () => {
     expect(isRatchetError(tomlError, 'config')).toBe(true);
   });
 });
+
+describe('formatter (seed 002, 17.3)', () => {
+  it('is empty by default (no formatting-only batch)', async () => {
+    expect((await settings()).formatter).toEqual([]);
+  });
+
+  it('is read from config.toml, and from .refactor-bot.config.json, which wins', async () => {
+    await writeToml('[refactor]\nformatter = ["npx prettier --write ."]\n');
+    expect((await settings()).formatter).toEqual(['npx prettier --write .']);
+    await writeFile(join(repoRoot, REFACTOR_BOT_CONFIG), JSON.stringify({ formatter: ['ruff format .', 'npx prettier --write src'] }));
+    expect((await settings()).formatter).toEqual(['ruff format .', 'npx prettier --write src']);
+  });
+
+  it('must be a list of non-empty commands', async () => {
+    await writeFile(join(repoRoot, REFACTOR_BOT_CONFIG), JSON.stringify({ formatter: 'npx prettier --write .' }));
+    const jsonError: unknown = await settings().catch((error: unknown) => error);
+    expect(isRatchetError(jsonError, 'config')).toBe(true);
+    expect(String((jsonError as Error).message)).toContain('formatter');
+    await rm(join(repoRoot, REFACTOR_BOT_CONFIG));
+    await writeToml('[refactor]\nformatter = [""]\n');
+    expect(isRatchetError(await settings().catch((error: unknown) => error), 'config')).toBe(true);
+  });
+});

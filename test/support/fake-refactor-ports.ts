@@ -6,8 +6,10 @@ import type { StageName } from '../../src/core/stages.js';
 import type { CheckResult } from '../../src/core/verification.js';
 import { locTouched, parseUnifiedDiff, patchFilePath, touchedFiles } from '../../src/edit/unified-diff.js';
 import type { RefactorLoopResult } from '../../src/workflows/refactor/batch-loop.js';
+import { compareFormatting } from '../../src/code/format-check.js';
 import type {
   ApiChange,
+  FormatResult,
   PatchAdmissionResult,
   RefactorDependencies,
   RefactorPolicy,
@@ -360,7 +362,16 @@ export class FakeClock {
  * Wires the fakes together. Admission follows seed 002, 17.1 over the real diff parser: touched
  * files inside the scope, declared files matching, the diff budget, and a clean apply check.
  */
-export function createRefactorDeps(files: FileMap, script: RefactorScript, clock = new FakeClock()): FakeRefactorDeps {
+/**
+ * The fake formatter of formatting-only batches: rewrites the whole tree (it may touch any file,
+ * in scope or not); `fails` makes the formatter command exit 1 instead.
+ */
+export interface FakeFormatter {
+  rewrite?: (tree: FileMap) => FileMap;
+  fails?: boolean;
+}
+
+export function createRefactorDeps(files: FileMap, script: RefactorScript, clock = new FakeClock(), formatter: FakeFormatter = {}): FakeRefactorDeps {
   const workspace = new FakeRefactorWorkspace(files);
   const verifier = new FakeRefactorVerifier(workspace);
   const agent = new FakeRefactorAgent(workspace, script);
@@ -399,6 +410,32 @@ export function createRefactorDeps(files: FileMap, script: RefactorScript, clock
         if (!check.ok) violations.push(`git apply --check failed: ${check.error}`);
       }
       return violations.length === 0 ? { admitted: true, patchText: patch, files: touched, loc, violations: [] } : { admitted: false, patchText: patch, files: [], loc: 0, violations };
+    },
+    async format(batch: PlannedBatch): Promise<FormatResult> {
+      const ok = formatter.fails !== true;
+      const result: CheckResult = { name: 'format', command: 'fake-format --write .', exitCode: ok ? 0 : 1, timedOut: false, durationMs: 0, output: ok ? 'formatted' : 'fake-format: syntax error in src/a.ts', ok };
+      const run = { ok, results: [{ result, outputFile: null }] };
+      if (!ok) return { run, files: [], loc: 0, reverted: [] };
+      const before = workspace.tree();
+      const after = formatter.rewrite?.(before) ?? before;
+      const inScope = picomatch(batch.scope_globs, { dot: true });
+      const kept: string[] = [];
+      const reverted: string[] = [];
+      let loc = 0;
+      for (const path of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
+        const old = before[path];
+        const now = after[path];
+        if (old === now) continue;
+        const verdict = old === undefined || now === undefined ? { formattingOnly: false as const, reason: 'created or deleted' } : await compareFormatting(path, old, now);
+        if (!inScope(path)) reverted.push(`${path}: outside the batch scope`);
+        else if (!verdict.formattingOnly) reverted.push(`${path}: not formatting-only: ${verdict.reason}`);
+        else {
+          kept.push(path);
+          workspace.write(path, now ?? '');
+          loc += locTouched(parseUnifiedDiff(wholeFileDiff(path, old ?? null, now ?? null)));
+        }
+      }
+      return { run, files: kept, loc, reverted };
     },
     apiChanges(): Promise<ApiChange> {
       const now = exportedNames(workspace.tree());

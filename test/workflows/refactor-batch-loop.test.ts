@@ -3,6 +3,7 @@ import { isRatchetError, RatchetError } from '../../src/core/errors.js';
 import type { EventInput } from '../../src/core/events.js';
 import { runBatchLoop } from '../../src/workflows/refactor/batch-loop.js';
 import type { RefactorPolicy } from '../../src/workflows/refactor/ports.js';
+import { FORMAT_OPERATION } from '../../src/workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../src/workflows/refactor/schemas.js';
 import {
   DEFAULT_POLICY,
@@ -15,6 +16,7 @@ import {
   statusTurn,
   wholeFileDiff,
   FakeClock,
+  type FakeFormatter,
   type FakeRefactorDeps,
   type LoopRun,
   type RefactorScript,
@@ -46,8 +48,8 @@ function broken(path: string): RefactorTurn {
   return edit(path, `${source(path)}// BROKEN\n`);
 }
 
-async function runLoop(batches: PlannedBatch[], script: RefactorScript, policy: Partial<RefactorPolicy> = {}, signal?: AbortSignal, clock?: FakeClock): Promise<{ deps: FakeRefactorDeps; run: LoopRun }> {
-  const deps = createRefactorDeps(FILES, script, clock);
+async function runLoop(batches: PlannedBatch[], script: RefactorScript, policy: Partial<RefactorPolicy> = {}, signal?: AbortSignal, clock?: FakeClock, formatter?: FakeFormatter): Promise<{ deps: FakeRefactorDeps; run: LoopRun }> {
+  const deps = createRefactorDeps(FILES, script, clock, formatter);
   const run = await drive(runBatchLoop(batches, deps, { ...DEFAULT_POLICY, ...policy }, signal));
   expectWellFormed(run.events, run.error === undefined);
   return { deps, run };
@@ -136,6 +138,8 @@ describe('runBatchLoop: committed batches', () => {
       ],
       stopped: null,
       lastCheckpoint: 'c003',
+      lastFullVerified: 'c001',
+      fullVerifierFailed: false,
     });
     expect(deps.workspace.log().map((commit) => commit.subject)).toEqual(['checkpoint: batch-002 Tidy src/b.ts', 'checkpoint: batch-001 Tidy src/a.ts', 'baseline']);
     expect(deps.workspace.log()[1]?.body).toBe('tidied src/a.ts\n\nRatchet-Batch: batch-001');
@@ -308,9 +312,10 @@ describe('runBatchLoop: retries', () => {
     expect(run.result?.batches[1]?.reason).toContain('the fast verifier failed');
     expect(await deps.workspace.head()).toBe('c002');
     expect(deps.workspace.tree()).toEqual(deps.workspace.treeAt('c002'));
-    expect(deps.taskLedger.map((entry) => [entry.batch, entry.outcome])).toEqual([
-      ['batch-001', 'committed'],
-      ['batch-002', 'failed'],
+    expect(deps.taskLedger.map((entry) => [entry.batch, entry.outcome, entry.reason])).toEqual([
+      ['batch-001', 'committed', null],
+      ['batch-002', 'failed', expect.stringContaining('verifier failed') as unknown],
+      ['batch-003', 'not-started', 'batch-002 failed after 3 attempts'],
     ]);
     expect(ofType(run.events, 'batch-end').at(-1)).toMatchObject({ batch: 'batch-002', outcome: 'failed', attempts: 3, commit: null });
     // batch-003 is never attempted.
@@ -410,9 +415,17 @@ describe('runBatchLoop: the full verifier', () => {
       'checkpoint-rollback c003',
       'batch-end batch-004 committed',
     ]);
-    // Every batch that reached a verdict is in the task ledger.
-    expect(deps.taskLedger.map((entry) => entry.batch)).toEqual(['batch-001', 'batch-002', 'batch-003', 'batch-004']);
-    expect(deps.taskLedger.at(-1)).toMatchObject({ outcome: 'committed', commit: 'c005', reason: 'the full verifier failed after this batch; reset to c003' });
+    expect(run.result).toMatchObject({ lastFullVerified: 'c003', fullVerifierFailed: true });
+    // Every batch is in the task ledger: those that reached a verdict, then those never started.
+    expect(deps.taskLedger.map((entry) => [entry.batch, entry.outcome])).toEqual([
+      ['batch-001', 'committed'],
+      ['batch-002', 'committed'],
+      ['batch-003', 'committed'],
+      ['batch-004', 'committed'],
+      ['batch-005', 'not-started'],
+    ]);
+    expect(deps.taskLedger.at(-2)).toMatchObject({ outcome: 'committed', commit: 'c005', reason: 'the full verifier failed after this batch; reset to c003' });
+    expect(deps.taskLedger.at(-1)).toEqual({ batch: 'batch-005', goal: 'Tidy src/e.ts', outcome: 'not-started', attempts: 0, commit: null, reason: 'the full verifier failed after batch-004; reset to c003' });
     expect(ofType(run.events, 'batch-end').at(-1)?.reason).toBe('the full verifier failed after this batch; reset to c003');
   });
 
@@ -606,6 +619,12 @@ describe('runBatchLoop: max runtime (seed 002, section 19)', () => {
     expect(run.events.at(-1)).toEqual({ type: 'warning', message: reason });
     expect(ofType(run.events, 'batch-start').map((event) => event.batch)).not.toContain('batch-003');
     expect(deps.agent.unusedTurns()).toEqual({ 'PATCHER batch-003': 1, 'PATCHER batch-004': 1 });
+    // The batches never started are in the task ledger too; the checkpoints passed the fast verifier only.
+    expect(deps.taskLedger.slice(2)).toEqual([
+      { batch: 'batch-003', goal: 'Tidy src/c.ts', outcome: 'not-started', attempts: 0, commit: null, reason },
+      { batch: 'batch-004', goal: 'Tidy src/d.ts', outcome: 'not-started', attempts: 0, commit: null, reason },
+    ]);
+    expect(run.result).toMatchObject({ lastFullVerified: 'c001', fullVerifierFailed: false });
   });
 
   it('does not stop after the last batch, nor without a limit', async () => {
@@ -631,6 +650,92 @@ describe('runBatchLoop: max runtime (seed 002, section 19)', () => {
     expect(free.run.result?.stopped).toBeNull();
     expect(free.run.result?.batches.map((entry) => entry.outcome)).toEqual(['committed', 'committed']);
     expect(ofType(free.run.events, 'warning')).toEqual([]);
+  });
+});
+
+describe('runBatchLoop: formatting-only batches (seed 002, 17.3)', () => {
+  const formatBatch = (): PlannedBatch => batch('batch-001', 'src/**', { goal: 'Format the code', scope_globs: ['src/a.ts', 'src/b.ts', 'src/c.ts'], allowed_operations: [FORMAT_OPERATION] });
+  /** Reformats (re-indents) every file, renames a function in c.ts, and writes a file out of scope. */
+  const sloppyFormatter: FakeFormatter = {
+    rewrite: (tree) => ({
+      ...Object.fromEntries(Object.entries(tree).map(([path, text]) => [path, text.replace('\n  return', '\n    return')])),
+      'src/c.ts': (tree['src/c.ts'] ?? '').replace('function c', 'function c2'),
+    }),
+  };
+
+  it('runs the formatter instead of the patcher, keeps formatting-only changes in scope, restores the rest, and commits', async () => {
+    const { deps, run } = await runLoop([formatBatch(), batch('batch-002', 'src/d.ts')], { PATCHER: { 'batch-002': [tidy('src/d.ts')] } }, {}, undefined, undefined, sloppyFormatter);
+
+    expect(run.error).toBeUndefined();
+    expect(run.result?.batches.map((entry) => [entry.batch, entry.outcome, entry.attempts])).toEqual([
+      ['batch-001', 'committed', 1],
+      ['batch-002', 'committed', 1],
+    ]);
+    expect(deps.agent.callsOf('PATCHER', 'batch-001')).toEqual([]);
+    expect(deps.workspace.treeAt('c002')).toEqual({
+      ...FILES,
+      'src/a.ts': 'export function a() {\n    return 1;\n}\n',
+      'src/b.ts': 'export function b() {\n    return 2;\n}\n',
+    });
+    const [check] = ofType(run.events, 'patch-check');
+    // (The fake counts whole-file diffs: 3 lines out and 3 in per file.)
+    expect(check).toMatchObject({ batch: 'batch-001', admitted: true, files: ['src/a.ts', 'src/b.ts'], loc: 12 });
+    expect(check?.violations).toEqual([
+      expect.stringMatching(/^src\/c\.ts: not formatting-only: the syntax changed at line 1/) as unknown,
+      'src/d.ts: outside the batch scope',
+      'src/e.ts: outside the batch scope',
+    ]);
+    expect(deps.workspace.log().at(-2)?.body).toMatch(/^Formatting only: 2 files reformatted by the configured formatter\.\n\nRestored .*\n- src\/c\.ts: not formatting-only/);
+    expect(trace(run.events).slice(0, 10)).toEqual([
+      'batch-start batch-001 #1',
+      'stage-start FORMAT',
+      'verify-end FORMAT ok',
+      'patch-check admitted',
+      'stage-start FAST_VERIFY',
+      'verify-end FAST_VERIFY ok',
+      'stage-end FAST_VERIFY accepted',
+      'checkpoint-create c002',
+      'stage-end FORMAT accepted',
+      'batch-end batch-001 committed',
+    ]);
+    expect(ofType(run.events, 'verify-end')[0]).toMatchObject({ stage: 'FORMAT', kind: 'format' });
+  });
+
+  it('is a noop when the formatter changes nothing it may keep', async () => {
+    const { deps, run } = await runLoop([formatBatch()], {}, {}, undefined, undefined, { rewrite: (tree) => ({ ...tree, 'src/e.ts': 'x' }) });
+
+    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'noop', attempts: 1, commit: null, reason: 'no formatting-only change within scope (1 restored)' }]);
+    expect(run.result?.stopped).toBeNull();
+    expect(deps.workspace.log()).toHaveLength(1);
+    expect(deps.verifier.calls).toEqual([]);
+  });
+
+  it('stops the run, once, when the formatter fails, leaving the tree at the last checkpoint', async () => {
+    const { deps, run } = await runLoop([formatBatch(), batch('batch-002', 'src/d.ts')], { PATCHER: { 'batch-002': [tidy('src/d.ts')] } }, {}, undefined, undefined, { fails: true });
+
+    expect(run.result?.stopped).toBe('batch-001 (formatting) failed');
+    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'failed', attempts: 1, commit: null, reason: expect.stringContaining('fake-format: syntax error') as unknown }]);
+    expect(deps.workspace.tree()).toEqual(FILES);
+    expect(ofType(run.events, 'stage-end')[0]).toMatchObject({ stage: 'FORMAT', outcome: 'error' });
+    expect(deps.taskLedger.map((entry) => [entry.batch, entry.outcome])).toEqual([
+      ['batch-001', 'failed'],
+      ['batch-002', 'not-started'],
+    ]);
+  });
+
+  it('rolls the formatting back when the fast verifier fails, without retrying it, and stops', async () => {
+    // Whitespace inside a comment is layout: "BRO KEN" -> "BROKEN" passes as formatting, and the
+    // fake verifier fails on the marker it makes.
+    const files = { ...FILES, 'src/a.ts': `// BRO KEN\n${source('src/a.ts')}` };
+    const deps = createRefactorDeps(files, {}, undefined, { rewrite: (tree) => ({ ...tree, 'src/a.ts': (tree['src/a.ts'] ?? '').replace('BRO KEN', 'BROKEN') }) });
+    const run = await drive(runBatchLoop([formatBatch(), batch('batch-002', 'src/d.ts')], deps, DEFAULT_POLICY));
+    expectWellFormed(run.events, true);
+
+    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'failed', attempts: 1, commit: null, reason: expect.stringContaining('fast verifier failed') as unknown }]);
+    expect(run.result?.stopped).toBe('batch-001 (formatting) failed');
+    expect(deps.workspace.tree()).toEqual(files);
+    expect(ofType(run.events, 'checkpoint-rollback')).toEqual([{ type: 'checkpoint-rollback', stage: 'FAST_VERIFY', to: 'c001', reason: 'batch-001 failed the fast verifier' }]);
+    expect(ofType(run.events, 'batch-start')).toHaveLength(1);
   });
 });
 

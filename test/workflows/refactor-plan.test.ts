@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundPlannerBatches, heuristicPlan, testGlobsFor, type FileFacts, type PlanBounds } from '../../src/workflows/refactor/plan.js';
+import { boundPlannerBatches, FORMAT_OPERATION, heuristicPlan, isFormatBatch, testGlobsFor, type FileFacts, type PlanBounds } from '../../src/workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../src/workflows/refactor/schemas.js';
 
 /** A source file with no findings at all (it plans nothing) unless overridden. */
@@ -140,6 +140,31 @@ describe('heuristicPlan', () => {
   });
 });
 
+describe('the formatting-only pass (seed 002, 11.2 step 1)', () => {
+  it('comes first when a formatter is configured, scoped to everything, at risk 0', () => {
+    const batches = plan(MIXED, { formatting: true });
+
+    expect(batches[0]).toEqual({
+      id: 'batch-001',
+      goal: 'Format the code with the configured formatter (formatting-only)',
+      scope_globs: ['**'],
+      allowed_operations: [FORMAT_OPERATION],
+      diff_budget_loc: 300,
+      risk_score: 0,
+      verifier_level: 'fast',
+      notes: expect.any(String) as unknown,
+    });
+    expect(batches.slice(1).map((entry) => entry.goal)).toEqual(plan(MIXED).map((entry) => entry.goal));
+    expect(batches.filter(isFormatBatch)).toHaveLength(1);
+  });
+
+  it('is planned even when nothing else is, and never without a formatter', () => {
+    expect(plan([facts('src/clean.ts')], { formatting: true }).map((entry) => entry.allowed_operations)).toEqual([[FORMAT_OPERATION]]);
+    expect(plan(MIXED).some(isFormatBatch)).toBe(false);
+    expect(plan(MIXED, { formatting: true, maxBatches: 1 }).map((entry) => entry.id)).toEqual(['batch-001']);
+  });
+});
+
 describe('boundPlannerBatches', () => {
   const FILES = ['src/a.ts', 'src/b.ts', 'src/util/c.ts', 'src/generated/api.ts', 'test/a.test.ts'];
 
@@ -189,6 +214,19 @@ describe('boundPlannerBatches', () => {
       ['batch-002', 'goal of b'],
     ]);
     expect(result.dropped).toEqual(['none: scope nowhere/** matches no file in scope', 'c: over max_batches (2)', 'd: over max_batches (2)']);
+  });
+
+  it('moves formatting batches first, and drops them when no formatter is configured', () => {
+    const response = { batches: [proposed('r', ['src/a.ts']), proposed('fmt', ['src/**'], { allowed_operations: [FORMAT_OPERATION] })] };
+
+    const withFormatter = boundPlannerBatches(response, bounds({ files: FILES, formatting: true }));
+    expect(withFormatter.batches.map((entry) => [entry.id, entry.goal])).toEqual([
+      ['batch-001', 'goal of fmt'],
+      ['batch-002', 'goal of r'],
+    ]);
+    const without = boundPlannerBatches(response, bounds({ files: FILES }));
+    expect(without.batches.map((entry) => entry.goal)).toEqual(['goal of r']);
+    expect(without.dropped).toEqual(['fmt: a formatting batch, but no formatter is configured (refactor.formatter)']);
   });
 
   it('returns nothing for an empty response, so the heuristic plan stands', () => {

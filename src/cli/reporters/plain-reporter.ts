@@ -55,6 +55,13 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
         line(`  ${pc.bold(event.stage.padEnd(9))} ${mark}${event.reason ? pc.dim(` ${event.reason}`) : ''}`);
         break;
       }
+      case 'patch-check':
+        if (!event.admitted) break; // The stage's end says why.
+        line(pc.dim(`      change: ${event.files.length} file${event.files.length === 1 ? '' : 's'}, ${event.loc} lines`));
+        // A formatting-only batch keeps what it may and says what it restored.
+        for (const violation of event.violations.slice(0, 10)) line(pc.yellow(`      restored ${violation}`));
+        if (event.violations.length > 10) line(pc.yellow(`      restored ${event.violations.length - 10} more (see the report)`));
+        break;
       case 'tool-call':
         line(pc.dim(`      ${event.isError ? pc.red('!') : '·'} ${toolSummary(event.tool, event.input)}`));
         break;

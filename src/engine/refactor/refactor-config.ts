@@ -15,6 +15,7 @@ const RefactorBotConfigSchema = z
     full_verifier: z.array(z.string().min(1)).optional(),
     scope_excludes: z.array(z.string()).optional(),
     allow_public_api_changes: z.boolean().optional(),
+    formatter: z.array(z.string().min(1)).optional(),
     max_runtime_minutes: z.number().positive().optional(),
     claude: z
       .object({
@@ -69,6 +70,7 @@ export async function loadRefactorSettings(repoRoot: string, config: ResolvedCon
     fullVerifier: value.full_verifier ?? base.fullVerifier,
     scopeExcludes: value.scope_excludes ?? base.scopeExcludes,
     allowPublicApiChanges: value.allow_public_api_changes ?? base.allowPublicApiChanges,
+    formatter: value.formatter ?? base.formatter,
     maxRuntimeMinutes: value.max_runtime_minutes ?? base.maxRuntimeMinutes,
     claude: {
       binary: value.claude?.binary ?? base.claude.binary,

@@ -28,7 +28,8 @@ import type { EngineServices } from '../tdd-run.js';
 import { backupDirectory, createBackup, type Backup } from './backup.js';
 import { loadRefactorSettings, type RefactorSettings } from './refactor-config.js';
 import { gitCopyOf } from './safe-copy.js';
-import { createCommandVerifier } from './verifier.js';
+import { runFormatBatch } from './format-batch.js';
+import { createCommandVerifier, createCommandsRunner } from './verifier.js';
 import { RATCHET_EXCLUDES, shareDependencies } from '../worktree-setup.js';
 import { loadRolePrompts } from './role-prompts.js';
 
@@ -199,7 +200,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       const index = await buildIndex({ root: worktree, cacheDir: join(repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: new Git(worktree), ...(options.signal ? { signal: options.signal } : {}) });
       await writeIndexArtifacts(index, artifacts);
       yield await record({ type: 'index-build', files: index.files.length, parsed: index.stats.parsed, reused: index.stats.reused, symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0), durationMs: index.stats.durationMs, artifacts });
-      const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) };
+      const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path), formatting: settings.formatter.length > 0 };
       const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
       let plan = heuristic;
       let planSource: 'heuristic' | 'planner' = 'heuristic';
@@ -284,7 +285,9 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
   const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools);
-  const verifier: RefactorVerifier = createCommandVerifier({ cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), fast: prepared.verifierCommands.fast, full: prepared.verifierCommands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
+  const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: services.runner };
+  const runCommands = createCommandsRunner(commandOptions);
+  const verifier: RefactorVerifier = createCommandVerifier({ ...commandOptions, ...prepared.verifierCommands }, runCommands);
   const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');
   let index = prepared.index;
   let apiReference: PublicApiSnapshot = snapshotPublicApi(index);
@@ -363,6 +366,8 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
         ? { admitted: true, patchText: admission.patchText, files: admission.files, loc: admission.loc, violations: [] }
         : { admitted: false, patchText: patch, files: [], loc: 0, violations: admission.violations.map((violation) => violation.message) };
     },
+    format: (batch, signal) =>
+      runFormatBatch(batch, { worktree: run.worktree, git: worktreeGit, commands: settings.formatter, scopeExcludes: settings.scopeExcludes, runCommands, ...(signal ? { signal } : {}) }),
     async apiChanges() {
       apiNow = snapshotPublicApi(await reindex());
       return compareApi(apiReference, apiNow);
@@ -388,17 +393,27 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       step = await loop.next();
     }
     const result = step.value;
+    // The final full verifier (seed 002, 18), also after an early stop whose last checkpoint passed
+    // only the fast verifier: what the run leaves on its branch has passed the full verifier, or
+    // the branch goes back to the newest checkpoint that did.
     let finalVerifier: VerifierRun | null = null;
-    if (result.stopped === null) {
+    if (result.stopped === null || (!result.fullVerifierFailed && result.lastCheckpoint !== result.lastFullVerified)) {
       yield await record({ type: 'stage-start', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1 });
       finalVerifier = await verifier.run('full', 'FULL_VERIFY', options.signal);
       for (const entry of finalVerifier.results) {
         yield await record({ type: 'verify-end', stage: 'FULL_VERIFY', kind: 'test', result: entry.result, outputFile: entry.outputFile });
       }
       yield await record({ type: 'stage-end', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1, outcome: finalVerifier.ok ? 'accepted' : 'rejected' });
+      if (!finalVerifier.ok && result.lastCheckpoint !== result.lastFullVerified) {
+        await deps.workspace.resetTo(result.lastFullVerified);
+        yield await record({ type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: result.lastFullVerified, reason: 'the final full verifier failed' });
+        result.lastCheckpoint = result.lastFullVerified;
+      }
     }
     const failed = result.stopped !== null || (finalVerifier !== null && !finalVerifier.ok);
-    outcome = { runId: run.id, status: failed ? 'failed' : 'completed', loop: result, finalVerifier, error: failed ? new RatchetError('gate-failed', result.stopped ?? 'the final full verifier failed') : null };
+    const finalFailure = finalVerifier !== null && !finalVerifier.ok ? `the final full verifier failed; reset to ${result.lastCheckpoint.slice(0, 8)}` : null;
+    const message = [result.stopped, finalFailure].filter((part) => part !== null).join('; ');
+    outcome = { runId: run.id, status: failed ? 'failed' : 'completed', loop: result, finalVerifier, error: failed ? new RatchetError('gate-failed', message) : null };
   } catch (error) {
     const failure = toRatchetError(error);
     outcome = { runId: run.id, status: failure.code === 'interrupted' ? 'interrupted' : 'failed', loop: null, finalVerifier: null, error: failure };

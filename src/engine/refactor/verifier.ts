@@ -3,37 +3,50 @@ import { join, relative } from 'node:path';
 import type { StageName } from '../../core/stages.js';
 import type { ProcessRunner } from '../../process/types.js';
 import { runCheck } from '../../verify/checks.js';
-import type { RefactorVerifier, VerifierRun } from '../../workflows/refactor/ports.js';
+import type { CommandsRun, RefactorVerifier } from '../../workflows/refactor/ports.js';
 
-export interface CommandVerifierOptions {
+export interface CommandRunnerOptions {
   cwd: string;
   repoRoot: string;
+  /** Each command's full output is kept here as `NNN-<stage>.log`. */
   outputDir: string;
-  fast: string[];
-  full: string[];
   timeoutMs: number;
   runner: ProcessRunner;
 }
 
-/** Seed 002, 9: the fast verifier after each patch, the full one every N batches and at the end. */
-export function createCommandVerifier(options: CommandVerifierOptions): RefactorVerifier {
+export interface CommandVerifierOptions extends CommandRunnerOptions {
+  fast: string[];
+  full: string[];
+}
+
+/** Runs commands in the worktree in order, stopping at the first failure; output kept per command. */
+export type CommandsRunner = (commands: readonly string[], name: string, stage: StageName, signal?: AbortSignal) => Promise<CommandsRun>;
+
+export function createCommandsRunner(options: CommandRunnerOptions): CommandsRunner {
   let seq = 0;
-  return {
-    async run(level, stage: StageName, signal) {
-      const commands = level === 'fast' ? options.fast : options.full;
-      const run: VerifierRun = { level, ok: true, results: [] };
-      for (const command of commands) {
-        const result = await runCheck({ name: level, command, cwd: options.cwd, runner: options.runner, timeoutMs: options.timeoutMs, ...(signal ? { signal } : {}) });
-        await mkdir(options.outputDir, { recursive: true });
-        const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}.log`);
-        await writeFile(file, `$ ${command}\n${result.output}`);
-        run.results.push({ result, outputFile: relative(options.repoRoot, file) });
-        if (!result.ok) {
-          run.ok = false;
-          break;
-        }
+  return async (commands, name, stage, signal) => {
+    const run: CommandsRun = { ok: true, results: [] };
+    for (const command of commands) {
+      const result = await runCheck({ name, command, cwd: options.cwd, runner: options.runner, timeoutMs: options.timeoutMs, ...(signal ? { signal } : {}) });
+      await mkdir(options.outputDir, { recursive: true });
+      const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}.log`);
+      await writeFile(file, `$ ${command}\n${result.output}`);
+      run.results.push({ result, outputFile: relative(options.repoRoot, file) });
+      if (!result.ok) {
+        run.ok = false;
+        break;
       }
-      return run;
+    }
+    return run;
+  };
+}
+
+/** Seed 002, 9: the fast verifier after each patch, the full one every N batches and at the end. */
+export function createCommandVerifier(options: CommandVerifierOptions, runCommands = createCommandsRunner(options)): RefactorVerifier {
+  return {
+    async run(level, stage, signal) {
+      const run = await runCommands(level === 'fast' ? options.fast : options.full, level, stage, signal);
+      return { level, ...run };
     },
   };
 }

@@ -2,7 +2,8 @@ import { pipeEvents } from '../../core/event-pipe.js';
 import { RatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';
 import type { StageName } from '../../core/stages.js';
-import type { RefactorDependencies, RefactorPolicy, VerifierRun } from './ports.js';
+import { isFormatBatch } from './plan.js';
+import type { CommandsRun, RefactorDependencies, RefactorPolicy, VerifierRun } from './ports.js';
 import { CriticResponseSchema, PatchResponseSchema, type PatchResponse, type PlannedBatch } from './schemas.js';
 
 type Step<T> = AsyncGenerator<EventInput, T>;
@@ -20,6 +21,14 @@ export interface RefactorLoopResult {
   /** Set when the run stopped early (seed 002, section 19). */
   stopped: string | null;
   lastCheckpoint: string;
+  /**
+   * The newest checkpoint known to pass the full verifier (the starting commit passed it as the
+   * baseline). When it is older than `lastCheckpoint`, the checkpoints after it passed only the
+   * fast verifier.
+   */
+  lastFullVerified: string;
+  /** True when the loop itself stopped because the full verifier failed (it then reset to `lastFullVerified`). */
+  fullVerifierFailed: boolean;
 }
 
 const READ_ONLY = { read: ['**'], write: [] as string[], denyWrite: ['**'] };
@@ -30,7 +39,7 @@ function* verifierEvents(run: VerifierRun, stage: StageName): Generator<EventInp
   }
 }
 
-function failureText(run: VerifierRun): string {
+function failureText(run: CommandsRun): string {
   const failed = run.results.find((entry) => !entry.result.ok);
   if (!failed) return 'verification failed';
   return `$ ${failed.result.command} (exit ${String(failed.result.exitCode)}${failed.result.timedOut ? ', timed out' : ''})\n${failed.result.output.slice(-6000)}`;
@@ -91,13 +100,99 @@ function runtimeExceeded(maxRuntimeMs: number | null, elapsedMs: number): string
   return `the max runtime of ${minutes(maxRuntimeMs)} was exceeded (${minutes(elapsedMs)} elapsed)`;
 }
 
+/** Where one attempt at a batch got to before verification. */
+type Attempted =
+  /** The change is in the worktree, ready for the verifier; `rationale` goes into the commit. */
+  | { kind: 'applied'; rationale: string }
+  /** The attempt was refused; try again with this feedback. */
+  | { kind: 'retry'; feedback: string }
+  /** The batch ends here without a checkpoint (noop, blocked, or a formatter that failed). */
+  | { kind: 'done'; outcome: BatchOutcome['outcome']; reason: string };
+
+interface AttemptContext {
+  deps: RefactorDependencies;
+  policy: RefactorPolicy;
+  batch: PlannedBatch;
+  /** 1-based position of the batch in the plan (the events' cycle). */
+  cycle: number;
+  attempt: number;
+  feedback: string | null;
+  lastCheckpoint: string;
+  signal: AbortSignal | undefined;
+}
+
+/** A patch batch's attempt: patcher, admission checks, optional critic, apply (seed 002, 17-18). */
+async function* attemptPatch(context: AttemptContext): Step<Attempted> {
+  const { deps, policy, batch, cycle, attempt, signal } = context;
+  const { workspace } = deps;
+  yield { type: 'stage-start', stage: 'PATCHER', phase: 'BATCH', cycle, attempt };
+  const prompt = await deps.contextFor(batch, context.feedback);
+  const answer = yield* askPatcher(deps, policy, batch, prompt, workspace.root, signal);
+  // The patch is the contract: anything the agent changed in place is dropped.
+  await workspace.resetTo(context.lastCheckpoint);
+  const refused = (reason: string): EventInput => ({ type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle, attempt, outcome: 'rejected', reason });
+  if (typeof answer === 'string') {
+    yield refused(answer);
+    return { kind: 'retry', feedback: `Your previous answer could not be used: ${answer}` };
+  }
+  if (answer.status !== 'ok') {
+    yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle, attempt, outcome: 'skipped', reason: `${answer.status}: ${answer.rationale}` };
+    return { kind: 'done', outcome: answer.status, reason: answer.rationale };
+  }
+  const admission = await deps.admit(batch, answer.patch_unified_diff, answer.touched_files);
+  yield { type: 'patch-check', batch: batch.id, attempt, admitted: admission.admitted, files: admission.files, loc: admission.loc, violations: admission.violations };
+  if (!admission.admitted) {
+    yield refused(`admission: ${admission.violations.join('; ').slice(0, 300)}`);
+    return { kind: 'retry', feedback: `Your patch was rejected by the admission checks:\n- ${admission.violations.join('\n- ')}` };
+  }
+  if (policy.useCritic) {
+    const objection = yield* askCritic(deps, policy, batch, answer, workspace.root, signal);
+    if (objection) {
+      yield refused(objection.slice(0, 300));
+      return { kind: 'retry', feedback: objection };
+    }
+  }
+  await workspace.apply(admission.patchText);
+  return { kind: 'applied', rationale: answer.rationale };
+}
+
+/**
+ * A formatting-only batch's attempt (seed 002, 17.3): the configured formatter makes the change,
+ * not the model, and only formatting-only changes within scope are kept.
+ */
+async function* attemptFormat(context: AttemptContext): Step<Attempted> {
+  const { deps, batch, cycle, attempt, signal } = context;
+  yield { type: 'stage-start', stage: 'FORMAT', phase: 'BATCH', cycle, attempt };
+  const formatted = await deps.format(batch, signal);
+  for (const entry of formatted.run.results) {
+    yield { type: 'verify-end', stage: 'FORMAT', kind: 'format', result: entry.result, outputFile: entry.outputFile };
+  }
+  if (!formatted.run.ok) {
+    await deps.workspace.resetTo(context.lastCheckpoint);
+    const reason = `the formatter failed: ${failureText(formatted.run).slice(0, 500)}`;
+    yield { type: 'stage-end', stage: 'FORMAT', phase: 'BATCH', cycle, attempt, outcome: 'error', reason: reason.slice(0, 300) };
+    return { kind: 'done', outcome: 'failed', reason };
+  }
+  yield { type: 'patch-check', batch: batch.id, attempt, admitted: formatted.files.length > 0, files: formatted.files, loc: formatted.loc, violations: formatted.reverted };
+  if (formatted.files.length === 0) {
+    const reason = formatted.reverted.length === 0 ? 'the formatter changed nothing' : `no formatting-only change within scope (${formatted.reverted.length} restored)`;
+    yield { type: 'stage-end', stage: 'FORMAT', phase: 'BATCH', cycle, attempt, outcome: 'skipped', reason };
+    return { kind: 'done', outcome: 'noop', reason };
+  }
+  // The FORMAT stage stays open through verification and the checkpoint, as PATCHER does.
+  const restored = formatted.reverted.length > 0 ? `\n\nRestored (not formatting-only or out of scope):\n- ${formatted.reverted.join('\n- ')}` : '';
+  return { kind: 'applied', rationale: `Formatting only: ${formatted.files.length} files reformatted by the configured formatter.${restored}` };
+}
+
 /**
  * The batch loop of seed 002 (section 18). For each batch: context packet, patcher, admission
- * checks, apply, fast (or full) verifier, public-API comparison, checkpoint commit. A failed
- * attempt is rolled back to the last checkpoint and retried with its failure as feedback, up to
- * `retryPerBatch` retries; a batch that still fails stops the run (section 19) at the last
- * passing checkpoint. The full verifier runs every `runFullVerifierEvery` committed batches.
- * Once the loop has run longer than `maxRuntimeMs`, it stops before the next batch (section 19).
+ * checks, apply (or, for a formatting-only batch, the formatter), fast (or full) verifier,
+ * public-API comparison, checkpoint commit. A failed attempt is rolled back to the last
+ * checkpoint and retried with its failure as feedback, up to `retryPerBatch` retries (a formatter
+ * is deterministic: its batch gets one attempt); a batch that still fails stops the run (section
+ * 19) at the last passing checkpoint. The full verifier runs every `runFullVerifierEvery`
+ * committed batches. Once the loop has run longer than `maxRuntimeMs`, it stops before the next
+ * batch (section 19). Batches never started are still written to TASK_LEDGER.jsonl.
  */
 export async function* runBatchLoop(
   batches: PlannedBatch[],
@@ -111,6 +206,12 @@ export async function* runBatchLoop(
   let lastCheckpoint = await workspace.head();
   let lastFullVerified = lastCheckpoint;
   let committed = 0;
+  const stop = async (stopped: string, from: number, fullVerifierFailed = false): Promise<RefactorLoopResult> => {
+    for (const skipped of batches.slice(from)) {
+      await deps.appendTaskLedger({ batch: skipped.id, goal: skipped.goal, outcome: 'not-started', attempts: 0, commit: null, reason: stopped.slice(0, 500) });
+    }
+    return { batches: outcomes, stopped, lastCheckpoint, lastFullVerified, fullVerifierFailed };
+  };
   for (const [index, batch] of batches.entries()) {
     if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
     // The first batch always runs; the limit is checked between batches only.
@@ -118,55 +219,38 @@ export async function* runBatchLoop(
     if (overrun !== null) {
       const stopped = `${overrun}: stopped before ${batch.id} (${batches.length - index} of ${batches.length} batches not started)`;
       yield { type: 'warning', message: stopped };
-      return { batches: outcomes, stopped, lastCheckpoint };
+      return await stop(stopped, index);
     }
+    const cycle = index + 1;
     let feedback: string | null = null;
     let result: BatchOutcome | null = null;
-    const maxAttempts = policy.retryPerBatch + 1;
+    const formatting = isFormatBatch(batch);
+    const maxAttempts = formatting ? 1 : policy.retryPerBatch + 1;
     for (let attempt = 1; attempt <= maxAttempts && result === null; attempt++) {
       if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
-      yield { type: 'batch-start', batch: batch.id, index: index + 1, total: batches.length, goal: batch.goal, attempt };
-      yield { type: 'stage-start', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt };
-      const prompt = await deps.contextFor(batch, feedback);
-      const answer = yield* askPatcher(deps, policy, batch, prompt, workspace.root, signal);
-      // The patch is the contract: anything the agent changed in place is dropped.
-      await workspace.resetTo(lastCheckpoint);
-      if (typeof answer === 'string') {
-        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: answer };
-        feedback = `Your previous answer could not be used: ${answer}`;
+      yield { type: 'batch-start', batch: batch.id, index: cycle, total: batches.length, goal: batch.goal, attempt };
+      const context: AttemptContext = { deps, policy, batch, cycle, attempt, feedback, lastCheckpoint, signal };
+      const attempted = formatting ? yield* attemptFormat(context) : yield* attemptPatch(context);
+      if (attempted.kind === 'retry') {
+        feedback = attempted.feedback;
         continue;
       }
-      if (answer.status !== 'ok') {
-        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'skipped', reason: `${answer.status}: ${answer.rationale}` };
-        result = { batch: batch.id, outcome: answer.status, attempts: attempt, commit: null, reason: answer.rationale };
+      if (attempted.kind === 'done') {
+        result = { batch: batch.id, outcome: attempted.outcome, attempts: attempt, commit: null, reason: attempted.reason };
+        if (attempted.outcome === 'failed') feedback = attempted.reason;
         break;
       }
-      const admission = await deps.admit(batch, answer.patch_unified_diff, answer.touched_files);
-      yield { type: 'patch-check', batch: batch.id, attempt, admitted: admission.admitted, files: admission.files, loc: admission.loc, violations: admission.violations };
-      if (!admission.admitted) {
-        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: `admission: ${admission.violations.join('; ').slice(0, 300)}` };
-        feedback = `Your patch was rejected by the admission checks:\n- ${admission.violations.join('\n- ')}`;
-        continue;
-      }
-      if (policy.useCritic) {
-        const objection = yield* askCritic(deps, policy, batch, answer, workspace.root, signal);
-        if (objection) {
-          yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: objection.slice(0, 300) };
-          feedback = objection;
-          continue;
-        }
-      }
-      await workspace.apply(admission.patchText);
+      const owner: StageName = formatting ? 'FORMAT' : 'PATCHER';
       const level = batch.verifier_level;
       const verifyStage: StageName = level === 'full' ? 'FULL_VERIFY' : 'FAST_VERIFY';
-      yield { type: 'stage-start', stage: verifyStage, phase: 'BATCH', cycle: index + 1, attempt };
+      yield { type: 'stage-start', stage: verifyStage, phase: 'BATCH', cycle, attempt };
       const verified = await deps.verifier.run(level, verifyStage, signal);
       yield* verifierEvents(verified, verifyStage);
-      yield { type: 'stage-end', stage: verifyStage, phase: 'BATCH', cycle: index + 1, attempt, outcome: verified.ok ? 'accepted' : 'rejected' };
+      yield { type: 'stage-end', stage: verifyStage, phase: 'BATCH', cycle, attempt, outcome: verified.ok ? 'accepted' : 'rejected' };
       if (!verified.ok) {
         await workspace.resetTo(lastCheckpoint);
         yield { type: 'checkpoint-rollback', stage: verifyStage, to: lastCheckpoint, reason: `${batch.id} failed the ${level} verifier` };
-        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: `${level} verifier failed` };
+        yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'rejected', reason: `${level} verifier failed` };
         feedback = `Your patch applied, but the ${level} verifier failed, so it was rolled back:\n${failureText(verified)}`;
         continue;
       }
@@ -177,26 +261,26 @@ export async function* runBatchLoop(
       }
       if (breaking && !policy.allowPublicApiChanges) {
         await workspace.resetTo(lastCheckpoint);
-        yield { type: 'checkpoint-rollback', stage: 'PATCHER', to: lastCheckpoint, reason: `${batch.id} changed the public API` };
-        yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'rejected', reason: 'public API changed' };
+        yield { type: 'checkpoint-rollback', stage: owner, to: lastCheckpoint, reason: `${batch.id} changed the public API` };
+        yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'rejected', reason: 'public API changed' };
         feedback = `Your patch changed the public API, which this run does not allow. Removed: ${api.removed.join(', ') || 'none'}. Changed: ${api.changed.join(', ') || 'none'}. Keep every export and signature.`;
         continue;
       }
       const subject = `checkpoint: ${batch.id} ${batch.goal}`.slice(0, 100);
-      const commit = await workspace.checkpoint(subject, `${answer.rationale}\n\nRatchet-Batch: ${batch.id}`);
+      const commit = await workspace.checkpoint(subject, `${attempted.rationale}\n\nRatchet-Batch: ${batch.id}`);
       await deps.acceptApi();
-      yield { type: 'checkpoint-create', stage: 'PATCHER', phase: 'BATCH', commit, subject };
-      yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle: index + 1, attempt, outcome: 'accepted' };
+      yield { type: 'checkpoint-create', stage: owner, phase: 'BATCH', commit, subject };
+      yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'accepted' };
       lastCheckpoint = commit;
       // A checkpoint that passed the full verifier is fully verified, whichever check ran it.
       if (level === 'full') lastFullVerified = commit;
       committed++;
       result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
       if (committed % policy.runFullVerifierEvery === 0) {
-        yield { type: 'stage-start', stage: 'FULL_VERIFY', phase: 'BATCH', cycle: index + 1, attempt: 1 };
+        yield { type: 'stage-start', stage: 'FULL_VERIFY', phase: 'BATCH', cycle, attempt: 1 };
         const full = await deps.verifier.run('full', 'FULL_VERIFY', signal);
         yield* verifierEvents(full, 'FULL_VERIFY');
-        yield { type: 'stage-end', stage: 'FULL_VERIFY', phase: 'BATCH', cycle: index + 1, attempt: 1, outcome: full.ok ? 'accepted' : 'rejected' };
+        yield { type: 'stage-end', stage: 'FULL_VERIFY', phase: 'BATCH', cycle, attempt: 1, outcome: full.ok ? 'accepted' : 'rejected' };
         if (!full.ok) {
           await workspace.resetTo(lastFullVerified);
           yield { type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: lastFullVerified, reason: 'the full verifier failed' };
@@ -204,7 +288,8 @@ export async function* runBatchLoop(
           outcomes.push(result);
           await deps.appendTaskLedger({ batch: batch.id, goal: batch.goal, outcome: result.outcome, attempts: attempt, commit, reason: result.reason });
           yield { type: 'batch-end', batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: result.reason };
-          return { batches: outcomes, stopped: `the full verifier failed after ${batch.id}; reset to ${lastFullVerified.slice(0, 8)}`, lastCheckpoint: lastFullVerified };
+          lastCheckpoint = lastFullVerified;
+          return await stop(`the full verifier failed after ${batch.id}; reset to ${lastFullVerified.slice(0, 8)}`, index + 1, true);
         }
         lastFullVerified = commit;
       }
@@ -215,8 +300,9 @@ export async function* runBatchLoop(
     yield { type: 'batch-end', batch: batch.id, outcome: final.outcome, attempts: final.attempts, commit: final.commit, ...(final.reason ? { reason: final.reason.slice(0, 500) } : {}) };
     if (final.outcome === 'failed') {
       await workspace.resetTo(lastCheckpoint);
-      return { batches: outcomes, stopped: `${batch.id} failed after ${maxAttempts} attempts`, lastCheckpoint };
+      const why = formatting ? `${batch.id} (formatting) failed` : `${batch.id} failed after ${maxAttempts} attempts`;
+      return await stop(why, index + 1);
     }
   }
-  return { batches: outcomes, stopped: null, lastCheckpoint };
+  return { batches: outcomes, stopped: null, lastCheckpoint, lastFullVerified, fullVerifierFailed: false };
 }

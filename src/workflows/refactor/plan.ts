@@ -22,6 +22,8 @@ export interface FileFacts {
 
 export interface PlanBounds {
   maxBatches: number;
+  /** A formatter is configured: the plan may (heuristic: does) start with a formatting-only batch. */
+  formatting?: boolean;
   diffBudgetLoc: number;
   scopeExcludes: string[];
   /** Every file of the index: a planned batch must match at least one. */
@@ -29,8 +31,9 @@ export interface PlanBounds {
 }
 
 /**
- * Seed 002, 11.2: batches are ordered so that the least risky kinds of change come first.
- * Formatting is not planned (it needs a formatter command and is a separate, mechanical pass).
+ * Seed 002, 11.2: batches are ordered so that the least risky kinds of change come first. The
+ * formatting-only pass, when a formatter is configured, comes before all of them (see
+ * `FORMAT_OPERATION`).
  */
 export const CATEGORY_ORDER = ['import-cleanup', 'small-extracts', 'tests', 'restructure'] as const;
 export type BatchCategory = (typeof CATEGORY_ORDER)[number];
@@ -41,6 +44,28 @@ const OPERATIONS: Record<BatchCategory, string[]> = {
   tests: ['add-tests', 'strengthen-tests'],
   restructure: ['extract-class', 'move-code', 'split-module'],
 };
+
+/**
+ * The operation of a formatting-only batch (seed 002, 11.2 step 1 and 17.3): the configured
+ * formatter runs instead of the patcher, and only formatting-only changes within scope are kept.
+ */
+export const FORMAT_OPERATION = 'format';
+
+export function isFormatBatch(batch: Pick<PlannedBatch, 'allowed_operations'>): boolean {
+  return batch.allowed_operations.includes(FORMAT_OPERATION);
+}
+
+function formatBatch(diffBudgetLoc: number): Omit<PlannedBatch, 'id'> {
+  return {
+    goal: 'Format the code with the configured formatter (formatting-only)',
+    scope_globs: ['**'],
+    allowed_operations: [FORMAT_OPERATION],
+    diff_budget_loc: diffBudgetLoc,
+    risk_score: 0,
+    verifier_level: 'fast',
+    notes: 'Runs the formatter commands; keeps only in-scope files whose syntax is unchanged.',
+  };
+}
 
 /** Where a test for `path` may live, by the usual conventions (a tests batch may create it). */
 export function testGlobsFor(path: string): string[] {
@@ -85,16 +110,19 @@ export function heuristicPlan(files: FileFacts[], options: { goal: string | null
   candidates.sort(
     (a, b) => CATEGORY_ORDER.indexOf(a.category) - CATEGORY_ORDER.indexOf(b.category) || a.file.risk - b.file.risk || a.file.path.localeCompare(b.file.path),
   );
-  return candidates.slice(0, options.bounds.maxBatches).map((candidate, index) => ({
-    id: batchId(index),
-    goal: candidate.goal,
-    scope_globs: candidate.category === 'tests' ? [candidate.file.path, ...testGlobsFor(candidate.file.path)] : [candidate.file.path],
-    allowed_operations: OPERATIONS[candidate.category],
-    diff_budget_loc: options.bounds.diffBudgetLoc,
-    risk_score: candidate.file.risk,
-    verifier_level: candidate.file.risk >= 60 ? 'full' : 'fast',
-    notes: candidate.notes,
-  }));
+  const batches: Omit<PlannedBatch, 'id'>[] = options.bounds.formatting === true ? [formatBatch(options.bounds.diffBudgetLoc)] : [];
+  for (const candidate of candidates) {
+    batches.push({
+      goal: candidate.goal,
+      scope_globs: candidate.category === 'tests' ? [candidate.file.path, ...testGlobsFor(candidate.file.path)] : [candidate.file.path],
+      allowed_operations: OPERATIONS[candidate.category],
+      diff_budget_loc: options.bounds.diffBudgetLoc,
+      risk_score: candidate.file.risk,
+      verifier_level: candidate.file.risk >= 60 ? 'full' : 'fast',
+      notes: candidate.notes,
+    });
+  }
+  return batches.slice(0, options.bounds.maxBatches).map((batch, index) => ({ id: batchId(index), ...batch }));
 }
 
 /**
@@ -108,7 +136,13 @@ export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBound
   const eligible = bounds.files.filter((file) => !isExcluded(file));
   const dropped: string[] = [];
   const kept: PlannedBatch[] = [];
-  for (const batch of response.batches) {
+  // Formatting comes first (11.2), and only when there is a formatter to run.
+  const ordered = [...response.batches.filter(isFormatBatch), ...response.batches.filter((batch) => !isFormatBatch(batch))];
+  for (const batch of ordered) {
+    if (isFormatBatch(batch) && bounds.formatting !== true) {
+      dropped.push(`${batch.id}: a formatting batch, but no formatter is configured (refactor.formatter)`);
+      continue;
+    }
     const matcher = picomatch(batch.scope_globs, { dot: true });
     if (!eligible.some((file) => matcher(file))) {
       dropped.push(`${batch.id}: scope ${batch.scope_globs.join(', ')} matches no file in scope`);

@@ -17,10 +17,14 @@ export interface RefactorWorkspace {
   apply(patch: string): Promise<string[]>;
 }
 
-export interface VerifierRun {
-  level: 'fast' | 'full';
+/** Commands run in order, stopping at the first failure. */
+export interface CommandsRun {
   ok: boolean;
   results: Array<{ result: CheckResult; outputFile: string | null }>;
+}
+
+export interface VerifierRun extends CommandsRun {
+  level: 'fast' | 'full';
 }
 
 export interface RefactorVerifier {
@@ -44,6 +48,18 @@ export interface PatchAdmissionResult {
   violations: string[];
 }
 
+/** What the formatter of a formatting-only batch did (seed 002, 17.3). */
+export interface FormatResult {
+  /** The formatter commands. */
+  run: CommandsRun;
+  /** Files left reformatted: in the batch's scope and changed in layout only. */
+  files: string[];
+  /** Lines those files changed (added + removed). */
+  loc: number;
+  /** Every other change the formatter made, restored, each as `<path>: <why>`. */
+  reverted: string[];
+}
+
 export interface RefactorDependencies {
   workspace: RefactorWorkspace;
   verifier: RefactorVerifier;
@@ -54,6 +70,12 @@ export interface RefactorDependencies {
   contextFor(batch: PlannedBatch, feedback: string | null): Promise<string>;
   /** Admission checks of seed 002, 17.1. */
   admit(batch: PlannedBatch, patch: string, declaredFiles: string[]): Promise<PatchAdmissionResult>;
+  /**
+   * A formatting-only batch: runs the configured formatter in the worktree, then keeps only the
+   * changes to files within the batch's scope (minus `scope_excludes`) that leave their syntax
+   * as it was; it restores every other file the formatter changed, created or deleted.
+   */
+  format(batch: PlannedBatch, signal?: AbortSignal): Promise<FormatResult>;
   /** Public API of the worktree now, compared with the snapshot at the last checkpoint. */
   apiChanges(): Promise<ApiChange>;
   /** Records the new checkpoint's API as the reference for the next comparison. */

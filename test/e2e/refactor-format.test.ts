@@ -1,0 +1,159 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { runDirectory } from '../support/refactor-harness.js';
+import { REFACTOR_FILES, stageOf } from '../support/refactor-js-fixture.js';
+import { PACKAGE_ROOT, describeResult, runCli } from '../support/run-cli.js';
+
+/**
+ * The formatting-only pass of `ratchet refactor run` (seed 002, 11.2 step 1 and 17.3) with the
+ * real prettier as the configured formatter: it runs first, instead of the patcher; files whose
+ * syntax prettier would change (`new Date` -> `new Date()`) and files out of scope (`dist/`) are
+ * restored; the rest is verified and checkpointed. The run also has a tiny max runtime, so it
+ * stops before the next batch: the final full verifier still runs on what it leaves, and the
+ * batch never started is in TASK_LEDGER.jsonl.
+ */
+
+const PRETTIER = join(PACKAGE_ROOT, 'node_modules', '.bin', 'prettier');
+const LEGACY = "export const stamp = () => new Date;\n";
+const BUNDLE = "export const bundled = 'x'\n";
+
+interface JsonEvent {
+  type: string;
+  runId?: string;
+  batch?: string;
+  outcome?: string;
+  stage?: string;
+  phase?: string;
+  kind?: string;
+  files?: string[];
+  violations?: string[];
+  message?: string;
+}
+
+function jsonEvents(stdout: string): JsonEvent[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as JsonEvent);
+}
+
+describe('ratchet refactor run with a formatter (formatting-only batch)', () => {
+  let server: FakeAnthropicServer;
+  let dir: string;
+  const env = (name: string): Record<string, string> => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-refactor-format-000000000', RATCHET_HOME: join(dir, name, 'home') });
+
+  /** A fresh repository `<dir>/<name>/repo` with the fixture and these refactor settings. */
+  async function createRepo(name: string, settings: Record<string, unknown>): Promise<string> {
+    const repo = join(dir, name, 'repo');
+    const files: Record<string, string> = {
+      ...REFACTOR_FILES,
+      'src/legacy.js': LEGACY,
+      'dist/bundle.js': BUNDLE,
+      // The repository's own prettier settings (so none from a parent directory apply).
+      '.prettierrc': '{ "singleQuote": false, "semi": true }\n',
+      '.refactor-bot.config.json': `${JSON.stringify({ formatter: [`${PRETTIER} --write .`], fast_verifier: ['node --test'], full_verifier: ['node --test'], max_runtime_minutes: 0.0001, ...settings })}\n`,
+    };
+    for (const [path, content] of Object.entries(files)) {
+      await mkdir(dirname(join(repo, path)), { recursive: true });
+      await writeFile(join(repo, path), content);
+    }
+    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], { cwd: repo, encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-qm', 'init');
+    return repo;
+  }
+
+  beforeAll(async () => {
+    server = await startFakeAnthropicServer();
+    server.setFallback((request) =>
+      stageOf(request) === 'Stage: PATCHER'
+        ? { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: { status: 'noop', rationale: 'nothing', risk_notes: [], patch_unified_diff: '', touched_files: [], expected_verifier: [] } }] }
+        : { kind: 'message', content: [{ type: 'text', text: 'The heuristic plan is fine.' }] },
+    );
+    dir = await mkdtemp(join(tmpdir(), 'ratchet-refactor-format-'));
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('formats first, keeps only formatting-only changes in scope, then stops on the max runtime after a final full verification', async () => {
+    const repo = await createRepo('kept', {});
+    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env('kept') });
+    // Stopped by the max runtime: a failed run (exit 1) whose checkpoints stand.
+    expect(result.exitCode, describeResult(result)).toBe(1);
+    const events = jsonEvents(result.stdout);
+    const runId = events.find((event) => event.type === 'run-start')?.runId ?? '';
+    expect(events.filter((event) => event.type === 'batch-end').map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`)).toEqual(['batch-001 committed']);
+    expect(events.some((event) => event.type === 'verify-end' && event.stage === 'FORMAT' && event.kind === 'format')).toBe(true);
+    // No model was asked to patch the formatting batch.
+    expect(server.requests.filter((request) => stageOf(request) === 'Stage: PATCHER')).toEqual([]);
+
+    const check = events.find((event) => event.type === 'patch-check');
+    expect(check?.files).toEqual(expect.arrayContaining(['src/app.js', 'test/app.test.js']));
+    expect(check?.files).not.toContain('src/legacy.js');
+    expect(check?.violations).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^src\/legacy\.js: not formatting-only: the syntax changed at line 1/), 'dist/bundle.js: outside the batch scope']),
+    );
+
+    const branch = `ratchet/${runId}`;
+    const show = (path: string): string => execFileSync('git', ['show', `${branch}:${path}`], { cwd: repo, encoding: 'utf8' });
+    expect(execFileSync('git', ['log', '--format=%s', `main..${branch}`], { cwd: repo, encoding: 'utf8' }).trim()).toBe(
+      'checkpoint: batch-001 Format the code with the configured formatter (formatting-only)',
+    );
+    expect(show('src/app.js')).toContain('import { add, mul } from "./math.js";');
+    expect(show('src/legacy.js')).toBe(LEGACY);
+    expect(show('dist/bundle.js')).toBe(BUNDLE);
+    expect(execFileSync('git', ['log', '-1', '--format=%b', branch], { cwd: repo, encoding: 'utf8' })).toContain('src/legacy.js: not formatting-only');
+
+    // Stopped before batch-002, after the final full verifier passed on the formatted checkpoint.
+    const runEnd = events.find((event) => event.type === 'run-end');
+    expect(runEnd?.message).toMatch(/^the max runtime of 0\.0001 minutes was exceeded .*: stopped before batch-002/);
+    const finalVerify = events.filter((event) => event.type === 'stage-end' && event.stage === 'FULL_VERIFY' && event.phase === 'SETUP');
+    expect(finalVerify.map((event) => event.outcome)).toEqual(['accepted']);
+    const ledger = (await readFile(join(runDirectory(repo, runId), 'artifacts', 'TASK_LEDGER.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { batch: string; outcome: string });
+    const planned = events.find((event) => event.type === 'plan-create') as { batches?: number } | undefined;
+    expect(planned?.batches).toBeGreaterThan(1);
+    expect(ledger.map((entry) => `${entry.batch} ${entry.outcome}`)).toEqual([
+      'batch-001 committed',
+      ...Array.from({ length: (planned?.batches ?? 0) - 1 }, (_, index) => `batch-${String(index + 2).padStart(3, '0')} not-started`),
+    ]);
+
+    const report = await readFile(join(runDirectory(repo, runId), 'report.md'), 'utf8');
+    expect(report).toContain('### Formatter changes not kept (restored)');
+    expect(report).toMatch(/^- batch-001: src\/legacy\.js: not formatting-only/m);
+
+    // The user's checkout is untouched until accept; accept --force takes the formatted checkpoint.
+    expect(await readFile(join(repo, 'src', 'app.js'), 'utf8')).toBe(REFACTOR_FILES['src/app.js']);
+    const accepted = await runCli(['accept', runId, '--force'], { cwd: repo, env: env('kept') });
+    expect(accepted.exitCode, describeResult(accepted)).toBe(0);
+    expect(await readFile(join(repo, 'src', 'app.js'), 'utf8')).toContain('"./math.js"');
+    expect(await readFile(join(repo, 'src', 'legacy.js'), 'utf8')).toBe(LEGACY);
+  });
+
+  it('takes the branch back to the newest fully verified checkpoint when the final full verifier fails', async () => {
+    // The full verifier refuses double quotes in src/app.js: the formatted checkpoint passes the
+    // fast verifier only.
+    const noDoubleQuotes = `node -e "process.exit(require('fs').readFileSync('src/app.js','utf8').includes(String.fromCharCode(34)) ? 1 : 0)"`;
+    const repo = await createRepo('reset', { full_verifier: ['node --test', noDoubleQuotes] });
+    const base = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env('reset') });
+    expect(result.exitCode, describeResult(result)).toBe(1);
+    const events = jsonEvents(result.stdout);
+    const runId = events.find((event) => event.type === 'run-start')?.runId ?? '';
+    expect(events.filter((event) => event.type === 'batch-end').map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`)).toEqual(['batch-001 committed']);
+    expect(events.filter((event) => event.type === 'stage-end' && event.stage === 'FULL_VERIFY').map((event) => event.outcome)).toEqual(['rejected']);
+    expect(events.find((event) => event.type === 'checkpoint-rollback')).toMatchObject({ stage: 'FULL_VERIFY', to: base, reason: 'the final full verifier failed' });
+    expect(events.find((event) => event.type === 'run-end')?.message).toMatch(new RegExp(`stopped before batch-002 .*; the final full verifier failed; reset to ${base.slice(0, 8)}$`));
+    expect(execFileSync('git', ['rev-parse', `ratchet/${runId}`], { cwd: repo, encoding: 'utf8' }).trim()).toBe(base);
+  });
+});
