@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { REFACTOR_FILES, REFACTOR_MATH, refactorBrain, stageOf } from '../support/refactor-js-fixture.js';
 import { describeResult, runCli } from '../support/run-cli.js';
+import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
 /**
  * `ratchet refactor run` on an API provider: our own tool loop returns the PatchResponse as
@@ -14,29 +14,21 @@ import { describeResult, runCli } from '../support/run-cli.js';
 
 describe('ratchet refactor run on an API provider (tool loop, structured PatchResponse)', () => {
   let server: FakeAnthropicServer;
-  let dir: string;
+  let fixture: TempRepo;
   let repo: string;
   let home: string;
 
   beforeAll(async () => {
     server = await startFakeAnthropicServer();
     server.setFallback(refactorBrain);
-    dir = await mkdtemp(join(tmpdir(), 'ratchet-refactor-api-'));
-    repo = join(dir, 'repo');
-    home = join(dir, 'home');
-    for (const [path, content] of Object.entries(REFACTOR_FILES)) {
-      await mkdir(dirname(join(repo, path)), { recursive: true });
-      await writeFile(join(repo, path), content);
-    }
-    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], { cwd: repo, encoding: 'utf8' });
-    git('init', '-q', '-b', 'main');
-    git('add', '-A');
-    git('commit', '-qm', 'init');
+    fixture = await createTempRepo({ files: REFACTOR_FILES });
+    repo = fixture.dir;
+    home = fixture.path('ratchet-home');
   });
 
   afterAll(async () => {
     await server.close();
-    await rm(dir, { recursive: true, force: true });
+    await fixture.cleanup();
   });
 
   it('commits the admitted, verified patch as a checkpoint and writes the report', async () => {

@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { runDirectory } from '../support/refactor-harness.js';
 import { REFACTOR_FILES, stageOf } from '../support/refactor-js-fixture.js';
 import { PACKAGE_ROOT, describeResult, runCli } from '../support/run-cli.js';
+import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
 /**
  * The formatting-only pass of `ratchet refactor run` (seed 002, 11.2 step 1 and 17.3) with the
@@ -43,28 +42,22 @@ function jsonEvents(stdout: string): JsonEvent[] {
 
 describe('ratchet refactor run with a formatter (formatting-only batch)', () => {
   let server: FakeAnthropicServer;
-  let dir: string;
-  const env = (name: string): Record<string, string> => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-refactor-format-000000000', RATCHET_HOME: join(dir, name, 'home') });
+  const repos: TempRepo[] = [];
+  const env = (repo: TempRepo): Record<string, string> => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-refactor-format-000000000', RATCHET_HOME: repo.path('ratchet-home') });
 
-  /** A fresh repository `<dir>/<name>/repo` with the fixture and these refactor settings. */
-  async function createRepo(name: string, settings: Record<string, unknown>): Promise<string> {
-    const repo = join(dir, name, 'repo');
-    const files: Record<string, string> = {
-      ...REFACTOR_FILES,
-      'src/legacy.js': LEGACY,
-      'dist/bundle.js': BUNDLE,
-      // The repository's own prettier settings (so none from a parent directory apply).
-      '.prettierrc': '{ "singleQuote": false, "semi": true }\n',
-      '.refactor-bot.config.json': `${JSON.stringify({ formatter: [`${PRETTIER} --write .`], fast_verifier: ['node --test'], full_verifier: ['node --test'], max_runtime_minutes: 0.0001, ...settings })}\n`,
-    };
-    for (const [path, content] of Object.entries(files)) {
-      await mkdir(dirname(join(repo, path)), { recursive: true });
-      await writeFile(join(repo, path), content);
-    }
-    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], { cwd: repo, encoding: 'utf8' });
-    git('init', '-q', '-b', 'main');
-    git('add', '-A');
-    git('commit', '-qm', 'init');
+  /** A fresh repository with the fixture and these refactor settings. */
+  async function createRepo(settings: Record<string, unknown>): Promise<TempRepo> {
+    const repo = await createTempRepo({
+      files: {
+        ...REFACTOR_FILES,
+        'src/legacy.js': LEGACY,
+        'dist/bundle.js': BUNDLE,
+        // The repository's own prettier settings (so none from a parent directory apply).
+        '.prettierrc': '{ "singleQuote": false, "semi": true }\n',
+        '.refactor-bot.config.json': `${JSON.stringify({ formatter: [`${PRETTIER} --write .`], fast_verifier: ['node --test'], full_verifier: ['node --test'], max_runtime_minutes: 0.0001, ...settings })}\n`,
+      },
+    });
+    repos.push(repo);
     return repo;
   }
 
@@ -75,17 +68,17 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
         ? { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: { status: 'noop', rationale: 'nothing', risk_notes: [], patch_unified_diff: '', touched_files: [], expected_verifier: [] } }] }
         : { kind: 'message', content: [{ type: 'text', text: 'The heuristic plan is fine.' }] },
     );
-    dir = await mkdtemp(join(tmpdir(), 'ratchet-refactor-format-'));
   });
 
   afterAll(async () => {
     await server.close();
-    await rm(dir, { recursive: true, force: true });
+    for (const repo of repos) await repo.cleanup();
   });
 
   it('formats first, keeps only formatting-only changes in scope, then stops on the max runtime after a final full verification', async () => {
-    const repo = await createRepo('kept', {});
-    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env('kept') });
+    const fixture = await createRepo({});
+    const repo = fixture.dir;
+    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env(fixture) });
     // Stopped by the max runtime: a failed run (exit 1) whose checkpoints stand.
     expect(result.exitCode, describeResult(result)).toBe(1);
     const events = jsonEvents(result.stdout);
@@ -103,14 +96,14 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     );
 
     const branch = `ratchet/${runId}`;
-    const show = (path: string): string => execFileSync('git', ['show', `${branch}:${path}`], { cwd: repo, encoding: 'utf8' });
-    expect(execFileSync('git', ['log', '--format=%s', `main..${branch}`], { cwd: repo, encoding: 'utf8' }).trim()).toBe(
+    const show = (path: string): string => fixture.run('show', `${branch}:${path}`);
+    expect(fixture.run('log', '--format=%s', `main..${branch}`)).toBe(
       'checkpoint: batch-001 Format the code with the configured formatter (formatting-only)',
     );
     expect(show('src/app.js')).toContain('import { add, mul } from "./math.js";');
-    expect(show('src/legacy.js')).toBe(LEGACY);
-    expect(show('dist/bundle.js')).toBe(BUNDLE);
-    expect(execFileSync('git', ['log', '-1', '--format=%b', branch], { cwd: repo, encoding: 'utf8' })).toContain('src/legacy.js: not formatting-only');
+    expect(show('src/legacy.js')).toBe(LEGACY.trim());
+    expect(show('dist/bundle.js')).toBe(BUNDLE.trim());
+    expect(fixture.run('log', '-1', '--format=%b', branch)).toContain('src/legacy.js: not formatting-only');
 
     // Stopped before batch-002, after the final full verifier passed on the formatted checkpoint.
     const runEnd = events.find((event) => event.type === 'run-end');
@@ -134,7 +127,7 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
 
     // The user's checkout is untouched until accept; accept --force takes the formatted checkpoint.
     expect(await readFile(join(repo, 'src', 'app.js'), 'utf8')).toBe(REFACTOR_FILES['src/app.js']);
-    const accepted = await runCli(['accept', runId, '--force'], { cwd: repo, env: env('kept') });
+    const accepted = await runCli(['accept', runId, '--force'], { cwd: repo, env: env(fixture) });
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);
     expect(await readFile(join(repo, 'src', 'app.js'), 'utf8')).toContain('"./math.js"');
     expect(await readFile(join(repo, 'src', 'legacy.js'), 'utf8')).toBe(LEGACY);
@@ -144,9 +137,10 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     // The full verifier refuses double quotes in src/app.js: the formatted checkpoint passes the
     // fast verifier only.
     const noDoubleQuotes = `node -e "process.exit(require('fs').readFileSync('src/app.js','utf8').includes(String.fromCharCode(34)) ? 1 : 0)"`;
-    const repo = await createRepo('reset', { full_verifier: ['node --test', noDoubleQuotes] });
-    const base = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
-    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env('reset') });
+    const fixture = await createRepo({ full_verifier: ['node --test', noDoubleQuotes] });
+    const repo = fixture.dir;
+    const base = fixture.run('rev-parse', 'HEAD');
+    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env(fixture) });
     expect(result.exitCode, describeResult(result)).toBe(1);
     const events = jsonEvents(result.stdout);
     const runId = events.find((event) => event.type === 'run-start')?.runId ?? '';
@@ -154,6 +148,6 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     expect(events.filter((event) => event.type === 'stage-end' && event.stage === 'FULL_VERIFY').map((event) => event.outcome)).toEqual(['rejected']);
     expect(events.find((event) => event.type === 'checkpoint-rollback')).toMatchObject({ stage: 'FULL_VERIFY', to: base, reason: 'the final full verifier failed' });
     expect(events.find((event) => event.type === 'run-end')?.message).toMatch(new RegExp(`stopped before batch-002 .*; the final full verifier failed; reset to ${base.slice(0, 8)}$`));
-    expect(execFileSync('git', ['rev-parse', `ratchet/${runId}`], { cwd: repo, encoding: 'utf8' }).trim()).toBe(base);
+    expect(fixture.run('rev-parse', `ratchet/${runId}`)).toBe(base);
   });
 });
