@@ -1,23 +1,6 @@
-export { openLedger } from './ledger.js';
-export { createRedactor, redactValue, secretsFromEnv, REDACTED, MIN_SECRET_LENGTH, type Redactor } from './redact.js';
+// `openLedger`, the ledger's types and `secretsFromEnv` (see `./ledger.js`), plus the redactor,
+// the migrations and the database schema.
+export * from './ledger.js';
+export { createRedactor, redactValue, REDACTED, MIN_SECRET_LENGTH, type Redactor } from './redact.js';
 export { MIGRATIONS } from './migrate.js';
 export type { LedgerDatabase } from './schema.js';
-export type {
-  CheckpointRow,
-  EventQuery,
-  FailingTest,
-  Ledger,
-  LedgerOptions,
-  ModelCallRow,
-  NewRun,
-  RunFilter,
-  RunPatch,
-  RunRow,
-  RunStatus,
-  RunSummary,
-  StageAttemptOutcome,
-  StageRow,
-  ToolCallRow,
-  VerificationKind,
-  VerificationRow,
-} from './types.js';

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, sql, SqliteDialect, type UpdateObject } from 'kysely';
+import { Kysely, sql, SqliteDialect, type Selectable, type UpdateObject } from 'kysely';
 import type { RatchetEvent } from '../core/events.js';
 import { RatchetError, toRatchetError } from '../core/errors.js';
 import { EventWriter } from './internal/event-writer.js';
@@ -36,30 +36,16 @@ import type {
   VerificationRow,
 } from './types.js';
 
-// The ledger's public API, importable from this module (as from `./index.js`).
-export type {
-  CheckpointRow,
-  EventQuery,
-  FailingTest,
-  Ledger,
-  LedgerOptions,
-  ModelCallRow,
-  NewRun,
-  RunFilter,
-  RunPatch,
-  RunRow,
-  RunStatus,
-  RunSummary,
-  StageAttemptOutcome,
-  StageRow,
-  ToolCallRow,
-  VerificationKind,
-  VerificationRow,
-} from './types.js';
+// The ledger's public API, importable from this module (`./index.js` re-exports it): the
+// contract's types and `secretsFromEnv`.
+export type * from './types.js';
 export { secretsFromEnv } from './redact.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 const DEFAULT_LIST_LIMIT = 20;
+
+/** The tables derived from events: each row carries its event's `seq`. */
+type SeqTable = 'model_calls' | 'tool_calls' | 'verifications' | 'checkpoints';
 
 /**
  * Opens (creating it and its directory if needed) the ledger at `file`, usually
@@ -246,47 +232,19 @@ class SqliteLedger implements Ledger {
   }
 
   async modelCalls(runId: string): Promise<ModelCallRow[]> {
-    this.#assertOpen();
-    const rows = await this.#db
-      .selectFrom('model_calls')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .orderBy('seq')
-      .execute();
-    return rows.map(toModelCallRow);
+    return (await this.#rowsBySeq('model_calls', runId)).map(toModelCallRow);
   }
 
   async toolCalls(runId: string): Promise<ToolCallRow[]> {
-    this.#assertOpen();
-    const rows = await this.#db
-      .selectFrom('tool_calls')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .orderBy('seq')
-      .execute();
-    return rows.map(toToolCallRow);
+    return (await this.#rowsBySeq('tool_calls', runId)).map(toToolCallRow);
   }
 
   async verifications(runId: string): Promise<VerificationRow[]> {
-    this.#assertOpen();
-    const rows = await this.#db
-      .selectFrom('verifications')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .orderBy('seq')
-      .execute();
-    return rows.map(toVerificationRow);
+    return (await this.#rowsBySeq('verifications', runId)).map(toVerificationRow);
   }
 
   async checkpoints(runId: string): Promise<CheckpointRow[]> {
-    this.#assertOpen();
-    const rows = await this.#db
-      .selectFrom('checkpoints')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .orderBy('seq')
-      .execute();
-    return rows.map(toCheckpointRow);
+    return (await this.#rowsBySeq('checkpoints', runId)).map(toCheckpointRow);
   }
 
   async eventCount(runId: string): Promise<number> {
@@ -334,6 +292,15 @@ class SqliteLedger implements Ledger {
 
   #assertOpen(): void {
     if (this.#closed) throw new RatchetError('internal', `The run ledger at ${this.file} is closed`);
+  }
+
+  /** The rows one run's events left in a table derived from events, in event order. */
+  async #rowsBySeq<T extends SeqTable>(table: T, runId: string): Promise<Selectable<LedgerDatabase[T]>[]> {
+    this.#assertOpen();
+    const { rows } = await sql<Selectable<LedgerDatabase[T]>>`
+      select * from ${sql.table(table)} where run_id = ${runId} order by seq
+    `.execute(this.#db);
+    return rows;
   }
 
   #configJson(config: unknown): string | null {

@@ -22,16 +22,8 @@ export type StageAttemptOutcome = EventMap['stage-end']['outcome'];
 /** Kinds of verification recorded by `verify-end`. */
 export type VerificationKind = EventMap['verify-end']['kind'];
 
-/** What `createRun` needs. Fields left out are stored as null (status defaults to `running`). */
-export interface NewRun {
-  /** The run id, e.g. `20261121-233624-a1b2`. */
-  id: string;
-  /** `tdd`, `tasks`, `refactor`, `solve`, `team`. */
-  workflow: string;
-  /** Absolute path of the user's repository. */
-  repoRoot: string;
-  /** The feature request, task or goal the run works on. */
-  feature: string;
+/** The settings of a run that `createRun` stores and `updateRun` may change. */
+interface RunSettings {
   status?: RunStatus;
   branch?: string | null;
   baseBranch?: string | null;
@@ -43,20 +35,24 @@ export interface NewRun {
   config?: unknown;
 }
 
+/** What `createRun` needs. Fields left out are stored as null (status defaults to `running`). */
+export interface NewRun extends RunSettings {
+  /** The run id, e.g. `20261121-233624-a1b2`. */
+  id: string;
+  /** `tdd`, `tasks`, `refactor`, `solve`, `team`. */
+  workflow: string;
+  /** Absolute path of the user's repository. */
+  repoRoot: string;
+  /** The feature request, task or goal the run works on. */
+  feature: string;
+}
+
 /**
  * Fields `updateRun` may change. `finishedAt` is managed for you unless given: set to now when
  * the status becomes `completed`, `failed` or `interrupted`, cleared when it returns to `running`,
  * and kept (or set to now when there is none) on `accepted` / `rejected`.
  */
-export interface RunPatch {
-  status?: RunStatus;
-  branch?: string | null;
-  baseBranch?: string | null;
-  baseCommit?: string | null;
-  worktree?: string | null;
-  provider?: string | null;
-  model?: string | null;
-  config?: unknown;
+export interface RunPatch extends RunSettings {
   /** Why the run failed; null clears it. */
   error?: string | null;
   finishedAt?: string | null;

@@ -9,19 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  checkClaudeAuth,
-  checkClaudeCode,
-  createClaudeCodeRuntime,
-  type ClaudeCodeRuntimeOptions,
-} from '../../src/agent/claude-code-runtime.js';
+import { checkClaudeAuth, checkClaudeCode } from '../../src/agent/claude-code-runtime.js';
 import { promptFileName } from '../../src/agent/claude-code/prompt-file.js';
 import { toJsonSchema } from '../../src/agent/tools/agent-tool.js';
-import type { StageRequest } from '../../src/core/agent.js';
-import { RatchetError } from '../../src/core/errors.js';
-import type { EventInput, EventOf } from '../../src/core/events.js';
+import type { EventInput } from '../../src/core/events.js';
 import { createProcessRunner } from '../../src/process/runner.js';
-import { OPEN_POLICY, createTempWorktree, type TempWorktree } from './agent-fixtures.js';
+import { createTempWorktree, type TempWorktree } from './agent-fixtures.js';
+import { modelCallsOf, rejection, runtimeFactory, stageRequestFactory } from './claude-code-fixtures.js';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('../support/fake-claude.ts', import.meta.url));
 
@@ -49,32 +43,17 @@ function harness(mode: string, extraEnv: Record<string, string> = {}) {
     FAKE_CLAUDE_LOG: log,
     ...extraEnv,
   };
-  const runtime = (overrides: Partial<ClaudeCodeRuntimeOptions> = {}) =>
-    createClaudeCodeRuntime({
-      binary: FAKE_CLAUDE,
-      runner: createProcessRunner(),
-      env,
-      allowedTools: 'Read,Edit,Bash,Grep,Glob',
-      promptDir,
-      timeoutMs: 30_000,
-      uuid: () => {
-        const uuid = randomUUID();
-        uuids.push(uuid);
-        return uuid;
-      },
-      ...overrides,
-    });
-  const stageRequest = <T>(overrides: Partial<StageRequest<T>> = {}): StageRequest<T> => ({
-    stage: 'PATCHER',
-    worktree: worktree.dir,
-    systemPrompt: 'Stage: PATCHER\nWrite one patch.',
-    prompt: '-- a prompt that starts like an option --',
-    paths: OPEN_POLICY,
-    maxTurns: 8,
-    bashTimeoutMs: 10_000,
-    emit: (event) => events.push(event),
-    ...overrides,
-  });
+  const runtime = runtimeFactory({ binary: FAKE_CLAUDE, env, promptDir, timeoutMs: 30_000, uuids });
+  const stageRequest = stageRequestFactory(
+    {
+      stage: 'PATCHER',
+      worktree: worktree.dir,
+      systemPrompt: 'Stage: PATCHER\nWrite one patch.',
+      prompt: '-- a prompt that starts like an option --',
+      maxTurns: 8,
+    },
+    events,
+  );
   const calls = async () => {
     const text = await readFile(log, 'utf8');
     const callSchema = z.object({
@@ -88,17 +67,8 @@ function harness(mode: string, extraEnv: Record<string, string> = {}) {
       .split('\n')
       .map((line) => callSchema.parse(JSON.parse(line)));
   };
-  const modelCalls = () => events.filter((event): event is EventOf<'model-call'> => event.type === 'model-call');
+  const modelCalls = () => modelCallsOf(events);
   return { env, promptDir, events, uuids, runtime, stageRequest, calls, modelCalls };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<RatchetError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(RatchetError);
-  return error as RatchetError;
 }
 
 function flagValue(argv: readonly string[], flag: string): string | undefined {

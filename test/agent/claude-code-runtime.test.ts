@@ -3,7 +3,6 @@
  * pointed at the loopback fake Anthropic server. The CLI runs its own tool loop; the fake plays
  * the model, e.g. by calling the CLI's `StructuredOutput` client tool.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,13 +11,11 @@ import { z } from 'zod';
 import {
   checkClaudeAuth,
   checkClaudeCode,
-  createClaudeCodeRuntime,
   type ClaudeCodeRuntimeOptions,
 } from '../../src/agent/claude-code-runtime.js';
 import { promptFileName } from '../../src/agent/claude-code/prompt-file.js';
 import { toJsonSchema } from '../../src/agent/tools/agent-tool.js';
 import type { AgentRuntime, StageRequest } from '../../src/core/agent.js';
-import { RatchetError } from '../../src/core/errors.js';
 import type { EventInput, EventOf } from '../../src/core/events.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { claudeBinary } from '../support/claude-binary.js';
@@ -27,7 +24,8 @@ import {
   type FakeAnthropicServer,
   type RecordedRequest,
 } from '../support/fake-anthropic-server.js';
-import { OPEN_POLICY, createTempWorktree, type TempWorktree } from './agent-fixtures.js';
+import { createTempWorktree, type TempWorktree } from './agent-fixtures.js';
+import { modelCallsOf, rejection, runtimeFactory, stageRequestFactory } from './claude-code-fixtures.js';
 
 const API_KEY = 'sk-ant-test-claude-code';
 const SYSTEM_PROMPT = 'Stage: PLANNER\nYou plan refactor batches. Answer with the structured output.';
@@ -95,33 +93,18 @@ async function harness(onFinished: (hook: () => Promise<void>) => void): Promise
     events,
     uuids,
     env,
-    runtime: (overrides = {}) =>
-      createClaudeCodeRuntime({
-        binary,
-        runner: createProcessRunner(),
-        env: env(),
-        allowedTools: 'Read,Edit,Bash,Grep,Glob',
-        promptDir,
-        timeoutMs: 60_000,
-        uuid: () => {
-          const id = randomUUID();
-          uuids.push(id);
-          return id;
-        },
-        ...overrides,
-      }),
-    stageRequest: <T>(overrides: Partial<StageRequest<T>> = {}): StageRequest<T> => ({
-      stage: 'PLANNER',
-      worktree: worktree.dir,
-      systemPrompt: SYSTEM_PROMPT,
-      prompt: 'Plan the next batch for src/.',
-      paths: OPEN_POLICY,
-      maxTurns: 6,
-      bashTimeoutMs: 10_000,
-      emit: (event) => events.push(event),
-      ...overrides,
-    }),
-    modelCalls: () => events.filter((event): event is EventOf<'model-call'> => event.type === 'model-call'),
+    runtime: runtimeFactory({ binary, env: env(), promptDir, timeoutMs: 60_000, uuids }),
+    stageRequest: stageRequestFactory(
+      {
+        stage: 'PLANNER',
+        worktree: worktree.dir,
+        systemPrompt: SYSTEM_PROMPT,
+        prompt: 'Plan the next batch for src/.',
+        maxTurns: 6,
+      },
+      events,
+    ),
+    modelCalls: () => modelCallsOf(events),
   };
 }
 
@@ -139,15 +122,6 @@ function bodyOf(request: RecordedRequest | undefined) {
 function sessionHeader(request: RecordedRequest): string | undefined {
   const value = request.headers['x-claude-code-session-id'];
   return typeof value === 'string' ? value : undefined;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<RatchetError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(RatchetError);
-  return error as RatchetError;
 }
 
 describe.concurrent('createClaudeCodeRuntime with the real claude binary', () => {

@@ -15,6 +15,7 @@ import {
   E2E_API_KEY,
   ratchetEnv,
   readLedger,
+  type CheckoutState,
   type ProjectRepo,
 } from '../support/e2e-run.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
@@ -26,6 +27,9 @@ const PLAN_PROMPT = 'Proceed with these batches? [y/N]';
 const DECISION_PROMPT = 'or keep it for later? [a/r/K]';
 
 const RUN = ['refactor', 'run', '--provider', 'anthropic', '--model', 'claude-refactor-e2e'];
+
+/** A max runtime far below what one batch takes (a model call, git apply and a `node --test` run). */
+const TINY_MAX_RUNTIME = { '.ratchet/config.toml': '[refactor]\nmax_runtime_minutes = 0.00001\n' };
 
 describe('ratchet refactor run on a terminal: the plan confirmation and the accept/reject question', () => {
   let server: FakeAnthropicServer;
@@ -64,6 +68,19 @@ describe('ratchet refactor run on a terminal: the plan confirmation and the acce
     const match = /branch\s+ratchet\/(\S+) \(worktree/.exec(session.text());
     if (!match?.[1]) throw new Error(`no run branch on the confirm screen:\n${session.text()}`);
     return match[1];
+  }
+
+  /** Starts a run, answers y to the plan and waits for the accept/reject question after the report. */
+  async function startAndProceed(
+    extra: Record<string, string> = {},
+  ): Promise<{ project: ProjectRepo; session: PtyCli; before: CheckoutState; runId: string }> {
+    const { repo: project, session } = await start(extra);
+    const before = checkoutState(project);
+    await session.waitFor(PLAN_PROMPT);
+    const runId = runIdOf(session);
+    session.type('y');
+    await session.waitFor(DECISION_PROMPT);
+    return { project, session, before, runId };
   }
 
   it("y to the plan, a at the end: the checkpoints land on the user's branch and the worktree is gone", async () => {
@@ -125,13 +142,7 @@ describe('ratchet refactor run on a terminal: the plan confirmation and the acce
   });
 
   it("r at the end drops the run; the user's branch is unchanged and the backup stays", async () => {
-    const { repo: project, session } = await start();
-    const before = checkoutState(project);
-
-    await session.waitFor(PLAN_PROMPT);
-    const runId = runIdOf(session);
-    session.type('y');
-    await session.waitFor(DECISION_PROMPT);
+    const { project, session, before, runId } = await startAndProceed();
     session.type('r');
     const code = await session.exit();
 
@@ -145,13 +156,7 @@ describe('ratchet refactor run on a terminal: the plan confirmation and the acce
   });
 
   it('Enter at the end keeps the run for later and prints the accept and reject commands', async () => {
-    const { repo: project, session } = await start();
-    const before = checkoutState(project);
-
-    await session.waitFor(PLAN_PROMPT);
-    const runId = runIdOf(session);
-    session.type('y');
-    await session.waitFor(DECISION_PROMPT);
+    const { project, session, before, runId } = await startAndProceed();
     session.type('');
     const code = await session.exit();
 
@@ -163,17 +168,8 @@ describe('ratchet refactor run on a terminal: the plan confirmation and the acce
   });
 
   it('a run stopped by max_runtime_minutes exits 1 with the reason, and is accepted at the end only after a second yes', async () => {
-    // A limit far below what one batch takes (a model call, git apply and a `node --test` run):
-    // the run always stops before batch-002.
-    const { repo: project, session } = await start({
-      '.ratchet/config.toml': '[refactor]\nmax_runtime_minutes = 0.00001\n',
-    });
-    const before = checkoutState(project);
-
-    await session.waitFor(PLAN_PROMPT);
-    const runId = runIdOf(session);
-    session.type('y');
-    await session.waitFor(DECISION_PROMPT);
+    // The run always stops before batch-002.
+    const { project, session, before, runId } = await startAndProceed(TINY_MAX_RUNTIME);
     expect(session.text()).toMatch(
       /the max runtime of 0\.00001 minutes was exceeded \([\d.e-]+ minutes elapsed\): stopped before batch-002 \(1 of 2 batches not started\)/,
     );
@@ -196,15 +192,7 @@ describe('ratchet refactor run on a terminal: the plan confirmation and the acce
   });
 
   it('a run that stopped early is kept when the second question is not answered yes', async () => {
-    const { repo: project, session } = await start({
-      '.ratchet/config.toml': '[refactor]\nmax_runtime_minutes = 0.00001\n',
-    });
-    const before = checkoutState(project);
-
-    await session.waitFor(PLAN_PROMPT);
-    const runId = runIdOf(session);
-    session.type('y');
-    await session.waitFor(DECISION_PROMPT);
+    const { project, session, before, runId } = await startAndProceed(TINY_MAX_RUNTIME);
     session.type('a');
     await session.waitFor('as they are (as with --force)? [y/N]');
     session.type('n');

@@ -10,14 +10,24 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkoutState, readLedger, type CheckoutState, type LedgerSnapshot, type ProjectRepo } from '../support/e2e-run.js';
-import { patchAnswer, type RefactorBrainScript } from '../support/refactor-brain.js';
+import { checkoutState, readLedger, type ProjectRepo } from '../support/e2e-run.js';
+import type { RefactorBrainScript } from '../support/refactor-brain.js';
+import {
+  batchEnds,
+  expectBackup,
+  field,
+  INDEX_ARTIFACTS,
+  patcherCalls,
+  runRefactor,
+  scriptedPatch,
+  userTree,
+  type RefactorRun,
+} from '../support/refactor-e2e-run.js';
 import { PY_FILES, PY_STEPS, PYTHON, pyVerifiers, scriptPatches, type FileMap, type ScriptedPatches } from '../support/refactor-fixtures.js';
 import {
-  backupDirectory,
   branches,
   claudeEnv,
   configFile,
@@ -32,10 +42,9 @@ import {
   runDirectory,
   startRefactorModel,
   subjects,
-  treeHashes,
   type RefactorModel,
 } from '../support/refactor-harness.js';
-import { assertFreshBuild, type CliResult, type JsonLine } from '../support/run-cli.js';
+import { assertFreshBuild } from '../support/run-cli.js';
 
 /** The heuristic plan's goals for this fixture (see `heuristicPlan`). */
 const GOALS = {
@@ -45,11 +54,7 @@ const GOALS = {
 } as const;
 
 function script(patches: ScriptedPatches): RefactorBrainScript {
-  const patch = (batch: string, variant: string) => {
-    const entry = patches[batch]?.[variant];
-    if (!entry) throw new Error(`no ${variant} patch for ${batch}`);
-    return patchAnswer(entry.diff, entry.files, `${batch} ${variant}`);
-  };
+  const patch = (batch: string, variant: string) => scriptedPatch(patches, batch, variant);
   return {
     planner: { kind: 'text', text: 'The heuristic plan looks right to me; I would keep it as it is.' },
     batches: {
@@ -58,10 +63,6 @@ function script(patches: ScriptedPatches): RefactorBrainScript {
       'batch-003': { goal: GOALS['batch-003'], first: patch('batch-003', 'good') },
     },
   };
-}
-
-function field(line: JsonLine | undefined, name: string): unknown {
-  return line ? (line as Record<string, unknown>)[name] : undefined;
 }
 
 function requirePytest(): void {
@@ -77,14 +78,7 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
   let model: RefactorModel;
   let env: Record<string, string>;
   let finalFiles: FileMap;
-  let beforeState: CheckoutState;
-  let beforeTree: Record<string, string>;
-  let beforeBranches: string[];
-  let result: CliResult;
-  let lines: JsonLine[];
-  let runId: string;
-  let branch: string;
-  let ledger: LedgerSnapshot;
+  let run: RefactorRun;
 
   beforeAll(async () => {
     assertFreshBuild();
@@ -94,15 +88,7 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
     repo = await createRefactorRepo({ ...PY_FILES, ...configFile(refactorConfig(pyVerifiers())) });
     model = await startRefactorModel(script(scripted.patches));
     env = claudeEnv(repo, model.server);
-    beforeState = checkoutState(repo);
-    beforeTree = treeHashes(repo.dir, ['.git', '.ratchet']);
-    beforeBranches = branches(repo);
-    result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, env);
-    const output = readRunOutput(result);
-    lines = output.lines;
-    runId = output.runId;
-    branch = `ratchet/${runId}`;
-    ledger = await readLedger(repo.dir, runId);
+    run = await runRefactor(repo, env);
   }, 180_000);
 
   afterAll(async () => {
@@ -111,14 +97,15 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
   });
 
   it('completes every batch and exits 0', () => {
+    const { result, lines } = run;
     expectExit(result, 0);
     expect(model.brain.unexpected).toEqual([]);
     expect(field(lines.find((line) => line.type === 'report'), 'status')).toBe('completed');
-    const patcher = model.brain.callsOf('PATCHER').map((call) => `${call.batch ?? '?'} ${call.attempt ?? '?'} ${call.feedback ?? '-'}`);
-    expect(patcher).toEqual(['batch-001 first -', 'batch-001 retry admission', 'batch-002 first -', 'batch-002 retry verifier', 'batch-003 first -']);
+    expect(patcherCalls(model.brain)).toEqual(['batch-001 first -', 'batch-001 retry admission', 'batch-002 first -', 'batch-002 retry verifier', 'batch-003 first -']);
   });
 
   it('falls back to the heuristic plan when the planner answers in plain text', () => {
+    const { result, lines } = run;
     expect(model.brain.callsOf('PLANNER').length).toBeGreaterThanOrEqual(1);
     const plannerEnd = eventsOf(lines, 'stage-end').find((line) => field(line, 'stage') === 'PLANNER');
     expect(field(plannerEnd, 'outcome')).not.toBe('accepted');
@@ -128,13 +115,14 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
   });
 
   it('commits the landed batches, ending with the scripted files', () => {
+    const { beforeState, lines, branch } = run;
     expect(subjects(repo, `${beforeState.head}..${branch}`)).toEqual(Object.entries(GOALS).map(([id, goal]) => `checkpoint: ${id} ${goal}`));
     for (const [path, content] of Object.entries(finalFiles)) expect(repo.run('show', `${branch}:${path}`), path).toBe(content.trimEnd());
-    const ends = eventsOf(lines, 'batch-end').map((line) => `${String(field(line, 'batch'))} ${String(field(line, 'outcome'))} ${String(field(line, 'attempts'))}`);
-    expect(ends).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1']);
+    expect(batchEnds(lines)).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1']);
   });
 
   it('refuses the patch over the diff budget, and rolls back the one that breaks pytest', () => {
+    const { lines, branch } = run;
     const checks = eventsOf(lines, 'patch-check');
     expect(checks.map((line) => `${String(field(line, 'batch'))}#${String(field(line, 'attempt'))} ${String(field(line, 'admitted'))}`)).toEqual([
       'batch-001#1 false',
@@ -155,13 +143,10 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
   });
 
   it('writes the backup, the artifacts, the ledger and the reports', async () => {
-    const backup = backupDirectory(repo, basename(repo.dir), runId);
-    expect(isNonEmptyFile(join(backup, 'backup.bundle'))).toBe(true);
-    expect(isNonEmptyFile(join(backup, 'snapshot.tar.gz'))).toBe(true);
+    const { runId, ledger } = run;
+    expectBackup(repo, runId);
     const artifacts = join(runDirectory(repo.dir, runId), 'artifacts');
-    for (const name of ['ARCHITECTURE_SNAPSHOT.md', 'SYMBOL_REGISTRY.json', 'DEPENDENCY_GRAPH.json', 'CALL_GRAPH.json', 'RISK_REGISTER.json', 'TASK_LEDGER.jsonl', 'CONTRACTS/public_api_snapshot.json']) {
-      expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
-    }
+    for (const name of INDEX_ARTIFACTS) expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
     expect(await readFile(join(artifacts, 'SYMBOL_REGISTRY.json'), 'utf8')).toContain('quote');
     expect((await readFile(join(artifacts, 'TASK_LEDGER.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(3);
     expect(ledger.run?.status).toBe('completed');
@@ -177,21 +162,21 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
   });
 
   it("leaves the user's checkout untouched", () => {
+    const { beforeState, beforeTree } = run;
     expect(checkoutState(repo)).toEqual(beforeState);
-    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(beforeTree);
+    expect(userTree(repo)).toEqual(beforeTree);
   });
 
   it('reject drops the run: main exactly as before, worktree and branch gone, backup kept', async () => {
+    const { beforeState, beforeTree, beforeBranches, lines, runId } = run;
     const worktree = z.string().parse(field(lines.find((line) => line.type === 'run-start'), 'worktree'));
     const rejected = await ratchet(['reject', runId, '--json'], repo.dir, env);
     expectExit(rejected, 0);
     expect(checkoutState(repo)).toEqual(beforeState);
-    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(beforeTree);
+    expect(userTree(repo)).toEqual(beforeTree);
     expect(branches(repo)).toEqual(beforeBranches);
     expect(existsSync(worktree)).toBe(false);
-    const backup = backupDirectory(repo, basename(repo.dir), runId);
-    expect(isNonEmptyFile(join(backup, 'backup.bundle'))).toBe(true);
-    expect(isNonEmptyFile(join(backup, 'snapshot.tar.gz'))).toBe(true);
+    expectBackup(repo, runId);
     expect((await readLedger(repo.dir, runId)).run?.status).toBe('rejected');
   });
 });

@@ -12,14 +12,24 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkoutState, readLedger, type CheckoutState, type LedgerSnapshot, type ProjectRepo } from '../support/e2e-run.js';
-import { noopAnswer, patchAnswer, type RefactorBrainScript } from '../support/refactor-brain.js';
+import { checkoutState, type ProjectRepo } from '../support/e2e-run.js';
+import { noopAnswer, type RefactorBrainScript } from '../support/refactor-brain.js';
+import {
+  batchEnds,
+  expectBackup,
+  field,
+  INDEX_ARTIFACTS,
+  patcherCalls,
+  runRefactor,
+  scriptedPatch,
+  userTree,
+  type RefactorRun,
+} from '../support/refactor-e2e-run.js';
 import { scriptPatches, TS_FILES, TS_STEPS, tsVerifiers, type FileMap, type ScriptedPatches } from '../support/refactor-fixtures.js';
 import {
-  backupDirectory,
   branches,
   claudeEnv,
   configFile,
@@ -34,10 +44,9 @@ import {
   runDirectory,
   startRefactorModel,
   subjects,
-  treeHashes,
   type RefactorModel,
 } from '../support/refactor-harness.js';
-import { assertFreshBuild, type CliResult, type JsonLine } from '../support/run-cli.js';
+import { assertFreshBuild } from '../support/run-cli.js';
 
 const GOALS = {
   'batch-001': 'Remove dead code in src/math.ts',
@@ -47,11 +56,7 @@ const GOALS = {
 } as const;
 
 function script(patches: ScriptedPatches): RefactorBrainScript {
-  const patch = (batch: string, variant: string) => {
-    const entry = patches[batch]?.[variant];
-    if (!entry) throw new Error(`no ${variant} patch for ${batch}`);
-    return patchAnswer(entry.diff, entry.files, `${batch} ${variant}`);
-  };
+  const patch = (batch: string, variant: string) => scriptedPatch(patches, batch, variant);
   return {
     planner: {
       kind: 'structured',
@@ -76,25 +81,14 @@ const SCRATCH_TEXT = 'my uncommitted notes: not part of any commit\n';
 
 const TaskLedgerLine = z.looseObject({ batch: z.string(), goal: z.string(), outcome: z.string(), attempts: z.number(), commit: z.string().nullable() });
 
-function field(line: JsonLine | undefined, name: string): unknown {
-  return line ? (line as Record<string, unknown>)[name] : undefined;
-}
-
 describe('ratchet refactor run on a TypeScript repository (real claude binary, scripted model)', () => {
   let repo: ProjectRepo;
   let model: RefactorModel;
   let env: Record<string, string>;
   let patches: ScriptedPatches;
   let finalFiles: FileMap;
-  let beforeState: CheckoutState;
-  let beforeTree: Record<string, string>;
-  let beforeBranches: string[];
-  let result: CliResult;
-  let lines: JsonLine[];
-  let runId: string;
-  let branch: string;
+  let run: RefactorRun;
   let tip: string;
-  let ledger: LedgerSnapshot;
 
   beforeAll(async () => {
     assertFreshBuild();
@@ -106,16 +100,8 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     // and the backup keeps it.
     await mkdir(join(repo.dir, 'scratch'));
     await writeFile(join(repo.dir, SCRATCH), SCRATCH_TEXT);
-    beforeState = checkoutState(repo);
-    beforeTree = treeHashes(repo.dir, ['.git', '.ratchet']);
-    beforeBranches = branches(repo);
-    result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json', '--allow-dirty'], repo.dir, env);
-    const output = readRunOutput(result);
-    lines = output.lines;
-    runId = output.runId;
-    branch = `ratchet/${runId}`;
-    tip = repo.run('rev-parse', branch);
-    ledger = await readLedger(repo.dir, runId);
+    run = await runRefactor(repo, env, ['--allow-dirty']);
+    tip = repo.run('rev-parse', run.branch);
   }, 180_000);
 
   afterAll(async () => {
@@ -124,6 +110,7 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('completes every batch and exits 0, the model answering as scripted', () => {
+    const { result, lines } = run;
     expectExit(result, 0);
     expect(model.brain.unexpected).toEqual([]);
     const report = lines.find((line) => line.type === 'report');
@@ -131,12 +118,12 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     expect(field(lines.find((line) => line.type === 'run-end'), 'status')).toBe('completed');
     // The claude CLI's requests, as the brain understood them: the planner once, then the patcher
     // per batch and attempt, each retry carrying the feedback of the failed attempt.
-    const patcher = model.brain.callsOf('PATCHER').map((call) => `${call.batch ?? '?'} ${call.attempt ?? '?'} ${call.feedback ?? '-'}`);
-    expect(patcher).toEqual(['batch-001 first -', 'batch-001 retry admission', 'batch-002 first -', 'batch-002 retry verifier', 'batch-003 first -', 'batch-004 first -']);
+    expect(patcherCalls(model.brain)).toEqual(['batch-001 first -', 'batch-001 retry admission', 'batch-002 first -', 'batch-002 retry verifier', 'batch-003 first -', 'batch-004 first -']);
     expect(model.brain.callsOf('PLANNER')).toHaveLength(1);
   });
 
   it('plans from the index and lets the planner refine it', () => {
+    const { result, lines } = run;
     const planner = model.brain.callsOf('PLANNER')[0];
     // The heuristic plan the planner was shown found the dead code, the long function and the
     // untested module.
@@ -151,14 +138,15 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('commits one checkpoint per landed batch on ratchet/<run-id>, ending with the scripted files', () => {
+    const { beforeState, lines, branch } = run;
     const base = beforeState.head;
     expect(subjects(repo, `${base}..${branch}`)).toEqual([`checkpoint: batch-001 ${GOALS['batch-001']}`, `checkpoint: batch-002 ${GOALS['batch-002']}`, `checkpoint: batch-003 ${GOALS['batch-003']}`]);
     for (const [path, content] of Object.entries(finalFiles)) expect(repo.run('show', `${branch}:${path}`), path).toBe(content.trimEnd());
-    const ends = eventsOf(lines, 'batch-end').map((line) => `${String(field(line, 'batch'))} ${String(field(line, 'outcome'))} ${String(field(line, 'attempts'))}`);
-    expect(ends).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1', 'batch-004 noop 1']);
+    expect(batchEnds(lines)).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1', 'batch-004 noop 1']);
   });
 
   it('refuses the out-of-scope patch in the admission checks and lands the retry', () => {
+    const { lines, branch } = run;
     const checks = eventsOf(lines, 'patch-check').filter((line) => field(line, 'batch') === 'batch-001');
     expect(checks.map((line) => field(line, 'admitted'))).toEqual([false, true]);
     const violations = z.array(z.string()).parse(field(checks[0], 'violations'));
@@ -172,6 +160,7 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('rolls the patch that breaks the tests back to the last checkpoint, then lands the retry', () => {
+    const { beforeState, lines, branch } = run;
     const [first, second, third] = subjects(repo, `${beforeState.head}..${branch}`).map((_, index) => repo.run('rev-parse', `${branch}~${2 - index}`));
     expect(third).toBe(tip);
     const rollbacks = eventsOf(lines, 'checkpoint-rollback');
@@ -193,9 +182,8 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('backs the repository up before the run: git bundle and tar.gz snapshot', () => {
-    const backup = backupDirectory(repo, basename(repo.dir), runId);
-    expect(isNonEmptyFile(join(backup, 'backup.bundle'))).toBe(true);
-    expect(isNonEmptyFile(join(backup, 'snapshot.tar.gz'))).toBe(true);
+    const { beforeState, lines, runId } = run;
+    const backup = expectBackup(repo, runId);
     expect(repo.run('bundle', 'list-heads', join(backup, 'backup.bundle'))).toContain(`${beforeState.head} refs/heads/main`);
     const listing = execFileSync('tar', ['-tzf', join(backup, 'snapshot.tar.gz')], { encoding: 'utf8' });
     expect(listing).toContain(SCRATCH);
@@ -205,10 +193,9 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('writes the index artifacts and one task-ledger line per batch', async () => {
+    const { runId } = run;
     const artifacts = join(runDirectory(repo.dir, runId), 'artifacts');
-    for (const name of ['ARCHITECTURE_SNAPSHOT.md', 'SYMBOL_REGISTRY.json', 'DEPENDENCY_GRAPH.json', 'CALL_GRAPH.json', 'RISK_REGISTER.json', 'TASK_LEDGER.jsonl', 'CONTRACTS/public_api_snapshot.json']) {
-      expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
-    }
+    for (const name of INDEX_ARTIFACTS) expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
     for (const name of ['SYMBOL_REGISTRY.json', 'DEPENDENCY_GRAPH.json', 'CALL_GRAPH.json', 'RISK_REGISTER.json', 'CONTRACTS/public_api_snapshot.json']) {
       expect(() => JSON.parse(readFileSync(join(artifacts, name), 'utf8')) as unknown, name).not.toThrow();
     }
@@ -223,6 +210,7 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('records every claude call in the ledger with its cost', () => {
+    const { ledger } = run;
     expect(ledger.run?.status).toBe('completed');
     expect(ledger.run?.provider).toBe('claude-code');
     const calls = ledger.modelCalls;
@@ -237,6 +225,7 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('writes report.md and a report.html that renders in headless Chromium', async () => {
+    const { runId, ledger } = run;
     const dir = runDirectory(repo.dir, runId);
     const markdown = await readFile(join(dir, 'report.md'), 'utf8');
     expect(markdown).toContain('## Batches');
@@ -259,12 +248,14 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it("leaves the user's checkout untouched until accept", () => {
+    const { beforeState, beforeTree, beforeBranches, branch } = run;
     expect(checkoutState(repo)).toEqual(beforeState);
-    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(beforeTree);
+    expect(userTree(repo)).toEqual(beforeTree);
     expect(branches(repo)).toEqual([...beforeBranches, `${branch} ${tip}`].sort());
   });
 
   it('accept merges the run into main and removes its worktree and branch', async () => {
+    const { lines, runId } = run;
     // Accept wants a clean checkout: the user puts the scratch file aside first.
     await rename(join(repo.dir, SCRATCH), repo.path('notes-aside.md'));
     const worktree = z.string().parse(field(lines.find((line) => line.type === 'run-start'), 'worktree'));
@@ -280,10 +271,11 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   });
 
   it('refactor rollback after the accept restores the repository exactly as it was before the run', async () => {
+    const { beforeState, beforeTree, beforeBranches, runId } = run;
     const rolledBack = await ratchet(['refactor', 'rollback', runId, '--json'], repo.dir, env);
     expectExit(rolledBack, 0);
     expect(checkoutState(repo)).toEqual(beforeState);
-    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(beforeTree);
+    expect(userTree(repo)).toEqual(beforeTree);
     expect(await readFile(join(repo.dir, SCRATCH), 'utf8')).toBe(SCRATCH_TEXT);
     expect(branches(repo)).toEqual(beforeBranches);
   });

@@ -24,34 +24,25 @@ import {
   createClaudeTddBrain,
   type ClaudeTddBrain,
 } from '../support/claude-tdd-brain.js';
-import {
-  checkoutState,
-  checkpointsOf,
-  createProjectRepo,
-  E2E_API_KEY,
-  ratchetEnv,
-  readLedger,
-  type CheckoutState,
-  type Checkpoint,
-  type LedgerSnapshot,
-  type ProjectRepo,
-} from '../support/e2e-run.js';
+import { checkoutState, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
 import {
   startFakeAnthropicServer,
   type FakeAnthropicServer,
   type RecordedRequest,
 } from '../support/fake-anthropic-server.js';
+import { assertFreshBuild } from '../support/run-cli.js';
 import {
-  assertFreshBuild,
-  describeResult,
-  parseNdjson,
-  runCli,
-  type CliResult,
-  type JsonLine,
-} from '../support/run-cli.js';
+  comparedNote,
+  cycleSubjects,
+  expectPlayedAsScripted,
+  noteBuilder,
+  runTdd,
+  stageLine,
+  testListItems,
+  type TddRun,
+} from '../support/tdd-e2e-run.js';
 
 const [ADD, SUB] = CLAUDE_ITEMS;
-const CURRENT = (description: string) => ({ description, testFile: CLAUDE_TEST_FILE, implFile: CLAUDE_IMPL_FILE });
 /** The stages of the run, one `claude -p` call each. */
 const STAGES: StageName[] = ['PLAN', 'RED', 'GREEN', 'REFACTOR', 'PLAN', 'RED', 'GREEN', 'REFACTOR', 'PLAN'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -80,12 +71,7 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
   let repo: ProjectRepo;
   let server: FakeAnthropicServer;
   let brain: ClaudeTddBrain;
-  let before: CheckoutState;
-  let result: CliResult;
-  let events: JsonLine[];
-  let runId: string;
-  let commits: Checkpoint[];
-  let ledger: LedgerSnapshot;
+  let run: TddRun;
 
   beforeAll(async () => {
     assertFreshBuild();
@@ -97,9 +83,7 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     brain = createClaudeTddBrain();
     server.setFallback((request) => brain.reply(request));
-    before = checkoutState(repo);
-    result = await runCli(['tdd', CLAUDE_FEATURE, '--provider', 'claude-code', '--json'], {
-      cwd: repo.dir,
+    run = await runTdd(repo, [CLAUDE_FEATURE, '--provider', 'claude-code'], {
       env: {
         ...ratchetEnv(repo, server),
         // The CLI's HOME is the repo's temporary one (repo.env); no telemetry, no retries of its own.
@@ -108,11 +92,6 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
       },
       timeoutMs: 100_000,
     });
-    events = parseNdjson(result.stdout);
-    const start = events.find((event) => event.type === 'run-start');
-    runId = typeof start?.runId === 'string' ? start.runId : '(no run-start event)';
-    commits = checkpointsOf(repo, before.head, `ratchet/${runId}`);
-    ledger = await readLedger(repo.dir, runId);
   }, 120_000);
 
   afterAll(async () => {
@@ -122,9 +101,8 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
   });
 
   it('completes with exit code 0, the brain playing every scripted stage once', () => {
-    expect(brain.unexpected).toEqual([]);
-    expect(result.exitCode, describeResult(result)).toBe(0);
-    expect(brain.unplayed()).toEqual([]);
+    const { result, events, runId, ledger } = run;
+    expectPlayedAsScripted(brain, result);
     expect(events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
     // Claude Code's tools took every Write, Edit and Read; only `node --test` in RED failed.
     expect(brain.toolErrors.map((error) => `${error.stage} ${error.tool}`)).toEqual(['RED Bash']);
@@ -134,43 +112,14 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
   });
 
   it('commits plan, test, feat and refactor per item, then the final plan, each with a handoff note', () => {
+    const { runId, commits } = run;
     expect(commits.map((commit) => commit.subject)).toEqual([
-      `plan: ${ADD}`,
-      `test: ${ADD}`,
-      `feat: ${ADD}`,
-      'refactor: no changes needed',
-      `plan: ${SUB}`,
-      `test: ${SUB}`,
-      `feat: ${SUB}`,
-      'refactor: no changes needed',
+      ...cycleSubjects(ADD, false),
+      ...cycleSubjects(SUB, false),
       'plan: all tests done',
     ]);
-    const notes = commits.map(({ note }) => ({
-      phase: note.phase,
-      nextPhase: note.nextPhase,
-      cycle: note.cycleNumber,
-      test: note.currentTest,
-      done: note.completedTests,
-      result: note.testResult,
-      runId: note.runId,
-    }));
-    const note = (
-      phase: string,
-      nextPhase: string,
-      cycle: number,
-      test: string | null,
-      done: string[],
-      testResult: string | null,
-    ) => ({
-      phase,
-      nextPhase,
-      cycle,
-      test: test === null ? null : CURRENT(test),
-      done,
-      result: testResult,
-      runId,
-    });
-    expect(notes).toEqual([
+    const note = noteBuilder(runId, CLAUDE_ITEMS, { testFile: CLAUDE_TEST_FILE, implFile: CLAUDE_IMPL_FILE });
+    expect(commits.map((commit) => comparedNote(commit.note))).toEqual([
       note('PLAN', 'RED', 1, ADD, [], null),
       note('RED', 'GREEN', 1, ADD, [], 'FAIL'),
       note('GREEN', 'REFACTOR', 1, ADD, [ADD], 'PASS'),
@@ -184,13 +133,9 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
   });
 
   it('leaves the files the model wrote through Claude Code on the branch, not in the checkout', () => {
+    const { before, runId } = run;
     const branch = `ratchet/${runId}`;
-    expect(
-      repo
-        .run('show', `${branch}:test-list.md`)
-        .split('\n')
-        .filter((line) => line.startsWith('- [')),
-    ).toEqual(CLAUDE_ITEMS.map((item) => `- [x] ${item}`));
+    expect(testListItems(repo, branch)).toEqual(CLAUDE_ITEMS.map((item) => `- [x] ${item}`));
     expect(`${repo.run('show', `${branch}:${CLAUDE_TEST_FILE}`)}\n`).toBe(CLAUDE_FINAL_TEST);
     // Claude Code left nothing of its own (settings, session files) in the worktree's commits.
     expect(repo.run('ls-tree', '-r', '--name-only', branch).split('\n').sort()).toEqual(
@@ -208,6 +153,7 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
   });
 
   it("records one claude-code model call per stage, with the CLI's cost and tokens", () => {
+    const { ledger } = run;
     expect(ledger.modelCalls.map((call) => call.stage)).toEqual(STAGES);
     for (const call of ledger.modelCalls) {
       expect(call).toMatchObject({ provider: 'claude-code', errorCode: null, finishReason: 'stop' });
@@ -217,11 +163,12 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
       expect(call.inputTokens).toBeGreaterThan(0);
       expect(requestSchema.parse(call.request).system).toMatch(new RegExp(`^Stage: ${call.stage ?? '?'}\\n`));
     }
-    const stages = ledger.stages.map((row) => `${row.cycle} ${row.stage}#${row.attempt} ${row.outcome ?? 'open'}`);
-    expect(stages.filter((row) => !row.endsWith(' accepted'))).toEqual([]);
+    // Every stage attempt was accepted.
+    expect(ledger.stages.filter((row) => row.outcome !== 'accepted').map(stageLine)).toEqual([]);
   });
 
   it('runs every stage as a fresh Claude Code session', () => {
+    const { events } = run;
     // The session id the CLI sends with every request of a call: one per stage, never reused.
     const sessions: string[] = [];
     for (const request of server.requests) {
@@ -248,6 +195,7 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
   });
 
   it('writes each system prompt to a content-addressed file under .ratchet/runs/<id>/prompts', () => {
+    const { runId, ledger } = run;
     const promptDir = join(repo.dir, '.ratchet', 'runs', runId, 'prompts');
     const systemOf = new Map<StageName, string>();
     for (const call of ledger.modelCalls)

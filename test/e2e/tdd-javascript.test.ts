@@ -18,21 +18,21 @@ import {
   readLedger,
   ratchetEnv,
   startScriptedModel,
-  type CheckoutState,
-  type Checkpoint,
-  type LedgerSnapshot,
   type ProjectRepo,
   type ScriptedModel,
 } from '../support/e2e-run.js';
-import {
-  assertFreshBuild,
-  describeResult,
-  parseNdjson,
-  runCli,
-  type CliResult,
-  type JsonLine,
-} from '../support/run-cli.js';
+import { assertFreshBuild, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import { createScriptedBrain } from '../support/scripted-brain.js';
+import {
+  comparedNote,
+  cycleSubjects,
+  expectPlayedAsScripted,
+  noteBuilder,
+  runTdd,
+  stageLine,
+  testListItems,
+  type TddRun,
+} from '../support/tdd-e2e-run.js';
 import {
   JS_FEATURE,
   JS_FINAL_IMPL,
@@ -44,17 +44,11 @@ import {
 } from '../support/tdd-script-javascript.js';
 
 const [SLUG, PUNCT, TRUNC] = JS_ITEMS;
-const CURRENT = (description: string) => ({ description, testFile: JS_TEST_FILE, implFile: JS_IMPL_FILE });
 
 describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted model)', () => {
   let repo: ProjectRepo;
   let model: ScriptedModel;
-  let before: CheckoutState;
-  let result: CliResult;
-  let events: JsonLine[];
-  let runId: string;
-  let commits: Checkpoint[];
-  let ledger: LedgerSnapshot;
+  let run: TddRun;
   const ratchet = (...args: string[]): Promise<CliResult> =>
     runCli(args, { cwd: repo.dir, env: ratchetEnv(repo, model.server) });
 
@@ -64,13 +58,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     model = await startScriptedModel(javascriptScript(E2E_API_KEY));
     // The very first request of the run is answered "529 overloaded": the adapter retries it.
     model.server.enqueue({ kind: 'error', status: 529 });
-    before = checkoutState(repo);
-    result = await ratchet('tdd', JS_FEATURE, ...ANTHROPIC_FLAGS, '--json');
-    events = parseNdjson(result.stdout);
-    const start = events.find((event) => event.type === 'run-start');
-    runId = typeof start?.runId === 'string' ? start.runId : '(no run-start event)';
-    commits = checkpointsOf(repo, before.head, `ratchet/${runId}`);
-    ledger = await readLedger(repo.dir, runId);
+    run = await runTdd(repo, [JS_FEATURE, ...ANTHROPIC_FLAGS], { env: ratchetEnv(repo, model.server) });
   }, 150_000);
 
   afterAll(async () => {
@@ -80,9 +68,8 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('completes with exit code 0, playing every scripted step and nothing else', () => {
-    expect(model.brain.unexpected).toEqual([]);
-    expect(result.exitCode, describeResult(result)).toBe(0);
-    expect(model.brain.unplayed()).toEqual([]);
+    const { result, events } = run;
+    expectPlayedAsScripted(model.brain, result);
     expect(events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
     // No Write/Edit was refused; only what the script ran through Bash may have failed.
     expect(model.brain.toolErrors.filter((error) => error.tool !== 'Bash')).toEqual([]);
@@ -94,19 +81,11 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('commits every accepted stage in order on ratchet/<run-id>', () => {
+    const { commits, ledger } = run;
     expect(commits.map((commit) => commit.subject)).toEqual([
-      `plan: ${SLUG}`,
-      `test: ${SLUG}`,
-      `feat: ${SLUG}`,
-      `refactor: ${SLUG}`,
-      `plan: ${PUNCT}`,
-      `test: ${PUNCT}`,
-      `feat: ${PUNCT}`,
-      'refactor: no changes needed',
-      `plan: ${TRUNC}`,
-      `test: ${TRUNC}`,
-      `feat: ${TRUNC}`,
-      'refactor: no changes needed',
+      ...cycleSubjects(SLUG, true),
+      ...cycleSubjects(PUNCT, false),
+      ...cycleSubjects(TRUNC, false),
       'plan: all tests done',
     ]);
     // The checkpoints in the ledger are these commits.
@@ -116,39 +95,9 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('writes a handoff note with the seed fields on every commit', () => {
-    const notes = commits.map(({ note }) => ({
-      phase: note.phase,
-      nextPhase: note.nextPhase,
-      cycleNumber: note.cycleNumber,
-      currentTest: note.currentTest,
-      completedTests: note.completedTests,
-      pendingTests: note.pendingTests,
-      testResult: note.testResult,
-      retryCount: note.retryCount,
-      error: note.error,
-      runId: note.runId,
-    }));
-    const note = (
-      phase: string,
-      nextPhase: string,
-      cycle: number,
-      test: string | null,
-      done: string[],
-      testResult: string | null,
-      retryCount: number,
-    ) => ({
-      phase,
-      nextPhase,
-      cycleNumber: cycle,
-      currentTest: test === null ? null : CURRENT(test),
-      completedTests: done,
-      pendingTests: JS_ITEMS.filter((item) => !done.includes(item)),
-      testResult,
-      retryCount,
-      error: null,
-      runId,
-    });
-    expect(notes).toEqual([
+    const { runId, commits } = run;
+    const note = noteBuilder(runId, JS_ITEMS, { testFile: JS_TEST_FILE, implFile: JS_IMPL_FILE });
+    expect(commits.map((commit) => comparedNote(commit.note))).toEqual([
       note('PLAN', 'RED', 1, SLUG, [], null, 0),
       note('RED', 'GREEN', 1, SLUG, [], 'FAIL', 1), // RED_FIX was the second attempt
       note('GREEN', 'REFACTOR', 1, SLUG, [SLUG], 'PASS', 0),
@@ -166,26 +115,24 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('leaves every item of test-list.md checked and the code as the script wrote it', () => {
+    const { runId } = run;
     const branch = `ratchet/${runId}`;
-    const list = repo.run('show', `${branch}:test-list.md`);
-    expect(list.split('\n').filter((line) => line.startsWith('- ['))).toEqual(JS_ITEMS.map((item) => `- [x] ${item}`));
+    expect(testListItems(repo, branch)).toEqual(JS_ITEMS.map((item) => `- [x] ${item}`));
     expect(`${repo.run('show', `${branch}:${JS_IMPL_FILE}`)}\n`).toBe(JS_FINAL_IMPL);
     // The broken refactoring of cycle 2 left no trace in the history.
     expect(repo.run('log', '-p', branch, '--', JS_IMPL_FILE)).not.toContain('toWords');
   });
 
   it("never touches the user's checkout", () => {
+    const { before, runId } = run;
     expect(checkoutState(repo)).toEqual(before);
     expect(existsSync(join(repo.dir, JS_IMPL_FILE))).toBe(false);
     expect(existsSync(join(repo.home, 'worktrees', runId, JS_IMPL_FILE))).toBe(true);
   });
 
   it('records every stage attempt with its outcome and the gate reasons', () => {
-    const rows = ledger.stages.map((row) => {
-      const reason = row.outcome === 'rejected' || row.reason === 'no changes' ? ` ${row.reason ?? ''}` : '';
-      return `${row.cycle} ${row.stage}#${row.attempt} ${row.outcome ?? 'open'}${reason}`;
-    });
-    expect(rows).toEqual([
+    const { runId, ledger } = run;
+    expect(ledger.stages.map(stageLine)).toEqual([
       '1 PLAN#1 accepted',
       '1 RED#1 rejected passed-immediately',
       '1 RED_FIX#2 accepted',
@@ -222,6 +169,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('warns about the passed-immediately test and reports the refactor rollback', () => {
+    const { events, commits } = run;
     expect(events.filter((event) => event.type === 'warning').map((event) => String(event.message))).toEqual(
       expect.arrayContaining([expect.stringContaining(`the new test for "${SLUG}" passed immediately`)]),
     );
@@ -233,6 +181,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('retries the 529 and the 429 (retry-after: 1) and records both failed calls', () => {
+    const { events, ledger } = run;
     const retries = events.filter((event) => event.type === 'model-retry');
     expect(retries).toEqual([
       expect.objectContaining({
@@ -264,6 +213,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('stores full model requests and responses', () => {
+    const { ledger } = run;
     const succeeded = ledger.modelCalls.filter((call) => call.errorCode === null);
     expect(succeeded.length).toBeGreaterThan(20);
     for (const call of succeeded) {
@@ -284,6 +234,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('records the tool calls of the agents', () => {
+    const { ledger } = run;
     const tools = ledger.toolCalls.map((call) => `${call.stage ?? '-'} ${call.tool}${call.isError ? ' (error)' : ''}`);
     expect(tools).toEqual(
       expect.arrayContaining([
@@ -307,6 +258,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('records the test runs and the lint checks', () => {
+    const { ledger } = run;
     const rows = ledger.verifications.map((row) => ({
       stage: row.stage,
       kind: row.kind,
@@ -339,6 +291,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('answers status --json and history --json from the ledger and the notes', async () => {
+    const { runId, commits } = run;
     const status = await ratchet('status', runId, '--json');
     expect(status.exitCode, describeResult(status)).toBe(0);
     const parsed: unknown = JSON.parse(status.stdout);
@@ -360,6 +313,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('keeps the API key out of the ledger, the run files and the output, even when the model repeats it', async () => {
+    const { result, events, runId, ledger } = run;
     const report = await ratchet('report', runId);
     expect(report.exitCode, describeResult(report)).toBe(0);
     const runDir = join(repo.dir, '.ratchet', 'runs', runId);
@@ -380,6 +334,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
   });
 
   it('accept fast-forwards main to the run and removes the worktree; a second run is rejected cleanly', async () => {
+    const { runId, commits } = run;
     const tip = commits.at(-1)?.sha;
     const accepted = await ratchet('accept', runId, '--json');
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);

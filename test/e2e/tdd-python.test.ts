@@ -10,29 +10,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANTHROPIC_FLAGS,
   checkoutState,
-  checkpointsOf,
   createProjectRepo,
   E2E_API_KEY,
   E2E_MODEL,
   filesContaining,
-  readLedger,
   ratchetEnv,
   startScriptedModel,
-  type CheckoutState,
-  type Checkpoint,
-  type LedgerSnapshot,
   type ProjectRepo,
   type ScriptedModel,
 } from '../support/e2e-run.js';
+import { assertFreshBuild, cliEnv } from '../support/run-cli.js';
 import {
-  assertFreshBuild,
-  cliEnv,
-  describeResult,
-  parseNdjson,
-  runCli,
-  type CliResult,
-  type JsonLine,
-} from '../support/run-cli.js';
+  comparedNote,
+  cycleSubjects,
+  expectPlayedAsScripted,
+  noteBuilder,
+  runTdd,
+  stageLine,
+  testListItems,
+  type TddRun,
+} from '../support/tdd-e2e-run.js';
 import {
   PY_FEATURE,
   PY_FINAL_IMPL,
@@ -63,28 +60,16 @@ async function requirePytest(cwd: string): Promise<void> {
 describe('ratchet tdd on a pytest project (real Anthropic adapter, scripted model)', () => {
   let repo: ProjectRepo;
   let model: ScriptedModel;
-  let before: CheckoutState;
-  let result: CliResult;
-  let events: JsonLine[];
-  let runId: string;
-  let commits: Checkpoint[];
-  let ledger: LedgerSnapshot;
+  let run: TddRun;
 
   beforeAll(async () => {
     assertFreshBuild();
     repo = await createProjectRepo(PY_PROJECT_FILES);
     await requirePytest(repo.dir);
     model = await startScriptedModel(PY_SCRIPT);
-    before = checkoutState(repo);
-    result = await runCli(['tdd', PY_FEATURE, ...ANTHROPIC_FLAGS, '--json'], {
-      cwd: repo.dir,
+    run = await runTdd(repo, [PY_FEATURE, ...ANTHROPIC_FLAGS], {
       env: { ...ratchetEnv(repo, model.server), ...PYTEST_ENV },
     });
-    events = parseNdjson(result.stdout);
-    const start = events.find((event) => event.type === 'run-start');
-    runId = typeof start?.runId === 'string' ? start.runId : '(no run-start event)';
-    commits = checkpointsOf(repo, before.head, `ratchet/${runId}`);
-    ledger = await readLedger(repo.dir, runId);
   }, 150_000);
 
   afterAll(async () => {
@@ -94,9 +79,8 @@ describe('ratchet tdd on a pytest project (real Anthropic adapter, scripted mode
   });
 
   it('completes with exit code 0, playing every scripted step', () => {
-    expect(model.brain.unexpected).toEqual([]);
-    expect(result.exitCode, describeResult(result)).toBe(0);
-    expect(model.brain.unplayed()).toEqual([]);
+    const { result, ledger } = run;
+    expectPlayedAsScripted(model.brain, result);
     expect(model.brain.toolErrors.filter((error) => error.tool !== 'Bash')).toEqual([]);
     expect(ledger.run).toMatchObject({
       status: 'completed',
@@ -107,52 +91,31 @@ describe('ratchet tdd on a pytest project (real Anthropic adapter, scripted mode
   });
 
   it('commits each accepted stage with a handoff note', () => {
+    const { runId, commits, ledger } = run;
     expect(commits.map((commit) => commit.subject)).toEqual([
-      `plan: ${SUBTRACT}`,
-      `test: ${SUBTRACT}`,
-      `feat: ${SUBTRACT}`,
-      `refactor: ${SUBTRACT}`,
-      `plan: ${DIVIDE}`,
-      `test: ${DIVIDE}`,
-      `feat: ${DIVIDE}`,
-      'refactor: no changes needed',
+      ...cycleSubjects(SUBTRACT, true),
+      ...cycleSubjects(DIVIDE, false),
       'plan: all tests done',
     ]);
-    const current = (description: string) => ({ description, testFile: PY_TEST_FILE, implFile: PY_IMPL_FILE });
-    expect(
-      commits.map(({ note }) => [
-        note.phase,
-        note.nextPhase,
-        note.cycleNumber,
-        note.currentTest,
-        note.completedTests,
-        note.pendingTests,
-        note.testResult,
-        note.retryCount,
-        note.error,
-      ]),
-    ).toEqual([
-      ['PLAN', 'RED', 1, current(SUBTRACT), [], [SUBTRACT, DIVIDE], null, 0, null],
-      ['RED', 'GREEN', 1, current(SUBTRACT), [], [SUBTRACT, DIVIDE], 'FAIL', 1, null],
-      ['GREEN', 'REFACTOR', 1, current(SUBTRACT), [SUBTRACT], [DIVIDE], 'PASS', 0, null],
-      ['REFACTOR', 'PLAN', 1, current(SUBTRACT), [SUBTRACT], [DIVIDE], 'PASS', 0, null],
-      ['PLAN', 'RED', 2, current(DIVIDE), [SUBTRACT], [DIVIDE], null, 0, null],
-      ['RED', 'GREEN', 2, current(DIVIDE), [SUBTRACT], [DIVIDE], 'FAIL', 1, null],
-      ['GREEN', 'REFACTOR', 2, current(DIVIDE), [SUBTRACT, DIVIDE], [], 'PASS', 0, null],
-      ['REFACTOR', 'PLAN', 2, current(DIVIDE), [SUBTRACT, DIVIDE], [], 'PASS', 1, null],
-      ['PLAN', 'COMPLETE', 3, null, [SUBTRACT, DIVIDE], [], null, 0, null],
+    const note = noteBuilder(runId, PY_ITEMS, { testFile: PY_TEST_FILE, implFile: PY_IMPL_FILE });
+    expect(commits.map((commit) => comparedNote(commit.note))).toEqual([
+      note('PLAN', 'RED', 1, SUBTRACT, [], null, 0),
+      note('RED', 'GREEN', 1, SUBTRACT, [], 'FAIL', 1),
+      note('GREEN', 'REFACTOR', 1, SUBTRACT, [SUBTRACT], 'PASS', 0),
+      note('REFACTOR', 'PLAN', 1, SUBTRACT, [SUBTRACT], 'PASS', 0),
+      note('PLAN', 'RED', 2, DIVIDE, [SUBTRACT], null, 0),
+      note('RED', 'GREEN', 2, DIVIDE, [SUBTRACT], 'FAIL', 1),
+      note('GREEN', 'REFACTOR', 2, DIVIDE, [SUBTRACT, DIVIDE], 'PASS', 0),
+      note('REFACTOR', 'PLAN', 2, DIVIDE, [SUBTRACT, DIVIDE], 'PASS', 1),
+      note('PLAN', 'COMPLETE', 3, null, [SUBTRACT, DIVIDE], null, 0),
     ]);
     expect(ledger.checkpoints.map((row) => row.commitSha)).toEqual(commits.map((commit) => commit.sha));
   });
 
   it('ends with every item checked, the final code, and no bytecode committed', () => {
+    const { runId } = run;
     const branch = `ratchet/${runId}`;
-    expect(
-      repo
-        .run('show', `${branch}:test-list.md`)
-        .split('\n')
-        .filter((line) => line.startsWith('- [')),
-    ).toEqual(PY_ITEMS.map((item) => `- [x] ${item}`));
+    expect(testListItems(repo, branch)).toEqual(PY_ITEMS.map((item) => `- [x] ${item}`));
     expect(`${repo.run('show', `${branch}:${PY_IMPL_FILE}`)}\n`).toBe(PY_FINAL_IMPL);
     expect(repo.run('ls-tree', '-r', '--name-only', branch).split('\n').sort()).toEqual([
       '.gitignore',
@@ -166,16 +129,14 @@ describe('ratchet tdd on a pytest project (real Anthropic adapter, scripted mode
   });
 
   it("leaves the user's checkout alone", () => {
+    const { before } = run;
     expect(checkoutState(repo)).toEqual(before);
     expect(readFileSync(join(repo.dir, PY_IMPL_FILE), 'utf8')).toBe(PY_PROJECT_FILES[PY_IMPL_FILE]);
   });
 
   it('records the gate decisions, including the collection error and the rollback', () => {
-    const rows = ledger.stages.map((row) => {
-      const reason = row.outcome === 'rejected' || row.reason === 'no changes' ? ` ${row.reason ?? ''}` : '';
-      return `${row.cycle} ${row.stage}#${row.attempt} ${row.outcome ?? 'open'}${reason}`;
-    });
-    expect(rows).toEqual([
+    const { events, commits, ledger } = run;
+    expect(ledger.stages.map(stageLine)).toEqual([
       '1 PLAN#1 accepted',
       '1 RED#1 rejected passed-immediately',
       '1 RED_FIX#2 accepted',
@@ -198,6 +159,7 @@ describe('ratchet tdd on a pytest project (real Anthropic adapter, scripted mode
   });
 
   it('records pytest results per test, model calls and tool calls', () => {
+    const { ledger } = run;
     const collection = ledger.verifications.find((row) => row.stage === 'RED' && row.collectionErrors.length > 0);
     expect(collection?.collectionErrors.join('\n')).toMatch(/divide/);
     const divideFailure = ledger.verifications.find(
@@ -232,6 +194,7 @@ describe('ratchet tdd on a pytest project (real Anthropic adapter, scripted mode
   });
 
   it('keeps the API key out of the ledger and the run files', () => {
+    const { result } = run;
     expect(filesContaining([join(repo.dir, '.ratchet'), repo.home], E2E_API_KEY)).toEqual([]);
     expect(existsSync(join(repo.dir, '.ratchet', 'ledger.db'))).toBe(true);
     expect(result.stdout).not.toContain(E2E_API_KEY);

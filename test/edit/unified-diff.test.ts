@@ -36,6 +36,16 @@ describe('parseUnifiedDiff on real git diff output', () => {
       'bin/run.sh': { mode: 0o755 },
       'img/logo.bin': Buffer.from([0, 1, 2, 3, 255, 0, 9]),
     });
+    // Every path the diff touches, both names of the renamed file included.
+    const everyPath = [
+      'bin/run.sh',
+      'docs/gone.md',
+      'img/logo.bin',
+      'src/app.ts',
+      'src/new-name.ts',
+      'src/new.ts',
+      'src/old-name.ts',
+    ].sort();
     const patch = parseUnifiedDiff(text);
     expect(patch.errors).toEqual([]);
     const byPath = new Map(patch.files.map((file) => [file.newPath ?? file.oldPath, file]));
@@ -55,17 +65,7 @@ describe('parseUnifiedDiff on real git diff output', () => {
     expect(binary?.binary).toBe(true);
     expect(binary?.binaryPatch?.[0]).toMatch(/^(literal|delta) \d+$/);
 
-    expect(touchedFiles(patch).sort()).toEqual(
-      [
-        'bin/run.sh',
-        'docs/gone.md',
-        'img/logo.bin',
-        'src/app.ts',
-        'src/new-name.ts',
-        'src/new.ts',
-        'src/old-name.ts',
-      ].sort(),
-    );
+    expect(touchedFiles(patch).sort()).toEqual(everyPath);
     expect(locTouched(patch)).toBe(2 + 2 + 1 + 2);
 
     // What normaliseDiff prints applies, and gives the same tree as the original diff.
@@ -74,17 +74,7 @@ describe('parseUnifiedDiff on real git diff output', () => {
     expect(await applies(normalised)).toBe(true);
     await repo.git.apply(normalised);
     const status = await repo.git.status();
-    expect(status.files.map((file) => file.path).sort()).toEqual(
-      [
-        'bin/run.sh',
-        'docs/gone.md',
-        'img/logo.bin',
-        'src/app.ts',
-        'src/new-name.ts',
-        'src/new.ts',
-        'src/old-name.ts',
-      ].sort(),
-    );
+    expect(status.files.map((file) => file.path).sort()).toEqual(everyPath);
     expect(await readFile(join(repo.dir, 'img/logo.bin'))).toEqual(Buffer.from([0, 1, 2, 3, 255, 0, 9]));
   });
 

@@ -1,31 +1,20 @@
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/ledger/index.js';
-import { eventFactory, tempDir } from './helpers.js';
+import { eventFactory, newRun, useTempDir } from './helpers.js';
 
 const RUN = 'run-wal';
 
 describe('concurrent access (WAL)', () => {
-  let file: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => {
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    file = join(temp.dir, '.ratchet', 'ledger.db');
-  });
-  afterEach(async () => {
-    await cleanup();
-  });
+  const temp = useTempDir();
+  /** The current test's ledger file, in a directory that does not exist yet. */
+  const ledgerFile = (): string => join(temp.dir, '.ratchet', 'ledger.db');
 
   it('lets a reader follow a run while the writer keeps the ledger open', async () => {
+    const file = ledgerFile();
     await using writer = await openLedger(file, { secrets: [] });
-    await writer.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'f',
-    });
+    await writer.createRun(newRun(RUN));
     const ev = eventFactory(RUN);
     await writer.record(ev('stage-start', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1 }));
 
@@ -33,15 +22,7 @@ describe('concurrent access (WAL)', () => {
     expect((await reader.getRun(RUN))?.status).toBe('running');
     expect(await reader.events(RUN)).toHaveLength(1);
 
-    await writer.record(
-      ev('stage-end', {
-        stage: 'RED',
-        phase: 'RED',
-        attempt: 1,
-        cycle: 1,
-        outcome: 'accepted',
-      }),
-    );
+    await writer.record(ev('stage-end', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1, outcome: 'accepted' }));
     await writer.updateRun(RUN, { status: 'completed' });
     expect(await reader.events(RUN)).toHaveLength(2);
     expect((await reader.stages(RUN))[0]?.outcome).toBe('accepted');
@@ -49,16 +30,9 @@ describe('concurrent access (WAL)', () => {
   });
 
   it('does not block readers while another connection holds an open write transaction', async () => {
-    await using ledger = await openLedger(file, {
-      secrets: [],
-      busyTimeoutMs: 200,
-    });
-    await ledger.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'f',
-    });
+    const file = ledgerFile();
+    await using ledger = await openLedger(file, { secrets: [], busyTimeoutMs: 200 });
+    await ledger.createRun(newRun(RUN));
 
     const other = new BetterSqlite3(file);
     try {
@@ -86,16 +60,9 @@ describe('concurrent access (WAL)', () => {
   });
 
   it('does not block the writer while a reader holds an open read transaction', async () => {
-    await using ledger = await openLedger(file, {
-      secrets: [],
-      busyTimeoutMs: 200,
-    });
-    await ledger.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'f',
-    });
+    const file = ledgerFile();
+    await using ledger = await openLedger(file, { secrets: [], busyTimeoutMs: 200 });
+    await ledger.createRun(newRun(RUN));
     const ev = eventFactory(RUN);
     await ledger.record(ev('log', { message: 'one' }));
 
@@ -115,6 +82,7 @@ describe('concurrent access (WAL)', () => {
   });
 
   it('keeps seq unique and ordered when two connections write to the same run', async () => {
+    const file = ledgerFile();
     await using a = await openLedger(file, { secrets: [] });
     await using b = await openLedger(file, { secrets: [] });
     const ev = eventFactory(RUN);

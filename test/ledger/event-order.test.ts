@@ -1,35 +1,13 @@
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openLedger, type Ledger } from '../../src/ledger/index.js';
-import { eventFactory, modelRequest, modelResponse, steppingClock, tempDir, testRunResult } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { eventFactory, modelRequest, modelResponse, testRunResult, useRunLedger } from './helpers.js';
 
 const RUN = '20260101-000000-a1b2';
 
 describe('event stream', () => {
-  let ledger: Ledger;
-  let cleanup: () => Promise<void>;
-  let ev: ReturnType<typeof eventFactory>;
-  beforeEach(async () => {
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    ledger = await openLedger(join(temp.dir, 'ledger.db'), {
-      secrets: [],
-      now: steppingClock(),
-    });
-    await ledger.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: temp.dir,
-      feature: 'sum',
-    });
-    ev = eventFactory(RUN);
-  });
-  afterEach(async () => {
-    await ledger.close();
-    await cleanup();
-  });
+  const fixture = useRunLedger(RUN);
 
   it('keeps every event in recording order and returns it as recorded, except model-delta', async () => {
+    const { ledger, ev } = fixture;
     const request = modelRequest('hi');
     const recorded = [
       ev('run-start', {
@@ -132,32 +110,16 @@ describe('event stream', () => {
   });
 
   it('numbers events per run, independently of other runs', async () => {
+    const { ledger, ev } = fixture;
     const other = eventFactory('other-run');
     await ledger.recordMany([
       ev('log', { message: 'a1' }),
       other('log', { message: 'b1' }),
       ev('log', { message: 'a2' }),
     ]);
-    await ledger.record(
-      ev('tool-call', {
-        stage: null,
-        tool: 'Glob',
-        input: { pattern: '*' },
-        output: '',
-        isError: false,
-        durationMs: 1,
-      }),
-    );
-    await ledger.record(
-      other('tool-call', {
-        stage: null,
-        tool: 'Glob',
-        input: { pattern: '*' },
-        output: '',
-        isError: false,
-        durationMs: 1,
-      }),
-    );
+    const glob = { stage: null, tool: 'Glob', input: { pattern: '*' }, output: '', isError: false, durationMs: 1 };
+    await ledger.record(ev('tool-call', glob));
+    await ledger.record(other('tool-call', glob));
 
     expect((await ledger.events(RUN)).map((event) => (event.type === 'log' ? event.message : event.type))).toEqual([
       'a1',

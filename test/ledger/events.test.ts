@@ -1,43 +1,13 @@
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openLedger, type Ledger } from '../../src/ledger/index.js';
-import {
-  checkResult,
-  eventFactory,
-  modelRequest,
-  modelResponse,
-  steppingClock,
-  tempDir,
-  testRunResult,
-} from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { checkResult, modelRequest, modelResponse, testRunResult, useRunLedger } from './helpers.js';
 
 const RUN = '20260101-000000-a1b2';
 
 describe('recording events into typed tables', () => {
-  let ledger: Ledger;
-  let cleanup: () => Promise<void>;
-  let ev: ReturnType<typeof eventFactory>;
-  beforeEach(async () => {
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    ledger = await openLedger(join(temp.dir, 'ledger.db'), {
-      secrets: [],
-      now: steppingClock(),
-    });
-    await ledger.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: temp.dir,
-      feature: 'sum',
-    });
-    ev = eventFactory(RUN);
-  });
-  afterEach(async () => {
-    await ledger.close();
-    await cleanup();
-  });
+  const fixture = useRunLedger(RUN);
 
   it('stores model calls with the full request and response, and failed calls with their error', async () => {
+    const { ledger, ev } = fixture;
     const request = modelRequest('Make the test pass');
     const response = modelResponse('Done.', { input: 1200, output: 300 }, 0.0081);
     await ledger.record(
@@ -95,55 +65,34 @@ describe('recording events into typed tables', () => {
   });
 
   it('stores tool calls', async () => {
-    await ledger.record(
-      ev('tool-call', {
-        stage: 'RED',
-        tool: 'Write',
-        input: { file_path: 'test/a.test.ts', content: 'x' },
-        output: 'Wrote 1 line',
-        isError: false,
-        durationMs: 3,
-      }),
-    );
-    await ledger.record(
-      ev('tool-call', {
-        stage: 'RED',
-        tool: 'Bash',
-        input: { command: 'false' },
-        output: 'exit 1',
-        isError: true,
-        durationMs: 25,
-      }),
-    );
+    const { ledger, ev } = fixture;
+    const write = {
+      stage: 'RED' as const,
+      tool: 'Write',
+      input: { file_path: 'test/a.test.ts', content: 'x' },
+      output: 'Wrote 1 line',
+      isError: false,
+      durationMs: 3,
+    };
+    const bash = {
+      stage: 'RED' as const,
+      tool: 'Bash',
+      input: { command: 'false' },
+      output: 'exit 1',
+      isError: true,
+      durationMs: 25,
+    };
+    await ledger.record(ev('tool-call', write));
+    await ledger.record(ev('tool-call', bash));
+    // A stored row is the event's payload with the row's own keys.
     expect(await ledger.toolCalls(RUN)).toEqual([
-      {
-        id: expect.any(Number) as unknown,
-        runId: RUN,
-        seq: 1,
-        stage: 'RED',
-        tool: 'Write',
-        input: { file_path: 'test/a.test.ts', content: 'x' },
-        output: 'Wrote 1 line',
-        isError: false,
-        durationMs: 3,
-        createdAt: '2026-01-01T00:00:11.000Z',
-      },
-      {
-        id: expect.any(Number) as unknown,
-        runId: RUN,
-        seq: 2,
-        stage: 'RED',
-        tool: 'Bash',
-        input: { command: 'false' },
-        output: 'exit 1',
-        isError: true,
-        durationMs: 25,
-        createdAt: '2026-01-01T00:00:12.000Z',
-      },
+      { id: expect.any(Number) as unknown, runId: RUN, seq: 1, ...write, createdAt: '2026-01-01T00:00:11.000Z' },
+      { id: expect.any(Number) as unknown, runId: RUN, seq: 2, ...bash, createdAt: '2026-01-01T00:00:12.000Z' },
     ]);
   });
 
   it('stores test runs with counts and failing tests, and checks with ok', async () => {
+    const { ledger, ev } = fixture;
     await ledger.record(
       ev('verify-end', {
         stage: 'RED',
@@ -219,6 +168,7 @@ describe('recording events into typed tables', () => {
   });
 
   it('rejects a malformed verify-end result without storing anything of it', async () => {
+    const { ledger, ev } = fixture;
     const bad = ev('verify-end', {
       stage: 'VERIFY',
       kind: 'test',
@@ -240,6 +190,7 @@ describe('recording events into typed tables', () => {
   });
 
   it('stores checkpoints', async () => {
+    const { ledger, ev } = fixture;
     await ledger.record(
       ev('checkpoint-create', {
         stage: 'GREEN',

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, openLedger } from '../../src/ledger/index.js';
-import { tempDir } from './helpers.js';
+import { newRun, useTempDir } from './helpers.js';
 
 const TABLES = ['checkpoints', 'events', 'model_calls', 'runs', 'stages', 'tool_calls', 'verifications'];
 
@@ -35,17 +35,10 @@ function inspect(file: string): {
 }
 
 describe('ledger migrations', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, cleanup } = await tempDir());
-  });
-  afterEach(async () => {
-    await cleanup();
-  });
+  const temp = useTempDir();
 
   it('creates the parent directory and every table on a fresh file, in WAL mode', async () => {
-    const file = join(dir, 'repo', '.ratchet', 'ledger.db');
+    const file = join(temp.dir, 'repo', '.ratchet', 'ledger.db');
     const ledger = await openLedger(file, { secrets: [] });
     await ledger.close();
 
@@ -58,14 +51,9 @@ describe('ledger migrations', () => {
   });
 
   it('re-opens an existing ledger without re-running migrations and keeps its data', async () => {
-    const file = join(dir, 'ledger.db');
+    const file = join(temp.dir, 'ledger.db');
     const first = await openLedger(file, { secrets: [] });
-    await first.createRun({
-      id: 'run-1',
-      workflow: 'tdd',
-      repoRoot: dir,
-      feature: 'add',
-    });
+    await first.createRun(newRun('run-1', { repoRoot: temp.dir, feature: 'add' }));
     await first.close();
 
     for (let i = 0; i < 2; i++) {
@@ -76,14 +64,9 @@ describe('ledger migrations', () => {
   });
 
   it('lets two connections open a fresh file at once', async () => {
-    const file = join(dir, 'ledger.db');
+    const file = join(temp.dir, 'ledger.db');
     const [a, b] = await Promise.all([openLedger(file, { secrets: [] }), openLedger(file, { secrets: [] })]);
-    await a.createRun({
-      id: 'run-a',
-      workflow: 'tdd',
-      repoRoot: dir,
-      feature: 'x',
-    });
+    await a.createRun(newRun('run-a', { repoRoot: temp.dir, feature: 'x' }));
     expect((await b.getRun('run-a'))?.id).toBe('run-a');
     await a.close();
     await b.close();
@@ -91,7 +74,7 @@ describe('ledger migrations', () => {
   });
 
   it('refuses a ledger migrated by a newer Ratchet, saying what to do', async () => {
-    const file = join(dir, 'ledger.db');
+    const file = join(temp.dir, 'ledger.db');
     await (await openLedger(file, { secrets: [] })).close();
     const raw = new BetterSqlite3(file);
     raw
@@ -107,17 +90,12 @@ describe('ledger migrations', () => {
   it('supports an in-memory ledger', async () => {
     await using ledger = await openLedger(':memory:', { secrets: [] });
     expect(ledger.file).toBe(':memory:');
-    await ledger.createRun({
-      id: 'run-m',
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'mem',
-    });
+    await ledger.createRun(newRun('run-m', { feature: 'mem' }));
     expect((await ledger.listRuns()).map((run) => run.id)).toEqual(['run-m']);
   });
 
   it('fails with a typed error and a hint when the file is not a database', async () => {
-    const file = join(dir, 'ledger.db');
+    const file = join(temp.dir, 'ledger.db');
     const { writeFile } = await import('node:fs/promises');
     await writeFile(file, 'this is not a sqlite database, just some text that is long enough '.repeat(100));
     await expect(openLedger(file, { secrets: [] })).rejects.toMatchObject({
@@ -128,7 +106,7 @@ describe('ledger migrations', () => {
   });
 
   it('is closed by close() and by await using, and rejects use after close', async () => {
-    const file = join(dir, 'ledger.db');
+    const file = join(temp.dir, 'ledger.db');
     const ledger = await openLedger(file, { secrets: [] });
     await ledger.close();
     await ledger.close();

@@ -1,51 +1,31 @@
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openLedger, type Ledger } from '../../src/ledger/index.js';
-import { steppingClock, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { openLedger } from '../../src/ledger/index.js';
+import { newRun, useLedger } from './helpers.js';
+
+/** A run with every optional field given. */
+const FULL_RUN = {
+  id: '20260101-000000-a1b2',
+  workflow: 'tdd',
+  repoRoot: '/repo',
+  feature: 'add a sum function',
+  branch: 'ratchet/20260101-000000-a1b2',
+  baseBranch: 'main',
+  baseCommit: 'abc123',
+  worktree: '/home/u/.ratchet/worktrees/20260101-000000-a1b2',
+  provider: 'anthropic',
+  model: 'claude-test',
+  config: { maxRetries: 3, stages: { red: { model: 'x' } } },
+};
 
 describe('run lifecycle', () => {
-  let ledger: Ledger;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => {
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    ledger = await openLedger(join(temp.dir, '.ratchet', 'ledger.db'), {
-      secrets: [],
-      now: steppingClock(),
-    });
-  });
-  afterEach(async () => {
-    await ledger.close();
-    await cleanup();
-  });
+  const fixture = useLedger('.ratchet/ledger.db');
 
   it('creates a running run with defaults and reads it back', async () => {
-    const created = await ledger.createRun({
-      id: '20260101-000000-a1b2',
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'add a sum function',
-      branch: 'ratchet/20260101-000000-a1b2',
-      baseBranch: 'main',
-      baseCommit: 'abc123',
-      worktree: '/home/u/.ratchet/worktrees/20260101-000000-a1b2',
-      provider: 'anthropic',
-      model: 'claude-test',
-      config: { maxRetries: 3, stages: { red: { model: 'x' } } },
-    });
+    const { ledger } = fixture;
+    const created = await ledger.createRun(FULL_RUN);
     expect(created).toEqual({
-      id: '20260101-000000-a1b2',
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'add a sum function',
+      ...FULL_RUN,
       status: 'running',
-      branch: 'ratchet/20260101-000000-a1b2',
-      baseBranch: 'main',
-      baseCommit: 'abc123',
-      worktree: '/home/u/.ratchet/worktrees/20260101-000000-a1b2',
-      provider: 'anthropic',
-      model: 'claude-test',
-      config: { maxRetries: 3, stages: { red: { model: 'x' } } },
       error: null,
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',
@@ -56,12 +36,8 @@ describe('run lifecycle', () => {
   });
 
   it('stores optional fields as null', async () => {
-    const run = await ledger.createRun({
-      id: 'r1',
-      workflow: 'solve',
-      repoRoot: '/repo',
-      feature: 'f',
-    });
+    const { ledger } = fixture;
+    const run = await ledger.createRun(newRun('r1', { workflow: 'solve' }));
     expect(run).toMatchObject({
       branch: null,
       baseBranch: null,
@@ -73,12 +49,8 @@ describe('run lifecycle', () => {
   });
 
   it('finishes, fails, interrupts and resumes a run, managing finishedAt', async () => {
-    await ledger.createRun({
-      id: 'r1',
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'f',
-    });
+    const { ledger } = fixture;
+    await ledger.createRun(newRun('r1'));
 
     const interrupted = await ledger.updateRun('r1', { status: 'interrupted' });
     expect(interrupted.status).toBe('interrupted');
@@ -123,12 +95,13 @@ describe('run lifecycle', () => {
     // Accepting keeps the time the run finished.
     const accepted = await ledger.updateRun('r1', { status: 'accepted' });
     expect(accepted).toMatchObject({ status: 'accepted', finishedAt: '2030-01-01T00:00:00.000Z' });
-    await ledger.createRun({ id: 'r2', workflow: 'tdd', repoRoot: '/repo', feature: 'g' });
+    await ledger.createRun(newRun('r2', { feature: 'g' }));
     const rejected = await ledger.updateRun('r2', { status: 'rejected' });
     expect(rejected.finishedAt).toBe(rejected.updatedAt);
   });
 
   it('rejects unknown runs and duplicate ids with typed errors', async () => {
+    const { ledger } = fixture;
     await expect(ledger.updateRun('nope', { status: 'failed' })).rejects.toMatchObject({
       name: 'RatchetError',
       code: 'not-found',
@@ -136,45 +109,19 @@ describe('run lifecycle', () => {
     await expect(ledger.summary('nope')).rejects.toMatchObject({
       code: 'not-found',
     });
-    await ledger.createRun({
-      id: 'r1',
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'f',
-    });
-    await expect(
-      ledger.createRun({
-        id: 'r1',
-        workflow: 'tdd',
-        repoRoot: '/repo',
-        feature: 'f',
-      }),
-    ).rejects.toMatchObject({
+    await ledger.createRun(newRun('r1'));
+    await expect(ledger.createRun(newRun('r1'))).rejects.toMatchObject({
       code: 'internal',
       message: expect.stringContaining('already exists') as unknown,
     });
   });
 
   it('finds the latest run, optionally by status, and lists runs newest first', async () => {
+    const { ledger } = fixture;
     expect(await ledger.latestRun()).toBeUndefined();
-    await ledger.createRun({
-      id: 'r1',
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'one',
-    });
-    await ledger.createRun({
-      id: 'r2',
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'two',
-    });
-    await ledger.createRun({
-      id: 'r3',
-      workflow: 'refactor',
-      repoRoot: '/repo',
-      feature: 'three',
-    });
+    await ledger.createRun(newRun('r1', { feature: 'one' }));
+    await ledger.createRun(newRun('r2', { feature: 'two' }));
+    await ledger.createRun(newRun('r3', { workflow: 'refactor', feature: 'three' }));
     await ledger.updateRun('r1', { status: 'interrupted' });
     await ledger.updateRun('r3', { status: 'completed' });
 
@@ -193,22 +140,9 @@ describe('run lifecycle', () => {
 
   it('orders runs created in the same millisecond by id', async () => {
     const fixed = new Date('2026-05-05T00:00:00.000Z');
-    await using same = await openLedger(':memory:', {
-      secrets: [],
-      now: () => fixed,
-    });
-    await same.createRun({
-      id: '20260505-000000-aaaa',
-      workflow: 'tdd',
-      repoRoot: '/r',
-      feature: 'a',
-    });
-    await same.createRun({
-      id: '20260505-000000-bbbb',
-      workflow: 'tdd',
-      repoRoot: '/r',
-      feature: 'b',
-    });
+    await using same = await openLedger(':memory:', { secrets: [], now: () => fixed });
+    await same.createRun(newRun('20260505-000000-aaaa', { repoRoot: '/r', feature: 'a' }));
+    await same.createRun(newRun('20260505-000000-bbbb', { repoRoot: '/r', feature: 'b' }));
     expect((await same.latestRun())?.id).toBe('20260505-000000-bbbb');
   });
 });

@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openLedger, secretsFromEnv } from '../../src/ledger/index.js';
-import { eventFactory, modelRequest, modelResponse, tempDir, testRunResult } from './helpers.js';
+import { eventFactory, modelRequest, modelResponse, testRunResult, useTempDir } from './helpers.js';
 
 /** Recognised by its shape alone: it is not configured anywhere. */
 const ANTHROPIC_KEY = 'sk-ant-api03-THIS-IS-SECRET-0123456789abcdefghijklmnopqrstuvwxyz-XYZ';
@@ -36,17 +36,10 @@ function allText(file: string): string {
 }
 
 describe('secrets at rest', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, cleanup } = await tempDir());
-  });
-  afterEach(async () => {
-    await cleanup();
-  });
+  const temp = useTempDir();
 
   it('never writes a secret into the database or its WAL', async () => {
-    const file = join(dir, '.ratchet', 'ledger.db');
+    const file = join(temp.dir, '.ratchet', 'ledger.db');
     const secrets = secretsFromEnv({
       CORP_TOKEN: CUSTOM_SECRET,
       HOME: '/home/u',
@@ -58,7 +51,7 @@ describe('secrets at rest', () => {
     await ledger.createRun({
       id: RUN,
       workflow: 'tdd',
-      repoRoot: dir,
+      repoRoot: temp.dir,
       feature: `call the API with ${CUSTOM_SECRET} ${MARKER}`,
       config: {
         provider: 'anthropic',
@@ -87,12 +80,7 @@ describe('secrets at rest', () => {
         baseCommit: 'c',
         resumed: false,
       }),
-      ev('stage-start', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 1,
-        cycle: 1,
-      }),
+      ev('stage-start', { stage: 'GREEN', phase: 'GREEN', attempt: 1, cycle: 1 }),
       ev('model-call', {
         stage: 'GREEN',
         provider: 'anthropic',

@@ -1,42 +1,15 @@
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openLedger, type Ledger } from '../../src/ledger/index.js';
-import { eventFactory, steppingClock, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { useRunLedger } from './helpers.js';
 
 const RUN = '20260101-000000-a1b2';
 
 describe('stage-start / stage-end pairing', () => {
-  let ledger: Ledger;
-  let cleanup: () => Promise<void>;
-  let ev: ReturnType<typeof eventFactory>;
-  beforeEach(async () => {
-    const temp = await tempDir();
-    cleanup = temp.cleanup;
-    ledger = await openLedger(join(temp.dir, 'ledger.db'), {
-      secrets: [],
-      now: steppingClock(),
-    });
-    await ledger.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: temp.dir,
-      feature: 'sum',
-    });
-    ev = eventFactory(RUN);
-  });
-  afterEach(async () => {
-    await ledger.close();
-    await cleanup();
-  });
+  const fixture = useRunLedger(RUN);
 
   it('pairs stage-start with stage-end, across retries and cycles', async () => {
+    const { ledger, ev } = fixture;
     await ledger.recordMany([
-      ev('stage-start', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 1,
-        cycle: 1,
-      }),
+      ev('stage-start', { stage: 'GREEN', phase: 'GREEN', attempt: 1, cycle: 1 }),
       ev('stage-end', {
         stage: 'GREEN',
         phase: 'GREEN',
@@ -45,38 +18,11 @@ describe('stage-start / stage-end pairing', () => {
         outcome: 'rejected',
         reason: '1 test still fails',
       }),
-      ev('stage-start', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 2,
-        cycle: 1,
-      }),
-      ev('stage-start', {
-        stage: 'VERIFY',
-        phase: 'GREEN',
-        attempt: 1,
-        cycle: 1,
-      }),
-      ev('stage-end', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 2,
-        cycle: 1,
-        outcome: 'accepted',
-      }),
-      ev('stage-end', {
-        stage: 'VERIFY',
-        phase: 'GREEN',
-        attempt: 1,
-        cycle: 1,
-        outcome: 'accepted',
-      }),
-      ev('stage-start', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 1,
-        cycle: 2,
-      }),
+      ev('stage-start', { stage: 'GREEN', phase: 'GREEN', attempt: 2, cycle: 1 }),
+      ev('stage-start', { stage: 'VERIFY', phase: 'GREEN', attempt: 1, cycle: 1 }),
+      ev('stage-end', { stage: 'GREEN', phase: 'GREEN', attempt: 2, cycle: 1, outcome: 'accepted' }),
+      ev('stage-end', { stage: 'VERIFY', phase: 'GREEN', attempt: 1, cycle: 1, outcome: 'accepted' }),
+      ev('stage-start', { stage: 'GREEN', phase: 'GREEN', attempt: 1, cycle: 2 }),
     ]);
     // A stage that ends without having started (skipped) is recorded as a closed attempt.
     await ledger.record(
@@ -113,16 +59,11 @@ describe('stage-start / stage-end pairing', () => {
   });
 
   it('closes the latest open attempt when the same attempt number is started again (resume)', async () => {
+    const { ledger, ev } = fixture;
     await ledger.recordMany([
       ev('stage-start', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1 }),
       ev('stage-start', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1 }),
-      ev('stage-end', {
-        stage: 'RED',
-        phase: 'RED',
-        attempt: 1,
-        cycle: 1,
-        outcome: 'accepted',
-      }),
+      ev('stage-end', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1, outcome: 'accepted' }),
     ]);
     expect((await ledger.stages(RUN)).map((s) => s.outcome)).toEqual([null, 'accepted']);
   });

@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/ledger/index.js';
-import { checkResult, eventFactory, modelRequest, modelResponse, steppingClock, testRunResult } from './helpers.js';
+import {
+  checkResult,
+  eventFactory,
+  modelRequest,
+  modelResponse,
+  newRun,
+  steppingClock,
+  testRunResult,
+} from './helpers.js';
 
 const RUN = 'run-summary';
 
 describe('run summary', () => {
   it('totals stage attempts, model calls, tokens, cost, tool calls, verifications and duration', async () => {
     // Clock: the run is created at 00:00:00; events are at 00:00:11, 00:00:12, ...
-    await using ledger = await openLedger(':memory:', {
-      secrets: [],
-      now: steppingClock(),
-    });
-    await ledger.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'sum',
-    });
+    await using ledger = await openLedger(':memory:', { secrets: [], now: steppingClock() });
+    await ledger.createRun(newRun(RUN, { feature: 'sum' }));
     const ev = eventFactory(RUN);
     const request = modelRequest('go');
     const call = (response: ReturnType<typeof modelResponse> | null) =>
@@ -31,12 +31,7 @@ describe('run summary', () => {
       });
 
     await ledger.recordMany([
-      ev('stage-start', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 1,
-        cycle: 1,
-      }),
+      ev('stage-start', { stage: 'GREEN', phase: 'GREEN', attempt: 1, cycle: 1 }),
       call(modelResponse('a', { input: 1000, output: 100 }, 0.01)),
       call(null),
       ev('tool-call', {
@@ -61,19 +56,8 @@ describe('run summary', () => {
         result: testRunResult(),
         outputFile: null,
       }),
-      ev('stage-end', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 1,
-        cycle: 1,
-        outcome: 'rejected',
-      }),
-      ev('stage-start', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 2,
-        cycle: 1,
-      }),
+      ev('stage-end', { stage: 'GREEN', phase: 'GREEN', attempt: 1, cycle: 1, outcome: 'rejected' }),
+      ev('stage-start', { stage: 'GREEN', phase: 'GREEN', attempt: 2, cycle: 1 }),
       ev('model-delta', { text: 'x' }),
       call(modelResponse('b', { input: 2000, output: 250 }, 0.025)),
       ev('verify-end', {
@@ -97,40 +81,16 @@ describe('run summary', () => {
         result: checkResult({ timedOut: true, exitCode: null, ok: false }),
         outputFile: null,
       }),
-      ev('stage-end', {
-        stage: 'GREEN',
-        phase: 'GREEN',
-        attempt: 2,
-        cycle: 1,
-        outcome: 'accepted',
-      }),
+      ev('stage-end', { stage: 'GREEN', phase: 'GREEN', attempt: 2, cycle: 1, outcome: 'accepted' }),
       ev('checkpoint-create', {
         stage: 'GREEN',
         phase: 'GREEN',
         commit: 'c2',
         subject: 'feat: sum',
       }),
-      ev('stage-start', {
-        stage: 'REFACTOR',
-        phase: 'REFACTOR',
-        attempt: 1,
-        cycle: 1,
-      }),
-      ev('stage-end', {
-        stage: 'REFACTOR',
-        phase: 'REFACTOR',
-        attempt: 1,
-        cycle: 1,
-        outcome: 'error',
-        reason: 'boom',
-      }),
-      ev('stage-end', {
-        stage: 'REFACTOR',
-        phase: 'REFACTOR',
-        attempt: 2,
-        cycle: 1,
-        outcome: 'skipped',
-      }),
+      ev('stage-start', { stage: 'REFACTOR', phase: 'REFACTOR', attempt: 1, cycle: 1 }),
+      ev('stage-end', { stage: 'REFACTOR', phase: 'REFACTOR', attempt: 1, cycle: 1, outcome: 'error', reason: 'boom' }),
+      ev('stage-end', { stage: 'REFACTOR', phase: 'REFACTOR', attempt: 2, cycle: 1, outcome: 'skipped' }),
       ev('stage-start', { stage: 'PLAN', phase: 'PLAN', attempt: 1, cycle: 2 }),
     ]);
 
@@ -186,16 +146,8 @@ describe('run summary', () => {
   });
 
   it('is all zeros for a run without events', async () => {
-    await using ledger = await openLedger(':memory:', {
-      secrets: [],
-      now: steppingClock(),
-    });
-    await ledger.createRun({
-      id: RUN,
-      workflow: 'tdd',
-      repoRoot: '/repo',
-      feature: 'sum',
-    });
+    await using ledger = await openLedger(':memory:', { secrets: [], now: steppingClock() });
+    await ledger.createRun(newRun(RUN, { feature: 'sum' }));
     const summary = await ledger.summary(RUN);
     expect(summary.stageAttempts.total).toBe(0);
     expect(summary.modelCalls).toEqual({

@@ -34,12 +34,19 @@ import {
   chunkText,
   estimateTokens,
   pause,
-  startFakeHttpServer,
   writeSse,
   type CommonReply,
   type FakeServer,
   type RecordedRequest,
 } from './fake-http-server.js';
+import {
+  sseSender,
+  startProviderFake,
+  type FakeErrorReply,
+  type FakeFailureReply,
+  type FakeProviderServerOptions,
+  type RespondContext,
+} from './fake-provider-server.js';
 
 export type { CommonReply, RecordedRequest } from './fake-http-server.js';
 
@@ -55,7 +62,7 @@ export interface FakeUsage {
 /** What the fake answers to one `/v1/messages` request. */
 export type AnthropicReply = AnthropicMessagesReply | CommonReply;
 
-/** The Anthropic-specific replies (see `CommonReply` for `disconnect` and `raw`). */
+/** The Anthropic replies (see `CommonReply` for `disconnect` and `raw`). */
 export type AnthropicMessagesReply =
   | {
       kind: 'message';
@@ -67,28 +74,13 @@ export type AnthropicMessagesReply =
       /** Wait before answering (and between streamed events when streaming). */
       delayMs?: number;
     }
-  | {
-      kind: 'error';
-      status: number;
-      /** Default from the status: 429 rate_limit_error, 529 overloaded_error, ... */
-      errorType?: string;
-      message?: string;
-      /** Extra response headers, e.g. `{ 'retry-after': '2' }`. */
-      headers?: Record<string, string>;
-    }
-  /** HTTP 200 whose body is not valid JSON (for streams: an event with invalid JSON data). */
-  | { kind: 'malformed' }
-  /** Starts a stream (or a 200 SSE answer), then sends `event: error` with an error body. */
-  | { kind: 'stream-error'; errorType?: string; message?: string };
+  /** `errorType` defaults from the status: 429 rate_limit_error, 529 overloaded_error, ... */
+  | FakeErrorReply
+  /** `stream-error` sends `event: error` with an error body. */
+  | FakeFailureReply;
 
-export interface StartFakeAnthropicServerOptions {
-  /** Port on 127.0.0.1; default 0 (a free one). */
-  port?: number;
-  /** When set, requests must carry exactly this key (`x-api-key` or Bearer). */
-  apiKey?: string;
-  /** Characters per `text_delta` / `input_json_delta` fragment; default 8. */
-  chunkSize?: number;
-}
+/** The key goes in `x-api-key` or as Bearer; fragments are `text_delta` / `input_json_delta`. */
+export type StartFakeAnthropicServerOptions = FakeProviderServerOptions;
 
 /** A running fake; `url` is `http://127.0.0.1:PORT` without `/v1`, like `ANTHROPIC_BASE_URL`. */
 export type FakeAnthropicServer = FakeServer<AnthropicReply>;
@@ -128,17 +120,11 @@ const messagesBodySchema = z.looseObject({
 export async function startFakeAnthropicServer(
   options: StartFakeAnthropicServerOptions = {},
 ): Promise<FakeAnthropicServer> {
-  const chunkSize = options.chunkSize ?? 8;
-  let counter = 0;
-  return startFakeHttpServer<AnthropicMessagesReply>({
-    port: options.port,
+  return startProviderFake<AnthropicMessagesReply>(options, {
     urlPath: '',
     defaultReply: () => ({ kind: 'message', content: [{ type: 'text', text: 'ok' }] }),
-    reject: (request) => rejectRequest(request, options.apiKey),
-    respond: async (reply, request, res) => {
-      counter += 1;
-      await respond(reply, request, res, { chunkSize, id: counter });
-    },
+    reject: rejectRequest,
+    respond,
   });
 }
 
@@ -160,11 +146,6 @@ function rejectRequest(request: RecordedRequest, apiKey: string | undefined): An
     return { kind: 'error', status: 400, message: `Invalid request body: ${parsed.error.issues[0]?.message ?? ''}` };
   }
   return undefined;
-}
-
-interface RespondContext {
-  chunkSize: number;
-  id: number;
 }
 
 async function respond(
@@ -283,10 +264,7 @@ interface StreamPlan {
 }
 
 async function streamMessage(res: ServerResponse, plan: StreamPlan, delayMs: number): Promise<void> {
-  const send = async (event: string, data: object): Promise<void> => {
-    writeSse(res, event, JSON.stringify(data));
-    if (delayMs > 0) await pause(delayMs);
-  };
+  const send = sseSender(res, delayMs);
   startStream(res, plan.requestId);
   await send('message_start', messageStart(plan.model, plan.id, plan.usage.inputTokens));
   await send('ping', { type: 'ping' });

@@ -29,12 +29,19 @@ import {
   chunkText,
   estimateTokens,
   pause,
-  startFakeHttpServer,
   writeSse,
   type CommonReply,
   type FakeServer,
   type RecordedRequest,
 } from './fake-http-server.js';
+import {
+  sseSender,
+  startProviderFake,
+  type FakeErrorReply,
+  type FakeFailureReply,
+  type FakeProviderServerOptions,
+  type RespondContext,
+} from './fake-provider-server.js';
 
 export type { CommonReply, RecordedRequest } from './fake-http-server.js';
 
@@ -48,7 +55,7 @@ export interface FakeOpenAiToolCall {
 /** What the fake answers to one `/v1/chat/completions` request. */
 export type OpenAiReply = OpenAiChatReply | CommonReply;
 
-/** The OpenAI-specific replies (see `CommonReply` for `disconnect` and `raw`). */
+/** The OpenAI replies (see `CommonReply` for `disconnect` and `raw`). */
 export type OpenAiChatReply =
   | {
       kind: 'message';
@@ -60,28 +67,16 @@ export type OpenAiChatReply =
       /** Wait before answering (and between streamed chunks when streaming). */
       delayMs?: number;
     }
-  | {
-      kind: 'error';
-      status: number;
-      /** Default from the status, e.g. 429 `requests`, 500 `server_error`. */
-      errorType?: string;
+  /** `errorType` defaults from the status, e.g. 429 `requests`, 500 `server_error`. */
+  | (FakeErrorReply & {
       /** Default from the status, e.g. 401 `invalid_api_key`, 429 `rate_limit_exceeded`. */
       code?: string | null;
-      message?: string;
-      headers?: Record<string, string>;
-    }
-  /** HTTP 200 whose body is not valid JSON (for streams: a chunk with invalid JSON). */
-  | { kind: 'malformed' }
-  /** Starts a stream, then sends `data: {"error": {...}}` and closes it. */
-  | { kind: 'stream-error'; message?: string; errorType?: string };
+    })
+  /** `stream-error` sends `data: {"error": {...}}` and closes the stream. */
+  | FakeFailureReply;
 
-export interface StartFakeOpenAiServerOptions {
-  port?: number;
-  /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
-  apiKey?: string;
-  /** Characters per streamed content / arguments fragment; default 8. */
-  chunkSize?: number;
-}
+/** The key goes in `Authorization: Bearer <apiKey>`; fragments are content / arguments chunks. */
+export type StartFakeOpenAiServerOptions = FakeProviderServerOptions;
 
 /** A running fake; `url` is `http://127.0.0.1:PORT/v1`. */
 export type FakeOpenAiServer = FakeServer<OpenAiReply>;
@@ -105,17 +100,11 @@ const chatBodySchema = z.looseObject({
 
 /** Starts the fake OpenAI-compatible server on 127.0.0.1. */
 export async function startFakeOpenAiServer(options: StartFakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
-  const chunkSize = options.chunkSize ?? 8;
-  let counter = 0;
-  return startFakeHttpServer<OpenAiChatReply>({
-    port: options.port,
+  return startProviderFake<OpenAiChatReply>(options, {
     urlPath: '/v1',
     defaultReply: () => ({ kind: 'message', text: 'ok' }),
-    reject: (request) => rejectRequest(request, options.apiKey),
-    respond: async (reply, request, res) => {
-      counter += 1;
-      await respond(reply, request, res, chunkSize, counter);
-    },
+    reject: rejectRequest,
+    respond,
   });
 }
 
@@ -137,8 +126,7 @@ async function respond(
   reply: OpenAiChatReply,
   request: RecordedRequest,
   res: ServerResponse,
-  chunkSize: number,
-  id: number,
+  { chunkSize, id }: RespondContext,
 ): Promise<void> {
   const body = chatBodySchema.parse(request.body);
   const base = { id: `chatcmpl-fake-${id}`, created: 1_700_000_000 + id, model: body.model };
@@ -215,11 +203,8 @@ async function respond(
         );
         return;
       }
-      const delayMs = reply.delayMs ?? 0;
-      const send = async (data: object): Promise<void> => {
-        writeSse(res, undefined, JSON.stringify(data));
-        if (delayMs > 0) await pause(delayMs);
-      };
+      const sendEvent = sseSender(res, reply.delayMs ?? 0);
+      const send = (data: object): Promise<void> => sendEvent(undefined, data);
       startStream(res);
       await send(chunk(base, { role: 'assistant', content: '' }, null));
       if (text.length > 0) {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentScript, AgentTurn } from '../support/fake-tdd-ports.js';
 import { judgePlan } from '../../src/workflows/tdd/plan-stage.js';
 import { parseTestList } from '../../src/workflows/tdd/test-list.js';
@@ -8,21 +8,16 @@ import {
   LIST_ADD_DONE,
   LIST_TEXT,
   SUB,
-  createHarness,
   eventsOf,
   greenTurn,
   happyScript,
   planTurn,
   redTurn,
   trace,
-  type Harness,
 } from '../support/fake-tdd-harness.js';
+import { useHarness } from '../support/fake-tdd-suite.js';
 
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.dispose();
-  harness = undefined;
-});
+const setUp = useHarness();
 
 interface RejectionCase {
   name: string;
@@ -74,7 +69,7 @@ describe('PLAN: the deterministic judge', () => {
   it.each(CASES)('rejects $name, discards the attempt and retries with feedback', async ({ list, bad, reason, feedback, script }) => {
     const files = { 'README.md': '# calculator\n', ...(list === null ? {} : { [LIST]: list }) };
     const { PLAN = [], ...rest } = script;
-    harness = await createHarness({ files, script: { ...rest, PLAN: [bad, ...PLAN] } });
+    const harness = await setUp({ files, script: { ...rest, PLAN: [bad, ...PLAN] } });
     const run = await harness.run();
 
     expect(run.error).toBeUndefined();
@@ -92,7 +87,7 @@ describe('PLAN: the deterministic judge', () => {
   });
 
   it('commits what was already changed before PLAN started (output of a test run, say) without blaming the agent', async () => {
-    harness = await createHarness({ files: { 'README.md': '# calculator\n', [LIST]: LIST_TEXT }, script: withList });
+    const harness = await setUp({ files: { 'README.md': '# calculator\n', [LIST]: LIST_TEXT }, script: withList });
     await harness.workspace.writeFile('coverage/last-run.json', '{}\n');
     const run = await harness.run();
 
@@ -104,7 +99,7 @@ describe('PLAN: the deterministic judge', () => {
 
   it('accepts a description that differs only in case, spacing and emphasis, and records the list`s text', async () => {
     const script = happyScript();
-    harness = await createHarness({
+    const harness = await setUp({
       script: { ...script, PLAN: [planTurn({ ...ADD, description: '  Adds  **two** numbers.' }), ...(script.PLAN ?? []).slice(1)] },
     });
     const run = await harness.run();
@@ -116,7 +111,7 @@ describe('PLAN: the deterministic judge', () => {
 
   it('fails the run after three rejections, records why on HEAD, and resumes from that note', async () => {
     const unknown = planTurn({ ...ADD, description: 'divides by zero' });
-    harness = await createHarness({ script: { PLAN: [unknown, unknown, unknown] } });
+    const harness = await setUp({ script: { PLAN: [unknown, unknown, unknown] } });
     const failed = await harness.run();
 
     expect(failed.error?.code).toBe('gate-failed');

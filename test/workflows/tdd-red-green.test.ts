@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createEnveloper } from '../../src/engine/event-stream.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import {
@@ -9,7 +9,6 @@ import {
   LIST,
   RUN_ID,
   addOnlyFiles,
-  createHarness,
   cycleScript,
   eventsOf,
   greenTurn,
@@ -18,22 +17,12 @@ import {
   solvedImpl,
   stubImpl,
   trace,
-  type Harness,
-  type HarnessOptions,
 } from '../support/fake-tdd-harness.js';
+import { useHarness } from '../support/fake-tdd-suite.js';
 import type { AgentTurn } from '../support/fake-tdd-ports.js';
 import { testFile } from '../support/fake-tdd-verifier.js';
 
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.dispose();
-  harness = undefined;
-});
-
-async function setUp(options: Partial<HarnessOptions> & Pick<HarnessOptions, 'script'>): Promise<Harness> {
-  harness = await createHarness({ files: addOnlyFiles(), ...options });
-  return harness;
-}
+const setUp = useHarness({ files: addOnlyFiles() });
 
 /** A RED turn whose test passes at once: the implementation is already there. */
 const passingRed: AgentTurn = { write: { [ADD.testFile]: redTestFile(ADD), [ADD.implFile]: solvedImpl(ADD) } };

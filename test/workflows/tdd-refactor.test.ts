@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RatchetError } from '../../src/core/errors.js';
 import {
   ADD,
   addOnlyFiles,
   breakingRefactorTurn,
-  createHarness,
   cycleScript,
   eventsOf,
   goodRefactorTurn,
@@ -12,21 +11,11 @@ import {
   happyScript,
   solvedImpl,
   trace,
-  type Harness,
-  type HarnessOptions,
 } from '../support/fake-tdd-harness.js';
+import { useHarness } from '../support/fake-tdd-suite.js';
 import type { AgentTurn } from '../support/fake-tdd-ports.js';
 
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.dispose();
-  harness = undefined;
-});
-
-async function setUp(options: Partial<HarnessOptions> & Pick<HarnessOptions, 'script'>): Promise<Harness> {
-  harness = await createHarness({ files: addOnlyFiles(), ...options });
-  return harness;
-}
+const setUp = useHarness({ files: addOnlyFiles() });
 
 function refactorLines(lines: string[]): string[] {
   const from = lines.indexOf('stage-start REFACTOR#1');

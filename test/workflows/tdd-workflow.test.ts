@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RatchetError } from '../../src/core/errors.js';
 import type { EventInput } from '../../src/core/events.js';
 import type { HandoffState } from '../../src/core/handoff.js';
@@ -11,7 +11,6 @@ import {
   RUN_ID,
   SUB,
   addOnlyFiles,
-  createHarness,
   cycleScript,
   eventsOf,
   greenTurn,
@@ -23,17 +22,9 @@ import {
   trace,
   type Harness,
 } from '../support/fake-tdd-harness.js';
+import { useHarness } from '../support/fake-tdd-suite.js';
 
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.dispose();
-  harness = undefined;
-});
-
-async function setUp(options: Parameters<typeof createHarness>[0]): Promise<Harness> {
-  harness = await createHarness(options);
-  return harness;
-}
+const setUp = useHarness();
 
 /** The expected note: every field, so a stray one fails the comparison. */
 function note(fields: Pick<HandoffState, 'phase' | 'nextPhase' | 'cycleNumber' | 'currentTest' | 'completedTests' | 'pendingTests' | 'testResult'> & Partial<HandoffState>): HandoffState {

@@ -42,14 +42,32 @@ async function openRunSession(command: Command, runId: string | undefined): Prom
   }
 }
 
-export function registerRunCommands(program: Command, setExit: (code: number) => void): void {
-  program
-    .command('status')
-    .description('Show the state of a run: phase, cycle, current test (or committed batches), progress, cost')
+/**
+ * Adds a command on one run (`[run]`, default the latest run): `body` gets the run's session,
+ * which is closed after it, the run id as given and the command's flags.
+ */
+function runCommand<Flags>(
+  program: Command,
+  name: string,
+  description: string,
+  body: (session: RunSession, runId: string | undefined, flags: Flags) => Promise<void>,
+): Command {
+  return program
+    .command(name)
+    .description(description)
     .argument('[run]', 'run id (default: the latest run)')
-    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
+    .action(async (runId: string | undefined, flags: Flags, command: Command) => {
       await using session = await openRunSession(command, runId);
-      const { output, repoRoot, ledger, run } = session;
+      await body(session, runId, flags);
+    });
+}
+
+export function registerRunCommands(program: Command, setExit: (code: number) => void): void {
+  runCommand(
+    program,
+    'status',
+    'Show the state of a run: phase, cycle, current test (or committed batches), progress, cost',
+    async ({ output, repoRoot, ledger, run }) => {
       const checkpoints = await checkpointsOf(new Git(repoRoot), run);
       const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
       const summary = await ledger.summary(run.id);
@@ -83,15 +101,14 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       output.out(`  model     ${calls.total} calls, ${calls.inputTokens} in / ${calls.outputTokens} out tokens, cost ${formatCost(calls.costUsd, calls.unpricedCalls)}`);
       output.out(`  tests     ${summary.verifications.total} verification runs (${summary.verifications.failing} failing)`);
       if (run.error) output.out(pc.red(`  last error ${run.error}`));
-    });
+    },
+  );
 
-  program
-    .command('history')
-    .description('List the runs of this repository and the checkpoints of one run (with their handoff notes)')
-    .argument('[run]', 'run id (default: the latest run)')
-    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      await using session = await openRunSession(command, runId);
-      const { output, repoRoot, ledger, run } = session;
+  runCommand(
+    program,
+    'history',
+    'List the runs of this repository and the checkpoints of one run (with their handoff notes)',
+    async ({ output, repoRoot, ledger, run }, runId) => {
       const runs = await ledger.listRuns(20);
       const checkpoints = await checkpointsOf(new Git(repoRoot), run);
       if (output.json) {
@@ -117,15 +134,14 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
           : pc.dim(checkpoint.noteError ?? 'no note');
         output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject.padEnd(52)} ${detail}`);
       }
-    });
+    },
+  );
 
-  program
-    .command('report')
-    .description('Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/')
-    .argument('[run]', 'run id (default: the latest run)')
-    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      await using session = await openRunSession(command, runId);
-      const { output, repoRoot, ledger, run } = session;
+  runCommand(
+    program,
+    'report',
+    'Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/',
+    async ({ output, repoRoot, ledger, run }) => {
       const data = await gatherReportData(repoRoot, run, ledger, new Date());
       const dir = runDir(repoRoot, run.id);
       await mkdir(dir, { recursive: true });
@@ -138,7 +154,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       }
       output.out(markdown);
       output.out(pc.dim(`Written to ${relative(process.cwd(), join(dir, 'report.md')) || 'report.md'} and report.html beside it.`));
-    });
+    },
+  );
 
   program
     .command('rollback')
@@ -164,34 +181,29 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       }
     });
 
-  program
-    .command('accept')
-    .description("Merge a finished run into the branch it started from (fast-forward when possible) and remove its worktree")
-    .argument('[run]', 'run id (default: the latest run)')
-    .option('--force', 'accept a run that did not complete (its checkpoints as they are)')
-    .action(async (runId: string | undefined, flags: { force?: boolean }, command: Command) => {
-      await using session = await openRunSession(command, runId);
-      const { output, repoRoot, ledger, run } = session;
+  runCommand<{ force?: boolean }>(
+    program,
+    'accept',
+    'Merge a finished run into the branch it started from (fast-forward when possible) and remove its worktree',
+    async ({ output, repoRoot, ledger, run }, _runId, flags) => {
       await acceptAndReport(output, repoRoot, run, ledger, { force: Boolean(flags.force) });
-    });
+    },
+  ).option('--force', 'accept a run that did not complete (its checkpoints as they are)');
 
-  program
-    .command('reject')
-    .description('Drop a run: remove its worktree and branch (your checkout was never touched)')
-    .argument('[run]', 'run id (default: the latest run)')
-    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      await using session = await openRunSession(command, runId);
-      const { output, repoRoot, ledger, run } = session;
+  runCommand(
+    program,
+    'reject',
+    'Drop a run: remove its worktree and branch (your checkout was never touched)',
+    async ({ output, repoRoot, ledger, run }) => {
       await rejectAndReport(output, repoRoot, run, ledger);
-    });
+    },
+  );
 
-  program
-    .command('repair-notes')
-    .description('Repair the handoff notes (refs/notes/tdd-handoffs) of a run from the ledger')
-    .argument('[run]', 'run id (default: the latest run)')
-    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
-      await using session = await openRunSession(command, runId);
-      const { output, repoRoot, ledger, run } = session;
+  runCommand(
+    program,
+    'repair-notes',
+    'Repair the handoff notes (refs/notes/tdd-handoffs) of a run from the ledger',
+    async ({ output, repoRoot, ledger, run }) => {
       const result = await repairNotes(repoRoot, run, ledger);
       if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
       else {
@@ -200,5 +212,6 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         output.out(`Rewrote ${result.rewritten} handoff note(s) of run ${pc.cyan(run.id)} from the ledger.`);
       }
       setExit(0);
-    });
+    },
+  );
 }

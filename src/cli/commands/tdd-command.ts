@@ -1,13 +1,41 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { startTdd, resumeTdd } from '../../engine/tdd-run.js';
+import type { RatchetEvent } from '../../core/events.js';
+import { startTdd, resumeTdd, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
 import { configFor, createCliOutput, engineServices, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
+import type { Output } from '../output.js';
 
 interface TddFlags extends ProviderFlags {
   allowDirty?: boolean;
   record?: string;
+}
+
+/**
+ * What `tdd` and `resume` share: the repository, its configuration and ledger, and SIGINT/SIGTERM
+ * stopping the run at the next safe point; `makeRun` starts or resumes the run, which is driven to
+ * its end and rendered.
+ */
+async function driveTddRun(
+  command: Command,
+  flags: TddFlags,
+  makeRun: (options: Omit<ResumeTddOptions, 'runId'>, services: EngineServices) => AsyncGenerator<RatchetEvent, RunOutcome>,
+): Promise<{ output: Output; code: number; outcome: RunOutcome }> {
+  const output = createCliOutput(command);
+  const repoRoot = await repositoryRoot(command);
+  const config = await configFor(repoRoot, flags);
+  await using ledger = await openRepoLedger(repoRoot);
+  const interrupt = interruptOnSignals();
+  try {
+    const run = makeRun(
+      { repoRoot, config, signal: interrupt.signal, ...(flags.record ? { recordPath: resolve(flags.record) } : {}) },
+      engineServices(ledger),
+    );
+    return { output, ...(await driveRun(run, output, interrupt.bySigint)) };
+  } finally {
+    interrupt.dispose();
+  }
 }
 
 export function addProviderOptions(command: Command): Command {
@@ -31,31 +59,13 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
     .option('--max-attempts <n>', 'attempts per stage before the run stops (default 3)')
     .addHelpText('after', '\nExamples:\n  ratchet tdd "Add a stack with push, pop and peek" --provider anthropic --model claude-sonnet-4-5\n  ratchet tdd "Parse durations like 1h30m" --provider ollama --model qwen2.5-coder\n')
     .action(async (feature: string[], flags: TddFlags, command: Command) => {
-      const output = createCliOutput(command);
-      const repoRoot = await repositoryRoot(command);
-      const config = await configFor(repoRoot, flags);
-      await using ledger = await openRepoLedger(repoRoot);
-      const interrupt = interruptOnSignals();
-      try {
-        const run = startTdd(
-          {
-            repoRoot,
-            feature: feature.join(' '),
-            config,
-            allowDirty: Boolean(flags.allowDirty),
-            signal: interrupt.signal,
-            ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
-          },
-          engineServices(ledger),
-        );
-        const { code, outcome } = await driveRun(run, output, interrupt.bySigint);
-        if (code === 0 && !output.json) {
-          output.out(`Review it: ${pc.cyan(`ratchet report ${outcome.runId}`)}, then ${pc.cyan('ratchet accept')} to merge or ${pc.cyan('ratchet reject')} to drop it.`);
-        }
-        setExit(code);
-      } finally {
-        interrupt.dispose();
+      const { output, code, outcome } = await driveTddRun(command, flags, (options, services) =>
+        startTdd({ ...options, feature: feature.join(' '), allowDirty: Boolean(flags.allowDirty) }, services),
+      );
+      if (code === 0 && !output.json) {
+        output.out(`Review it: ${pc.cyan(`ratchet report ${outcome.runId}`)}, then ${pc.cyan('ratchet accept')} to merge or ${pc.cyan('ratchet reject')} to drop it.`);
       }
+      setExit(code);
     });
 
   addProviderOptions(
@@ -64,19 +74,9 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
       .description('Continue a run from its last checkpoint (after a failure, SIGINT, a crash or kill -9)')
       .argument('[run]', 'run id (default: the latest unfinished run)'),
   ).action(async (runId: string | undefined, flags: TddFlags, command: Command) => {
-    const output = createCliOutput(command);
-    const repoRoot = await repositoryRoot(command);
-    const config = await configFor(repoRoot, flags);
-    await using ledger = await openRepoLedger(repoRoot);
-    const interrupt = interruptOnSignals();
-    try {
-      const run = resumeTdd(
-        { repoRoot, config, signal: interrupt.signal, ...(runId ? { runId } : {}), ...(flags.record ? { recordPath: resolve(flags.record) } : {}) },
-        engineServices(ledger),
-      );
-      setExit((await driveRun(run, output, interrupt.bySigint)).code);
-    } finally {
-      interrupt.dispose();
-    }
+    const { code } = await driveTddRun(command, flags, (options, services) =>
+      resumeTdd({ ...options, ...(runId ? { runId } : {}) }, services),
+    );
+    setExit(code);
   });
 }
