@@ -25,6 +25,8 @@ export type FormatVerdict = { formattingOnly: true } | { formattingOnly: false; 
 const TRANSPARENT = new Set(['parenthesized_expression', 'formal_parameters']);
 /** Nodes whose presence says nothing about meaning: skipped with everything under them. */
 const IGNORED = new Set(['empty_statement', 'line_continuation']);
+/** What a plain string literal is made of (with an interpolation or anything else, it is compared token by token). */
+const STRING_PARTS = new Set(['string_fragment', 'escape_sequence', 'string_start', 'string_content', 'string_end']);
 /** Anonymous tokens formatters add or remove freely. */
 const LAYOUT_TOKENS = new Set([';', ',', '(', ')', '"', "'"]);
 
@@ -62,7 +64,8 @@ function meaningfulTokens(root: Node): Token[] {
 function visit(node: Node, tokens: Token[]): boolean {
   const { type } = node;
   if (IGNORED.has(type)) return false;
-  if (TRANSPARENT.has(type)) return true;
+  // TypeScript's `(x) => x` wraps the lone parameter in a `required_parameter`; `x => x` does not.
+  if (TRANSPARENT.has(type) || isLeadingOperatorType(node) || (type === 'required_parameter' && node.childCount === 1)) return true;
   const line = node.startPosition.row + 1;
   if (type.includes('comment')) {
     tokens.push({ text: `comment:${node.text.replace(/\s+/g, '')}`, line });
@@ -71,6 +74,13 @@ function visit(node: Node, tokens: Token[]): boolean {
   if (type === 'jsx_text') {
     const text = node.text.replace(/\s+/g, ' ').trim();
     if (text !== '') tokens.push({ text: `jsx_text:${text}`, line });
+    return false;
+  }
+  if (type === 'string' && node.namedChildren.every((child) => child !== null && STRING_PARTS.has(child.type))) {
+    const value = stringValue(node.text);
+    // `{ 'name': 1 }` and `{ name: 1 }`: formatters drop quotes around keys that need none.
+    const key = value.startsWith(':') && IDENTIFIER.test(value.slice(1)) && isPropertyName(node);
+    tokens.push({ text: key ? `property_identifier:${value.slice(1)}` : `string:${value}`, line });
     return false;
   }
   if (type === 'string_start' || type === 'string_end') {
@@ -82,9 +92,60 @@ function visit(node: Node, tokens: Token[]): boolean {
     tokens.push({ text: type, line });
     return true;
   }
-  if (!node.isNamed && LAYOUT_TOKENS.has(type)) return false;
+  if (!node.isNamed && (LAYOUT_TOKENS.has(type) || ((type === '|' || type === '&') && node.previousSibling === null))) return false;
   tokens.push({ text: node.isNamed ? `${type}:${node.text}` : node.text, line });
   return false;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+/** The field naming the key or name of a property, by the parent's node type. */
+const PROPERTY_NAME_FIELD: Readonly<Record<string, string>> = {
+  pair: 'key',
+  pair_pattern: 'key',
+  property_signature: 'name',
+  public_field_definition: 'name',
+  method_definition: 'name',
+  method_signature: 'name',
+  abstract_method_signature: 'name',
+};
+
+/** Whether `node` is the key of an object literal, pattern or type member, or a class member's name. */
+function isPropertyName(node: Node): boolean {
+  const parent = node.parent;
+  const field = parent === null ? undefined : PROPERTY_NAME_FIELD[parent.type];
+  return field !== undefined && parent?.childForFieldName(field)?.equals(node) === true;
+}
+
+/**
+ * TypeScript's `type A =\n  | X\n  | Y` (the leading `|` formatters write before a broken-up
+ * union or intersection) parses as one more union node around the first member: skipped.
+ */
+function isLeadingOperatorType(node: Node): boolean {
+  if (node.type !== 'union_type' && node.type !== 'intersection_type') return false;
+  const first = node.firstChild;
+  return first !== null && !first.isNamed && (first.type === '|' || first.type === '&');
+}
+
+/**
+ * A plain string literal's value, told apart by prefix and by triple quoting but not by which
+ * quote encloses it: `'it\'s'` and `"it's"` are the same string (only escaped quotes are decoded;
+ * every other escape is compared as written).
+ */
+function stringValue(text: string): string {
+  const opening = /^([A-Za-z]*)('''|"""|'|"|`)/.exec(text);
+  const prefix = opening?.[1] ?? '';
+  const quote = opening?.[2] ?? '';
+  const body = text.slice(prefix.length + quote.length, text.length - quote.length);
+  let value = '';
+  for (let index = 0; index < body.length; index++) {
+    const char = body[index] ?? '';
+    const next = body[index + 1];
+    if (char === '\\' && next !== undefined) {
+      value += next === '"' || next === "'" ? next : `${char}${next}`;
+      index++;
+    } else value += char;
+  }
+  return `${prefix.toLowerCase()}${quote.length === 3 ? '(triple)' : ''}:${value}`;
 }
 
 /** Whether `after` is `before` reformatted; `path` chooses how the two are compared. */

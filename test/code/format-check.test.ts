@@ -30,6 +30,25 @@ describe('compareFormatting (seed 002, 17.3)', () => {
     expect(await compareFormatting('src/x.ts', UGLY_TS, formatted)).toEqual({ formattingOnly: true });
   });
 
+  it('accepts broken-up unions with a leading |, and quotes swapped around escaped quotes', async () => {
+    const union = 'export type Shape = { kind: "circle"; r: number } | { kind: "square"; side: number } | { kind: "triangle"; base: number; height: number };\n';
+    const formatted = await prettier.format(union, { parser: 'typescript' });
+    expect(formatted).toMatch(/=\n\s+\| \{/);
+    expect(await verdict('shape.ts', union, formatted)).toBe(true);
+    const quoted = 'export const hint = "Run \\"npm test\\" first";\n';
+    const swapped = await prettier.format(quoted, { parser: 'typescript' });
+    expect(swapped).toContain(`'Run "npm test" first'`);
+    expect(await verdict('hint.ts', quoted, swapped)).toBe(true);
+    expect(await verdict('hint.ts', quoted, `export const hint = 'Run "npm  test" first';\n`)).toBe(false);
+    expect(await verdict('p.py', "s = 'it\\'s'\n", 's = "it\'s"\n')).toBe(true);
+    expect(await verdict('p.py', "s = '''a'''\n", 's = "a"\n')).toBe(false);
+    expect(await verdict('arrow.ts', 'export const ids = xs.map(x => x.id);\n', 'export const ids = xs.map((x) => x.id);\n')).toBe(true);
+    expect(await verdict('arrow.ts', 'export const ids = xs.map(x => x.id);\n', 'export const ids = xs.map((x: T) => x.id);\n')).toBe(false);
+    expect(await verdict('keys.js', "module.exports = { 'default': 1, b: 2 };\n", 'module.exports = { default: 1, b: 2 };\n')).toBe(true);
+    expect(await verdict('keys.js', "module.exports = { 'a-b': 1 };\n", 'module.exports = { a_b: 1 };\n')).toBe(false);
+    expect(await verdict('keys.js', "f('default');\n", 'f(default);\n')).toBe(false);
+  });
+
   it('accepts prettier on JavaScript with JSX and JSON', async () => {
     const jsx = "export const App=({name})=><div className='a'>  hello {name}   </div>\n";
     expect(await verdict('src/app.jsx', jsx, await prettier.format(jsx, { parser: 'babel' }))).toBe(true);
