@@ -62,13 +62,13 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [render(header), rule, ...rows.map(render)].join('\n');
 }
 
-export interface ProcessResult {
+interface ProcessResult {
   exitCode: number | null;
   output: string;
 }
 
 /** Runs a program without a shell and resolves with its exit code and combined output. */
-export function spawnCollect(file: string, args: readonly string[], cwd: string): Promise<ProcessResult> {
+function spawnCollect(file: string, args: readonly string[], cwd: string): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];

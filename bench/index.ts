@@ -35,13 +35,13 @@ const MAX_FILE_BYTES = 200 * 1024;
 const COLD_TARGET_RATIO = 2;
 const UPDATE_TARGET_MS = 100;
 
-export interface IndexBenchOptions extends Partial<BenchOptions> {
+interface IndexBenchOptions extends Partial<BenchOptions> {
   /** Files copied from node_modules (default 6000). */
   files?: number;
   log?: (line: string) => void;
 }
 
-export interface IndexBenchResult extends BenchSummary {
+interface IndexBenchResult extends BenchSummary {
   files: number;
   bytes: number;
   ctagsMs: number;
@@ -191,7 +191,7 @@ function timeCtags(dir: string, tagsFile: string): { ms: number; cpuMs: number; 
 }
 
 /** Runs the bench and returns its numbers; prints a table through `log` (default console.log). */
-export async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenchResult> {
+async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenchResult> {
   const log = options.log ?? ((line: string) => console.log(line));
   const runs = options.runs ?? 1;
   const limit = options.files ?? (Number(process.env.RATCHET_BENCH_INDEX_FILES) || DEFAULT_FILES);

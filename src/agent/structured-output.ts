@@ -5,7 +5,7 @@ import { formatZodIssues, toJsonSchema } from './tools/agent-tool.js';
 /** Name of the tool through which a stage with an output schema returns its result. */
 export const STRUCTURED_OUTPUT_TOOL = 'StructuredOutput';
 
-export type StructuredParse<T> = { ok: true; value: T } | { ok: false; problem: string };
+type StructuredParse<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 /** The structured-output side of one stage, built from its zod schema. */
 export interface StructuredOutput<T> {

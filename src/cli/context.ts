@@ -2,12 +2,11 @@ import type { Command } from 'commander';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { loadConfig, resolveProjectRoot } from '../config/load.js';
 import { RatchetError } from '../core/errors.js';
-import { createIdGenerator, systemClock } from '../engine/effects.js';
+import { createEngineServices } from '../engine/effects.js';
 import { ledgerPath } from '../engine/run-paths.js';
 import type { EngineServices } from '../engine/tdd-run.js';
 import { Git } from '../git/git.js';
 import { openLedger, secretsFromEnv, type Ledger } from '../ledger/ledger.js';
-import { createProcessRunner } from '../process/runner.js';
 import { createOutput, type Output } from './output.js';
 
 /** Options every command accepts (DESIGN.md, Commands). */
@@ -67,11 +66,5 @@ export async function openRepoLedger(repoRoot: string): Promise<Ledger> {
 }
 
 export function engineServices(ledger: Ledger): EngineServices {
-  return {
-    ledger,
-    clock: systemClock,
-    ids: createIdGenerator(systemClock),
-    runner: createProcessRunner(),
-    env: process.env,
-  };
+  return createEngineServices(ledger, process.env);
 }

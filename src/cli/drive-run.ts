@@ -34,14 +34,14 @@ export function interruptOnSignals(): { signal: AbortSignal; bySigint: () => boo
  * What to do about a run that did not complete, for people and for `--json` consumers alike:
  * the error's own hint and the command that continues the run.
  */
-export interface NextStep {
+interface NextStep {
   /** The command line to run, e.g. `ratchet resume 20261121-233624-a1b2`. */
   command: string;
   /** The same as arguments of the `ratchet` binary, for spawning without a shell. */
   argv: string[];
 }
 
-export function nextStepOf(outcome: RunOutcome): NextStep | null {
+function nextStepOf(outcome: RunOutcome): NextStep | null {
   if (outcome.status === 'completed') return null;
   return { command: `ratchet resume ${outcome.runId}`, argv: ['resume', outcome.runId] };
 }

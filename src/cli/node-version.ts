@@ -1,5 +1,5 @@
 /** The oldest Node.js major Ratchet runs on (package.json `engines`). */
-export const REQUIRED_NODE_MAJOR = 22;
+const REQUIRED_NODE_MAJOR = 22;
 
 /**
  * The message for a Node.js `version` (as in `process.version`) too old for Ratchet, or null when

@@ -6,7 +6,7 @@
 import type { Node } from "web-tree-sitter";
 import { parseFile, type LanguageId } from "./tree-sitter.js";
 
-export interface FunctionMetric {
+interface FunctionMetric {
   /** Function name; `Container.name` for methods; `anonymous function` for lambdas/closures. */
   name: string;
   kind: "function" | "method" | "anonymous";
@@ -16,7 +16,7 @@ export interface FunctionMetric {
   lines: number;
 }
 
-export interface ClassMetric {
+interface ClassMetric {
   name: string;
   /** `class` (classes, enums, records) or `type` (Go receiver types, Rust `impl` targets). */
   kind: "class" | "type";

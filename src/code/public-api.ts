@@ -17,15 +17,15 @@
 import type { LanguageId } from './tree-sitter.js';
 import type { CodeIndex, CodeSymbol, IndexedFile, SymbolKind } from './index/types.js';
 
-export const PUBLIC_API_SNAPSHOT_VERSION = 1;
+const PUBLIC_API_SNAPSHOT_VERSION = 1;
 
-export interface ApiEntry {
+interface ApiEntry {
   kind: SymbolKind | 'reexport';
   /** The declaration's signature; overloads are joined with ` ; `. */
   signature: string;
 }
 
-export interface ModuleApi {
+interface ModuleApi {
   language: LanguageId;
   /** Exported name (`Class.method` for methods) -> entry, sorted by name. */
   exports: Record<string, ApiEntry>;

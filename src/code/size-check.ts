@@ -70,7 +70,7 @@ export async function checkNeedsRefactor(
 }
 
 /** The findings for one measured file (pure). */
-export function refactorReasons(
+function refactorReasons(
   file: string,
   metrics: CodeMetrics,
   config: RefactorCheckConfig,

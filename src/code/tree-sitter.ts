@@ -11,16 +11,14 @@ import { extname } from "node:path";
 import { Language, Parser, type Tree } from "web-tree-sitter";
 
 /** Languages Ratchet can parse. `tsx` is TypeScript with JSX (a separate grammar). */
-export const LANGUAGE_IDS = [
-  "typescript",
-  "tsx",
-  "javascript",
-  "python",
-  "go",
-  "java",
-  "rust",
-] as const;
-export type LanguageId = (typeof LANGUAGE_IDS)[number];
+export type LanguageId =
+  | "typescript"
+  | "tsx"
+  | "javascript"
+  | "python"
+  | "go"
+  | "java"
+  | "rust";
 
 const EXTENSIONS: Readonly<Record<string, LanguageId>> = {
   ".ts": "typescript",
@@ -59,7 +57,7 @@ export function languageIdForFile(path: string): LanguageId | undefined {
 }
 
 /** Absolute path of a grammar's `.wasm` file. */
-export function grammarWasmPath(id: LanguageId): string {
+function grammarWasmPath(id: LanguageId): string {
   return require.resolve(GRAMMAR_WASM[id]);
 }
 
@@ -81,14 +79,6 @@ export async function loadLanguage(id: LanguageId): Promise<Language> {
     language.catch(() => languages.delete(id));
   }
   return language;
-}
-
-/** The grammar for a file, or undefined when its extension is not supported. */
-export async function languageForFile(
-  path: string,
-): Promise<Language | undefined> {
-  const id = languageIdForFile(path);
-  return id === undefined ? undefined : loadLanguage(id);
 }
 
 /**

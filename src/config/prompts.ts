@@ -19,7 +19,7 @@ export interface StagePrompt {
 }
 
 /** Nested TOML tables of prompt text. */
-export interface PromptTree {
+interface PromptTree {
   [key: string]: string | PromptTree;
 }
 
@@ -50,7 +50,6 @@ export const PROMPT_VARIABLES = {
   reasons: "Findings of the static size checker, one per line.",
   changed_files: "Files changed in this cycle, one per line.",
 } as const;
-export type PromptVariable = keyof typeof PROMPT_VARIABLES;
 
 const StagePromptSchema = z.strictObject({
   system: z

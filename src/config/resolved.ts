@@ -14,7 +14,7 @@ import type {
 /** Where a setting came from; settings absent from `ResolvedConfig.origins` are defaults. */
 export type ConfigOrigin = "file" | "env" | "flag";
 
-export interface StageOverride {
+interface StageOverride {
   model?: string;
   timeoutMs?: number;
   maxAttempts?: number;

@@ -8,7 +8,7 @@
 import { z } from "zod";
 
 /** Providers Ratchet can drive (DESIGN.md, Contracts). */
-export const PROVIDER_NAMES = [
+const PROVIDER_NAMES = [
   "anthropic",
   "openai",
   "openai-compatible",
@@ -19,7 +19,7 @@ export const PROVIDER_NAMES = [
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 /** When the TDD loop runs REFACTOR: every cycle, only when the static checker asks, or never. */
-export const REFACTOR_MODES = ["always", "when-needed", "never"] as const;
+const REFACTOR_MODES = ["always", "when-needed", "never"] as const;
 export type RefactorMode = (typeof REFACTOR_MODES)[number];
 
 /** Agent stages as spelled in `[stages.<name>]` tables. */
@@ -37,7 +37,7 @@ export type StageKey = (typeof STAGE_KEYS)[number];
 export const DEFAULT_MODEL = "claude-opus-4-5-20251101";
 
 /** Test-file globs covering the common conventions of the supported languages. */
-export const DEFAULT_TEST_PATTERNS: readonly string[] = [
+const DEFAULT_TEST_PATTERNS: readonly string[] = [
   "**/*.test.*",
   "**/*.spec.*",
   "**/__tests__/**",
@@ -174,7 +174,6 @@ const StageOverrideSchema = z
       .describe("Model turns for this stage (default: [tdd] max_turns)."),
   })
   .describe("Per-stage overrides.");
-export type StageOverrideFile = z.output<typeof StageOverrideSchema>;
 
 const StagesSectionSchema = z
   .strictObject({
@@ -293,8 +292,6 @@ export const ConfigFileSchema = z.strictObject({
   refactor: RefactorSectionSchema.prefault({}),
 });
 
-/** The file as written (every key optional). */
-export type ConfigFileInput = z.input<typeof ConfigFileSchema>;
 /** The file after defaults (snake_case). */
 export type ConfigFile = z.output<typeof ConfigFileSchema>;
 

@@ -2,18 +2,17 @@ import { z } from 'zod';
 import { PHASES } from './stages.js';
 
 /** Seed 003's TestCase: one item of `test-list.md`. */
-export const TestCaseSchema = z.object({
+const TestCaseSchema = z.object({
   description: z.string().min(1),
   testFile: z.string().min(1),
   implFile: z.string().min(1),
 });
 export type TestCase = z.infer<typeof TestCaseSchema>;
 
-export const ErrorDetailsSchema = z.object({
+const ErrorDetailsSchema = z.object({
   type: z.string(),
   message: z.string(),
 });
-export type ErrorDetails = z.infer<typeof ErrorDetailsSchema>;
 
 /**
  * Seed 003's HandoffState, written as JSON (camelCase) in a git note under

@@ -9,26 +9,24 @@ export type Phase = (typeof PHASES)[number];
 /** The phases stage events belong to: the TDD phases, plus those of the refactor workflow. */
 export type StagePhase = Phase | 'SETUP' | 'BATCH';
 
-export const STAGES = [
-  'PLAN',
-  'RED',
-  'RED_FIX',
-  'GREEN',
-  'VERIFY',
-  'FIX',
-  'REFACTOR',
-  'RE_VERIFY',
+export type StageName =
+  | 'PLAN'
+  | 'RED'
+  | 'RED_FIX'
+  | 'GREEN'
+  | 'VERIFY'
+  | 'FIX'
+  | 'REFACTOR'
+  | 'RE_VERIFY'
   // Refactor workflow (seed 002): baseline, planner/patcher/critic roles, the formatter of
   // formatting-only batches, fast/full verifiers.
-  'BASELINE',
-  'PLANNER',
-  'PATCHER',
-  'CRITIC',
-  'FORMAT',
-  'FAST_VERIFY',
-  'FULL_VERIFY',
-] as const;
-export type StageName = (typeof STAGES)[number];
+  | 'BASELINE'
+  | 'PLANNER'
+  | 'PATCHER'
+  | 'CRITIC'
+  | 'FORMAT'
+  | 'FAST_VERIFY'
+  | 'FULL_VERIFY';
 
 /** Stages that run an agent (the others only run verification). */
 export const AGENT_STAGES = ['PLAN', 'RED', 'RED_FIX', 'GREEN', 'FIX', 'REFACTOR'] as const;

@@ -46,8 +46,6 @@ export type Violation =
   | { kind: 'over-budget'; message: string; loc: number; budget: number }
   | { kind: 'does-not-apply'; message: string; output: string };
 
-export type ViolationKind = Violation['kind'];
-
 /**
  * Outcome of `admitPatch`. `warnings` holds `declared-not-touched` findings, which never block
  * a patch: models often list files they read or expected to change, and the diff (not the

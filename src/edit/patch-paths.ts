@@ -4,7 +4,7 @@
  */
 
 /** Basenames of dependency lockfiles across the ecosystems Ratchet supports. */
-export const LOCKFILE_NAMES: readonly string[] = [
+const LOCKFILE_NAMES: readonly string[] = [
   'package-lock.json',
   'npm-shrinkwrap.json',
   'yarn.lock',

@@ -30,10 +30,10 @@ export interface ParsedSearchReplace {
   errors: string[];
 }
 
-export type SearchReplaceFailureKind = 'missing-file' | 'not-found' | 'ambiguous' | 'file-exists';
+type SearchReplaceFailureKind = 'missing-file' | 'not-found' | 'ambiguous' | 'file-exists';
 
 /** Why one block could not be applied; `message` is written for the model's retry prompt. */
-export interface SearchReplaceFailure {
+interface SearchReplaceFailure {
   /** Index of the block in the list given to `applySearchReplace`. */
   block: number;
   path: string;

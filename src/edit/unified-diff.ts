@@ -15,10 +15,10 @@ import { formatPatchFile } from './format-patch.js';
 import { parseGitHeaderPaths, parsePathField, stripPrefixes, unquote } from './diff-paths.js';
 
 /** How a file section changes its file. */
-export type PatchFileStatus = 'modified' | 'added' | 'deleted' | 'renamed' | 'copied';
+type PatchFileStatus = 'modified' | 'added' | 'deleted' | 'renamed' | 'copied';
 
 /** One `@@` hunk with line counts that agree with its body. */
-export interface PatchHunk {
+interface PatchHunk {
   oldStart: number;
   oldLines: number;
   newStart: number;

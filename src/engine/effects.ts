@@ -2,6 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock, IdGenerator } from '../core/effects.js';
 import { RatchetError } from '../core/errors.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { createProcessRunner } from '../process/runner.js';
+import type { EngineServices } from './tdd-run.js';
 
 /** The real clock. */
 export const systemClock: Clock = {
@@ -30,4 +33,12 @@ export function createIdGenerator(clock: Clock = systemClock): IdGenerator {
     },
     uuid: () => randomUUID(),
   };
+}
+
+/**
+ * The real effects for running a workflow: the given ledger, the system clock, time-sorted run ids,
+ * a process runner that kills whole process groups, and the environment (keys are read from it).
+ */
+export function createEngineServices(ledger: Ledger, env: Record<string, string | undefined> = process.env): EngineServices {
+  return { ledger, clock: systemClock, ids: createIdGenerator(systemClock), runner: createProcessRunner(), env };
 }

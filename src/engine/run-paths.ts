@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 /** Where a run keeps its files (DESIGN.md, Files). */
-export function ratchetDir(repoRoot: string): string {
+function ratchetDir(repoRoot: string): string {
   return join(repoRoot, '.ratchet');
 }
 export function ledgerPath(repoRoot: string): string {

@@ -1,6 +1,5 @@
-// `openLedger`, the ledger's types and `secretsFromEnv` (see `./ledger.js`), plus the redactor,
-// the migrations and the database schema.
+// `openLedger`, the ledger's types and `secretsFromEnv` (see `./ledger.js`), plus the redactor
+// and the migrations.
 export * from './ledger.js';
-export { createRedactor, redactValue, REDACTED, MIN_SECRET_LENGTH, type Redactor } from './redact.js';
+export { createRedactor, redactValue, REDACTED } from '../core/redact.js';
 export { MIGRATIONS } from './migrate.js';
-export type { LedgerDatabase } from './schema.js';

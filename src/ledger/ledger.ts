@@ -17,7 +17,7 @@ import {
 import { sqliteCode } from './internal/sqlite-code.js';
 import { computeSummary } from './internal/summary.js';
 import { migrateToLatest } from './migrate.js';
-import { createRedactor, redactValue, type Redactor } from './redact.js';
+import { createRedactor, redactValue, secretsFromEnv, type Redactor } from '../core/redact.js';
 import type { LedgerDatabase } from './schema.js';
 import type {
   CheckpointRow,
@@ -39,7 +39,7 @@ import type {
 // The ledger's public API, importable from this module (`./index.js` re-exports it): the
 // contract's types and `secretsFromEnv`.
 export type * from './types.js';
-export { secretsFromEnv } from './redact.js';
+export { secretsFromEnv } from '../core/redact.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 const DEFAULT_LIST_LIMIT = 20;
@@ -53,7 +53,7 @@ type SeqTable = 'model_calls' | 'tool_calls' | 'verifications' | 'checkpoints';
  * ledger. File ledgers use WAL, so readers (`ratchet status`) never block the run writing it.
  * Throws `internal` when the file cannot be opened or migrated.
  */
-export async function openLedger(file: string, options: LedgerOptions): Promise<Ledger> {
+export async function openLedger(file: string, options: LedgerOptions = {}): Promise<Ledger> {
   const inMemory = file === ':memory:';
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   let sqlite: BetterSqlite3.Database | undefined;
@@ -69,7 +69,7 @@ export async function openLedger(file: string, options: LedgerOptions): Promise<
       dialect: new SqliteDialect({ database: sqlite }),
     });
     await migrateToLatest(db, sqlite);
-    const redact = createRedactor(options.secrets);
+    const redact = createRedactor(options.secrets ?? secretsFromEnv(process.env));
     return new SqliteLedger(file, db, sqlite, redact, options.now ?? (() => new Date()));
   } catch (error) {
     if (sqlite?.open === true) sqlite.close();

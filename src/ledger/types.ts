@@ -223,8 +223,11 @@ export interface EventQuery {
 }
 
 export interface LedgerOptions {
-  /** Values to redact wherever they appear (see `secretsFromEnv`). */
-  secrets: readonly string[];
+  /**
+   * Values to redact wherever they appear (see `secretsFromEnv`). Default: the keys and tokens
+   * found in `process.env`, so a ledger opened without options never stores them either.
+   */
+  secrets?: readonly string[];
   /** Milliseconds SQLite waits for another connection's lock before failing (default 5000). */
   busyTimeoutMs?: number;
   /** Clock for `created_at` / `updated_at` of runs (default: system time). */

@@ -169,7 +169,7 @@ async function runStreaming(call: CallSettings, onTextDelta: ((delta: string) =>
 }
 
 /** Our messages -> AI SDK messages (assistant text + tool-call parts, tool-result parts). */
-export function toSdkMessages(messages: readonly ModelMessage[]): SdkModelMessage[] {
+function toSdkMessages(messages: readonly ModelMessage[]): SdkModelMessage[] {
   return messages.map((message): SdkModelMessage => {
     switch (message.role) {
       case 'user':
@@ -204,7 +204,7 @@ export function toSdkMessages(messages: readonly ModelMessage[]): SdkModelMessag
 }
 
 /** Tool declarations without `execute`: the SDK hands the calls back instead of running them. */
-export function toSdkTools(tools: readonly ToolDefinition[]): ToolSet {
+function toSdkTools(tools: readonly ToolDefinition[]): ToolSet {
   const set: ToolSet = {};
   for (const definition of tools) {
     set[definition.name] = tool({

@@ -13,7 +13,7 @@ export interface ModelPrice {
 }
 
 /** The price table; keep ids lower-case. Longer ids win over their prefixes. */
-export const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
+const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
   // Anthropic
   'claude-opus-4-5': { input: 5, output: 25 },
   'claude-opus-4-1': { input: 15, output: 75 },

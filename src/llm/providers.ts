@@ -19,11 +19,11 @@ import { createAiSdkModelClient, type AiSdkLanguageModel } from './ai-sdk-client
 import { createReplayModelClient } from './replay.js';
 
 /** Providers served by this layer (`claude-code` is an agent runtime, not a model client). */
-export type ModelProviderName = 'anthropic' | 'openai' | 'openai-compatible' | 'ollama' | 'replay';
+type ModelProviderName = 'anthropic' | 'openai' | 'openai-compatible' | 'ollama' | 'replay';
 /** Providers reached over HTTP. */
-export type HttpProviderName = Exclude<ModelProviderName, 'replay'>;
+type HttpProviderName = Exclude<ModelProviderName, 'replay'>;
 
-export type Environment = Record<string, string | undefined>;
+type Environment = Record<string, string | undefined>;
 
 export interface CreateModelClientOptions {
   provider: ModelProviderName;

@@ -7,7 +7,7 @@ import { RatchetError, throwIfAborted, toRatchetError } from '../core/errors.js'
 import type { GenerateOptions, ModelClient, ModelRequest, ModelResponse } from '../core/model.js';
 
 /** Upper bound for any single wait, whatever the server asks. */
-export const MAX_RETRY_DELAY_MS = 60_000;
+const MAX_RETRY_DELAY_MS = 60_000;
 
 /**
  * Wait before retry number `attempt` (1-based): the server's `retryAfterMs` when given, else

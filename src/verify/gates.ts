@@ -7,7 +7,7 @@ import { diffFingerprints } from './fingerprint.js';
  */
 
 /** Why a gate rejected a stage's result. */
-export type GateRejectionReason =
+type GateRejectionReason =
   /** RED: the new test passes already (the behaviour may exist). */
   | 'passed-immediately'
   /** RED: no test appeared that fails now and did not pass before. */

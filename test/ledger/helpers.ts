@@ -8,7 +8,7 @@ import type { ModelRequest, ModelResponse } from '../../src/core/model.js';
 import { openLedger, type Ledger, type NewRun } from '../../src/ledger/index.js';
 
 /** A fresh temporary directory, removed by the returned `cleanup`. */
-export async function tempDir(): Promise<{
+async function tempDir(): Promise<{
   dir: string;
   cleanup: () => Promise<void>;
 }> {

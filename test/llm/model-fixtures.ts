@@ -1,7 +1,7 @@
 /** Requests, tools and a fake sleep shared by the llm tests. */
 import type { ModelRequest, ToolDefinition } from '../../src/core/model.js';
 
-export const readTool: ToolDefinition = {
+const readTool: ToolDefinition = {
   name: 'Read',
   description: 'Read a file',
   inputSchema: {
@@ -11,7 +11,7 @@ export const readTool: ToolDefinition = {
   },
 };
 
-export const bashTool: ToolDefinition = {
+const bashTool: ToolDefinition = {
   name: 'Bash',
   description: 'Run a command',
   inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },

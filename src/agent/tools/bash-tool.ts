@@ -4,7 +4,7 @@ import type { AgentTool } from './agent-tool.js';
 import { truncateMiddle } from './truncate-output.js';
 
 /** Output shown to the model, in characters (head and tail kept). */
-export const BASH_OUTPUT_LIMIT = 30_000;
+const BASH_OUTPUT_LIMIT = 30_000;
 
 const bashInput = z.object({
   command: z.string().min(1).describe('The shell command to run (with /bin/sh -c) in the worktree directory.'),

@@ -7,7 +7,7 @@ import { ToolError } from '../tool-error.js';
 import { capLines } from './truncate-output.js';
 
 /** Most paths listed in one result. */
-export const GLOB_RESULT_LIMIT = 500;
+const GLOB_RESULT_LIMIT = 500;
 
 const globInput = z.object({
   pattern: z.string().min(1).describe("Glob pattern, e.g. '**/*.ts' or 'src/**/*.test.ts'."),

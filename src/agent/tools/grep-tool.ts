@@ -7,7 +7,7 @@ import { ToolError } from '../tool-error.js';
 import { capLines, truncateMiddle } from './truncate-output.js';
 
 /** Most matching lines shown in one result. */
-export const GREP_RESULT_LIMIT = 300;
+const GREP_RESULT_LIMIT = 300;
 const MAX_COLUMNS = 500;
 
 const grepInput = z.object({

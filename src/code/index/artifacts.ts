@@ -17,7 +17,7 @@ import { renderArchitectureSnapshot } from './architecture-snapshot.js';
 import { callGraphOf } from './call-graph.js';
 import type { CodeIndex } from './types.js';
 
-export const RISK_FORMULA =
+const RISK_FORMULA =
   'score = round(100 * (0.35*F + 0.25*C + 0.15*S + 0.25*U)); F = min(1, log2(1+fanIn)/log2(21)); ' +
   'C = min(1, log2(1+churn)/log2(21)); S = min(1, log2(1+lines)/log2(2001)); U = 0 if a test covers the file, else 1';
 

@@ -42,7 +42,7 @@ export function countCallEdges(graph: CallGraph): number {
   return edges;
 }
 
-export function buildCallGraph(files: readonly IndexedFile[]): CallGraph {
+function buildCallGraph(files: readonly IndexedFile[]): CallGraph {
   const byPath = new Map(files.map((file) => [file.path, file]));
   const symbolCache = new Map<string, FileSymbols>();
   const symbolsOf = (path: string): FileSymbols => {

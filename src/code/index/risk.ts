@@ -28,7 +28,7 @@ function saturating(value: number, saturation: number): number {
 }
 
 /** The 0-100 risk score of a file (formula in the module comment). */
-export function riskScore(signals: Pick<RiskSignals, 'fanIn' | 'churn' | 'lines' | 'tests'>): number {
+function riskScore(signals: Pick<RiskSignals, 'fanIn' | 'churn' | 'lines' | 'tests'>): number {
   const score =
     0.35 * saturating(signals.fanIn, 20) +
     0.25 * saturating(signals.churn, 20) +

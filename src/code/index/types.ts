@@ -122,7 +122,7 @@ export interface RiskEntry {
   score: number;
 }
 
-export interface IndexStats {
+interface IndexStats {
   /** Files parsed in this build (new or changed content). */
   parsed: number;
   /** Files whose parse results came from the cache. */

@@ -6,7 +6,7 @@ import { assertNotOption, type GitCommand } from './git-command.js';
 export const NOTES_HINT = "Run 'ratchet repair-notes' to recover.";
 
 /** `tdd-handoffs` -> `refs/notes/tdd-handoffs`; full refs pass through. */
-export function notesRef(ref: string): string {
+function notesRef(ref: string): string {
   assertNotOption(ref, 'notes ref');
   return ref.startsWith('refs/') ? ref : `refs/notes/${ref}`;
 }

@@ -41,8 +41,8 @@ const CheckResultShape = z.looseObject({
   ok: z.boolean(),
 });
 
-export type ParsedTestRun = z.infer<typeof TestRunResultShape>;
-export type ParsedCheck = z.infer<typeof CheckResultShape>;
+type ParsedTestRun = z.infer<typeof TestRunResultShape>;
+type ParsedCheck = z.infer<typeof CheckResultShape>;
 
 export type ParsedVerification = { type: 'test-run'; result: ParsedTestRun } | { type: 'check'; result: ParsedCheck };
 

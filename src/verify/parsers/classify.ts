@@ -75,7 +75,7 @@ export function kindFromText(text: string, fallback: FailureKind): FailureKind {
  * Python's `E   NameError: ...` lines and `file.py:3: AssertionError` trailers, JavaScript's
  * `cause: TypeError: ...` and leading `TypeError: ...`, Java's `java.lang.X: ...`.
  */
-export function firstExceptionName(text: string): string | undefined {
+function firstExceptionName(text: string): string | undefined {
   const patterns = [
     /^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Interrupt|Warning))\b/m,
     /^\S+:\d+: ([A-Za-z_][\w.]*(?:Error|Exception|Failed))$/m,

@@ -35,8 +35,8 @@ export interface PlanBounds {
  * formatting-only pass, when a formatter is configured, comes before all of them (see
  * `FORMAT_OPERATION`).
  */
-export const CATEGORY_ORDER = ['import-cleanup', 'small-extracts', 'tests', 'restructure'] as const;
-export type BatchCategory = (typeof CATEGORY_ORDER)[number];
+const CATEGORY_ORDER = ['import-cleanup', 'small-extracts', 'tests', 'restructure'] as const;
+type BatchCategory = (typeof CATEGORY_ORDER)[number];
 
 const OPERATIONS: Record<BatchCategory, string[]> = {
   'import-cleanup': ['remove-unused-imports', 'remove-dead-code'],

@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The structured outputs of seed 002, section 15. Models answer through `--json-schema` (Claude
  * Code) or the StructuredOutput tool (our tool loop); both are validated again here.
  */
-export const PlannedBatchSchema = z.object({
+const PlannedBatchSchema = z.object({
   id: z.string(),
   goal: z.string().min(1),
   scope_globs: z.array(z.string()).min(1),
@@ -35,4 +35,3 @@ export const CriticResponseSchema = z.object({
   reasons: z.array(z.string()),
   suggested_constraints: z.record(z.string(), z.unknown()).optional(),
 });
-export type CriticResponse = z.infer<typeof CriticResponseSchema>;
