@@ -103,6 +103,17 @@ async function resolveExisting(target: string, shown: string): Promise<string> {
 }
 
 /**
+ * Whether a stage may write a worktree-relative path (POSIX separators): `write` matches it and
+ * no `denyWrite` glob does; `.git` is never writable. The guard's rule, for checking what a
+ * stage changed by other means (its shell, or a runtime that does not use the guard).
+ */
+export function createWriteMatcher(policy: PathPolicy): (relativePath: string) => boolean {
+  const canWrite = compile(policy.write);
+  const denied = compile(policy.denyWrite);
+  return (relativePath) => !isGitPath(relativePath) && canWrite(relativePath) && (policy.denyWrite.length === 0 || !denied(relativePath));
+}
+
+/**
  * Creates the file guard of one stage. Relative paths resolve against `worktree`; absolute
  * paths are accepted only inside it (spelled with or without its symlinks resolved). A path
  * is refused when it leaves the worktree lexically (`..`, another absolute path) or through a

@@ -1,6 +1,6 @@
 import type { ZodType } from 'zod';
 import type { StageName } from './stages.js';
-import type { ToolCall, TokenUsage } from './model.js';
+import type { TokenUsage } from './model.js';
 import type { EventInput } from './events.js';
 
 /** Which paths a stage's tools may touch, as globs relative to the worktree. */
@@ -42,8 +42,12 @@ export type StageOutcome<T = unknown> =
       costUsd: number | null;
     }
   | {
-      /** The turn limit was reached before the agent finished. */
-      status: 'turn-limit' | 'invalid-output';
+      /**
+       * `turn-limit`: the turn limit was reached before the agent finished; `invalid-output`: no
+       * valid structured result; `path-violation`: it changed files its stage may not write
+       * (put back by the orchestrator).
+       */
+      status: 'turn-limit' | 'invalid-output' | 'path-violation';
       finalText: string;
       output: undefined;
       turns: number;
@@ -57,5 +61,3 @@ export interface AgentRuntime {
   /** Runs one stage to completion. Throws RatchetError for provider/auth/interrupt failures. */
   runStage<T>(request: StageRequest<T>): Promise<StageOutcome<T>>;
 }
-
-export type { ToolCall };

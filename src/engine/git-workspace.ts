@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
@@ -58,10 +58,14 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
         return null;
       }
     },
+    readFileAt: (commit, path) => git.showFile(commit, path),
     async writeFile(path, text) {
       const full = inside(root, path);
       await mkdir(dirname(full), { recursive: true });
       await writeFile(full, text);
+    },
+    async removeFile(path) {
+      await rm(inside(root, path), { force: true });
     },
   };
 }

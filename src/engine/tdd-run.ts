@@ -4,6 +4,8 @@ import type { Clock, IdGenerator } from '../core/effects.js';
 import { RatchetError, toRatchetError } from '../core/errors.js';
 import type { RatchetEvent } from '../core/events.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
+import { z } from 'zod';
+import type { ConfigFlags } from '../config/load.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { stageSettings } from '../config/resolved.js';
 import { loadPrompts, packageRoot, renderTemplate, stagePrompt } from '../config/prompts.js';
@@ -12,7 +14,7 @@ import { acquireRepoLock } from '../git/repo-lock.js';
 import type { ProcessRunner } from '../process/types.js';
 import { detectTestCommand } from '../verify/detect.js';
 import { checkNeedsRefactor } from '../code/size-check.js';
-import type { Ledger } from '../ledger/types.js';
+import type { Ledger, RunRow } from '../ledger/types.js';
 import { asGitRun, type GitRun } from './git-run.js';
 import type { TddDependencies, TddPolicy } from '../workflows/tdd/ports.js';
 import { initialHandoff, runTdd } from '../workflows/tdd/workflow.js';
@@ -103,7 +105,7 @@ export async function* startTdd(
     const branch = runBranch(runId);
     const worktree = worktreePath(config.home, runId);
     await git.addWorktree(worktree, branch, baseCommit);
-    await shareDependencies(repoRoot, worktree);
+    await shareDependencies(repoRoot, worktree, git);
     const run = asGitRun(
       await services.ledger.createRun({
         id: runId,
@@ -116,7 +118,13 @@ export async function* startTdd(
         worktree,
         provider: config.provider.name,
         model: config.provider.model,
-        config: { testCommand: detected.command, framework: detected.framework, refactor: config.tdd.refactor },
+        config: {
+          testCommand: detected.command,
+          framework: detected.framework,
+          refactor: config.tdd.refactor,
+          ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
+          ...(config.provider.cassette ? { cassette: config.provider.cassette } : {}),
+        },
       }),
     );
     // The notes ref is shared by every run: a run killed while writing a note leaves its lock.
@@ -166,8 +174,31 @@ export interface ResumeTddOptions {
   signal?: AbortSignal;
 }
 
+const StoredTddSettingsSchema = z.object({
+  baseUrl: z.string().optional(),
+  cassette: z.string().optional(),
+  refactor: z.enum(['always', 'when-needed', 'never']).optional(),
+});
+
+/**
+ * The provider settings a TDD run started with, for `resume`: the provider, model, endpoint,
+ * cassette and refactor mode it recorded. Resuming with them keeps the model the run was
+ * started on (it is never swapped silently); flags given to `resume` still win.
+ */
+export function runProviderFlags(run: RunRow): Pick<ConfigFlags, 'provider' | 'model' | 'baseUrl' | 'cassette' | 'refactor'> {
+  const stored = StoredTddSettingsSchema.safeParse(run.config);
+  const settings = stored.success ? stored.data : {};
+  return {
+    ...(run.provider ? { provider: run.provider } : {}),
+    ...(run.model ? { model: run.model } : {}),
+    ...(settings.baseUrl ? { baseUrl: settings.baseUrl } : {}),
+    ...(settings.cassette ? { cassette: settings.cassette } : {}),
+    ...(settings.refactor ? { refactor: settings.refactor } : {}),
+  };
+}
+
 /** Finds the resume point of a run: the newest commit on its branch with a note of this run. */
-export async function findResumePoint(
+async function findResumePoint(
   git: Git,
   run: GitRun,
 ): Promise<{ commit: string; state: HandoffState | null; dropped: number }> {
@@ -241,7 +272,7 @@ export async function* resumeTdd(
       await git.pruneWorktrees();
       await git.addWorktree(run.worktree, run.branch);
     }
-    await shareDependencies(repoRoot, run.worktree);
+    await shareDependencies(repoRoot, run.worktree, git);
     const worktreeGit = new Git(run.worktree);
     await worktreeGit.resetHard('HEAD');
     await worktreeGit.clean();
@@ -336,6 +367,7 @@ async function* executeRun(
     testGlobs: config.test.patterns,
     bashTimeoutMs: config.bash.timeoutMs,
     runId: run.id,
+    baseCommit: run.baseCommit,
     stage: (stage) => {
       const settings = stageSettings(config, stage);
       return { maxAttempts: settings.maxAttempts, maxTurns: settings.maxTurns };

@@ -24,7 +24,6 @@ import {
   HOLD_MS,
   holdTestsWhen,
   ledgerRun,
-  PROVIDER_ARGS,
   readLockPid,
   releaseTests,
   resumeUntilDone,
@@ -218,8 +217,10 @@ describe('kill -9, then ratchet resume', () => {
 
     provider.brain.delayMs = undefined;
     // Plain output, for the line people see; the ledger has the event.
-    const resumed = await runCli(project, ['resume', ...PROVIDER_ARGS]);
+    // No flags: the run's own provider and model (it is never swapped for the configured default).
+    const resumed = await runCli(project, ['resume']);
     expect(resumed.code, describeResult(resumed)).toBe(0);
+    expect(resumed.stdout).toContain(`Resuming ${runId} on anthropic / claude-resume-model, as it started`);
     const line = `Removed 3 stale git lock file(s) left by an interrupted git process: ${stale.join(', ')}`;
     expect(resumed.stdout).toContain(line);
     for (const file of stale) expect(existsSync(file), file).toBe(false);

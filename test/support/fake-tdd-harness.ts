@@ -124,7 +124,7 @@ export interface PolicyOptions {
   testGlobs?: string[];
 }
 
-export function fakePolicy(options: PolicyOptions = {}): TddPolicy {
+export function fakePolicy(baseCommit: string, options: PolicyOptions = {}): TddPolicy {
   return {
     feature: 'a calculator',
     refactor: options.refactor ?? 'always',
@@ -132,6 +132,7 @@ export function fakePolicy(options: PolicyOptions = {}): TddPolicy {
     bashTimeoutMs: 5_000,
     stage: (stage) => ({ maxAttempts: options.maxAttempts?.[stage] ?? 3, maxTurns: 7 }),
     runId: RUN_ID,
+    baseCommit,
   };
 }
 
@@ -173,7 +174,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     prompt: fakePrompt,
     refactorCheck: refactorCheck.check,
   };
-  const policy = fakePolicy(options);
+  const policy = fakePolicy(await workspace.head(), options);
   return {
     workspace,
     verifier,

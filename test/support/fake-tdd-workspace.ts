@@ -137,6 +137,10 @@ export class FakeWorkspace implements Workspace {
     return Promise.resolve(this.files.get(path) ?? null);
   }
 
+  readFileAt(commit: string, path: string): Promise<string | null> {
+    return Promise.resolve(this.commits[this.indexOf(commit)]?.files.get(path) ?? null);
+  }
+
   async writeFile(path: string, text: string): Promise<void> {
     this.files.set(path, text);
     const target = join(this.root, path);
@@ -144,12 +148,12 @@ export class FakeWorkspace implements Workspace {
     await writeFile(target, text);
   }
 
-  // --- helpers for fakes and assertions ---
-
   async removeFile(path: string): Promise<void> {
     this.files.delete(path);
     await rm(join(this.root, path), { force: true });
   }
+
+  // --- helpers for fakes and assertions ---
 
   /** The working tree now. */
   tree(): FileMap {

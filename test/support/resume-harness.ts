@@ -297,8 +297,9 @@ export function tddArgs(): string[] {
   return ['tdd', 'Build a tiny arithmetic module', ...PROVIDER_ARGS, '--json'];
 }
 
+/** No provider flags: `resume` takes the provider and model the run recorded when it started. */
 export function resumeArgs(runId?: string): string[] {
-  return ['resume', ...(runId === undefined ? [] : [runId]), ...PROVIDER_ARGS, '--json'];
+  return ['resume', ...(runId === undefined ? [] : [runId]), '--json'];
 }
 
 /** Describes a finished CLI run for assertion messages. */

@@ -58,8 +58,8 @@ const CASES: RejectionCase[] = [
     name: 'a change outside the test list',
     list: LIST_TEXT,
     bad: { ...planTurn(ADD, null), shell: { 'src/add.ts': 'export const add = (a, b) => a + b;\n' } },
-    reason: 'outside-test-list',
-    feedback: /PLAN may only edit test-list\.md, but these files changed too: src\/add\.ts/,
+    reason: 'path-violation',
+    feedback: /^PLAN may not change src\/add\.ts \(writable: test-list\.md\)\. Those changes were undone/,
     script: withList,
   },
   { name: 'the turn limit', list: LIST_TEXT, bad: { status: 'turn-limit', message: 'Stopped after 7 model turns' }, reason: 'turn-limit', feedback: /Stopped after 7 model turns/, script: withList },
@@ -109,24 +109,20 @@ describe('PLAN: the deterministic judge', () => {
     expect(harness.workspace.noteOn(harness.workspace.commits[1]?.sha ?? '').currentTest).toEqual(ADD);
   });
 
-  it('fails the run after three rejections, records why on HEAD, and resumes from that note', async () => {
+  it('fails the run after three rejections without a note on the base commit, and starts over on resume', async () => {
     const unknown = planTurn({ ...ADD, description: 'divides by zero' });
     const harness = await setUp({ script: { PLAN: [unknown, unknown, unknown] } });
     const failed = await harness.run();
 
     expect(failed.error?.code).toBe('gate-failed');
+    expect(failed.error?.message).toBe('PLAN failed after 3 attempts: unknown-item');
     expect(failed.error?.details).toEqual({ phase: 'PLAN', reason: 'unknown-item' });
     expect(harness.workspace.subjects()).toEqual(['initial']);
     expect(await harness.workspace.hasChanges()).toBe(false);
-    const recorded = harness.workspace.headNote();
-    expect(recorded).toMatchObject({
-      phase: 'PLAN',
-      nextPhase: 'PLAN',
-      cycleNumber: 1,
-      error: 'PLAN failed after 3 attempts: unknown-item',
-      errorDetails: { type: 'unknown-item', message: expect.stringMatching(/Unchecked items/) as unknown },
-      retryCount: 3,
-    });
+    // The base commit is the user's: no checkpoint of the run exists yet, so no note is written
+    // (another run from the same commit would lose its own); the error is the ledger's.
+    expect(() => harness.workspace.headNote()).toThrow();
+    expect(eventsOf(failed.events, 'note-write')).toEqual([]);
     expect(trace(failed.events).filter((line) => line.startsWith('stage-end'))).toEqual([
       'stage-end PLAN#1 rejected (unknown-item)',
       'stage-end PLAN#2 rejected (unknown-item)',
@@ -134,7 +130,7 @@ describe('PLAN: the deterministic judge', () => {
     ]);
 
     harness.agent.append(happyScript());
-    const resumed = await harness.run(recorded);
+    const resumed = await harness.run();
     expect(resumed.error).toBeUndefined();
     expect(eventsOf(resumed.events, 'cycle-start').map((event) => event.cycle)).toEqual([1, 2, 3]);
     const plan = harness.workspace.commitWithSubject('plan: adds two numbers');

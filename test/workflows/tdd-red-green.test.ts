@@ -37,6 +37,18 @@ const baseFiles = addOnlyFiles({
 });
 
 describe('RED: the gate and RED_FIX', () => {
+  it('stops before RED when a test already fails: no cycle can pass on a red suite', async () => {
+    const files = addOnlyFiles({ 'src/base.test.ts': testFile({ name: 'was broken', impl: 'src/base.ts', contains: 'base = 2' }), 'src/base.ts': 'export const base = 1;\n' });
+    const h = await setUp({ files, script: { PLAN: cycleScript().PLAN?.slice(0, 1) ?? [] } });
+    const run = await h.run();
+
+    expect(run.error?.code).toBe('gate-failed');
+    expect(run.error?.details).toEqual({ phase: 'RED', reason: 'red-baseline' });
+    expect(run.error?.message).toMatch(/^The test suite fails before any change of this cycle: src\/base\.test\.ts::was broken\.$/);
+    expect(h.agent.callsOf('RED')).toEqual([]);
+    expect(h.workspace.subjects()).toEqual(['initial', 'plan: adds two numbers']);
+  });
+
   it('warns when the new test passes immediately and asks RED_FIX for an assertion that checks', async () => {
     const h = await setUp({ script: cycleScript({ RED: [passingRed], RED_FIX: [stubOnly] }) });
     const run = await h.run();
@@ -88,6 +100,22 @@ describe('RED: the gate and RED_FIX', () => {
     expect(String(h.agent.callsOf('RED_FIX')[0]?.variables.feedback)).toMatch(/could not be collected[\s\S]*Cannot find module 'src\/add\.ts'/);
   });
 
+  it('puts back a test list that RED changed through its shell and sends the attempt to RED_FIX', async () => {
+    const listBefore = addOnlyFiles()[LIST];
+    const ticking: AgentTurn = { ...redTurn(ADD), shell: { [LIST]: '- [x] adds two numbers\n' } };
+    const h = await setUp({ files: addOnlyFiles(), script: cycleScript({ RED: [ticking], RED_FIX: [{}] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end RED#1 rejected (path-violation)');
+    const [fix] = h.agent.callsOf('RED_FIX');
+    expect(String(fix?.variables.feedback)).toMatch(/^RED may not change test-list\.md \(writable: \*\*, except test-list\.md\)/);
+    // RED_FIX starts from RED's test, with the list as it was.
+    expect(fix?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
+    expect(fix?.treeAtStart.get(LIST)).toBe(listBefore);
+    expect(h.workspace.commitWithSubject('test: adds two numbers').files.get(LIST)).toBe(listBefore);
+  });
+
   it('sends a RED that breaks a passing test to RED_FIX', async () => {
     const breaking: AgentTurn = { write: { ...redTurn(ADD).write, 'src/base.ts': 'export const base = 2;\n' } };
     const h = await setUp({ files: baseFiles, script: cycleScript({ RED: [breaking], RED_FIX: [{ write: { 'src/base.ts': 'export const base = 1;\n' } }] }) });
@@ -119,7 +147,7 @@ describe('RED: the gate and RED_FIX', () => {
       currentTest: ADD,
       error: 'RED failed after 3 attempts: passed-immediately',
       errorDetails: { type: 'passed-immediately', message: expect.stringMatching(/^The new test PASSED/) as unknown },
-      retryCount: 3,
+      retryCount: 2,
     });
     expect(eventsOf(failed.events, 'note-write').at(-1)).toEqual({ type: 'note-write', commit: plan.sha, state: recorded });
 
@@ -152,15 +180,15 @@ describe('GREEN: the gate and retries', () => {
     expect(feat.files.has('src/helper.ts')).toBe(false);
   });
 
-  it('rejects a GREEN that changes a test file (through the shell) as `test-files-changed`', async () => {
+  it('rejects a GREEN that changes a test file (through the shell), putting the file back', async () => {
     const cheat: AgentTurn = { shell: { [ADD.testFile]: testFile({ name: ADD.description, impl: ADD.implFile, contains: 'return 0' }) } };
     const h = await setUp({ script: cycleScript({ GREEN: [cheat, greenTurn(ADD)] }) });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
-    expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (test-files-changed)');
+    expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (path-violation)');
     const [, retry] = h.agent.callsOf('GREEN');
-    expect(String(retry?.variables.feedback)).toMatch(/GREEN may not change test files[\s\S]*- changed: src\/add\.test\.ts/);
+    expect(String(retry?.variables.feedback)).toMatch(/^GREEN may not change src\/add\.test\.ts \(writable: \*\*, except \*\*\/\*\.test\.ts, test-list\.md\)\. Those changes were undone/);
     expect(retry?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.testFile)).toBe(redTestFile(ADD));
   });
@@ -170,7 +198,8 @@ describe('GREEN: the gate and retries', () => {
     const h = await setUp({ script: cycleScript({ GREEN: [extra, greenTurn(ADD)] }) });
     const run = await h.run();
     expect(run.error).toBeUndefined();
-    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(/- added: src\/extra\.test\.ts/);
+    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(/^GREEN may not change src\/extra\.test\.ts /);
+    expect(h.workspace.file('src/extra.test.ts')).toBeUndefined();
   });
 
   it('gives GREEN a path policy that denies the test globs and the test list', async () => {
@@ -206,7 +235,7 @@ describe('GREEN: the gate and retries', () => {
       nextPhase: 'GREEN',
       error: 'GREEN failed after 3 attempts: tests-failing',
       errorDetails: { type: 'tests-failing' },
-      retryCount: 3,
+      retryCount: 2,
     });
   });
 });
@@ -288,7 +317,7 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     const run = await h.run();
 
     expect(run.error?.code).toBe('gate-failed');
-    expect(run.error?.message).toBe('GREEN failed after 1 attempts: lint+typecheck-failed');
+    expect(run.error?.message).toBe('GREEN failed after 1 attempt: lint+typecheck-failed');
     expect(trace(run.events).filter((line) => line.startsWith('stage-end RE_VERIFY'))).toEqual([
       'stage-end RE_VERIFY#1 rejected (lint+typecheck-failed)',
       'stage-end RE_VERIFY#2 rejected (lint+typecheck-failed)',
@@ -301,7 +330,7 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     expect(h.workspace.noteOn(red.sha)).toMatchObject({
       nextPhase: 'GREEN',
       errorDetails: { type: 'lint+typecheck-failed', message: expect.stringMatching(/fake-lint[\s\S]*fake-typecheck/) as unknown },
-      retryCount: 1,
+      retryCount: 0,
     });
   });
 

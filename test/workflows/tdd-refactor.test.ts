@@ -100,7 +100,8 @@ describe('REFACTOR', () => {
     const h = await setUp({ script: cycleScript({ REFACTOR: [cheat, {}] }) });
     const run = await h.run();
     expect(run.error).toBeUndefined();
-    expect(eventsOf(run.events, 'checkpoint-rollback').map((event) => event.reason)).toEqual(['test-files-changed']);
+    expect(eventsOf(run.events, 'checkpoint-rollback').map((event) => event.reason)).toEqual(['path-violation']);
+    expect(String(h.agent.callsOf('REFACTOR')[1]?.variables.feedback)).toMatch(/rolled back: REFACTOR may not change src\/add\.test\.ts/);
   });
 
   it('keeps the cycle when every attempt breaks verification: `refactor: no changes kept` and a warning', async () => {
@@ -115,7 +116,7 @@ describe('REFACTOR', () => {
     expect(h.workspace.subjects()).toEqual(['initial', 'plan: adds two numbers', 'test: adds two numbers', 'feat: adds two numbers', subject, 'plan: all tests done']);
     const kept = h.workspace.commitWithSubject(subject);
     expect(kept.files).toEqual(h.workspace.commitWithSubject('feat: adds two numbers').files);
-    expect(h.workspace.noteOn(kept.sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', testResult: 'PASS', error: null, retryCount: 3 });
+    expect(h.workspace.noteOn(kept.sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', testResult: 'PASS', error: null, retryCount: 2 });
     expect(run.result?.state.nextPhase).toBe('COMPLETE');
   });
 
@@ -147,7 +148,7 @@ describe('REFACTOR: agent failures (best effort)', () => {
     const feat = h.workspace.commitWithSubject('feat: adds two numbers');
     const kept = h.workspace.commitWithSubject('refactor: no changes kept (the agent failed: overloaded)');
     expect(kept.files).toEqual(feat.files);
-    expect(h.workspace.noteOn(kept.sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', error: null, retryCount: 1 });
+    expect(h.workspace.noteOn(kept.sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', error: null, retryCount: 0 });
     expect(h.agent.callsOf('REFACTOR')).toHaveLength(1);
     expect(run.result?.state.nextPhase).toBe('COMPLETE');
   });

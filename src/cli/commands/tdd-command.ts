@@ -2,7 +2,9 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import type { RatchetEvent } from '../../core/events.js';
-import { startTdd, resumeTdd, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
+import { resolveRun } from '../../engine/run-control.js';
+import { startTdd, resumeTdd, runProviderFlags, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
+import type { Ledger } from '../../ledger/types.js';
 import { configFor, createCliOutput, engineServices, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
 import type { Output } from '../output.js';
@@ -21,11 +23,12 @@ async function driveTddRun(
   command: Command,
   flags: TddFlags,
   makeRun: (options: Omit<ResumeTddOptions, 'runId'>, services: EngineServices) => AsyncGenerator<RatchetEvent, RunOutcome>,
+  flagsOf: (ledger: Ledger, output: Output) => Promise<TddFlags> = () => Promise.resolve(flags),
 ): Promise<{ output: Output; code: number; outcome: RunOutcome }> {
   const output = createCliOutput(command);
   const repoRoot = await repositoryRoot(command);
-  const config = await configFor(repoRoot, flags);
   await using ledger = await openRepoLedger(repoRoot);
+  const config = await configFor(repoRoot, await flagsOf(ledger, output));
   const interrupt = interruptOnSignals();
   try {
     const run = makeRun(
@@ -74,8 +77,22 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
       .description('Continue a run from its last checkpoint (after a failure, SIGINT, a crash or kill -9)')
       .argument('[run]', 'run id (default: the latest unfinished run)'),
   ).action(async (runId: string | undefined, flags: TddFlags, command: Command) => {
-    const { code } = await driveTddRun(command, flags, (options, services) =>
-      resumeTdd({ ...options, ...(runId ? { runId } : {}) }, services),
+    const { code } = await driveTddRun(
+      command,
+      flags,
+      (options, services) => resumeTdd({ ...options, ...(runId ? { runId } : {}) }, services),
+      async (ledger, output) => {
+        const run = await resolveRun(ledger, runId);
+        const recorded = runProviderFlags(run);
+        // Another provider given: its own model and endpoint, not the run's.
+        if (flags.provider !== undefined && flags.provider !== recorded.provider) return flags;
+        const given: TddFlags = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined));
+        if (!output.json && recorded.provider !== undefined) {
+          const model = given.model ?? recorded.model;
+          output.out(pc.dim(`Resuming ${run.id} on ${recorded.provider}${model ? ` / ${model}` : ''}, as it started (--provider and --model choose another).`));
+        }
+        return { ...recorded, ...given };
+      },
     );
     setExit(code);
   });

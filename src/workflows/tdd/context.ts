@@ -1,3 +1,4 @@
+import { createWriteMatcher } from '../../agent/file-guard.js';
 import type { PathPolicy, StageOutcome } from '../../core/agent.js';
 import { pipeEvents } from '../../core/event-pipe.js';
 import type { EventInput } from '../../core/events.js';
@@ -43,7 +44,11 @@ export interface AgentStageInput<T> {
 /**
  * Runs one agent stage and yields its events. Commits are the orchestrator's job: if the agent
  * committed anyway (through Bash), its commits are undone and their changes kept, so the gate
- * still sees them and the checkpoint remains ours.
+ * still sees them and the checkpoint remains ours. Files the stage's path policy does not let
+ * it write, but which it changed anyway (through its shell, or in a runtime that does not go
+ * through our file guard, such as the Claude Code CLI), are put back as they were before the
+ * stage and the outcome becomes `path-violation`, which each stage rejects like any other agent
+ * failure: whatever the runtime, nothing outside a stage's policy is ever accepted.
  */
 export async function* runAgentStage<T>(context: TddContext, input: AgentStageInput<T>): Step<StageOutcome<T>> {
   const { deps, policy } = context;
@@ -54,6 +59,8 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
     max_attempts: settings.maxAttempts,
   });
   const before = await deps.workspace.head();
+  const mayWrite = createWriteMatcher(input.paths);
+  const protectedBefore = await protectedChanges(context, before, mayWrite);
   const runtime = deps.agentFor(input.stage);
   const outcome = yield* pipeEvents((emit) =>
     runtime.runStage<T>({
@@ -75,7 +82,47 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
     await deps.workspace.uncommitTo(before);
     yield { type: 'warning', stage: input.stage, message: 'The agent committed by itself; its commits were undone (the orchestrator commits).' };
   }
-  return outcome;
+  const restored = await restoreProtected(context, before, mayWrite, protectedBefore);
+  if (restored.length === 0) return outcome;
+  const except = input.paths.denyWrite.length > 0 ? `, except ${input.paths.denyWrite.join(', ')}` : '';
+  return {
+    status: 'path-violation',
+    finalText: outcome.finalText,
+    output: undefined,
+    turns: outcome.turns,
+    usage: outcome.usage,
+    costUsd: outcome.costUsd,
+    message:
+      `${input.stage} may not change ${restored.join(', ')} (writable: ${input.paths.write.join(', ') || 'nothing'}${except}). ` +
+      'Those changes were undone; leave these files as they are.',
+  };
+}
+
+/** Uncommitted changes, before a stage, to files the stage may not write: their content then. */
+async function protectedChanges(context: TddContext, head: string, mayWrite: (path: string) => boolean): Promise<Map<string, string | null>> {
+  const { workspace } = context.deps;
+  const changed = (await workspace.changedFilesSince(head)).filter((path) => !mayWrite(path));
+  return new Map(await Promise.all(changed.map(async (path) => [path, await workspace.readFile(path)] as const)));
+}
+
+/** Puts back what a stage changed outside its policy; returns the paths restored. */
+async function restoreProtected(
+  context: TddContext,
+  head: string,
+  mayWrite: (path: string) => boolean,
+  before: Map<string, string | null>,
+): Promise<string[]> {
+  const { workspace } = context.deps;
+  const candidates = new Set([...(await workspace.changedFilesSince(head)).filter((path) => !mayWrite(path)), ...before.keys()]);
+  const restored: string[] = [];
+  for (const path of [...candidates].sort()) {
+    const was = before.has(path) ? (before.get(path) ?? null) : await workspace.readFileAt(head, path);
+    if ((await workspace.readFile(path)) === was) continue;
+    if (was === null) await workspace.removeFile(path);
+    else await workspace.writeFile(path, was);
+    restored.push(path);
+  }
+  return restored;
 }
 
 /** Runs the suite unless the last run was on the same clean commit. */

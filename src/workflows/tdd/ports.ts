@@ -34,7 +34,11 @@ export interface Workspace {
   /** Writes the handoff note on `commit` (overwriting any). */
   writeNote(commit: string, state: HandoffState): Promise<void>;
   readFile(path: string): Promise<string | null>;
+  /** A file's content in `commit` (null when it is not there). */
+  readFileAt(commit: string, path: string): Promise<string | null>;
   writeFile(path: string, text: string): Promise<void>;
+  /** Deletes a file of the working tree (nothing when it is not there). */
+  removeFile(path: string): Promise<void>;
 }
 
 export interface StoredTestRun {
@@ -68,7 +72,7 @@ export interface RenderedPrompt {
   user: string;
 }
 
-export interface StageSettings {
+interface StageSettings {
   maxAttempts: number;
   maxTurns: number;
 }
@@ -92,4 +96,10 @@ export interface TddPolicy {
   bashTimeoutMs: number;
   stage(stage: AgentStageName): StageSettings;
   runId: string;
+  /**
+   * The commit the run started from. It is the user's, not a checkpoint of the run: an error
+   * before the first checkpoint is recorded in the ledger only, never as a note on it (a note
+   * there would replace another run's).
+   */
+  baseCommit: string;
 }

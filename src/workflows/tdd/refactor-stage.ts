@@ -56,6 +56,14 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
       break;
     }
     const problem = outcomeProblem(outcome);
+    if (outcome.status === 'path-violation') {
+      // It changed tests or the test list: the whole attempt goes, not only those files.
+      yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'rejected', outcome.status);
+      await deps.workspace.resetTo(preRefactor);
+      yield { type: 'checkpoint-rollback', stage: 'REFACTOR', to: preRefactor, reason: outcome.status };
+      feedback = `Your previous refactoring was rolled back: ${outcome.message}`;
+      continue;
+    }
     if (!(await deps.workspace.hasChanges())) {
       yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'accepted', problem ?? 'no changes');
       acceptedAttempt = attempt;
@@ -88,7 +96,8 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
     testResult: 'PASS',
     error: null,
     errorDetails: null,
-    retryCount: acceptedAttempt === 0 ? attempts : acceptedAttempt - 1,
+    // Retries made, as in every note: attempts - 1 (seed 003 6.2).
+    retryCount: acceptedAttempt === 0 ? attempts - 1 : acceptedAttempt - 1,
   };
   const commit = yield* checkpoint(context, 'REFACTOR', subject, next, { allowEmpty: true });
   context.lastRun = verifiedRun ? { commit, run: verifiedRun } : undefined;

@@ -84,9 +84,9 @@ export async function* runTdd(
       if (!result.accepted) {
         const failed: HandoffState = {
           ...state,
-          error: `${phase} failed after ${result.attempts} attempts: ${result.reason}`,
+          error: `${phase} failed after ${result.attempts} attempt${result.attempts === 1 ? '' : 's'}: ${result.reason}`,
           errorDetails: { type: result.reason, message: result.feedback.slice(0, 4000) },
-          retryCount: result.attempts,
+          retryCount: result.attempts - 1,
         };
         yield* recordError(context, failed);
         throw new RatchetError('gate-failed', failed.error ?? 'stage failed', {
@@ -114,12 +114,15 @@ export async function* runTdd(
  * Writes the error into the note of the last checkpoint, keeping the phase to resume from. A
  * commit after it has no note of its own (a checkpoint cut short between commit and note, or a
  * commit the agent made before its stage failed): the branch goes back to the checkpoint, as
- * `resume` would, rather than giving that commit the older state's note.
+ * `resume` would, rather than giving that commit the older state's note. Before the run's first
+ * checkpoint there is no note to write: the base commit is the user's, and the error stays in
+ * the ledger (`resume` then starts again from PLAN).
  */
 async function* recordError(context: TddContext, failed: HandoffState): Step<void> {
   const { workspace } = context.deps;
   const commit = context.lastCheckpoint ?? (await workspace.head());
   await workspace.resetTo(commit);
+  if (commit === context.policy.baseCommit) return;
   await workspace.writeNote(commit, failed);
   yield { type: 'note-write', commit, state: failed };
 }
