@@ -6,13 +6,7 @@ import { apiFailureOf, errorsText, type ClaudeResult } from './claude-code/resul
 import { runClaude, type ClaudeProcessOptions } from './claude-code/run-claude.js';
 import { createStructuredOutput, type StructuredOutput } from './structured-output.js';
 
-export {
-  checkClaudeAuth,
-  checkClaudeCode,
-  type ClaudeAuthCheck,
-  type ClaudeCheckOptions,
-} from './claude-code/checks.js';
-export type { ClaudeProcessOptions } from './claude-code/run-claude.js';
+export { checkClaudeAuth, checkClaudeCode } from './claude-code/checks.js';
 
 /** Dependencies and settings of the Claude Code runtime, all injected. */
 export interface ClaudeCodeRuntimeOptions extends ClaudeProcessOptions {
@@ -20,6 +14,13 @@ export interface ClaudeCodeRuntimeOptions extends ClaudeProcessOptions {
   model?: string;
   /** `--allowedTools`, e.g. `Read,Edit,Bash,Grep,Glob`: tools the CLI may use without asking. */
   allowedTools: string;
+  /**
+   * `--tools`: the built-in tools the CLI offers the model at all (default: the allowed tools).
+   * Without it the model also sees Write, Agent, WebFetch and the rest, only to be refused.
+   */
+  tools?: string;
+  /** `--base-url`: the CLI's `ANTHROPIC_BASE_URL`, without `/v1` (the CLI adds it). */
+  baseUrl?: string;
   /** Where the content-addressed system prompt files are written. */
   promptDir: string;
   /** Kill the CLI (its whole process group) after this many ms, per call. */
@@ -54,7 +55,7 @@ type Verdict<T> =
  * (seed 002, sections 14 and 21), with the CLI running its own tool loop in the worktree:
  *
  * `claude -p --output-format json [--json-schema <schema>] --system-prompt-file <file>
- *  --allowedTools <tools> --max-turns <n> --session-id <fresh uuid> [--model <model>]`
+ *  --tools <tools> --allowedTools <tools> --max-turns <n> --session-id <fresh uuid> [--model <model>]`
  *
  * - The prompt goes to the CLI's stdin (`-p` without a prompt argument reads it there): a
  *   prompt starting with `-` would otherwise be taken for an option, and a single argument is
@@ -205,6 +206,8 @@ async function callClaude<T>(
       : ['--json-schema', JSON.stringify(input.structured.definition.inputSchema)]),
     '--system-prompt-file',
     input.promptFile,
+    '--tools',
+    options.tools ?? options.allowedTools,
     '--allowedTools',
     options.allowedTools,
     '--max-turns',
@@ -226,7 +229,7 @@ async function callClaude<T>(
     ({ result } = await runClaude({
       binary: options.binary,
       runner: options.runner,
-      env: stageEnv(options.env, request.bashTimeoutMs),
+      env: stageEnv(options.env, request.bashTimeoutMs, options.baseUrl),
       args,
       cwd: request.worktree,
       input: input.prompt,
@@ -275,9 +278,10 @@ async function callClaude<T>(
  * timeout (`bash.timeout`) as both the default and the maximum Claude Code's Bash tool allows
  * (`BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS`), as the built-in runtime's Bash tool has it.
  */
-function stageEnv(env: Record<string, string | undefined>, bashTimeoutMs: number): Record<string, string | undefined> {
+function stageEnv(env: Record<string, string | undefined>, bashTimeoutMs: number, baseUrl: string | undefined): Record<string, string | undefined> {
   const timeout = String(Math.max(1, Math.round(bashTimeoutMs)));
-  return { ...env, BASH_DEFAULT_TIMEOUT_MS: timeout, BASH_MAX_TIMEOUT_MS: timeout };
+  const endpoint = baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') };
+  return { ...env, ...endpoint, BASH_DEFAULT_TIMEOUT_MS: timeout, BASH_MAX_TIMEOUT_MS: timeout };
 }
 
 function finishReasonOf(result: ClaudeResult): FinishReason {

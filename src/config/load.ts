@@ -66,6 +66,12 @@ export async function loadConfig({
   }
   applyEnv(config, env, origins);
   applyFlags(config, flags, origins);
+  // An OpenAI-compatible server may be named by OPENAI_BASE_URL, as the OpenAI clients do.
+  const openAiBaseUrl = env.OPENAI_BASE_URL?.trim();
+  if (config.provider.name === "openai-compatible" && config.provider.base_url === undefined && openAiBaseUrl) {
+    config.provider.base_url = openAiBaseUrl;
+    origins["provider.base_url"] = "env";
+  }
   const [problem, ...others] = checkConfigRules(config, origins);
   if (problem !== undefined) {
     const where = text === undefined ? "" : ` (${file})`;

@@ -29,7 +29,7 @@ const PROVIDERS_WITHOUT_DEFAULT_MODEL: readonly ProviderName[] = [
   "ollama",
 ];
 
-export const CONFIG_RULES: readonly ConfigRule[] = [
+const CONFIG_RULES: readonly ConfigRule[] = [
   {
     name: "hard-limit-above-split-threshold",
     check: ({ refactor_check: check }) =>
@@ -60,7 +60,7 @@ export const CONFIG_RULES: readonly ConfigRule[] = [
         : {
             keyPath: "provider.base_url",
             message: "The openai-compatible provider needs a base URL",
-            hint: "Pass --base-url http://host:port/v1 or set [provider] base_url in .ratchet/config.toml.",
+            hint: "Pass --base-url http://host:port/v1, set OPENAI_BASE_URL, or set [provider] base_url in .ratchet/config.toml.",
           },
   },
   {

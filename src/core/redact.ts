@@ -21,7 +21,7 @@ export type Redactor = (text: string) => string;
 export const REDACTED = '[REDACTED]';
 
 /** Configured secrets shorter than this are ignored: they would match ordinary text. */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 
 /**
  * Key shapes, as one case-insensitive regex with three alternatives:
@@ -36,7 +36,7 @@ const KEY_SHAPES = new RegExp(
   [
     String.raw`\bsk-[A-Za-z0-9_-]{16,}`,
     String.raw`\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}`,
-    String.raw`((?:api[_-]?key|secret|password|passwd|token|authorization)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:Bearer|Basic|Token)\s+)?)[^\s"'\\,;&}]+`,
+    String.raw`((?:api[_-]?key|secret|password|passwd|token|authorization)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:Bearer|Basic|Token)\s+)?)(?!\[REDACTED\])[^\s"'\\,;&})\]]+`,
   ].join('|'),
   'gi',
 );

@@ -16,6 +16,8 @@ export interface RoleRuntimeOptions {
   promptDir: string;
   /** Tools the Claude Code CLI may use (`--allowedTools`). */
   claudeAllowedTools: string;
+  /** Tools it offers the model (`--tools`; default: the allowed ones). */
+  claudeTools?: string;
   claudeBinary: string;
   timeoutMs: number;
   recordPath?: string;
@@ -35,6 +37,8 @@ export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime
       env: options.env,
       ...(config.origins['provider.model'] ? { model: config.provider.model } : {}),
       allowedTools: options.claudeAllowedTools,
+      ...(options.claudeTools ? { tools: options.claudeTools } : {}),
+      ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
       promptDir: options.promptDir,
       timeoutMs: options.timeoutMs,
       uuid: () => options.ids.uuid(),

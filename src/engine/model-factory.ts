@@ -8,6 +8,7 @@ import { stageSettings } from '../config/resolved.js';
 import type { ProcessRunner } from '../process/types.js';
 import { createModelClient } from '../llm/providers.js';
 import { createRecordingModelClient } from '../llm/cassette.js';
+import { createRedactor, secretsFromEnv } from '../core/redact.js';
 import { createReplayModelClient } from '../llm/replay.js';
 import { withRetry } from '../llm/retry.js';
 import { createToolLoopRuntime } from '../agent/tool-loop-runtime.js';
@@ -55,7 +56,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
         ...(options.fetch ? { fetch: options.fetch } : {}),
       });
     }
-    if (options.recordPath) client = createRecordingModelClient(client, options.recordPath);
+    if (options.recordPath) client = createRecordingModelClient(client, options.recordPath, { redact: createRedactor(secretsFromEnv(options.env)) });
     clients.set(key, client);
     return client;
   };
@@ -69,6 +70,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
         binary: claude.binary,
         runner: options.runner,
         env: options.env,
+        ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
         ...(config.origins['provider.model'] || config.stages[stage]?.model ? { model } : {}),
         allowedTools: 'Read,Write,Edit,Bash,Glob,Grep',
         promptDir: claude.promptDir,
@@ -108,3 +110,4 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
     };
   };
 }
+

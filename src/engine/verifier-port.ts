@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { StageName } from '../core/stages.js';
 import type { ResolvedConfig } from '../config/resolved.js';
+import { createRedactor, secretsFromEnv } from '../core/redact.js';
 import type { ProcessRunner } from '../process/types.js';
 import { runCheck } from '../verify/checks.js';
 import type { Framework } from '../verify/detect.js';
@@ -23,10 +24,12 @@ export interface VerifierPortOptions {
 /** Runs the project's own test, lint and typecheck commands in the worktree and keeps their output. */
 export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
   let seq = 0;
+  // Kept logs are stored, like the ledger: no key in them, whatever a command printed.
+  const redact = createRedactor(secretsFromEnv(process.env));
   const keep = async (stage: StageName, kind: string, output: string): Promise<string> => {
     await mkdir(options.outputDir, { recursive: true });
     const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}-${kind}.log`);
-    await writeFile(file, output);
+    await writeFile(file, redact(output));
     return relative(options.repoRoot, file);
   };
   return {

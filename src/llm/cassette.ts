@@ -26,7 +26,7 @@ const toolResultMatchSchema = z.strictObject({
 });
 
 /** Conditions an entry places on the request it answers. */
-export const cassetteMatchSchema = z.strictObject({
+const cassetteMatchSchema = z.strictObject({
   stage: z.string().optional(),
   lastUser: z.string().optional(),
   toolResults: z.array(toolResultMatchSchema).optional(),
@@ -46,7 +46,7 @@ const responseSchema = z.strictObject({
 });
 
 /** One played-back model turn. */
-export const cassetteEntrySchema = z.strictObject({
+const cassetteEntrySchema = z.strictObject({
   match: cassetteMatchSchema.default({}),
   response: responseSchema,
   /** The full recorded request; informational only, never used for matching. */
@@ -56,7 +56,7 @@ export const cassetteEntrySchema = z.strictObject({
 });
 
 /** The optional first line. */
-export const cassetteHeaderSchema = z.looseObject({
+const cassetteHeaderSchema = z.looseObject({
   cassette: z.literal(1),
   description: z.string().optional(),
   model: z.string().optional(),
@@ -66,7 +66,7 @@ export type CassetteMatch = z.infer<typeof cassetteMatchSchema>;
 export type CassetteEntry = z.infer<typeof cassetteEntrySchema>;
 /** An entry as written by hand or by code: defaults (empty match, no tool calls) may be omitted. */
 export type CassetteEntryInput = z.input<typeof cassetteEntrySchema>;
-export type CassetteHeader = z.infer<typeof cassetteHeaderSchema>;
+type CassetteHeader = z.infer<typeof cassetteHeaderSchema>;
 
 export interface Cassette {
   header: CassetteHeader | undefined;
@@ -157,7 +157,7 @@ export function summarizeRequest(request: ModelRequest, maxText = 200): Cassette
  * flags) when the last message is a tool message; the first 80 characters of the user message
  * when the last message is a user message.
  */
-export function deriveMatch(request: ModelRequest): CassetteMatch {
+function deriveMatch(request: ModelRequest): CassetteMatch {
   const match: CassetteMatch = { stage: firstLine(request.system) };
   const last = request.messages.at(-1);
   if (last?.role === 'user') match.lastUser = last.content.slice(0, 80);
@@ -168,7 +168,7 @@ export function deriveMatch(request: ModelRequest): CassetteMatch {
 }
 
 /** The cassette entry recording one call. */
-export function recordEntry(request: ModelRequest, response: ModelResponse): CassetteEntry {
+function recordEntry(request: ModelRequest, response: ModelResponse): CassetteEntry {
   return {
     match: deriveMatch(request),
     response: {
@@ -182,13 +182,18 @@ export function recordEntry(request: ModelRequest, response: ModelResponse): Cas
 }
 
 /** One NDJSON line (with its newline). */
-export function serializeCassetteLine(value: CassetteEntry | CassetteHeader): string {
+function serializeCassetteLine(value: CassetteEntry | CassetteHeader): string {
   return `${JSON.stringify(value)}\n`;
 }
 
 export interface RecordingOptions {
   /** Written into the header when the file is created. */
   description?: string;
+  /**
+   * Applied to every line before it is written (keys and tokens out: a cassette is meant to be
+   * shared). A request that held a secret then replays only against the same redacted text.
+   */
+  redact?: (line: string) => string;
 }
 
 /**
@@ -210,7 +215,8 @@ export function createRecordingModelClient(
         const header = { cassette: 1 as const, description: options.description, model: inner.modelId };
         await appendFile(cassettePath, serializeCassetteLine(header), 'utf8');
       }
-      await appendFile(cassettePath, serializeCassetteLine(entry), 'utf8');
+      const line = serializeCassetteLine(entry);
+      await appendFile(cassettePath, options.redact ? options.redact(line) : line, 'utf8');
     });
     writes = write.catch(() => undefined);
     return write;

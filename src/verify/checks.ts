@@ -1,5 +1,6 @@
 import { RatchetError } from '../core/errors.js';
 import type { CheckResult } from '../core/verification.js';
+import { withoutProviderSecrets } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 
 export interface RunCheckOptions {
@@ -23,6 +24,7 @@ export async function runCheck(options: RunCheckOptions): Promise<CheckResult> {
   const run = await runner.run({
     command,
     cwd,
+    env: withoutProviderSecrets(),
     timeoutMs,
     maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
     ...(signal === undefined ? {} : { signal }),

@@ -1,3 +1,4 @@
+import { withoutProviderSecrets } from '../process/env.js';
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { glob } from 'tinyglobby';
 import { RatchetError } from '../core/errors.js';
@@ -56,7 +57,7 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
   const run = await runner.run({
     command: plan.command,
     cwd,
-    env: { ...options.env, ...plan.env },
+    env: { ...withoutProviderSecrets(), ...options.env, ...plan.env },
     timeoutMs,
     maxOutputBytes: CAPTURE_BYTES,
     ...(signal === undefined ? {} : { signal }),

@@ -94,7 +94,7 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
     const { runtime, stageRequest, calls, uuids, promptDir } = harness('success', {
       FAKE_CLAUDE_OUTPUT: JSON.stringify({ status: 'ok', patch: 'diff' }),
     });
-    const agent = runtime({ model: 'claude-opus-4-5' });
+    const agent = runtime({ model: 'claude-opus-4-5', tools: 'Read,Grep,Glob', baseUrl: 'http://127.0.0.1:9/v1/' });
 
     const first = await agent.runStage(stageRequest({ outputSchema: patchSchema }));
     const second = await agent.runStage(stageRequest({ outputSchema: patchSchema }));
@@ -117,6 +117,8 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
       JSON.stringify(toJsonSchema(patchSchema)),
       '--system-prompt-file',
       promptFile,
+      '--tools',
+      'Read,Grep,Glob',
       '--allowedTools',
       'Read,Edit,Bash,Grep,Glob',
       '--max-turns',
@@ -128,6 +130,8 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
     ]);
     expect(call?.stdin).toBe('-- a prompt that starts like an option --');
     expect(call?.cwd).toBe(worktree.dir);
+    // --base-url reaches the CLI as ANTHROPIC_BASE_URL, without /v1 (the CLI adds it).
+    expect(call?.env.ANTHROPIC_BASE_URL).toBe('http://127.0.0.1:9');
     expect(argv).not.toContain('--continue');
     expect(argv).not.toContain('--resume');
     // A fresh session id per call; the same (content-addressed) prompt file.

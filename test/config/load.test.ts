@@ -255,6 +255,13 @@ max_turns = 12
     ).toMatchObject({
       rule: "openai-compatible-needs-base-url",
     });
+    // OPENAI_BASE_URL names the server too, as the README's provider table says.
+    const compatible = await loadConfig({
+      repoRoot,
+      env: { ...env, OPENAI_BASE_URL: "http://127.0.0.1:8000/v1" },
+      flags: { provider: "openai-compatible", model: "m" },
+    });
+    expect(compatible.provider).toMatchObject({ name: "openai-compatible", baseUrl: "http://127.0.0.1:8000/v1" });
     const ollama = await loadConfig({
       repoRoot,
       env: { ...env, TDD_MODEL: "llama3" },

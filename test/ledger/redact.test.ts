@@ -39,6 +39,9 @@ describe('createRedactor', () => {
     expect(none('export ANTHROPIC_API_KEY=whatever-it-is')).toBe(`export ANTHROPIC_API_KEY=${REDACTED}`);
     expect(none("password: 'p4ss'")).toBe(`password: '${REDACTED}'`);
     expect(none('GITHUB_TOKEN=ghp_123456789')).toBe(`GITHUB_TOKEN=${REDACTED}`);
+    // Closing brackets after a value are prose, not part of the secret.
+    expect(none('(Debug: TOKEN=abc123def456)')).toBe(`(Debug: TOKEN=${REDACTED})`);
+    expect(none('[password=hunter2hunter2]')).toBe(`[password=${REDACTED}]`);
   });
 
   it('leaves ordinary text alone and is idempotent', () => {

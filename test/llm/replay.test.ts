@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RatchetError } from '../../src/core/errors.js';
 import type { ModelClient, ModelMessage, ModelRequest, ModelResponse } from '../../src/core/model.js';
+import { createRedactor } from '../../src/core/redact.js';
 import { createRecordingModelClient, parseCassette } from '../../src/llm/cassette.js';
 import { createModelClient } from '../../src/llm/providers.js';
 import { createReplayModelClient } from '../../src/llm/replay.js';
@@ -183,6 +184,19 @@ describe('recording client', () => {
     });
     expect(replayed.map(comparable)).toEqual(recorded.map(comparable));
     expect(replayed.every((response) => response.provider === 'replay' && response.costUsd === 0)).toBe(true);
+  });
+
+  it('writes no secret into the cassette when given a redactor', async () => {
+    const cassettePath = join(dir, 'redacted.ndjson');
+    const secret = 'sk-ant-record-secret-0123456789';
+    server.enqueue({ kind: 'message', content: [{ type: 'text', text: `Debug: ANTHROPIC_API_KEY=${secret} (oops)` }] });
+    const live = createModelClient({ provider: 'anthropic', model: 'claude-sonnet-4-5', env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-record' } });
+    const recorder = createRecordingModelClient(live, cassettePath, { redact: createRedactor([secret]) });
+    const response = await recorder.generate(userRequest('anything'));
+    expect(response.text).toContain(secret);
+    const text = await readFile(cassettePath, 'utf8');
+    expect(text).not.toContain(secret);
+    expect(parseCassette(text).entries[0]?.response.text).toBe('Debug: ANTHROPIC_API_KEY=[REDACTED] (oops)');
   });
 });
 

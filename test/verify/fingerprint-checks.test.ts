@@ -1,6 +1,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { runCheck } from '../../src/verify/checks.js';
@@ -69,6 +69,24 @@ describe('runCheck', () => {
     const failed = await runCheck({ name: 'typecheck', command: 'echo "error TS2322" >&2; exit 2', cwd: root, runner, timeoutMs: 10_000 });
     expect(failed).toMatchObject({ name: 'typecheck', ok: false, exitCode: 2, timedOut: false });
     expect(failed.output).toContain('error TS2322');
+  });
+
+  describe('with provider keys in the environment', () => {
+    afterEach(() => {
+      vi.unstubAllEnvs();
+    });
+
+    it('runs the project`s commands without them, so no output can show them', async () => {
+      vi.stubEnv('ANTHROPIC_API_KEY', 'sk-ant-never-in-a-log-0123456789');
+      vi.stubEnv('OPENAI_API_KEY', 'sk-openai-never-in-a-log-0123456789');
+      vi.stubEnv('PROJECT_SETTING', 'kept');
+      const root = await makeProject({});
+      const result = await runCheck({ name: 'lint', command: 'env', cwd: root, runner, timeoutMs: 10_000 });
+      expect(result.ok).toBe(true);
+      expect(result.output).not.toContain('never-in-a-log');
+      expect(result.output).not.toMatch(/^(ANTHROPIC|OPENAI)_API_KEY=/m);
+      expect(result.output).toContain('PROJECT_SETTING=kept');
+    });
   });
 
   it('fails on timeout', async () => {

@@ -2,7 +2,7 @@ import pc from 'picocolors';
 import type { RatchetEvent } from '../../core/events.js';
 import type { TestRunResult, CheckResult } from '../../core/verification.js';
 import type { Output } from '../output.js';
-import { createRedactor, redactValue, secretsFromEnv } from '../../ledger/redact.js';
+import { createRedactor, redactValue, secretsFromEnv } from '../../core/redact.js';
 
 function short(sha: string): string {
   return sha.slice(0, 8);

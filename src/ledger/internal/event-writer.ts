@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { InsertType } from 'kysely';
 import type { EventEnvelope, EventOf, EventType, RatchetEvent } from '../../core/events.js';
-import { redactValue, type Redactor } from '../redact.js';
+import { redactValue, type Redactor } from '../../core/redact.js';
 import type {
   CheckpointsTable,
   EventsTable,
