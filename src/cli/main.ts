@@ -16,6 +16,16 @@ function version(): string {
   return typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string' ? parsed.version : '0.0.0';
 }
 
+// A reader that went away (`ratchet history | head`) is not an error: stop quietly, as the
+// usual command-line tools do, instead of an unhandled EPIPE with a stack trace. A run in
+// progress keeps its checkpoints; `ratchet resume` continues it.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(EXIT.ok);
+    throw error;
+  });
+}
+
 // The AI SDK reports warnings (e.g. an unrecognised model id) on stderr; Ratchet reports its own.
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
@@ -72,7 +73,11 @@ export async function acceptRun(
 
 async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
   if (run.status !== 'completed' && !options.force) {
-    throw new RatchetError('usage', `Run ${run.id} is ${run.status}, not completed.`, { hint: 'Finish it with `ratchet resume`, or pass --force to accept its checkpoints as they are.' });
+    const hint =
+      run.workflow === 'tdd'
+        ? `Finish it with \`ratchet resume ${run.id}\`, or pass --force to accept its checkpoints as they are.`
+        : `A ${run.workflow} run is not resumed: pass --force to accept its verified checkpoints as they are, or \`ratchet reject ${run.id}\`.`;
+    throw new RatchetError('usage', `Run ${run.id} is ${run.status}, not completed.`, { hint });
   }
   const git = new Git(repoRoot);
   const current = await git.currentBranch();
@@ -86,6 +91,7 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
   const head = await git.head();
   const tip = await git.revParse(run.branch);
   if (!tip) throw new RatchetError('not-found', `Branch ${run.branch} no longer exists.`);
+  await refuseChangedOriginal(git, run, head, tip);
   let mode: 'fast-forward' | 'merge';
   if (await git.isAncestor(head, tip)) {
     await git.mergeFastForward(run.branch);
@@ -100,6 +106,44 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
   return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}) };
 }
 
+/** The original directory of a run on a plain directory (null for a run on a git repository). */
+function originalOf(run: GitRun): string | null {
+  const stored = run.config as { target?: unknown; isGit?: unknown } | null;
+  if (stored?.isGit !== false || typeof stored.target !== 'string' || !existsSync(stored.target)) return null;
+  return stored.target;
+}
+
+/** The git blob id of a file's bytes (as `git hash-object` without filters), or null when there is none. */
+async function blobIdOf(path: string): Promise<string | null> {
+  try {
+    const bytes = await readFile(path);
+    return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Before anything is merged or copied: every file the run changed must still be, in the original
+ * directory, what it was when the run copied it. A file the user changed since would otherwise be
+ * overwritten without a word (a plain directory has no merge to tell).
+ */
+async function refuseChangedOriginal(git: Git, run: GitRun, head: string, tip: string): Promise<void> {
+  const target = originalOf(run);
+  if (target === null) return;
+  const changed = (await git.changedFiles(head, tip)).filter((path) => join(target, path).startsWith(`${target}/`));
+  const then = await git.blobIds(head, changed);
+  const changedSince: string[] = [];
+  for (const path of changed) {
+    if ((await blobIdOf(join(target, path))) !== (then.get(path) ?? null)) changedSince.push(path);
+  }
+  if (changedSince.length > 0) {
+    throw new RatchetError('usage', `${changedSince.length} file(s) the run changed were also changed in ${target} since it started: ${changedSince.slice(0, 10).join(', ')}${changedSince.length > 10 ? ', ...' : ''}.`, {
+      hint: 'Accepting would overwrite them. Put them back as they were (or copy your changes elsewhere), then accept again; or reject the run.',
+    });
+  }
+}
+
 /**
  * A run on a directory that is not a git repository worked in a git copy of it: accepting also
  * brings the run's changes (written, changed and deleted files) into the original directory.
@@ -107,9 +151,8 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
  * for byte (binary files included).
  */
 async function copyBackToOriginal(git: Git, repoRoot: string, run: GitRun, base: string): Promise<string | null> {
-  const stored = run.config as { target?: unknown; isGit?: unknown } | null;
-  if (stored?.isGit !== false || typeof stored.target !== 'string' || !existsSync(stored.target)) return null;
-  const target = stored.target;
+  const target = originalOf(run);
+  if (target === null) return null;
   for (const path of await git.changedFiles(base, 'HEAD')) {
     const destination = join(target, path);
     if (!destination.startsWith(`${target}/`)) continue;

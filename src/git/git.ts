@@ -388,6 +388,20 @@ export class Git {
     return this.command.run(['cat-file', 'blob', object.stdout.trim()]);
   }
 
+  /** Blob ids of `paths` (repository-relative) at `ref`; paths not in that tree are absent. */
+  async blobIds(ref: string, paths: readonly string[]): Promise<Map<string, string>> {
+    assertNotOption(ref, 'ref');
+    const ids = new Map<string, string>();
+    if (paths.length === 0) return ids;
+    // `<mode> <type> <object>\t<path>\0` per entry.
+    for (const entry of splitNul(await this.command.run(['ls-tree', '-z', '--full-tree', ref, '--', ...paths]))) {
+      const tab = entry.indexOf('\t');
+      const [, type, object] = entry.slice(0, tab).split(' ');
+      if (type === 'blob' && object) ids.set(entry.slice(tab + 1), object);
+    }
+    return ids;
+  }
+
   /** True when commit `ancestor` is an ancestor of (or equal to) `descendant`. */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     assertNotOption(ancestor, 'ref');

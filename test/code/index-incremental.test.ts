@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -54,6 +54,15 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
     const warm = await buildIndex(options);
     expect(warm.stats).toMatchObject({ parsed: 0, reused: 4, removed: 0 });
     expect(content(warm)).toEqual(content(cold));
+  });
+
+  it('leaves symbolic links out, whether they point outside the tree or inside it', async () => {
+    await writeFile(join(root, 'secret.ts'), 'export const token = "outside the repository";\n');
+    await symlink(join(root, 'secret.ts'), join(tree, 'src', 'secret.ts'));
+    await symlink(join(tree, 'src', 'c.ts'), join(tree, 'src', 'alias.ts'));
+    const index = await buildIndex(options);
+    expect(index.files.map((file) => file.path)).toEqual(['notes.txt', 'src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.py']);
+    expect(JSON.stringify(index)).not.toContain('outside the repository');
   });
 
   it('re-parses only the changed file', async () => {

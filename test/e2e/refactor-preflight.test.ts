@@ -135,6 +135,15 @@ describe('ratchet refactor, around the run', () => {
     expectExit(failed, 1);
     expect(failed.stdout).toContain('Baseline is red');
     expect(red.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+
+    // The baseline runs the fast verifier too: one that fails before any change would blame every patch.
+    const verifiers = tsVerifiers(process.execPath);
+    const failing = `"${process.execPath}" -e "process.exit(3)"`;
+    const fastFails = await tsRepo({}, refactorConfig({ fast: [...verifiers.fast, failing], full: verifiers.full }));
+    const refused = await ratchet(['refactor', 'verify', fastFails.dir, '--json'], fastFails.dir, claudeEnv(fastFails, null));
+    expectExit(refused, 1);
+    const refusedReport = z.object({ ok: z.boolean(), results: z.array(z.object({ command: z.string(), exitCode: z.number().nullable() })) }).parse(JSON.parse(refused.stdout));
+    expect(refusedReport.results.at(-1)).toMatchObject({ command: failing, exitCode: 3 });
   });
 
   it('works on a copy of a directory that is not a git repository and never touches it', async () => {
@@ -220,7 +229,7 @@ describe('ratchet refactor, around the run', () => {
     expectExit(refused, 2);
     expect(refused.stderr).toContain('--force');
     // Rolling the unaccepted run back leaves nothing of it: no worktree, no branch.
-    const rolledBack = await ratchet(['refactor', 'rollback', runId], repo.dir, claudeEnv(repo, server));
+    const rolledBack = await ratchet(['refactor', 'rollback', runId, '--yes'], repo.dir, claudeEnv(repo, server));
     expectExit(rolledBack, 0);
     expect(checkoutState(repo)).toEqual(before);
     expect(branches(repo)).toEqual([`main ${before.head}`]);

@@ -272,8 +272,22 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
 
   it('refactor rollback after the accept restores the repository exactly as it was before the run', async () => {
     const { beforeState, beforeTree, beforeBranches, runId } = run;
-    const rolledBack = await ratchet(['refactor', 'rollback', runId, '--json'], repo.dir, env);
+    // Work done since the run is what a rollback replaces: it asks first, and without a terminal
+    // it takes --yes.
+    await writeFile(join(repo.dir, 'LATER.md'), 'written after the accept\n');
+    repo.run('add', 'LATER.md');
+    repo.run('commit', '-q', '-m', 'later work');
+    const later = repo.run('rev-parse', 'HEAD');
+    const unconfirmed = await ratchet(['refactor', 'rollback', runId], repo.dir, env);
+    expectExit(unconfirmed, 2);
+    expect(unconfirmed.stderr).toContain('--yes');
+    expect(repo.run('rev-parse', 'HEAD')).toBe(later);
+
+    const rolledBack = await ratchet(['refactor', 'rollback', runId, '--yes', '--json'], repo.dir, env);
     expectExit(rolledBack, 0);
+    // ... and keeps the state it replaced: the later commit is in the new backup's bundle.
+    const previous = z.object({ previousState: z.string() }).parse(JSON.parse(rolledBack.stdout.trim().split('\n').at(-1) ?? ''));
+    expect(execFileSync('git', ['bundle', 'list-heads', join(previous.previousState, 'backup.bundle')], { encoding: 'utf8' })).toContain(later);
     expect(checkoutState(repo)).toEqual(beforeState);
     expect(userTree(repo)).toEqual(beforeTree);
     expect(await readFile(join(repo.dir, SCRATCH), 'utf8')).toBe(SCRATCH_TEXT);

@@ -67,4 +67,40 @@ describe('accept of a run on a plain directory', () => {
     expect(await readFile(join(original, 'docs', 'menu.txt'))).toEqual(latin1);
     expect(existsSync(join(original, 'gone.txt'))).toBe(false);
   });
+
+  it('refuses, changing nothing, when a file the run changed was also changed in the original since', async () => {
+    const original = copy.path('original');
+    await mkdir(original, { recursive: true });
+    await writeFile(join(original, 'notes.txt'), 'before\n');
+    await writeFile(copy.path('repo', 'notes.txt'), 'before\n');
+    await copy.git.commitAll('add notes.txt');
+    const baseCommit = await copy.git.head();
+    const worktree = copy.path('worktrees', 'run-2');
+    await copy.git.addWorktree(worktree, 'ratchet/run-2', baseCommit);
+    await writeFile(join(worktree, 'notes.txt'), 'the run\n');
+    await writeFile(join(worktree, 'new.txt'), 'added by the run\n');
+    await new Git(worktree, { env: copy.env }).commitAll('checkpoint: batch-001 notes');
+    const run = asGitRun(
+      await ledger.createRun({
+        id: 'run-2',
+        workflow: 'refactor',
+        repoRoot: copy.dir,
+        feature: 'f',
+        branch: 'ratchet/run-2',
+        baseBranch: 'main',
+        baseCommit,
+        worktree,
+        config: { target: original, isGit: false },
+      }),
+    );
+    // The user edits the original while the run is waiting for a decision.
+    await writeFile(join(original, 'notes.txt'), 'the user\n');
+
+    const error: unknown = await acceptRun(copy.dir, { ...run, status: 'completed' }, ledger, { force: false }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'usage', message: expect.stringContaining('notes.txt') as unknown });
+    expect(await readFile(join(original, 'notes.txt'), 'utf8')).toBe('the user\n');
+    expect(existsSync(join(original, 'new.txt'))).toBe(false);
+    expect(await copy.git.head()).toBe(baseCommit);
+    expect((await ledger.getRun('run-2'))?.status).toBe('running');
+  });
 });

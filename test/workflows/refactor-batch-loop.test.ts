@@ -755,6 +755,8 @@ describe('runBatchLoop: interruption', () => {
     expect(deps.workspace.log().map((commit) => commit.sha)).toEqual(['c002', 'c001']);
     expect(deps.agent.callsOf('PATCHER', 'batch-003')).toEqual([]);
     expect(ofType(run.events, 'batch-end').map((event) => event.batch)).toEqual(['batch-001']);
+    // Every planned batch has its line in TASK_LEDGER.jsonl, the interrupted one included.
+    expect(deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)}`)).toEqual(['batch-001 committed', 'batch-002 interrupted', 'batch-003 not-started']);
   });
 
   it('does not start a batch once the signal is aborted', async () => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -14,16 +14,13 @@ import { Git } from '../../git/git.js';
 import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
 import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierCommands, type PreparedRefactor, type RefactorOutcome } from '../../engine/refactor/refactor-run.js';
 import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
-import { restoreBackup, type Backup } from '../../engine/refactor/backup.js';
+import { createBackup, restoreBackup, type Backup } from '../../engine/refactor/backup.js';
 import { createCommandVerifier } from '../../engine/refactor/verifier.js';
 import { rejectRun, resolveRun } from '../../engine/run-control.js';
-import { runDir } from '../../engine/run-paths.js';
 import type { Ledger } from '../../ledger/types.js';
 import { heuristicPlan } from '../../workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
-import { gatherReportData } from '../../report/report-data.js';
-import { renderHtmlReport } from '../../report/html-report.js';
-import { renderMarkdownReport } from '../../report/markdown-report.js';
+import { writeRunReport } from '../../report/write-report.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { createIdGenerator } from '../../engine/effects.js';
 import { configFor, createCliOutput, engineServices, globalOptions, openRepoLedger, type ProviderFlags } from '../context.js';
@@ -81,7 +78,7 @@ function printIndexSummary(output: Output, summary: IndexSummary, risk: readonly
   if (artifacts) output.out(`  artifacts ${artifacts}`);
 }
 
-export function printPlan(output: Output, plan: PlannedBatch[]): void {
+function printPlan(output: Output, plan: PlannedBatch[]): void {
   output.out(pc.bold(`Plan: ${plan.length} batches`));
   for (const batch of plan) {
     output.out(`  ${pc.cyan(batch.id)} ${batch.goal}`);
@@ -149,15 +146,8 @@ function showConfirmScreen(output: Output, prepared: PreparedRefactor): void {
 
 async function writeReport(repoRoot: string, runId: string): Promise<{ markdown: string; html: string }> {
   await using ledger = await openRepoLedger(repoRoot);
-  const run = await resolveRun(ledger, runId);
-  const data = await gatherReportData(repoRoot, run, ledger, new Date());
-  const dir = runDir(repoRoot, runId);
-  await mkdir(dir, { recursive: true });
-  const markdown = join(dir, 'report.md');
-  const html = join(dir, 'report.html');
-  await writeFile(markdown, renderMarkdownReport(data));
-  await writeFile(html, renderHtmlReport(data));
-  return { markdown, html };
+  const written = await writeRunReport(repoRoot, await resolveRun(ledger, runId), ledger);
+  return { markdown: written.markdownPath, html: written.htmlPath };
 }
 
 export function registerRefactorCommands(program: Command, setExit: (code: number) => void): void {
@@ -288,7 +278,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const logRoot = isGit ? target : join(config.home, 'verify', basename(target));
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
       const verifier = createCommandVerifier({ cwd: target, repoRoot: logRoot, outputDir, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: createProcessRunner() });
-      const result = await verifier.run('full', 'BASELINE');
+      const result = await verifier.run('baseline', 'BASELINE');
       const environment = { node: process.versions.node, platform: `${process.platform}-${process.arch}` };
       if (output.json) output.out(JSON.stringify({ ok: result.ok, environment, results: result.results.map((entry) => ({ command: entry.result.command, exitCode: entry.result.exitCode, durationMs: entry.result.durationMs, outputFile: entry.outputFile ? join(logRoot, entry.outputFile) : null })) }));
       else {
@@ -310,13 +300,31 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const run = await resolveRun(ledger, runId);
       const stored = run.config as { target?: string; backup?: Backup; isGit?: boolean } | null;
       if (!stored?.backup || !stored.target) throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
-      await restoreBackup(stored.target, stored.backup, createProcessRunner(), { branch: stored.isGit ? run.baseBranch : null });
+      const yes = Boolean(globalOptions(command).yes);
+      const warning =
+        `This puts ${stored.target} back as it was before run ${run.id}: ${stored.isGit ? 'every branch goes back to its commit then (commits made since leave the branches), ' : ''}` +
+        'and files changed or added since, committed or not, are replaced or removed.';
+      if (!yes) {
+        if (!process.stdin.isTTY) {
+          throw new RatchetError('usage', `${warning} Confirm with --yes.`, { hint: `ratchet refactor rollback ${run.id} --yes (the current state is backed up first).` });
+        }
+        output.err(warning);
+        if (!(await confirm('Roll back? The current state is backed up first. [y/N] '))) {
+          output.err('Nothing changed.');
+          setExit(EXIT.usage);
+          return;
+        }
+      }
+      // Nothing is lost by a rollback: the state it replaces is backed up first, like the run's.
+      const runner = createProcessRunner();
+      const safety = await createBackup(stored.target, join(stored.backup.directory, `before-rollback-${createIdGenerator().runId()}`), runner, { git: Boolean(stored.isGit) });
+      await restoreBackup(stored.target, stored.backup, runner, { branch: stored.isGit ? run.baseBranch : null });
       // A run that was not accepted still has its worktree and branch: the rollback drops them,
       // as a reject would, so that nothing of the run is left.
       if (run.status !== 'accepted') await rejectRun(repoRoot, run, ledger);
       await ledger.updateRun(run.id, { status: 'rejected' });
-      if (output.json) output.out(JSON.stringify({ run: run.id, restored: stored.target, backup: stored.backup.directory }));
-      else output.out(`Restored ${stored.target} from ${stored.backup.directory}.`);
+      if (output.json) output.out(JSON.stringify({ run: run.id, restored: stored.target, backup: stored.backup.directory, previousState: safety.directory }));
+      else output.out(`Restored ${stored.target} from ${stored.backup.directory}.\nThe state before the rollback is kept in ${safety.directory} (git bundle + tar.gz snapshot).`);
     });
 
   program

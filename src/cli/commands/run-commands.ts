@@ -1,14 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
 import { checkpointsOf, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
-import { runDir } from '../../engine/run-paths.js';
 import { Git } from '../../git/git.js';
-import { gatherReportData } from '../../report/report-data.js';
-import { renderHtmlReport } from '../../report/html-report.js';
-import { renderMarkdownReport } from '../../report/markdown-report.js';
+import { writeRunReport } from '../../report/write-report.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
@@ -80,7 +76,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       output.out(`  feature   ${run.feature}`);
       output.out(`  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)})`);
       output.out(`  worktree  ${run.worktree}`);
-      output.out(`  provider  ${run.provider} ${run.model}`);
+      output.out(`  provider  ${[run.provider ?? 'unknown', run.model].filter(Boolean).join(' ')}`);
       if (run.workflow === 'refactor') {
         // Refactor checkpoints carry no handoff note: the batches are the progress.
         const tip = checkpoints.at(-1);
@@ -142,18 +138,13 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'report',
     'Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/',
     async ({ output, repoRoot, ledger, run }) => {
-      const data = await gatherReportData(repoRoot, run, ledger, new Date());
-      const dir = runDir(repoRoot, run.id);
-      await mkdir(dir, { recursive: true });
-      const markdown = renderMarkdownReport(data);
-      await writeFile(join(dir, 'report.md'), markdown);
-      await writeFile(join(dir, 'report.html'), renderHtmlReport(data));
+      const { markdown, markdownPath, htmlPath } = await writeRunReport(repoRoot, run, ledger);
       if (output.json) {
-        output.out(JSON.stringify({ run: run.id, markdown: join(dir, 'report.md'), html: join(dir, 'report.html') }));
+        output.out(JSON.stringify({ run: run.id, markdown: markdownPath, html: htmlPath }));
         return;
       }
       output.out(markdown);
-      output.out(pc.dim(`Written to ${relative(process.cwd(), join(dir, 'report.md')) || 'report.md'} and report.html beside it.`));
+      output.out(pc.dim(`Written to ${relative(process.cwd(), markdownPath) || 'report.md'} and report.html beside it.`));
     },
   );
 

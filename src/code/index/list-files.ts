@@ -2,7 +2,7 @@
  * The file tree to index: `git ls-files` in a git repository (so `.gitignore` applies), else a
  * glob of everything; in both cases minus the `excludes` globs, `.git/` and the cache directory.
  */
-import { statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
@@ -31,7 +31,12 @@ function allExcludes(options: Pick<ListFilesOptions, 'root' | 'excludes' | 'cach
   return excludes;
 }
 
-/** Regular files under `root`, sorted by path, with their size and modification time. */
+/**
+ * Regular files under `root`, sorted by path, with their size and modification time. Symbolic
+ * links are left out (lstat): one pointing outside the repository would otherwise put that
+ * file's content in the index and in the model's context; one pointing inside duplicates its
+ * target, which is indexed by its own path.
+ */
 export async function listFiles(options: ListFilesOptions): Promise<ListedFile[]> {
   const excludes = allExcludes(options);
   let paths: string[];
@@ -53,7 +58,7 @@ export async function listFiles(options: ListFilesOptions): Promise<ListedFile[]
   const files: ListedFile[] = [];
   // Synchronous stats: thousands of tiny syscalls are several times faster without promises.
   for (const path of paths) {
-    const stats = statSync(join(options.root, path), { throwIfNoEntry: false });
+    const stats = lstatSync(join(options.root, path), { throwIfNoEntry: false });
     if (stats?.isFile()) files.push({ path, size: stats.size, mtimeMs: stats.mtimeMs });
   }
   return files;
@@ -74,7 +79,7 @@ export function applyChangedPaths(
   for (const raw of changedPaths) {
     const path = raw.split(sep).join('/').replace(/^\.\//, '');
     if (path === '' || isExcluded(path)) continue;
-    const stats = statSync(join(options.root, path), { throwIfNoEntry: false });
+    const stats = lstatSync(join(options.root, path), { throwIfNoEntry: false });
     restat.set(path, stats?.isFile() ? { path, size: stats.size, mtimeMs: stats.mtimeMs } : null);
   }
   const files: ListedFile[] = [];

@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, join, sep } from 'node:path';
 import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
@@ -136,8 +136,8 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
 }
 
 /** The agent runtime of a refactor role (planner, patcher, critic) on the configured provider. */
-function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string): AgentRuntime {
-  return createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools): AgentRuntime {
+  return createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
 }
 
 /**
@@ -166,7 +166,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
     await git.addWorktree(worktree, branch, baseCommit);
     let created = false;
     try {
-      await shareDependencies(target, worktree);
+      await shareDependencies(target, worktree, git);
       const commands = await verifierCommands(worktree, settings, config);
       const run = asGitRun(await services.ledger.createRun({
         id: runId,
@@ -190,7 +190,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       const outputs = join(runDir(repoRoot, runId), 'verify');
       const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
       yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
-      const baseline = await verifier.run('full', 'BASELINE', options.signal);
+      const baseline = await verifier.run('baseline', 'BASELINE', options.signal);
       for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
       yield await record({ type: 'stage-end', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1, outcome: baseline.ok ? 'accepted' : 'rejected' });
       if (!baseline.ok) {
@@ -284,7 +284,7 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const record = recorder(createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events), services.ledger);
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
-  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools);
+  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools, settings.claude.tools);
   const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: services.runner };
   const runCommands = createCommandsRunner(commandOptions);
   const verifier: RefactorVerifier = createCommandVerifier({ ...commandOptions, ...prepared.verifierCommands }, runCommands);
@@ -342,9 +342,13 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       } catch {
         ledger = [];
       }
+      const worktreeReal = realpathSync(run.worktree);
       const read = (path: string): string | null => {
         try {
-          return readFileSync(join(run.worktree, path), 'utf8');
+          // Only files whose real location is inside the worktree reach the model's context.
+          const real = realpathSync(join(run.worktree, path));
+          if (!real.startsWith(`${worktreeReal}${sep}`)) return null;
+          return readFileSync(real, 'utf8');
         } catch {
           return null;
         }

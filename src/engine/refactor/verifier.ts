@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { StageName } from '../../core/stages.js';
+import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import type { ProcessRunner } from '../../process/types.js';
 import { runCheck } from '../../verify/checks.js';
 import type { CommandsRun, RefactorVerifier } from '../../workflows/refactor/ports.js';
@@ -24,13 +25,15 @@ export type CommandsRunner = (commands: readonly string[], name: string, stage: 
 
 export function createCommandsRunner(options: CommandRunnerOptions): CommandsRunner {
   let seq = 0;
+  // Kept logs are stored, like the ledger: no key in them, whatever a command printed.
+  const redact = createRedactor(secretsFromEnv(process.env));
   return async (commands, name, stage, signal) => {
     const run: CommandsRun = { ok: true, results: [] };
     for (const command of commands) {
       const result = await runCheck({ name, command, cwd: options.cwd, runner: options.runner, timeoutMs: options.timeoutMs, ...(signal ? { signal } : {}) });
       await mkdir(options.outputDir, { recursive: true });
       const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}.log`);
-      await writeFile(file, `$ ${command}\n${result.output}`);
+      await writeFile(file, redact(`$ ${command}\n${result.output}`));
       run.results.push({ result, outputFile: relative(options.repoRoot, file) });
       if (!result.ok) {
         run.ok = false;
@@ -41,11 +44,15 @@ export function createCommandsRunner(options: CommandRunnerOptions): CommandsRun
   };
 }
 
-/** Seed 002, 9: the fast verifier after each patch, the full one every N batches and at the end. */
+/**
+ * Seed 002, 9: the baseline runs both verifiers (a fast verifier that fails before any change would
+ * blame every patch), the fast one runs after each patch, the full one every N batches and at the end.
+ */
 export function createCommandVerifier(options: CommandVerifierOptions, runCommands = createCommandsRunner(options)): RefactorVerifier {
   return {
     async run(level, stage, signal) {
-      const run = await runCommands(level === 'fast' ? options.fast : options.full, level, stage, signal);
+      const commands = level === 'fast' ? options.fast : level === 'full' ? options.full : [...new Set([...options.full, ...options.fast])];
+      const run = await runCommands(commands, level, stage, signal);
       return { level, ...run };
     },
   };

@@ -1,5 +1,5 @@
 import { pipeEvents } from '../../core/event-pipe.js';
-import { RatchetError } from '../../core/errors.js';
+import { RatchetError, isRatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';
 import type { StageName } from '../../core/stages.js';
 import { isFormatBatch } from './plan.js';
@@ -8,7 +8,7 @@ import { CriticResponseSchema, PatchResponseSchema, type PatchResponse, type Pla
 
 type Step<T> = AsyncGenerator<EventInput, T>;
 
-export interface BatchOutcome {
+interface BatchOutcome {
   batch: string;
   outcome: 'committed' | 'noop' | 'blocked' | 'failed';
   attempts: number;
@@ -45,7 +45,14 @@ function failureText(run: CommandsRun): string {
   return `$ ${failed.result.command} (exit ${String(failed.result.exitCode)}${failed.result.timedOut ? ', timed out' : ''})\n${failed.result.output.slice(-6000)}`;
 }
 
-async function* askPatcher(deps: RefactorDependencies, policy: RefactorPolicy, batch: PlannedBatch, prompt: string, worktree: string, signal: AbortSignal | undefined): Step<PatchResponse | string> {
+async function* askPatcher(
+  deps: RefactorDependencies,
+  policy: RefactorPolicy,
+  batch: PlannedBatch,
+  prompt: string,
+  worktree: string,
+  signal: AbortSignal | undefined,
+): Step<PatchResponse | string> {
   const outcome = yield* pipeEvents((emit) =>
     deps.agentFor('PATCHER').runStage({
       stage: 'PATCHER',
@@ -66,7 +73,14 @@ async function* askPatcher(deps: RefactorDependencies, policy: RefactorPolicy, b
   return outcome.output;
 }
 
-async function* askCritic(deps: RefactorDependencies, policy: RefactorPolicy, batch: PlannedBatch, patch: PatchResponse, worktree: string, signal: AbortSignal | undefined): Step<string | null> {
+async function* askCritic(
+  deps: RefactorDependencies,
+  policy: RefactorPolicy,
+  batch: PlannedBatch,
+  patch: PatchResponse,
+  worktree: string,
+  signal: AbortSignal | undefined,
+): Step<string | null> {
   const outcome = yield* pipeEvents((emit) =>
     deps.agentFor('CRITIC').runStage({
       stage: 'CRITIC',
@@ -130,20 +144,47 @@ async function* attemptPatch(context: AttemptContext): Step<Attempted> {
   const answer = yield* askPatcher(deps, policy, batch, prompt, workspace.root, signal);
   // The patch is the contract: anything the agent changed in place is dropped.
   await workspace.resetTo(context.lastCheckpoint);
-  const refused = (reason: string): EventInput => ({ type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle, attempt, outcome: 'rejected', reason });
+  const refused = (reason: string): EventInput => ({
+    type: 'stage-end',
+    stage: 'PATCHER',
+    phase: 'BATCH',
+    cycle,
+    attempt,
+    outcome: 'rejected',
+    reason,
+  });
   if (typeof answer === 'string') {
     yield refused(answer);
     return { kind: 'retry', feedback: `Your previous answer could not be used: ${answer}` };
   }
   if (answer.status !== 'ok') {
-    yield { type: 'stage-end', stage: 'PATCHER', phase: 'BATCH', cycle, attempt, outcome: 'skipped', reason: `${answer.status}: ${answer.rationale}` };
+    yield {
+      type: 'stage-end',
+      stage: 'PATCHER',
+      phase: 'BATCH',
+      cycle,
+      attempt,
+      outcome: 'skipped',
+      reason: `${answer.status}: ${answer.rationale}`,
+    };
     return { kind: 'done', outcome: answer.status, reason: answer.rationale };
   }
   const admission = await deps.admit(batch, answer.patch_unified_diff, answer.touched_files);
-  yield { type: 'patch-check', batch: batch.id, attempt, admitted: admission.admitted, files: admission.files, loc: admission.loc, violations: admission.violations };
+  yield {
+    type: 'patch-check',
+    batch: batch.id,
+    attempt,
+    admitted: admission.admitted,
+    files: admission.files,
+    loc: admission.loc,
+    violations: admission.violations,
+  };
   if (!admission.admitted) {
     yield refused(`admission: ${admission.violations.join('; ').slice(0, 300)}`);
-    return { kind: 'retry', feedback: `Your patch was rejected by the admission checks:\n- ${admission.violations.join('\n- ')}` };
+    return {
+      kind: 'retry',
+      feedback: `Your patch was rejected by the admission checks:\n- ${admission.violations.join('\n- ')}`,
+    };
   }
   if (policy.useCritic) {
     const objection = yield* askCritic(deps, policy, batch, answer, workspace.root, signal);
@@ -170,18 +211,43 @@ async function* attemptFormat(context: AttemptContext): Step<Attempted> {
   if (!formatted.run.ok) {
     await deps.workspace.resetTo(context.lastCheckpoint);
     const reason = `the formatter failed: ${failureText(formatted.run).slice(0, 500)}`;
-    yield { type: 'stage-end', stage: 'FORMAT', phase: 'BATCH', cycle, attempt, outcome: 'error', reason: reason.slice(0, 300) };
+    yield {
+      type: 'stage-end',
+      stage: 'FORMAT',
+      phase: 'BATCH',
+      cycle,
+      attempt,
+      outcome: 'error',
+      reason: reason.slice(0, 300),
+    };
     return { kind: 'done', outcome: 'failed', reason };
   }
-  yield { type: 'patch-check', batch: batch.id, attempt, admitted: formatted.files.length > 0, files: formatted.files, loc: formatted.loc, violations: formatted.reverted };
+  yield {
+    type: 'patch-check',
+    batch: batch.id,
+    attempt,
+    admitted: formatted.files.length > 0,
+    files: formatted.files,
+    loc: formatted.loc,
+    violations: formatted.reverted,
+  };
   if (formatted.files.length === 0) {
-    const reason = formatted.reverted.length === 0 ? 'the formatter changed nothing' : `no formatting-only change within scope (${formatted.reverted.length} restored)`;
+    const reason =
+      formatted.reverted.length === 0
+        ? 'the formatter changed nothing'
+        : `no formatting-only change within scope (${formatted.reverted.length} restored)`;
     yield { type: 'stage-end', stage: 'FORMAT', phase: 'BATCH', cycle, attempt, outcome: 'skipped', reason };
     return { kind: 'done', outcome: 'noop', reason };
   }
   // The FORMAT stage stays open through verification and the checkpoint, as PATCHER does.
-  const restored = formatted.reverted.length > 0 ? `\n\nRestored (not formatting-only or out of scope):\n- ${formatted.reverted.join('\n- ')}` : '';
-  return { kind: 'applied', rationale: `Formatting only: ${formatted.files.length} files reformatted by the configured formatter.${restored}` };
+  const restored =
+    formatted.reverted.length > 0
+      ? `\n\nRestored (not formatting-only or out of scope):\n- ${formatted.reverted.join('\n- ')}`
+      : '';
+  return {
+    kind: 'applied',
+    rationale: `Formatting only: ${formatted.files.length} files reformatted by the configured formatter.${restored}`,
+  };
 }
 
 /**
@@ -208,101 +274,217 @@ export async function* runBatchLoop(
   let committed = 0;
   const stop = async (stopped: string, from: number, fullVerifierFailed = false): Promise<RefactorLoopResult> => {
     for (const skipped of batches.slice(from)) {
-      await deps.appendTaskLedger({ batch: skipped.id, goal: skipped.goal, outcome: 'not-started', attempts: 0, commit: null, reason: stopped.slice(0, 500) });
+      await deps.appendTaskLedger({
+        batch: skipped.id,
+        goal: skipped.goal,
+        outcome: 'not-started',
+        attempts: 0,
+        commit: null,
+        reason: stopped.slice(0, 500),
+      });
     }
     return { batches: outcomes, stopped, lastCheckpoint, lastFullVerified, fullVerifierFailed };
   };
-  for (const [index, batch] of batches.entries()) {
-    if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
-    // The first batch always runs; the limit is checked between batches only.
-    const overrun = index > 0 ? runtimeExceeded(policy.maxRuntimeMs, deps.now().getTime() - startedAt) : null;
-    if (overrun !== null) {
-      const stopped = `${overrun}: stopped before ${batch.id} (${batches.length - index} of ${batches.length} batches not started)`;
-      yield { type: 'warning', message: stopped };
-      return await stop(stopped, index);
-    }
-    const cycle = index + 1;
-    let feedback: string | null = null;
-    let result: BatchOutcome | null = null;
-    const formatting = isFormatBatch(batch);
-    const maxAttempts = formatting ? 1 : policy.retryPerBatch + 1;
-    for (let attempt = 1; attempt <= maxAttempts && result === null; attempt++) {
+  // The batch under way: TASK_LEDGER.jsonl says where an interrupt (Ctrl-C) left the plan.
+  let position = 0;
+  try {
+    for (const [index, batch] of batches.entries()) {
+      position = index;
       if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
-      yield { type: 'batch-start', batch: batch.id, index: cycle, total: batches.length, goal: batch.goal, attempt };
-      const context: AttemptContext = { deps, policy, batch, cycle, attempt, feedback, lastCheckpoint, signal };
-      const attempted = formatting ? yield* attemptFormat(context) : yield* attemptPatch(context);
-      if (attempted.kind === 'retry') {
-        feedback = attempted.feedback;
-        continue;
+      // The first batch always runs; the limit is checked between batches only.
+      const overrun = index > 0 ? runtimeExceeded(policy.maxRuntimeMs, deps.now().getTime() - startedAt) : null;
+      if (overrun !== null) {
+        const stopped = `${overrun}: stopped before ${batch.id} (${batches.length - index} of ${batches.length} batches not started)`;
+        yield { type: 'warning', message: stopped };
+        return await stop(stopped, index);
       }
-      if (attempted.kind === 'done') {
-        result = { batch: batch.id, outcome: attempted.outcome, attempts: attempt, commit: null, reason: attempted.reason };
-        if (attempted.outcome === 'failed') feedback = attempted.reason;
-        break;
-      }
-      const owner: StageName = formatting ? 'FORMAT' : 'PATCHER';
-      const level = batch.verifier_level;
-      const verifyStage: StageName = level === 'full' ? 'FULL_VERIFY' : 'FAST_VERIFY';
-      yield { type: 'stage-start', stage: verifyStage, phase: 'BATCH', cycle, attempt };
-      const verified = await deps.verifier.run(level, verifyStage, signal);
-      yield* verifierEvents(verified, verifyStage);
-      yield { type: 'stage-end', stage: verifyStage, phase: 'BATCH', cycle, attempt, outcome: verified.ok ? 'accepted' : 'rejected' };
-      if (!verified.ok) {
-        await workspace.resetTo(lastCheckpoint);
-        yield { type: 'checkpoint-rollback', stage: verifyStage, to: lastCheckpoint, reason: `${batch.id} failed the ${level} verifier` };
-        yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'rejected', reason: `${level} verifier failed` };
-        feedback = `Your patch applied, but the ${level} verifier failed, so it was rolled back:\n${failureText(verified)}`;
-        continue;
-      }
-      const api = await deps.apiChanges();
-      const breaking = api.removed.length > 0 || api.changed.length > 0;
-      if (api.removed.length + api.changed.length + api.added.length > 0) {
-        yield { type: 'contract-check', batch: batch.id, ...api, allowed: !breaking || policy.allowPublicApiChanges };
-      }
-      if (breaking && !policy.allowPublicApiChanges) {
-        await workspace.resetTo(lastCheckpoint);
-        yield { type: 'checkpoint-rollback', stage: owner, to: lastCheckpoint, reason: `${batch.id} changed the public API` };
-        yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'rejected', reason: 'public API changed' };
-        feedback = `Your patch changed the public API, which this run does not allow. Removed: ${api.removed.join(', ') || 'none'}. Changed: ${api.changed.join(', ') || 'none'}. Keep every export and signature.`;
-        continue;
-      }
-      const subject = `checkpoint: ${batch.id} ${batch.goal}`.slice(0, 100);
-      const commit = await workspace.checkpoint(subject, `${attempted.rationale}\n\nRatchet-Batch: ${batch.id}`);
-      await deps.acceptApi();
-      yield { type: 'checkpoint-create', stage: owner, phase: 'BATCH', commit, subject };
-      yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'accepted' };
-      lastCheckpoint = commit;
-      // A checkpoint that passed the full verifier is fully verified, whichever check ran it.
-      if (level === 'full') lastFullVerified = commit;
-      committed++;
-      result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
-      if (committed % policy.runFullVerifierEvery === 0) {
-        yield { type: 'stage-start', stage: 'FULL_VERIFY', phase: 'BATCH', cycle, attempt: 1 };
-        const full = await deps.verifier.run('full', 'FULL_VERIFY', signal);
-        yield* verifierEvents(full, 'FULL_VERIFY');
-        yield { type: 'stage-end', stage: 'FULL_VERIFY', phase: 'BATCH', cycle, attempt: 1, outcome: full.ok ? 'accepted' : 'rejected' };
-        if (!full.ok) {
-          await workspace.resetTo(lastFullVerified);
-          yield { type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: lastFullVerified, reason: 'the full verifier failed' };
-          result.reason = `the full verifier failed after this batch; reset to ${lastFullVerified.slice(0, 8)}`;
-          outcomes.push(result);
-          await deps.appendTaskLedger({ batch: batch.id, goal: batch.goal, outcome: result.outcome, attempts: attempt, commit, reason: result.reason });
-          yield { type: 'batch-end', batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: result.reason };
-          lastCheckpoint = lastFullVerified;
-          return await stop(`the full verifier failed after ${batch.id}; reset to ${lastFullVerified.slice(0, 8)}`, index + 1, true);
+      const cycle = index + 1;
+      let feedback: string | null = null;
+      let result: BatchOutcome | null = null;
+      const formatting = isFormatBatch(batch);
+      const maxAttempts = formatting ? 1 : policy.retryPerBatch + 1;
+      for (let attempt = 1; attempt <= maxAttempts && result === null; attempt++) {
+        if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
+        yield { type: 'batch-start', batch: batch.id, index: cycle, total: batches.length, goal: batch.goal, attempt };
+        const context: AttemptContext = { deps, policy, batch, cycle, attempt, feedback, lastCheckpoint, signal };
+        const attempted = formatting ? yield* attemptFormat(context) : yield* attemptPatch(context);
+        if (attempted.kind === 'retry') {
+          feedback = attempted.feedback;
+          continue;
         }
-        lastFullVerified = commit;
+        if (attempted.kind === 'done') {
+          result = {
+            batch: batch.id,
+            outcome: attempted.outcome,
+            attempts: attempt,
+            commit: null,
+            reason: attempted.reason,
+          };
+          if (attempted.outcome === 'failed') feedback = attempted.reason;
+          break;
+        }
+        const owner: StageName = formatting ? 'FORMAT' : 'PATCHER';
+        const level = batch.verifier_level;
+        const verifyStage: StageName = level === 'full' ? 'FULL_VERIFY' : 'FAST_VERIFY';
+        yield { type: 'stage-start', stage: verifyStage, phase: 'BATCH', cycle, attempt };
+        const verified = await deps.verifier.run(level, verifyStage, signal);
+        yield* verifierEvents(verified, verifyStage);
+        yield {
+          type: 'stage-end',
+          stage: verifyStage,
+          phase: 'BATCH',
+          cycle,
+          attempt,
+          outcome: verified.ok ? 'accepted' : 'rejected',
+        };
+        if (!verified.ok) {
+          await workspace.resetTo(lastCheckpoint);
+          yield {
+            type: 'checkpoint-rollback',
+            stage: verifyStage,
+            to: lastCheckpoint,
+            reason: `${batch.id} failed the ${level} verifier`,
+          };
+          yield {
+            type: 'stage-end',
+            stage: owner,
+            phase: 'BATCH',
+            cycle,
+            attempt,
+            outcome: 'rejected',
+            reason: `${level} verifier failed`,
+          };
+          feedback = `Your patch applied, but the ${level} verifier failed, so it was rolled back:\n${failureText(verified)}`;
+          continue;
+        }
+        const api = await deps.apiChanges();
+        const breaking = api.removed.length > 0 || api.changed.length > 0;
+        if (api.removed.length + api.changed.length + api.added.length > 0) {
+          yield { type: 'contract-check', batch: batch.id, ...api, allowed: !breaking || policy.allowPublicApiChanges };
+        }
+        if (breaking && !policy.allowPublicApiChanges) {
+          await workspace.resetTo(lastCheckpoint);
+          yield {
+            type: 'checkpoint-rollback',
+            stage: owner,
+            to: lastCheckpoint,
+            reason: `${batch.id} changed the public API`,
+          };
+          yield {
+            type: 'stage-end',
+            stage: owner,
+            phase: 'BATCH',
+            cycle,
+            attempt,
+            outcome: 'rejected',
+            reason: 'public API changed',
+          };
+          feedback = `Your patch changed the public API, which this run does not allow. Removed: ${api.removed.join(', ') || 'none'}. Changed: ${api.changed.join(', ') || 'none'}. Keep every export and signature.`;
+          continue;
+        }
+        const subject = `checkpoint: ${batch.id} ${batch.goal}`.slice(0, 100);
+        const commit = await workspace.checkpoint(subject, `${attempted.rationale}\n\nRatchet-Batch: ${batch.id}`);
+        await deps.acceptApi();
+        yield { type: 'checkpoint-create', stage: owner, phase: 'BATCH', commit, subject };
+        yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'accepted' };
+        lastCheckpoint = commit;
+        // A checkpoint that passed the full verifier is fully verified, whichever check ran it.
+        if (level === 'full') lastFullVerified = commit;
+        committed++;
+        result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
+        if (committed % policy.runFullVerifierEvery === 0) {
+          yield { type: 'stage-start', stage: 'FULL_VERIFY', phase: 'BATCH', cycle, attempt: 1 };
+          const full = await deps.verifier.run('full', 'FULL_VERIFY', signal);
+          yield* verifierEvents(full, 'FULL_VERIFY');
+          yield {
+            type: 'stage-end',
+            stage: 'FULL_VERIFY',
+            phase: 'BATCH',
+            cycle,
+            attempt: 1,
+            outcome: full.ok ? 'accepted' : 'rejected',
+          };
+          if (!full.ok) {
+            await workspace.resetTo(lastFullVerified);
+            yield {
+              type: 'checkpoint-rollback',
+              stage: 'FULL_VERIFY',
+              to: lastFullVerified,
+              reason: 'the full verifier failed',
+            };
+            result.reason = `the full verifier failed after this batch; reset to ${lastFullVerified.slice(0, 8)}`;
+            outcomes.push(result);
+            await deps.appendTaskLedger({
+              batch: batch.id,
+              goal: batch.goal,
+              outcome: result.outcome,
+              attempts: attempt,
+              commit,
+              reason: result.reason,
+            });
+            yield {
+              type: 'batch-end',
+              batch: batch.id,
+              outcome: 'committed',
+              attempts: attempt,
+              commit,
+              reason: result.reason,
+            };
+            lastCheckpoint = lastFullVerified;
+            return await stop(
+              `the full verifier failed after ${batch.id}; reset to ${lastFullVerified.slice(0, 8)}`,
+              index + 1,
+              true,
+            );
+          }
+          lastFullVerified = commit;
+        }
       }
+      const final: BatchOutcome = result ?? {
+        batch: batch.id,
+        outcome: 'failed',
+        attempts: maxAttempts,
+        commit: null,
+        reason: feedback,
+      };
+      outcomes.push(final);
+      await deps.appendTaskLedger({
+        batch: batch.id,
+        goal: batch.goal,
+        outcome: final.outcome,
+        attempts: final.attempts,
+        commit: final.commit,
+        reason: final.reason?.slice(0, 500) ?? null,
+      });
+      yield {
+        type: 'batch-end',
+        batch: batch.id,
+        outcome: final.outcome,
+        attempts: final.attempts,
+        commit: final.commit,
+        ...(final.reason ? { reason: final.reason.slice(0, 500) } : {}),
+      };
+      if (final.outcome === 'failed') {
+        await workspace.resetTo(lastCheckpoint);
+        const why = formatting ? `${batch.id} (formatting) failed` : `${batch.id} failed after ${maxAttempts} attempts`;
+        return await stop(why, index + 1);
+      }
+      position = index + 1;
     }
-    const final: BatchOutcome = result ?? { batch: batch.id, outcome: 'failed', attempts: maxAttempts, commit: null, reason: feedback };
-    outcomes.push(final);
-    await deps.appendTaskLedger({ batch: batch.id, goal: batch.goal, outcome: final.outcome, attempts: final.attempts, commit: final.commit, reason: final.reason?.slice(0, 500) ?? null });
-    yield { type: 'batch-end', batch: batch.id, outcome: final.outcome, attempts: final.attempts, commit: final.commit, ...(final.reason ? { reason: final.reason.slice(0, 500) } : {}) };
-    if (final.outcome === 'failed') {
-      await workspace.resetTo(lastCheckpoint);
-      const why = formatting ? `${batch.id} (formatting) failed` : `${batch.id} failed after ${maxAttempts} attempts`;
-      return await stop(why, index + 1);
+  } catch (error) {
+    const current = batches[position];
+    if (isRatchetError(error, 'interrupted') && current !== undefined) {
+      await deps.appendTaskLedger({
+        batch: current.id,
+        goal: current.goal,
+        outcome: 'interrupted',
+        attempts: 0,
+        commit: null,
+        reason: 'interrupted before it was committed; its changes were dropped',
+      });
+      await stop('interrupted', position + 1);
     }
+    throw error;
   }
   return { batches: outcomes, stopped: null, lastCheckpoint, lastFullVerified, fullVerifierFailed: false };
 }

@@ -23,13 +23,16 @@ export interface CommandsRun {
   results: Array<{ result: CheckResult; outputFile: string | null }>;
 }
 
+/** `baseline`: every full verifier command, then the fast ones not among them (seed 002, 9.1). */
+type VerifierLevel = 'fast' | 'full' | 'baseline';
+
 export interface VerifierRun extends CommandsRun {
-  level: 'fast' | 'full';
+  level: VerifierLevel;
 }
 
 export interface RefactorVerifier {
-  /** Runs the fast or full verifier commands in the worktree, in order, stopping at the first failure. */
-  run(level: 'fast' | 'full', stage: StageName, signal?: AbortSignal): Promise<VerifierRun>;
+  /** Runs the level's verifier commands in the worktree, in order, stopping at the first failure. */
+  run(level: VerifierLevel, stage: StageName, signal?: AbortSignal): Promise<VerifierRun>;
 }
 
 export interface ApiChange {
