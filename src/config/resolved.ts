@@ -48,7 +48,7 @@ export interface ResolvedConfig {
   test: { command: string | undefined; timeoutMs: number; patterns: string[] };
   lint: { command: string | undefined };
   typecheck: { command: string | undefined };
-  bash: { timeoutMs: number };
+  bash: { timeoutMs: number; sandbox: 'auto' | 'required' | 'off' };
   tdd: {
     refactor: RefactorMode;
     maxAttempts: number;
@@ -172,7 +172,7 @@ export function toResolvedConfig({
     },
     lint: { command: file.lint.command },
     typecheck: { command: file.typecheck.command },
-    bash: { timeoutMs: seconds(file.bash.timeout) },
+    bash: { timeoutMs: seconds(file.bash.timeout), sandbox: file.bash.sandbox },
     tdd: {
       refactor: file.tdd.refactor,
       maxAttempts: file.tdd.max_attempts,

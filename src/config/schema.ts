@@ -132,6 +132,12 @@ const BashSectionSchema = z
     timeout: positiveInt()
       .default(120)
       .describe("Timeout of each agent Bash command, in seconds."),
+    sandbox: z
+      .enum(["auto", "required", "off"])
+      .default("auto")
+      .describe(
+        "Run agent Bash commands under bubblewrap (bwrap), read-only outside the worktree: auto (when bwrap works here), required (refuse to start without it), off.",
+      ),
   })
   .describe("The agent Bash tool.");
 

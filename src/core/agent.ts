@@ -45,9 +45,9 @@ export type StageOutcome<T = unknown> =
       /**
        * `turn-limit`: the turn limit was reached before the agent finished; `invalid-output`: no
        * valid structured result; `path-violation`: it changed files its stage may not write
-       * (put back by the orchestrator).
+       * (put back by the orchestrator); `timeout`: stopped at the stage's time limit.
        */
-      status: 'turn-limit' | 'invalid-output' | 'path-violation';
+      status: 'turn-limit' | 'invalid-output' | 'path-violation' | 'timeout';
       finalText: string;
       output: undefined;
       turns: number;

@@ -10,6 +10,8 @@ export interface RoleRuntimeOptions {
   config: ResolvedConfig;
   env: Record<string, string | undefined>;
   runner: ProcessRunner;
+  /** Runs the agent's Bash commands (sandboxed, see `toolSandbox`); default `runner`. */
+  toolRunner?: ProcessRunner;
   clock: Clock;
   ids: IdGenerator;
   /** Where versioned system-prompt files for the Claude Code CLI are written. */
@@ -49,6 +51,7 @@ export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime
     config,
     env: options.env,
     runner: options.runner,
+    ...(options.toolRunner ? { toolRunner: options.toolRunner } : {}),
     clock: options.clock,
     ...(options.recordPath ? { recordPath: options.recordPath } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -46,9 +46,12 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
     },
     uncommitTo: (commit) => track(git.resetSoft(commit)),
     async changedFilesSince(commit) {
-      const committed = await git.changedFiles(commit);
       const status = await git.status();
-      return [...new Set([...committed, ...status.files.map((file) => file.path)])].sort();
+      const uncommitted = status.files.flatMap((file) => (file.origPath === undefined ? [file.path] : [file.path, file.origPath]));
+      // Since HEAD itself, status says it all: one git process instead of two.
+      if (commit === (await (head ??= git.head()))) return [...new Set(uncommitted)].sort();
+      const committed = await git.changedFiles(commit);
+      return [...new Set([...committed, ...uncommitted])].sort();
     },
     writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, `${JSON.stringify(state, null, 2)}\n`),
     async readFile(path) {

@@ -18,6 +18,8 @@ export interface RuntimeFactoryOptions {
   config: ResolvedConfig;
   env: Record<string, string | undefined>;
   runner: ProcessRunner;
+  /** Runs the agent's Bash commands (a sandboxed runner, see `toolSandbox`); default `runner`. */
+  toolRunner?: ProcessRunner;
   clock: Clock;
   /** Append every model call to this cassette (`--record FILE`). */
   recordPath?: string;
@@ -62,7 +64,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
   };
 
   return (stage) => {
-    const model = stageSettings(config, stage).model;
+    const { model, timeoutMs } = stageSettings(config, stage);
     if (config.provider.name === 'claude-code') {
       const claude = options.claude;
       if (!claude) throw new RatchetError('config', 'The claude-code provider needs the Claude Code CLI settings.');
@@ -74,7 +76,8 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
         ...(config.origins['provider.model'] || config.stages[stage]?.model ? { model } : {}),
         allowedTools: 'Read,Write,Edit,Bash,Glob,Grep',
         promptDir: claude.promptDir,
-        timeoutMs: claude.timeoutMs,
+        // The stage's own limit ([stages.<name>] timeout, else [tdd] stage_timeout).
+        timeoutMs: Math.min(claude.timeoutMs, timeoutMs),
         uuid: claude.uuid,
       });
     }
@@ -105,7 +108,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
             request.emit({ type: 'model-retry', provider: base.provider, model: base.modelId, attempt, delayMs, reason: `${error.code}: ${error.message}` });
           },
         });
-        return createToolLoopRuntime({ model: client, runner: options.runner }).runStage(request);
+        return createToolLoopRuntime({ model: client, runner: options.toolRunner ?? options.runner }).runStage(request);
       },
     };
   };

@@ -25,6 +25,7 @@ import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
 import { clearStaleGitLocks } from './stale-locks.js';
 import { RATCHET_EXCLUDES, shareDependencies } from './worktree-setup.js';
+import { requireSandboxIfConfigured, toolSandbox } from './tool-sandbox.js';
 
 /** Effects the engine needs, injected by the CLI (or by tests). */
 export interface EngineServices {
@@ -58,11 +59,13 @@ function tddRuntimes(
   services: EngineServices,
   promptDir: string,
   recordPath?: string,
+  toolRunner?: ProcessRunner,
 ): ReturnType<typeof createRuntimeFactory> {
   return createRuntimeFactory({
     config,
     env: services.env,
     runner: services.runner,
+    ...(toolRunner ? { toolRunner } : {}),
     clock: services.clock,
     ...(recordPath ? { recordPath } : {}),
     ...(services.fetch ? { fetch: services.fetch } : {}),
@@ -97,6 +100,7 @@ export async function* startTdd(
   const detected = await detectTestCommand(repoRoot, config.test.command);
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
   tddRuntimes(config, services, config.home)('PLAN');
+  await requireSandboxIfConfigured(config, services.runner);
   const runId = services.ids.runId();
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
@@ -340,6 +344,12 @@ async function* executeRun(
   const { config } = options;
   const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot: options.repoRoot });
   const worktreeGit = new Git(run.worktree);
+  const sandbox = await toolSandbox(config, services.runner, { protect: [options.repoRoot], worktree: run.worktree, dependenciesOf: options.repoRoot });
+  if (sandbox.notice !== null) {
+    const warning = envelope({ type: 'warning', message: sandbox.notice });
+    await services.ledger.record(warning);
+    yield warning;
+  }
   const deps: TddDependencies = {
     workspace: createGitWorkspace(run.worktree, worktreeGit),
     verifier: createVerifierPort({
@@ -351,7 +361,7 @@ async function* executeRun(
       config,
       runner: services.runner,
     }),
-    agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath),
+    agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath, sandbox.runner),
     prompt(stage, variables) {
       const template = stagePrompt(prompts, stage);
       return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };
@@ -370,7 +380,7 @@ async function* executeRun(
     baseCommit: run.baseCommit,
     stage: (stage) => {
       const settings = stageSettings(config, stage);
-      return { maxAttempts: settings.maxAttempts, maxTurns: settings.maxTurns };
+      return { maxAttempts: settings.maxAttempts, maxTurns: settings.maxTurns, timeoutMs: settings.timeoutMs };
     },
   };
   const workflow = runTdd(policy, deps, start, options.signal);

@@ -7,7 +7,7 @@ import type { Git } from '../git/git.js';
 export const RATCHET_EXCLUDES = ['/.ratchet/'];
 
 /** Ignored dependency folders shared into a run's worktree by symlink, so tests can run there. */
-const SHARED_DIRECTORIES = ['node_modules', '.venv', 'venv'];
+export const SHARED_DIRECTORIES = ['node_modules', '.venv', 'venv'];
 
 /**
  * Symlinks the checkout's dependency folders into a run's worktree, and excludes the links from

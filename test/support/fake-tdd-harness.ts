@@ -120,6 +120,8 @@ export function addOnlyFiles(extra: Record<string, string> = {}): Record<string,
 
 export interface PolicyOptions {
   refactor?: TddPolicy['refactor'];
+  /** Per-stage agent time limit (default 60 s). */
+  timeoutMs?: number;
   maxAttempts?: Partial<Record<AgentStageName, number>>;
   testGlobs?: string[];
 }
@@ -130,7 +132,7 @@ export function fakePolicy(baseCommit: string, options: PolicyOptions = {}): Tdd
     refactor: options.refactor ?? 'always',
     testGlobs: options.testGlobs ?? ['**/*.test.ts'],
     bashTimeoutMs: 5_000,
-    stage: (stage) => ({ maxAttempts: options.maxAttempts?.[stage] ?? 3, maxTurns: 7 }),
+    stage: (stage) => ({ maxAttempts: options.maxAttempts?.[stage] ?? 3, maxTurns: 7, timeoutMs: options.timeoutMs ?? 60_000 }),
     runId: RUN_ID,
     baseCommit,
   };

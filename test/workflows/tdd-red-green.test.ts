@@ -193,6 +193,19 @@ describe('GREEN: the gate and retries', () => {
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.testFile)).toBe(redTestFile(ADD));
   });
 
+  it('stops a GREEN attempt at the stage time limit and retries it with that as feedback', async () => {
+    const hanging: AgentTurn = {
+      act: ({ request }) => new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true })),
+    };
+    const h = await setUp({ timeoutMs: 200, script: cycleScript({ GREEN: [hanging, greenTurn(ADD)] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (timeout)');
+    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(/^GREEN did not finish within its time limit of 0.2 s and was stopped/);
+    expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.implFile)).toBe(solvedImpl(ADD));
+  });
+
   it('rejects a GREEN that adds a test file', async () => {
     const extra: AgentTurn = { ...greenTurn(ADD), shell: { 'src/extra.test.ts': testFile({ name: 'extra', impl: ADD.implFile, contains: 'a + b' }) } };
     const h = await setUp({ script: cycleScript({ GREEN: [extra, greenTurn(ADD)] }) });

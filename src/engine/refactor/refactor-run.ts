@@ -31,6 +31,8 @@ import { gitCopyOf } from './safe-copy.js';
 import { runFormatBatch } from './format-batch.js';
 import { createCommandVerifier, createCommandsRunner } from './verifier.js';
 import { RATCHET_EXCLUDES, shareDependencies } from '../worktree-setup.js';
+import { requireSandboxIfConfigured, toolSandbox } from '../tool-sandbox.js';
+import type { ProcessRunner } from '../../process/types.js';
 import { loadRolePrompts } from './role-prompts.js';
 
 /** Where a refactor run lives: the target's repository, or a git copy of a non-repository. */
@@ -136,8 +138,8 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
 }
 
 /** The agent runtime of a refactor role (planner, patcher, critic) on the configured provider. */
-function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools): AgentRuntime {
-  return createProviderRuntime({ config, env: services.env, runner: services.runner, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools, toolRunner?: ProcessRunner): AgentRuntime {
+  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(toolRunner ? { toolRunner } : {}), clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
 }
 
 /**
@@ -156,7 +158,8 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
   }
   const settings = await loadRefactorSettings(target, config);
   // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
-  const plannerRuntime = roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob');
+  roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob');
+  await requireSandboxIfConfigured(config, services.runner);
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
     const baseCommit = await git.head();
@@ -187,6 +190,8 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       const record = recorder(emit, services.ledger);
       yield await record({ type: 'run-start', workflow: 'refactor', feature: run.feature, branch, worktree, baseCommit, resumed: false });
       yield await record({ type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory });
+      const sandbox = await toolSandbox(config, services.runner, { protect: [repoRoot, target], worktree, dependenciesOf: target });
+      if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
       const outputs = join(runDir(repoRoot, runId), 'verify');
       const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
       yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
@@ -220,7 +225,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         ].join('\n');
         const events: RatchetEvent[] = [];
         try {
-          const outcome = await plannerRuntime.runStage({
+          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox.runner).runStage({
             stage: 'PLANNER',
             worktree,
             systemPrompt: prompts.planner,
@@ -284,7 +289,9 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const record = recorder(createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events), services.ledger);
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
-  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools, settings.claude.tools);
+  // The agent's shell is sandboxed as in prepare (a warning there said so when it could not be).
+  const sandbox = await toolSandbox(config, services.runner, { protect: [prepared.repoRoot, prepared.target], worktree: run.worktree, dependenciesOf: prepared.target });
+  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools, settings.claude.tools, sandbox.runner);
   const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: services.runner };
   const runCommands = createCommandsRunner(commandOptions);
   const verifier: RefactorVerifier = createCommandVerifier({ ...commandOptions, ...prepared.verifierCommands }, runCommands);

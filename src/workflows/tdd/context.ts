@@ -1,6 +1,7 @@
 import { createWriteMatcher } from '../../agent/file-guard.js';
 import type { PathPolicy, StageOutcome } from '../../core/agent.js';
 import { pipeEvents } from '../../core/event-pipe.js';
+import { isRatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import type { AgentStageName, Phase, StageName } from '../../core/stages.js';
@@ -62,20 +63,37 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
   const mayWrite = createWriteMatcher(input.paths);
   const protectedBefore = await protectedChanges(context, before, mayWrite);
   const runtime = deps.agentFor(input.stage);
-  const outcome = yield* pipeEvents((emit) =>
-    runtime.runStage<T>({
-      stage: input.stage,
-      worktree: deps.workspace.root,
-      systemPrompt: rendered.system,
-      prompt: rendered.user,
-      paths: input.paths,
-      maxTurns: settings.maxTurns,
-      bashTimeoutMs: policy.bashTimeoutMs,
-      ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
-      ...(context.signal ? { signal: context.signal } : {}),
-      emit,
-    }),
-  );
+  const timer = AbortSignal.timeout(settings.timeoutMs);
+  let outcome: StageOutcome<T>;
+  try {
+    outcome = yield* pipeEvents((emit) =>
+      runtime.runStage<T>({
+        stage: input.stage,
+        worktree: deps.workspace.root,
+        systemPrompt: rendered.system,
+        prompt: rendered.user,
+        paths: input.paths,
+        maxTurns: settings.maxTurns,
+        bashTimeoutMs: policy.bashTimeoutMs,
+        ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
+        signal: context.signal ? AbortSignal.any([context.signal, timer]) : timer,
+        emit,
+      }),
+    );
+  } catch (error) {
+    // Over the stage's time limit (ours, or the runtime's own): a rejected attempt, not a failed run.
+    const overTime = (timer.aborted && context.signal?.aborted !== true) || isRatchetError(error, 'timeout');
+    if (!overTime) throw error;
+    outcome = {
+      status: 'timeout',
+      finalText: '',
+      output: undefined,
+      turns: 0,
+      usage: { inputTokens: 0, outputTokens: 0 },
+      costUsd: null,
+      message: `${input.stage} did not finish within its time limit of ${seconds(settings.timeoutMs)} s and was stopped. Work in smaller steps.`,
+    };
+  }
   deps.workspace.refresh();
   const after = await deps.workspace.head();
   if (after !== before) {
@@ -96,6 +114,10 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
       `${input.stage} may not change ${restored.join(', ')} (writable: ${input.paths.write.join(', ') || 'nothing'}${except}). ` +
       'Those changes were undone; leave these files as they are.',
   };
+}
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000));
 }
 
 /** Uncommitted changes, before a stage, to files the stage may not write: their content then. */

@@ -75,6 +75,8 @@ export interface RenderedPrompt {
 interface StageSettings {
   maxAttempts: number;
   maxTurns: number;
+  /** Wall-clock limit of one agent call of the stage; an attempt over it is stopped and rejected. */
+  timeoutMs: number;
 }
 
 export interface TddDependencies {

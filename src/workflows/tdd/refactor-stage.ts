@@ -56,8 +56,8 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
       break;
     }
     const problem = outcomeProblem(outcome);
-    if (outcome.status === 'path-violation') {
-      // It changed tests or the test list: the whole attempt goes, not only those files.
+    if (outcome.status === 'path-violation' || outcome.status === 'timeout') {
+      // It changed tests or the test list, or was stopped half-way: the whole attempt goes.
       yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'rejected', outcome.status);
       await deps.workspace.resetTo(preRefactor);
       yield { type: 'checkpoint-rollback', stage: 'REFACTOR', to: preRefactor, reason: outcome.status };

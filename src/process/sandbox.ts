@@ -1,0 +1,42 @@
+import type { CommandSpec, ProcessRunner } from './types.js';
+
+/** One mount of the sandbox, applied in order: a later mount covers an earlier one. */
+export interface SandboxMount {
+  path: string;
+  writable: boolean;
+}
+
+/**
+ * A process runner whose commands run under bubblewrap (`bwrap`): the whole file system is
+ * read-only except the writable mounts, so a shell command cannot change anything else (the
+ * user's checkout, say) whatever it tries (`cd ..`, absolute paths, `git -C`). The process
+ * group is kept (no `--new-session`), so timeouts still kill everything the command started,
+ * and `--die-with-parent` takes the sandbox down with bwrap.
+ */
+export function createSandboxedRunner(inner: ProcessRunner, mounts: readonly SandboxMount[], bwrap = 'bwrap'): ProcessRunner {
+  const binds = mounts.flatMap((mount) => [mount.writable ? '--bind' : '--ro-bind', mount.path, mount.path]);
+  return {
+    run(spec: CommandSpec) {
+      const useShell = spec.shell ?? spec.args === undefined;
+      const command = useShell ? ['/bin/sh', '-c', spec.command] : [spec.command, ...(spec.args ?? [])];
+      return inner.run({
+        ...spec,
+        command: bwrap,
+        args: ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...binds, '--die-with-parent', '--chdir', spec.cwd, '--', ...command],
+        shell: false,
+      });
+    },
+  };
+}
+
+/** Whether bubblewrap is installed and allowed to make its namespaces here (root or user namespaces). */
+export async function bwrapWorks(runner: ProcessRunner, bwrap = 'bwrap'): Promise<boolean> {
+  const probe = await runner.run({
+    command: bwrap,
+    args: ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--die-with-parent', '--', '/bin/true'],
+    shell: false,
+    cwd: '/',
+    timeoutMs: 10_000,
+  });
+  return probe.exitCode === 0;
+}

@@ -1,0 +1,103 @@
+/**
+ * The agent's Bash under `[bash] sandbox` (bubblewrap): read-only outside the worktree, so a
+ * command cannot reach the user's checkout (`cd ..`, absolute paths, `git -C`), while the
+ * worktree, the temporary directory and the shared dependency folders stay writable and
+ * timeouts still kill every process the command started. Needs bwrap (`.ci/run` installs it):
+ * these tests fail, not skip, without it.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executeTool } from '../../src/agent/tools/agent-tool.js';
+import { bashTool } from '../../src/agent/tools/bash-tool.js';
+import { createFileGuard } from '../../src/agent/file-guard.js';
+import { loadConfig } from '../../src/config/load.js';
+import { isRatchetError } from '../../src/core/errors.js';
+import { requireSandboxIfConfigured, toolSandbox } from '../../src/engine/tool-sandbox.js';
+import { shareDependencies } from '../../src/engine/worktree-setup.js';
+import { createProcessRunner } from '../../src/process/runner.js';
+import type { ProcessRunner } from '../../src/process/types.js';
+import { OPEN_POLICY } from '../agent/agent-fixtures.js';
+import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+
+let repo: TempRepo;
+let worktree: string;
+
+beforeEach(async () => {
+  repo = await createTempRepo({ files: { 'README.md': '# mine\n', '.gitignore': 'node_modules/\n' } });
+  await mkdir(join(repo.dir, 'node_modules', 'dep'), { recursive: true });
+  await writeFile(join(repo.dir, 'node_modules', 'dep', 'index.js'), 'module.exports = 1;\n');
+  worktree = repo.path('home', 'worktrees', 'run-1');
+  await repo.git.addWorktree(worktree, 'ratchet/run-1', await repo.git.head());
+  await shareDependencies(repo.dir, worktree, repo.git);
+});
+
+afterEach(async () => {
+  await repo.cleanup();
+});
+
+async function sandboxed(sandbox: 'auto' | 'required' | 'off' = 'required'): Promise<{ runner: ProcessRunner; notice: string | null }> {
+  const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
+  return toolSandbox({ ...config, bash: { ...config.bash, sandbox } }, createProcessRunner(), { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+}
+
+async function bash(runner: ProcessRunner, command: string, timeout?: number) {
+  return executeTool(bashTool, { command, ...(timeout ? { timeout } : {}) }, { guard: createFileGuard(worktree, OPEN_POLICY), runner, bashTimeoutMs: 30_000 });
+}
+
+describe('the tool sandbox', () => {
+  it('is there: bubblewrap runs on this machine', () => {
+    expect(spawnSync('bwrap', ['--ro-bind', '/', '/', '--', '/bin/true']).status, 'bwrap must be installed (.ci/run installs bubblewrap)').toBe(0);
+  });
+
+  it('keeps the user`s checkout read-only, whatever the command tries', async () => {
+    const { runner, notice } = await sandboxed();
+    expect(notice).toBeNull();
+    const attempts = [
+      'cd "$(git rev-parse --git-common-dir)/.." && echo pwned >> README.md',
+      `echo pwned >> ${join(repo.dir, 'README.md')}`,
+      `git -C ${repo.dir} checkout -q -b hijacked`,
+      `touch ${repo.path('home', 'other-run.txt')}`,
+    ];
+    for (const command of attempts) {
+      const result = await bash(runner, command);
+      expect(result.isError, command).toBe(true);
+      expect(result.output, command).toMatch(/Read-only file system|cannot lock ref|unable to create|Permission denied/);
+    }
+    expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
+    expect(repo.run('branch', '--list', 'hijacked')).toBe('');
+  });
+
+  it('lets the command work in the worktree, the temporary directory and the shared dependencies', async () => {
+    const { runner } = await sandboxed();
+    const result = await bash(runner, 'echo made > made.txt && cat made.txt && t=$(mktemp) && echo ok > "$t" && rm "$t" && mkdir -p node_modules/.cache && echo c > node_modules/.cache/x && git status --porcelain');
+    expect(result.isError, result.output).toBe(false);
+    expect(result.output).toContain('made');
+    expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
+    expect(await readFile(join(repo.dir, 'node_modules', '.cache', 'x'), 'utf8')).toBe('c\n');
+  });
+
+  it('still kills everything a command started at its timeout', async () => {
+    const { runner } = await sandboxed();
+    const started = Date.now();
+    const result = await bash(runner, 'sleep 30 & sleep 30', 500);
+    expect(result.isError).toBe(true);
+    expect(result.output).toContain('timed out after 500 ms');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('is the plain runner when off, and refuses to start when required but missing', async () => {
+    const off = await sandboxed('off');
+    const escaped = await bash(off.runner, `echo changed >> ${join(repo.dir, 'README.md')}`);
+    expect(escaped.isError).toBe(false);
+    expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\nchanged\n');
+
+    const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
+    const noBwrap: ProcessRunner = { run: (spec) => createProcessRunner().run({ ...spec, command: spec.command === 'bwrap' ? '/nonexistent/bwrap' : spec.command }) };
+    const error: unknown = await requireSandboxIfConfigured({ ...config, bash: { ...config.bash, sandbox: 'required' } }, noBwrap).catch((caught: unknown) => caught);
+    expect(isRatchetError(error, 'config')).toBe(true);
+    const auto = await toolSandbox({ ...config, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+    expect(auto.notice).toMatch(/without a sandbox: bubblewrap \(bwrap\) is not available/);
+  });
+});
