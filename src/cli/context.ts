@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { ResolvedConfig } from '../config/resolved.js';
-import { loadConfig, resolveProjectRoot } from '../config/load.js';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { loadConfig, resolveProjectRoot, resolveRatchetHome } from '../config/load.js';
 import { RatchetError } from '../core/errors.js';
 import { createEngineServices } from '../engine/effects.js';
 import { ledgerPath } from '../engine/run-paths.js';
@@ -33,9 +35,16 @@ export function createCliOutput(command: Command): Output {
   return createOutput(Boolean(globalOptions(command).json));
 }
 
-/** The repository root for a command: --cwd, else TDD_PROJECT_ROOT, else the current directory. */
-export async function repositoryRoot(command: Command): Promise<string> {
+/**
+ * The repository root for a command: --cwd, else TDD_PROJECT_ROOT, else the current directory.
+ * For a run on a directory that is not a git repository (refactor), the run lives in its git
+ * copy under `$RATCHET_HOME/copies/<run-id>/`: given the run id, that copy is found from the
+ * original directory.
+ */
+export async function repositoryRoot(command: Command, runId?: string): Promise<string> {
   const dir = resolveProjectRoot({ cwdFlag: globalOptions(command).cwd, env: process.env, processCwd: process.cwd() });
+  const copy = runId === undefined ? null : join(resolveRatchetHome(process.env), 'copies', runId, basename(dir));
+  if (copy !== null && !(await Git.isRepository(dir)) && existsSync(join(copy, '.ratchet', 'ledger.db'))) return copy;
   if (!(await Git.isRepository(dir))) {
     throw new RatchetError('usage', `${dir} is not inside a git repository.`, { hint: 'Run Ratchet from your project (or pass --cwd DIR); `git init` first if needed.' });
   }

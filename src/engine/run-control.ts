@@ -185,7 +185,12 @@ export async function rejectRun(
 ): Promise<{ removedLocks: string[] }> {
   if (run.status === 'accepted') throw new RatchetError('usage', `Run ${run.id} was accepted; use git to revert its merge.`);
   return withRunLocked(repoRoot, run, ledger, clock, async () => {
-    await dropWorktree(new Git(repoRoot), run);
+    const git = new Git(repoRoot);
+    // The handoff notes of the dropped commits go with them (the notes ref is shared by all runs).
+    if (run.baseCommit && (await git.branchExists(run.branch))) {
+      for (const commit of await git.log(`${run.baseCommit}..${run.branch}`)) await git.removeNote(NOTES_REF, commit.sha);
+    }
+    await dropWorktree(git, run);
     await ledger.updateRun(run.id, { status: 'rejected' });
     return {};
   });

@@ -3,6 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { RatchetError } from '../core/errors.js';
+import { Git } from '../git/git.js';
 import { bwrapWorks, createSandboxedRunner, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
 import { SHARED_DIRECTORIES } from './worktree-setup.js';
@@ -21,6 +22,17 @@ export interface ToolSandboxPaths {
   worktree: string;
   /** Where the shared dependency folders live (the checkout the worktree links them from). */
   dependenciesOf: string;
+}
+
+/**
+ * What git in the worktree writes besides its files: the worktree's own git directory (index,
+ * HEAD), the object store (append-only), and the run's own branch (`refs/heads/ratchet/...` and
+ * its reflog), so `git add` and even `git commit` work there, while the user's branches, index
+ * and HEAD stay read-only.
+ */
+async function worktreeGitMounts(worktree: string): Promise<string[]> {
+  const { gitDir, commonDir } = await new Git(worktree).gitDirs();
+  return [gitDir, join(commonDir, 'objects'), join(commonDir, 'refs', 'heads', 'ratchet'), join(commonDir, 'logs', 'refs', 'heads', 'ratchet')];
 }
 
 function real(path: string): string {
@@ -65,6 +77,7 @@ export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner,
     ...[...new Set(writableOutside)].map((path) => ({ path, writable: true })),
     ...[...paths.protect, config.home].filter((path) => existsSync(path)).map((path) => ({ path: real(path), writable: false })),
     { path: real(paths.worktree), writable: true },
+    ...(await worktreeGitMounts(paths.worktree)).filter((path) => existsSync(path)).map((path) => ({ path: real(path), writable: true })),
     ...dependencies.map((path) => ({ path, writable: true })),
   ];
   return { runner: createSandboxedRunner(runner, mounts), notice: null };

@@ -110,6 +110,12 @@ function parseInfo(text: string): RepoLockInfo | undefined {
   }
 }
 
+/** Whether a live process holds the repository lock for this run (a `running` run killed with -9 has none). */
+export async function runLockHeld(commonDir: string, runId: string): Promise<boolean> {
+  const holder = await readRepoLock(commonDir);
+  return holder !== null && holder.runId === runId && isHeld(holder);
+}
+
 /** A lock from another host cannot be checked, so it counts as held. */
 function isHeld(holder: RepoLockInfo): boolean {
   if (holder.hostname !== hostname()) return true;

@@ -110,6 +110,24 @@ export function resolveEndpoint(options: ResolveEndpointOptions): ResolvedEndpoi
  * 127.0.0.1), port (default 11434; 80/443 when the scheme is given without a port), optional
  * path; returned as the OpenAI-compatible base `.../v1`.
  */
+/**
+ * Where an HTTP provider will be reached, as `resolveEndpoint` picks it but without needing a
+ * key (for `ratchet doctor`); null when nothing names an endpoint (openai-compatible without one).
+ */
+export function endpointOf(provider: HttpProviderName, baseUrl: string | undefined, env: Environment): string | null {
+  const flagUrl = nonEmpty(baseUrl);
+  switch (provider) {
+    case 'anthropic':
+      return stripSuffix(flagUrl ?? nonEmpty(env.ANTHROPIC_BASE_URL) ?? ANTHROPIC_DEFAULT, '/v1');
+    case 'openai':
+      return flagUrl ?? nonEmpty(env.OPENAI_BASE_URL) ?? OPENAI_DEFAULT;
+    case 'openai-compatible':
+      return flagUrl ?? nonEmpty(env.OPENAI_BASE_URL) ?? null;
+    case 'ollama':
+      return flagUrl ?? ollamaBaseUrl(env.OLLAMA_HOST);
+  }
+}
+
 export function ollamaBaseUrl(host: string | undefined): string {
   let rest = (host ?? '').trim();
   let scheme = 'http';

@@ -164,6 +164,9 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const again = await runCli(['init'], { cwd: repo.dir, env });
     expect(again.exitCode, describeResult(again)).toBe(2);
     expect(again.stderr).toContain('already exists; pass --force to overwrite it');
+    const againJson = await runCli(['init', '--json'], { cwd: repo.dir, env });
+    expect(againJson.exitCode, describeResult(againJson)).toBe(2);
+    expect(JSON.parse(againJson.stdout.trim())).toMatchObject({ type: 'error', code: 'usage', message: expect.stringContaining('already exists') as unknown });
     expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
     const forced = await runCli(['init', '--force'], { cwd: repo.dir, env });
     expect(forced.exitCode, describeResult(forced)).toBe(0);
@@ -172,7 +175,9 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
 
   it('doctor --json reports a missing API key with a fix, and passes with one', async () => {
     const repo = await project(NODE_PROJECT);
-    const without = await runCli(['doctor', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    const server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    cleanups.push(() => server.close());
+    const without = await runCli(['doctor', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, server, null) });
     expect(without.exitCode, describeResult(without)).toBe(2);
     const failing = DoctorSchema.parse(JSON.parse(without.stdout));
     expect(failing.ok).toBe(false);
@@ -193,7 +198,7 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       detail: expect.stringMatching(/^1 passed/) as unknown,
     });
 
-    const withKey = await runCli(['doctor', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, E2E_API_KEY) });
+    const withKey = await runCli(['doctor', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
     expect(withKey.exitCode, describeResult(withKey)).toBe(0);
     const passing = DoctorSchema.parse(JSON.parse(withKey.stdout));
     expect(passing.ok).toBe(true);
@@ -201,7 +206,17 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       status: 'ok',
       detail: expect.stringContaining('ANTHROPIC_API_KEY is set') as unknown,
     });
+    expect(passing.checks.find((check) => check.name === 'endpoint')).toMatchObject({ status: 'ok', detail: expect.stringContaining(`${server.url} answers`) as unknown });
     expect(withKey.stdout).not.toContain(E2E_API_KEY);
+
+    // An endpoint nobody listens on, and a provider name that does not exist, each named as such.
+    const closed = await runCli(['doctor', '--json', '--no-baseline', '--base-url', 'http://127.0.0.1:9'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
+    expect(closed.exitCode, describeResult(closed)).toBe(2);
+    expect(DoctorSchema.parse(JSON.parse(closed.stdout)).checks.filter((check) => check.status === 'fail')).toEqual([
+      { name: 'endpoint', status: 'fail', detail: expect.stringContaining('http://127.0.0.1:9 does not answer') as unknown, hint: expect.stringContaining('--base-url') as unknown },
+    ]);
+    const bogus = await runCli(['doctor', '--json', '--no-baseline', '--provider', 'bogus'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
+    expect(DoctorSchema.parse(JSON.parse(bogus.stdout)).checks.find((check) => check.status === 'fail')).toMatchObject({ name: 'config', detail: expect.stringContaining('bogus') as unknown });
   });
 
   it('refuses a dirty working tree (exit 2, with a hint) unless --allow-dirty', async () => {

@@ -181,6 +181,10 @@ describe('ratchet refactor, around the run', () => {
     expect(existsSync(join(backup, 'snapshot.tar.gz'))).toBe(true);
     expect(existsSync(join(backup, 'backup.bundle'))).toBe(false);
 
+    // Commands on the run from the original directory find it in its copy by the run id.
+    const reported = await ratchet(['report', runId, '--json', '--cwd', target], original, claudeEnv(scratch, server));
+    expectExit(reported, 0);
+    expect(existsSync(join(target, '.ratchet'))).toBe(false);
     // Accepting (from the copy, where the run and its ledger live) brings the change into the original.
     const accepted = await ratchet(['accept', runId, '--cwd', copy], original, claudeEnv(scratch, server));
     expectExit(accepted, 0);
@@ -259,6 +263,19 @@ describe('ratchet refactor, around the run', () => {
     expect(result.stdout).not.toContain('BASELINE');
     expect(checkoutState(repo)).toEqual(before.state);
     expect(branches(repo)).toEqual(before.branches);
+    expect(worktreesUnder(repo.home)).toEqual([]);
+    expect(existsSync(join(repo.home, 'backups'))).toBe(false);
+  });
+
+  it('exits 2 before any backup or worktree when nothing can verify the project, naming it', async () => {
+    const packageJson = `${JSON.stringify({ name: 'shop', private: true, type: 'module' }, null, 2)}\n`;
+    const repo = await tsRepo({ 'package.json': packageJson }, refactorConfig({ fast: [], full: [] }));
+    const { server } = await model();
+    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    expectExit(result, 2);
+    const error = errorOf(parseNdjson(result.stdout));
+    expect(error.message).toBe(`No verifier commands for ${repo.dir}: no fast_verifier / full_verifier is set and no test command was found.`);
+    expect(error.hint).toContain('fast_verifier');
     expect(worktreesUnder(repo.home)).toEqual([]);
     expect(existsSync(join(repo.home, 'backups'))).toBe(false);
   });

@@ -132,6 +132,11 @@ describe('kill -9, then ratchet resume', () => {
     });
     // The last checkpoint is cycle 2's PLAN.
     expect(cli.events.filter((event) => event.type === 'checkpoint-create').at(-1)).toMatchObject({ subject: reference[4] });
+    // The ledger still says running; status says the process is gone and how to go on.
+    const status = await runCli(project, ['status', runId]);
+    expect(status.stdout).toContain(`running, but its process is gone (killed?): \`ratchet resume ${runId}\` continues from the last checkpoint`);
+    const statusJson = await runCli(project, ['status', runId, '--json']);
+    expect(JSON.parse(statusJson.stdout.trim())).toMatchObject({ run: { status: 'running' }, active: false });
     await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
   }, E2E_TIMEOUT_MS);
 

@@ -362,10 +362,16 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     expect(checkpointsOf(repo, tip ?? '', secondBranch).map((commit) => commit.subject)).toEqual([
       'plan: all tests done',
     ]);
+    const dropped = repo.run('rev-parse', secondBranch);
+    expect(repo.run('notes', '--ref', 'tdd-handoffs', 'list')).toContain(dropped);
     const rejected = await ratchet('reject', '--json');
     expect(rejected.exitCode, describeResult(rejected)).toBe(0);
     expect(JSON.parse(rejected.stdout)).toEqual({ run: secondId, status: 'rejected', removedLocks: [] });
     expect(repo.run('branch', '--list', secondBranch)).toBe('');
+    // Its handoff notes went with it; the accepted run's stay.
+    const notes = repo.run('notes', '--ref', 'tdd-handoffs', 'list');
+    expect(notes).not.toContain(dropped);
+    expect(notes).toContain(tip ?? 'no tip');
     expect(existsSync(join(repo.home, 'worktrees', String(secondId)))).toBe(false);
     expect(repo.run('rev-parse', 'HEAD')).toBe(tip);
     expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');

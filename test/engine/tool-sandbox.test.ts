@@ -76,6 +76,12 @@ describe('the tool sandbox', () => {
     expect(result.output).toContain('made');
     expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
     expect(await readFile(join(repo.dir, 'node_modules', '.cache', 'x'), 'utf8')).toBe('c\n');
+    // git in the worktree still works, commits included (on the run's own branch only).
+    const committed = await bash(runner, 'git add made.txt && git -c user.name=a -c user.email=a@b commit -q -m made && git log -1 --format=%s');
+    expect(committed.isError, committed.output).toBe(false);
+    expect(committed.output).toContain('made');
+    expect(repo.run('log', '-1', '--format=%s', 'ratchet/run-1')).toBe('made');
+    expect(repo.run('log', '-1', '--format=%s', 'main')).not.toBe('made');
   });
 
   it('still kills everything a command started at its timeout', async () => {

@@ -216,6 +216,20 @@ describe('boundPlannerBatches', () => {
     expect(result.dropped).toEqual(['none: scope nowhere/** matches no file in scope', 'c: over max_batches (2)', 'd: over max_batches (2)']);
   });
 
+  it('keeps planner batches no larger than the heuristic ones (at least three files): no scope over the whole repository', () => {
+    const heuristic = [proposed('h1', ['src/a.ts']), proposed('h2', ['src/b.ts', 'src/util/c.ts'])];
+    const response = {
+      batches: [proposed('everything', ['**']), proposed('src', ['src/**']), proposed('tests', ['test/**']), proposed('three', ['src/a.ts', 'src/b.ts', 'src/util/c.ts'])],
+    };
+    const result = boundPlannerBatches(response, bounds({ files: FILES, heuristic }));
+
+    expect(result.batches.map((entry) => entry.goal)).toEqual(['goal of tests', 'goal of three']);
+    expect(result.dropped).toEqual(['everything: scope ** covers 5 files; a batch covers at most 3', 'src: scope src/** covers 4 files; a batch covers at most 3']);
+    // A larger heuristic batch allows larger planner batches.
+    const wide = boundPlannerBatches(response, bounds({ files: FILES, heuristic: [proposed('h', ['src/**'])] }));
+    expect(wide.dropped).toEqual(['everything: scope ** covers 5 files; a batch covers at most 4']);
+  });
+
   it('moves formatting batches first, and drops them when no formatter is configured', () => {
     const response = { batches: [proposed('r', ['src/a.ts']), proposed('fmt', ['src/**'], { allowed_operations: [FORMAT_OPERATION] })] };
 

@@ -23,7 +23,7 @@ import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
 import { writeRunReport } from '../../report/write-report.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { createIdGenerator } from '../../engine/effects.js';
-import { configFor, createCliOutput, engineServices, globalOptions, openRepoLedger, type ProviderFlags } from '../context.js';
+import { configFor, createCliOutput, engineServices, globalOptions, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
 import { interruptOnSignals } from '../drive-run.js';
 import { exitCodeFor, EXIT } from '../exit-codes.js';
 import type { Output } from '../output.js';
@@ -295,7 +295,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
     .action(async (runId: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
       const target = targetOf(undefined, command);
-      const repoRoot = (await Git.isRepository(target)) ? await new Git(target).root() : target;
+      const repoRoot = (await Git.isRepository(target)) ? await new Git(target).root() : await repositoryRoot(command, runId);
       await using ledger = await openRepoLedger(repoRoot);
       const run = await resolveRun(ledger, runId);
       const stored = run.config as { target?: string; backup?: Backup; isGit?: boolean } | null;

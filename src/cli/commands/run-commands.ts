@@ -4,6 +4,7 @@ import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
 import { checkpointsOf, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
+import { runLockHeld } from '../../git/repo-lock.js';
 import { writeRunReport } from '../../report/write-report.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
@@ -27,7 +28,7 @@ interface RunSession extends AsyncDisposable {
 
 async function openRunSession(command: Command, runId: string | undefined): Promise<RunSession> {
   const output = createCliOutput(command);
-  const repoRoot = await repositoryRoot(command);
+  const repoRoot = await repositoryRoot(command, runId);
   const ledger = await openRepoLedger(repoRoot);
   try {
     const run = await resolveRun(ledger, runId);
@@ -67,12 +68,16 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const checkpoints = await checkpointsOf(new Git(repoRoot), run);
       const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
       const summary = await ledger.summary(run.id);
+      // `running` in the ledger, but no process holds its lock: killed (kill -9, a crash).
+      const orphaned = run.status === 'running' && !(await runLockHeld(await new Git(repoRoot).commonDir(), run.id));
       if (output.json) {
-        output.out(JSON.stringify({ run, handoff: last?.state ?? null, checkpoint: last?.sha ?? null, summary }));
+        output.out(JSON.stringify({ run, active: run.status === 'running' && !orphaned, handoff: last?.state ?? null, checkpoint: last?.sha ?? null, summary }));
         return;
       }
       const state = last?.state;
-      output.out(`${pc.bold('Run')} ${pc.cyan(run.id)}  ${run.status}  ${pc.dim(run.workflow)}`);
+      const next = run.workflow === 'tdd' ? `\`ratchet resume ${run.id}\` continues from the last checkpoint` : `\`ratchet accept ${run.id} --force\` keeps its checkpoints, \`ratchet reject ${run.id}\` drops it`;
+      const shownStatus = orphaned ? pc.yellow(`running, but its process is gone (killed?): ${next}`) : run.status;
+      output.out(`${pc.bold('Run')} ${pc.cyan(run.id)}  ${shownStatus}  ${pc.dim(run.workflow)}`);
       output.out(`  feature   ${run.feature}`);
       output.out(`  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)})`);
       output.out(`  worktree  ${run.worktree}`);
@@ -126,7 +131,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       for (const checkpoint of checkpoints) {
         const state = checkpoint.state;
         const detail = state
-          ? `${state.phase} -> ${state.nextPhase ?? '-'}  cycle ${state.cycleNumber}${state.retryCount ? `  retries ${state.retryCount}` : ''}${state.error ? pc.red(`  error: ${state.error}`) : ''}`
+          ? `${state.phase} -> ${state.nextPhase ?? '-'}  cycle ${state.cycleNumber}${state.retryCount ? `  retries ${state.retryCount}` : ''}${state.error ? pc.red(`  error: ${firstLine(state.error)}`) : ''}`
           : pc.dim(checkpoint.noteError ?? 'no note');
         output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject.padEnd(52)} ${detail}`);
       }
@@ -205,4 +210,10 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       setExit(0);
     },
   );
+}
+
+/** The first line of a message, marked when more follows (a table row stays one line). */
+function firstLine(text: string): string {
+  const [first = '', ...rest] = text.split('\n');
+  return rest.some((line) => line.trim() !== '') ? `${first} ...` : first;
 }

@@ -7,11 +7,12 @@ import pc from 'picocolors';
 import { loadConfig } from '../../config/load.js';
 import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
-import { isRatchetError, toRatchetError } from '../../core/errors.js';
+import { RatchetError, isRatchetError, toRatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { RATCHET_EXCLUDES } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
+import { endpointOf } from '../../llm/providers.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
@@ -37,9 +38,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       const repoRoot = await repositoryRoot(command);
       const file = configPath(repoRoot);
       if (existsSync(file) && !flags.force) {
-        output.err(`${file} already exists; pass --force to overwrite it.`);
-        setExit(EXIT.usage);
-        return;
+        throw new RatchetError('usage', `${file} already exists; pass --force to overwrite it.`, { hint: 'ratchet init --force rewrites it with the defaults.' });
       }
       let testCommand: string | undefined;
       let detail: string;
@@ -71,7 +70,9 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
     .option('--no-baseline', 'do not run the test suite')
     .option('--provider <name>', 'check this provider instead of the configured one')
     .option('--model <id>', 'check this model instead of the configured one')
-    .action(async (flags: { baseline: boolean; provider?: string; model?: string }, command: Command) => {
+    .option('--base-url <url>', 'check this endpoint instead of the configured one')
+    .option('--cassette <file>', 'check this cassette (--provider replay)')
+    .action(async (flags: { baseline: boolean; provider?: string; model?: string; baseUrl?: string; cassette?: string }, command: Command) => {
       const output = createCliOutput(command);
       const checks: Check[] = [];
       const major = Number(process.versions.node.split('.')[0]);
@@ -90,7 +91,16 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       }
       if (repoRoot) {
         try {
-          const config = await loadConfig({ repoRoot, env: process.env, flags: { ...(flags.provider ? { provider: flags.provider } : {}), ...(flags.model ? { model: flags.model } : {}) } });
+          const config = await loadConfig({
+            repoRoot,
+            env: process.env,
+            flags: {
+              ...(flags.provider ? { provider: flags.provider } : {}),
+              ...(flags.model ? { model: flags.model } : {}),
+              ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+              ...(flags.cassette ? { cassette: flags.cassette } : {}),
+            },
+          });
           checks.push({ name: 'config', status: 'ok', detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)' });
           try {
             const detected = await detectTestCommand(repoRoot, config.test.command);
@@ -109,7 +119,11 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
           const keyVar = KEY_VARS[provider];
           if (keyVar) {
             checks.push(process.env[keyVar] ? { name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}, ${keyVar} is set` } : { name: 'provider', status: 'fail', detail: `${provider}: ${keyVar} is not set`, hint: `export ${keyVar}=... (or choose another --provider)` });
-          } else if (provider === 'replay') {
+          }
+          if (provider === 'anthropic' || provider === 'openai' || provider === 'openai-compatible' || provider === 'ollama') {
+            checks.push(await endpointCheck(endpointOf(provider, config.provider.baseUrl, process.env)));
+          }
+          if (provider === 'replay') {
             const cassette = config.provider.cassette;
             checks.push(cassette && existsSync(cassette) ? { name: 'provider', status: 'ok', detail: `replay ${cassette}` } : { name: 'provider', status: 'fail', detail: 'replay: no cassette', hint: 'Pass --cassette FILE or set [provider] cassette.' });
           } else if (provider === 'claude-code') {
@@ -120,7 +134,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
               const failure = toRatchetError(error);
               checks.push({ name: 'provider', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
             }
-          } else {
+          } else if (!keyVar) {
             checks.push({ name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}` });
           }
           try {
@@ -134,7 +148,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
           checks.push({ name: 'ledger', status: 'ok', detail: `${(await ledger.listRuns(1000)).length} runs recorded` });
         } catch (error) {
           const failure = toRatchetError(error);
-          checks.push({ name: isRatchetError(error, 'config') ? 'config' : 'ledger', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
+          checks.push({ name: isRatchetError(error, 'config') || isRatchetError(error, 'usage') ? 'config' : 'ledger', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
         }
       }
       const failed = checks.some((check) => check.status === 'fail');
@@ -148,4 +162,20 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       }
       setExit(failed ? EXIT.usage : EXIT.ok);
     });
+}
+
+/**
+ * Whether the provider's endpoint answers at all (any HTTP status will do: the key is checked by
+ * the first real call). A refused connection, an unknown host or silence for 5 s is a failure.
+ */
+async function endpointCheck(url: string | null): Promise<Check> {
+  if (url === null) return { name: 'endpoint', status: 'fail', detail: 'no endpoint configured', hint: 'Pass --base-url http://host:port/v1 or set OPENAI_BASE_URL.' };
+  try {
+    const response = await fetch(url, { method: 'GET', signal: AbortSignal.timeout(5_000) });
+    await response.body?.cancel();
+    return { name: 'endpoint', status: 'ok', detail: `${url} answers (HTTP ${response.status})` };
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+    return { name: 'endpoint', status: 'fail', detail: `${url} does not answer: ${cause}`, hint: 'Is the server running and reachable? Check --base-url and the provider\'s *_BASE_URL / OLLAMA_HOST.' };
+  }
 }

@@ -50,7 +50,12 @@ export interface RefactorHome {
  */
 export async function refactorHome(target: string, config: ResolvedConfig, services: Pick<EngineServices, 'ids'>): Promise<RefactorHome> {
   const runId = services.ids.runId();
-  if (await Git.isRepository(target)) return { runId, target, repoRoot: await new Git(target).root(), isGit: true };
+  if (await Git.isRepository(target)) {
+    // A directory inside a repository stands for the repository (seed 002: `run <repo>`): the
+    // baseline, the index and the backup are of all of it.
+    const root = await new Git(target).root();
+    return { runId, target: root, repoRoot: root, isGit: true };
+  }
   const repoRoot = join(config.home, 'copies', runId, basename(target));
   await gitCopyOf(target, repoRoot);
   return { runId, target, repoRoot, isGit: false };
@@ -104,7 +109,14 @@ export async function verifierCommands(root: string, settings: RefactorSettings,
   let fast = settings.fastVerifier;
   let full = settings.fullVerifier;
   if (fast.length === 0 || full.length === 0) {
-    const detected = await detectTestCommand(root, config.test.command);
+    const detected = await detectTestCommand(root, config.test.command).catch((error: unknown) => {
+      const failure = toRatchetError(error);
+      if (failure.code !== 'config') throw failure;
+      throw new RatchetError('config', `No verifier commands for ${root}: no fast_verifier / full_verifier is set and no test command was found.`, {
+        hint: 'Set fast_verifier and full_verifier ([refactor] in .ratchet/config.toml, or .refactor-bot.config.json), or [test] command.',
+        cause: error,
+      });
+    });
     if (fast.length === 0) fast = [detected.command];
     if (full.length === 0) full = [detected.command, ...[config.lint.command, config.typecheck.command].filter((command): command is string => Boolean(command))];
   }
@@ -160,6 +172,8 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
   // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
   roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob');
   await requireSandboxIfConfigured(config, services.runner);
+  // So is a project with nothing to verify it: before any backup or worktree.
+  await verifierCommands(target, settings, config);
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
     const baseCommit = await git.head();
@@ -240,7 +254,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
           for (const event of events) if (event.type !== 'model-delta') await services.ledger.record(event);
           yield* events;
           if (outcome.status === 'completed' && outcome.output) {
-            const bounded = boundPlannerBatches(outcome.output, bounds);
+            const bounded = boundPlannerBatches(outcome.output, { ...bounds, heuristic });
             if (bounded.batches.length > 0) {
               plan = bounded.batches;
               planSource = 'planner';

@@ -28,6 +28,12 @@ export interface PlanBounds {
   scopeExcludes: string[];
   /** Every file of the index: a planned batch must match at least one. */
   files: string[];
+  /**
+   * The heuristic plan the planner refines (seed 002, 11.3: it "cannot invent unbounded tasks"):
+   * when given, no planner batch may cover more files than the largest heuristic batch, or than
+   * `MIN_PLANNER_FILES` (a planner may group a few small files): no `**` over the repository.
+   */
+  heuristic?: PlannedBatch[];
 }
 
 /**
@@ -131,11 +137,25 @@ export function heuristicPlan(files: FileFacts[], options: { goal: string | null
  * budgets are clamped; ids are renumbered; the count is capped. Returns the problems too, so the
  * caller can report them. An empty result means the heuristic plan stands.
  */
+/** Files a planner batch may always cover, whatever the heuristic batches look like. */
+const MIN_PLANNER_FILES = 3;
+
+/** The most files a planner batch may cover: as many as the largest heuristic batch, at least a few. */
+function largestBatch(heuristic: readonly PlannedBatch[], eligible: readonly string[]): number {
+  let largest = MIN_PLANNER_FILES;
+  for (const batch of heuristic) {
+    const matcher = picomatch(batch.scope_globs, { dot: true });
+    largest = Math.max(largest, eligible.filter((file) => matcher(file)).length);
+  }
+  return largest;
+}
+
 export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBounds): { batches: PlannedBatch[]; dropped: string[] } {
   const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
   const eligible = bounds.files.filter((file) => !isExcluded(file));
   const dropped: string[] = [];
   const kept: PlannedBatch[] = [];
+  const maxFiles = bounds.heuristic === undefined ? null : largestBatch(bounds.heuristic.filter((batch) => !isFormatBatch(batch)), eligible);
   // Formatting comes first (11.2), and only when there is a formatter to run.
   const ordered = [...response.batches.filter(isFormatBatch), ...response.batches.filter((batch) => !isFormatBatch(batch))];
   for (const batch of ordered) {
@@ -147,6 +167,13 @@ export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBound
     if (!eligible.some((file) => matcher(file))) {
       dropped.push(`${batch.id}: scope ${batch.scope_globs.join(', ')} matches no file in scope`);
       continue;
+    }
+    if (maxFiles !== null && !isFormatBatch(batch)) {
+      const matched = eligible.filter((file) => matcher(file)).length;
+      if (matched > maxFiles) {
+        dropped.push(`${batch.id}: scope ${batch.scope_globs.join(', ')} covers ${matched} files; a batch covers at most ${maxFiles}`);
+        continue;
+      }
     }
     if (kept.length >= bounds.maxBatches) {
       dropped.push(`${batch.id}: over max_batches (${bounds.maxBatches})`);
