@@ -26,6 +26,7 @@ import { createVerifierPort } from './verifier-port.js';
 import { clearStaleGitLocks } from './stale-locks.js';
 import { RATCHET_EXCLUDES, shareDependencies } from './worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox } from './tool-sandbox.js';
+import { checkClaudeCode } from '../agent/claude-code/checks.js';
 
 /** Effects the engine needs, injected by the CLI (or by tests). */
 export interface EngineServices {
@@ -78,6 +79,16 @@ function tddRuntimes(
   });
 }
 
+/**
+ * What can be known to fail before a run is created or touched: the provider and its key (the
+ * runtime factory checks them), the Claude Code binary, and a required sandbox.
+ */
+async function preflight(config: ResolvedConfig, services: EngineServices): Promise<void> {
+  tddRuntimes(config, services, config.home)('PLAN');
+  if (config.provider.name === 'claude-code') await checkClaudeCode({ binary: config.refactor.claude.binary, runner: services.runner, env: services.env });
+  await requireSandboxIfConfigured(config, services.runner);
+}
+
 /** Starts `ratchet tdd`: branch + worktree from HEAD, then the loop. */
 export async function* startTdd(
   options: StartTddOptions,
@@ -99,8 +110,7 @@ export async function* startTdd(
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
-  tddRuntimes(config, services, config.home)('PLAN');
-  await requireSandboxIfConfigured(config, services.runner);
+  await preflight(config, services);
   const runId = services.ids.runId();
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
@@ -267,6 +277,7 @@ export async function* resumeTdd(
   if (run.status === 'completed' || run.status === 'accepted' || run.status === 'rejected') {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}; there is nothing to resume.`);
   }
+  await preflight(config, services);
   const git = new Git(repoRoot);
   const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
   try {

@@ -298,6 +298,17 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(ledger.modelCalls.map((call) => call.errorCode)).toEqual(['auth']);
   });
 
+  it('refuses to --record into the cassette it replays (exit 2), before any run exists', async () => {
+    const repo = await project(NODE_PROJECT);
+    const cassette = join(repo.dir, '..', 'session.ndjson');
+    writeFileSync(cassette, '');
+    const run = await runCli(['tdd', 'anything', '--provider', 'replay', '--cassette', cassette, '--record', cassette], { cwd: repo.dir, env: ratchetEnv(repo, null) });
+    expect(run.exitCode, describeResult(run)).toBe(2);
+    expect(run.stderr).toContain('is the cassette being replayed');
+    expect(readFileSync(cassette, 'utf8')).toBe('');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+  });
+
   it('exits 2 with the config hint when the project has no test command', async () => {
     const repo = await project({ 'README.md': '# no tests here\n' });
     const server = await fakeServer(E2E_API_KEY);

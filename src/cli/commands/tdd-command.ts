@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
+import { RatchetError } from '../../core/errors.js';
 import type { RatchetEvent } from '../../core/events.js';
 import { resolveRun } from '../../engine/run-control.js';
 import { startTdd, resumeTdd, runProviderFlags, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
@@ -29,6 +30,9 @@ async function driveTddRun(
   const repoRoot = await repositoryRoot(command);
   await using ledger = await openRepoLedger(repoRoot);
   const config = await configFor(repoRoot, await flagsOf(ledger, output));
+  if (flags.record && config.provider.cassette === resolve(flags.record)) {
+    throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, { hint: 'Record into another file.' });
+  }
   const interrupt = interruptOnSignals();
   try {
     const run = makeRun(

@@ -275,11 +275,12 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands };
     } catch (error) {
       // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
-      // backup stays, and the ledger keeps the failed run).
+      // backup stays). The ledger keeps the run with its error, as dropped: there is nothing to
+      // accept or resume.
       await discardWorktree(git, worktree, branch);
       if (created) {
         const failure = toRatchetError(error);
-        await services.ledger.updateRun(runId, { status: 'failed', error: `${failure.code}: ${failure.message}` });
+        await services.ledger.updateRun(runId, { status: 'rejected', error: `${failure.code}: ${failure.message}` });
       }
       throw error;
     }
