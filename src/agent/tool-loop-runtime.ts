@@ -81,6 +81,8 @@ const MAX_OUTPUT_TOKENS = 16_000;
 export function createToolLoopRuntime(options: ToolLoopRuntimeOptions): AgentRuntime {
   return {
     name: 'builtin',
+    // Read, Write, Edit, Glob and Grep resolve every path through the guard.
+    guardsWrites: options.tools === undefined,
     runStage: <T>(request: StageRequest<T>) => runToolLoop(options, request),
   };
 }

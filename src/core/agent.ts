@@ -58,6 +58,12 @@ export type StageOutcome<T = unknown> =
 
 export interface AgentRuntime {
   readonly name: string;
+  /**
+   * Every change it makes to files goes through the stage's file guard, except what its `Bash`
+   * tool runs (reported as `tool-call` events): a stage without a Bash call cannot have written
+   * outside its policy or committed, and needs no check afterwards.
+   */
+  readonly guardsWrites?: boolean;
   /** Runs one stage to completion. Throws RatchetError for provider/auth/interrupt failures. */
   runStage<T>(request: StageRequest<T>): Promise<StageOutcome<T>>;
 }

@@ -84,6 +84,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
     const base = clientFor(model);
     return {
       name: 'tool-loop',
+      guardsWrites: true,
       runStage<T>(request: StageRequest<T>) {
         // A failed call that is retried never reaches the tool loop, which records the final
         // outcome only: record it here, as a model call with its error, before the retry event.

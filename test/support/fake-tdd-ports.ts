@@ -96,10 +96,12 @@ function writable(paths: PathPolicy, path: string): boolean {
 
 /**
  * An `AgentRuntime` that plays a script: each `runStage` consumes the next turn scripted for
- * its stage. Every write emits a `tool-call` event, as the real runtime does.
+ * its stage. Every write emits a `tool-call` event, as the real runtime does; like the built-in
+ * runtime it guards its writes, so what goes around the policy (`shell`, `commit`) is a Bash call.
  */
 export class FakeAgent implements AgentRuntime {
   readonly name = 'fake';
+  readonly guardsWrites = true;
   readonly calls: FakeAgentCall[] = [];
   private readonly workspace: FakeWorkspace;
   private readonly script: AgentScript;
@@ -176,7 +178,10 @@ export class FakeAgent implements AgentRuntime {
       await this.workspace.writeFile(path, text);
       this.emitTool(request, 'Bash', path, true);
     }
-    if (turn.commit !== undefined) await this.workspace.checkpoint(turn.commit, { allowEmpty: true });
+    if (turn.commit !== undefined) {
+      await this.workspace.checkpoint(turn.commit, { allowEmpty: true });
+      this.emitTool(request, 'Bash', `git commit -m ${turn.commit}`, true);
+    }
 
     const base = { finalText: `fake ${request.stage} done`, turns: 1, usage: { inputTokens: 10, outputTokens: 5 }, costUsd: 0 };
     if (turn.status !== undefined) {

@@ -21,6 +21,11 @@ export interface TddContext {
   cycleFiles: string[];
   /** The newest commit with a handoff note: the start point, then each checkpoint once its note is written. */
   lastCheckpoint: string | undefined;
+  /**
+   * The working tree is known to equal HEAD: nothing (no agent, no test or check command) ran in
+   * it since the last checkpoint, discard or reset. Saves asking git on the common path.
+   */
+  treeClean: boolean;
 }
 
 /** Refreshes `cycleFiles` (for the GREEN, FIX and REFACTOR prompts). */
@@ -49,7 +54,8 @@ export interface AgentStageInput<T> {
  * it write, but which it changed anyway (through its shell, or in a runtime that does not go
  * through our file guard, such as the Claude Code CLI), are put back as they were before the
  * stage and the outcome becomes `path-violation`, which each stage rejects like any other agent
- * failure: whatever the runtime, nothing outside a stage's policy is ever accepted.
+ * failure: whatever the runtime, nothing outside a stage's policy is ever accepted. A runtime
+ * that guards its writes (the built-in tools) and ran no Bash needs neither check.
  */
 export async function* runAgentStage<T>(context: TddContext, input: AgentStageInput<T>): Step<StageOutcome<T>> {
   const { deps, policy } = context;
@@ -61,9 +67,13 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
   });
   const before = await deps.workspace.head();
   const mayWrite = createWriteMatcher(input.paths);
-  const protectedBefore = await protectedChanges(context, before, mayWrite);
+  const protectedBefore = context.treeClean ? new Map<string, string | null>() : await protectedChanges(context, before, mayWrite);
+  context.treeClean = false;
   const runtime = deps.agentFor(input.stage);
   const timer = AbortSignal.timeout(settings.timeoutMs);
+  // Whether anything may have gone around the file guard: a shell, a runtime of its own tools,
+  // or a stage stopped half-way.
+  let unguarded = runtime.guardsWrites !== true;
   let outcome: StageOutcome<T>;
   try {
     outcome = yield* pipeEvents((emit) =>
@@ -77,10 +87,14 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
         bashTimeoutMs: policy.bashTimeoutMs,
         ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
         signal: context.signal ? AbortSignal.any([context.signal, timer]) : timer,
-        emit,
+        emit: (event) => {
+          if (event.type === 'tool-call' && event.tool === 'Bash') unguarded = true;
+          emit(event);
+        },
       }),
     );
   } catch (error) {
+    unguarded = true;
     // Over the stage's time limit (ours, or the runtime's own): a rejected attempt, not a failed run.
     const overTime = (timer.aborted && context.signal?.aborted !== true) || isRatchetError(error, 'timeout');
     if (!overTime) throw error;
@@ -94,6 +108,7 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
       message: `${input.stage} did not finish within its time limit of ${seconds(settings.timeoutMs)} s and was stopped. Work in smaller steps.`,
     };
   }
+  if (!unguarded) return outcome;
   deps.workspace.refresh();
   const after = await deps.workspace.head();
   if (after !== before) {
@@ -151,7 +166,8 @@ async function restoreProtected(
 export async function* runSuite(context: TddContext, stage: StageName, options: { reuse: boolean; baseline?: boolean }): Step<StoredTestRun> {
   const { workspace, verifier } = context.deps;
   const head = await workspace.head();
-  if (options.reuse && context.lastRun?.commit === head && !(await workspace.hasChanges())) return context.lastRun.run;
+  if (options.reuse && context.lastRun?.commit === head && (context.treeClean || !(await workspace.hasChanges()))) return context.lastRun.run;
+  context.treeClean = false;
   const run = await verifier.runTests(stage, context.signal);
   yield { type: 'verify-end', stage, kind: options.baseline ? 'baseline' : 'test', result: run.result, outputFile: run.outputFile };
   return run;
@@ -183,6 +199,7 @@ export async function* checkpoint(
   const { workspace } = context.deps;
   const commit = await workspace.checkpoint(subject, { ...options, note: state });
   context.lastCheckpoint = commit;
+  context.treeClean = true;
   yield { type: 'checkpoint-create', stage, phase: state.phase, commit, subject };
   yield { type: 'note-write', commit, state };
   return commit;

@@ -23,6 +23,7 @@ export async function* judgeImplementation(
   const decision = greenGate(run.result, lockedTests, now);
   if (!decision.accepted) return { accepted: false, reason: decision.reason, feedback: decision.feedback };
   if (!options.checks) return { accepted: true, summary: decision.summary, run };
+  context.treeClean = false;
   const checks: StoredCheck[] = await context.deps.verifier.runChecks(stage, context.signal);
   for (const check of checks) {
     yield { type: 'verify-end', stage, kind: check.kind, result: check.result, outputFile: check.outputFile };
@@ -101,6 +102,7 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
     if (!gate.accepted) {
       yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'rejected', gate.reason);
       await deps.workspace.discardChanges();
+      context.treeClean = true;
       feedback = gate.feedback;
       reason = gate.reason;
       continue;
@@ -109,6 +111,7 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
     const verified = yield* verifyAndFix(context, state, test, lockedTests, gate.run);
     if (!verified.accepted) {
       await deps.workspace.discardChanges();
+      context.treeClean = true;
       return { accepted: false, attempts: attempt, reason: verified.reason, feedback: verified.feedback };
     }
     const listText = await deps.workspace.readFile(TEST_LIST_FILE);

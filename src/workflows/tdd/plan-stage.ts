@@ -111,6 +111,7 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
     if (!verdict.ok) {
       yield stageEnd('PLAN', 'PLAN', cycle, attempt, 'rejected', verdict.reason);
       await deps.workspace.discardChanges();
+      context.treeClean = true;
       feedback = verdict.feedback;
       reason = verdict.reason;
       continue;

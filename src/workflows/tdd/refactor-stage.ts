@@ -52,6 +52,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
       if (!AGENT_FAILURES.has(failure.code)) throw error;
       yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'error', failure.code);
       await deps.workspace.resetTo(preRefactor);
+      context.treeClean = true;
       agentFailure = failure;
       break;
     }
@@ -60,6 +61,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
       // It changed tests or the test list, or was stopped half-way: the whole attempt goes.
       yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'rejected', outcome.status);
       await deps.workspace.resetTo(preRefactor);
+      context.treeClean = true;
       yield { type: 'checkpoint-rollback', stage: 'REFACTOR', to: preRefactor, reason: outcome.status };
       feedback = `Your previous refactoring was rolled back: ${outcome.message}`;
       continue;
@@ -81,6 +83,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
     }
     yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'rejected', verdict.reason);
     await deps.workspace.resetTo(preRefactor);
+    context.treeClean = true;
     yield { type: 'checkpoint-rollback', stage: 'REFACTOR', to: preRefactor, reason: verdict.reason };
     feedback = `Your previous refactoring was rolled back because it broke verification:\n${verdict.feedback}`;
   }

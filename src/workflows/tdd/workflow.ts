@@ -55,7 +55,7 @@ export async function* runTdd(
   start: HandoffState,
   signal?: AbortSignal,
 ): Step<TddResult> {
-  const context: TddContext = { policy, deps, signal, lastRun: undefined, cycleBase: undefined, cycleFiles: [], lastCheckpoint: await deps.workspace.head() };
+  const context: TddContext = { policy, deps, signal, lastRun: undefined, cycleBase: undefined, cycleFiles: [], lastCheckpoint: await deps.workspace.head(), treeClean: false };
   const refactorNext = async (test: TestCase): Promise<boolean> => {
     if (policy.refactor === 'never') return false;
     if (policy.refactor === 'always') return true;
@@ -122,6 +122,7 @@ async function* recordError(context: TddContext, failed: HandoffState): Step<voi
   const { workspace } = context.deps;
   const commit = context.lastCheckpoint ?? (await workspace.head());
   await workspace.resetTo(commit);
+  context.treeClean = true;
   if (commit === context.policy.baseCommit) return;
   await workspace.writeNote(commit, failed);
   yield { type: 'note-write', commit, state: failed };
