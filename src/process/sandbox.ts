@@ -1,5 +1,8 @@
 import type { CommandSpec, ProcessRunner } from './types.js';
 
+/** Everything read-only, a fresh /dev, and a PID namespace of its own with its own /proc. */
+const SANDBOX_BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-pid', '--proc', '/proc'];
+
 /** One mount of the sandbox, applied in order: a later mount covers an earlier one. */
 export interface SandboxMount {
   path: string;
@@ -9,9 +12,10 @@ export interface SandboxMount {
 /**
  * A process runner whose commands run under bubblewrap (`bwrap`): the whole file system is
  * read-only except the writable mounts, so a shell command cannot change anything else (the
- * user's checkout, say) whatever it tries (`cd ..`, absolute paths, `git -C`). The process
- * group is kept (no `--new-session`), so timeouts still kill everything the command started,
- * and `--die-with-parent` takes the sandbox down with bwrap.
+ * user's checkout, say) whatever it tries (`cd ..`, absolute paths, `git -C`). Its own PID
+ * namespace hides every other process, whose `/proc/<pid>/root` would otherwise lead back to the
+ * writable file system. The process group is kept (no `--new-session`), so timeouts still kill
+ * everything the command started, and `--die-with-parent` takes the sandbox down with bwrap.
  */
 export function createSandboxedRunner(inner: ProcessRunner, mounts: readonly SandboxMount[], bwrap = 'bwrap'): ProcessRunner {
   const binds = mounts.flatMap((mount) => [mount.writable ? '--bind' : '--ro-bind', mount.path, mount.path]);
@@ -22,7 +26,7 @@ export function createSandboxedRunner(inner: ProcessRunner, mounts: readonly San
       return inner.run({
         ...spec,
         command: bwrap,
-        args: ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...binds, '--die-with-parent', '--chdir', spec.cwd, '--', ...command],
+        args: [...SANDBOX_BASE, ...binds, '--die-with-parent', '--chdir', spec.cwd, '--', ...command],
         shell: false,
       });
     },
@@ -33,7 +37,7 @@ export function createSandboxedRunner(inner: ProcessRunner, mounts: readonly San
 export async function bwrapWorks(runner: ProcessRunner, bwrap = 'bwrap'): Promise<boolean> {
   const probe = await runner.run({
     command: bwrap,
-    args: ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--die-with-parent', '--', '/bin/true'],
+    args: [...SANDBOX_BASE, '--die-with-parent', '--', '/bin/true'],
     shell: false,
     cwd: '/',
     timeoutMs: 10_000,
