@@ -370,7 +370,8 @@ async function* executeRun(
       command: options.command,
       framework: options.framework,
       config,
-      runner: services.runner,
+      // The tests run what the agent wrote: in the same sandbox as its shell.
+      runner: sandbox.runner,
     }),
     agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath, sandbox.runner),
     prompt(stage, variables) {

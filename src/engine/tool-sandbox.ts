@@ -44,9 +44,10 @@ function real(path: string): string {
 }
 
 /**
- * The agent's shell under `[bash] sandbox` (DESIGN: nothing outside the worktree is reachable).
- * With bubblewrap, everything is read-only but the worktree, the temporary directory, package
- * manager caches and the shared dependency folders (test runners write caches there); the user's
+ * The agent's shell, and the test, lint and verifier commands that run the code it wrote, under
+ * `[bash] sandbox` (DESIGN: nothing outside the worktree is reachable). With bubblewrap,
+ * everything is read-only but the worktree, the temporary directory, package-manager and build
+ * caches and the shared dependency folders (test runners write caches there); the user's
  * checkout and `$RATCHET_HOME` are mounted read-only again on top, in case they lie under a
  * writable place. `auto` without a working bwrap runs unsandboxed and says so; `required` refuses.
  */
@@ -71,12 +72,16 @@ export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner,
     };
   }
   const home = homedir();
-  const writableOutside = [tmpdir(), '/tmp', join(home, '.cache'), join(home, '.npm')].filter((path) => existsSync(path)).map(real);
+  const caches = ['.cache', '.npm', '.m2', '.gradle', '.cargo', 'go'].map((name) => join(home, name));
+  const writableOutside = [tmpdir(), '/tmp', ...caches].filter((path) => existsSync(path)).map(real);
   const dependencies = SHARED_DIRECTORIES.map((name) => join(paths.dependenciesOf, name)).filter((path) => existsSync(path)).map(real);
   const mounts: SandboxMount[] = [
     ...[...new Set(writableOutside)].map((path) => ({ path, writable: true })),
     ...[...paths.protect, config.home].filter((path) => existsSync(path)).map((path) => ({ path: real(path), writable: false })),
     { path: real(paths.worktree), writable: true },
+    // The worktree's `.git` file names the repository git uses there; the orchestrator runs git
+    // in the worktree outside the sandbox, so this file must not be redirected from inside.
+    ...(existsSync(join(paths.worktree, '.git')) ? [{ path: join(real(paths.worktree), '.git'), writable: false }] : []),
     ...(await worktreeGitMounts(paths.worktree)).filter((path) => existsSync(path)).map((path) => ({ path: real(path), writable: true })),
     ...dependencies.map((path) => ({ path, writable: true })),
   ];

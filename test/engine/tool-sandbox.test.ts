@@ -59,6 +59,8 @@ describe('the tool sandbox', () => {
       `echo pwned >> ${join(repo.dir, 'README.md')}`,
       `git -C ${repo.dir} checkout -q -b hijacked`,
       `touch ${repo.path('home', 'other-run.txt')}`,
+      // The worktree's .git file: redirected, the orchestrator's own git would run elsewhere.
+      'echo "gitdir: /tmp/elsewhere" > .git',
       // Another process's root, seen through /proc, is the unsandboxed file system.
       `for p in /proc/[0-9]*; do echo pwned >> "$p/root${join(repo.dir, 'README.md')}" && exit 0; done; exit 1`,
     ];

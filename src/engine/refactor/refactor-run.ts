@@ -207,7 +207,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       const sandbox = await toolSandbox(config, services.runner, { protect: [repoRoot, target], worktree, dependenciesOf: target });
       if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
       const outputs = join(runDir(repoRoot, runId), 'verify');
-      const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: services.runner });
+      const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: sandbox.runner });
       yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
       const baseline = await verifier.run('baseline', 'BASELINE', options.signal);
       for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
@@ -304,10 +304,12 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const record = recorder(createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events), services.ledger);
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
-  // The agent's shell is sandboxed as in prepare (a warning there said so when it could not be).
+  // The agent's shell and the commands that run its code are sandboxed as in prepare (a warning
+  // there said so when they could not be).
   const sandbox = await toolSandbox(config, services.runner, { protect: [prepared.repoRoot, prepared.target], worktree: run.worktree, dependenciesOf: prepared.target });
   const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools, settings.claude.tools, sandbox.runner);
-  const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: services.runner };
+  // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
+  const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: sandbox.runner };
   const runCommands = createCommandsRunner(commandOptions);
   const verifier: RefactorVerifier = createCommandVerifier({ ...commandOptions, ...prepared.verifierCommands }, runCommands);
   const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');
