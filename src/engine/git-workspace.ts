@@ -1,5 +1,5 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
 import type { Git } from '../git/git.js';
@@ -9,6 +9,29 @@ function inside(root: string, path: string): string {
   const full = join(root, path);
   if (!full.startsWith(`${root}/`)) throw new RatchetError('internal', `Path escapes the worktree: ${path}`);
   return full;
+}
+
+/** The symbolic links among the directories leading to `path` (inside `root`), outermost first. */
+async function linkedParents(root: string, path: string): Promise<string[]> {
+  const links: string[] = [];
+  let current = root;
+  for (const part of relative(root, dirname(inside(root, path))).split(sep).filter(Boolean)) {
+    current = join(current, part);
+    const stats = await lstat(current).catch(() => null);
+    if (stats === null) break;
+    if (stats.isSymbolicLink()) links.push(current);
+  }
+  return links;
+}
+
+/**
+ * The orchestrator never reads or writes through a symbolic link that an agent may have planted
+ * in the worktree (`src -> /home/me/project/src`): reading would put that file in a prompt,
+ * writing or deleting would change it. Links on the way are removed first (the link only: what
+ * it points to is untouched), and a file that is itself a link is replaced, not followed.
+ */
+async function unlinkParents(root: string, path: string): Promise<void> {
+  for (const link of await linkedParents(root, path)) await rm(link, { force: true });
 }
 
 /** The TDD workflow's `Workspace` over a git worktree. */
@@ -56,7 +79,9 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
     writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, `${JSON.stringify(state, null, 2)}\n`),
     async readFile(path) {
       try {
-        return await readFile(inside(root, path), 'utf8');
+        const full = inside(root, path);
+        if ((await linkedParents(root, path)).length > 0 || (await lstat(full)).isSymbolicLink()) return null;
+        return await readFile(full, 'utf8');
       } catch {
         return null;
       }
@@ -64,10 +89,13 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
     readFileAt: (commit, path) => git.showFile(commit, path),
     async writeFile(path, text) {
       const full = inside(root, path);
+      await unlinkParents(root, path);
       await mkdir(dirname(full), { recursive: true });
+      if ((await lstat(full).catch(() => null))?.isSymbolicLink()) await rm(full, { force: true });
       await writeFile(full, text);
     },
     async removeFile(path) {
+      await unlinkParents(root, path);
       await rm(inside(root, path), { force: true });
     },
   };

@@ -3,7 +3,6 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { RatchetError } from '../core/errors.js';
-import { Git } from '../git/git.js';
 import { bwrapWorks, createSandboxedRunner, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
 import { SHARED_DIRECTORIES } from './worktree-setup.js';
@@ -24,17 +23,6 @@ export interface ToolSandboxPaths {
   dependenciesOf: string;
 }
 
-/**
- * What git in the worktree writes besides its files: the worktree's own git directory (index,
- * HEAD), the object store (append-only), and the run's own branch (`refs/heads/ratchet/...` and
- * its reflog), so `git add` and even `git commit` work there, while the user's branches, index
- * and HEAD stay read-only.
- */
-async function worktreeGitMounts(worktree: string): Promise<string[]> {
-  const { gitDir, commonDir } = await new Git(worktree).gitDirs();
-  return [gitDir, join(commonDir, 'objects'), join(commonDir, 'refs', 'heads', 'ratchet'), join(commonDir, 'logs', 'refs', 'heads', 'ratchet')];
-}
-
 function real(path: string): string {
   try {
     return realpathSync(path);
@@ -44,16 +32,26 @@ function real(path: string): string {
 }
 
 /**
- * The agent's shell, and the test, lint and verifier commands that run the code it wrote, under
- * `[bash] sandbox` (DESIGN: nothing outside the worktree is reachable). With bubblewrap,
- * everything is read-only but the worktree, the temporary directory, package-manager and build
- * caches and the shared dependency folders (test runners write caches there); the user's
- * checkout and `$RATCHET_HOME` are mounted read-only again on top, in case they lie under a
- * writable place. `auto` without a working bwrap runs unsandboxed and says so; `required` refuses.
+ * Download caches of package managers and build tools, written by test runs: their content is
+ * fetched or built, never run from there by the user's shell (unlike `~/.cargo/bin`).
  */
-/** For `[bash] sandbox = "required"`: refuses before a run exists when bubblewrap cannot run. */
+const CACHES = ['.cache', '.npm/_cacache', '.m2/repository', '.gradle/caches', '.cargo/registry', '.cargo/git', 'go/pkg/mod'];
+
+/** For `[bash] sandbox = "required"`: refuses before a run exists when the agent's shell cannot be sandboxed. */
 export async function requireSandboxIfConfigured(config: ResolvedConfig, runner: ProcessRunner): Promise<void> {
-  if (config.bash.sandbox === 'required' && !(await bwrapWorks(runner))) throw sandboxMissing();
+  if (config.bash.sandbox !== 'required') return;
+  if (config.provider.name === 'claude-code') throw claudeCodeUnsandboxed();
+  if (!(await bwrapWorks(runner))) throw sandboxMissing();
+}
+
+/** The Claude Code CLI runs its own Bash: Ratchet can sandbox the tests it runs, not that shell. */
+const CLAUDE_CODE_NOTICE =
+  "The Claude Code CLI runs its own Bash tool outside Ratchet's sandbox (the tests Ratchet runs are sandboxed, and files a stage may not write are put back after it).";
+
+function claudeCodeUnsandboxed(): RatchetError {
+  return new RatchetError('config', `[bash] sandbox = "required", but ${CLAUDE_CODE_NOTICE}`, {
+    hint: 'Use an API provider (its Bash runs in the sandbox), or set [bash] sandbox = "auto".',
+  });
 }
 
 function sandboxMissing(): RatchetError {
@@ -62,6 +60,14 @@ function sandboxMissing(): RatchetError {
   });
 }
 
+/**
+ * The agent's shell, and the test, lint and verifier commands that run the code it wrote, under
+ * `[bash] sandbox` (DESIGN: nothing outside the worktree is reachable). With bubblewrap,
+ * everything is read-only but the worktree, the temporary directory, download and build caches
+ * and the shared dependency folders (test runners write caches there); the user's checkout and
+ * `$RATCHET_HOME` are mounted read-only again on top, in case they lie under a writable place.
+ * `auto` without a working bwrap runs unsandboxed and says so; `required` refuses.
+ */
 export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner, paths: ToolSandboxPaths): Promise<ToolSandbox> {
   if (config.bash.sandbox === 'off') return { runner, notice: null };
   if (!(await bwrapWorks(runner))) {
@@ -71,19 +77,19 @@ export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner,
       notice: 'The agent\'s Bash commands run without a sandbox: bubblewrap (bwrap) is not available here. Install it to keep everything outside the worktree read-only ([bash] sandbox).',
     };
   }
+  const notice = config.provider.name === 'claude-code' ? CLAUDE_CODE_NOTICE : null;
   const home = homedir();
-  const caches = ['.cache', '.npm', '.m2', '.gradle', '.cargo', 'go'].map((name) => join(home, name));
-  const writableOutside = [tmpdir(), '/tmp', ...caches].filter((path) => existsSync(path)).map(real);
+  const writableOutside = [tmpdir(), '/tmp', ...CACHES.map((name) => join(home, name))].filter((path) => existsSync(path)).map(real);
   const dependencies = SHARED_DIRECTORIES.map((name) => join(paths.dependenciesOf, name)).filter((path) => existsSync(path)).map(real);
   const mounts: SandboxMount[] = [
     ...[...new Set(writableOutside)].map((path) => ({ path, writable: true })),
     ...[...paths.protect, config.home].filter((path) => existsSync(path)).map((path) => ({ path: real(path), writable: false })),
     { path: real(paths.worktree), writable: true },
-    // The worktree's `.git` file names the repository git uses there; the orchestrator runs git
-    // in the worktree outside the sandbox, so this file must not be redirected from inside.
+    // Git metadata stays read-only, the worktree's `.git` file included: the orchestrator runs git
+    // there outside the sandbox, so nothing inside may redirect it (HEAD, commondir, gitdir),
+    // rewrite objects or move refs. The agent's git can read (status, diff, log), not commit.
     ...(existsSync(join(paths.worktree, '.git')) ? [{ path: join(real(paths.worktree), '.git'), writable: false }] : []),
-    ...(await worktreeGitMounts(paths.worktree)).filter((path) => existsSync(path)).map((path) => ({ path: real(path), writable: true })),
     ...dependencies.map((path) => ({ path, writable: true })),
   ];
-  return { runner: createSandboxedRunner(runner, mounts), notice: null };
+  return { runner: createSandboxedRunner(runner, mounts), notice };
 }

@@ -383,9 +383,9 @@ export class Git {
   /** Content of `path` (relative to the repository root) at `ref`, or null when it does not exist there. */
   async showFile(ref: string, path: string): Promise<string | null> {
     assertNotOption(ref, 'ref');
-    const object = await this.command.exec(['rev-parse', '--verify', '--quiet', `${ref}:${path.replace(/^\.\//, '')}`]);
-    if (object.exitCode !== 0) return null;
-    return this.command.run(['cat-file', 'blob', object.stdout.trim()]);
+    // One process; a path that is missing there, or a directory (a tree), has no content.
+    const blob = await this.command.exec(['cat-file', 'blob', `${ref}:${path.replace(/^\.\//, '')}`]);
+    return blob.exitCode === 0 ? blob.stdout : null;
   }
 
   /** Blob ids of `paths` (repository-relative) at `ref`; paths not in that tree are absent. */

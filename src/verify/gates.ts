@@ -20,6 +20,8 @@ type GateRejectionReason =
   | 'collection-error'
   /** RED: the test command ran out of time. */
   | 'timeout'
+  /** GREEN: a test that ran before did not pass now: it no longer ran, or was skipped. */
+  | 'tests-not-run'
   /** GREEN / VERIFY: tests fail, the run errored, or exited non-zero. */
   | 'tests-failing'
   /** GREEN: a test file was changed, added or removed since RED. */
@@ -111,6 +113,8 @@ export function greenGate(
   after: TestRunResult,
   testFingerprintsAtRed: Record<string, string>,
   testFingerprintsNow: Record<string, string>,
+  /** Ids of the tests the last accepted run reported (RED's): each must still run and pass. */
+  expectedTests: readonly string[] = [],
 ): GateDecision {
   const diff = diffFingerprints(testFingerprintsAtRed, testFingerprintsNow);
   const touched = [
@@ -128,6 +132,16 @@ export function greenGate(
   }
   const failing = testsFailing(after);
   if (failing !== undefined) return failing;
+  const passed = new Set(after.tests.filter((test) => test.status === 'passed').map((test) => test.id));
+  const gone = expectedTests.filter((id) => !passed.has(id));
+  if (gone.length > 0) {
+    return reject(
+      'tests-not-run',
+      gone,
+      `These tests ran before and did not pass now (they no longer ran, or were skipped); GREEN may not change what the test command runs:\n${gone.map((id) => `- ${id}`).join('\n')}`,
+      undefined,
+    );
+  }
   return { accepted: true, summary: `All ${after.counts.passed} tests pass` };
 }
 

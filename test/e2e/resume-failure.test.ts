@@ -61,6 +61,9 @@ describe('resume after a failure inside a stage', () => {
 
   it('the agent commits by itself, then the model API fails: its commit is not kept', async () => {
     const project = await newProject();
+    // The sandbox keeps git metadata read-only, so the agent's `git commit` fails there; without
+    // it (no bwrap, or `sandbox = "off"`) the commit happens and must still be undone.
+    await project.repo.write({ '.ratchet/config.toml': '[bash]\nsandbox = "off"\n' });
     const add = RESUME_ITEMS[0];
     if (!add) throw new Error('no items');
     const commitByItself: AnthropicContentBlock[] = [

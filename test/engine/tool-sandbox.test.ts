@@ -59,8 +59,13 @@ describe('the tool sandbox', () => {
       `echo pwned >> ${join(repo.dir, 'README.md')}`,
       `git -C ${repo.dir} checkout -q -b hijacked`,
       `touch ${repo.path('home', 'other-run.txt')}`,
-      // The worktree's .git file: redirected, the orchestrator's own git would run elsewhere.
+      // Git metadata: redirected or rewritten, the orchestrator's own git (outside the sandbox)
+      // would commit onto the user's branch, run another repository's hooks, or read forged objects.
       'echo "gitdir: /tmp/elsewhere" > .git',
+      'echo "ref: refs/heads/main" > "$(git rev-parse --absolute-git-dir)/HEAD"',
+      'echo /tmp/elsewhere > "$(git rev-parse --absolute-git-dir)/commondir"',
+      'touch "$(git rev-parse --git-common-dir)/objects/forged"',
+      'git update-ref refs/heads/ratchet/other HEAD',
       // Another process's root, seen through /proc, is the unsandboxed file system.
       `for p in /proc/[0-9]*; do echo pwned >> "$p/root${join(repo.dir, 'README.md')}" && exit 0; done; exit 1`,
     ];
@@ -80,12 +85,12 @@ describe('the tool sandbox', () => {
     expect(result.output).toContain('made');
     expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
     expect(await readFile(join(repo.dir, 'node_modules', '.cache', 'x'), 'utf8')).toBe('c\n');
-    // git in the worktree still works, commits included (on the run's own branch only).
-    const committed = await bash(runner, 'git add made.txt && git -c user.name=a -c user.email=a@b commit -q -m made && git log -1 --format=%s');
-    expect(committed.isError, committed.output).toBe(false);
-    expect(committed.output).toContain('made');
-    expect(repo.run('log', '-1', '--format=%s', 'ratchet/run-1')).toBe('made');
-    expect(repo.run('log', '-1', '--format=%s', 'main')).not.toBe('made');
+    // git in the worktree reads (status, diff, log) but cannot commit: the orchestrator commits.
+    const reading = await bash(runner, 'git status --porcelain && git diff --stat && git log -1 --format=%s');
+    expect(reading.isError, reading.output).toBe(false);
+    const committing = await bash(runner, 'git add made.txt && git -c user.name=a -c user.email=a@b commit -q -m made');
+    expect(committing.isError).toBe(true);
+    expect(repo.run('log', '-1', '--format=%s', 'ratchet/run-1')).not.toBe('made');
   });
 
   it('still kills everything a command started at its timeout', async () => {

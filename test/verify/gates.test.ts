@@ -9,6 +9,9 @@ function pass(id: string): TestCaseResult {
 function fail(id: string, failureKind: TestCaseResult['failureKind'] = 'assertion', message = 'expected 2, got 3'): TestCaseResult {
   return { ...pass(id), status: 'failed', failureKind, message };
 }
+function skip(id: string): TestCaseResult {
+  return { ...pass(id), status: 'skipped' };
+}
 function run(tests: TestCaseResult[], extra: Partial<TestRunResult> = {}): TestRunResult {
   const failed = tests.some((test) => test.status === 'failed');
   return {
@@ -117,6 +120,16 @@ describe('greenGate', () => {
 
   it('accepts when all tests pass and test files are unchanged', () => {
     expect(greenGate(BASELINE, prints, { ...prints })).toMatchObject({ accepted: true, summary: 'All 2 tests pass' });
+  });
+
+  it('rejects tests that ran before and no longer run (or are skipped) as tests-not-run', () => {
+    const narrowed = run([pass('a::one')]);
+    const decision = rejected(greenGate(narrowed, prints, prints, ['a::one', 'a::new']));
+    expect(decision.reason).toBe('tests-not-run');
+    expect(decision.subjects).toEqual(['a::new']);
+    expect(decision.feedback).toContain('- a::new');
+    expect(rejected(greenGate(run([pass('a::one'), skip('a::new')]), prints, prints, ['a::one', 'a::new'])).reason).toBe('tests-not-run');
+    expect(greenGate(run([pass('a::one'), pass('a::new')]), prints, prints, ['a::one', 'a::new'])).toMatchObject({ accepted: true });
   });
 
   it('rejects tests-failing with the failing tests', () => {

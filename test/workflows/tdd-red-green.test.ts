@@ -188,7 +188,7 @@ describe('GREEN: the gate and retries', () => {
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (path-violation)');
     const [, retry] = h.agent.callsOf('GREEN');
-    expect(String(retry?.variables.feedback)).toMatch(/^GREEN may not change src\/add\.test\.ts \(writable: \*\*, except \*\*\/\*\.test\.ts, test-list\.md\)\. Those changes were undone/);
+    expect(String(retry?.variables.feedback)).toMatch(/^GREEN may not change src\/add\.test\.ts \(writable: \*\*, except \*\*\/\*\.test\.ts, src\/add\.test\.ts, test-list\.md\)\. Those changes were undone/);
     expect(retry?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.testFile)).toBe(redTestFile(ADD));
   });
@@ -222,7 +222,7 @@ describe('GREEN: the gate and retries', () => {
 
     expect(run.error).toBeUndefined();
     const [green] = h.agent.callsOf('GREEN');
-    expect(green?.paths).toEqual({ read: ['**'], write: ['**'], denyWrite: ['**/*.test.ts', LIST] });
+    expect(green?.paths).toEqual({ read: ['**'], write: ['**'], denyWrite: ['**/*.test.ts', ADD.testFile, LIST] });
     expect(green?.refused).toEqual([ADD.testFile, LIST]);
     const refusals = eventsOf(run.events, 'tool-call').filter((event) => event.isError);
     expect(refusals.map((event) => event.stage)).toEqual(['GREEN', 'GREEN']);
@@ -232,8 +232,8 @@ describe('GREEN: the gate and retries', () => {
   it('uses the configured test globs for the policy and the lock', async () => {
     const h = await setUp({ testGlobs: ['src/*.test.ts', 'spec/**'], script: cycleScript() });
     await h.run();
-    expect(h.agent.callsOf('GREEN')[0]?.paths.denyWrite).toEqual(['src/*.test.ts', 'spec/**', LIST]);
-    expect(h.agent.callsOf('REFACTOR')[0]?.paths.denyWrite).toEqual(['src/*.test.ts', 'spec/**', LIST]);
+    expect(h.agent.callsOf('GREEN')[0]?.paths.denyWrite).toEqual(['src/*.test.ts', 'spec/**', ADD.testFile, LIST]);
+    expect(h.agent.callsOf('REFACTOR')[0]?.paths.denyWrite).toEqual(['src/*.test.ts', 'spec/**', ADD.testFile, LIST]);
   });
 
   it('fails after three failing GREEN attempts with the last failure in the note on the RED commit', async () => {
@@ -282,7 +282,7 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     ]);
     const [fix] = h.agent.callsOf('FIX');
     expect(fix?.systemPrompt).toMatch(/^Stage: FIX/);
-    expect(fix?.paths.denyWrite).toEqual(['**/*.test.ts', LIST]);
+    expect(fix?.paths.denyWrite).toEqual(['**/*.test.ts', ADD.testFile, LIST]);
     expect(String(fix?.variables.feedback)).toBe('$ fake-lint (exit 1)\nsrc/add.ts: LINT-ERROR');
     expect(fix?.variables.changed_files).toBe(`${ADD.testFile}\n${ADD.implFile}`);
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.implFile)).toBe(solvedImpl(ADD));

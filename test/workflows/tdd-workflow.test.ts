@@ -201,7 +201,7 @@ describe('runTdd: a happy two-cycle run', () => {
       test_list: LIST_TEXT,
       pending_tests: `${ADD.description}\n${SUB.description}`,
     });
-    expect(green?.paths).toEqual({ read: ['**'], write: ['**'], denyWrite: ['**/*.test.ts', LIST] });
+    expect(green?.paths).toEqual({ read: ['**'], write: ['**'], denyWrite: ['**/*.test.ts', ADD.testFile, LIST] });
     expect(green?.variables.changed_files).toBe(`${ADD.testFile}\n${ADD.implFile}`);
     expect(refactor?.paths).toEqual(green?.paths);
     expect(refactor?.variables.reasons).toMatch(/static checker found nothing/);

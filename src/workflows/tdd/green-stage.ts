@@ -10,17 +10,34 @@ import { findPendingItem, markDone, parseTestList, TEST_LIST_FILE } from './test
 
 type Judgement = { accepted: true; summary: string; run: StoredTestRun } | { accepted: false; reason: string; feedback: string };
 
+/** What RED fixed for the rest of the cycle: the test files (by fingerprint) and the tests that ran. */
+export interface LockedTests {
+  /** The configured test globs plus the current item's test file (a runner may run files no glob names). */
+  globs: string[];
+  fingerprints: Record<string, string>;
+  /** Test ids of the last accepted run on this cycle's tree (none right after a resume). */
+  expected: string[];
+}
+
+/** Locks the test files and the tests that ran, as they are now. */
+export async function lockTests(context: TddContext, test: TestCase): Promise<LockedTests> {
+  const globs = [...context.policy.testGlobs, test.testFile];
+  const head = await context.deps.workspace.head();
+  const expected = context.lastRun?.commit === head ? context.lastRun.run.result.tests.map((entry) => entry.id) : [];
+  return { globs, fingerprints: await fingerprintFiles(context.deps.workspace.root, globs), expected };
+}
+
 /** Tests pass and no test file changed since RED, then lint and typecheck (VERIFY / RE_VERIFY). */
 export async function* judgeImplementation(
   context: TddContext,
   stage: StageName,
-  lockedTests: Record<string, string>,
+  locked: LockedTests,
   options: { checks: boolean; testedRun?: StoredTestRun },
 ): Step<Judgement> {
   // VERIFY right after GREEN's gate reuses its run: nothing changed in between.
   const run = options.testedRun ?? (yield* runSuite(context, stage, { reuse: false }));
-  const now = await fingerprintFiles(context.deps.workspace.root, context.policy.testGlobs);
-  const decision = greenGate(run.result, lockedTests, now);
+  const now = await fingerprintFiles(context.deps.workspace.root, locked.globs);
+  const decision = greenGate(run.result, locked.fingerprints, now, locked.expected);
   if (!decision.accepted) return { accepted: false, reason: decision.reason, feedback: decision.feedback };
   if (!options.checks) return { accepted: true, summary: decision.summary, run };
   context.treeClean = false;
@@ -48,7 +65,7 @@ async function* verifyAndFix(
   context: TddContext,
   state: HandoffState,
   test: TestCase,
-  lockedTests: Record<string, string>,
+  lockedTests: LockedTests,
   testedRun: StoredTestRun,
 ): Step<Judgement> {
   const cycle = state.cycleNumber;
@@ -65,7 +82,7 @@ async function* verifyAndFix(
       cycle,
       attempt,
       variables: { ...testVariables(context, state, test), feedback: verdict.feedback },
-      paths: { read: ['**'], write: ['**'], denyWrite: [...context.policy.testGlobs, TEST_LIST_FILE] },
+      paths: { read: ['**'], write: ['**'], denyWrite: [...lockedTests.globs, TEST_LIST_FILE] },
     });
     const problem = outcomeProblem(outcome);
     yield stageEnd('FIX', 'GREEN', cycle, attempt, problem ? 'rejected' : 'accepted', problem ?? undefined);
@@ -81,7 +98,7 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
   const { deps, policy } = context;
   const cycle = state.cycleNumber;
   const maxAttempts = policy.stage('GREEN').maxAttempts;
-  const lockedTests = await fingerprintFiles(deps.workspace.root, policy.testGlobs);
+  const lockedTests = await lockTests(context, test);
   await refreshCycleFiles(context);
   let feedback = '';
   let reason = '';
@@ -93,7 +110,7 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
       cycle,
       attempt,
       variables: { ...testVariables(context, state, test), feedback: feedback || '(none)' },
-      paths: { read: ['**'], write: ['**'], denyWrite: [...policy.testGlobs, TEST_LIST_FILE] },
+      paths: { read: ['**'], write: ['**'], denyWrite: [...lockedTests.globs, TEST_LIST_FILE] },
     });
     const problem = outcomeProblem(outcome);
     const gate: Judgement = problem

@@ -1,9 +1,8 @@
 import type { StageOutcome } from '../../core/agent.js';
 import { toRatchetError, type ErrorCode, type RatchetError } from '../../core/errors.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
-import { fingerprintFiles } from '../../verify/fingerprint.js';
 import { checkpoint, outcomeProblem, refreshCycleFiles, runAgentStage, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
-import { judgeImplementation } from './green-stage.js';
+import { judgeImplementation, lockTests } from './green-stage.js';
 import { testVariables } from './red-stage.js';
 import { TEST_LIST_FILE } from './test-list.js';
 
@@ -22,7 +21,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
   const cycle = state.cycleNumber;
   const maxAttempts = policy.stage('REFACTOR').maxAttempts;
   const preRefactor = await deps.workspace.head();
-  const lockedTests = await fingerprintFiles(deps.workspace.root, policy.testGlobs);
+  const lockedTests = await lockTests(context, test);
   await refreshCycleFiles(context);
   const check = await deps.refactorCheck([test.implFile]);
   const reasons = check.reasons.length > 0 ? check.reasons.map((reason) => `- ${reason}`).join('\n') : '(the static checker found nothing; improve names and duplication only if clearly worth it)';
@@ -44,7 +43,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
         cycle,
         attempt,
         variables: { ...testVariables(context, state, test), reasons, feedback: feedback || '(none)' },
-        paths: { read: ['**'], write: ['**'], denyWrite: [...policy.testGlobs, TEST_LIST_FILE] },
+        paths: { read: ['**'], write: ['**'], denyWrite: [...lockedTests.globs, TEST_LIST_FILE] },
       });
     } catch (error) {
       // Seed 000: a model that errors or times out in REFACTOR does not fail the cycle.
