@@ -43,6 +43,9 @@ interface NextStep {
 
 function nextStepOf(outcome: RunOutcome): NextStep | null {
   if (outcome.status === 'completed') return null;
+  // A suite that already failed before the cycle's RED is fixed on the user's branch, not by
+  // resuming this run: it is dropped.
+  if (outcome.error?.details?.reason === 'red-baseline') return { command: `ratchet reject ${outcome.runId}`, argv: ['reject', outcome.runId] };
   return { command: `ratchet resume ${outcome.runId}`, argv: ['resume', outcome.runId] };
 }
 
@@ -71,7 +74,7 @@ export async function driveRun(run: AsyncGenerator<RatchetEvent, RunOutcome>, ou
     if (runEnd) json(runEnd, { hint: outcome.error?.hint ?? null, next: step });
   } else if (outcome.error) {
     if (outcome.error.hint) output.err(pc.dim(`hint: ${outcome.error.hint}`));
-    if (step) output.err(pc.dim(`Resume with: ${step.command}`));
+    if (step) output.err(pc.dim(`${step.argv[0] === 'resume' ? 'Resume with' : 'Then'}: ${step.command}`));
   }
   if (outcome.status === 'completed') return { code: EXIT.ok, outcome };
   return { code: outcome.error ? exitCodeFor(outcome.error.code, bySigint()) : EXIT.gateFailed, outcome };

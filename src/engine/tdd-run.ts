@@ -303,7 +303,8 @@ export async function* resumeTdd(
       baseCommit: run.baseCommit,
       resumed: true,
     });
-    await services.ledger.updateRun(run.id, { status: 'running', error: null });
+    // The provider and model this stretch of the run uses (`resume --model` may choose another).
+    await services.ledger.updateRun(run.id, { status: 'running', error: null, provider: config.provider.name, model: config.provider.model });
     await services.ledger.record(startEvent);
     yield startEvent;
     if (removedLocks.length > 0) {

@@ -207,6 +207,7 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       detail: expect.stringContaining('ANTHROPIC_API_KEY is set') as unknown,
     });
     expect(passing.checks.find((check) => check.name === 'endpoint')).toMatchObject({ status: 'ok', detail: expect.stringContaining(`${server.url} answers`) as unknown });
+    expect(passing.checks.find((check) => check.name === 'sandbox')).toMatchObject({ status: 'ok', detail: expect.stringContaining('bubblewrap') as unknown });
     expect(withKey.stdout).not.toContain(E2E_API_KEY);
 
     // An endpoint nobody listens on, and a provider name that does not exist, each named as such.

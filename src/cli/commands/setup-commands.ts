@@ -13,6 +13,7 @@ import { RATCHET_EXCLUDES } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
 import { endpointOf } from '../../llm/providers.js';
+import { bwrapWorks } from '../../process/sandbox.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
@@ -137,6 +138,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
           } else if (!keyVar) {
             checks.push({ name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}` });
           }
+          checks.push(await sandboxCheck(config.bash.sandbox, provider));
           try {
             await mkdir(config.home, { recursive: true });
             await access(config.home, constants.W_OK);
@@ -178,4 +180,18 @@ async function endpointCheck(url: string | null): Promise<Check> {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
     return { name: 'endpoint', status: 'fail', detail: `${url} does not answer: ${cause}`, hint: 'Is the server running and reachable? Check --base-url and the provider\'s *_BASE_URL / OLLAMA_HOST.' };
   }
+}
+
+/** `[bash] sandbox`: what a run will do with the agent's shell and the tests, as `tdd` would decide it. */
+async function sandboxCheck(mode: 'auto' | 'required' | 'off', provider: string): Promise<Check> {
+  if (mode === 'off') return { name: 'sandbox', status: 'warn', detail: 'off: the agent\'s Bash and the tests run without a sandbox', hint: 'Set [bash] sandbox = "auto" to use bubblewrap when it is there.' };
+  if (provider === 'claude-code') {
+    const detail = 'the Claude Code CLI runs its own Bash outside the sandbox; the tests Ratchet runs are sandboxed';
+    return mode === 'required' ? { name: 'sandbox', status: 'fail', detail, hint: 'Use an API provider, or set [bash] sandbox = "auto".' } : { name: 'sandbox', status: 'warn', detail };
+  }
+  if (await bwrapWorks(createProcessRunner())) return { name: 'sandbox', status: 'ok', detail: 'bubblewrap: the agent\'s Bash and the tests run read-only outside the worktree' };
+  const hint = 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces.';
+  return mode === 'required'
+    ? { name: 'sandbox', status: 'fail', detail: 'sandbox = "required", but bubblewrap (bwrap) cannot run here', hint }
+    : { name: 'sandbox', status: 'warn', detail: 'bubblewrap (bwrap) is not available: the agent\'s Bash and the tests would run unsandboxed', hint };
 }

@@ -30,6 +30,8 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
   let acceptedAttempt = 0;
   let attempts = 0;
   let agentFailure: RatchetError | undefined;
+  /** Why each rolled-back attempt was rejected: `timeout`, `path-violation` or a verification reason. */
+  const rejections: string[] = [];
   // The tree after this stage is either GREEN's (already verified) or the verified refactoring.
   let verifiedRun = context.lastRun?.run;
   for (let attempt = 1; attempt <= maxAttempts && acceptedAttempt === 0; attempt++) {
@@ -57,6 +59,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
     }
     const problem = outcomeProblem(outcome);
     if (outcome.status === 'path-violation' || outcome.status === 'timeout') {
+      rejections.push(outcome.status);
       // It changed tests or the test list, or was stopped half-way: the whole attempt goes.
       yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'rejected', outcome.status);
       await deps.workspace.resetTo(preRefactor);
@@ -81,14 +84,18 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
       break;
     }
     yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'rejected', verdict.reason);
+    rejections.push(verdict.reason);
     await deps.workspace.resetTo(preRefactor);
     context.treeClean = true;
     yield { type: 'checkpoint-rollback', stage: 'REFACTOR', to: preRefactor, reason: verdict.reason };
     feedback = `Your previous refactoring was rolled back because it broke verification:\n${verdict.feedback}`;
   }
   if (acceptedAttempt === 0) {
-    subject = agentFailure ? `refactor: no changes kept (the agent failed: ${agentFailure.code})` : `refactor: no changes kept (${maxAttempts} attempts broke verification)`;
-    const why = agentFailure ? `the agent failed (${agentFailure.message})` : 'every attempt broke verification';
+    // Attempts rejected for another reason than verification (a time limit, a protected file) say so.
+    const others = [...new Set(rejections.filter((reason) => reason === 'timeout' || reason === 'path-violation'))];
+    const rejectedFor = others.length === 0 ? 'broke verification' : `were rejected (${[...others, ...(rejections.length > others.length ? ['verification'] : [])].join(', ')})`;
+    subject = agentFailure ? `refactor: no changes kept (the agent failed: ${agentFailure.code})` : `refactor: no changes kept (${maxAttempts} attempts ${rejectedFor})`;
+    const why = agentFailure ? `the agent failed (${agentFailure.message})` : `every attempt ${rejectedFor}`;
     yield { type: 'warning', stage: 'REFACTOR', message: `REFACTOR: ${why}; kept the code as it was after GREEN.` };
   }
   const next: HandoffState = {
