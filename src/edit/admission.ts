@@ -26,6 +26,11 @@ export interface AdmissionInput {
   allowBinary: boolean;
   /** Accept changes to dependency lockfiles (`LOCKFILE_NAMES`). */
   allowLockfiles: boolean;
+  /**
+   * Files that define how the project is verified (the test command, runner configuration, the
+   * verifier settings): a patch that changed them could switch the verifier off and then pass it.
+   */
+  isVerifierFile?: (path: string) => boolean;
   /** `git apply --check` of the normalised patch in the target work tree (`Git.applyCheck`). */
   applyCheck: (patchText: string) => Promise<ApplyCheckResult>;
 }
@@ -43,6 +48,7 @@ export type Violation =
   | { kind: 'declared-not-touched'; message: string; file: string }
   | { kind: 'binary'; message: string; file: string }
   | { kind: 'lockfile'; message: string; file: string }
+  | { kind: 'verifier-file'; message: string; file: string }
   | { kind: 'over-budget'; message: string; loc: number; budget: number }
   | { kind: 'does-not-apply'; message: string; output: string };
 
@@ -126,6 +132,16 @@ export async function admitPatch(input: AdmissionInput): Promise<Admission> {
         kind: 'lockfile',
         file: path,
         message: `The diff changes the lockfile '${path}'; lockfiles are not edited by hand here. Leave '${path}' unchanged.`,
+      });
+    }
+  }
+  const { isVerifierFile } = input;
+  if (isVerifierFile) {
+    for (const path of safeFiles.filter((file) => isVerifierFile(file))) {
+      violations.push({
+        kind: 'verifier-file',
+        file: path,
+        message: `The diff changes '${path}', which defines how the project is verified (test command or test configuration); a refactoring may not change it. Leave '${path}' unchanged.`,
       });
     }
   }

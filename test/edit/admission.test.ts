@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { admitPatch, describeViolations, type AdmissionInput, type Violation } from '../../src/edit/admission.js';
+import { verifierFileMatcher } from '../../src/engine/refactor/refactor-run.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 import { numberedLines, realDiff } from './helpers.js';
 
@@ -144,6 +145,20 @@ describe('admitPatch', () => {
     expect(await admitPatch(input(patchText, { declaredFiles, allowLockfiles: true }))).toMatchObject({
       admitted: true,
     });
+  });
+
+  it('refuses changes to the files that define how the project is verified', async () => {
+    const patchText = await realDiff(repo, { 'src/app.ts': numberedLines(30, 'v2') });
+    const isVerifierFile = verifierFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
+    expect(await violationsOf(patchText, { isVerifierFile: (path) => path === 'src/app.ts' })).toMatchObject([{ kind: 'verifier-file', file: 'src/app.ts' }]);
+    expect(await admitPatch(input(patchText, { isVerifierFile }))).toMatchObject({ admitted: true });
+    // The matcher: runner configuration by name, Ratchet's settings, and files a command names.
+    await repo.write({ 'scripts/check.sh': 'exit 0\n' });
+    const withScript = verifierFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
+    for (const path of ['package.json', 'web/package.json', 'vitest.config.ts', 'tests/conftest.py', 'pyproject.toml', '.refactor-bot.config.json', '.ratchet/config.toml', 'Makefile', 'scripts/check.sh']) {
+      expect(withScript(path), path).toBe(true);
+    }
+    for (const path of ['src/app.ts', 'src/package.ts', 'test/app.test.ts', 'scripts/other.sh']) expect(withScript(path), path).toBe(false);
   });
 
   it('refuses patches over the diff budget, with the numbers', async () => {

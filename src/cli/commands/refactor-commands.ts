@@ -35,12 +35,18 @@ interface RefactorFlags extends ProviderFlags {
   goal?: string;
   allowDirty?: boolean;
   critic?: boolean;
+  record?: string;
 }
 
-function targetOf(repo: string | undefined, command: Command): string {
+/**
+ * The directory a refactor command works on: the given one, --cwd, TDD_PROJECT_ROOT or the
+ * current directory; inside a git repository, the repository's root (seed 002: `run <repo>`), so
+ * that `verify`, `plan`, `index` and `run` all see the same project.
+ */
+async function targetOf(repo: string | undefined, command: Command): Promise<string> {
   const dir = resolve(repo ?? globalOptions(command).cwd ?? process.env.TDD_PROJECT_ROOT ?? process.cwd());
   if (!existsSync(dir)) throw new RatchetError('usage', `${dir} does not exist.`);
-  return dir;
+  return (await Git.isRepository(dir)) ? await new Git(dir).root() : dir;
 }
 
 /**
@@ -164,7 +170,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
     .option('--allow-dirty', 'start from HEAD even though the working tree has uncommitted changes')
     .action(async (repo: string | undefined, flags: RefactorFlags, command: Command) => {
       const output = createCliOutput(command);
-      const target = targetOf(repo, command);
+      const target = await targetOf(repo, command);
       const yes = Boolean(globalOptions(command).yes);
       const config = await configFor(target, { ...flags, ...(flags.provider ? {} : {}) });
       const settings = await loadRefactorSettings(target, config);
@@ -181,7 +187,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const interrupt = interruptOnSignals();
       try {
         const home = await refactorHome(target, config, { ids: createIdGenerator() });
-        const options = { home, target, goal: flags.goal ?? null, config, allowDirty: Boolean(flags.allowDirty), useCritic: Boolean(flags.critic), signal: interrupt.signal };
+        const options = { home, target, goal: flags.goal ?? null, config, allowDirty: Boolean(flags.allowDirty), useCritic: Boolean(flags.critic), signal: interrupt.signal, ...(flags.record ? { recordPath: resolve(flags.record) } : {}) };
         let prepared: PreparedRefactor;
         {
           await using ledger = await openRepoLedger(home.repoRoot);
@@ -242,7 +248,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
     .option('--goal <text>', 'what the refactoring should achieve')
     .action(async (repo: string | undefined, flags: { goal?: string }, command: Command) => {
       const output = createCliOutput(command);
-      const target = targetOf(repo, command);
+      const target = await targetOf(repo, command);
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);
@@ -267,7 +273,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
     .argument('[repo]', 'the directory (default: --cwd or the current directory)')
     .action(async (repo: string | undefined, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
-      const target = targetOf(repo, command);
+      const target = await targetOf(repo, command);
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const commands = await verifierCommands(target, settings, config);
@@ -294,7 +300,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
     .argument('<run-id>', 'the refactor run')
     .action(async (runId: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
-      const target = targetOf(undefined, command);
+      const target = await targetOf(undefined, command);
       const repoRoot = (await Git.isRepository(target)) ? await new Git(target).root() : await repositoryRoot(command, runId);
       await using ledger = await openRepoLedger(repoRoot);
       const run = await resolveRun(ledger, runId);
@@ -302,7 +308,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (!stored?.backup || !stored.target) throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
       const yes = Boolean(globalOptions(command).yes);
       const warning =
-        `This puts ${stored.target} back as it was before run ${run.id}: ${stored.isGit ? 'every branch goes back to its commit then (commits made since leave the branches), ' : ''}` +
+        `This puts ${stored.target} back as it was before run ${run.id}: ${stored.isGit && run.baseBranch ? `branch ${run.baseBranch} goes back to its commit then (commits made on it since leave it), ` : ''}` +
         'and files changed or added since, committed or not, are replaced or removed.';
       if (!yes) {
         if (!process.stdin.isTTY) {
@@ -324,7 +330,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (run.status !== 'accepted') await rejectRun(repoRoot, run, ledger);
       await ledger.updateRun(run.id, { status: 'rejected' });
       if (output.json) output.out(JSON.stringify({ run: run.id, restored: stored.target, backup: stored.backup.directory, previousState: safety.directory }));
-      else output.out(`Restored ${stored.target} from ${stored.backup.directory}.\nThe state before the rollback is kept in ${safety.directory} (git bundle + tar.gz snapshot).`);
+      else output.out(`Restored ${stored.target} from ${stored.backup.directory}.\nThe state before the rollback is kept in ${safety.directory} (${safety.bundle ? 'git bundle + tar.gz snapshot' : 'tar.gz snapshot'}).`);
     });
 
   program
@@ -334,7 +340,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
     .option('--artifacts <dir>', 'also write the index artifacts (ARCHITECTURE_SNAPSHOT.md, SYMBOL_REGISTRY.json, ...) there')
     .action(async (repo: string | undefined, flags: { artifacts?: string }, command: Command) => {
       const output = createCliOutput(command);
-      const target = targetOf(repo, command);
+      const target = await targetOf(repo, command);
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);

@@ -91,9 +91,12 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
         // Another provider given: its own model and endpoint, not the run's.
         if (flags.provider !== undefined && flags.provider !== recorded.provider) return flags;
         const given: TddFlags = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined));
-        if (!output.json && recorded.provider !== undefined) {
+        // Said only of a run that will resume (resumeTdd refuses the others with the reason).
+        const resumable = run.workflow === 'tdd' && !['completed', 'accepted', 'rejected'].includes(run.status);
+        if (!output.json && resumable && recorded.provider !== undefined) {
           const model = given.model ?? recorded.model;
-          output.out(pc.dim(`Resuming ${run.id} on ${recorded.provider}${model ? ` / ${model}` : ''}, as it started (--provider and --model choose another).`));
+          const how = given.model === undefined ? 'as it started (--provider and --model choose another)' : 'with the model given';
+          output.out(pc.dim(`Resuming ${run.id} on ${recorded.provider}${model ? ` / ${model}` : ''}, ${how}.`));
         }
         return { ...recorded, ...given };
       },

@@ -51,10 +51,10 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * Restores the repository as it was when the run started: every branch in the bundle goes back
- * to its backed-up commit, the checkout is reset to it, and the working directory's files are
- * replaced by the snapshot (files the snapshot lacks are removed, except .git, dependencies and
- * .ratchet).
+ * Restores the repository as it was when the run started: the branch the run started from goes
+ * back to its backed-up commit (other branches, which the run never touched, stay as they are),
+ * the checkout is reset to it, and the working directory's files are replaced by the snapshot
+ * (files the snapshot lacks are removed, except .git, dependencies and .ratchet).
  */
 export async function restoreBackup(repoRoot: string, backup: Backup, runner: ProcessRunner, options: { branch: string | null }): Promise<void> {
   if (!(await exists(backup.snapshot))) throw new RatchetError('not-found', `The backup snapshot ${backup.snapshot} is missing.`);
@@ -64,7 +64,7 @@ export async function restoreBackup(repoRoot: string, backup: Backup, runner: Pr
     if (heads.exitCode !== 0) throw new RatchetError('git', `Cannot read the bundle ${backup.bundle}: ${heads.output.slice(-300)}`);
     for (const line of heads.stdout.split('\n')) {
       const [sha, ref] = line.trim().split(/\s+/);
-      if (!sha || !ref || !ref.startsWith('refs/heads/')) continue;
+      if (!sha || !ref || options.branch === null || ref !== `refs/heads/${options.branch}`) continue;
       const fetched = await runner.run({ command: 'git', args: ['fetch', '--quiet', '--update-head-ok', backup.bundle, `+${ref}:${ref}`], shell: false, cwd: repoRoot });
       if (fetched.exitCode !== 0) throw new RatchetError('git', `Could not restore ${ref} from the bundle: ${fetched.output.slice(-300)}`);
     }

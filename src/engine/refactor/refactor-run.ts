@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { basename, join, sep } from 'node:path';
+import { basename, isAbsolute, join, sep } from 'node:path';
+import picomatch from 'picomatch';
 import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
@@ -69,6 +70,8 @@ export interface RefactorOptions {
   config: ResolvedConfig;
   allowDirty: boolean;
   useCritic: boolean;
+  /** Append every model call to this cassette (`--record FILE`). */
+  recordPath?: string;
   signal?: AbortSignal;
 }
 
@@ -123,6 +126,35 @@ export async function verifierCommands(root: string, settings: RefactorSettings,
   return { fast, full };
 }
 
+/**
+ * Files that define how a project is verified, which no refactoring patch may change (seed 002,
+ * 3.2: acceptance rests on deterministic checks the model cannot move): test runner and build
+ * configuration by name, Ratchet's and the seed's settings, and any file a verifier command
+ * names (`./scripts/check.sh`, `make test` -> Makefile).
+ */
+const VERIFIER_FILE_GLOBS = [
+  '**/package.json',
+  '.refactor-bot.config.json',
+  '.ratchet/**',
+  '**/{jest,vitest,vite,karma,playwright,cypress}.config.*',
+  '**/vitest.workspace.*',
+  '**/.mocharc*',
+  '**/{pytest.ini,tox.ini,setup.cfg,pyproject.toml,noxfile.py,conftest.py}',
+  '**/{Makefile,makefile,GNUmakefile,justfile,Taskfile.yml}',
+  '**/{go.mod,Cargo.toml,pom.xml,build.gradle,build.gradle.kts,settings.gradle,settings.gradle.kts}',
+];
+
+export function verifierFileMatcher(commands: readonly string[], root: string): (path: string) => boolean {
+  const byName = picomatch(VERIFIER_FILE_GLOBS, { dot: true });
+  const named = new Set(
+    commands
+      .flatMap((command) => command.split(/[\s"'=]+/))
+      .map((token) => token.replace(/^\.\//, ''))
+      .filter((token) => token !== '' && !token.startsWith('-') && !isAbsolute(token) && existsSync(join(root, token)) && !token.includes('*')),
+  );
+  return (path) => byName(path) || named.has(path);
+}
+
 /** Facts the heuristic planner needs, per indexed source file. */
 export async function fileFacts(index: CodeIndex, root: string, config: ResolvedConfig): Promise<FileFacts[]> {
   const risk = new Map(index.risk.map((entry) => [entry.path, entry]));
@@ -149,9 +181,20 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
   return facts;
 }
 
+/**
+ * The Claude Code CLI's own Bash and Edit cannot be sandboxed by Ratchet, and the patcher does
+ * not need them (it answers with a patch that Ratchet admits and applies): unless the sandbox is
+ * off, it gets only the reading tools of the configured ones.
+ */
+function patcherTools(config: ResolvedConfig, tools: string): string {
+  if (config.provider.name !== 'claude-code' || config.bash.sandbox === 'off') return tools;
+  const reading = tools.split(/[\s,]+/).filter((tool) => ['Read', 'Grep', 'Glob'].includes(tool));
+  return (reading.length > 0 ? reading : ['Read']).join(',');
+}
+
 /** The agent runtime of a refactor role (planner, patcher, critic) on the configured provider. */
-function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools, toolRunner?: ProcessRunner): AgentRuntime {
-  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(toolRunner ? { toolRunner } : {}), clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools, toolRunner?: ProcessRunner, recordPath?: string): AgentRuntime {
+  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(toolRunner ? { toolRunner } : {}), ...(recordPath ? { recordPath } : {}), clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
 }
 
 /**
@@ -239,7 +282,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         ].join('\n');
         const events: RatchetEvent[] = [];
         try {
-          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox.runner).runStage({
+          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox.runner, options.recordPath).runStage({
             stage: 'PLANNER',
             worktree,
             systemPrompt: prompts.planner,
@@ -307,12 +350,13 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   // The agent's shell and the commands that run its code are sandboxed as in prepare (a warning
   // there said so when they could not be).
   const sandbox = await toolSandbox(config, services.runner, { protect: [prepared.repoRoot, prepared.target], worktree: run.worktree, dependenciesOf: prepared.target });
-  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), settings.claude.allowedTools, settings.claude.tools, sandbox.runner);
+  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), patcherTools(config, settings.claude.allowedTools), patcherTools(config, settings.claude.tools), sandbox.runner, options.recordPath);
   // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
   const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: sandbox.runner };
   const runCommands = createCommandsRunner(commandOptions);
   const verifier: RefactorVerifier = createCommandVerifier({ ...commandOptions, ...prepared.verifierCommands }, runCommands);
   const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');
+  const isVerifierFile = verifierFileMatcher([...prepared.verifierCommands.fast, ...prepared.verifierCommands.full], run.worktree);
   let index = prepared.index;
   let apiReference: PublicApiSnapshot = snapshotPublicApi(index);
   let apiNow: PublicApiSnapshot = apiReference;
@@ -388,6 +432,7 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
         diffBudgetLoc: batch.diff_budget_loc,
         allowBinary: false,
         allowLockfiles: false,
+        isVerifierFile,
         applyCheck: (text) => worktreeGit.applyCheck(text),
       });
       return admission.admitted
