@@ -4,13 +4,17 @@
  *
  * - Files in a language Ratchet parses: both versions must parse cleanly and have the same
  *   syntax, token for token, once layout is set aside: whitespace, the punctuation formatters add
- *   or drop without changing meaning (`;` `,` `(` `)` and string quotes), redundant parentheses
+ *   or drop without changing meaning (`;`, trailing `,`, `(` `)` and string quotes; a comma
+ *   between elements stays, since `[, b]` and `[b]` differ, and so does a one-element Python
+ *   tuple's), redundant parentheses
  *   (`parenthesized_expression` wrappers; the tree around them must still be the same, so
  *   parentheses that change precedence are caught), parameter lists' parentheses (`x => x` and
  *   `(x) => x`), empty statements, Python's line continuations, whitespace inside comments and
  *   around JSX text. String contents, identifiers, numbers and operators must be identical.
  * - JSON files: the same value.
- * - Any other file: the same text once all whitespace is removed.
+ * - Any other file: the same lines once whitespace at their ends and blank lines at the end of
+ *   the file are set aside (indentation and spaces within a line can carry meaning: YAML,
+ *   Makefiles, shell).
  *
  * Anything else (a renamed variable, a new `()` on a constructor call, a rewritten number) makes
  * the file "not formatting-only": the caller keeps the original.
@@ -28,7 +32,26 @@ const IGNORED = new Set(['empty_statement', 'line_continuation']);
 /** What a plain string literal is made of (with an interpolation or anything else, it is compared token by token). */
 const STRING_PARTS = new Set(['string_fragment', 'escape_sequence', 'string_start', 'string_content', 'string_end']);
 /** Anonymous tokens formatters add or remove freely. */
-const LAYOUT_TOKENS = new Set([';', ',', '(', ')', '"', "'"]);
+const LAYOUT_TOKENS = new Set([';', '(', ')', '"', "'"]);
+/** What may follow a trailing comma (one a formatter adds or drops). */
+const CLOSING = new Set([']', ')', '}', '>']);
+
+/** Where `,` and `;` both separate members (TypeScript's `{ a: A, b: B }` is `{ a: A; b: B }`). */
+const MEMBER_LISTS = new Set(['object_type', 'interface_body']);
+
+/**
+ * A comma a formatter may add, drop or turn into `;`: one right before a closing bracket (except
+ * the one that makes a Python tuple of one), or a member separator of a type literal.
+ */
+function isTrailingComma(node: Node): boolean {
+  if (node.type !== ',' || node.isNamed) return false;
+  if (node.parent !== null && MEMBER_LISTS.has(node.parent.type)) return true;
+  let next = node.nextSibling;
+  while (next !== null && next.type === 'comment') next = next.nextSibling;
+  if (next !== null && !CLOSING.has(next.type)) return false;
+  const parent = node.parent;
+  return !(parent !== null && (parent.type === 'tuple' || parent.type === 'tuple_pattern') && parent.namedChildCount === 1);
+}
 
 interface Token {
   text: string;
@@ -92,7 +115,7 @@ function visit(node: Node, tokens: Token[]): boolean {
     tokens.push({ text: type, line });
     return true;
   }
-  if (!node.isNamed && (LAYOUT_TOKENS.has(type) || ((type === '|' || type === '&') && node.previousSibling === null))) return false;
+  if (!node.isNamed && (LAYOUT_TOKENS.has(type) || isTrailingComma(node) || ((type === '|' || type === '&') && node.previousSibling === null))) return false;
   tokens.push({ text: node.isNamed ? `${type}:${node.text}` : node.text, line });
   return false;
 }
@@ -166,9 +189,18 @@ export async function compareFormatting(path: string, before: string, after: str
         : { formattingOnly: false, reason: 'the JSON value changed' };
     }
   }
-  return before.replace(/\s+/g, '') === after.replace(/\s+/g, '')
+  return lineEndsAside(before) === lineEndsAside(after)
     ? { formattingOnly: true }
-    : { formattingOnly: false, reason: 'more than whitespace changed (no grammar for this kind of file)' };
+    : { formattingOnly: false, reason: 'more than whitespace at line ends changed (no grammar for this kind of file)' };
+}
+
+/** The text without whitespace at line ends, with one line-ending style and no trailing blank lines. */
+function lineEndsAside(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.replace(/\s+$/, ''))
+    .join('\n')
+    .replace(/\n+$/, '');
 }
 
 function compareTokens(before: readonly Token[], after: readonly Token[]): FormatVerdict {

@@ -75,12 +75,25 @@ describe('compareFormatting (seed 002, 17.3)', () => {
     expect(await verdict('m.py', 'x = 1\n', 'x = 1  # set\n')).toBe(false);
   });
 
-  it('refuses files that do not parse, and compares other files by their non-whitespace text', async () => {
+  it('refuses files that do not parse, and compares other files line by line but for whitespace at line ends', async () => {
     expect((await compareFormatting('a.ts', 'const = ;\n', 'const = ;')).formattingOnly).toBe(false);
     expect(await verdict('a.ts', 'const a = 1\n', 'const a = ;\n')).toBe(false);
-    expect(await verdict('notes.md', '# Title\n\ntext  here\n', '# Title\n\ntext\nhere\n')).toBe(true);
+    expect(await verdict('notes.md', '# Title  \r\n\ntext here\n\n\n', '# Title\n\ntext here\n')).toBe(true);
+    // Indentation and spaces within a line can carry meaning (YAML, Makefiles, shell).
+    expect(await verdict('notes.md', '# Title\n\ntext  here\n', '# Title\n\ntext\nhere\n')).toBe(false);
+    expect(await verdict('config.yml', 'a:\n  b: 1\nc: 2\n', 'a:\n  b: 1\n  c: 2\n')).toBe(false);
+    expect(await verdict('run.sh', 'rm -rf / tmp\n', 'rm -rf /tmp\n')).toBe(false);
     expect(await verdict('notes.md', '* one\n', '- one\n')).toBe(false);
     expect(await verdict('same.txt', 'x', 'x')).toBe(true);
     expect(await verdict('data.json', '{"a":1}', '{"a":2}')).toBe(false);
+  });
+
+  it('keeps the commas that carry meaning: array holes and a one-element Python tuple', async () => {
+    expect(await verdict('pair.js', 'const [, b] = pair;\n', 'const [b] = pair;\n')).toBe(false);
+    expect(await verdict('holes.js', 'const a = [1, , 2];\n', 'const a = [1, 2];\n')).toBe(false);
+    expect(await verdict('trailing.js', 'const a = [1, 2,];\n', 'const a = [1, 2];\n')).toBe(true);
+    expect(await verdict('one.py', 'x = (1,)\n', 'x = (1)\n')).toBe(false);
+    expect(await verdict('many.py', 'x = (1, 2,)\n', 'x = (1, 2)\n')).toBe(true);
+    expect(await verdict('types.ts', 'type T = { a: string, b: number };\n', 'type T = { a: string; b: number };\n')).toBe(true);
   });
 });
