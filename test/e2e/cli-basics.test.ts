@@ -168,6 +168,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(againJson.exitCode, describeResult(againJson)).toBe(2);
     expect(JSON.parse(againJson.stdout.trim())).toMatchObject({ type: 'error', code: 'usage', message: expect.stringContaining('already exists') as unknown });
     expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
+    // --prompts on a configured repository adds the prompts and keeps the config.
+    const prompts = await runCli(['init', '--prompts'], { cwd: repo.dir, env });
+    expect(prompts.exitCode, describeResult(prompts)).toBe(0);
+    expect(readFileSync(join(repo.dir, '.ratchet', 'prompts.toml'), 'utf8')).toContain('Stage: RED');
+    expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
     const forced = await runCli(['init', '--force'], { cwd: repo.dir, env });
     expect(forced.exitCode, describeResult(forced)).toBe(0);
     expect(readFileSync(file, 'utf8')).not.toContain('# edited by hand');

@@ -38,7 +38,15 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const file = configPath(repoRoot);
+      const prompts = join(repoRoot, '.ratchet', 'prompts.toml');
       if (existsSync(file) && !flags.force) {
+        // `init --prompts` on a configured repository adds the prompts and keeps the config.
+        if (flags.prompts && !existsSync(prompts)) {
+          await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
+          if (output.json) output.out(JSON.stringify({ config: null, testCommand: null, prompts }));
+          else output.out(`Wrote ${prompts} (edit it to change what the agents are told); ${file} is kept as it is.`);
+          return;
+        }
         throw new RatchetError('usage', `${file} already exists; pass --force to overwrite it.`, { hint: 'ratchet init --force rewrites it with the defaults.' });
       }
       let testCommand: string | undefined;
@@ -53,7 +61,6 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, renderDefaultConfig(testCommand ? { testCommand } : {}));
       await new Git(repoRoot).addInfoExclude(RATCHET_EXCLUDES);
-      const prompts = join(repoRoot, '.ratchet', 'prompts.toml');
       if (flags.prompts) await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
       if (output.json) {
         output.out(JSON.stringify({ config: file, testCommand: testCommand ?? null, prompts: flags.prompts ? prompts : null }));
