@@ -8,10 +8,12 @@
  * const config = await loadConfig({ repoRoot, env: process.env, flags: { provider: 'anthropic', model } });
  * await using ledger = await openLedger(ledgerPath(repoRoot));
  * const run = startTdd({ repoRoot, feature: 'A stack', config, allowDirty: false }, createEngineServices(ledger));
- * for (let next = await run.next(); ; next = await run.next()) {
- *   if (next.done) { console.log(next.value.status); break; }
- *   console.log(next.value.type);
+ * let next = await run.next();
+ * while (!next.done) {
+ *   render(next.value); // stage-start, model-call, verify-end, checkpoint-create, ...
+ *   next = await run.next();
  * }
+ * const outcome = next.value; // { runId, status: 'completed' | 'failed' | 'interrupted', ... }
  * ```
  */
 

@@ -43,7 +43,7 @@ const MEMBER_LISTS = new Set(['object_type', 'interface_body']);
  * A comma a formatter may add, drop or turn into `;`: one right before a closing bracket (except
  * the one that makes a Python tuple of one), or a member separator of a type literal.
  */
-function isTrailingComma(node: Node): boolean {
+function isLayoutComma(node: Node): boolean {
   if (node.type !== ',' || node.isNamed) return false;
   if (node.parent !== null && MEMBER_LISTS.has(node.parent.type)) return true;
   let next = node.nextSibling;
@@ -115,7 +115,7 @@ function visit(node: Node, tokens: Token[]): boolean {
     tokens.push({ text: type, line });
     return true;
   }
-  if (!node.isNamed && (LAYOUT_TOKENS.has(type) || isTrailingComma(node) || ((type === '|' || type === '&') && node.previousSibling === null))) return false;
+  if (!node.isNamed && (LAYOUT_TOKENS.has(type) || isLayoutComma(node) || ((type === '|' || type === '&') && node.previousSibling === null))) return false;
   tokens.push({ text: node.isNamed ? `${type}:${node.text}` : node.text, line });
   return false;
 }

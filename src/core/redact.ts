@@ -105,6 +105,11 @@ function redactUnknown(value: unknown, redact: Redactor): unknown {
 /** Environment variable names whose values are treated as secrets. */
 const SECRET_ENV_NAME = /_(?:KEY|TOKEN|SECRET|PASSWORD)$/i;
 
+/** Whether an environment variable's name says it holds a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`). */
+export function isSecretVariable(name: string): boolean {
+  return SECRET_ENV_NAME.test(name);
+}
+
 /**
  * Collects the values of environment variables whose names end in `_KEY`, `_TOKEN`, `_SECRET`
  * or `_PASSWORD` (e.g. `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GITHUB_TOKEN`), to pass to
@@ -113,7 +118,7 @@ const SECRET_ENV_NAME = /_(?:KEY|TOKEN|SECRET|PASSWORD)$/i;
 export function secretsFromEnv(env: Readonly<Record<string, string | undefined>>): string[] {
   const secrets = new Set<string>();
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || !SECRET_ENV_NAME.test(name)) continue;
+    if (value === undefined || !isSecretVariable(name)) continue;
     const trimmed = value.trim();
     if (trimmed.length >= MIN_SECRET_LENGTH) secrets.add(trimmed);
   }

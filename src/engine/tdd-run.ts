@@ -27,6 +27,7 @@ import { clearStaleGitLocks } from './stale-locks.js';
 import { RATCHET_EXCLUDES, shareDependencies } from './worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox } from './tool-sandbox.js';
 import { checkClaudeCode } from '../agent/claude-code/checks.js';
+import { createRedactor, secretsFromEnv } from '../core/redact.js';
 
 /** Effects the engine needs, injected by the CLI (or by tests). */
 export interface EngineServices {
@@ -188,6 +189,11 @@ export interface ResumeTddOptions {
   signal?: AbortSignal;
 }
 
+/** A run that is over: completed, or decided on. `resume` has nothing to do for it. */
+export function isFinished(run: Pick<RunRow, 'status'>): boolean {
+  return run.status === 'completed' || run.status === 'accepted' || run.status === 'rejected';
+}
+
 const StoredTddSettingsSchema = z.object({
   baseUrl: z.string().optional(),
   cassette: z.string().optional(),
@@ -274,7 +280,7 @@ export async function* resumeTdd(
     });
   }
   const run = asGitRun(found);
-  if (run.status === 'completed' || run.status === 'accepted' || run.status === 'rejected') {
+  if (isFinished(run)) {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}; there is nothing to resume.`);
   }
   await preflight(config, services);
@@ -373,6 +379,7 @@ async function* executeRun(
       config,
       // The tests run what the agent wrote: in the same sandbox as its shell.
       runner: sandbox.runner,
+      redact: createRedactor(secretsFromEnv(services.env)),
     }),
     agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath, sandbox.runner),
     prompt(stage, variables) {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { StageName } from '../core/stages.js';
 import type { ResolvedConfig } from '../config/resolved.js';
-import { createRedactor, secretsFromEnv } from '../core/redact.js';
+import type { Redactor } from '../core/redact.js';
 import type { ProcessRunner } from '../process/types.js';
 import { runCheck } from '../verify/checks.js';
 import type { Framework } from '../verify/detect.js';
@@ -19,13 +19,14 @@ export interface VerifierPortOptions {
   framework: Framework;
   config: ResolvedConfig;
   runner: ProcessRunner;
+  /** Applied to every kept log: stored files hold no key, whatever a command printed. */
+  redact: Redactor;
 }
 
 /** Runs the project's own test, lint and typecheck commands in the worktree and keeps their output. */
 export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
   let seq = 0;
-  // Kept logs are stored, like the ledger: no key in them, whatever a command printed.
-  const redact = createRedactor(secretsFromEnv(process.env));
+  const { redact } = options;
   const keep = async (stage: StageName, kind: string, output: string): Promise<string> => {
     await mkdir(options.outputDir, { recursive: true });
     const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}-${kind}.log`);

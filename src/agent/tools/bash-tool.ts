@@ -1,3 +1,4 @@
+import { withoutSecretVariables } from '../../process/env.js';
 import { z } from 'zod';
 import { RatchetError } from '../../core/errors.js';
 import type { AgentTool } from './agent-tool.js';
@@ -25,15 +26,6 @@ export type BashInput = z.infer<typeof bashInput>;
  * about 30k characters keeping head and tail, and the exit code; a non-zero exit or a timeout
  * is an error result. An abort through the stage's signal throws `interrupted`.
  */
-/** Provider keys and other secrets stay out of the agent's shell (and so out of tool output). */
-const SECRET_NAME = /(_API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$/;
-
-function withoutSecrets(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const removed: Record<string, undefined> = {};
-  for (const name of Object.keys(env)) if (SECRET_NAME.test(name)) removed[name] = undefined;
-  return removed;
-}
-
 export const bashTool: AgentTool<BashInput> = {
   name: 'Bash',
   description:
@@ -47,7 +39,8 @@ export const bashTool: AgentTool<BashInput> = {
     const result = await context.runner.run({
       command: input.command,
       cwd: context.guard.root,
-      env: withoutSecrets(process.env),
+      // Provider keys and other secrets stay out of the agent's shell (and so out of tool output).
+      env: withoutSecretVariables(process.env),
       timeoutMs,
       ...(context.signal === undefined ? {} : { signal: context.signal }),
     });

@@ -22,6 +22,7 @@ import { heuristicPlan } from '../../workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
 import { writeRunReport } from '../../report/write-report.js';
 import { createProcessRunner } from '../../process/runner.js';
+import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import { createIdGenerator } from '../../engine/effects.js';
 import { configFor, createCliOutput, engineServices, globalOptions, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
 import { interruptOnSignals } from '../drive-run.js';
@@ -283,7 +284,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (isGit) await excludeRatchetDir(target);
       const logRoot = isGit ? target : join(config.home, 'verify', basename(target));
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const verifier = createCommandVerifier({ cwd: target, repoRoot: logRoot, outputDir, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: createProcessRunner() });
+      const verifier = createCommandVerifier({ cwd: target, repoRoot: logRoot, outputDir, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: createProcessRunner(), redact: createRedactor(secretsFromEnv(process.env)) });
       const result = await verifier.run('baseline', 'BASELINE');
       const environment = { node: process.versions.node, platform: `${process.platform}-${process.arch}` };
       if (output.json) output.out(JSON.stringify({ ok: result.ok, environment, results: result.results.map((entry) => ({ command: entry.result.command, exitCode: entry.result.exitCode, durationMs: entry.result.durationMs, outputFile: entry.outputFile ? join(logRoot, entry.outputFile) : null })) }));

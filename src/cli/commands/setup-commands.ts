@@ -4,7 +4,6 @@ import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { loadConfig } from '../../config/load.js';
 import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
 import { RatchetError, isRatchetError, toRatchetError } from '../../core/errors.js';
@@ -16,7 +15,7 @@ import { endpointOf } from '../../llm/providers.js';
 import { bwrapWorks } from '../../process/sandbox.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
-import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
 const KEY_VARS: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' };
@@ -99,16 +98,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       }
       if (repoRoot) {
         try {
-          const config = await loadConfig({
-            repoRoot,
-            env: process.env,
-            flags: {
-              ...(flags.provider ? { provider: flags.provider } : {}),
-              ...(flags.model ? { model: flags.model } : {}),
-              ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
-              ...(flags.cassette ? { cassette: flags.cassette } : {}),
-            },
-          });
+          const config = await configFor(repoRoot, flags);
           checks.push({ name: 'config', status: 'ok', detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)' });
           try {
             const detected = await detectTestCommand(repoRoot, config.test.command);

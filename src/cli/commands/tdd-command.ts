@@ -4,7 +4,7 @@ import pc from 'picocolors';
 import { RatchetError } from '../../core/errors.js';
 import type { RatchetEvent } from '../../core/events.js';
 import { resolveRun } from '../../engine/run-control.js';
-import { startTdd, resumeTdd, runProviderFlags, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
+import { isFinished, startTdd, resumeTdd, runProviderFlags, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
 import type { Ledger } from '../../ledger/types.js';
 import { configFor, createCliOutput, engineServices, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
@@ -92,7 +92,7 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
         if (flags.provider !== undefined && flags.provider !== recorded.provider) return flags;
         const given: TddFlags = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined));
         // Said only of a run that will resume (resumeTdd refuses the others with the reason).
-        const resumable = run.workflow === 'tdd' && !['completed', 'accepted', 'rejected'].includes(run.status);
+        const resumable = run.workflow === 'tdd' && !isFinished(run);
         if (!output.json && resumable && recorded.provider !== undefined) {
           const model = given.model ?? recorded.model;
           const how = given.model === undefined ? 'as it started (--provider and --model choose another)' : 'with the model given';

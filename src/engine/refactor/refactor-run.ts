@@ -2,6 +2,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, sep } from 'node:path';
 import picomatch from 'picomatch';
+import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
@@ -32,7 +33,7 @@ import { gitCopyOf } from './safe-copy.js';
 import { runFormatBatch } from './format-batch.js';
 import { createCommandVerifier, createCommandsRunner } from './verifier.js';
 import { RATCHET_EXCLUDES, shareDependencies } from '../worktree-setup.js';
-import { requireSandboxIfConfigured, toolSandbox } from '../tool-sandbox.js';
+import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
 import type { ProcessRunner } from '../../process/types.js';
 import { loadRolePrompts } from './role-prompts.js';
 
@@ -88,6 +89,8 @@ export interface PreparedRefactor {
   plan: PlannedBatch[];
   planSource: 'heuristic' | 'planner';
   verifierCommands: { fast: string[]; full: string[] };
+  /** The runner of the agent's shell and of the verifiers (sandboxed when it can be), set up once. */
+  sandbox: ToolSandbox;
 }
 
 export interface RefactorOutcome {
@@ -250,7 +253,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       const sandbox = await toolSandbox(config, services.runner, { protect: [repoRoot, target], worktree, dependenciesOf: target });
       if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
       const outputs = join(runDir(repoRoot, runId), 'verify');
-      const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: sandbox.runner });
+      const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: sandbox.runner, redact: createRedactor(secretsFromEnv(services.env)) });
       yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
       const baseline = await verifier.run('baseline', 'BASELINE', options.signal);
       for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
@@ -315,7 +318,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         }
       }
       yield await record({ type: 'plan-create', batches: plan.length, source: planSource, goal: options.goal });
-      return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands };
+      return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands, sandbox };
     } catch (error) {
       // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
       // backup stays). The ledger keeps the run with its error, as dropped: there is nothing to
@@ -349,10 +352,10 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const prompts = await loadRolePrompts();
   // The agent's shell and the commands that run its code are sandboxed as in prepare (a warning
   // there said so when they could not be).
-  const sandbox = await toolSandbox(config, services.runner, { protect: [prepared.repoRoot, prepared.target], worktree: run.worktree, dependenciesOf: prepared.target });
+  const { sandbox } = prepared;
   const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), patcherTools(config, settings.claude.allowedTools), patcherTools(config, settings.claude.tools), sandbox.runner, options.recordPath);
   // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
-  const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: sandbox.runner };
+  const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: sandbox.runner, redact: createRedactor(secretsFromEnv(services.env)) };
   const runCommands = createCommandsRunner(commandOptions);
   const verifier: RefactorVerifier = createCommandVerifier({ ...commandOptions, ...prepared.verifierCommands }, runCommands);
   const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { StageName } from '../../core/stages.js';
-import { createRedactor, secretsFromEnv } from '../../core/redact.js';
+import type { Redactor } from '../../core/redact.js';
 import type { ProcessRunner } from '../../process/types.js';
 import { runCheck } from '../../verify/checks.js';
 import type { CommandsRun, RefactorVerifier } from '../../workflows/refactor/ports.js';
@@ -13,6 +13,8 @@ export interface CommandRunnerOptions {
   outputDir: string;
   timeoutMs: number;
   runner: ProcessRunner;
+  /** Applied to every kept log: stored files hold no key, whatever a command printed. */
+  redact: Redactor;
 }
 
 export interface CommandVerifierOptions extends CommandRunnerOptions {
@@ -25,8 +27,7 @@ export type CommandsRunner = (commands: readonly string[], name: string, stage: 
 
 export function createCommandsRunner(options: CommandRunnerOptions): CommandsRunner {
   let seq = 0;
-  // Kept logs are stored, like the ledger: no key in them, whatever a command printed.
-  const redact = createRedactor(secretsFromEnv(process.env));
+  const { redact } = options;
   return async (commands, name, stage, signal) => {
     const run: CommandsRun = { ok: true, results: [] };
     for (const command of commands) {

@@ -39,6 +39,32 @@ function* verifierEvents(run: VerifierRun, stage: StageName): Generator<EventInp
   }
 }
 
+/** Resets a rejected attempt to the last checkpoint and closes its stage as rejected. */
+async function* rollBackAttempt(
+  attempt: {
+    workspace: RefactorDependencies['workspace'];
+    to: string;
+    owner: StageName;
+    cycle: number;
+    attempt: number;
+  },
+  rollbackStage: StageName,
+  rollbackReason: string,
+  rejection: string,
+): Step<void> {
+  await attempt.workspace.resetTo(attempt.to);
+  yield { type: 'checkpoint-rollback', stage: rollbackStage, to: attempt.to, reason: rollbackReason };
+  yield {
+    type: 'stage-end',
+    stage: attempt.owner,
+    phase: 'BATCH',
+    cycle: attempt.cycle,
+    attempt: attempt.attempt,
+    outcome: 'rejected',
+    reason: rejection,
+  };
+}
+
 function failureText(run: CommandsRun): string {
   const failed = run.results.find((entry) => !entry.result.ok);
   if (!failed) return 'verification failed';
@@ -337,23 +363,14 @@ export async function* runBatchLoop(
           attempt,
           outcome: verified.ok ? 'accepted' : 'rejected',
         };
+        const rejected = { workspace, to: lastCheckpoint, owner, cycle, attempt };
         if (!verified.ok) {
-          await workspace.resetTo(lastCheckpoint);
-          yield {
-            type: 'checkpoint-rollback',
-            stage: verifyStage,
-            to: lastCheckpoint,
-            reason: `${batch.id} failed the ${level} verifier`,
-          };
-          yield {
-            type: 'stage-end',
-            stage: owner,
-            phase: 'BATCH',
-            cycle,
-            attempt,
-            outcome: 'rejected',
-            reason: `${level} verifier failed`,
-          };
+          yield* rollBackAttempt(
+            rejected,
+            verifyStage,
+            `${batch.id} failed the ${level} verifier`,
+            `${level} verifier failed`,
+          );
           feedback = `Your patch applied, but the ${level} verifier failed, so it was rolled back:\n${failureText(verified)}`;
           continue;
         }
@@ -363,22 +380,7 @@ export async function* runBatchLoop(
           yield { type: 'contract-check', batch: batch.id, ...api, allowed: !breaking || policy.allowPublicApiChanges };
         }
         if (breaking && !policy.allowPublicApiChanges) {
-          await workspace.resetTo(lastCheckpoint);
-          yield {
-            type: 'checkpoint-rollback',
-            stage: owner,
-            to: lastCheckpoint,
-            reason: `${batch.id} changed the public API`,
-          };
-          yield {
-            type: 'stage-end',
-            stage: owner,
-            phase: 'BATCH',
-            cycle,
-            attempt,
-            outcome: 'rejected',
-            reason: 'public API changed',
-          };
+          yield* rollBackAttempt(rejected, owner, `${batch.id} changed the public API`, 'public API changed');
           feedback = `Your patch changed the public API, which this run does not allow. Removed: ${api.removed.join(', ') || 'none'}. Changed: ${api.changed.join(', ') || 'none'}. Keep every export and signature.`;
           continue;
         }
