@@ -63,11 +63,14 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
     await program.parseAsync(argv);
     return exitCode;
   } catch (error) {
+    const json = argv.includes('--json');
     if (error instanceof CommanderError) {
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (error.exitCode === 0) return EXIT.ok;
+      // Commander has said it on stderr (with the help); a script reading --json gets it too.
+      if (json) process.stdout.write(`${JSON.stringify({ type: 'error', code: 'usage', message: error.message.replace(/^error: /, ''), hint: 'See `ratchet --help` or `ratchet <command> --help`.' })}\n`);
+      return EXIT.usage;
     }
     const failure = toRatchetError(error);
-    const json = argv.includes('--json');
     if (json) process.stdout.write(`${JSON.stringify({ type: 'error', code: failure.code, message: failure.message, hint: failure.hint ?? null })}\n`);
     else {
       process.stderr.write(`${pc.red(`error: ${failure.message}`)}\n`);

@@ -109,6 +109,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
 
     const unknown = await runCli(['no-such-command'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
     expect(unknown.exitCode, describeResult(unknown)).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'no-such-command'");
+    // A script that asked for --json gets the usage error as JSON too.
+    const unknownJson = await runCli(['status', '--no-such-flag', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    expect(unknownJson.exitCode, describeResult(unknownJson)).toBe(2);
+    expect(JSON.parse(unknownJson.stdout.trim())).toMatchObject({ type: 'error', code: 'usage', message: "unknown option '--no-such-flag'" });
   });
 
   it('runs the demo with its scripted model, no key needed', async () => {

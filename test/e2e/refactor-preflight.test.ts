@@ -118,6 +118,15 @@ describe('ratchet refactor, around the run', () => {
     expectExit(plainPlan, 0);
     expect(plainPlan.stdout).toContain('Plan: 3 batches');
     expect(treeHashes(plainDir, [])).toEqual(plainBefore);
+    // Its index cache lives under $RATCHET_HOME/index, so the next index is incremental.
+    const indexed = await ratchet(['index', plainDir, '--json'], plainDir, claudeEnv(repo, null));
+    expectExit(indexed, 0);
+    const summary = z.object({ git: z.boolean(), parsed: z.number(), reused: z.number() }).parse(JSON.parse(indexed.stdout));
+    expect(summary.git).toBe(false);
+    expect(summary.parsed).toBe(0);
+    expect(summary.reused).toBeGreaterThan(0);
+    expect(treeHashes(plainDir, [])).toEqual(plainBefore);
+    expect(readdirSync(join(repo.home, 'index'))).toEqual([expect.stringMatching(/^ratchet-plain-plan-.+-[0-9a-f]{12}$/)]);
   });
 
   it('refactor verify exits 0 on a green baseline and 1 on a red one, changing nothing', async () => {

@@ -137,6 +137,11 @@ describe('kill -9, then ratchet resume', () => {
     expect(status.stdout).toContain(`running, but its process is gone (killed?): \`ratchet resume ${runId}\` continues from the last checkpoint`);
     const statusJson = await runCli(project, ['status', runId, '--json']);
     expect(JSON.parse(statusJson.stdout.trim())).toMatchObject({ run: { status: 'running' }, active: false });
+    // So does the list of runs.
+    const history = await runCli(project, ['history']);
+    expect(history.stdout).toMatch(new RegExp(`${runId}\\s+running, but its process is gone \\(killed\\?\\)`));
+    const historyJson = await runCli(project, ['history', '--json']);
+    expect(JSON.parse(historyJson.stdout.trim())).toMatchObject({ runs: [{ id: runId, status: 'running', active: false }] });
     await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
   }, E2E_TIMEOUT_MS);
 

@@ -756,7 +756,7 @@ describe('runBatchLoop: interruption', () => {
     expect(deps.agent.callsOf('PATCHER', 'batch-003')).toEqual([]);
     expect(ofType(run.events, 'batch-end').map((event) => event.batch)).toEqual(['batch-001']);
     // Every planned batch has its line in TASK_LEDGER.jsonl, the interrupted one included.
-    expect(deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)}`)).toEqual(['batch-001 committed', 'batch-002 interrupted', 'batch-003 not-started']);
+    expect(deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)} ${String(entry.attempts)}`)).toEqual(['batch-001 committed 1', 'batch-002 interrupted 1', 'batch-003 not-started 0']);
   });
 
   it('does not start a batch once the signal is aborted', async () => {

@@ -73,7 +73,7 @@ describe('PLAN: the deterministic judge', () => {
     const run = await harness.run();
 
     expect(run.error).toBeUndefined();
-    expect(trace(run.events).slice(0, 3)).toEqual(['cycle-start 1', 'stage-start PLAN#1', `stage-end PLAN#1 rejected (${reason})`]);
+    expect(trace(run.events).slice(0, 4)).toEqual(['cycle-start 1', 'verify-end PLAN baseline', 'stage-start PLAN#1', `stage-end PLAN#1 rejected (${reason})`]);
     const [first, second] = harness.agent.callsOf('PLAN');
     expect(second?.variables.attempt).toBe(2);
     expect(String(second?.variables.feedback)).toMatch(feedback);
@@ -92,7 +92,7 @@ describe('PLAN: the deterministic judge', () => {
     const run = await harness.run();
 
     expect(run.error).toBeUndefined();
-    expect(trace(run.events).slice(0, 3)).toEqual(['cycle-start 1', 'stage-start PLAN#1', 'plan-select adds two numbers']);
+    expect(trace(run.events).slice(0, 4)).toEqual(['cycle-start 1', 'verify-end PLAN baseline', 'stage-start PLAN#1', 'plan-select adds two numbers']);
     expect(harness.workspace.commits[1]?.subject).toMatch(/^plan: /);
     expect(harness.workspace.commits[1]?.files.get('coverage/last-run.json')).toBe('{}\n');
   });

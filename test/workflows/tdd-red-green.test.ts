@@ -37,16 +37,16 @@ const baseFiles = addOnlyFiles({
 });
 
 describe('RED: the gate and RED_FIX', () => {
-  it('stops before RED when a test already fails: no cycle can pass on a red suite', async () => {
+  it('stops before PLAN when a test already fails: no cycle can pass on a red suite, so no model call is paid for', async () => {
     const files = addOnlyFiles({ 'src/base.test.ts': testFile({ name: 'was broken', impl: 'src/base.ts', contains: 'base = 2' }), 'src/base.ts': 'export const base = 1;\n' });
     const h = await setUp({ files, script: { PLAN: cycleScript().PLAN?.slice(0, 1) ?? [] } });
     const run = await h.run();
 
     expect(run.error?.code).toBe('gate-failed');
-    expect(run.error?.details).toEqual({ phase: 'RED', reason: 'red-baseline' });
+    expect(run.error?.details).toEqual({ phase: 'PLAN', reason: 'red-baseline' });
     expect(run.error?.message).toMatch(/^The test suite fails before any change of this cycle: src\/base\.test\.ts::was broken\.$/);
-    expect(h.agent.callsOf('RED')).toEqual([]);
-    expect(h.workspace.subjects()).toEqual(['initial', 'plan: adds two numbers']);
+    expect(h.agent.calls).toEqual([]);
+    expect(h.workspace.subjects()).toEqual(['initial']);
   });
 
   it('warns when the new test passes immediately and asks RED_FIX for an assertion that checks', async () => {
@@ -55,7 +55,7 @@ describe('RED: the gate and RED_FIX', () => {
 
     expect(run.error).toBeUndefined();
     expect(trace(run.events).slice(6, 15)).toEqual([
-      'verify-end RED baseline',
+      'stage-end PLAN#1 accepted',
       'stage-start RED#1',
       'verify-end RED test',
       'warning RED',

@@ -34,12 +34,14 @@ function note(fields: Pick<HandoffState, 'phase' | 'nextPhase' | 'cycleNumber' |
 // The first cycle measures RED's baseline; later cycles reuse the run that verified the last
 // checkpoint, since PLAN changed only the test list.
 const CYCLE_TRACE = (test: string, passing: number): string[] => [
+  // The first cycle's baseline runs before PLAN (a red suite stops the run before any model
+  // call) and RED reuses it: PLAN changes only the test list. Later cycles reuse RE_VERIFY's run.
+  ...(passing === 1 ? ['verify-end PLAN baseline'] : []),
   'stage-start PLAN#1',
   `plan-select ${test}`,
   `checkpoint-create plan: ${test}`,
   'note-write PLAN->RED',
   'stage-end PLAN#1 accepted',
-  ...(passing === 1 ? ['verify-end RED baseline'] : []),
   'stage-start RED#1',
   'verify-end RED test',
   `checkpoint-create test: ${test}`,
@@ -168,10 +170,10 @@ describe('runTdd: a happy two-cycle run', () => {
     expect(trace(events.slice(0, firstWrite)).at(-1)).toBe('stage-start GREEN#1');
   });
 
-  it('runs the suite for RED baseline and gate and for GREEN; VERIFY reuses GREEN`s run', async () => {
+  it('runs the suite for the baseline (before PLAN), RED`s gate and GREEN; RED and VERIFY reuse runs', async () => {
     const h = await setUp({ script: happyScript() });
     await h.run();
-    expect(h.verifier.runsByStage()).toEqual({ RED: 3, GREEN: 2 });
+    expect(h.verifier.runsByStage()).toEqual({ PLAN: 1, RED: 2, GREEN: 2 });
     expect(h.verifier.checkRuns.map((run) => run.stage)).toEqual(['VERIFY', 'VERIFY']);
     const baseline = h.verifier.testRuns[0]?.result;
     expect(baseline?.counts).toEqual({ passed: 0, failed: 0, skipped: 0, total: 0 });

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
@@ -51,17 +50,15 @@ async function targetOf(repo: string | undefined, command: Command): Promise<str
 }
 
 /**
- * Where `refactor plan` keeps the index cache: `.ratchet/index` of a git target, kept
+ * Where `refactor plan` and `index` keep the index cache: `.ratchet/index` of a git target, kept
  * out of git through `.git/info/exclude` like every `.ratchet/` folder, so the checkout stays
- * clean; a temporary folder for any other directory, which Ratchet never writes into.
+ * clean; for any other directory, which Ratchet never writes into, a folder of its own under
+ * `$RATCHET_HOME/index/` (named after the directory's path), so the next index is incremental.
  */
-async function indexCache(target: string, isGit: boolean): Promise<{ dir: string; dispose: () => Promise<void> }> {
-  if (!isGit) {
-    const dir = await mkdtemp(join(tmpdir(), 'ratchet-index-'));
-    return { dir, dispose: () => rm(dir, { recursive: true, force: true }) };
-  }
+async function indexCacheDir(target: string, isGit: boolean, home: string): Promise<string> {
+  if (!isGit) return join(home, 'index', `${basename(target)}-${createHash('sha256').update(target).digest('hex').slice(0, 12)}`);
   await excludeRatchetDir(target);
-  return { dir: join(target, '.ratchet', 'index'), dispose: () => Promise.resolve() };
+  return join(target, '.ratchet', 'index');
 }
 
 /** Adds `<target>/.ratchet/` to the repository's `.git/info/exclude`. */
@@ -77,7 +74,7 @@ function printIndexSummary(output: Output, summary: IndexSummary, risk: readonly
   output.out(`  files     ${summary.files} (${summary.sourceFiles} in a supported language: ${languages}; ${summary.testFiles} of them tests)`);
   output.out(`  symbols   ${summary.symbols} (${summary.exportedSymbols} exported)`);
   output.out(`  graphs    ${summary.importEdges} import edges, ${summary.callEdges} call edges`);
-  output.out(`  this run  ${summary.parsed} parsed, ${summary.reused} reused from .ratchet/index, ${summary.removed} removed, ${summary.durationMs} ms`);
+  output.out(`  this run  ${summary.parsed} parsed, ${summary.reused} reused from the cache, ${summary.removed} removed, ${summary.durationMs} ms`);
   const riskiest = risk.slice(0, 5); // The register is sorted, riskiest first.
   if (riskiest.length > 0) {
     output.out('  riskiest  ' + riskiest.map((entry) => `${entry.path} ${pc.dim(`(${entry.score})`)}`).join(', '));
@@ -253,17 +250,12 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);
-      const cache = await indexCache(target, isGit);
-      let plan: PlannedBatch[];
-      try {
-        const index = await buildIndex({ root: target, cacheDir: cache.dir, excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
-        plan = heuristicPlan(await fileFacts(index, target, config), {
-          goal: flags.goal ?? null,
-          bounds: { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) },
-        });
-      } finally {
-        await cache.dispose();
-      }
+      const cacheDir = await indexCacheDir(target, isGit, config.home);
+      const index = await buildIndex({ root: target, cacheDir, excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+      const plan = heuristicPlan(await fileFacts(index, target, config), {
+        goal: flags.goal ?? null,
+        bounds: { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) },
+      });
       if (output.json) output.out(JSON.stringify({ batches: plan }));
       else printPlan(output, plan);
     });
@@ -336,7 +328,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
 
   program
     .command('index')
-    .description('Build or update the code index (.ratchet/index) and print its summary')
+    .description('Build or update the code index (.ratchet/index; for a directory outside git, under $RATCHET_HOME/index) and print its summary')
     .argument('[repo]', 'the directory (default: --cwd or the current directory)')
     .option('--artifacts <dir>', 'also write the index artifacts (ARCHITECTURE_SNAPSHOT.md, SYMBOL_REGISTRY.json, ...) there')
     .action(async (repo: string | undefined, flags: { artifacts?: string }, command: Command) => {
@@ -345,8 +337,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);
-      if (isGit) await excludeRatchetDir(target);
-      const index = await buildIndex({ root: target, cacheDir: join(target, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+      const index = await buildIndex({ root: target, cacheDir: await indexCacheDir(target, isGit, config.home), excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
       if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
       const summary = summarizeIndex(index);
       if (output.json) output.out(JSON.stringify(summary));

@@ -68,8 +68,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const checkpoints = await checkpointsOf(new Git(repoRoot), run);
       const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
       const summary = await ledger.summary(run.id);
-      // `running` in the ledger, but no process holds its lock: killed (kill -9, a crash).
-      const orphaned = run.status === 'running' && !(await runLockHeld(await new Git(repoRoot).commonDir(), run.id));
+      const orphaned = (await orphanedRuns(new Git(repoRoot), [run])).has(run.id);
       if (output.json) {
         output.out(JSON.stringify({ run, active: run.status === 'running' && !orphaned, handoff: last?.state ?? null, checkpoint: last?.sha ?? null, summary }));
         return;
@@ -111,14 +110,19 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'List the runs of this repository and the checkpoints of one run (with their handoff notes)',
     async ({ output, repoRoot, ledger, run }, runId) => {
       const runs = await ledger.listRuns(20);
-      const checkpoints = await checkpointsOf(new Git(repoRoot), run);
+      const git = new Git(repoRoot);
+      const checkpoints = await checkpointsOf(git, run);
+      const gone = await orphanedRuns(git, runs);
       if (output.json) {
-        output.out(JSON.stringify({ runs, run: run.id, checkpoints }));
+        output.out(JSON.stringify({ runs: runs.map((entry) => ({ ...entry, active: entry.status === 'running' && !gone.has(entry.id) })), run: run.id, checkpoints }));
         return;
       }
       if (!runId) {
         output.out(pc.bold('Runs'));
-        for (const entry of runs) output.out(`  ${pc.cyan(entry.id)}  ${entry.status.padEnd(11)} ${entry.workflow.padEnd(8)} ${entry.feature}`);
+        for (const entry of runs) {
+          const status = gone.has(entry.id) ? pc.yellow('running, but its process is gone (killed?)') : entry.status.padEnd(11);
+          output.out(`  ${pc.cyan(entry.id)}  ${status} ${entry.workflow.padEnd(8)} ${entry.feature}`);
+        }
         output.out('');
       }
       if (run.workflow === 'refactor') {
@@ -210,6 +214,16 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       setExit(0);
     },
   );
+}
+
+/** The runs `running` in the ledger that no process holds the lock for: killed (kill -9, a crash). */
+async function orphanedRuns(git: Git, runs: readonly { id: string; status: string }[]): Promise<Set<string>> {
+  const running = runs.filter((run) => run.status === 'running');
+  if (running.length === 0) return new Set();
+  const commonDir = await git.commonDir();
+  const gone = new Set<string>();
+  for (const run of running) if (!(await runLockHeld(commonDir, run.id))) gone.add(run.id);
+  return gone;
 }
 
 /** The first line of a message, marked when more follows (a table row stays one line). */

@@ -313,9 +313,11 @@ export async function* runBatchLoop(
   };
   // The batch under way: TASK_LEDGER.jsonl says where an interrupt (Ctrl-C) left the plan.
   let position = 0;
+  let attemptsStarted = 0;
   try {
     for (const [index, batch] of batches.entries()) {
       position = index;
+      attemptsStarted = 0;
       if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
       // The first batch always runs; the limit is checked between batches only.
       const overrun = index > 0 ? runtimeExceeded(policy.maxRuntimeMs, deps.now().getTime() - startedAt) : null;
@@ -331,6 +333,7 @@ export async function* runBatchLoop(
       const maxAttempts = formatting ? 1 : policy.retryPerBatch + 1;
       for (let attempt = 1; attempt <= maxAttempts && result === null; attempt++) {
         if (signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
+        attemptsStarted = attempt;
         yield { type: 'batch-start', batch: batch.id, index: cycle, total: batches.length, goal: batch.goal, attempt };
         const context: AttemptContext = { deps, policy, batch, cycle, attempt, feedback, lastCheckpoint, signal };
         const attempted = formatting ? yield* attemptFormat(context) : yield* attemptPatch(context);
@@ -480,7 +483,7 @@ export async function* runBatchLoop(
         batch: current.id,
         goal: current.goal,
         outcome: 'interrupted',
-        attempts: 0,
+        attempts: attemptsStarted,
         commit: null,
         reason: 'interrupted before it was committed; its changes were dropped',
       });

@@ -1,10 +1,11 @@
 import { createWriteMatcher } from '../../agent/file-guard.js';
 import type { PathPolicy, StageOutcome } from '../../core/agent.js';
 import { pipeEvents } from '../../core/event-pipe.js';
-import { isRatchetError } from '../../core/errors.js';
+import { isRatchetError, RatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import type { AgentStageName, Phase, StageName } from '../../core/stages.js';
+import type { TestRunResult } from '../../core/verification.js';
 import type { ZodType } from 'zod';
 import type { StoredTestRun, TddDependencies, TddPolicy } from './ports.js';
 
@@ -171,6 +172,23 @@ export async function* runSuite(context: TddContext, stage: StageName, options: 
   const run = await verifier.runTests(stage, context.signal);
   yield { type: 'verify-end', stage, kind: options.baseline ? 'baseline' : 'test', result: run.result, outputFile: run.outputFile };
   return run;
+}
+
+/**
+ * A cycle starts from a passing suite: GREEN must make every test pass, so a test that already
+ * fails (or a file that cannot load) would fail the cycle whatever the model did. The run
+ * stops before any model call of the cycle (PLAN checks, and RED again for a resumed run),
+ * naming those tests: they are fixed on the user's branch, and a new run starts from there.
+ */
+export function requireGreenBaseline(result: TestRunResult, phase: Phase): void {
+  const failing = result.tests.filter((test) => test.status === 'failed').map((test) => test.id);
+  const broken = [...failing, ...result.collectionErrors.map((error) => error.split('\n')[0] ?? error)];
+  if (broken.length === 0 && !result.timedOut) return;
+  const shown = broken.slice(0, 5).join('; ') + (broken.length > 5 ? `; and ${broken.length - 5} more` : '');
+  throw new RatchetError('gate-failed', `The test suite fails before any change of this cycle: ${result.timedOut ? 'it timed out' : shown}.`, {
+    hint: `Ratchet builds on a passing suite (\`${result.command}\`): fix or skip these tests on your branch, then start a new run (\`ratchet reject\` drops this one).`,
+    details: { phase, reason: 'red-baseline' },
+  });
 }
 
 export function stageStart(stage: StageName, phase: Phase, cycle: number, attempt: number): EventInput {

@@ -1,5 +1,5 @@
 import { PlanOutputSchema, type HandoffState, type PlanOutput, type TestCase } from '../../core/handoff.js';
-import { checkpoint, outcomeProblem, runAgentStage, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import { checkpoint, outcomeProblem, requireGreenBaseline, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
 import { findPendingItem, parseTestList, progressOf, TEST_LIST_FILE, type TestListItem } from './test-list.js';
 
 export type StageResult =
@@ -68,15 +68,19 @@ export function judgePlan(before: TestListItem[], listText: string | null, outpu
 }
 
 /**
- * PLAN edits the test list and nothing else: anything more the agent changed (through Bash, say)
- * would slip into the `plan:` commit, untested. Such an attempt is rejected and its changes
- * discarded.
+ * PLAN: pick the next unchecked item of the test list (or report that none remain), on a suite
+ * that passes (its run is RED's baseline). PLAN edits the test list and nothing else: anything
+ * more the agent changed (through Bash, say) would slip into the `plan:` commit, untested. Such an
+ * attempt is rejected and its changes discarded.
  */
-/** PLAN: pick the next unchecked item of the test list (or report that none remain). */
 export async function* planStage(context: TddContext, state: HandoffState): Step<StageResult> {
   const { deps, policy } = context;
   const settings = policy.stage('PLAN');
   const cycle = state.cycleNumber;
+  const head = await deps.workspace.head();
+  const baseline = yield* runSuite(context, 'PLAN', { reuse: true, baseline: true });
+  requireGreenBaseline(baseline.result, 'PLAN');
+  if (context.lastRun?.run !== baseline && !(await deps.workspace.hasChanges())) context.lastRun = { commit: head, run: baseline };
   const beforeText = await deps.workspace.readFile(TEST_LIST_FILE);
   const before = beforeText === null ? [] : parseTestList(beforeText);
   let feedback = '';

@@ -1,8 +1,6 @@
-import { RatchetError } from '../../core/errors.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
-import type { TestRunResult } from '../../core/verification.js';
 import { redGate } from '../../verify/gates.js';
-import { checkpoint, describeTest, outcomeProblem, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import { checkpoint, describeTest, outcomeProblem, requireGreenBaseline, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
 import type { StageResult } from './plan-stage.js';
 import { TEST_LIST_FILE } from './test-list.js';
 
@@ -26,22 +24,6 @@ export function testVariables(context: TddContext, state: HandoffState, test: Te
 }
 
 /**
- * A cycle starts from a passing suite: GREEN must make every test pass, so a test that already
- * fails (or a file that cannot load) would fail the cycle whatever the model did. The run
- * stops before RED's model call, naming those tests; `ratchet resume` goes on once fixed.
- */
-function requireGreenBaseline(result: TestRunResult): void {
-  const failing = result.tests.filter((test) => test.status === 'failed').map((test) => test.id);
-  const broken = [...failing, ...result.collectionErrors.map((error) => error.split('\n')[0] ?? error)];
-  if (broken.length === 0 && !result.timedOut) return;
-  const shown = broken.slice(0, 5).join('; ') + (broken.length > 5 ? `; and ${broken.length - 5} more` : '');
-  throw new RatchetError('gate-failed', `The test suite fails before any change of this cycle: ${result.timedOut ? 'it timed out' : shown}.`, {
-    hint: `Ratchet builds on a passing suite (\`${result.command}\`): fix or skip these tests on your branch, then start a new run (\`ratchet reject\` drops this one).`,
-    details: { phase: 'RED', reason: 'red-baseline' },
-  });
-}
-
-/**
  * RED (then RED_FIX on retries): one new test that fails by assertion while every test that
  * passed before still passes. The suite's result before the stage is the baseline.
  */
@@ -50,7 +32,7 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
   const cycle = state.cycleNumber;
   const maxAttempts = policy.stage('RED').maxAttempts;
   const baseline = yield* runSuite(context, 'RED', { reuse: true, baseline: true });
-  requireGreenBaseline(baseline.result);
+  requireGreenBaseline(baseline.result, 'RED');
   let feedback = '';
   let reason = '';
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
