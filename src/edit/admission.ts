@@ -47,6 +47,7 @@ export type Violation =
   | { kind: 'undeclared-file'; message: string; file: string }
   | { kind: 'declared-not-touched'; message: string; file: string }
   | { kind: 'binary'; message: string; file: string }
+  | { kind: 'special-file'; message: string; file: string }
   | { kind: 'lockfile'; message: string; file: string }
   | { kind: 'verifier-file'; message: string; file: string }
   | { kind: 'over-budget'; message: string; loc: number; budget: number }
@@ -123,6 +124,16 @@ export async function admitPatch(input: AdmissionInput): Promise<Admission> {
         kind: 'binary',
         file: path,
         message: `The diff changes the binary file '${path}'; binary changes are not allowed here. Change only text files.`,
+      });
+    }
+    // A symbolic link can lead anywhere (a user's key file, say) once merged; a gitlink pulls in
+    // another repository. Patches make regular files only.
+    if (file.newMode === '120000' || file.newMode === '160000') {
+      const what = file.newMode === '120000' ? 'a symbolic link' : 'a submodule (gitlink)';
+      violations.push({
+        kind: 'special-file',
+        file: path,
+        message: `The diff makes '${path}' ${what}; only regular files may be changed here. Write '${path}' as a regular file, or leave it out.`,
       });
     }
   }

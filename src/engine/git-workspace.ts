@@ -1,5 +1,5 @@
-import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { lstat, mkdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
 import type { Git } from '../git/git.js';
@@ -32,6 +32,17 @@ async function linkedParents(root: string, path: string): Promise<string[]> {
  */
 async function unlinkParents(root: string, path: string): Promise<void> {
   for (const link of await linkedParents(root, path)) await rm(link, { force: true });
+}
+
+/**
+ * Whether a symbolic link at `linkPath` (relative to the worktree) with this target leads
+ * outside the worktree: an absolute target always does (once merged it names a place on the
+ * user's machine, the worktree's own path included), a relative one when it climbs past the root.
+ */
+export function linkLeadsOutside(linkPath: string, target: string): boolean {
+  if (isAbsolute(target) || /^[A-Za-z]:[\\/]/.test(target)) return true;
+  const resolved = posix.normalize(posix.join(posix.dirname(linkPath.split(sep).join('/')), target.split('\\').join('/')));
+  return resolved === '..' || resolved.startsWith('../');
 }
 
 /** The TDD workflow's `Workspace` over a git worktree. */
@@ -75,6 +86,16 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       if (commit === (await (head ??= git.head()))) return [...new Set(uncommitted)].sort();
       const committed = await git.changedFiles(commit);
       return [...new Set([...committed, ...uncommitted])].sort();
+    },
+    async escapingLinks(paths) {
+      const found: string[] = [];
+      for (const path of paths) {
+        const full = join(root, path);
+        if (!full.startsWith(`${root}/`)) continue;
+        const stats = await lstat(full).catch(() => null);
+        if (stats?.isSymbolicLink() && linkLeadsOutside(path, await readlink(full))) found.push(path);
+      }
+      return found;
     },
     writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, `${JSON.stringify(state, null, 2)}\n`),
     async readFile(path) {

@@ -42,9 +42,13 @@ function parseNote(text: string | null): { state: HandoffState | null; error: st
   }
 }
 
-/** The run's commits, oldest first, with their handoff notes. */
+/**
+ * The run's commits, oldest first, with their handoff notes: up to its branch, or, once the run
+ * was accepted or rejected (the branch is gone), up to the commit the branch had then. A rejected
+ * run's commits stay readable until git collects them.
+ */
 export async function checkpointsOf(git: Git, run: GitRun): Promise<Checkpoint[]> {
-  const tip = (await git.revParse(run.branch)) ?? (await git.revParse(`refs/heads/${run.branch}`));
+  const tip = (await git.revParse(run.branch)) ?? (await git.revParse(`refs/heads/${run.branch}`)) ?? (run.finalCommit ? await git.revParse(`${run.finalCommit}^{commit}`) : null);
   if (!tip) return [];
   const log = await git.log(`${run.baseCommit}..${tip}`);
   const result: Checkpoint[] = [];
@@ -102,7 +106,7 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
   }
   await dropWorktree(git, run);
   const copiedTo = await copyBackToOriginal(git, repoRoot, run, head);
-  await ledger.updateRun(run.id, { status: 'accepted' });
+  await ledger.updateRun(run.id, { status: 'accepted', finalCommit: tip });
   return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}) };
 }
 
@@ -187,11 +191,12 @@ export async function rejectRun(
   return withRunLocked(repoRoot, run, ledger, clock, async () => {
     const git = new Git(repoRoot);
     // The handoff notes of the dropped commits go with them (the notes ref is shared by all runs).
-    if (run.baseCommit && (await git.branchExists(run.branch))) {
-      for (const commit of await git.log(`${run.baseCommit}..${run.branch}`)) await git.removeNote(NOTES_REF, commit.sha);
+    const tip = (await git.branchExists(run.branch)) ? await git.revParse(run.branch) : null;
+    if (tip) {
+      for (const commit of await git.log(`${run.baseCommit}..${tip}`)) await git.removeNote(NOTES_REF, commit.sha);
     }
     await dropWorktree(git, run);
-    await ledger.updateRun(run.id, { status: 'rejected' });
+    await ledger.updateRun(run.id, { status: 'rejected', ...(tip ? { finalCommit: tip } : {}) });
     return {};
   });
 }

@@ -141,6 +141,7 @@ class SqliteLedger implements Ledger {
           created_at: now,
           updated_at: now,
           finished_at: status === 'running' ? null : now,
+          final_commit: run.finalCommit ?? null,
         })
         .execute();
     } catch (error) {
@@ -172,6 +173,7 @@ class SqliteLedger implements Ledger {
     if (patch.worktree !== undefined) update.worktree = patch.worktree;
     if (patch.provider !== undefined) update.provider = patch.provider;
     if (patch.model !== undefined) update.model = patch.model;
+    if (patch.finalCommit !== undefined) update.final_commit = patch.finalCommit;
     if (patch.config !== undefined) update.config_json = this.#configJson(patch.config);
     if (patch.error !== undefined) update.error = patch.error === null ? null : this.#redact(patch.error);
     const result = await this.#db.updateTable('runs').set(update).where('id', '=', id).executeTakeFirst();

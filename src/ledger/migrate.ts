@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import { RatchetError } from '../core/errors.js';
 import { initialMigration } from './migrations/0001-initial.js';
+import { finalCommitMigration } from './migrations/0002-final-commit.js';
 import type { LedgerDatabase } from './schema.js';
 
 /**
@@ -13,6 +14,7 @@ import type { LedgerDatabase } from './schema.js';
  */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initialMigration,
+  '0002_final_commit': finalCommitMigration,
 };
 
 const provider: MigrationProvider = {

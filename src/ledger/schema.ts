@@ -36,6 +36,7 @@ export interface RunsTable {
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+  final_commit: string | null;
 }
 
 export interface StagesTable {

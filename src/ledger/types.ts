@@ -33,6 +33,8 @@ interface RunSettings {
   model?: string | null;
   /** The resolved configuration, stored as JSON (redacted). */
   config?: unknown;
+  /** The branch's last commit when the run was accepted or rejected (the branch is then gone). */
+  finalCommit?: string | null;
 }
 
 /** What `createRun` needs. Fields left out are stored as null (status defaults to `running`). */
@@ -76,6 +78,8 @@ export interface RunRow {
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
+  /** The branch's last commit when the run was accepted or rejected (the branch is then gone). */
+  finalCommit: string | null;
 }
 
 /** One attempt of one stage: opened by `stage-start`, closed by the matching `stage-end`. */

@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANTHROPIC_FLAGS,
@@ -347,6 +348,14 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     expect(existsSync(join(repo.home, 'worktrees', runId))).toBe(false);
     expect(repo.run('worktree', 'list', '--porcelain')).not.toContain(runId);
     expect((await readLedger(repo.dir, runId)).run?.status).toBe('accepted');
+    // The branch is gone, but status, history and report still read the run back.
+    const history = await ratchet('history', runId, '--json');
+    const listed = z.object({ checkpoints: z.array(z.object({ sha: z.string(), state: z.unknown() })) }).parse(JSON.parse(history.stdout));
+    expect(listed.checkpoints.map((checkpoint) => checkpoint.sha)).toEqual(commits.map((commit) => commit.sha));
+    expect(listed.checkpoints.every((checkpoint) => checkpoint.state !== null)).toBe(true);
+    const status = await ratchet('status', runId);
+    expect(status.stdout).toContain('accepted, the branch was removed');
+    expect(status.stdout).toMatch(/phase\s+PLAN -> COMPLETE/);
 
     // A second run on the accepted code: PLAN finds every item done; then it is rejected.
     const brain = createScriptedBrain({

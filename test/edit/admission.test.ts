@@ -136,6 +136,24 @@ describe('admitPatch', () => {
     expect(await admitPatch(input(patchText, { declaredFiles, allowBinary: true }))).toMatchObject({ admitted: true });
   });
 
+  it('refuses a symbolic link (which could lead outside the repository once merged) and a gitlink', async () => {
+    const link = [
+      'diff --git a/src/key.txt b/src/key.txt',
+      'new file mode 120000',
+      '--- /dev/null',
+      '+++ b/src/key.txt',
+      '@@ -0,0 +1 @@',
+      '+/home/user/.ssh/id_ed25519',
+      '\\ No newline at end of file',
+      '',
+    ].join('\n');
+    expect(await violationsOf(link, { declaredFiles: ['src/key.txt'] })).toMatchObject([
+      { kind: 'special-file', file: 'src/key.txt', message: expect.stringContaining('a symbolic link') as unknown },
+    ]);
+    const gitlink = ['diff --git a/vendor/lib b/vendor/lib', 'new file mode 160000', 'index 0000000..1234567', '--- /dev/null', '+++ b/vendor/lib', '@@ -0,0 +1 @@', '+Subproject commit 1234567890123456789012345678901234567890', ''].join('\n');
+    expect((await violationsOf(gitlink, { declaredFiles: ['vendor/lib'] })).map((violation) => violation.kind)).toContain('special-file');
+  });
+
   it('refuses lockfile changes unless allowed', async () => {
     const patchText = await realDiff(repo, { 'package-lock.json': '{ "lockfileVersion": 3 }\n' });
     const declaredFiles = ['package-lock.json'];

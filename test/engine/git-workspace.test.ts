@@ -7,7 +7,7 @@ import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createGitWorkspace } from '../../src/engine/git-workspace.js';
+import { createGitWorkspace, linkLeadsOutside } from '../../src/engine/git-workspace.js';
 import type { Workspace } from '../../src/workflows/tdd/ports.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
@@ -53,5 +53,32 @@ describe('the git workspace and planted symbolic links', () => {
   it('gives no content for a path that is a directory in the commit', async () => {
     expect(await workspace.readFileAt(await workspace.head(), 'test')).toBeNull();
     expect(await workspace.readFileAt(await workspace.head(), 'test/math.test.js')).toBe('test\n');
+  });
+});
+
+describe('the git workspace finds links that lead outside the worktree', () => {
+  it('lists the changed paths that are such links, from git status, and nothing else', async () => {
+    await symlink('../README.md', join(repo.dir, 'test', 'readme.md'));
+    await symlink('../../elsewhere', join(repo.dir, 'test', 'up.md'));
+    const changed = await workspace.changedFilesSince(await workspace.head());
+    expect(changed).toEqual(expect.arrayContaining(['src', 'test/readme.md', 'test/up.md']));
+    // `src` is the planted link to the user's directory (absolute); test/up.md climbs out.
+    expect(await workspace.escapingLinks(changed)).toEqual(['src', 'test/up.md']);
+  });
+});
+
+describe('linkLeadsOutside', () => {
+  it.each([
+    ['a.txt', '/etc/passwd', true],
+    ['a.txt', 'C:\\Users\\me', true],
+    ['a.txt', '../a.txt', true],
+    ['dir/a.txt', '../b.txt', false],
+    ['dir/a.txt', '../../b.txt', true],
+    ['dir/a.txt', 'sub/../../../b', true],
+    ['dir/a.txt', './b.txt', false],
+    ['a.txt', '..', true],
+    ['dir/a.txt', '..', false],
+  ])('%s -> %s: %s', (path, target, outside) => {
+    expect(linkLeadsOutside(path, target)).toBe(outside);
   });
 });

@@ -60,7 +60,23 @@ describe('ledger migrations', () => {
       await using ledger = await openLedger(file, { secrets: [] });
       expect((await ledger.getRun('run-1'))?.feature).toBe('add');
     }
-    expect(inspect(file).migrations).toEqual(['0001_initial']);
+    expect(inspect(file).migrations).toEqual(Object.keys(MIGRATIONS).sort());
+  });
+
+  it('brings a ledger written before 0002_final_commit up to date, keeping its runs', async () => {
+    const file = join(temp.dir, 'ledger.db');
+    const first = await openLedger(file, { secrets: [] });
+    await first.createRun(newRun('run-old', { repoRoot: temp.dir, feature: 'old' }));
+    await first.close();
+    // Make it the ledger an earlier Ratchet wrote: no final_commit column, no record of 0002.
+    const raw = new BetterSqlite3(file);
+    raw.exec("alter table runs drop column final_commit; delete from kysely_migration where name = '0002_final_commit'");
+    raw.close();
+
+    await using ledger = await openLedger(file, { secrets: [] });
+    expect(inspect(file).migrations).toEqual(Object.keys(MIGRATIONS).sort());
+    expect(await ledger.getRun('run-old')).toMatchObject({ feature: 'old', finalCommit: null });
+    expect(await ledger.updateRun('run-old', { status: 'accepted', finalCommit: 'abc123' })).toMatchObject({ finalCommit: 'abc123' });
   });
 
   it('lets two connections open a fresh file at once', async () => {
@@ -70,7 +86,7 @@ describe('ledger migrations', () => {
     expect((await b.getRun('run-a'))?.id).toBe('run-a');
     await a.close();
     await b.close();
-    expect(inspect(file).migrations).toEqual(['0001_initial']);
+    expect(inspect(file).migrations).toEqual(Object.keys(MIGRATIONS).sort());
   });
 
   it('refuses a ledger migrated by a newer Ratchet, saying what to do', async () => {

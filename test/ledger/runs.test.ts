@@ -30,6 +30,7 @@ describe('run lifecycle', () => {
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',
       finishedAt: null,
+      finalCommit: null,
     });
     expect(await ledger.getRun(created.id)).toEqual(created);
     expect(await ledger.getRun('missing')).toBeUndefined();

@@ -57,6 +57,8 @@ export interface AgentTurn {
   remove?: string[];
   /** Writes that bypass the path policy, as a Bash command would. */
   shell?: Record<string, string>;
+  /** Symbolic links (path -> target) made on disk, as `ln -s` through Bash would. */
+  link?: Record<string, string>;
   /** Commits everything with this subject, as `git commit` through Bash would. */
   commit?: string;
   /** Structured output (validated against the request's schema: invalid -> `invalid-output`). */
@@ -177,6 +179,10 @@ export class FakeAgent implements AgentRuntime {
     for (const [path, text] of Object.entries(turn.shell ?? {})) {
       await this.workspace.writeFile(path, text);
       this.emitTool(request, 'Bash', path, true);
+    }
+    for (const [path, target] of Object.entries(turn.link ?? {})) {
+      await this.workspace.linkOnDisk(path, target);
+      this.emitTool(request, 'Bash', `ln -s ${target} ${path}`, true);
     }
     if (turn.commit !== undefined) {
       await this.workspace.checkpoint(turn.commit, { allowEmpty: true });

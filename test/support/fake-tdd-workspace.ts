@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { linkLeadsOutside } from '../../src/engine/git-workspace.js';
 import { RatchetError } from '../../src/core/errors.js';
 import { HandoffStateSchema, type HandoffState } from '../../src/core/handoff.js';
 import type { Workspace } from '../../src/workflows/tdd/ports.js';
@@ -153,7 +154,33 @@ export class FakeWorkspace implements Workspace {
     await rm(join(this.root, path), { force: true });
   }
 
+  /**
+   * The in-memory tree holds regular files only, so links are looked for on disk, wherever they
+   * are (`paths` names the changed files, which a link made on disk is not one of here).
+   */
+  async escapingLinks(_paths: readonly string[]): Promise<string[]> {
+    const entries = await readdir(this.root, { recursive: true, withFileTypes: true });
+    const found: string[] = [];
+    for (const entry of entries) {
+      if (!entry.isSymbolicLink()) continue;
+      const path = relative(this.root, join(entry.parentPath, entry.name));
+      if (linkLeadsOutside(path, await readlink(join(this.root, path)))) found.push(path);
+    }
+    return found.sort();
+  }
+
   // --- helpers for fakes and assertions ---
+
+  /** A symbolic link on disk only (the in-memory tree keeps regular files). */
+  async linkOnDisk(path: string, target: string): Promise<void> {
+    await mkdir(dirname(join(this.root, path)), { recursive: true });
+    await symlink(target, join(this.root, path));
+  }
+
+  /** Whether `path` is a symbolic link on disk. */
+  async isLinkOnDisk(path: string): Promise<boolean> {
+    return (await lstat(join(this.root, path)).catch(() => null))?.isSymbolicLink() ?? false;
+  }
 
   /** The working tree now. */
   tree(): FileMap {

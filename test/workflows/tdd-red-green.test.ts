@@ -116,6 +116,21 @@ describe('RED: the gate and RED_FIX', () => {
     expect(h.workspace.commitWithSubject('test: adds two numbers').files.get(LIST)).toBe(listBefore);
   });
 
+  it('removes a symbolic link RED made through its shell that leads outside the repository, and sends the attempt to RED_FIX', async () => {
+    const linking: AgentTurn = { ...redTurn(ADD), link: { 'docs/key.txt': '/home/user/.ssh/id_ed25519', 'docs/up.txt': '../../outside.txt', 'docs/ok.txt': '../README.md' } };
+    const h = await setUp({ files: addOnlyFiles(), script: cycleScript({ RED: [linking], RED_FIX: [{}] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end RED#1 rejected (path-violation)');
+    const [fix] = h.agent.callsOf('RED_FIX');
+    expect(String(fix?.variables.feedback)).toMatch(/^Symbolic links that lead outside the repository are not allowed: docs\/key\.txt, docs\/up\.txt \(removed\)/);
+    expect(await h.workspace.isLinkOnDisk('docs/key.txt')).toBe(false);
+    expect(await h.workspace.isLinkOnDisk('docs/up.txt')).toBe(false);
+    // A link that stays inside the worktree is an ordinary thing for a repository to have.
+    expect(await h.workspace.isLinkOnDisk('docs/ok.txt')).toBe(true);
+  });
+
   it('sends a RED that breaks a passing test to RED_FIX', async () => {
     const breaking: AgentTurn = { write: { ...redTurn(ADD).write, 'src/base.ts': 'export const base = 2;\n' } };
     const h = await setUp({ files: baseFiles, script: cycleScript({ RED: [breaking], RED_FIX: [{ write: { 'src/base.ts': 'export const base = 1;\n' } }] }) });

@@ -78,7 +78,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const shownStatus = orphaned ? pc.yellow(`running, but its process is gone (killed?): ${next}`) : run.status;
       output.out(`${pc.bold('Run')} ${pc.cyan(run.id)}  ${shownStatus}  ${pc.dim(run.workflow)}`);
       output.out(`  feature   ${run.feature}`);
-      output.out(`  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)})`);
+      const gone = run.status === 'accepted' || run.status === 'rejected' ? `; ${run.status}, the branch was removed` : '';
+      output.out(`  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)}${gone})`);
       output.out(`  worktree  ${run.worktree}`);
       output.out(`  provider  ${[run.provider ?? 'unknown', run.model].filter(Boolean).join(' ')}`);
       if (run.workflow === 'refactor') {

@@ -44,6 +44,7 @@ export function toRunRow(row: Selectable<RunsTable>): RunRow {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
+    finalCommit: row.final_commit,
   };
 }
 

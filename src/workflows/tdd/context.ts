@@ -117,8 +117,13 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
     yield { type: 'warning', stage: input.stage, message: 'The agent committed by itself; its commits were undone (the orchestrator commits).' };
   }
   const restored = await restoreProtected(context, before, mayWrite, protectedBefore);
-  if (restored.length === 0) return outcome;
+  const links = await removeEscapingLinks(context, before);
+  if (restored.length === 0 && links.length === 0) return outcome;
   const except = input.paths.denyWrite.length > 0 ? `, except ${input.paths.denyWrite.join(', ')}` : '';
+  const problems = [
+    ...(restored.length > 0 ? [`${input.stage} may not change ${restored.join(', ')} (writable: ${input.paths.write.join(', ') || 'nothing'}${except}). Those changes were undone; leave these files as they are.`] : []),
+    ...(links.length > 0 ? [`Symbolic links that lead outside the repository are not allowed: ${links.join(', ')} (removed). Make regular files instead.`] : []),
+  ];
   return {
     status: 'path-violation',
     finalText: outcome.finalText,
@@ -126,10 +131,24 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
     turns: outcome.turns,
     usage: outcome.usage,
     costUsd: outcome.costUsd,
-    message:
-      `${input.stage} may not change ${restored.join(', ')} (writable: ${input.paths.write.join(', ') || 'nothing'}${except}). ` +
-      'Those changes were undone; leave these files as they are.',
+    message: problems.join(' '),
   };
+}
+
+/**
+ * Takes out the symbolic links a stage made (through its shell) that lead outside the worktree:
+ * committed and merged, they would point anywhere on the user's machine. What the path held at
+ * the stage's start comes back. Returns the links removed.
+ */
+async function removeEscapingLinks(context: TddContext, head: string): Promise<string[]> {
+  const { workspace } = context.deps;
+  const links = await workspace.escapingLinks(await workspace.changedFilesSince(head));
+  for (const path of links) {
+    await workspace.removeFile(path);
+    const was = await workspace.readFileAt(head, path);
+    if (was !== null) await workspace.writeFile(path, was);
+  }
+  return links;
 }
 
 function seconds(ms: number): string {

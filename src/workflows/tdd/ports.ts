@@ -39,6 +39,8 @@ export interface Workspace {
   writeFile(path: string, text: string): Promise<void>;
   /** Deletes a file of the working tree (nothing when it is not there). */
   removeFile(path: string): Promise<void>;
+  /** Of `paths`, the symbolic links that lead outside the worktree (absolute, or up past its root). */
+  escapingLinks(paths: readonly string[]): Promise<string[]>;
 }
 
 export interface StoredTestRun {
