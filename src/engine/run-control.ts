@@ -101,7 +101,18 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
     await git.mergeFastForward(run.branch);
     mode = 'fast-forward';
   } else {
-    await git.merge(run.branch, `Merge ratchet run ${run.id}: ${run.feature}`);
+    try {
+      await git.merge(run.branch, `Merge ratchet run ${run.id}: ${run.feature}`);
+    } catch (error) {
+      const conflict = error instanceof RatchetError ? error.details?.conflict === true : false;
+      if (!conflict) throw error;
+      const files = (error as RatchetError).details?.files;
+      const where = Array.isArray(files) && files.length > 0 ? files.join(', ') : 'the working tree';
+      throw new RatchetError('usage', `Run ${run.id} conflicts with what changed on ${current ?? 'your branch'} since it started (${where}); nothing was merged.`, {
+        hint: `Merge it by hand (\`git merge ${run.branch}\`, resolve, commit), then \`ratchet accept ${run.id}\` records it and removes the worktree; or \`ratchet reject ${run.id}\`.`,
+        details: { conflict: true, files },
+      });
+    }
     mode = 'merge';
   }
   await dropWorktree(git, run);
