@@ -345,7 +345,8 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     const run = await h.run();
 
     expect(run.error?.code).toBe('gate-failed');
-    expect(run.error?.message).toBe('GREEN failed after 1 attempt: lint+typecheck-failed');
+    expect(run.error?.message).toBe('FIX failed after 3 attempts: lint+typecheck-failed');
+    expect(run.error?.hint).toMatch(/fix the cause, then `ratchet resume`/);
     expect(trace(run.events).filter((line) => line.startsWith('stage-end RE_VERIFY'))).toEqual([
       'stage-end RE_VERIFY#1 rejected (lint+typecheck-failed)',
       'stage-end RE_VERIFY#2 rejected (lint+typecheck-failed)',
@@ -358,8 +359,18 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     expect(h.workspace.noteOn(red.sha)).toMatchObject({
       nextPhase: 'GREEN',
       errorDetails: { type: 'lint+typecheck-failed', message: expect.stringMatching(/fake-lint[\s\S]*fake-typecheck/) as unknown },
-      retryCount: 0,
+      retryCount: 2,
     });
+  });
+
+  it('says that only RED can fix a check that fails in the locked test file, and how to get back to RED', async () => {
+    const typedTest = testFile({ name: 'adds two numbers TYPE-ERROR', impl: ADD.implFile, contains: 'a + b' });
+    const red: AgentTurn = { write: { [ADD.testFile]: typedTest, [ADD.implFile]: stubImpl(ADD) } };
+    const h = await setUp({ script: cycleScript({ RED: [red], GREEN: [greenTurn(ADD)], FIX: [{}, {}, {}] }) });
+    const run = await h.run();
+
+    expect(run.error?.message).toBe('FIX failed after 3 attempts: typecheck-failed');
+    expect(run.error?.hint).toMatch(/^The checks fail in src\/add\.test\.ts, the test RED wrote, which GREEN and FIX may not change\. .*ratchet rollback <commit>.*RED writes the test again/);
   });
 
   it('runs FIX on tests that VERIFY finds failing only after a FIX broke them', async () => {

@@ -129,7 +129,22 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
     if (!verified.accepted) {
       await deps.workspace.discardChanges();
       context.treeClean = true;
-      return { accepted: false, attempts: attempt, reason: verified.reason, feedback: verified.feedback };
+      // GREEN and FIX may not change the test: when the checks fail in it, only RED can fix it.
+      const inTest = verified.feedback.includes(test.testFile);
+      return {
+        accepted: false,
+        attempts: policy.stage('FIX').maxAttempts,
+        stage: 'FIX',
+        reason: verified.reason,
+        feedback: verified.feedback,
+        ...(inTest
+          ? {
+              hint:
+                `The checks fail in ${test.testFile}, the test RED wrote, which GREEN and FIX may not change. ` +
+                "Roll the run back to this cycle's plan commit (`ratchet history` lists it; `ratchet rollback <commit>`), then `ratchet resume`: RED writes the test again.",
+            }
+          : {}),
+      };
     }
     const listText = await deps.workspace.readFile(TEST_LIST_FILE);
     const items = listText === null ? [] : parseTestList(listText);

@@ -1,10 +1,20 @@
+import type { StageName } from '../../core/stages.js';
 import { PlanOutputSchema, type HandoffState, type PlanOutput, type TestCase } from '../../core/handoff.js';
 import { checkpoint, outcomeProblem, requireGreenBaseline, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
 import { findPendingItem, parseTestList, progressOf, TEST_LIST_FILE, type TestListItem } from './test-list.js';
 
 export type StageResult =
   | { accepted: true; state: HandoffState }
-  | { accepted: false; attempts: number; reason: string; feedback: string };
+  | {
+      accepted: false;
+      attempts: number;
+      reason: string;
+      feedback: string;
+      /** The stage that ran out of attempts, when not the phase's own (FIX in GREEN). */
+      stage?: StageName;
+      /** What the user can do about it, when more is known than "fix the cause, then resume". */
+      hint?: string;
+    };
 
 type Verdict = { ok: true; test: TestCase | null; items: TestListItem[] } | { ok: false; reason: string; feedback: string };
 

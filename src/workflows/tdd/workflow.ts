@@ -84,13 +84,13 @@ export async function* runTdd(
       if (!result.accepted) {
         const failed: HandoffState = {
           ...state,
-          error: `${phase} failed after ${result.attempts} attempt${result.attempts === 1 ? '' : 's'}: ${result.reason}`,
+          error: `${result.stage ?? phase} failed after ${result.attempts} attempt${result.attempts === 1 ? '' : 's'}: ${result.reason}`,
           errorDetails: { type: result.reason, message: result.feedback.slice(0, 4000) },
           retryCount: result.attempts - 1,
         };
         yield* recordError(context, failed);
         throw new RatchetError('gate-failed', failed.error ?? 'stage failed', {
-          hint: 'Inspect `ratchet status` and the report; fix the cause, then `ratchet resume`.',
+          hint: result.hint ?? 'Inspect `ratchet status` and the report; fix the cause, then `ratchet resume`.',
           details: { phase, reason: result.reason },
         });
       }
