@@ -30,13 +30,15 @@ const MIN_SECRET_LENGTH = 8;
  * 3. a secret-looking label (`api_key`, `apiKey`, `x-api-key`, `secret`, `password`, `token`,
  *    `authorization`, with any prefix such as `ANTHROPIC_` or `access`) followed by `:` or `=`
  *    and a value, possibly quoted, JSON-escaped or after an auth scheme (`Basic ...`); the
- *    label is kept, the value replaced.
+ *    label is kept, the value replaced;
+ * 4. the password of a URL (`https://user:password@host`); scheme and user name are kept.
  */
 const KEY_SHAPES = new RegExp(
   [
     String.raw`\bsk-[A-Za-z0-9_-]{16,}`,
     String.raw`\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}`,
     String.raw`((?:api[_-]?key|secret|password|passwd|token|authorization)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:Bearer|Basic|Token)\s+)?)(?!\[REDACTED\])[^\s"'\\,;&})\]]+`,
+    String.raw`(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*:)(?!\[REDACTED\])[^\s/@"']+(?=@)`,
   ].join('|'),
   'gi',
 );
@@ -48,9 +50,10 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function replaceKeyShape(_match: string, bearer: string | undefined, label: string | undefined): string {
+function replaceKeyShape(_match: string, bearer: string | undefined, label: string | undefined, userinfo: string | undefined): string {
   if (bearer !== undefined) return `${bearer}${REDACTED}`;
   if (label !== undefined) return `${label}${REDACTED}`;
+  if (userinfo !== undefined) return `${userinfo}${REDACTED}`;
   return REDACTED;
 }
 

@@ -106,11 +106,6 @@ export function resolveEndpoint(options: ResolveEndpointOptions): ResolvedEndpoi
 }
 
 /**
- * `OLLAMA_HOST` as Ollama itself reads it: optional scheme (default http), host (default
- * 127.0.0.1), port (default 11434; 80/443 when the scheme is given without a port), optional
- * path; returned as the OpenAI-compatible base `.../v1`.
- */
-/**
  * Where an HTTP provider will be reached, as `resolveEndpoint` picks it but without needing a
  * key (for `ratchet doctor`); null when nothing names an endpoint (openai-compatible without one).
  */
@@ -128,6 +123,11 @@ export function endpointOf(provider: HttpProviderName, baseUrl: string | undefin
   }
 }
 
+/**
+ * `OLLAMA_HOST` as Ollama itself reads it: optional scheme (default http), host (default
+ * 127.0.0.1), port (default 11434; 80/443 when the scheme is given without a port), optional
+ * path; returned as the OpenAI-compatible base `.../v1`.
+ */
 export function ollamaBaseUrl(host: string | undefined): string {
   let rest = (host ?? '').trim();
   let scheme = 'http';
@@ -232,6 +232,14 @@ function checkUrl(value: string, provider: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new RatchetError('config', `Invalid base URL for ${provider}: "${value}" (not http or https)`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    // fetch refuses such URLs, and a password in a URL would be repeated in logs and settings.
+    url.username = '';
+    url.password = '';
+    throw new RatchetError('config', `The base URL for ${provider} contains a user name or password (${stripTrailingSlashes(url.href)} without them).`, {
+      hint: 'Take the credentials out of the URL: the key goes in the provider\'s API key variable (ANTHROPIC_API_KEY, OPENAI_API_KEY), which is sent as a header and never stored.',
+    });
   }
   return trimmed;
 }

@@ -44,6 +44,14 @@ describe('createRedactor', () => {
     expect(none('[password=hunter2hunter2]')).toBe(`[password=${REDACTED}]`);
   });
 
+  it('replaces the password of a URL, keeping scheme, user and host', () => {
+    const none = createRedactor([]);
+    expect(none('GET http://qauser:SuperSecretPw9876@127.0.0.1:1/v1')).toBe(`GET http://qauser:${REDACTED}@127.0.0.1:1/v1`);
+    expect(none('{"base_url":"https://me:p%40ss@proxy.example/v1"}')).toBe(`{"base_url":"https://me:${REDACTED}@proxy.example/v1"}`);
+    // A port is not a password, and an address without credentials is left alone.
+    expect(none('http://127.0.0.1:8080/v1 and git@github.com:org/repo.git')).toBe('http://127.0.0.1:8080/v1 and git@github.com:org/repo.git');
+  });
+
   it('leaves ordinary text alone and is idempotent', () => {
     const none = createRedactor([]);
     const text = 'max_tokens: 4096, inputTokens 12, "Stage: GREEN" -- the api key is configured in env';

@@ -70,6 +70,12 @@ describe('resolveEndpoint', () => {
     );
   });
 
+  it('rejects credentials in a base URL without repeating the password', () => {
+    const attempt = (): unknown => resolveEndpoint({ provider: 'anthropic', baseUrl: 'http://qauser:SuperSecretPw9876@127.0.0.1:1', env: { ANTHROPIC_API_KEY: 'k' } });
+    expect(attempt).toThrow(expect.objectContaining({ code: 'config', message: 'The base URL for anthropic contains a user name or password (http://127.0.0.1:1 without them).' }));
+    expect(() => resolveEndpoint({ provider: 'openai', env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'https://u:p@gw.example/v1' } })).toThrow(expect.objectContaining({ code: 'config' }));
+  });
+
   it('ollama: key defaults to "ollama", --base-url overrides OLLAMA_HOST', () => {
     expect(resolveEndpoint({ provider: 'ollama', env: {} })).toMatchObject({
       baseUrl: 'http://127.0.0.1:11434/v1',
