@@ -89,6 +89,10 @@ type Verdict<T> =
 export function createClaudeCodeRuntime(options: ClaudeCodeRuntimeOptions): AgentRuntime {
   return {
     name: PROVIDER,
+    // The CLI's Write and Edit do not go through the stage's file guard, and its tool calls are
+    // not reported: the sandbox keeps them inside the worktree, not inside the stage's writable
+    // files, so every stage is checked afterwards (see runAgentStage).
+    guardsWrites: false,
     runStage: <T>(request: StageRequest<T>) => runClaudeStage(options, request),
   };
 }

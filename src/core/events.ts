@@ -65,7 +65,8 @@ export interface EventMap {
   'patch-check': { batch: string; attempt: number; admitted: boolean; files: string[]; loc: number; violations: string[] };
   'batch-end': {
     batch: string;
-    outcome: 'committed' | 'noop' | 'blocked' | 'failed';
+    /** `rolled-back`: committed, then dropped when the full verifier failed after it. */
+    outcome: 'committed' | 'noop' | 'blocked' | 'failed' | 'rolled-back';
     attempts: number;
     commit: string | null;
     reason?: string;

@@ -12,6 +12,8 @@ export interface RoleRuntimeOptions {
   runner: ProcessRunner;
   /** Runs the agent's Bash commands (sandboxed, see `toolSandbox`); default `runner`. */
   toolRunner?: ProcessRunner;
+  /** Runs the Claude Code CLI, whose tools are its own (sandboxed, see `toolSandbox`); default `runner`. */
+  claudeRunner?: ProcessRunner;
   clock: Clock;
   ids: IdGenerator;
   /** Where versioned system-prompt files for the Claude Code CLI are written. */
@@ -35,7 +37,7 @@ export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime
   if (config.provider.name === 'claude-code') {
     return createClaudeCodeRuntime({
       binary: options.claudeBinary,
-      runner: options.runner,
+      runner: options.claudeRunner ?? options.runner,
       env: options.env,
       ...(config.origins['provider.model'] ? { model: config.provider.model } : {}),
       allowedTools: options.claudeAllowedTools,

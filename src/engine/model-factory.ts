@@ -24,8 +24,11 @@ export interface RuntimeFactoryOptions {
   /** Append every model call to this cassette (`--record FILE`). */
   recordPath?: string;
   fetch?: typeof fetch;
-  /** For `--provider claude-code`: how to run the CLI (each stage is one headless call). */
-  claude?: { binary: string; promptDir: string; uuid: () => string; timeoutMs: number };
+  /**
+   * For `--provider claude-code`: how to run the CLI (each stage is one headless call); `runner`
+   * runs the CLI itself, tools and all (sandboxed, see `toolSandbox`), default `runner` above.
+   */
+  claude?: { binary: string; promptDir: string; uuid: () => string; timeoutMs: number; runner?: ProcessRunner };
 }
 
 /**
@@ -70,7 +73,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
       if (!claude) throw new RatchetError('config', 'The claude-code provider needs the Claude Code CLI settings.');
       return createClaudeCodeRuntime({
         binary: claude.binary,
-        runner: options.runner,
+        runner: claude.runner ?? options.runner,
         env: options.env,
         ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
         ...(config.origins['provider.model'] || config.stages[stage]?.model ? { model } : {}),

@@ -25,7 +25,7 @@ import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
 import { clearStaleGitLocks } from './stale-locks.js';
 import { RATCHET_EXCLUDES, shareDependencies } from './worktree-setup.js';
-import { requireSandboxIfConfigured, toolSandbox } from './tool-sandbox.js';
+import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from './tool-sandbox.js';
 import { checkClaudeCode } from '../agent/claude-code/checks.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
 
@@ -61,13 +61,13 @@ function tddRuntimes(
   services: EngineServices,
   promptDir: string,
   recordPath?: string,
-  toolRunner?: ProcessRunner,
+  sandbox?: ToolSandbox,
 ): ReturnType<typeof createRuntimeFactory> {
   return createRuntimeFactory({
     config,
     env: services.env,
     runner: services.runner,
-    ...(toolRunner ? { toolRunner } : {}),
+    ...(sandbox ? { toolRunner: sandbox.runner } : {}),
     clock: services.clock,
     ...(recordPath ? { recordPath } : {}),
     ...(services.fetch ? { fetch: services.fetch } : {}),
@@ -76,6 +76,7 @@ function tddRuntimes(
       promptDir,
       uuid: () => services.ids.uuid(),
       timeoutMs: config.tdd.stageTimeoutMs,
+      ...(sandbox ? { runner: sandbox.claudeRunner } : {}),
     },
   });
 }
@@ -381,7 +382,7 @@ async function* executeRun(
       runner: sandbox.runner,
       redact: createRedactor(secretsFromEnv(services.env)),
     }),
-    agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath, sandbox.runner),
+    agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath, sandbox),
     prompt(stage, variables) {
       const template = stagePrompt(prompts, stage);
       return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };

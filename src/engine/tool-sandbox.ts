@@ -3,13 +3,22 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { RatchetError } from '../core/errors.js';
+import { createSandboxedClaudeRunner } from '../agent/claude-code/sandboxed-cli.js';
 import { bwrapWorks, createSandboxedRunner, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
 import { SHARED_DIRECTORIES } from './worktree-setup.js';
 
 export interface ToolSandbox {
-  /** The runner for the agent's Bash tool. */
+  /** The runner for the agent's Bash tool, and for the test, lint and verifier commands. */
   runner: ProcessRunner;
+  /**
+   * The runner for the Claude Code CLI (`--provider claude-code`): in the same sandbox, so its own
+   * Bash, Write and Edit cannot write outside the worktree, with a private copy of its
+   * configuration (see `createSandboxedClaudeRunner`).
+   */
+  claudeRunner: ProcessRunner;
+  /** Whether those runners sandbox anything (bubblewrap works and `[bash] sandbox` is not off). */
+  sandboxed: boolean;
   /** Said once at the start of a run when the tools run without a sandbox although one was wanted. */
   notice: string | null;
 }
@@ -37,21 +46,10 @@ function real(path: string): string {
  */
 const CACHES = ['.cache', '.npm/_cacache', '.m2/repository', '.gradle/caches', '.cargo/registry', '.cargo/git', 'go/pkg/mod'];
 
-/** For `[bash] sandbox = "required"`: refuses before a run exists when the agent's shell cannot be sandboxed. */
+/** For `[bash] sandbox = "required"`: refuses before a run exists when the agent's tools cannot be sandboxed. */
 export async function requireSandboxIfConfigured(config: ResolvedConfig, runner: ProcessRunner): Promise<void> {
   if (config.bash.sandbox !== 'required') return;
-  if (config.provider.name === 'claude-code') throw claudeCodeUnsandboxed();
   if (!(await bwrapWorks(runner))) throw sandboxMissing();
-}
-
-/** The Claude Code CLI runs its own Bash: Ratchet can sandbox the tests it runs, not that shell. */
-const CLAUDE_CODE_NOTICE =
-  "The Claude Code CLI runs its own Bash tool outside Ratchet's sandbox (the tests Ratchet runs are sandboxed, and files a stage may not write are put back after it).";
-
-function claudeCodeUnsandboxed(): RatchetError {
-  return new RatchetError('config', `[bash] sandbox = "required", but ${CLAUDE_CODE_NOTICE}`, {
-    hint: 'Use an API provider (its Bash runs in the sandbox), or set [bash] sandbox = "auto".',
-  });
 }
 
 function sandboxMissing(): RatchetError {
@@ -61,23 +59,27 @@ function sandboxMissing(): RatchetError {
 }
 
 /**
- * The agent's shell, and the test, lint and verifier commands that run the code it wrote, under
- * `[bash] sandbox` (DESIGN: nothing outside the worktree is reachable). With bubblewrap,
- * everything is read-only but the worktree, the temporary directory, download and build caches
- * and the shared dependency folders (test runners write caches there); the user's checkout and
- * `$RATCHET_HOME` are mounted read-only again on top, in case they lie under a writable place.
- * `auto` without a working bwrap runs unsandboxed and says so; `required` refuses.
+ * The agent's shell (for `claude-code`, the Claude Code CLI with all its tools), and the test,
+ * lint and verifier commands that run the code it wrote, under `[bash] sandbox` (DESIGN: nothing
+ * outside the worktree is reachable). With bubblewrap, everything is read-only but the worktree,
+ * the temporary directory, download and build caches and the shared dependency folders (test
+ * runners write caches there); the user's checkout and `$RATCHET_HOME` are mounted read-only
+ * again on top, in case they lie under a writable place. The Claude Code CLI also gets a private,
+ * writable copy of its configuration for each call. `auto` without a working bwrap runs
+ * unsandboxed and says so; `required` refuses.
  */
 export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner, paths: ToolSandboxPaths): Promise<ToolSandbox> {
-  if (config.bash.sandbox === 'off') return { runner, notice: null };
+  if (config.bash.sandbox === 'off') return { runner, claudeRunner: runner, sandboxed: false, notice: null };
   if (!(await bwrapWorks(runner))) {
     if (config.bash.sandbox === 'required') throw sandboxMissing();
+    const what = config.provider.name === 'claude-code' ? 'The Claude Code CLI and its tools (Bash, Write, Edit) run' : 'The agent\'s Bash commands run';
     return {
       runner,
-      notice: 'The agent\'s Bash commands run without a sandbox: bubblewrap (bwrap) is not available here. Install it to keep everything outside the worktree read-only ([bash] sandbox).',
+      claudeRunner: runner,
+      sandboxed: false,
+      notice: `${what} without a sandbox: bubblewrap (bwrap) is not available here. Install it to keep everything outside the worktree read-only ([bash] sandbox).`,
     };
   }
-  const notice = config.provider.name === 'claude-code' ? CLAUDE_CODE_NOTICE : null;
   const home = homedir();
   const writableOutside = [tmpdir(), '/tmp', ...CACHES.map((name) => join(home, name))].filter((path) => existsSync(path)).map(real);
   const dependencies = SHARED_DIRECTORIES.map((name) => join(paths.dependenciesOf, name)).filter((path) => existsSync(path)).map(real);
@@ -91,5 +93,10 @@ export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner,
     ...(existsSync(join(paths.worktree, '.git')) ? [{ path: join(real(paths.worktree), '.git'), writable: false }] : []),
     ...dependencies.map((path) => ({ path, writable: true })),
   ];
-  return { runner: createSandboxedRunner(runner, mounts), notice };
+  return {
+    runner: createSandboxedRunner(runner, mounts),
+    claudeRunner: createSandboxedClaudeRunner({ runner, mounts, stateDir: join(config.home, 'claude-code') }),
+    sandboxed: true,
+    notice: null,
+  };
 }

@@ -20,15 +20,18 @@ export interface SandboxMount {
 export function createSandboxedRunner(inner: ProcessRunner, mounts: readonly SandboxMount[], bwrap = 'bwrap'): ProcessRunner {
   const binds = mounts.flatMap((mount) => [mount.writable ? '--bind' : '--ro-bind', mount.path, mount.path]);
   return {
-    run(spec: CommandSpec) {
+    async run(spec: CommandSpec) {
       const useShell = spec.shell ?? spec.args === undefined;
       const command = useShell ? ['/bin/sh', '-c', spec.command] : [spec.command, ...(spec.args ?? [])];
-      return inner.run({
+      const result = await inner.run({
         ...spec,
         command: bwrap,
         args: [...SANDBOX_BASE, ...binds, '--die-with-parent', '--chdir', spec.cwd, '--', ...command],
         shell: false,
       });
+      // bwrap exits 1 when it cannot start the command; the plain runner says 127, as a shell does.
+      const notStarted = result.exitCode === 1 && result.stdout === '' && /^bwrap: execvp /m.test(result.stderr);
+      return notStarted ? { ...result, exitCode: 127 } : result;
     },
   };
 }

@@ -1,8 +1,57 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
 import type { EventOf } from '../core/events.js';
+import { runDir } from '../engine/run-paths.js';
 import { Git } from '../git/git.js';
 import type { Ledger, RunSummary, StageRow, VerificationRow, ModelCallRow } from '../ledger/types.js';
 import type { GitRun } from '../engine/git-run.js';
 import { checkpointsOf, type Checkpoint } from '../engine/run-control.js';
+
+/** One batch of a refactor run as the report shows it. */
+interface BatchRow {
+  batch: string;
+  outcome: string;
+  attempts: number;
+  commit: string | null;
+  reason?: string;
+}
+
+const TaskLedgerLine = z.object({
+  batch: z.string(),
+  outcome: z.string(),
+  attempts: z.number(),
+  commit: z.string().nullable(),
+  reason: z.string().nullable().optional(),
+});
+
+/**
+ * The run's TASK_LEDGER.jsonl, one row per batch in plan order, the last line of a batch winning
+ * (a batch the full verifier dropped has a later `rolled-back` line). Null without the file.
+ */
+async function taskLedgerRows(repoRoot: string, runId: string): Promise<BatchRow[] | null> {
+  let text: string;
+  try {
+    text = await readFile(join(runDir(repoRoot, runId), 'artifacts', 'TASK_LEDGER.jsonl'), 'utf8');
+  } catch {
+    return null;
+  }
+  const rows = new Map<string, BatchRow>();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const parsed = TaskLedgerLine.safeParse(value);
+    if (!parsed.success) continue;
+    const { reason, ...row } = parsed.data;
+    rows.set(row.batch, { ...row, ...(reason ? { reason } : {}) });
+  }
+  return rows.size > 0 ? [...rows.values()] : null;
+}
 
 /** Everything a run report shows, gathered once from the ledger and git. */
 export interface ReportData {
@@ -14,7 +63,8 @@ export interface ReportData {
   checkpoints: Array<Checkpoint & { diff: string }>;
   /** Refactor runs: batch outcomes, admission checks, contract changes, backup and plan. */
   refactor: {
-    batches: Array<EventOf<'batch-end'>>;
+    /** Every planned batch with its final outcome (not-started and interrupted ones included). */
+    batches: BatchRow[];
     patchChecks: Array<EventOf<'patch-check'>>;
     contracts: Array<EventOf<'contract-check'>>;
     backup: EventOf<'backup-create'> | null;
@@ -32,13 +82,17 @@ export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Le
   }
   const events = await ledger.events(run.id, { types: ['batch-end', 'patch-check', 'contract-check', 'backup-create', 'plan-create'] });
   const refactor: ReportData['refactor'] = { batches: [], patchChecks: [], contracts: [], backup: null, plan: null };
+  const planned = run.workflow === 'refactor' ? await taskLedgerRows(repoRoot, run.id) : null;
   for (const event of events) {
-    if (event.type === 'batch-end') refactor.batches.push(event);
+    if (event.type === 'batch-end') {
+      if (planned === null) refactor.batches.push(event);
+    }
     else if (event.type === 'patch-check') refactor.patchChecks.push(event);
     else if (event.type === 'contract-check') refactor.contracts.push(event);
     else if (event.type === 'backup-create') refactor.backup = event;
     else if (event.type === 'plan-create') refactor.plan = event;
   }
+  if (planned !== null) refactor.batches = planned;
   return {
     refactor,
     run,

@@ -111,6 +111,16 @@ describe('ratchet tdd --provider claude-code (real claude binary, fake Anthropic
     expect(ledger.run).toMatchObject({ id: runId, status: 'completed', provider: 'claude-code', error: null });
   });
 
+  it('runs the Claude Code CLI itself in the sandbox, with a private configuration per call', () => {
+    const { events } = run;
+    expect(events.filter((event) => event.type === 'warning').map((event) => String(event.message))).toEqual([]);
+    // The CLI kept its transcripts and its `.claude.json` in a directory of its own under
+    // $RATCHET_HOME (removed after each call), not in the user's HOME.
+    expect(readdirSync(join(repo.home, 'claude-code'))).toEqual([]);
+    expect(existsSync(repo.path('home', '.claude'))).toBe(false);
+    expect(existsSync(repo.path('home', '.claude.json'))).toBe(false);
+  });
+
   it('commits plan, test, feat and refactor per item, then the final plan, each with a handoff note', () => {
     const { runId, commits } = run;
     expect(commits.map((commit) => commit.subject)).toEqual([

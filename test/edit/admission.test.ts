@@ -173,10 +173,14 @@ describe('admitPatch', () => {
     // The matcher: runner configuration by name, Ratchet's settings, and files a command names.
     await repo.write({ 'scripts/check.sh': 'exit 0\n' });
     const withScript = verifierFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
-    for (const path of ['package.json', 'web/package.json', 'vitest.config.ts', 'tests/conftest.py', 'pyproject.toml', '.refactor-bot.config.json', '.ratchet/config.toml', 'Makefile', 'scripts/check.sh']) {
+    for (const path of [
+      'package.json', 'web/package.json', 'vitest.config.ts', 'tests/conftest.py', 'pyproject.toml', '.refactor-bot.config.json', '.ratchet/config.toml', 'Makefile', 'scripts/check.sh',
+      // Compiler and linter settings: loosening them lets a change pass the typecheck or lint.
+      'tsconfig.json', 'packages/web/tsconfig.build.json', 'eslint.config.js', '.eslintrc.cjs', 'ruff.toml', '.flake8', 'mypy.ini', '.prettierrc',
+    ]) {
       expect(withScript(path), path).toBe(true);
     }
-    for (const path of ['src/app.ts', 'src/package.ts', 'test/app.test.ts', 'scripts/other.sh']) expect(withScript(path), path).toBe(false);
+    for (const path of ['src/app.ts', 'src/package.ts', 'test/app.test.ts', 'scripts/other.sh', 'src/tsconfig-notes.md']) expect(withScript(path), path).toBe(false);
   });
 
   it('refuses patches over the diff budget, with the numbers', async () => {

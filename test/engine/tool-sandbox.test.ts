@@ -14,7 +14,7 @@ import { bashTool } from '../../src/agent/tools/bash-tool.js';
 import { createFileGuard } from '../../src/agent/file-guard.js';
 import { loadConfig } from '../../src/config/load.js';
 import { isRatchetError } from '../../src/core/errors.js';
-import { requireSandboxIfConfigured, toolSandbox } from '../../src/engine/tool-sandbox.js';
+import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../../src/engine/tool-sandbox.js';
 import { shareDependencies } from '../../src/engine/worktree-setup.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import type { ProcessRunner } from '../../src/process/types.js';
@@ -37,7 +37,7 @@ afterEach(async () => {
   await repo.cleanup();
 });
 
-async function sandboxed(sandbox: 'auto' | 'required' | 'off' = 'required'): Promise<{ runner: ProcessRunner; notice: string | null }> {
+async function sandboxed(sandbox: 'auto' | 'required' | 'off' = 'required'): Promise<ToolSandbox> {
   const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
   return toolSandbox({ ...config, bash: { ...config.bash, sandbox } }, createProcessRunner(), { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
 }
@@ -114,5 +114,32 @@ describe('the tool sandbox', () => {
     expect(isRatchetError(error, 'config')).toBe(true);
     const auto = await toolSandbox({ ...config, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
     expect(auto.notice).toMatch(/without a sandbox: bubblewrap \(bwrap\) is not available/);
+    expect(auto.sandboxed).toBe(false);
+    // Nor can the Claude Code CLI be sandboxed then: said, and refused under `required`.
+    const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
+    const claudeAuto = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+    expect(claudeAuto.notice).toMatch(/^The Claude Code CLI and its tools \(Bash, Write, Edit\) run without a sandbox: bubblewrap \(bwrap\) is not available/);
+    const claudeRequired: unknown = await requireSandboxIfConfigured({ ...claudeCode, bash: { ...config.bash, sandbox: 'required' } }, noBwrap).catch((caught: unknown) => caught);
+    expect(isRatchetError(claudeRequired, 'config')).toBe(true);
+  });
+
+  it('runs the Claude Code CLI itself in the sandbox: `required` accepts the provider, and no notice is said', async () => {
+    const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
+    const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
+    await expect(requireSandboxIfConfigured({ ...claudeCode, bash: { ...config.bash, sandbox: 'required' } }, createProcessRunner())).resolves.toBeUndefined();
+    for (const sandbox of ['auto', 'required'] as const) {
+      const result = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox } }, createProcessRunner(), { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+      expect(result).toMatchObject({ sandboxed: true, notice: null });
+      // The CLI's process (here a shell standing in for it) sees the file system as the agent's Bash does.
+      const escaped = await result.claudeRunner.run({ command: `echo pwned >> ${join(repo.dir, 'README.md')}`, cwd: worktree, env: { HOME: repo.path('home') } });
+      expect(escaped.exitCode).not.toBe(0);
+      expect(escaped.output).toMatch(/Read-only file system/);
+      const inside = await result.claudeRunner.run({ command: 'echo made > made.txt', cwd: worktree, env: { HOME: repo.path('home') } });
+      expect(inside.exitCode, inside.output).toBe(0);
+    }
+    expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
+    expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
+    const off = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'off' } }, createProcessRunner(), { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+    expect(off).toMatchObject({ sandboxed: false, notice: null });
   });
 });

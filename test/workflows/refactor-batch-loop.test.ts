@@ -84,7 +84,8 @@ function expectWellFormed(events: EventInput[], finished: boolean): void {
     if (event.type === 'batch-end') {
       expect(openBatch).toBe(event.batch);
       expect(event.attempts).toBe(attempts.get(event.batch));
-      if (event.outcome === 'committed') expect(event.commit).toBe(lastCheckpoint);
+      // A rolled-back batch names the commit it had made, which the full verifier then dropped.
+      if (event.outcome === 'committed' || event.outcome === 'rolled-back') expect(event.commit).toBe(lastCheckpoint);
       else expect(event.commit).toBeNull();
       expect(stages, 'a batch ends inside a stage').toEqual([]);
       openBatch = null;
@@ -405,7 +406,12 @@ describe('runBatchLoop: the full verifier', () => {
     expect(deps.workspace.tree()).toEqual(deps.workspace.treeAt('c003'));
     expect(deps.workspace.file('src/c.ts')).not.toContain('FULL_BUG');
     expect(ofType(run.events, 'checkpoint-rollback')).toEqual([{ type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: 'c003', reason: 'the full verifier failed' }]);
-    expect(run.result?.batches.map((entry) => entry.batch)).toEqual(['batch-001', 'batch-002', 'batch-003', 'batch-004']);
+    expect(run.result?.batches.map((entry) => [entry.batch, entry.outcome])).toEqual([
+      ['batch-001', 'committed'],
+      ['batch-002', 'committed'],
+      ['batch-003', 'rolled-back'],
+      ['batch-004', 'rolled-back'],
+    ]);
     expect(deps.agent.callsOf('PATCHER', 'batch-005')).toEqual([]);
     expect(trace(run.events).slice(-6)).toEqual([
       'stage-end PATCHER accepted',
@@ -413,18 +419,21 @@ describe('runBatchLoop: the full verifier', () => {
       'verify-end FULL_VERIFY failed',
       'stage-end FULL_VERIFY rejected',
       'checkpoint-rollback c003',
-      'batch-end batch-004 committed',
+      'batch-end batch-004 rolled-back',
     ]);
     expect(run.result).toMatchObject({ lastFullVerified: 'c003', fullVerifierFailed: true });
-    // Every batch is in the task ledger: those that reached a verdict, then those never started.
+    // Every batch is in the task ledger: those that reached a verdict, then those never started;
+    // batch-003, committed before the failing full verifier, gets a later line that drops it.
     expect(deps.taskLedger.map((entry) => [entry.batch, entry.outcome])).toEqual([
       ['batch-001', 'committed'],
       ['batch-002', 'committed'],
       ['batch-003', 'committed'],
-      ['batch-004', 'committed'],
+      ['batch-003', 'rolled-back'],
+      ['batch-004', 'rolled-back'],
       ['batch-005', 'not-started'],
     ]);
-    expect(deps.taskLedger.at(-2)).toMatchObject({ outcome: 'committed', commit: 'c005', reason: 'the full verifier failed after this batch; reset to c003' });
+    expect(deps.taskLedger[3]).toMatchObject({ commit: 'c004', reason: 'the full verifier failed after batch-004; reset to c003' });
+    expect(deps.taskLedger.at(-2)).toMatchObject({ outcome: 'rolled-back', commit: 'c005', reason: 'the full verifier failed after this batch; reset to c003' });
     expect(deps.taskLedger.at(-1)).toEqual({ batch: 'batch-005', goal: 'Tidy src/e.ts', outcome: 'not-started', attempts: 0, commit: null, reason: 'the full verifier failed after batch-004; reset to c003' });
     expect(ofType(run.events, 'batch-end').at(-1)?.reason).toBe('the full verifier failed after this batch; reset to c003');
   });
@@ -757,6 +766,24 @@ describe('runBatchLoop: interruption', () => {
     expect(ofType(run.events, 'batch-end').map((event) => event.batch)).toEqual(['batch-001']);
     // Every planned batch has its line in TASK_LEDGER.jsonl, the interrupted one included.
     expect(deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)} ${String(entry.attempts)}`)).toEqual(['batch-001 committed 1', 'batch-002 interrupted 1', 'batch-003 not-started 0']);
+  });
+
+  it('drops what the batch under way changed when an error ends the run, and still lists every batch in the task ledger', async () => {
+    const failing: RefactorTurn = {
+      act: (workspace) => {
+        workspace.write('src/b.ts', 'half-written\n');
+        throw new RatchetError('overloaded', 'anthropic is overloaded (HTTP 529)\nretried 3 times');
+      },
+    };
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts')],
+      { PATCHER: { 'batch-001': [tidy('src/a.ts')], 'batch-002': [failing] } },
+    );
+
+    expect(isRatchetError(run.error, 'overloaded')).toBe(true);
+    expect(deps.workspace.tree()).toEqual(deps.workspace.treeAt('c002'));
+    expect(deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)} ${String(entry.attempts)}`)).toEqual(['batch-001 committed 1', 'batch-002 failed 1', 'batch-003 not-started 0']);
+    expect(deps.taskLedger[1]?.reason).toBe('stopped by an error (anthropic is overloaded (HTTP 529)) before it was committed; its changes were dropped');
   });
 
   it('does not start a batch once the signal is aborted', async () => {

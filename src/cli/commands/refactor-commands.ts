@@ -15,7 +15,7 @@ import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierComm
 import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
 import { createBackup, restoreBackup, type Backup } from '../../engine/refactor/backup.js';
 import { createCommandVerifier } from '../../engine/refactor/verifier.js';
-import { rejectRun, resolveRun } from '../../engine/run-control.js';
+import { checkpointsOf, rejectRun, resolveRun } from '../../engine/run-control.js';
 import type { Ledger } from '../../ledger/types.js';
 import { heuristicPlan } from '../../workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
@@ -217,7 +217,9 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         const cwd = prepared.repoRoot === target ? '' : ` --cwd ${prepared.repoRoot}`;
         if (output.json) output.out(JSON.stringify({ type: 'report', run: prepared.run.id, status: outcome.status, ...files }));
         else {
-          const committed = outcome.loop?.batches.filter((batch) => batch.outcome === 'committed').length ?? 0;
+          // What is on the branch now: an interrupt or error after a checkpoint keeps it, a failing
+          // full verifier drops what came after the last fully verified one.
+          const committed = (await checkpointsOf(new Git(prepared.repoRoot), prepared.run)).filter((checkpoint) => checkpoint.subject.startsWith('checkpoint: batch-')).length;
           output.out(`\n${committed} of ${prepared.plan.length} batches committed on ${prepared.run.branch}. Report: ${files.html}`);
           // A run that stopped early is accepted only as far as its checkpoints go (--force).
           const force = outcome.status === 'completed' ? '' : ' --force';

@@ -181,14 +181,12 @@ async function endpointCheck(url: string | null): Promise<Check> {
 
 /** `[bash] sandbox`: what a run will do with the agent's shell and the tests, as `tdd` would decide it. */
 async function sandboxCheck(mode: 'auto' | 'required' | 'off', provider: string): Promise<Check> {
-  if (mode === 'off') return { name: 'sandbox', status: 'warn', detail: 'off: the agent\'s Bash and the tests run without a sandbox', hint: 'Set [bash] sandbox = "auto" to use bubblewrap when it is there.' };
-  if (provider === 'claude-code') {
-    const detail = 'the Claude Code CLI runs its own Bash outside the sandbox; the tests Ratchet runs are sandboxed';
-    return mode === 'required' ? { name: 'sandbox', status: 'fail', detail, hint: 'Use an API provider, or set [bash] sandbox = "auto".' } : { name: 'sandbox', status: 'warn', detail };
-  }
-  if (await bwrapWorks(createProcessRunner())) return { name: 'sandbox', status: 'ok', detail: 'bubblewrap: the agent\'s Bash and the tests run read-only outside the worktree' };
+  // With claude-code the CLI itself runs in the sandbox: its Bash, Write and Edit are the agent's tools.
+  const agent = provider === 'claude-code' ? 'the Claude Code CLI with its tools' : 'the agent\'s Bash';
+  if (mode === 'off') return { name: 'sandbox', status: 'warn', detail: `off: ${agent} and the tests run without a sandbox`, hint: 'Set [bash] sandbox = "auto" to use bubblewrap when it is there.' };
+  if (await bwrapWorks(createProcessRunner())) return { name: 'sandbox', status: 'ok', detail: `bubblewrap: ${agent} and the tests run read-only outside the worktree` };
   const hint = 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces.';
   return mode === 'required'
     ? { name: 'sandbox', status: 'fail', detail: 'sandbox = "required", but bubblewrap (bwrap) cannot run here', hint }
-    : { name: 'sandbox', status: 'warn', detail: 'bubblewrap (bwrap) is not available: the agent\'s Bash and the tests would run unsandboxed', hint };
+    : { name: 'sandbox', status: 'warn', detail: `bubblewrap (bwrap) is not available: ${agent} and the tests would run unsandboxed`, hint };
 }

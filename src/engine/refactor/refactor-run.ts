@@ -34,7 +34,6 @@ import { runFormatBatch } from './format-batch.js';
 import { createCommandVerifier, createCommandsRunner } from './verifier.js';
 import { RATCHET_EXCLUDES, shareDependencies } from '../worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
-import type { ProcessRunner } from '../../process/types.js';
 import { loadRolePrompts } from './role-prompts.js';
 
 /** Where a refactor run lives: the target's repository, or a git copy of a non-repository. */
@@ -145,6 +144,13 @@ const VERIFIER_FILE_GLOBS = [
   '**/{pytest.ini,tox.ini,setup.cfg,pyproject.toml,noxfile.py,conftest.py}',
   '**/{Makefile,makefile,GNUmakefile,justfile,Taskfile.yml}',
   '**/{go.mod,Cargo.toml,pom.xml,build.gradle,build.gradle.kts,settings.gradle,settings.gradle.kts}',
+  // Compiler, type checker and linter settings: loosening them would let a change pass the checks.
+  '**/{tsconfig,jsconfig}*.json',
+  '**/{eslint.config.*,.eslintrc,.eslintrc.*,.eslintignore,biome.json,biome.jsonc,.oxlintrc.json}',
+  '**/{babel.config.*,.babelrc,.babelrc.*,.swcrc}',
+  '**/{.prettierrc,.prettierrc.*,prettier.config.*,.prettierignore,.editorconfig}',
+  '**/{ruff.toml,.ruff.toml,.flake8,mypy.ini,.mypy.ini,.pylintrc,pylintrc,pyrightconfig.json,.coveragerc}',
+  '**/{.golangci.yml,.golangci.yaml,.golangci.toml,clippy.toml,.clippy.toml,rustfmt.toml,.rustfmt.toml,rust-toolchain,rust-toolchain.toml}',
 ];
 
 export function verifierFileMatcher(commands: readonly string[], root: string): (path: string) => boolean {
@@ -185,19 +191,23 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
 }
 
 /**
- * The Claude Code CLI's own Bash and Edit cannot be sandboxed by Ratchet, and the patcher does
- * not need them (it answers with a patch that Ratchet admits and applies): unless the sandbox is
- * off, it gets only the reading tools of the configured ones.
+ * The Claude Code CLI runs in the tool sandbox with all its tools when bubblewrap works. Without
+ * it (`auto` on a machine without bwrap) its Bash and Edit would reach outside the worktree, and
+ * the patcher does not need them (it answers with a patch that Ratchet admits and applies): it
+ * then gets only the reading tools of the configured ones, unless the sandbox is off.
  */
-function patcherTools(config: ResolvedConfig, tools: string): string {
-  if (config.provider.name !== 'claude-code' || config.bash.sandbox === 'off') return tools;
+function patcherTools(config: ResolvedConfig, tools: string, sandbox: ToolSandbox): string {
+  if (config.provider.name !== 'claude-code' || sandbox.sandboxed || config.bash.sandbox === 'off') return tools;
   const reading = tools.split(/[\s,]+/).filter((tool) => ['Read', 'Grep', 'Glob'].includes(tool));
   return (reading.length > 0 ? reading : ['Read']).join(',');
 }
 
-/** The agent runtime of a refactor role (planner, patcher, critic) on the configured provider. */
-function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools, toolRunner?: ProcessRunner, recordPath?: string): AgentRuntime {
-  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(toolRunner ? { toolRunner } : {}), ...(recordPath ? { recordPath } : {}), clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+/**
+ * The agent runtime of a refactor role (planner, patcher, critic) on the configured provider;
+ * with `sandbox`, the agent's Bash (or the Claude Code CLI, tools and all) runs in it.
+ */
+function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools, sandbox?: ToolSandbox, recordPath?: string): AgentRuntime {
+  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(sandbox ? { toolRunner: sandbox.runner, claudeRunner: sandbox.claudeRunner } : {}), ...(recordPath ? { recordPath } : {}), clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
 }
 
 /**
@@ -285,7 +295,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         ].join('\n');
         const events: RatchetEvent[] = [];
         try {
-          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox.runner, options.recordPath).runStage({
+          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox, options.recordPath).runStage({
             stage: 'PLANNER',
             worktree,
             systemPrompt: prompts.planner,
@@ -353,7 +363,7 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   // The agent's shell and the commands that run its code are sandboxed as in prepare (a warning
   // there said so when they could not be).
   const { sandbox } = prepared;
-  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), patcherTools(config, settings.claude.allowedTools), patcherTools(config, settings.claude.tools), sandbox.runner, options.recordPath);
+  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), patcherTools(config, settings.claude.allowedTools, sandbox), patcherTools(config, settings.claude.tools, sandbox), sandbox, options.recordPath);
   // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
   const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: sandbox.runner, redact: createRedactor(secretsFromEnv(services.env)) };
   const runCommands = createCommandsRunner(commandOptions);
@@ -483,6 +493,15 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       if (!finalVerifier.ok && result.lastCheckpoint !== result.lastFullVerified) {
         await deps.workspace.resetTo(result.lastFullVerified);
         yield await record({ type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: result.lastFullVerified, reason: 'the final full verifier failed' });
+        // The batches committed after the last fully verified checkpoint went with the reset.
+        const keptUpTo = result.batches.findIndex((entry) => entry.commit === result.lastFullVerified);
+        for (const [position, entry] of result.batches.entries()) {
+          if (position <= keptUpTo || entry.outcome !== 'committed') continue;
+          entry.outcome = 'rolled-back';
+          entry.reason = `the final full verifier failed; reset to ${result.lastFullVerified.slice(0, 8)}`;
+          const goal = prepared.plan.find((planned) => planned.id === entry.batch)?.goal ?? '';
+          await deps.appendTaskLedger({ batch: entry.batch, goal, outcome: 'rolled-back', attempts: entry.attempts, commit: entry.commit, reason: entry.reason });
+        }
         result.lastCheckpoint = result.lastFullVerified;
       }
     }

@@ -10,7 +10,8 @@ type Step<T> = AsyncGenerator<EventInput, T>;
 
 interface BatchOutcome {
   batch: string;
-  outcome: 'committed' | 'noop' | 'blocked' | 'failed';
+  /** `rolled-back`: committed, then dropped when the full verifier failed after it. */
+  outcome: 'committed' | 'noop' | 'blocked' | 'failed' | 'rolled-back';
   attempts: number;
   commit: string | null;
   reason: string | null;
@@ -297,6 +298,9 @@ export async function* runBatchLoop(
   const outcomes: BatchOutcome[] = [];
   let lastCheckpoint = await workspace.head();
   let lastFullVerified = lastCheckpoint;
+  // Checkpoints after `lastFullVerified`: a failing full verifier drops them all.
+  const notFullyVerified = new Set<string>();
+  const droppedBy = (commit: string): boolean => notFullyVerified.has(commit);
   let committed = 0;
   const stop = async (stopped: string, from: number, fullVerifierFailed = false): Promise<RefactorLoopResult> => {
     for (const skipped of batches.slice(from)) {
@@ -394,7 +398,10 @@ export async function* runBatchLoop(
         yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'accepted' };
         lastCheckpoint = commit;
         // A checkpoint that passed the full verifier is fully verified, whichever check ran it.
-        if (level === 'full') lastFullVerified = commit;
+        if (level === 'full') {
+          lastFullVerified = commit;
+          notFullyVerified.clear();
+        } else notFullyVerified.add(commit);
         committed++;
         result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
         if (committed % policy.runFullVerifierEvery === 0) {
@@ -417,7 +424,18 @@ export async function* runBatchLoop(
               to: lastFullVerified,
               reason: 'the full verifier failed',
             };
-            result.reason = `the full verifier failed after this batch; reset to ${lastFullVerified.slice(0, 8)}`;
+            const resetTo = `reset to ${lastFullVerified.slice(0, 8)}`;
+            // The batches committed since the last fully verified checkpoint went with it: their
+            // TASK_LEDGER lines get a later line that says so (the last line of a batch counts).
+            for (const earlier of outcomes) {
+              if (earlier.outcome !== 'committed' || earlier.commit === null || !droppedBy(earlier.commit)) continue;
+              earlier.outcome = 'rolled-back';
+              earlier.reason = `the full verifier failed after ${batch.id}; ${resetTo}`;
+              const plannedGoal = batches.find((planned) => planned.id === earlier.batch)?.goal ?? '';
+              await deps.appendTaskLedger({ batch: earlier.batch, goal: plannedGoal, outcome: 'rolled-back', attempts: earlier.attempts, commit: earlier.commit, reason: earlier.reason });
+            }
+            result.outcome = 'rolled-back';
+            result.reason = `the full verifier failed after this batch; ${resetTo}`;
             outcomes.push(result);
             await deps.appendTaskLedger({
               batch: batch.id,
@@ -430,7 +448,7 @@ export async function* runBatchLoop(
             yield {
               type: 'batch-end',
               batch: batch.id,
-              outcome: 'committed',
+              outcome: 'rolled-back',
               attempts: attempt,
               commit,
               reason: result.reason,
@@ -443,6 +461,7 @@ export async function* runBatchLoop(
             );
           }
           lastFullVerified = commit;
+          notFullyVerified.clear();
         }
       }
       const final: BatchOutcome = result ?? {
@@ -461,6 +480,7 @@ export async function* runBatchLoop(
         commit: final.commit,
         reason: final.reason?.slice(0, 500) ?? null,
       });
+      position = index + 1;
       yield {
         type: 'batch-end',
         batch: batch.id,
@@ -474,20 +494,28 @@ export async function* runBatchLoop(
         const why = formatting ? `${batch.id} (formatting) failed` : `${batch.id} failed after ${maxAttempts} attempts`;
         return await stop(why, index + 1);
       }
-      position = index + 1;
     }
   } catch (error) {
+    // An interrupt (Ctrl-C) or an error that ends the run (a provider's, say): the batch under
+    // way loses what it applied, and TASK_LEDGER.jsonl still has a line for every planned batch.
     const current = batches[position];
-    if (isRatchetError(error, 'interrupted') && current !== undefined) {
-      await deps.appendTaskLedger({
-        batch: current.id,
-        goal: current.goal,
-        outcome: 'interrupted',
-        attempts: attemptsStarted,
-        commit: null,
-        reason: 'interrupted before it was committed; its changes were dropped',
-      });
-      await stop('interrupted', position + 1);
+    if (current !== undefined) {
+      const interrupted = isRatchetError(error, 'interrupted');
+      const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+      try {
+        await workspace.resetTo(lastCheckpoint);
+        await deps.appendTaskLedger({
+          batch: current.id,
+          goal: current.goal,
+          outcome: interrupted ? 'interrupted' : 'failed',
+          attempts: attemptsStarted,
+          commit: null,
+          reason: `${interrupted ? 'interrupted' : `stopped by an error (${message.slice(0, 300)})`} before it was committed; its changes were dropped`,
+        });
+        await stop(interrupted ? 'interrupted' : `stopped by an error in ${current.id}`, position + 1);
+      } catch {
+        // The error that stopped the run is the one to report.
+      }
     }
     throw error;
   }
