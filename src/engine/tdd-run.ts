@@ -83,9 +83,11 @@ function tddRuntimes(
 
 /**
  * What can be known to fail before a run is created or touched: the provider and its key (the
- * runtime factory checks them), the Claude Code binary, and a required sandbox.
+ * runtime factory checks them), the Claude Code binary, a required sandbox, and the prompts
+ * (a `.ratchet/prompts.toml` that does not parse or renames a stage).
  */
-async function preflight(config: ResolvedConfig, services: EngineServices): Promise<void> {
+async function preflight(config: ResolvedConfig, services: EngineServices, repoRoot: string): Promise<void> {
+  await loadPrompts({ packageRoot: packageRoot(), repoRoot });
   tddRuntimes(config, services, config.home)('PLAN');
   if (config.provider.name === 'claude-code') await checkClaudeCode({ binary: config.refactor.claude.binary, runner: services.runner, env: services.env });
   await requireSandboxIfConfigured(config, services.runner);
@@ -103,6 +105,11 @@ export async function* startTdd(
     });
   }
   const git = new Git(repoRoot);
+  if ((await git.revParse('HEAD')) === null) {
+    throw new RatchetError('usage', `${repoRoot} has no commits yet: a run starts from a commit.`, {
+      hint: 'Commit your project first (git add -A && git commit -m "initial"), then start the run.',
+    });
+  }
   await git.addInfoExclude(RATCHET_EXCLUDES);
   const status = await git.status();
   if (!status.clean && !options.allowDirty) {
@@ -112,7 +119,7 @@ export async function* startTdd(
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
-  await preflight(config, services);
+  await preflight(config, services, repoRoot);
   const runId = services.ids.runId();
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
@@ -284,7 +291,7 @@ export async function* resumeTdd(
   if (isFinished(run)) {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}; there is nothing to resume.`);
   }
-  await preflight(config, services);
+  await preflight(config, services, repoRoot);
   const git = new Git(repoRoot);
   const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
   try {

@@ -3,7 +3,8 @@
  * a temporary repository: help, demo, init, doctor, the dirty-tree guard, a rejected API key,
  * a project without a test command, and `status --json`.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,6 +179,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(prompts.exitCode, describeResult(prompts)).toBe(0);
     expect(readFileSync(join(repo.dir, '.ratchet', 'prompts.toml'), 'utf8')).toContain('Stage: RED');
     expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
+    // A second time, it names the prompts file (not the config) and keeps both.
+    const promptsAgain = await runCli(['init', '--prompts'], { cwd: repo.dir, env });
+    expect(promptsAgain.exitCode, describeResult(promptsAgain)).toBe(2);
+    expect(promptsAgain.stderr).toContain(`${join(repo.dir, '.ratchet', 'prompts.toml')} already exists (your prompts); init --prompts does not overwrite it.`);
+    expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
     const forced = await runCli(['init', '--force'], { cwd: repo.dir, env });
     expect(forced.exitCode, describeResult(forced)).toBe(0);
     expect(readFileSync(file, 'utf8')).not.toContain('# edited by hand');
@@ -288,6 +294,30 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       checkpoint: commits[0]?.sha,
       summary: { runId, modelCalls: { total: 1, failed: 0 }, checkpoints: 1 },
     });
+  });
+
+  it('refuses a prompts.toml that renames a stage, and a repository without commits, before any run exists (exit 2)', async () => {
+    const repo = await project(NODE_PROJECT);
+    const server = await fakeServer('sk-ant-test-key-prompts-000000000');
+    const env = ratchetEnv(repo, server);
+    mkdirSync(join(repo.dir, '.ratchet'), { recursive: true });
+    writeFileSync(join(repo.dir, '.ratchet', 'prompts.toml'), '[stages.red]\nsystem = "You are RED."\n');
+    const refused = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS], { cwd: repo.dir, env });
+    expect(refused.exitCode, describeResult(refused)).toBe(2);
+    expect(refused.stderr).toContain('The stages.red.system prompt must start with the line "Stage: RED"');
+    expect(server.requests).toHaveLength(0);
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+    expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    const status = await runCli(['status'], { cwd: repo.dir, env });
+    expect(status.stderr).toContain('No runs in this repository yet.');
+
+    const fresh = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-no-commits-')));
+    cleanups.push(() => rm(fresh, { recursive: true, force: true }));
+    execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: fresh, env: { ...process.env, ...repo.env } });
+    writeFileSync(join(fresh, 'package.json'), '{ "scripts": { "test": "node --test" } }\n');
+    const empty = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS, '--allow-dirty'], { cwd: fresh, env });
+    expect(empty.exitCode, describeResult(empty)).toBe(2);
+    expect(empty.stderr).toMatch(/has no commits yet: a run starts from a commit\.[\s\S]*hint: Commit your project first/);
   });
 
   it('stops at once with exit 3 and a clear message when the API key is rejected (401)', async () => {

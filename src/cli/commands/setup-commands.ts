@@ -46,6 +46,11 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
           else output.out(`Wrote ${prompts} (edit it to change what the agents are told); ${file} is kept as it is.`);
           return;
         }
+        if (flags.prompts) {
+          throw new RatchetError('usage', `${prompts} already exists (your prompts); init --prompts does not overwrite it.`, {
+            hint: `To start again from the default prompts, move it aside (mv ${prompts} ${prompts.replace(/\.toml$/, '.old.toml')}) and run ratchet init --prompts again; ${file} is kept.`,
+          });
+        }
         throw new RatchetError('usage', `${file} already exists; pass --force to overwrite it.`, { hint: 'ratchet init --force rewrites it with the defaults.' });
       }
       let testCommand: string | undefined;
