@@ -83,6 +83,6 @@ export async function recordGitLockRemoval(
   clock: Clock,
 ): Promise<void> {
   if (files.length === 0) return;
-  const envelope = createEnveloper(run.id, clock, await ledger.eventCount(run.id));
+  const envelope = createEnveloper(run.id, clock, await ledger.lastEventNumber(run.id));
   await ledger.record(envelope({ type: 'git-lock-remove', files: [...files] }));
 }

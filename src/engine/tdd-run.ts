@@ -307,7 +307,7 @@ export async function* resumeTdd(
     await worktreeGit.clean();
     const point = await findResumePoint(worktreeGit, run);
     const head = await worktreeGit.head();
-    const envelope = createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events);
+    const envelope = createEnveloper(run.id, services.clock, await services.ledger.lastEventNumber(run.id));
     const startEvent = envelope({
       type: 'run-start',
       workflow: 'tdd',

@@ -249,14 +249,15 @@ class SqliteLedger implements Ledger {
     return (await this.#rowsBySeq('checkpoints', runId)).map(toCheckpointRow);
   }
 
-  async eventCount(runId: string): Promise<number> {
+  async lastEventNumber(runId: string): Promise<number> {
     this.#assertOpen();
+    const prefix = `${runId}:`;
     const row = await this.#db
       .selectFrom('events')
       .where('run_id', '=', runId)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .select(sql<number | null>`max(cast(substr(id, ${prefix.length + 1}) as integer))`.as('n'))
       .executeTakeFirstOrThrow();
-    return row.n;
+    return row.n ?? 0;
   }
 
   async events(runId: string, query: EventQuery = {}): Promise<RatchetEvent[]> {

@@ -266,8 +266,12 @@ export interface Ledger extends AsyncDisposable {
   toolCalls(runId: string): Promise<ToolCallRow[]>;
   verifications(runId: string): Promise<VerificationRow[]>;
   checkpoints(runId: string): Promise<CheckpointRow[]>;
-  /** How many events of the run are stored (`model-delta` is never stored). */
-  eventCount(runId: string): Promise<number>;
+  /**
+   * The highest number `n` of the run's stored event ids (`<run-id>:<n>`), 0 without events: a
+   * process that continues the run numbers its events from there. (Counting stored events would
+   * not do: `model-delta` events take numbers but are never stored.)
+   */
+  lastEventNumber(runId: string): Promise<number>;
   /** Stored events of a run, in the order they were recorded. */
   events(runId: string, query?: EventQuery): Promise<RatchetEvent[]>;
   /** Totals for a run. Throws `not-found` when the run does not exist. */

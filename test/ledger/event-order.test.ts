@@ -127,9 +127,12 @@ describe('event stream', () => {
       'tool-call',
     ]);
     expect((await ledger.toolCalls(RUN)).map((call) => call.seq)).toEqual([3]);
-    expect(await ledger.eventCount(RUN)).toBe(3);
-    expect(await ledger.eventCount('other-run')).toBe(2);
-    expect(await ledger.eventCount('no-such-run')).toBe(0);
+    expect(await ledger.lastEventNumber(RUN)).toBe(3);
+    expect(await ledger.lastEventNumber('other-run')).toBe(2);
+    expect(await ledger.lastEventNumber('no-such-run')).toBe(0);
+    // Numbers taken by events that were never stored (model-delta, say) are not reused.
+    await ledger.record({ ...ev('log', { message: 'a4' }), id: `${RUN}:12` });
+    expect(await ledger.lastEventNumber(RUN)).toBe(12);
     expect((await ledger.toolCalls('other-run')).map((call) => call.seq)).toEqual([2]);
   });
 });

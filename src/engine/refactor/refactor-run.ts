@@ -357,7 +357,7 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const { run, settings, config } = { ...prepared, config: options.config };
   const git = new Git(prepared.repoRoot);
   const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
-  const record = recorder(createEnveloper(run.id, services.clock, (await services.ledger.summary(run.id)).events), services.ledger);
+  const record = recorder(createEnveloper(run.id, services.clock, await services.ledger.lastEventNumber(run.id)), services.ledger);
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
   // The agent's shell and the commands that run its code are sandboxed as in prepare (a warning
