@@ -185,8 +185,19 @@ describe('boundPlannerBatches', () => {
   it('drops a batch whose scope matches no indexed file, saying why', () => {
     const result = boundPlannerBatches({ batches: [proposed('b1', ['src/missing.ts', 'lib/**']), proposed('b2', ['src/b.ts'])] }, bounds({ files: FILES }));
 
-    expect(result.dropped).toEqual(['b1: scope src/missing.ts, lib/** matches no file in scope']);
+    expect(result.dropped).toEqual(['b1: scope src/missing.ts, lib/** matches no file a patch may change']);
     expect(result.batches.map((entry) => [entry.id, entry.goal])).toEqual([['batch-001', 'goal of b2']]);
+  });
+
+  it('drops a batch whose scope matches only files no patch may change (the ones that define verification)', () => {
+    const files = [...FILES, 'package.json', 'tsconfig.json'];
+    const result = boundPlannerBatches(
+      { batches: [proposed('config', ['package.json', 'tsconfig.json']), proposed('code', ['src/b.ts'])] },
+      bounds({ files, isProtected: (path) => path === 'package.json' || path === 'tsconfig.json' }),
+    );
+
+    expect(result.dropped).toEqual(['config: scope package.json, tsconfig.json matches no file a patch may change']);
+    expect(result.batches.map((entry) => entry.goal)).toEqual(['goal of code']);
   });
 
   it('drops a batch whose scope matches only excluded files', () => {
@@ -195,7 +206,7 @@ describe('boundPlannerBatches', () => {
       bounds({ files: FILES, scopeExcludes: ['src/generated/**'] }),
     );
 
-    expect(result.dropped).toEqual(['gen: scope src/generated/** matches no file in scope']);
+    expect(result.dropped).toEqual(['gen: scope src/generated/** matches no file a patch may change']);
     expect(result.batches.map((entry) => entry.goal)).toEqual(['goal of mixed']);
   });
 
@@ -213,7 +224,7 @@ describe('boundPlannerBatches', () => {
       ['batch-001', 'goal of a'],
       ['batch-002', 'goal of b'],
     ]);
-    expect(result.dropped).toEqual(['none: scope nowhere/** matches no file in scope', 'c: over max_batches (2)', 'd: over max_batches (2)']);
+    expect(result.dropped).toEqual(['none: scope nowhere/** matches no file a patch may change', 'c: over max_batches (2)', 'd: over max_batches (2)']);
   });
 
   it('keeps planner batches no larger than the heuristic ones (at least three files): no scope over the whole repository', () => {

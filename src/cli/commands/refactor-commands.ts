@@ -11,7 +11,7 @@ import type { RiskEntry } from '../../code/index/types.js';
 import { RatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
-import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierCommands, type PreparedRefactor, type RefactorOutcome } from '../../engine/refactor/refactor-run.js';
+import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierCommands, isVerifierConfigFile, type PreparedRefactor, type RefactorOutcome } from '../../engine/refactor/refactor-run.js';
 import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
 import { createBackup, restoreBackup, type Backup } from '../../engine/refactor/backup.js';
 import { createCommandVerifier } from '../../engine/refactor/verifier.js';
@@ -223,8 +223,13 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
           output.out(`\n${committed} of ${prepared.plan.length} batches committed on ${prepared.run.branch}. Report: ${files.html}`);
           // A run that stopped early is accepted only as far as its checkpoints go (--force).
           const force = outcome.status === 'completed' ? '' : ' --force';
+          // With nothing committed there is nothing to accept: dropping the run is the next step.
           const printCommands = (): void =>
-            output.out(`Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${force}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`);
+            output.out(
+              committed === 0
+                ? `Nothing to accept: drop the run with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`
+                : `Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${force}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`,
+            );
           // Asked only on a terminal, without --yes, and not after Ctrl-C.
           const interactive = !yes && Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !interrupt.signal.aborted;
           let decided = false;
@@ -254,9 +259,16 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const isGit = await Git.isRepository(target);
       const cacheDir = await indexCacheDir(target, isGit, config.home);
       const index = await buildIndex({ root: target, cacheDir, excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+      // As `run` plans: no batch for the configuration that defines verification (no patch may change it).
       const plan = heuristicPlan(await fileFacts(index, target, config), {
         goal: flags.goal ?? null,
-        bounds: { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path) },
+        bounds: {
+          maxBatches: settings.maxBatches,
+          diffBudgetLoc: settings.diffBudgetLoc,
+          scopeExcludes: settings.scopeExcludes,
+          files: index.files.map((file) => file.path),
+          isProtected: isVerifierConfigFile,
+        },
       });
       if (output.json) output.out(JSON.stringify({ batches: plan }));
       else printPlan(output, plan);

@@ -153,8 +153,14 @@ const VERIFIER_FILE_GLOBS = [
   '**/{.golangci.yml,.golangci.yaml,.golangci.toml,clippy.toml,.clippy.toml,rustfmt.toml,.rustfmt.toml,rust-toolchain,rust-toolchain.toml}',
 ];
 
+/**
+ * The configuration files that define verification, by name (not the files a verifier command
+ * names, which may be source code the command loads): the planner plans no batch for them.
+ */
+export const isVerifierConfigFile: (path: string) => boolean = picomatch(VERIFIER_FILE_GLOBS, { dot: true });
+
 export function verifierFileMatcher(commands: readonly string[], root: string): (path: string) => boolean {
-  const byName = picomatch(VERIFIER_FILE_GLOBS, { dot: true });
+  const byName = isVerifierConfigFile;
   const named = new Set(
     commands
       .flatMap((command) => command.split(/[\s"'=]+/))
@@ -275,7 +281,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       const index = await buildIndex({ root: worktree, cacheDir: join(repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: new Git(worktree), ...(options.signal ? { signal: options.signal } : {}) });
       await writeIndexArtifacts(index, artifacts);
       yield await record({ type: 'index-build', files: index.files.length, parsed: index.stats.parsed, reused: index.stats.reused, symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0), durationMs: index.stats.durationMs, artifacts });
-      const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path), formatting: settings.formatter.length > 0 };
+      const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path), formatting: settings.formatter.length > 0, isProtected: isVerifierConfigFile };
       const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
       let plan = heuristic;
       let planSource: 'heuristic' | 'planner' = 'heuristic';

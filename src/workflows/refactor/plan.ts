@@ -29,6 +29,11 @@ export interface PlanBounds {
   /** Every file of the index: a planned batch must match at least one. */
   files: string[];
   /**
+   * Files no patch may change (the configuration that defines verification, see
+   * `isVerifierConfigFile`): a batch scoped only to them could never land, so none is planned.
+   */
+  isProtected?: (path: string) => boolean;
+  /**
    * The heuristic plan the planner refines (seed 002, 11.3: it "cannot invent unbounded tasks"):
    * when given, no planner batch may cover more files than the largest heuristic batch, or than
    * `MIN_PLANNER_FILES` (a planner may group a few small files): no `**` over the repository.
@@ -112,7 +117,7 @@ function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
  */
 export function heuristicPlan(files: FileFacts[], options: { goal: string | null; bounds: PlanBounds }): PlannedBatch[] {
   const isExcluded = picomatch(options.bounds.scopeExcludes.length > 0 ? options.bounds.scopeExcludes : ['\0'], { dot: true });
-  const candidates = files.filter((file) => !isExcluded(file.path)).flatMap((file) => candidatesFor(file, options.goal));
+  const candidates = files.filter((file) => !isExcluded(file.path) && options.bounds.isProtected?.(file.path) !== true).flatMap((file) => candidatesFor(file, options.goal));
   candidates.sort(
     (a, b) => CATEGORY_ORDER.indexOf(a.category) - CATEGORY_ORDER.indexOf(b.category) || a.file.risk - b.file.risk || a.file.path.localeCompare(b.file.path),
   );
@@ -131,12 +136,6 @@ export function heuristicPlan(files: FileFacts[], options: { goal: string | null
   return batches.slice(0, options.bounds.maxBatches).map((batch, index) => ({ id: batchId(index), ...batch }));
 }
 
-/**
- * The planner's refinement, kept within bounds (seed 002, 11.3: it cannot invent unbounded
- * tasks): batches whose scope matches no indexed file, or only excluded files, are dropped;
- * budgets are clamped; ids are renumbered; the count is capped. Returns the problems too, so the
- * caller can report them. An empty result means the heuristic plan stands.
- */
 /** Files a planner batch may always cover, whatever the heuristic batches look like. */
 const MIN_PLANNER_FILES = 3;
 
@@ -150,9 +149,15 @@ function largestBatch(heuristic: readonly PlannedBatch[], eligible: readonly str
   return largest;
 }
 
+/**
+ * The planner's refinement, kept within bounds (seed 002, 11.3: it cannot invent unbounded
+ * tasks): batches whose scope matches no indexed file, or only excluded or protected files, are
+ * dropped; budgets are clamped; ids are renumbered; the count is capped. Returns the problems
+ * too, so the caller can report them. An empty result means the heuristic plan stands.
+ */
 export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBounds): { batches: PlannedBatch[]; dropped: string[] } {
   const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
-  const eligible = bounds.files.filter((file) => !isExcluded(file));
+  const eligible = bounds.files.filter((file) => !isExcluded(file) && bounds.isProtected?.(file) !== true);
   const dropped: string[] = [];
   const kept: PlannedBatch[] = [];
   const maxFiles = bounds.heuristic === undefined ? null : largestBatch(bounds.heuristic.filter((batch) => !isFormatBatch(batch)), eligible);
@@ -165,7 +170,7 @@ export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBound
     }
     const matcher = picomatch(batch.scope_globs, { dot: true });
     if (!eligible.some((file) => matcher(file))) {
-      dropped.push(`${batch.id}: scope ${batch.scope_globs.join(', ')} matches no file in scope`);
+      dropped.push(`${batch.id}: scope ${batch.scope_globs.join(', ')} matches no file a patch may change`);
       continue;
     }
     if (maxFiles !== null && !isFormatBatch(batch)) {
