@@ -141,6 +141,23 @@ describe('ratchet refactor run on a terminal: the plan confirmation and the acce
     expect((await readLedger(project.dir, runId)).run?.status).toBe('rejected');
   });
 
+  it('SIGTERM at the plan question cancels like n: nothing left behind, exit 4', async () => {
+    const { repo: project, session } = await start();
+    const before = checkoutState(project);
+
+    await session.waitFor(PLAN_PROMPT);
+    const runId = runIdOf(session);
+    session.signalCli('SIGTERM');
+    const code = await session.exit();
+
+    expect(code, session.text()).toBe(4);
+    expect(session.text()).toContain('Cancelled: nothing was changed');
+    expect(checkoutState(project)).toEqual(before);
+    expect(runBranches(project)).toEqual([]);
+    expect(existsSync(join(project.home, 'worktrees', runId))).toBe(false);
+    expect((await readLedger(project.dir, runId)).run?.status).toBe('rejected');
+  });
+
   it("r at the end drops the run; the user's branch is unchanged and the backup stays", async () => {
     const { project, session, before, runId } = await startAndProceed();
     session.type('r');

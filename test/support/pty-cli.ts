@@ -6,6 +6,7 @@
  * never reach the child before it asks.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { CLI, cliEnv } from './run-cli.js';
 
 function shellQuote(value: string): string {
@@ -28,6 +29,31 @@ export interface PtyCli {
   exit(): Promise<number>;
   /** Kills `script` and the CLI (after a failed expectation), unless they have exited. */
   kill(): void;
+  /** Sends `signal` to the CLI process itself (as `kill` from another shell would), not to `script`. */
+  signalCli(signal: NodeJS.Signals): void;
+}
+
+/** The pid of the process under `root` (itself or a descendant) whose command line contains `needle`. */
+function findProcess(root: number, needle: string): number | null {
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift() ?? root;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    } catch {
+      continue;
+    }
+    if (pid !== root && cmdline.includes(needle)) return pid;
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
+    } catch {
+      // Gone meanwhile.
+    }
+    queue.push(...children.split(' ').filter(Boolean).map(Number));
+  }
+  return null;
 }
 
 /** Starts `ratchet ...args` on a pty, in `cwd`, with the clean CLI environment plus `env`. */
@@ -97,6 +123,11 @@ export function startPtyCli(args: readonly string[], options: { cwd: string; env
     },
     kill(): void {
       if (!closed) child.kill('SIGKILL');
+    },
+    signalCli(signal: NodeJS.Signals): void {
+      const pid = child.pid === undefined ? null : findProcess(child.pid, CLI);
+      if (pid === null) throw new Error('the CLI process is not running');
+      process.kill(pid, signal);
     },
   };
 }

@@ -90,16 +90,20 @@ function printPlan(output: Output, plan: PlannedBatch[]): void {
   }
 }
 
-/** Asks on the terminal (stderr); Ctrl-C or Ctrl-D at the prompt answers with the default (''). */
-async function ask(question: string): Promise<string> {
+/**
+ * Asks on the terminal (stderr); Ctrl-C or Ctrl-D at the prompt, or `stop` (the run's interrupt:
+ * a SIGINT or SIGTERM sent to the process), answers with the default ('').
+ */
+async function ask(question: string, stop?: AbortSignal): Promise<string> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const controller = new AbortController();
   rl.on('SIGINT', () => controller.abort());
   rl.on('close', () => controller.abort());
+  const signal = stop ? AbortSignal.any([controller.signal, stop]) : controller.signal;
   try {
-    return (await rl.question(question, { signal: controller.signal })).trim();
+    return (await rl.question(question, { signal })).trim();
   } catch (error) {
-    if (!controller.signal.aborted) throw error;
+    if (!signal.aborted) throw error;
     process.stderr.write('\n');
     return '';
   } finally {
@@ -107,8 +111,8 @@ async function ask(question: string): Promise<string> {
   }
 }
 
-async function confirm(question: string): Promise<boolean> {
-  return /^y(es)?$/i.test(await ask(question));
+async function confirm(question: string, stop?: AbortSignal): Promise<boolean> {
+  return /^y(es)?$/i.test(await ask(question, stop));
 }
 
 /**
@@ -199,10 +203,11 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         }
         if (!output.json) showConfirmScreen(output, prepared);
         else output.out(JSON.stringify({ type: 'plan', run: prepared.run.id, batches: prepared.plan, backup: prepared.backup }));
-        if (!yes && !(await confirm('\nProceed with these batches? [y/N] '))) {
+        if (!yes && !(await confirm('\nProceed with these batches? [y/N] ', interrupt.signal))) {
           await using ledger = await openRepoLedger(prepared.repoRoot);
           await rejectRun(prepared.repoRoot, await resolveRun(ledger, prepared.run.id), ledger);
           output.out('Cancelled: nothing was changed (the worktree and branch were removed; the backup is kept).');
+          if (interrupt.signal.aborted) setExit(interrupt.bySigint() ? EXIT.sigint : EXIT.interrupted);
           return;
         }
         await using ledger = await openRepoLedger(prepared.repoRoot);
