@@ -287,6 +287,15 @@ describe('ratchet refactor, around the run', () => {
     expect(error.hint).toContain('fast_verifier');
     expect(worktreesUnder(repo.home)).toEqual([]);
     expect(existsSync(join(repo.home, 'backups'))).toBe(false);
+
+    // The same directory outside git: its working copy goes too, nothing is left in RATCHET_HOME.
+    const plainDir = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-plain-noverify-')));
+    cleanups.push(() => rm(plainDir, { recursive: true, force: true }));
+    await writeFiles(plainDir, { ...TS_FILES, 'package.json': packageJson, ...configFile(refactorConfig({ fast: [], full: [] })) });
+    const plain = await ratchet(['refactor', 'run', plainDir, '--provider', 'claude-code', '--yes'], plainDir, claudeEnv(repo, server));
+    expectExit(plain, 2);
+    expect(plain.stderr).toContain('No verifier commands for');
+    expect(existsSync(join(repo.home, 'copies')) ? readdirSync(join(repo.home, 'copies')) : []).toEqual([]);
   });
 
   it('exits 3 with the /login instructions when Claude Code is not authenticated', async () => {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { basename, join, relative, resolve, sep } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
@@ -191,15 +192,24 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         const home = await refactorHome(target, config, { ids: createIdGenerator() });
         const options = { home, target, goal: flags.goal ?? null, config, allowDirty: Boolean(flags.allowDirty), useCritic: Boolean(flags.critic), signal: interrupt.signal, ...(flags.record ? { recordPath: resolve(flags.record) } : {}) };
         let prepared: PreparedRefactor;
-        {
+        let recorded = false;
+        try {
           await using ledger = await openRepoLedger(home.repoRoot);
           const preparing = prepareRefactor(options, engineServices(ledger));
-          let step = await preparing.next();
-          while (!step.done) {
-            report(step.value);
-            step = await preparing.next();
+          try {
+            let step = await preparing.next();
+            while (!step.done) {
+              report(step.value);
+              step = await preparing.next();
+            }
+            prepared = step.value;
+          } finally {
+            recorded = (await ledger.getRun(home.runId)) !== undefined;
           }
-          prepared = step.value;
+        } catch (error) {
+          // A plain directory's copy that never got a run (a check failed first) is left for nobody.
+          if (!home.isGit && !recorded) await rm(dirname(home.repoRoot), { recursive: true, force: true });
+          throw error;
         }
         if (!output.json) showConfirmScreen(output, prepared);
         else output.out(JSON.stringify({ type: 'plan', run: prepared.run.id, batches: prepared.plan, backup: prepared.backup }));
