@@ -81,7 +81,9 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
       run.workflow === 'tdd'
         ? `Finish it with \`ratchet resume ${run.id}\`, or pass --force to accept its checkpoints as they are.`
         : `A ${run.workflow} run is not resumed: pass --force to accept its verified checkpoints as they are, or \`ratchet reject ${run.id}\`.`;
-    throw new RatchetError('usage', `Run ${run.id} is ${run.status}, not completed.`, { hint });
+    // We hold the repository lock, so a `running` run has no live process: it was killed.
+    const gone = run.status === 'running';
+    throw new RatchetError('usage', gone ? `Run ${run.id} did not complete: its process is gone (killed?).` : `Run ${run.id} is ${run.status}, not completed.`, { hint });
   }
   const git = new Git(repoRoot);
   const current = await git.currentBranch();
@@ -245,6 +247,8 @@ export async function rollbackRun(
   ledger: Ledger,
   clock: Clock = systemClock,
 ): Promise<{ commit: string; state: HandoffState | null; removedLocks: string[] }> {
+  if (run.status === 'accepted') throw new RatchetError('usage', `Run ${run.id} was accepted: its commits are on ${run.baseBranch ?? 'your branch'}.`, { hint: 'Undo it with git (git revert, or git reset on your branch).' });
+  if (run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was rejected: there is nothing left to roll back.`);
   if (!existsSync(run.worktree)) throw new RatchetError('not-found', `The worktree of run ${run.id} is gone (${run.worktree}).`);
   return withRunLocked(repoRoot, run, ledger, clock, () => rollbackLocked(run, target, ledger));
 }

@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { asGitRun, type GitRun } from '../../src/engine/git-run.js';
-import { acceptRun } from '../../src/engine/run-control.js';
+import { acceptRun, rollbackRun } from '../../src/engine/run-control.js';
 import { Git } from '../../src/git/git.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
@@ -65,5 +65,23 @@ describe('accept of a run that conflicts with the branch it started from', () =>
     expect(result.commit).toBe(merged);
     expect(existsSync(run.worktree)).toBe(false);
     expect((await ledger.getRun('run-1'))?.status).toBe('accepted');
+  });
+});
+
+describe('accept and rollback say what state the run is in', () => {
+  it('calls a run left `running` by a killed process what it is, and refuses to roll back an accepted run', async () => {
+    const baseCommit = await repo.git.head();
+    const worktree = repo.path('worktrees', 'run-2');
+    await repo.git.addWorktree(worktree, 'ratchet/run-2', baseCommit);
+    const run = asGitRun(await ledger.createRun({ id: 'run-2', workflow: 'tdd', repoRoot: repo.dir, feature: 'f', branch: 'ratchet/run-2', baseBranch: 'main', baseCommit, worktree }));
+
+    await expect(acceptRun(repo.dir, run, ledger, { force: false })).rejects.toMatchObject({
+      code: 'usage',
+      message: 'Run run-2 did not complete: its process is gone (killed?).',
+      hint: expect.stringContaining('ratchet resume run-2') as unknown,
+    });
+    await acceptRun(repo.dir, run, ledger, { force: true });
+    const accepted = asGitRun((await ledger.getRun('run-2')) ?? run);
+    await expect(rollbackRun(repo.dir, accepted, baseCommit, ledger)).rejects.toMatchObject({ code: 'usage', message: 'Run run-2 was accepted: its commits are on main.' });
   });
 });
