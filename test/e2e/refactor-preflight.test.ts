@@ -7,7 +7,7 @@
  * credentials (exit 3, /login instructions).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,6 +78,9 @@ describe('ratchet refactor, around the run', () => {
     expectExit(result, 1);
     const lines = parseNdjson(result.stdout);
     expect(errorOf(lines).message).toMatch(/baseline/i);
+    // It names the failing command and where its output was kept.
+    const output = /exited 1; its output is in (\S+)\.$/.exec(errorOf(lines).message)?.[1] ?? '';
+    expect(readFileSync(output, 'utf8')).toMatch(/6/);
     expect(lines.some((line) => line.type === 'stage-end' && (line as Record<string, unknown>).stage === 'BASELINE' && (line as Record<string, unknown>).outcome === 'rejected')).toBe(true);
     // No model was asked for anything but the authentication check.
     expect(brain.calls.map((call) => call.role)).toEqual(['none']);

@@ -23,6 +23,7 @@ import { boundPlannerBatches, heuristicPlan, type FileFacts, type PlanBounds } f
 import type { RefactorDependencies, RefactorVerifier, VerifierRun } from '../../workflows/refactor/ports.js';
 import { PlannerResponseSchema, type PlannedBatch } from '../../workflows/refactor/schemas.js';
 import { createProviderRuntime, promptDirectory } from '../agent-runtimes.js';
+import { createModelPool, runModel, type ModelPool } from '../model-factory.js';
 import { createEnveloper } from '../event-stream.js';
 import { asGitRun, type GitRun } from '../git-run.js';
 import { runBranch, runDir, worktreePath } from '../run-paths.js';
@@ -90,6 +91,8 @@ export interface PreparedRefactor {
   verifierCommands: { fast: string[]; full: string[] };
   /** The runner of the agent's shell and of the verifiers (sandboxed when it can be), set up once. */
   sandbox: ToolSandbox;
+  /** The run's model clients, shared by the planner, the patcher and the critic (one cassette stream). */
+  models: ModelPool;
 }
 
 export interface RefactorOutcome {
@@ -210,10 +213,12 @@ function patcherTools(config: ResolvedConfig, tools: string, sandbox: ToolSandbo
 
 /**
  * The agent runtime of a refactor role (planner, patcher, critic) on the configured provider;
- * with `sandbox`, the agent's Bash (or the Claude Code CLI, tools and all) runs in it.
+ * with `sandbox`, the agent's Bash (or the Claude Code CLI, tools and all) runs in it. Every
+ * role of a run gets its model clients from the run's one `models` pool: a replay cassette is
+ * one ordered stream for the planner, the patcher and the critic (and `--record` writes one).
  */
-function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, claudeAllowedTools: string, claudeTools = claudeAllowedTools, sandbox?: ToolSandbox, recordPath?: string): AgentRuntime {
-  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(sandbox ? { toolRunner: sandbox.runner, claudeRunner: sandbox.claudeRunner } : {}), ...(recordPath ? { recordPath } : {}), clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, models: ModelPool, claudeAllowedTools: string, claudeTools = claudeAllowedTools, sandbox?: ToolSandbox): AgentRuntime {
+  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(sandbox ? { toolRunner: sandbox.runner, claudeRunner: sandbox.claudeRunner } : {}), models, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
 }
 
 /**
@@ -231,8 +236,9 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
     throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, { hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD.' });
   }
   const settings = await loadRefactorSettings(target, config);
+  const models = createModelPool({ config, env: services.env, ...(options.recordPath ? { recordPath: options.recordPath } : {}), ...(services.fetch ? { fetch: services.fetch } : {}) });
   // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
-  roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob');
+  roleRuntime(config, services, settings, runDir(repoRoot, runId), models, 'Read,Grep,Glob');
   await requireSandboxIfConfigured(config, services.runner);
   // So is a project with nothing to verify it: before any backup or worktree.
   await verifierCommands(target, settings, config);
@@ -258,7 +264,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         worktree,
         provider: config.provider.name,
         // Claude Code picks its own default model unless one was configured (then --model).
-        model: config.provider.name === 'claude-code' && !config.origins['provider.model'] ? null : config.provider.model,
+        model: config.provider.name === 'claude-code' && !config.origins['provider.model'] ? null : runModel(config),
         config: { target, isGit, settings, commands, backup },
       }));
       created = true;
@@ -275,7 +281,9 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
       for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
       yield await record({ type: 'stage-end', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1, outcome: baseline.ok ? 'accepted' : 'rejected' });
       if (!baseline.ok) {
-        throw new RatchetError('gate-failed', 'The baseline verification fails: refusing to refactor a red repository.', { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } });
+        const failed = baseline.results.find((entry) => !entry.result.ok);
+        const where = failed ? ` \`${failed.result.command}\` exited ${String(failed.result.exitCode)}${failed.outputFile ? `; its output is in ${join(repoRoot, failed.outputFile)}` : ''}.` : '';
+        throw new RatchetError('gate-failed', `The baseline verification fails: refusing to refactor a red repository.${where}`, { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } });
       }
       const artifacts = join(runDir(repoRoot, runId), 'artifacts');
       const index = await buildIndex({ root: worktree, cacheDir: join(repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: new Git(worktree), ...(options.signal ? { signal: options.signal } : {}) });
@@ -301,7 +309,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         ].join('\n');
         const events: RatchetEvent[] = [];
         try {
-          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox, options.recordPath).runStage({
+          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), models, 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox).runStage({
             stage: 'PLANNER',
             worktree,
             systemPrompt: prompts.planner,
@@ -334,7 +342,7 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         }
       }
       yield await record({ type: 'plan-create', batches: plan.length, source: planSource, goal: options.goal });
-      return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands, sandbox };
+      return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands, sandbox, models };
     } catch (error) {
       // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
       // backup stays). The ledger keeps the run with its error, as dropped: there is nothing to
@@ -369,7 +377,8 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   // The agent's shell and the commands that run its code are sandboxed as in prepare (a warning
   // there said so when they could not be).
   const { sandbox } = prepared;
-  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), patcherTools(config, settings.claude.allowedTools, sandbox), patcherTools(config, settings.claude.tools, sandbox), sandbox, options.recordPath);
+  // The planner's model clients: a replayed cassette continues, a recorded one grows, where the planner left it.
+  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), prepared.models, patcherTools(config, settings.claude.allowedTools, sandbox), patcherTools(config, settings.claude.tools, sandbox), sandbox);
   // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
   const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: sandbox.runner, redact: createRedactor(secretsFromEnv(services.env)) };
   const runCommands = createCommandsRunner(commandOptions);
