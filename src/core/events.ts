@@ -9,7 +9,16 @@ import type { CheckResult, TestRunResult } from './verification.js';
  * same envelope (`EventEnvelope`). Workflows emit `EventInput`s; the engine adds the envelope.
  */
 export interface EventMap {
-  'run-start': { workflow: string; feature: string; branch: string; worktree: string; baseCommit: string; resumed: boolean };
+  'run-start': {
+    workflow: string;
+    feature: string;
+    branch: string;
+    worktree: string;
+    baseCommit: string;
+    resumed: boolean;
+    /** A replayed run: the cassette, the commit this process starts from, and the entries played before it. */
+    cassette?: { file: string; commit: string; position: number };
+  };
   'run-end': { status: 'completed' | 'failed' | 'interrupted'; message?: string };
   'cycle-start': { cycle: number; test: string | null };
   'stage-start': { stage: StageName; phase: StagePhase; attempt: number; cycle: number };
@@ -48,7 +57,14 @@ export interface EventMap {
     /** Stored copy of the full output, relative to the repository. */
     outputFile: string | null;
   };
-  'checkpoint-create': { stage: StageName; phase: StagePhase; commit: string; subject: string };
+  'checkpoint-create': {
+    stage: StageName;
+    phase: StagePhase;
+    commit: string;
+    subject: string;
+    /** A replayed run: the cassette entries played when the checkpoint was made (where `resume` continues). */
+    cassette?: { file: string; position: number };
+  };
   'checkpoint-rollback': { stage: StageName; to: string; reason: string };
   'note-write': { commit: string; state: HandoffState };
   /**

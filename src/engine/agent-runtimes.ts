@@ -4,7 +4,7 @@ import type { Clock, IdGenerator } from '../core/effects.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
 import type { ProcessRunner } from '../process/types.js';
-import { createRuntimeFactory } from './model-factory.js';
+import { createRuntimeFactory, type ModelPool } from './model-factory.js';
 
 export interface RoleRuntimeOptions {
   config: ResolvedConfig;
@@ -26,6 +26,8 @@ export interface RoleRuntimeOptions {
   timeoutMs: number;
   recordPath?: string;
   fetch?: typeof fetch;
+  /** The run's model clients, shared by all its roles (one cassette position; see `createModelPool`). */
+  models?: ModelPool;
 }
 
 /**
@@ -57,6 +59,7 @@ export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime
     clock: options.clock,
     ...(options.recordPath ? { recordPath: options.recordPath } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.models ? { models: options.models } : {}),
   })('REFACTOR');
 }
 

@@ -6,10 +6,10 @@ import type { AgentStageName } from '../core/stages.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { stageSettings } from '../config/resolved.js';
 import type { ProcessRunner } from '../process/types.js';
-import { createModelClient } from '../llm/providers.js';
+import { createModelClient, endpointOf } from '../llm/providers.js';
 import { createRecordingModelClient } from '../llm/cassette.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
-import { createReplayModelClient } from '../llm/replay.js';
+import { createReplayModelClient, type ReplayModelClient } from '../llm/replay.js';
 import { withRetry } from '../llm/retry.js';
 import { createToolLoopRuntime } from '../agent/tool-loop-runtime.js';
 import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
@@ -21,9 +21,11 @@ export interface RuntimeFactoryOptions {
   /** Runs the agent's Bash commands (a sandboxed runner, see `toolSandbox`); default `runner`. */
   toolRunner?: ProcessRunner;
   clock: Clock;
-  /** Append every model call to this cassette (`--record FILE`). */
+  /** Append every model call to this cassette (`--record FILE`); ignored with `models`. */
   recordPath?: string;
   fetch?: typeof fetch;
+  /** The run's model clients, shared with its other stages or roles (see `createModelPool`). */
+  models?: ModelPool;
   /**
    * For `--provider claude-code`: how to run the CLI (each stage is one headless call); `runner`
    * runs the CLI itself, tools and all (sandboxed, see `toolSandbox`), default `runner` above.
@@ -31,40 +33,122 @@ export interface RuntimeFactoryOptions {
   claude?: { binary: string; promptDir: string; uuid: () => string; timeoutMs: number; runner?: ProcessRunner };
 }
 
+/** The model clients of one run, shared by all its stages and roles. */
+export interface ModelPool {
+  /** The client for `model`: one per model id; with `replay`, the one cassette client for every model. */
+  clientFor(model: string): ModelClient;
+  /** Cassette entries played so far (`replay`), counting those of earlier processes; null for other providers. */
+  cassettePosition(): number | null;
+}
+
+export interface ModelPoolOptions {
+  config: ResolvedConfig;
+  env: Record<string, string | undefined>;
+  /** Append every model call to this cassette (`--record FILE`), in call order. */
+  recordPath?: string;
+  fetch?: typeof fetch;
+  /** `replay`: entries an earlier process of the run already played (`ratchet resume`). */
+  cassetteStart?: number;
+}
+
 /**
- * Builds one agent runtime per stage. Model clients are created once per model id (a replay
- * cassette is one shared, ordered stream) and wrapped, per stage run, in the retry policy, so
- * retries are reported as `model-retry` events of the stage that waits for them.
+ * Creates the model clients of a run lazily, once per model id. A replay cassette is one
+ * shared, ordered stream, and a recorded one is appended to in call order: every stage and role
+ * of a run must use the same pool (one cassette position, one recorder).
+ */
+export function createModelPool(options: ModelPoolOptions): ModelPool {
+  const { config } = options;
+  const clients = new Map<string, ModelClient>();
+  let replay: ReplayModelClient | undefined;
+  return {
+    clientFor(model) {
+      const key = config.provider.name === 'replay' ? 'replay' : model;
+      const cached = clients.get(key);
+      if (cached) return cached;
+      let client: ModelClient;
+      if (config.provider.name === 'replay') {
+        // Named by the cassette (its header's model, else `replay`) unless --model names it.
+        replay = createReplayModelClient({
+          cassettePath: requireCassette(config),
+          ...(config.origins['provider.model'] === 'flag' ? { modelId: config.provider.model } : {}),
+          ...(options.cassetteStart ? { startAt: options.cassetteStart } : {}),
+        });
+        client = replay;
+      } else if (config.provider.name === 'claude-code') {
+        throw new RatchetError('internal', 'claude-code has no model client: it is an agent runtime.');
+      } else {
+        client = createModelClient({
+          provider: config.provider.name,
+          model,
+          ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
+          env: options.env,
+          stream: config.provider.stream,
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+        });
+      }
+      if (options.recordPath) client = createRecordingModelClient(client, options.recordPath, { redact: createRedactor(secretsFromEnv(options.env)) });
+      clients.set(key, client);
+      return client;
+    },
+    cassettePosition: () => (config.provider.name === 'replay' ? (replay?.position() ?? options.cassetteStart ?? 0) : null),
+  };
+}
+
+function requireCassette(config: ResolvedConfig): string {
+  if (!config.provider.cassette) {
+    throw new RatchetError('config', 'The replay provider needs a cassette.', { hint: 'Pass --cassette FILE or set [provider] cassette in .ratchet/config.toml.' });
+  }
+  return config.provider.cassette;
+}
+
+/**
+ * The model a run is recorded with (ledger, status, report): the configured one, except that a
+ * replay run answers with its cassette's model (the header's `model`, else `replay`) unless
+ * `--model` names another. Throws `config` when the replay cassette cannot be read.
+ */
+export function runModel(config: ResolvedConfig): string {
+  if (config.provider.name !== 'replay' || config.origins['provider.model'] === 'flag') return config.provider.model;
+  return createReplayModelClient({ cassettePath: requireCassette(config) }).modelId;
+}
+
+/**
+ * The endpoint a run reaches its provider at, as the provider resolves it from `--base-url` or
+ * the environment (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `OLLAMA_HOST`, else the provider's
+ * default), so `resume` can keep it. Undefined for replay, and for claude-code when neither
+ * `--base-url` nor `ANTHROPIC_BASE_URL` names one (the CLI then uses its own settings).
+ */
+export function runEndpoint(config: ResolvedConfig, env: Record<string, string | undefined>): string | undefined {
+  const { name, baseUrl } = config.provider;
+  if (name === 'replay') return undefined;
+  if (name === 'claude-code') return baseUrl ?? (env.ANTHROPIC_BASE_URL?.trim() || undefined);
+  return endpointOf(name, baseUrl, env) ?? undefined;
+}
+
+/** The environment variable that names a provider's endpoint when `--base-url` does not. */
+export function endpointVariable(provider: ResolvedConfig['provider']['name']): string | undefined {
+  switch (provider) {
+    case 'anthropic':
+    case 'claude-code':
+      return 'ANTHROPIC_BASE_URL';
+    case 'openai':
+    case 'openai-compatible':
+      return 'OPENAI_BASE_URL';
+    case 'ollama':
+      return 'OLLAMA_HOST';
+    case 'replay':
+      return undefined;
+  }
+}
+
+/**
+ * Builds one agent runtime per stage. Model clients come from `models` (default: a pool of this
+ * factory's own) and are wrapped, per stage run, in the retry policy, so retries are reported as
+ * `model-retry` events of the stage that waits for them.
  */
 export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: AgentStageName) => AgentRuntime {
   const { config } = options;
-  const clients = new Map<string, ModelClient>();
-  const clientFor = (model: string): ModelClient => {
-    const key = config.provider.name === 'replay' ? 'replay' : model;
-    const cached = clients.get(key);
-    if (cached) return cached;
-    let client: ModelClient;
-    if (config.provider.name === 'replay') {
-      if (!config.provider.cassette) {
-        throw new RatchetError('config', 'The replay provider needs a cassette.', { hint: 'Pass --cassette FILE or set [provider] cassette in .ratchet/config.toml.' });
-      }
-      client = createReplayModelClient({ cassettePath: config.provider.cassette, modelId: model });
-    } else if (config.provider.name === 'claude-code') {
-      throw new RatchetError('internal', 'claude-code has no model client: it is an agent runtime.');
-    } else {
-      client = createModelClient({
-        provider: config.provider.name,
-        model,
-        ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
-        env: options.env,
-        stream: config.provider.stream,
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-      });
-    }
-    if (options.recordPath) client = createRecordingModelClient(client, options.recordPath, { redact: createRedactor(secretsFromEnv(options.env)) });
-    clients.set(key, client);
-    return client;
-  };
+  const models = options.models ?? createModelPool(options);
+  const clientFor = (model: string): ModelClient => models.clientFor(model);
 
   return (stage) => {
     const { model, timeoutMs } = stageSettings(config, stage);

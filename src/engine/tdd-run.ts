@@ -20,7 +20,8 @@ import type { TddDependencies, TddPolicy } from '../workflows/tdd/ports.js';
 import { initialHandoff, runTdd } from '../workflows/tdd/workflow.js';
 import { createEnveloper } from './event-stream.js';
 import { createGitWorkspace } from './git-workspace.js';
-import { createRuntimeFactory } from './model-factory.js';
+import { createModelPool, createRuntimeFactory, endpointVariable, runEndpoint, runModel, type ModelPool } from './model-factory.js';
+import { CASSETTE_POSITION_EVENTS, cassettePositionAt } from './cassette-position.js';
 import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
 import { clearStaleGitLocks } from './stale-locks.js';
@@ -60,7 +61,7 @@ function tddRuntimes(
   config: ResolvedConfig,
   services: EngineServices,
   promptDir: string,
-  recordPath?: string,
+  models?: ModelPool,
   sandbox?: ToolSandbox,
 ): ReturnType<typeof createRuntimeFactory> {
   return createRuntimeFactory({
@@ -69,7 +70,7 @@ function tddRuntimes(
     runner: services.runner,
     ...(sandbox ? { toolRunner: sandbox.runner } : {}),
     clock: services.clock,
-    ...(recordPath ? { recordPath } : {}),
+    ...(models ? { models } : {}),
     ...(services.fetch ? { fetch: services.fetch } : {}),
     claude: {
       binary: config.refactor.claude.binary,
@@ -140,13 +141,12 @@ export async function* startTdd(
         baseCommit,
         worktree,
         provider: config.provider.name,
-        model: config.provider.model,
+        model: runModel(config),
         config: {
           testCommand: detected.command,
           framework: detected.framework,
           refactor: config.tdd.refactor,
-          ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
-          ...(config.provider.cassette ? { cassette: config.provider.cassette } : {}),
+          ...providerSettings(config, services.env),
         },
       }),
     );
@@ -161,6 +161,7 @@ export async function* startTdd(
       worktree,
       baseCommit,
       resumed: false,
+      ...cassetteAt(config, baseCommit, 0),
     });
     await services.ledger.record(startEvent);
     yield startEvent;
@@ -209,9 +210,30 @@ const StoredTddSettingsSchema = z.object({
 });
 
 /**
+ * What a run stores of its provider beside provider and model: the endpoint it reaches the
+ * provider at, however it was named (`--base-url`, `ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`,
+ * `OLLAMA_HOST`, the provider's default; never with credentials, which are refused), and the
+ * replay cassette.
+ */
+function providerSettings(config: ResolvedConfig, env: EngineServices['env']): { baseUrl?: string; cassette?: string } {
+  const endpoint = runEndpoint(config, env);
+  return {
+    ...(endpoint ? { baseUrl: endpoint } : {}),
+    ...(config.provider.name === 'replay' && config.provider.cassette ? { cassette: config.provider.cassette } : {}),
+  };
+}
+
+/** For a replayed run, where its cassette stands at `commit` (the `cassette` of a `run-start` event). */
+function cassetteAt(config: ResolvedConfig, commit: string, position: number): { cassette?: { file: string; commit: string; position: number } } {
+  return config.provider.name === 'replay' && config.provider.cassette ? { cassette: { file: config.provider.cassette, commit, position } } : {};
+}
+
+/**
  * The provider settings a TDD run started with, for `resume`: the provider, model, endpoint,
- * cassette and refactor mode it recorded. Resuming with them keeps the model the run was
- * started on (it is never swapped silently); flags given to `resume` still win.
+ * cassette and refactor mode it recorded (the endpoint also when only the environment named it,
+ * so a shell without the variable, or with another value in it, does not send the run
+ * elsewhere). Resuming with them keeps the model the run was started on (it is never swapped
+ * silently); flags given to `resume` still win.
  */
 export function runProviderFlags(run: RunRow): Pick<ConfigFlags, 'provider' | 'model' | 'baseUrl' | 'cassette' | 'refactor'> {
   const stored = StoredTddSettingsSchema.safeParse(run.config);
@@ -258,6 +280,44 @@ async function findResumePoint(
     dropped++;
   }
   return { commit: run.baseCommit, state: null, dropped: commits.length };
+}
+
+/** The settings a run stored (`runs.config`), as an object (empty when there are none). */
+function storedConfig(run: RunRow): Record<string, unknown> {
+  return typeof run.config === 'object' && run.config !== null && !Array.isArray(run.config) ? { ...(run.config as Record<string, unknown>) } : {};
+}
+
+/**
+ * Where a resumed replay run's cassette continues: at the entries played when `commit` (the
+ * checkpoint the run resumes from) was made. Undefined for other providers.
+ */
+async function resumeCassettePosition(run: GitRun, commit: string, config: ResolvedConfig, ledger: Ledger): Promise<number | undefined> {
+  const file = config.provider.name === 'replay' ? config.provider.cassette : undefined;
+  if (file === undefined) return undefined;
+  const events = await ledger.events(run.id, { types: CASSETTE_POSITION_EVENTS });
+  const position = cassettePositionAt(events, commit, file, run.baseCommit);
+  if (position === null) {
+    throw new RatchetError('config', `Cannot tell where cassette ${file} stood at checkpoint ${commit.slice(0, 8)} of run ${run.id}: that checkpoint was not made by replaying it.`, {
+      hint: `Roll the run back to a checkpoint made while replaying it (\`ratchet history ${run.id}\`, then \`ratchet rollback <commit>\`), or resume with another provider or a cassette that starts at this checkpoint (--cassette).`,
+    });
+  }
+  return position;
+}
+
+/**
+ * The one-line notice of a resume that keeps the run's recorded endpoint although the
+ * environment names another (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `OLLAMA_HOST`): the
+ * variable does not silently send the run elsewhere; `--base-url` does, when given.
+ */
+function ignoredEndpointNotice(run: RunRow, config: ResolvedConfig, env: EngineServices['env']): string | null {
+  const recorded = StoredTddSettingsSchema.safeParse(run.config).data?.baseUrl;
+  const variable = endpointVariable(config.provider.name);
+  const value = variable === undefined ? undefined : env[variable]?.trim();
+  if (recorded === undefined || variable === undefined || !value || run.provider !== config.provider.name || config.provider.baseUrl !== recorded) return null;
+  const fromEnvironment = runEndpoint({ ...config, provider: { ...config.provider, baseUrl: undefined } }, env);
+  if (fromEnvironment === recorded) return null;
+  const redact = createRedactor(secretsFromEnv(env));
+  return redact(`${variable} (${value}) is not used: run ${run.id} continues at ${recorded}, the endpoint it started with (--base-url chooses another).`);
 }
 
 /** `ratchet resume`: continues a run from its last checkpoint (after a crash, kill -9, SIGINT or a failure). */
@@ -307,6 +367,7 @@ export async function* resumeTdd(
     await worktreeGit.clean();
     const point = await findResumePoint(worktreeGit, run);
     const head = await worktreeGit.head();
+    const cassetteStart = await resumeCassettePosition(run, point.commit, config, services.ledger);
     const envelope = createEnveloper(run.id, services.clock, await services.ledger.lastEventNumber(run.id));
     const startEvent = envelope({
       type: 'run-start',
@@ -316,11 +377,25 @@ export async function* resumeTdd(
       worktree: run.worktree,
       baseCommit: run.baseCommit,
       resumed: true,
+      ...cassetteAt(config, point.commit, cassetteStart ?? 0),
     });
-    // The provider and model this stretch of the run uses (`resume --model` may choose another).
-    await services.ledger.updateRun(run.id, { status: 'running', error: null, provider: config.provider.name, model: config.provider.model });
+    // The provider, model, endpoint and cassette this stretch of the run uses (flags to `resume` may choose others).
+    const { baseUrl: _baseUrl, cassette: _cassette, ...kept } = storedConfig(run);
+    await services.ledger.updateRun(run.id, {
+      status: 'running',
+      error: null,
+      provider: config.provider.name,
+      model: runModel(config),
+      config: { ...kept, ...providerSettings(config, services.env) },
+    });
     await services.ledger.record(startEvent);
     yield startEvent;
+    const ignored = ignoredEndpointNotice(run, config, services.env);
+    if (ignored !== null) {
+      const notice = envelope({ type: 'warning', message: ignored });
+      await services.ledger.record(notice);
+      yield notice;
+    }
     if (removedLocks.length > 0) {
       const removal = envelope({ type: 'git-lock-remove', files: removedLocks });
       await services.ledger.record(removal);
@@ -342,7 +417,7 @@ export async function* resumeTdd(
       run,
       start,
       envelope,
-      { ...options, feature: run.feature, command: detected.command, framework: detected.framework },
+      { ...options, feature: run.feature, command: detected.command, framework: detected.framework, ...(cassetteStart ? { cassetteStart } : {}) },
       services,
     );
   } finally {
@@ -358,6 +433,8 @@ interface ExecuteOptions {
   framework: Parameters<typeof createVerifierPort>[0]['framework'];
   recordPath?: string;
   signal?: AbortSignal;
+  /** A replayed run: cassette entries played before this process (see `cassettePositionAt`). */
+  cassetteStart?: number;
 }
 
 async function* executeRun(
@@ -370,6 +447,15 @@ async function* executeRun(
   const { config } = options;
   const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot: options.repoRoot });
   const worktreeGit = new Git(run.worktree);
+  // One pool for every stage: a replay cassette is one ordered stream (continued from
+  // `cassetteStart` on resume), a recorded one is written in call order.
+  const models = createModelPool({
+    config,
+    env: services.env,
+    ...(options.recordPath ? { recordPath: options.recordPath } : {}),
+    ...(services.fetch ? { fetch: services.fetch } : {}),
+    ...(options.cassetteStart ? { cassetteStart: options.cassetteStart } : {}),
+  });
   const sandbox = await toolSandbox(config, services.runner, { protect: [options.repoRoot], worktree: run.worktree, dependenciesOf: options.repoRoot });
   if (sandbox.notice !== null) {
     const warning = envelope({ type: 'warning', message: sandbox.notice });
@@ -389,7 +475,7 @@ async function* executeRun(
       runner: sandbox.runner,
       redact: createRedactor(secretsFromEnv(services.env)),
     }),
-    agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), options.recordPath, sandbox),
+    agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), models, sandbox),
     prompt(stage, variables) {
       const template = stagePrompt(prompts, stage);
       return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };
@@ -420,7 +506,13 @@ async function* executeRun(
         outcome = { runId: run.id, status: 'completed', state: next.value.state, error: null };
         break;
       }
-      const event = envelope(next.value);
+      // A replayed run records how far its cassette got with each checkpoint: `resume` continues there.
+      const position = next.value.type === 'checkpoint-create' ? models.cassettePosition() : null;
+      const event = envelope(
+        next.value.type === 'checkpoint-create' && position !== null && config.provider.cassette !== undefined
+          ? { ...next.value, cassette: { file: config.provider.cassette, position } }
+          : next.value,
+      );
       if (event.type !== 'model-delta') await services.ledger.record(event);
       yield event;
     }

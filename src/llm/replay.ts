@@ -25,12 +25,19 @@ export type ReplayModelClientOptions = (
   modelId?: string;
   /** Milliseconds clock for `latencyMs`; default `Date.now`. */
   now?: () => number;
+  /**
+   * Entries already played (by an earlier process of the same run, which `ratchet resume`
+   * continues): the first request is matched against entry `startAt + 1`. Default 0.
+   */
+  startAt?: number;
 };
 
 /** A replay client also tells how far it got, for assertions that a cassette was used up. */
 export interface ReplayModelClient extends ModelClient {
   /** Entries not yet played. */
   remaining(): number;
+  /** Entries played so far, counting `startAt`: where a later process would continue. */
+  position(): number;
 }
 
 /**
@@ -45,13 +52,20 @@ export function createReplayModelClient(options: ReplayModelClientOptions): Repl
   const modelId = options.modelId ?? headerModel ?? 'replay';
   const now = options.now ?? Date.now;
   const label = source ?? 'scripted cassette';
-  let next = 0;
+  const startAt = options.startAt ?? 0;
+  if (!Number.isInteger(startAt) || startAt < 0 || startAt > entries.length) {
+    throw new RatchetError('config', `Cannot continue replay cassette ${label} after entry #${startAt}: it has ${entries.length} entries.`, {
+      hint: 'Resume with the cassette the run was started with, or pass another with --cassette.',
+    });
+  }
+  let next = startAt;
 
   return {
     specificationVersion: 'ratchet-model-v1',
     provider: 'replay',
     modelId,
     remaining: () => entries.length - next,
+    position: () => next,
     generate(request: ModelRequest, generateOptions: GenerateOptions = {}): Promise<ModelResponse> {
       const started = now();
       throwIfAborted(generateOptions.signal);

@@ -102,6 +102,27 @@ describe('replay client', () => {
     expect(error.message).toContain('+  "lastUser": "b"');
   });
 
+  it('continues after the entries an earlier process played (startAt) and tells its position', async () => {
+    const entries = [
+      { match: { stage: 'Stage: PLAN' }, response: { text: 'plan' } },
+      { match: { stage: 'Stage: RED' }, response: { text: 'red' } },
+      { match: { stage: 'Stage: GREEN' }, response: { text: 'green' } },
+    ];
+    const fresh = createReplayModelClient({ entries });
+    expect(fresh.position()).toBe(0);
+    const resumed = createReplayModelClient({ entries, startAt: 1 });
+    expect(resumed.position()).toBe(1);
+    expect((await resumed.generate(userRequest('a test'))).text).toBe('red');
+    expect(resumed.position()).toBe(2);
+    expect(resumed.remaining()).toBe(1);
+    const error = (await rejectionOf(resumed.generate(userRequest('a test')))) as RatchetError;
+    expect(error.code).toBe('replay-mismatch');
+    expect(error.message).toContain('entry #3');
+    expect(resumed.position()).toBe(2);
+    expect(createReplayModelClient({ entries, startAt: 3 }).remaining()).toBe(0);
+    expect(() => createReplayModelClient({ entries, startAt: 4 })).toThrow('it has 3 entries');
+  });
+
   it('names the line of an invalid cassette entry', async () => {
     const path = join(dir, 'bad.ndjson');
     await writeFile(
