@@ -179,6 +179,11 @@ describe('the repository lock', () => {
     const resume = await runCli(project, resumeArgs(start.runId));
     expect(resume.code, describeResult(resume)).toBe(2);
     expect(errorLine(resume).code).toBe('locked');
+    // Plain output does not claim it is resuming a run it will refuse.
+    const plainResume = await runCli(project, ['resume', start.runId, ...PROVIDER_ARGS]);
+    expect(plainResume.code, describeResult(plainResume)).toBe(2);
+    expect(plainResume.stdout).not.toContain('Resuming');
+    expect(plainResume.stderr).toMatch(/error: The repository is locked by run/);
 
     // None of the refused commands created a run or touched the active one.
     const runs = await withLedger(project, (ledger) => ledger.listRuns(10));

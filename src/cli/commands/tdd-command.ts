@@ -4,6 +4,8 @@ import pc from 'picocolors';
 import { RatchetError } from '../../core/errors.js';
 import type { RatchetEvent } from '../../core/events.js';
 import { resolveRun } from '../../engine/run-control.js';
+import { Git } from '../../git/git.js';
+import { runLockHeld } from '../../git/repo-lock.js';
 import { isFinished, startTdd, resumeTdd, runProviderFlags, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
 import type { Ledger } from '../../ledger/types.js';
 import { configFor, createCliOutput, engineServices, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
@@ -92,7 +94,8 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
         if (flags.provider !== undefined && flags.provider !== recorded.provider) return flags;
         const given: TddFlags = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined));
         // Said only of a run that will resume (resumeTdd refuses the others with the reason).
-        const resumable = run.workflow === 'tdd' && !isFinished(run);
+        // (and not of a run another process is still running: that one is refused as locked).
+        const resumable = run.workflow === 'tdd' && !isFinished(run) && !(await runLockHeld(await new Git(run.repoRoot).commonDir(), run.id));
         if (!output.json && resumable && recorded.provider !== undefined) {
           const model = given.model ?? recorded.model;
           const how = given.model === undefined ? 'as it started (--provider and --model choose another)' : 'with the model given';
