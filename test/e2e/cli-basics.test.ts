@@ -11,12 +11,14 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { startFakeOpenAiServer } from '../support/fake-openai-server.js';
 import {
   ANTHROPIC_FLAGS,
   checkoutState,
   checkpointsOf,
   createProjectRepo,
   E2E_API_KEY,
+  E2E_MODEL,
   readLedger,
   ratchetEnv,
   startScriptedModel,
@@ -236,6 +238,124 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(DoctorSchema.parse(JSON.parse(bogus.stdout)).checks.find((check) => check.status === 'fail')).toMatchObject({ name: 'config', detail: expect.stringContaining('bogus') as unknown });
   });
 
+  it('doctor checks the key and the endpoint by listing the models (no tokens spent), never showing the key', async () => {
+    const repo = await project(NODE_PROJECT);
+    const server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY, models: [E2E_MODEL, 'claude-other-20250101'] });
+    cleanups.push(() => server.close());
+    const doctor = (env: Record<string, string>, ...flags: string[]) =>
+      runCli(['doctor', '--no-baseline', '--provider', 'anthropic', '--model', E2E_MODEL, ...flags], { cwd: repo.dir, env });
+    const endpointLines = (checks: z.infer<typeof DoctorSchema>['checks']) => checks.filter((check) => ['endpoint', 'key', 'model'].includes(check.name));
+
+    // The right key: accepted, the model listed; one GET of the Models API and no message sent.
+    const right = await doctor(ratchetEnv(repo, server, E2E_API_KEY), '--json');
+    expect(right.exitCode, describeResult(right)).toBe(0);
+    expect(endpointLines(DoctorSchema.parse(JSON.parse(right.stdout)).checks)).toEqual([
+      { name: 'endpoint', status: 'ok', detail: `${server.url} answers GET /v1/models (HTTP 200)` },
+      { name: 'key', status: 'ok', detail: 'ANTHROPIC_API_KEY accepted' },
+      { name: 'model', status: 'ok', detail: `${E2E_MODEL} is listed` },
+    ]);
+    expect(server.requests.map((request) => `${request.method} ${request.path}${request.search}`)).toEqual(['GET /v1/models?limit=1000']);
+    expect(server.requests[0]?.headers).toMatchObject({ 'x-api-key': E2E_API_KEY, 'anthropic-version': '2023-06-01' });
+
+    // A model the endpoint does not list is a warning only (gateways name models their own way).
+    const unlisted = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'anthropic', '--model', 'claude-from-a-gateway'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
+    expect(unlisted.exitCode, describeResult(unlisted)).toBe(0);
+    expect(DoctorSchema.parse(JSON.parse(unlisted.stdout)).checks.find((check) => check.name === 'model')).toMatchObject({
+      status: 'warn',
+      detail: `claude-from-a-gateway is not among the 2 models the endpoint lists (${E2E_MODEL}, claude-other-20250101)`,
+    });
+
+    // A wrong key: rejected with a fix naming the variable, exit 2, the key nowhere in the output.
+    const wrongKey = `sk-ant-WRONG-${E2E_API_KEY.slice(-24)}`;
+    const wrongJson = await doctor(ratchetEnv(repo, server, wrongKey), '--json');
+    expect(wrongJson.exitCode, describeResult(wrongJson)).toBe(2);
+    const rejected = DoctorSchema.parse(JSON.parse(wrongJson.stdout));
+    expect(rejected.ok).toBe(false);
+    expect(rejected.checks.filter((check) => check.status === 'fail')).toEqual([
+      {
+        name: 'key',
+        status: 'fail',
+        detail: 'ANTHROPIC_API_KEY rejected (HTTP 401 authentication_error: invalid x-api-key)',
+        hint: expect.stringContaining('export ANTHROPIC_API_KEY=...') as unknown,
+      },
+    ]);
+    const wrongText = await doctor(ratchetEnv(repo, server, wrongKey));
+    expect(wrongText.exitCode, describeResult(wrongText)).toBe(2);
+    expect(wrongText.stdout).toMatch(/^✗ key +ANTHROPIC_API_KEY rejected \(HTTP 401/m);
+    for (const output of [wrongJson.stdout, wrongJson.stderr, wrongText.stdout, wrongText.stderr]) {
+      expect(output).not.toContain(wrongKey);
+      expect(output).not.toContain(E2E_API_KEY);
+    }
+
+    // A server error on the models route is a failure, never "answers".
+    const failing = await startFakeAnthropicServer({ apiKey: E2E_API_KEY, models: { status: 500 } });
+    cleanups.push(() => failing.close());
+    const broken = await doctor(ratchetEnv(repo, failing, E2E_API_KEY), '--json');
+    expect(broken.exitCode, describeResult(broken)).toBe(2);
+    expect(endpointLines(DoctorSchema.parse(JSON.parse(broken.stdout)).checks)).toEqual([
+      {
+        name: 'endpoint',
+        status: 'fail',
+        detail: `${failing.url} answered GET /v1/models with a server error (HTTP 500 api_error: Internal server error); ANTHROPIC_API_KEY is not verified`,
+        hint: expect.stringContaining('--base-url') as unknown,
+      },
+    ]);
+
+    // A gateway without the models route: reachable, key not verified, a warning (exit 0).
+    const gateway = await startFakeAnthropicServer({ apiKey: E2E_API_KEY, models: 'absent' });
+    cleanups.push(() => gateway.close());
+    const unverified = await doctor(ratchetEnv(repo, gateway, E2E_API_KEY), '--json');
+    expect(unverified.exitCode, describeResult(unverified)).toBe(0);
+    expect(endpointLines(DoctorSchema.parse(JSON.parse(unverified.stdout)).checks)).toEqual([
+      {
+        name: 'endpoint',
+        status: 'warn',
+        detail: `${gateway.url} answers, but has no model list (GET /v1/models: HTTP 404); ANTHROPIC_API_KEY is not verified`,
+        hint: expect.stringContaining('gateways') as unknown,
+      },
+    ]);
+  });
+
+  it('doctor lists the models of OpenAI-style endpoints with Bearer auth: openai, and ollama without a key', async () => {
+    const repo = await project(NODE_PROJECT);
+    const openAiKey = `sk-proj-e2e-${E2E_API_KEY.slice(-20)}`;
+    const server = await startFakeOpenAiServer({ apiKey: openAiKey, models: ['gpt-4o', 'llama3.2:latest'] });
+    cleanups.push(() => server.close());
+    const env = { ...ratchetEnv(repo, null, null) };
+    const accepted = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'openai', '--model', 'gpt-4o', '--base-url', server.url], { cwd: repo.dir, env: { ...env, OPENAI_API_KEY: openAiKey } });
+    expect(accepted.exitCode, describeResult(accepted)).toBe(0);
+    expect(DoctorSchema.parse(JSON.parse(accepted.stdout)).checks.filter((check) => ['key', 'model'].includes(check.name))).toEqual([
+      { name: 'key', status: 'ok', detail: 'OPENAI_API_KEY accepted' },
+      { name: 'model', status: 'ok', detail: 'gpt-4o is listed' },
+    ]);
+    expect(server.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/models', headers: { authorization: `Bearer ${openAiKey}` } });
+
+    // OpenAI quotes a wrong key masked (sk-****...1234): not even that reaches the output.
+    const wrongKey = `sk-proj-WRONG-${E2E_API_KEY.slice(-20)}`;
+    const refused = await runCli(['doctor', '--no-baseline', '--provider', 'openai', '--model', 'gpt-4o', '--base-url', server.url], { cwd: repo.dir, env: { ...env, OPENAI_API_KEY: wrongKey } });
+    expect(refused.exitCode, describeResult(refused)).toBe(2);
+    expect(refused.stdout).toMatch(/^✗ key +OPENAI_API_KEY rejected \(HTTP 401 invalid_request_error: Incorrect API key provided: \[REDACTED\]\./m);
+    expect(refused.stdout).toContain('fix: Set OPENAI_API_KEY to a key this endpoint accepts');
+    expect(refused.stdout + refused.stderr).not.toContain(wrongKey.slice(-4));
+
+    // Ollama: OLLAMA_HOST, no key needed, `llama3.2` is served as `llama3.2:latest`.
+    const ollama = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'ollama', '--model', 'llama3.2'], { cwd: repo.dir, env: { ...env, OLLAMA_HOST: server.origin.replace('http://', '') } });
+    expect(ollama.exitCode, describeResult(ollama)).toBe(2); // the fake wants a key: Ollama's own wants none
+    expect(DoctorSchema.parse(JSON.parse(ollama.stdout)).checks.find((check) => check.name === 'key')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('the endpoint wants a key and none is set (HTTP 401') as unknown,
+      hint: expect.stringContaining('Ollama itself needs no key') as unknown,
+    });
+    const keyless = await startFakeOpenAiServer({ models: ['llama3.2:latest'] });
+    cleanups.push(() => keyless.close());
+    const local = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'ollama', '--model', 'llama3.2'], { cwd: repo.dir, env: { ...env, OLLAMA_HOST: keyless.origin.replace('http://', '') } });
+    expect(local.exitCode, describeResult(local)).toBe(0);
+    expect(DoctorSchema.parse(JSON.parse(local.stdout)).checks.filter((check) => ['endpoint', 'key', 'model'].includes(check.name))).toEqual([
+      { name: 'endpoint', status: 'ok', detail: `${keyless.url} answers GET /v1/models (HTTP 200)` },
+      { name: 'model', status: 'ok', detail: 'llama3.2 is listed (as llama3.2:latest)' },
+    ]);
+  });
+
   it('refuses a dirty working tree (exit 2, with a hint) unless --allow-dirty', async () => {
     const repo = await project(FINISHED_PROJECT);
     const model = await startScriptedModel({
@@ -318,6 +438,9 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const empty = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS, '--allow-dirty'], { cwd: fresh, env });
     expect(empty.exitCode, describeResult(empty)).toBe(2);
     expect(empty.stderr).toMatch(/has no commits yet: a run starts from a commit\.[\s\S]*hint: Commit your project first/);
+    const doctor = await runCli(['doctor', '--json', '--no-baseline'], { cwd: fresh, env });
+    expect(doctor.exitCode, describeResult(doctor)).toBe(2);
+    expect(JSON.parse(doctor.stdout)).toMatchObject({ checks: expect.arrayContaining([{ name: 'repository', status: 'fail', detail: `${fresh} has no commits yet`, hint: expect.stringContaining('Commit your project first') as unknown }]) as unknown });
   });
 
   it('stops at once with exit 3 and a clear message when the API key is rejected (401)', async () => {

@@ -149,3 +149,91 @@ describe('fake OpenAI server', () => {
     });
   });
 });
+
+describe('the fakes\' models routes', () => {
+  const servers: Array<{ close: () => Promise<void> }> = [];
+  afterAll(async () => {
+    for (const server of servers) await server.close();
+  });
+  const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { headers });
+
+  it('Anthropic: lists the models page by page, checks the key like /v1/messages, and is absent or failing on request', async () => {
+    const keyed = await startFakeAnthropicServer({ apiKey: 'sk-ant-right', models: ['claude-a-20250101', 'claude-b-20250101', 'claude-c-20250101'] });
+    servers.push(keyed);
+    const headers = { 'x-api-key': 'sk-ant-right', 'anthropic-version': '2023-06-01' };
+    const page = await get(`${keyed.url}/v1/models?limit=2`, headers);
+    expect(page.status).toBe(200);
+    expect(await page.json()).toEqual({
+      data: [
+        { type: 'model', id: 'claude-a-20250101', display_name: 'claude-a-20250101', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT00:00:00Z$/) as unknown },
+        { type: 'model', id: 'claude-b-20250101', display_name: 'claude-b-20250101', created_at: expect.any(String) as unknown },
+      ],
+      has_more: true,
+      first_id: 'claude-a-20250101',
+      last_id: 'claude-b-20250101',
+    });
+    const next = (await (await get(`${keyed.url}/v1/models?limit=2&after_id=claude-b-20250101`, headers)).json()) as { data: Array<{ id: string }>; has_more: boolean };
+    expect(next.data.map((model) => model.id)).toEqual(['claude-c-20250101']);
+    expect(next.has_more).toBe(false);
+    // Bearer works as on /v1/messages; a wrong key or none gets the same 401.
+    expect((await get(`${keyed.url}/v1/models`, { authorization: 'Bearer sk-ant-right' })).status).toBe(200);
+    for (const wrong of [{ 'x-api-key': 'sk-ant-wrong' }, {}] as Array<Record<string, string>>) {
+      const refused = await get(`${keyed.url}/v1/models`, wrong);
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
+    }
+    const message = await post(`${keyed.url}/v1/messages`, { model: 'm', max_tokens: 1, messages: [] }, { 'x-api-key': 'sk-ant-wrong' });
+    expect(message.status).toBe(401);
+    expect(keyed.pending()).toBe(0);
+
+    const defaults = await startFakeAnthropicServer();
+    const absent = await startFakeAnthropicServer({ models: 'absent' });
+    const failing = await startFakeAnthropicServer({ models: { status: 500 } });
+    servers.push(defaults, absent, failing);
+    const listed = (await (await get(`${defaults.url}/v1/models`, { 'x-api-key': 'k' })).json()) as { data: Array<{ id: string }> };
+    expect(listed.data.map((model) => model.id)).toContain('claude-sonnet-4-5-20250929');
+    const missing = await get(`${absent.url}/v1/models`, { 'x-api-key': 'k' });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    const broken = await get(`${failing.url}/v1/models`, { 'x-api-key': 'k' });
+    expect(broken.status).toBe(500);
+    expect(await broken.json()).toMatchObject({ type: 'error', error: { type: 'api_error' }, request_id: expect.any(String) as unknown });
+    // The key is checked before the configured failure.
+    expect((await get(`${failing.url}/v1/models`)).status).toBe(401);
+  });
+
+  it('OpenAI: lists every model, refuses a wrong key like /v1/chat/completions (the key masked in the message)', async () => {
+    const keyed = await startFakeOpenAiServer({ apiKey: 'sk-openai-right-0123456789', models: ['gpt-x', 'gpt-y'] });
+    servers.push(keyed);
+    const listed = await get(`${keyed.url}/models`, { authorization: 'Bearer sk-openai-right-0123456789' });
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toEqual({
+      object: 'list',
+      data: [
+        { id: 'gpt-x', object: 'model', created: expect.any(Number) as unknown, owned_by: 'system' },
+        { id: 'gpt-y', object: 'model', created: expect.any(Number) as unknown, owned_by: 'system' },
+      ],
+    });
+    const wrongKey = 'sk-openai-WRONG-0123456789';
+    for (const response of [
+      await get(`${keyed.url}/models`, { authorization: `Bearer ${wrongKey}` }),
+      await post(`${keyed.url}/chat/completions`, { model: 'gpt-x', messages: [] }, { authorization: `Bearer ${wrongKey}` }),
+    ]) {
+      expect(response.status).toBe(401);
+      const body = (await response.json()) as { error: { message: string; code: string } };
+      expect(body.error.code).toBe('invalid_api_key');
+      expect(body.error.message).toMatch(/^Incorrect API key provided: sk-\*+6789\./);
+      expect(body.error.message).not.toContain(wrongKey);
+    }
+
+    const keyless = await startFakeOpenAiServer();
+    const absent = await startFakeOpenAiServer({ models: 'absent' });
+    const failing = await startFakeOpenAiServer({ models: { status: 503 } });
+    servers.push(keyless, absent, failing);
+    expect(((await (await get(`${keyless.url}/models`)).json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    expect((await get(`${absent.url}/models`)).status).toBe(404);
+    const busy = await get(`${failing.url}/models`);
+    expect(busy.status).toBe(503);
+    expect(await busy.json()).toMatchObject({ error: { type: 'server_error' } });
+  });
+});

@@ -22,8 +22,13 @@
  *   `content_block_stop`, `ping` events in between, `message_delta` (stop reason, cumulative usage)
  *   and `message_stop`. Otherwise a JSON message.
  * - `POST /v1/messages/count_tokens` answers `{input_tokens}` without consuming a reply.
- * - Credentials: `x-api-key` or `authorization: Bearer` must be present (401 otherwise); when the
- *   `apiKey` option is set they must equal it.
+ * - `GET /v1/models` (the Models API, `?limit=` 1..1000, default 20, and `?after_id=`) lists the
+ *   `models` option's ids, newest first, as `{data: [{type: 'model', id, display_name,
+ *   created_at}], has_more, first_id, last_id}`, without consuming a reply; `models: 'absent'`
+ *   makes it a 404 and `models: {status}` an error.
+ * - Credentials (messages and models alike): `x-api-key` or `authorization: Bearer` must be
+ *   present (401 `authentication_error` otherwise); when the `apiKey` option is set they must
+ *   equal it.
  * - Unknown body keys (`thinking`, `context_management`, `output_config`, ...) and
  *   `{"role":"system"}` entries inside `messages` are accepted and ignored.
  * - The response `model` echoes the requested model id exactly.
@@ -116,6 +121,9 @@ const messagesBodySchema = z.looseObject({
   stream: z.boolean().optional(),
 });
 
+/** What `GET /v1/models` lists by default: dated snapshots, as the real API names them. */
+const DEFAULT_MODELS = ['claude-opus-4-5-20251101', 'claude-sonnet-4-5-20250929', 'claude-haiku-4-5-20251001'];
+
 /** Starts the fake Anthropic server on 127.0.0.1. */
 export async function startFakeAnthropicServer(
   options: StartFakeAnthropicServerOptions = {},
@@ -128,24 +136,60 @@ export async function startFakeAnthropicServer(
   });
 }
 
-function rejectRequest(request: RecordedRequest, apiKey: string | undefined): AnthropicReply | undefined {
+function rejectRequest(request: RecordedRequest, options: StartFakeAnthropicServerOptions): AnthropicReply | undefined {
   if (request.method === 'POST' && request.path === '/v1/messages/count_tokens') {
     return { kind: 'raw', status: 200, body: JSON.stringify({ input_tokens: estimateTokens(request.body) }) };
   }
-  if (request.method !== 'POST' || request.path !== '/v1/messages') {
-    return { kind: 'error', status: 404, message: `No route for ${request.method} ${request.path}` };
+  if (request.method === 'GET' && request.path === '/v1/models' && options.models !== 'absent') {
+    return keyRejection(request, options.apiKey) ?? listModels(request, options.models ?? DEFAULT_MODELS);
   }
+  if (request.method !== 'POST' || request.path !== '/v1/messages') {
+    return rawError(404, `No route for ${request.method} ${request.path}`);
+  }
+  const rejected = keyRejection(request, options.apiKey);
+  if (rejected !== undefined) return rejected;
+  const parsed = messagesBodySchema.safeParse(request.body);
+  if (!parsed.success) {
+    return rawError(400, `Invalid request body: ${parsed.error.issues[0]?.message ?? ''}`);
+  }
+  return undefined;
+}
+
+/** An error answered before any reply is taken (`respond` needs a messages body; these have none). */
+function rawError(status: number, message?: string): CommonReply {
+  const requestId = `req_fake_${status}`;
+  return { kind: 'raw', status, headers: { 'content-type': 'application/json', 'request-id': requestId }, body: errorBody(ERROR_TYPES[status] ?? 'api_error', message, requestId) };
+}
+
+/** 401 unless the request carries a key (`x-api-key` or Bearer), and `apiKey` when that is set. */
+function keyRejection(request: RecordedRequest, apiKey: string | undefined): CommonReply | undefined {
   const key = request.headers['x-api-key'];
   const bearer = request.headers.authorization;
   const given = typeof key === 'string' ? key : bearer?.startsWith('Bearer ') ? bearer.slice(7) : undefined;
-  if (given === undefined || (apiKey !== undefined && given !== apiKey)) {
-    return { kind: 'error', status: 401 };
-  }
-  const parsed = messagesBodySchema.safeParse(request.body);
-  if (!parsed.success) {
-    return { kind: 'error', status: 400, message: `Invalid request body: ${parsed.error.issues[0]?.message ?? ''}` };
-  }
-  return undefined;
+  return given === undefined || (apiKey !== undefined && given !== apiKey) ? rawError(401) : undefined;
+}
+
+/** `GET /v1/models`: one page of `ids` (or the configured error), in the Models API's shape. */
+function listModels(request: RecordedRequest, models: readonly string[] | { status: number }): AnthropicReply {
+  if ('status' in models) return rawError(models.status);
+  const requestId = 'req_fake_models';
+  const query = new URLSearchParams(request.search);
+  const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 20) || 20));
+  const afterId = query.get('after_id');
+  const start = afterId === null ? 0 : models.indexOf(afterId) + 1;
+  const page = models.slice(start, start + limit);
+  const data = page.map((id, index) => ({
+    type: 'model',
+    id,
+    display_name: id,
+    created_at: new Date(Date.UTC(2025, 11, 1) - (start + index) * 86_400_000).toISOString().replace('.000Z', 'Z'),
+  }));
+  const body = { data, has_more: start + page.length < models.length, first_id: page[0] ?? null, last_id: page.at(-1) ?? null };
+  return { kind: 'raw', status: 200, headers: { 'content-type': 'application/json', 'request-id': requestId }, body: JSON.stringify(body) };
+}
+
+function errorBody(errorType: string, message: string | undefined, requestId: string): string {
+  return JSON.stringify({ type: 'error', error: { type: errorType, message: message ?? ERROR_MESSAGES[errorType] ?? 'Error' }, request_id: requestId });
 }
 
 async function respond(
@@ -160,13 +204,7 @@ async function respond(
     case 'error': {
       const errorType = reply.errorType ?? ERROR_TYPES[reply.status] ?? 'api_error';
       res.writeHead(reply.status, { 'content-type': 'application/json', 'request-id': requestId, ...reply.headers });
-      res.end(
-        JSON.stringify({
-          type: 'error',
-          error: { type: errorType, message: reply.message ?? ERROR_MESSAGES[errorType] ?? 'Error' },
-          request_id: requestId,
-        }),
-      );
+      res.end(errorBody(errorType, reply.message, requestId));
       return;
     }
     case 'malformed':

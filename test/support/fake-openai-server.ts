@@ -19,8 +19,12 @@
  *   chunk and its `arguments` JSON split over later chunks, a chunk with `finish_reason`, a usage
  *   chunk (`choices: []`) only when `stream_options.include_usage` is true, then `data: [DONE]`.
  * - Errors in OpenAI's shape `{"error":{"message","type","param","code"}}`.
- * - `Authorization: Bearer <key>` is required only when the `apiKey` option is set (local
- *   servers ignore keys).
+ * - `GET /v1/models` lists the `models` option's ids as `{object: 'list', data: [{id, object:
+ *   'model', created, owned_by}]}` without consuming a reply (Ollama, vLLM and llama.cpp serve it
+ *   too); `models: 'absent'` makes it a 404 and `models: {status}` an error.
+ * - `Authorization: Bearer <key>` is required, on both routes, only when the `apiKey` option is
+ *   set (local servers ignore keys); a wrong one gets 401 `invalid_api_key`, its message quoting the
+ *   key masked but for its first 3 and last 4 characters, as OpenAI does.
  * - The response `model` echoes the requested model id exactly.
  */
 import type { ServerResponse } from 'node:http';
@@ -98,6 +102,9 @@ const chatBodySchema = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
 });
 
+/** What `GET /v1/models` lists by default. */
+const DEFAULT_MODELS = ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1'];
+
 /** Starts the fake OpenAI-compatible server on 127.0.0.1. */
 export async function startFakeOpenAiServer(options: StartFakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
   return startProviderFake<OpenAiChatReply>(options, {
@@ -108,18 +115,52 @@ export async function startFakeOpenAiServer(options: StartFakeOpenAiServerOption
   });
 }
 
-function rejectRequest(request: RecordedRequest, apiKey: string | undefined): OpenAiReply | undefined {
+function rejectRequest(request: RecordedRequest, options: StartFakeOpenAiServerOptions): OpenAiReply | undefined {
+  const keyRejected = options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`;
+  if (request.method === 'GET' && request.path === '/v1/models' && options.models !== 'absent') {
+    return keyRejected ? wrongKey(request) : listModels(options.models ?? DEFAULT_MODELS);
+  }
+  // Raw replies: `respond` needs a chat body, which these requests may not have.
   if (request.method !== 'POST' || request.path !== '/v1/chat/completions') {
-    return { kind: 'error', status: 404, code: null, message: `Unknown route ${request.method} ${request.path}` };
+    return { kind: 'raw', status: 404, body: errorBody(404, { code: null, message: `Unknown route ${request.method} ${request.path}` }) };
   }
-  if (apiKey !== undefined && request.headers.authorization !== `Bearer ${apiKey}`) {
-    return { kind: 'error', status: 401 };
-  }
+  if (keyRejected) return wrongKey(request);
   const parsed = chatBodySchema.safeParse(request.body);
   if (!parsed.success) {
-    return { kind: 'error', status: 400, message: `Invalid request body: ${parsed.error.issues[0]?.message ?? ''}` };
+    return { kind: 'raw', status: 400, body: errorBody(400, { message: `Invalid request body: ${parsed.error.issues[0]?.message ?? ''}` }) };
   }
   return undefined;
+}
+
+/** 401 as OpenAI words it: the key that was sent, masked but for its first 3 and last 4 characters. */
+function wrongKey(request: RecordedRequest): OpenAiReply {
+  const given = request.headers.authorization?.replace(/^Bearer /, '') ?? '';
+  const message = given === ''
+    ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+    : `Incorrect API key provided: ${given.slice(0, 3)}${'*'.repeat(Math.max(0, given.length - 7))}${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
+  return { kind: 'raw', status: 401, body: errorBody(401, { message }) };
+}
+
+/** `GET /v1/models`: every id (the list is not paginated), or the error for `status`. */
+function listModels(models: readonly string[] | { status: number }): OpenAiReply {
+  if ('status' in models) {
+    return { kind: 'raw', status: models.status, body: errorBody(models.status, {}) };
+  }
+  const data = models.map((id, index) => ({ id, object: 'model', created: 1_700_000_000 - index * 86_400, owned_by: 'system' }));
+  return { kind: 'raw', status: 200, body: JSON.stringify({ object: 'list', data }) };
+}
+
+/** `{"error": {message, type, param, code}}`, each field defaulting from the status. */
+function errorBody(status: number, reply: { message?: string; errorType?: string; code?: string | null }): string {
+  const defaults = ERROR_DEFAULTS[status] ?? { type: 'server_error', code: null, message: 'Error' };
+  return JSON.stringify({
+    error: {
+      message: reply.message ?? defaults.message,
+      type: reply.errorType ?? defaults.type,
+      param: null,
+      code: reply.code === undefined ? defaults.code : reply.code,
+    },
+  });
 }
 
 async function respond(
@@ -131,21 +172,10 @@ async function respond(
   const body = chatBodySchema.parse(request.body);
   const base = { id: `chatcmpl-fake-${id}`, created: 1_700_000_000 + id, model: body.model };
   switch (reply.kind) {
-    case 'error': {
-      const defaults = ERROR_DEFAULTS[reply.status] ?? { type: 'server_error', code: null, message: 'Error' };
+    case 'error':
       res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-      res.end(
-        JSON.stringify({
-          error: {
-            message: reply.message ?? defaults.message,
-            type: reply.errorType ?? defaults.type,
-            param: null,
-            code: reply.code === undefined ? defaults.code : reply.code,
-          },
-        }),
-      );
+      res.end(errorBody(reply.status, reply));
       return;
-    }
     case 'malformed':
       if (body.stream === true) {
         startStream(res);

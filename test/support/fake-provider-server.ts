@@ -20,6 +20,13 @@ export interface FakeProviderServerOptions {
   apiKey?: string;
   /** Characters per streamed text or JSON fragment; default 8. */
   chunkSize?: number;
+  /**
+   * The models route (`GET /v1/models`, which checks the key like the message route): the ids it
+   * lists (default: a few of the provider's own), `'absent'` for a server without the route (404
+   * whatever the key, as many gateways answer), or `{ status }` to answer that error (in the
+   * provider's error shape) once the key has passed.
+   */
+  models?: readonly string[] | 'absent' | { status: number };
 }
 
 /** An HTTP error in the provider's error shape; `errorType` and `message` default from the status. */
@@ -49,8 +56,11 @@ export interface RespondContext {
 export interface ProviderFake<Reply> {
   urlPath: string;
   defaultReply: () => Reply;
-  /** Answers requests the fake does not serve (wrong route, bad key, bad body); undefined = serve. */
-  reject: (request: RecordedRequest, apiKey: string | undefined) => Reply | CommonReply | undefined;
+  /**
+   * Answers requests the fake does not serve (wrong route, bad key, bad body) and the routes that
+   * take no scripted reply (the model list); undefined = serve.
+   */
+  reject: (request: RecordedRequest, options: FakeProviderServerOptions) => Reply | CommonReply | undefined;
   respond: (reply: Reply, request: RecordedRequest, res: ServerResponse, context: RespondContext) => Promise<void>;
 }
 
@@ -65,7 +75,7 @@ export async function startProviderFake<Reply extends { kind: string }>(
     port: options.port,
     urlPath: fake.urlPath,
     defaultReply: fake.defaultReply,
-    reject: (request) => fake.reject(request, options.apiKey),
+    reject: (request) => fake.reject(request, options),
     respond: async (reply, request, res) => {
       counter += 1;
       await fake.respond(reply, request, res, { chunkSize, id: counter });

@@ -11,21 +11,14 @@ import { Git } from '../../git/git.js';
 import { RATCHET_EXCLUDES } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
-import { endpointOf } from '../../llm/providers.js';
 import { bwrapWorks } from '../../process/sandbox.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { endpointChecks, type DoctorCheck as Check } from './doctor-endpoint.js';
 
 const KEY_VARS: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' };
-
-interface Check {
-  name: string;
-  status: 'ok' | 'warn' | 'fail';
-  detail: string;
-  hint?: string;
-}
 
 export function registerSetupCommands(program: Command, setExit: (code: number) => void): void {
   program
@@ -78,7 +71,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
 
   program
     .command('doctor')
-    .description('Check git, the test command and its baseline, the provider and its key; each problem with a fix')
+    .description('Check git, the test command and its baseline, the provider, its endpoint and key (by listing its models: no tokens spent); each problem with a fix')
     .option('--no-baseline', 'do not run the test suite')
     .option('--provider <name>', 'check this provider instead of the configured one')
     .option('--model <id>', 'check this model instead of the configured one')
@@ -94,8 +87,13 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       let repoRoot: string | undefined;
       try {
         repoRoot = await repositoryRoot(command);
-        const status = await new Git(repoRoot).status();
-        checks.push({ name: 'repository', status: 'ok', detail: repoRoot });
+        const repo = new Git(repoRoot);
+        const status = await repo.status();
+        checks.push(
+          (await repo.revParse('HEAD')) === null
+            ? { name: 'repository', status: 'fail', detail: `${repoRoot} has no commits yet`, hint: 'Commit your project first (git add -A && git commit -m "initial"): a run starts from a commit.' }
+            : { name: 'repository', status: 'ok', detail: repoRoot },
+        );
         checks.push(status.clean ? { name: 'working tree', status: 'ok', detail: 'clean' } : { name: 'working tree', status: 'warn', detail: `${status.files.length} uncommitted changes`, hint: 'Commit or stash them, or run with --allow-dirty.' });
       } catch (error) {
         const failure = toRatchetError(error);
@@ -123,9 +121,6 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
           if (keyVar) {
             checks.push(process.env[keyVar] ? { name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}, ${keyVar} is set` } : { name: 'provider', status: 'fail', detail: `${provider}: ${keyVar} is not set`, hint: `export ${keyVar}=... (or choose another --provider)` });
           }
-          if (provider === 'anthropic' || provider === 'openai' || provider === 'openai-compatible' || provider === 'ollama') {
-            checks.push(await endpointCheck(endpointOf(provider, config.provider.baseUrl, process.env)));
-          }
           if (provider === 'replay') {
             const cassette = config.provider.cassette;
             checks.push(cassette && existsSync(cassette) ? { name: 'provider', status: 'ok', detail: `replay ${cassette}` } : { name: 'provider', status: 'fail', detail: 'replay: no cassette', hint: 'Pass --cassette FILE or set [provider] cassette.' });
@@ -139,6 +134,10 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
             }
           } else if (!keyVar) {
             checks.push({ name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}` });
+          }
+          if (provider === 'anthropic' || provider === 'openai' || provider === 'openai-compatible' || provider === 'ollama') {
+            // Lists the models: proves endpoint and key without spending tokens.
+            checks.push(...(await endpointChecks({ provider, model: config.provider.model, baseUrl: config.provider.baseUrl, env: process.env, fetch })));
           }
           checks.push(await sandboxCheck(config.bash.sandbox, provider));
           try {
@@ -166,22 +165,6 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       }
       setExit(failed ? EXIT.usage : EXIT.ok);
     });
-}
-
-/**
- * Whether the provider's endpoint answers at all (any HTTP status will do: the key is checked by
- * the first real call). A refused connection, an unknown host or silence for 5 s is a failure.
- */
-async function endpointCheck(url: string | null): Promise<Check> {
-  if (url === null) return { name: 'endpoint', status: 'fail', detail: 'no endpoint configured', hint: 'Pass --base-url http://host:port/v1 or set OPENAI_BASE_URL.' };
-  try {
-    const response = await fetch(url, { method: 'GET', signal: AbortSignal.timeout(5_000) });
-    await response.body?.cancel();
-    return { name: 'endpoint', status: 'ok', detail: `${url} answers (HTTP ${response.status})` };
-  } catch (error) {
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
-    return { name: 'endpoint', status: 'fail', detail: `${url} does not answer: ${cause}`, hint: 'Is the server running and reachable? Check --base-url and the provider\'s *_BASE_URL / OLLAMA_HOST.' };
-  }
 }
 
 /** `[bash] sandbox`: what a run will do with the agent's shell and the tests, as `tdd` would decide it. */
