@@ -2,7 +2,23 @@
 import tseslint from 'typescript-eslint';
 
 /** Layers bottom-up as in ../shared/DESIGN.md: a layer may import only from layers before it. */
-const LAYERS = ['core', 'config', 'git', 'process', 'verify', 'code', 'edit', 'llm', 'agent', 'context', 'ledger', 'workflows', 'engine', 'report', 'cli'];
+const LAYERS = [
+  'core',
+  'config',
+  'git',
+  'process',
+  'verify',
+  'code',
+  'edit',
+  'llm',
+  'agent',
+  'context',
+  'ledger',
+  'workflows',
+  'engine',
+  'report',
+  'cli',
+];
 
 const layerRules = LAYERS.map((layer, index) => ({
   files: [`src/${layer}/**/*.{ts,tsx}`],

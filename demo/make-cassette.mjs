@@ -54,7 +54,8 @@ test('pop on an empty stack throws an error', () => {
 });
 `;
 
-const impl = (body) => `// A last-in-first-out stack, built test-first by \`ratchet demo\`.\nexport class Stack {\n${body}}\n`;
+const impl = (body) =>
+  `// A last-in-first-out stack, built test-first by \`ratchet demo\`.\nexport class Stack {\n${body}}\n`;
 const STUB1 = impl(`  isEmpty() {
     return false;
   }
@@ -110,7 +111,10 @@ const IMPL2 = impl(`  #items = [];
 const STUB3 = IMPL2.replace('\n}\n', `\n  pop() {\n    return undefined;\n  }\n}\n`);
 const IMPL3_WRONG = IMPL2.replace('\n}\n', `\n  pop() {\n    return this.#items.shift();\n  }\n}\n`);
 const IMPL3 = IMPL2.replace('\n}\n', `\n  pop() {\n    return this.#items.pop();\n  }\n}\n`);
-const REFACTOR3_BROKEN = IMPL3.replace('#items = [];', '#elements = [];').replace('this.#items.push(item)', 'this.#elements.push(item)');
+const REFACTOR3_BROKEN = IMPL3.replace('#items = [];', '#elements = [];').replace(
+  'this.#items.push(item)',
+  'this.#elements.push(item)',
+);
 const REFACTOR3 = IMPL3.replace('return this.#items[this.#items.length - 1];', 'return this.#items.at(-1);');
 const IMPL4 = REFACTOR3.replace(
   '  pop() {\n    return this.#items.pop();',
@@ -126,22 +130,42 @@ let callId = 0;
 const call = (name, input) => ({ id: `toolu_demo_${String(++callId).padStart(3, '0')}`, name, input });
 const turn = (stage, after, text, toolCalls = []) => ({
   match: { stage: `Stage: ${stage}`, ...(after ? { toolResults: after.map((tool) => ({ tool })) } : {}) },
-  response: { text, toolCalls, finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop', usage: { inputTokens: 0, outputTokens: 0 } },
+  response: {
+    text,
+    toolCalls,
+    finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
+    usage: { inputTokens: 0, outputTokens: 0 },
+  },
 });
 const plan = (index, first) => [
-  ...(first ? [turn('PLAN', null, 'I will write the test list first.', [call('Write', { file_path: 'test-list.md', content: TEST_LIST })])] : []),
+  ...(first
+    ? [
+        turn('PLAN', null, 'I will write the test list first.', [
+          call('Write', { file_path: 'test-list.md', content: TEST_LIST }),
+        ]),
+      ]
+    : []),
   turn('PLAN', first ? ['Write'] : null, `Next: ${ITEMS[index]}.`, [
-    call('StructuredOutput', { currentTest: { description: ITEMS[index], testFile: 'test/stack.test.js', implFile: 'src/stack.js' } }),
+    call('StructuredOutput', {
+      currentTest: { description: ITEMS[index], testFile: 'test/stack.test.js', implFile: 'src/stack.js' },
+    }),
   ]),
 ];
 const write = (file_path, content) => call('Write', { file_path, content });
 const done = (stage, after, text) => turn(stage, after, text);
 
 const lines = [
-  { cassette: 1, description: 'Scripted model for `ratchet demo`: a stack kata in four TDD cycles (no real model is called).', model: 'scripted-demo-model' },
+  {
+    cassette: 1,
+    description: 'Scripted model for `ratchet demo`: a stack kata in four TDD cycles (no real model is called).',
+    model: 'scripted-demo-model',
+  },
   // Cycle 1
   ...plan(0, true),
-  turn('RED', null, 'A failing test for an empty stack, with a stub so it fails on its assertion.', [write('test/stack.test.js', HEADER + T1), write('src/stack.js', STUB1)]),
+  turn('RED', null, 'A failing test for an empty stack, with a stub so it fails on its assertion.', [
+    write('test/stack.test.js', HEADER + T1),
+    write('src/stack.js', STUB1),
+  ]),
   turn('RED', ['Write', 'Write'], 'Let me run the tests to see the failure.', [call('Bash', { command: 'npm test' })]),
   done('RED', ['Bash'], 'The new test fails on its assertion, as it should.'),
   turn('GREEN', null, 'Keep the items in an array.', [write('src/stack.js', IMPL1)]),
@@ -161,7 +185,10 @@ const lines = [
   done('REFACTOR', null, 'Nothing worth changing yet.'),
   // Cycle 3: the first GREEN is wrong and retried; the first REFACTOR breaks the tests and is rolled back.
   ...plan(2, false),
-  turn('RED', null, 'A LIFO test for pop, with a stub pop.', [write('test/stack.test.js', HEADER + T1 + T2 + T3), write('src/stack.js', STUB3)]),
+  turn('RED', null, 'A LIFO test for pop, with a stub pop.', [
+    write('test/stack.test.js', HEADER + T1 + T2 + T3),
+    write('src/stack.js', STUB3),
+  ]),
   done('RED', ['Write', 'Write'], 'The pop test fails on its assertion.'),
   turn('GREEN', null, 'Take items from the front.', [write('src/stack.js', IMPL3_WRONG)]),
   done('GREEN', ['Write'], 'pop implemented.'),

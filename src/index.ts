@@ -21,7 +21,14 @@
 export type { RatchetEvent, EventType, EventOf, EventMap } from './core/events.js';
 export { RatchetError, isRatchetError, type ErrorCode } from './core/errors.js';
 export { HandoffStateSchema, NOTES_REF, type HandoffState, type TestCase } from './core/handoff.js';
-export type { ModelClient, ModelRequest, ModelResponse, ModelMessage, ToolDefinition, TokenUsage } from './core/model.js';
+export type {
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelMessage,
+  ToolDefinition,
+  TokenUsage,
+} from './core/model.js';
 export type { AgentRuntime, StageRequest, StageOutcome, PathPolicy } from './core/agent.js';
 export type { Clock, IdGenerator } from './core/effects.js';
 export type { ProcessRunner, CommandSpec, CommandResult } from './process/types.js';
@@ -55,7 +62,14 @@ export type { CodeIndex } from './code/index/types.js';
 // Running workflows and deciding on runs.
 export { createEngineServices, createIdGenerator, systemClock } from './engine/effects.js';
 export { ledgerPath, runDir, worktreePath } from './engine/run-paths.js';
-export { startTdd, resumeTdd, type EngineServices, type RunOutcome, type StartTddOptions, type ResumeTddOptions } from './engine/tdd-run.js';
+export {
+  startTdd,
+  resumeTdd,
+  type EngineServices,
+  type RunOutcome,
+  type StartTddOptions,
+  type ResumeTddOptions,
+} from './engine/tdd-run.js';
 export {
   prepareRefactor,
   executeRefactor,
@@ -63,6 +77,14 @@ export {
   type PreparedRefactor,
   type RefactorOutcome,
 } from './engine/refactor/refactor-run.js';
-export { acceptRun, rejectRun, rollbackRun, repairNotes, resolveRun, checkpointsOf, type Checkpoint } from './engine/run-control.js';
+export {
+  acceptRun,
+  rejectRun,
+  rollbackRun,
+  repairNotes,
+  resolveRun,
+  checkpointsOf,
+  type Checkpoint,
+} from './engine/run-control.js';
 export type { GitRun } from './engine/git-run.js';
 export { writeRunReport, type WrittenReport } from './report/write-report.js';

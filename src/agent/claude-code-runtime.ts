@@ -282,9 +282,14 @@ async function callClaude<T>(
  * timeout (`bash.timeout`) as both the default and the maximum Claude Code's Bash tool allows
  * (`BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS`), as the built-in runtime's Bash tool has it.
  */
-function stageEnv(env: Record<string, string | undefined>, bashTimeoutMs: number, baseUrl: string | undefined): Record<string, string | undefined> {
+function stageEnv(
+  env: Record<string, string | undefined>,
+  bashTimeoutMs: number,
+  baseUrl: string | undefined,
+): Record<string, string | undefined> {
   const timeout = String(Math.max(1, Math.round(bashTimeoutMs)));
-  const endpoint = baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') };
+  const endpoint =
+    baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') };
   return { ...env, ...endpoint, BASH_DEFAULT_TIMEOUT_MS: timeout, BASH_MAX_TIMEOUT_MS: timeout };
 }
 

@@ -110,7 +110,8 @@ async function resolveExisting(target: string, shown: string): Promise<string> {
 export function createWriteMatcher(policy: PathPolicy): (relativePath: string) => boolean {
   const canWrite = compile(policy.write);
   const denied = compile(policy.denyWrite);
-  return (relativePath) => !isGitPath(relativePath) && canWrite(relativePath) && (policy.denyWrite.length === 0 || !denied(relativePath));
+  return (relativePath) =>
+    !isGitPath(relativePath) && canWrite(relativePath) && (policy.denyWrite.length === 0 || !denied(relativePath));
 }
 
 /**

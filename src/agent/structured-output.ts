@@ -114,7 +114,8 @@ export function createStructuredOutput<T>(schema: ZodType<T>): StructuredOutput<
         if (result.ok) return result;
         lastProblem ??= result.problem;
       }
-      if (lastProblem !== undefined) return { ok: false, problem: `The JSON in your reply does not match the schema:\n${lastProblem}` };
+      if (lastProblem !== undefined)
+        return { ok: false, problem: `The JSON in your reply does not match the schema:\n${lastProblem}` };
       return { ok: false, problem: 'Your reply contains no JSON result.' };
     },
   };

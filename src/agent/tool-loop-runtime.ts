@@ -1,10 +1,24 @@
 import type { AgentRuntime, StageOutcome, StageRequest } from '../core/agent.js';
 import { RatchetError, throwIfAborted, toRatchetError } from '../core/errors.js';
-import type { ModelClient, ModelMessage, ModelRequest, ModelResponse, TokenUsage, ToolCall, ToolResult } from '../core/model.js';
+import type {
+  ModelClient,
+  ModelMessage,
+  ModelRequest,
+  ModelResponse,
+  TokenUsage,
+  ToolCall,
+  ToolResult,
+} from '../core/model.js';
 import type { ProcessRunner } from '../process/types.js';
 import { createFileGuard } from './file-guard.js';
 import { STRUCTURED_OUTPUT_TOOL, createStructuredOutput, type StructuredOutput } from './structured-output.js';
-import { executeTool, toToolDefinition, type AgentTool, type ToolContext, type ToolExecution } from './tools/agent-tool.js';
+import {
+  executeTool,
+  toToolDefinition,
+  type AgentTool,
+  type ToolContext,
+  type ToolExecution,
+} from './tools/agent-tool.js';
 import { BUILTIN_TOOLS } from './tools/builtin-tools.js';
 
 /** Dependencies of the built-in runtime, all injected. */
@@ -177,8 +191,19 @@ async function callModel<T>(stage: Stage<T>, messages: readonly ModelMessage[]):
   const { request, model } = stage;
   // A snapshot: the conversation keeps growing after the event has been emitted.
   // Always bounded: SDKs otherwise pick the model's maximum, which gateways may refuse.
-  const modelRequest: ModelRequest = { system: stage.system, messages: [...messages], tools: stage.definitions, maxOutputTokens: MAX_OUTPUT_TOKENS };
-  const base = { type: 'model-call', stage: request.stage, provider: model.provider, model: model.modelId, request: modelRequest } as const;
+  const modelRequest: ModelRequest = {
+    system: stage.system,
+    messages: [...messages],
+    tools: stage.definitions,
+    maxOutputTokens: MAX_OUTPUT_TOKENS,
+  };
+  const base = {
+    type: 'model-call',
+    stage: request.stage,
+    provider: model.provider,
+    model: model.modelId,
+    request: modelRequest,
+  } as const;
   const started = stage.now();
   try {
     const response = await model.generate(modelRequest, {
@@ -191,7 +216,12 @@ async function callModel<T>(stage: Stage<T>, messages: readonly ModelMessage[]):
     const failure = request.signal?.aborted
       ? new RatchetError('interrupted', 'Interrupted', { cause: error })
       : toRatchetError(error);
-    request.emit({ ...base, response: null, error: { code: failure.code, message: failure.message }, latencyMs: stage.now() - started });
+    request.emit({
+      ...base,
+      response: null,
+      error: { code: failure.code, message: failure.message },
+      latencyMs: stage.now() - started,
+    });
     throw failure;
   }
 }
@@ -208,12 +238,18 @@ async function runToolCalls<T>(stage: Stage<T>, calls: readonly ToolCall[]): Pro
       if (parsed.ok) round.output ??= { value: parsed.value };
       execution = parsed.ok
         ? { output: 'Structured output accepted.', isError: false }
-        : { output: `Invalid ${STRUCTURED_OUTPUT_TOOL} input:\n${parsed.problem}\nFix it and call ${STRUCTURED_OUTPUT_TOOL} again.`, isError: true };
+        : {
+            output: `Invalid ${STRUCTURED_OUTPUT_TOOL} input:\n${parsed.problem}\nFix it and call ${STRUCTURED_OUTPUT_TOOL} again.`,
+            isError: true,
+          };
     } else {
       const tool = stage.tools.get(call.name);
       execution =
         tool === undefined
-          ? { output: `Unknown tool '${call.name}'. Available tools: ${stage.definitions.map((d) => d.name).join(', ')}.`, isError: true }
+          ? {
+              output: `Unknown tool '${call.name}'. Available tools: ${stage.definitions.map((d) => d.name).join(', ')}.`,
+              isError: true,
+            }
           : await executeTool(tool, call.input, stage.context);
     }
     stage.request.emit({
@@ -225,7 +261,12 @@ async function runToolCalls<T>(stage: Stage<T>, calls: readonly ToolCall[]): Pro
       isError: execution.isError,
       durationMs: stage.now() - started,
     });
-    round.results.push({ toolCallId: call.id, toolName: call.name, output: execution.output, isError: execution.isError });
+    round.results.push({
+      toolCallId: call.id,
+      toolName: call.name,
+      output: execution.output,
+      isError: execution.isError,
+    });
   }
   return round;
 }

@@ -46,7 +46,9 @@ export async function repositoryRoot(command: Command, runId?: string): Promise<
   const copy = runId === undefined ? null : join(resolveRatchetHome(process.env), 'copies', runId, basename(dir));
   if (copy !== null && !(await Git.isRepository(dir)) && existsSync(join(copy, '.ratchet', 'ledger.db'))) return copy;
   if (!(await Git.isRepository(dir))) {
-    throw new RatchetError('usage', `${dir} is not inside a git repository.`, { hint: 'Run Ratchet from your project (or pass --cwd DIR); `git init` first if needed.' });
+    throw new RatchetError('usage', `${dir} is not inside a git repository.`, {
+      hint: 'Run Ratchet from your project (or pass --cwd DIR); `git init` first if needed.',
+    });
   }
   return await new Git(dir).root();
 }

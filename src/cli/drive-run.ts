@@ -45,7 +45,8 @@ function nextStepOf(outcome: RunOutcome): NextStep | null {
   if (outcome.status === 'completed') return null;
   // A suite that already failed before the cycle's RED is fixed on the user's branch, not by
   // resuming this run: it is dropped.
-  if (outcome.error?.details?.reason === 'red-baseline') return { command: `ratchet reject ${outcome.runId}`, argv: ['reject', outcome.runId] };
+  if (outcome.error?.details?.reason === 'red-baseline')
+    return { command: `ratchet reject ${outcome.runId}`, argv: ['reject', outcome.runId] };
   return { command: `ratchet resume ${outcome.runId}`, argv: ['resume', outcome.runId] };
 }
 
@@ -55,7 +56,11 @@ function nextStepOf(outcome: RunOutcome): NextStep | null {
  * `--json` the final `run-end` object carries the same as `hint` (string or null) and `next`
  * (`{command, argv}`, or null once the run completed).
  */
-export async function driveRun(run: AsyncGenerator<RatchetEvent, RunOutcome>, output: Output, bySigint: () => boolean): Promise<{ code: number; outcome: RunOutcome }> {
+export async function driveRun(
+  run: AsyncGenerator<RatchetEvent, RunOutcome>,
+  output: Output,
+  bySigint: () => boolean,
+): Promise<{ code: number; outcome: RunOutcome }> {
   const json = output.json ? createJsonReporter(output) : undefined;
   const report = json ?? createPlainReporter(output);
   // --json: the run-end event is held back until the outcome (and its hint) is known.

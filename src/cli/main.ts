@@ -13,7 +13,9 @@ import { exitCodeFor, EXIT } from './exit-codes.js';
 
 function version(): string {
   const parsed: unknown = JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8'));
-  return typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string' ? parsed.version : '0.0.0';
+  return typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string'
+    ? parsed.version
+    : '0.0.0';
 }
 
 // A reader that went away (`ratchet history | head`) is not an error: stop quietly, as the
@@ -35,7 +37,9 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   };
   const program = new Command('ratchet')
-    .description('Test-gated workflows for LLM coding agents. The model proposes; Ratchet disposes: every change lands in an isolated git worktree, is verified by your own tests, checkpointed, recorded and reversible.')
+    .description(
+      'Test-gated workflows for LLM coding agents. The model proposes; Ratchet disposes: every change lands in an isolated git worktree, is verified by your own tests, checkpointed, recorded and reversible.',
+    )
     .version(version())
     .option('--cwd <dir>', 'the repository to work on (default: TDD_PROJECT_ROOT or the current directory)')
     .option('--json', 'machine-readable output (NDJSON)')
@@ -67,15 +71,22 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.ok;
       // Commander has said it on stderr (with the help); a script reading --json gets it too.
-      if (json) process.stdout.write(`${JSON.stringify({ type: 'error', code: 'usage', message: error.message.replace(/^error: /, ''), hint: 'See `ratchet --help` or `ratchet <command> --help`.' })}\n`);
+      if (json)
+        process.stdout.write(
+          `${JSON.stringify({ type: 'error', code: 'usage', message: error.message.replace(/^error: /, ''), hint: 'See `ratchet --help` or `ratchet <command> --help`.' })}\n`,
+        );
       return EXIT.usage;
     }
     const failure = toRatchetError(error);
-    if (json) process.stdout.write(`${JSON.stringify({ type: 'error', code: failure.code, message: failure.message, hint: failure.hint ?? null })}\n`);
+    if (json)
+      process.stdout.write(
+        `${JSON.stringify({ type: 'error', code: failure.code, message: failure.message, hint: failure.hint ?? null })}\n`,
+      );
     else {
       process.stderr.write(`${pc.red(`error: ${failure.message}`)}\n`);
       if (failure.hint) process.stderr.write(`${pc.dim(`hint: ${failure.hint}`)}\n`);
-      if (failure.code === 'internal' && failure.cause instanceof Error && failure.cause.stack) process.stderr.write(`${pc.dim(failure.cause.stack)}\n`);
+      if (failure.code === 'internal' && failure.cause instanceof Error && failure.cause.stack)
+        process.stderr.write(`${pc.dim(failure.cause.stack)}\n`);
     }
     return exitCodeFor(failure.code, false);
   }

@@ -50,7 +50,11 @@ function isLayoutComma(node: Node): boolean {
   while (next !== null && next.type === 'comment') next = next.nextSibling;
   if (next !== null && !CLOSING.has(next.type)) return false;
   const parent = node.parent;
-  return !(parent !== null && (parent.type === 'tuple' || parent.type === 'tuple_pattern') && parent.namedChildCount === 1);
+  return !(
+    parent !== null &&
+    (parent.type === 'tuple' || parent.type === 'tuple_pattern') &&
+    parent.namedChildCount === 1
+  );
 }
 
 interface Token {
@@ -88,7 +92,8 @@ function visit(node: Node, tokens: Token[]): boolean {
   const { type } = node;
   if (IGNORED.has(type)) return false;
   // TypeScript's `(x) => x` wraps the lone parameter in a `required_parameter`; `x => x` does not.
-  if (TRANSPARENT.has(type) || isLeadingOperatorType(node) || (type === 'required_parameter' && node.childCount === 1)) return true;
+  if (TRANSPARENT.has(type) || isLeadingOperatorType(node) || (type === 'required_parameter' && node.childCount === 1))
+    return true;
   const line = node.startPosition.row + 1;
   if (type.includes('comment')) {
     tokens.push({ text: `comment:${node.text.replace(/\s+/g, '')}`, line });
@@ -115,7 +120,13 @@ function visit(node: Node, tokens: Token[]): boolean {
     tokens.push({ text: type, line });
     return true;
   }
-  if (!node.isNamed && (LAYOUT_TOKENS.has(type) || isLayoutComma(node) || ((type === '|' || type === '&') && node.previousSibling === null))) return false;
+  if (
+    !node.isNamed &&
+    (LAYOUT_TOKENS.has(type) ||
+      isLayoutComma(node) ||
+      ((type === '|' || type === '&') && node.previousSibling === null))
+  )
+    return false;
   tokens.push({ text: node.isNamed ? `${type}:${node.text}` : node.text, line });
   return false;
 }

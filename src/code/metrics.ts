@@ -3,13 +3,13 @@
  * name and span) and the method count of every class — or, in Go and Rust, of every type with
  * methods. Language differences live in one table of per-language extractors.
  */
-import type { Node } from "web-tree-sitter";
-import { parseFile, type LanguageId } from "./tree-sitter.js";
+import type { Node } from 'web-tree-sitter';
+import { parseFile, type LanguageId } from './tree-sitter.js';
 
 interface FunctionMetric {
   /** Function name; `Container.name` for methods; `anonymous function` for lambdas/closures. */
   name: string;
-  kind: "function" | "method" | "anonymous";
+  kind: 'function' | 'method' | 'anonymous';
   /** 1-based first and last line (inclusive). */
   startLine: number;
   endLine: number;
@@ -19,7 +19,7 @@ interface FunctionMetric {
 interface ClassMetric {
   name: string;
   /** `class` (classes, enums, records) or `type` (Go receiver types, Rust `impl` targets). */
-  kind: "class" | "type";
+  kind: 'class' | 'type';
   methods: number;
   startLine: number;
 }
@@ -36,16 +36,13 @@ export interface CodeMetrics {
 
 /** Lines of text as an editor shows them (a final newline does not start another line). */
 export function countLines(text: string): number {
-  if (text === "") return 0;
-  const lines = text.split("\n").length;
-  return text.endsWith("\n") ? lines - 1 : lines;
+  if (text === '') return 0;
+  const lines = text.split('\n').length;
+  return text.endsWith('\n') ? lines - 1 : lines;
 }
 
 /** Measures a file's text; the path only selects the language. */
-export async function measureCode(
-  path: string,
-  text: string,
-): Promise<CodeMetrics> {
+export async function measureCode(path: string, text: string): Promise<CodeMetrics> {
   const lines = countLines(text);
   const parsed = await parseFile(path, text);
   if (parsed === undefined)
@@ -82,166 +79,110 @@ interface Extractor {
 }
 
 const JS_FUNCTIONS = [
-  "function_declaration",
-  "generator_function_declaration",
-  "function_expression",
-  "function",
-  "generator_function",
-  "arrow_function",
-  "method_definition",
+  'function_declaration',
+  'generator_function_declaration',
+  'function_expression',
+  'function',
+  'generator_function',
+  'arrow_function',
+  'method_definition',
 ];
-const JS_CLASSES = ["class_declaration", "abstract_class_declaration", "class"];
+const JS_CLASSES = ['class_declaration', 'abstract_class_declaration', 'class'];
 
 const javascriptLike: Extractor = {
   functions: (root) =>
     root.descendantsOfType(JS_FUNCTIONS).map((node) => {
       const parent = node.parent;
-      const own = field(node, "name");
-      if (node.type === "method_definition")
-        return fn(node, "method", qualify(ancestorName(node, JS_CLASSES), own));
-      if (own !== undefined) return fn(node, "function", own);
-      if (parent?.type === "variable_declarator")
-        return fn(node, "function", field(parent, "name"));
-      if (parent?.type === "pair")
-        return fn(node, "function", field(parent, "key"));
-      if (
-        parent?.type === "public_field_definition" ||
-        parent?.type === "field_definition"
-      ) {
-        const name = field(parent, "name") ?? field(parent, "property");
-        return fn(
-          node,
-          "method",
-          qualify(ancestorName(node, JS_CLASSES), name),
-        );
+      const own = field(node, 'name');
+      if (node.type === 'method_definition') return fn(node, 'method', qualify(ancestorName(node, JS_CLASSES), own));
+      if (own !== undefined) return fn(node, 'function', own);
+      if (parent?.type === 'variable_declarator') return fn(node, 'function', field(parent, 'name'));
+      if (parent?.type === 'pair') return fn(node, 'function', field(parent, 'key'));
+      if (parent?.type === 'public_field_definition' || parent?.type === 'field_definition') {
+        const name = field(parent, 'name') ?? field(parent, 'property');
+        return fn(node, 'method', qualify(ancestorName(node, JS_CLASSES), name));
       }
-      return fn(node, "anonymous", undefined);
+      return fn(node, 'anonymous', undefined);
     }),
   classes: (root) =>
     root.descendantsOfType(JS_CLASSES).map((node) => {
-      const members = node.childForFieldName("body")?.namedChildren ?? [];
+      const members = node.childForFieldName('body')?.namedChildren ?? [];
       return cls(
         node,
-        field(node, "name") ?? "anonymous class",
-        members.filter((m) => m.type === "method_definition").length,
+        field(node, 'name') ?? 'anonymous class',
+        members.filter((m) => m.type === 'method_definition').length,
       );
     }),
 };
 
 const python: Extractor = {
   functions: (root) =>
-    root.descendantsOfType("function_definition").map((node) => {
+    root.descendantsOfType('function_definition').map((node) => {
       const owner = pythonOwnerClass(node);
-      const name = field(node, "name");
-      return owner === undefined
-        ? fn(node, "function", name)
-        : fn(node, "method", qualify(field(owner, "name"), name));
+      const name = field(node, 'name');
+      return owner === undefined ? fn(node, 'function', name) : fn(node, 'method', qualify(field(owner, 'name'), name));
     }),
   classes: (root) =>
-    root.descendantsOfType("class_definition").map((node) => {
-      const members = node.childForFieldName("body")?.namedChildren ?? [];
+    root.descendantsOfType('class_definition').map((node) => {
+      const members = node.childForFieldName('body')?.namedChildren ?? [];
       const methods = members.filter(
         (m) =>
-          m.type === "function_definition" ||
-          (m.type === "decorated_definition" &&
-            m.childForFieldName("definition")?.type === "function_definition"),
+          m.type === 'function_definition' ||
+          (m.type === 'decorated_definition' && m.childForFieldName('definition')?.type === 'function_definition'),
       );
-      return cls(node, field(node, "name") ?? "class", methods.length);
+      return cls(node, field(node, 'name') ?? 'class', methods.length);
     }),
 };
 
 const go: Extractor = {
   functions: (root) =>
-    root
-      .descendantsOfType([
-        "function_declaration",
-        "method_declaration",
-        "func_literal",
-      ])
-      .map((node) => {
-        if (node.type === "func_literal")
-          return fn(node, "anonymous", undefined);
-        if (node.type === "function_declaration")
-          return fn(node, "function", field(node, "name"));
-        return fn(
-          node,
-          "method",
-          qualify(goReceiverType(node), field(node, "name")),
-        );
-      }),
-  classes: (root) =>
-    groupByType(root.descendantsOfType("method_declaration"), goReceiverType),
+    root.descendantsOfType(['function_declaration', 'method_declaration', 'func_literal']).map((node) => {
+      if (node.type === 'func_literal') return fn(node, 'anonymous', undefined);
+      if (node.type === 'function_declaration') return fn(node, 'function', field(node, 'name'));
+      return fn(node, 'method', qualify(goReceiverType(node), field(node, 'name')));
+    }),
+  classes: (root) => groupByType(root.descendantsOfType('method_declaration'), goReceiverType),
 };
 
-const JAVA_CLASSES = [
-  "class_declaration",
-  "enum_declaration",
-  "record_declaration",
-  "interface_declaration",
-];
-const JAVA_METHODS = [
-  "method_declaration",
-  "constructor_declaration",
-  "compact_constructor_declaration",
-];
+const JAVA_CLASSES = ['class_declaration', 'enum_declaration', 'record_declaration', 'interface_declaration'];
+const JAVA_METHODS = ['method_declaration', 'constructor_declaration', 'compact_constructor_declaration'];
 
 const java: Extractor = {
   functions: (root) =>
     root
-      .descendantsOfType([...JAVA_METHODS, "lambda_expression"])
+      .descendantsOfType([...JAVA_METHODS, 'lambda_expression'])
       .map((node) =>
-        node.type === "lambda_expression"
-          ? fn(node, "anonymous", undefined)
-          : fn(
-              node,
-              "method",
-              qualify(ancestorName(node, JAVA_CLASSES), field(node, "name")),
-            ),
+        node.type === 'lambda_expression'
+          ? fn(node, 'anonymous', undefined)
+          : fn(node, 'method', qualify(ancestorName(node, JAVA_CLASSES), field(node, 'name'))),
       ),
   classes: (root) =>
     root.descendantsOfType(JAVA_CLASSES).map((node) => {
-      const body = node.childForFieldName("body")?.namedChildren ?? [];
+      const body = node.childForFieldName('body')?.namedChildren ?? [];
       // Enum methods sit one level down, in `enum_body_declarations`.
-      const members = body.flatMap((m) =>
-        m.type === "enum_body_declarations" ? m.namedChildren : [m],
-      );
-      return cls(
-        node,
-        field(node, "name") ?? "class",
-        members.filter((m) => JAVA_METHODS.includes(m.type)).length,
-      );
+      const members = body.flatMap((m) => (m.type === 'enum_body_declarations' ? m.namedChildren : [m]));
+      return cls(node, field(node, 'name') ?? 'class', members.filter((m) => JAVA_METHODS.includes(m.type)).length);
     }),
 };
 
 const rust: Extractor = {
   functions: (root) =>
-    root
-      .descendantsOfType(["function_item", "closure_expression"])
-      .map((node) => {
-        if (node.type === "closure_expression")
-          return fn(node, "anonymous", undefined);
-        const owner = ancestor(node, ["impl_item", "trait_item"]);
-        if (owner === undefined)
-          return fn(node, "function", field(node, "name"));
-        const ownerName =
-          owner.type === "impl_item"
-            ? typeName(field(owner, "type"))
-            : field(owner, "name");
-        return fn(node, "method", qualify(ownerName, field(node, "name")));
-      }),
+    root.descendantsOfType(['function_item', 'closure_expression']).map((node) => {
+      if (node.type === 'closure_expression') return fn(node, 'anonymous', undefined);
+      const owner = ancestor(node, ['impl_item', 'trait_item']);
+      if (owner === undefined) return fn(node, 'function', field(node, 'name'));
+      const ownerName = owner.type === 'impl_item' ? typeName(field(owner, 'type')) : field(owner, 'name');
+      return fn(node, 'method', qualify(ownerName, field(node, 'name')));
+    }),
   classes: (root) => {
     // Inherent impls only: trait impls (Display, From, ...) say little about a type's size.
-    const inherent = root
-      .descendantsOfType("impl_item")
-      .filter((impl) => impl.childForFieldName("trait") === null);
+    const inherent = root.descendantsOfType('impl_item').filter((impl) => impl.childForFieldName('trait') === null);
     const methods = inherent.flatMap((impl) =>
-      (impl.childForFieldName("body")?.namedChildren ?? []).filter(
-        (m) => m.type === "function_item",
-      ),
+      (impl.childForFieldName('body')?.namedChildren ?? []).filter((m) => m.type === 'function_item'),
     );
     return groupByType(methods, (method) => {
-      const impl = ancestor(method, ["impl_item"]);
-      return impl === undefined ? undefined : typeName(field(impl, "type"));
+      const impl = ancestor(method, ['impl_item']);
+      return impl === undefined ? undefined : typeName(field(impl, 'type'));
     });
   },
 };
@@ -256,16 +197,12 @@ const EXTRACTORS: Readonly<Record<LanguageId, Extractor>> = {
   rust,
 };
 
-function fn(
-  node: Node,
-  kind: FunctionMetric["kind"],
-  name: string | undefined,
-): FunctionMetric {
+function fn(node: Node, kind: FunctionMetric['kind'], name: string | undefined): FunctionMetric {
   const startLine = node.startPosition.row + 1;
   const endLine = node.endPosition.row + 1;
-  const resolvedKind = name === undefined ? "anonymous" : kind;
+  const resolvedKind = name === undefined ? 'anonymous' : kind;
   return {
-    name: name ?? "anonymous function",
+    name: name ?? 'anonymous function',
     kind: resolvedKind,
     startLine,
     endLine,
@@ -276,24 +213,21 @@ function fn(
 function cls(node: Node, name: string, methods: number): ClassMetric {
   return {
     name,
-    kind: "class",
+    kind: 'class',
     methods,
     startLine: node.startPosition.row + 1,
   };
 }
 
 /** Counts methods per owning type (Go receivers, Rust impl targets), in first-seen order. */
-function groupByType(
-  methods: Node[],
-  ownerOf: (method: Node) => string | undefined,
-): ClassMetric[] {
+function groupByType(methods: Node[], ownerOf: (method: Node) => string | undefined): ClassMetric[] {
   const byType = new Map<string, ClassMetric>();
   for (const method of methods) {
     const owner = ownerOf(method);
     if (owner === undefined) continue;
     const entry = byType.get(owner) ?? {
       name: owner,
-      kind: "type",
+      kind: 'type',
       methods: 0,
       startLine: method.startPosition.row + 1,
     };
@@ -307,10 +241,7 @@ function field(node: Node, name: string): string | undefined {
   return node.childForFieldName(name)?.text;
 }
 
-function qualify(
-  container: string | undefined,
-  name: string | undefined,
-): string | undefined {
+function qualify(container: string | undefined, name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
   return container === undefined ? name : `${container}.${name}`;
 }
@@ -322,33 +253,25 @@ function ancestor(node: Node, types: readonly string[]): Node | undefined {
   return undefined;
 }
 
-function ancestorName(
-  node: Node,
-  types: readonly string[],
-): string | undefined {
+function ancestorName(node: Node, types: readonly string[]): string | undefined {
   const owner = ancestor(node, types);
-  return owner === undefined ? undefined : field(owner, "name");
+  return owner === undefined ? undefined : field(owner, 'name');
 }
 
 /** The class a Python function is a method of: its block's parent, through a decorator. */
 function pythonOwnerClass(node: Node): Node | undefined {
-  const member =
-    node.parent?.type === "decorated_definition" ? node.parent : node;
+  const member = node.parent?.type === 'decorated_definition' ? node.parent : node;
   const block = member.parent;
-  return block?.type === "block" && block.parent?.type === "class_definition"
-    ? block.parent
-    : undefined;
+  return block?.type === 'block' && block.parent?.type === 'class_definition' ? block.parent : undefined;
 }
 
 function goReceiverType(method: Node): string | undefined {
-  const parameter = method
-    .childForFieldName("receiver")
-    ?.namedChildren.find((c) => c.type === "parameter_declaration");
-  return typeName(parameter?.childForFieldName("type")?.text);
+  const parameter = method.childForFieldName('receiver')?.namedChildren.find((c) => c.type === 'parameter_declaration');
+  return typeName(parameter?.childForFieldName('type')?.text);
 }
 
 /** `*Stack[T]` / `Stack<T>` -> `Stack`. */
 function typeName(text: string | undefined): string | undefined {
-  const name = text?.replace(/^[*&\s]+/, "").split(/[<[\s]/)[0];
-  return name === undefined || name === "" ? undefined : name;
+  const name = text?.replace(/^[*&\s]+/, '').split(/[<[\s]/)[0];
+  return name === undefined || name === '' ? undefined : name;
 }

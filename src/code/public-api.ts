@@ -91,7 +91,8 @@ function compare(a: string, b: string): number {
 function flatten(snapshot: PublicApiSnapshot): Map<string, string> {
   const entries = new Map<string, string>();
   for (const [path, module] of Object.entries(snapshot.modules)) {
-    for (const [name, entry] of Object.entries(module.exports)) entries.set(`${path}#${name}`, `${entry.kind} ${entry.signature}`);
+    for (const [name, entry] of Object.entries(module.exports))
+      entries.set(`${path}#${name}`, `${entry.kind} ${entry.signature}`);
   }
   for (const flag of snapshot.cliFlags) entries.set(`cli ${flag}`, flag);
   return entries;
@@ -103,7 +104,10 @@ function moduleExports(file: IndexedFile, byPath: ReadonlyMap<string, IndexedFil
     const local = entry.local ?? entry.name;
     if (entry.kind === 'reexport') {
       if (entry.name === '*') {
-        entries.set(`* from ${entry.source ?? ''}`, { kind: 'reexport', signature: `export * from '${entry.source ?? ''}'` });
+        entries.set(`* from ${entry.source ?? ''}`, {
+          kind: 'reexport',
+          signature: `export * from '${entry.source ?? ''}'`,
+        });
         continue;
       }
       const declared = reexported(file, entry.source, local, byPath, 0);
@@ -117,7 +121,10 @@ function moduleExports(file: IndexedFile, byPath: ReadonlyMap<string, IndexedFil
       continue;
     }
     const declared = declaration(file, local);
-    entries.set(entry.name, declared === undefined ? { kind: entry.kind, signature: local } : { ...declared, kind: entry.kind });
+    entries.set(
+      entry.name,
+      declared === undefined ? { kind: entry.kind, signature: local } : { ...declared, kind: entry.kind },
+    );
     if (entry.kind === 'class' || entry.kind === 'interface') {
       for (const method of file.symbols) {
         if (method.container === local && method.exported)
@@ -148,7 +155,8 @@ function reexported(
 
 /** Kind and signature of the top-level declaration(s) named `name` in `file`. */
 function declaration(file: IndexedFile | undefined, name: string): ApiEntry | undefined {
-  const symbols: CodeSymbol[] = file?.symbols.filter((symbol) => symbol.container === undefined && symbol.name === name) ?? [];
+  const symbols: CodeSymbol[] =
+    file?.symbols.filter((symbol) => symbol.container === undefined && symbol.name === name) ?? [];
   const first = symbols[0];
   if (first === undefined) return undefined;
   return { kind: first.kind, signature: symbols.map((symbol) => symbol.signature).join(' ; ') };

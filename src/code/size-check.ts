@@ -5,9 +5,9 @@
  * unsupported language gets only the line-count checks, and a file that does not parse gets no
  * structural findings (VERIFY reports broken code; this checker never blocks on it).
  */
-import { readFile } from "node:fs/promises";
-import { isAbsolute, relative, resolve, sep } from "node:path";
-import { measureCode, type CodeMetrics } from "./metrics.js";
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { measureCode, type CodeMetrics } from './metrics.js';
 
 export interface RefactorCheckConfig {
   /** Lines above which a file should be split. */
@@ -52,7 +52,7 @@ export async function checkNeedsRefactor(
   const seen = new Set<string>();
   for (const file of files) {
     const absolute = isAbsolute(file) ? file : resolve(root, file);
-    const display = relative(root, absolute).split(sep).join("/") || file;
+    const display = relative(root, absolute).split(sep).join('/') || file;
     if (seen.has(display)) continue;
     seen.add(display);
     const text = await readSource(absolute);
@@ -70,11 +70,7 @@ export async function checkNeedsRefactor(
 }
 
 /** The findings for one measured file (pure). */
-function refactorReasons(
-  file: string,
-  metrics: CodeMetrics,
-  config: RefactorCheckConfig,
-): string[] {
+function refactorReasons(file: string, metrics: CodeMetrics, config: RefactorCheckConfig): string[] {
   const reasons: string[] = [];
   if (metrics.lines > config.hardLimit) {
     reasons.push(
@@ -88,9 +84,7 @@ function refactorReasons(
   for (const fn of metrics.functions) {
     if (fn.lines <= config.maxFunctionLength) continue;
     const what =
-      fn.kind === "anonymous"
-        ? `an anonymous function at line ${fn.startLine}`
-        : `${fn.kind} \`${fn.name}\``;
+      fn.kind === 'anonymous' ? `an anonymous function at line ${fn.startLine}` : `${fn.kind} \`${fn.name}\``;
     reasons.push(
       `${file}: ${what} is ${fn.lines} lines long (max ${config.maxFunctionLength}, lines ${fn.startLine}-${fn.endLine}): extract smaller functions`,
     );
@@ -107,8 +101,8 @@ function refactorReasons(
 /** File text, or undefined when it is missing, unreadable, a directory, or binary. */
 async function readSource(path: string): Promise<string | undefined> {
   try {
-    const text = await readFile(path, "utf8");
-    return text.includes("\0") ? undefined : text;
+    const text = await readFile(path, 'utf8');
+    return text.includes('\0') ? undefined : text;
   } catch {
     return undefined;
   }

@@ -6,45 +6,38 @@
  * The wasm runtime is initialised once, lazily, and each `Language` is loaded once and cached:
  * both are immutable and expensive, unlike parsers and trees, which callers own and free.
  */
-import { createRequire } from "node:module";
-import { extname } from "node:path";
-import { Language, Parser, type Tree } from "web-tree-sitter";
+import { createRequire } from 'node:module';
+import { extname } from 'node:path';
+import { Language, Parser, type Tree } from 'web-tree-sitter';
 
 /** Languages Ratchet can parse. `tsx` is TypeScript with JSX (a separate grammar). */
-export type LanguageId =
-  | "typescript"
-  | "tsx"
-  | "javascript"
-  | "python"
-  | "go"
-  | "java"
-  | "rust";
+export type LanguageId = 'typescript' | 'tsx' | 'javascript' | 'python' | 'go' | 'java' | 'rust';
 
 const EXTENSIONS: Readonly<Record<string, LanguageId>> = {
-  ".ts": "typescript",
-  ".mts": "typescript",
-  ".cts": "typescript",
-  ".tsx": "tsx",
-  ".js": "javascript",
-  ".mjs": "javascript",
-  ".cjs": "javascript",
-  ".jsx": "javascript",
-  ".py": "python",
-  ".pyi": "python",
-  ".go": "go",
-  ".java": "java",
-  ".rs": "rust",
+  '.ts': 'typescript',
+  '.mts': 'typescript',
+  '.cts': 'typescript',
+  '.tsx': 'tsx',
+  '.js': 'javascript',
+  '.mjs': 'javascript',
+  '.cjs': 'javascript',
+  '.jsx': 'javascript',
+  '.py': 'python',
+  '.pyi': 'python',
+  '.go': 'go',
+  '.java': 'java',
+  '.rs': 'rust',
 };
 
 /** `<package>/<file>.wasm` of each grammar, as the grammar packages ship them. */
 const GRAMMAR_WASM: Readonly<Record<LanguageId, string>> = {
-  typescript: "tree-sitter-typescript/tree-sitter-typescript.wasm",
-  tsx: "tree-sitter-typescript/tree-sitter-tsx.wasm",
-  javascript: "tree-sitter-javascript/tree-sitter-javascript.wasm",
-  python: "tree-sitter-python/tree-sitter-python.wasm",
-  go: "tree-sitter-go/tree-sitter-go.wasm",
-  java: "tree-sitter-java/tree-sitter-java.wasm",
-  rust: "tree-sitter-rust/tree-sitter-rust.wasm",
+  typescript: 'tree-sitter-typescript/tree-sitter-typescript.wasm',
+  tsx: 'tree-sitter-typescript/tree-sitter-tsx.wasm',
+  javascript: 'tree-sitter-javascript/tree-sitter-javascript.wasm',
+  python: 'tree-sitter-python/tree-sitter-python.wasm',
+  go: 'tree-sitter-go/tree-sitter-go.wasm',
+  java: 'tree-sitter-java/tree-sitter-java.wasm',
+  rust: 'tree-sitter-rust/tree-sitter-rust.wasm',
 };
 
 const require = createRequire(import.meta.url);
@@ -93,10 +86,7 @@ export interface ParsedFile extends Disposable {
 }
 
 /** Parses `text` as the language of `path`; undefined when the language is not supported. */
-export async function parseFile(
-  path: string,
-  text: string,
-): Promise<ParsedFile | undefined> {
+export async function parseFile(path: string, text: string): Promise<ParsedFile | undefined> {
   const id = languageIdForFile(path);
   if (id === undefined) return undefined;
   const language = await loadLanguage(id);

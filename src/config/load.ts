@@ -5,26 +5,16 @@
  * global value from the file or env; a command-line `--model` / `--max-attempts` is the most
  * explicit instruction and applies to every stage.
  */
-import { readFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
-import { z } from "zod";
-import { RatchetError } from "../core/errors.js";
-import { parseToml, schemaIssueError } from "./internal/issues.js";
-import {
-  toResolvedConfig,
-  type ConfigOrigin,
-  type ResolvedConfig,
-} from "./resolved.js";
-import { checkConfigRules } from "./rules.js";
-import {
-  ConfigFileSchema,
-  ProviderNameSchema,
-  RefactorModeSchema,
-  STAGE_KEYS,
-  type ConfigFile,
-} from "./schema.js";
-import { configPath } from "./write-default.js";
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { RatchetError } from '../core/errors.js';
+import { parseToml, schemaIssueError } from './internal/issues.js';
+import { toResolvedConfig, type ConfigOrigin, type ResolvedConfig } from './resolved.js';
+import { checkConfigRules } from './rules.js';
+import { ConfigFileSchema, ProviderNameSchema, RefactorModeSchema, STAGE_KEYS, type ConfigFile } from './schema.js';
+import { configPath } from './write-default.js';
 
 /** Environment as read by Ratchet (pass `process.env` from the CLI; a plain object in tests). */
 export type ConfigEnv = Readonly<Record<string, string | undefined>>;
@@ -48,11 +38,7 @@ export interface LoadConfigOptions {
 }
 
 /** Loads and resolves the configuration of a repository. Throws RatchetError `config` / `usage`. */
-export async function loadConfig({
-  repoRoot,
-  env,
-  flags = {},
-}: LoadConfigOptions): Promise<ResolvedConfig> {
+export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOptions): Promise<ResolvedConfig> {
   const file = configPath(repoRoot);
   const text = await readOptional(file);
   const origins: Record<string, ConfigOrigin> = {};
@@ -62,24 +48,21 @@ export async function loadConfig({
   } else {
     const parsed = parseConfigText(text, file);
     config = parsed.config;
-    for (const key of parsed.keys) origins[key] = "file";
+    for (const key of parsed.keys) origins[key] = 'file';
   }
   applyEnv(config, env, origins);
   applyFlags(config, flags, origins);
   // An OpenAI-compatible server may be named by OPENAI_BASE_URL, as the OpenAI clients do.
   const openAiBaseUrl = env.OPENAI_BASE_URL?.trim();
-  if (config.provider.name === "openai-compatible" && config.provider.base_url === undefined && openAiBaseUrl) {
+  if (config.provider.name === 'openai-compatible' && config.provider.base_url === undefined && openAiBaseUrl) {
     config.provider.base_url = openAiBaseUrl;
-    origins["provider.base_url"] = "env";
+    origins['provider.base_url'] = 'env';
   }
   const [problem, ...others] = checkConfigRules(config, origins);
   if (problem !== undefined) {
-    const where = text === undefined ? "" : ` (${file})`;
-    const more =
-      others.length > 0
-        ? ` (and ${others.length} more problem${others.length > 1 ? "s" : ""})`
-        : "";
-    throw new RatchetError("config", `${problem.message}${where}${more}`, {
+    const where = text === undefined ? '' : ` (${file})`;
+    const more = others.length > 0 ? ` (and ${others.length} more problem${others.length > 1 ? 's' : ''})` : '';
+    throw new RatchetError('config', `${problem.message}${where}${more}`, {
       hint: problem.hint,
       details: { file, keyPath: problem.keyPath, rule: problem.rule },
     });
@@ -97,14 +80,10 @@ export async function loadConfig({
  * Validates config text (the contents of `file`, named in errors). Returns the config with
  * defaults filled and the dotted key paths the text sets.
  */
-export function parseConfigText(
-  text: string,
-  file: string,
-): { config: ConfigFile; keys: string[] } {
+export function parseConfigText(text: string, file: string): { config: ConfigFile; keys: string[] } {
   const raw = parseToml(text, file);
   const result = ConfigFileSchema.safeParse(raw);
-  if (!result.success)
-    throw schemaIssueError(result.error.issues, file, text, ConfigFileSchema);
+  if (!result.success) throw schemaIssueError(result.error.issues, file, text, ConfigFileSchema);
   return { config: result.data, keys: leafKeys(raw) };
 }
 
@@ -119,108 +98,57 @@ export function resolveProjectRoot({
   processCwd: string;
 }): string {
   const chosen = nonEmpty(cwdFlag) ?? nonEmpty(env.TDD_PROJECT_ROOT);
-  return chosen === undefined
-    ? resolve(processCwd)
-    : resolve(processCwd, expandHome(chosen, env));
+  return chosen === undefined ? resolve(processCwd) : resolve(processCwd, expandHome(chosen, env));
 }
 
 /** `$RATCHET_HOME` (a leading `~` is expanded), default `~/.ratchet`; always absolute. */
 export function resolveRatchetHome(env: ConfigEnv): string {
   const configured = nonEmpty(env.RATCHET_HOME);
-  if (configured === undefined) return join(userHome(env), ".ratchet");
+  if (configured === undefined) return join(userHome(env), '.ratchet');
   const expanded = expandHome(configured, env);
-  return isAbsolute(expanded)
-    ? resolve(expanded)
-    : resolve(userHome(env), expanded);
+  return isAbsolute(expanded) ? resolve(expanded) : resolve(userHome(env), expanded);
 }
 
-function applyEnv(
-  config: ConfigFile,
-  env: ConfigEnv,
-  origins: Record<string, ConfigOrigin>,
-): void {
+function applyEnv(config: ConfigFile, env: ConfigEnv, origins: Record<string, ConfigOrigin>): void {
   const model = nonEmpty(env.TDD_MODEL);
-  if (model !== undefined)
-    set(
-      origins,
-      "provider.model",
-      "env",
-      () => (config.provider.model = model),
-    );
+  if (model !== undefined) set(origins, 'provider.model', 'env', () => (config.provider.model = model));
   const retries = nonEmpty(env.TDD_MAX_RETRIES);
   if (retries !== undefined) {
     if (!/^\d+$/.test(retries) || Number(retries) < 1) {
-      throw new RatchetError(
-        "config",
-        `TDD_MAX_RETRIES must be a positive integer, got "${retries}"`,
-        {
-          hint: "Set TDD_MAX_RETRIES to the number of attempts per stage (e.g. 3), or unset it.",
-          details: { env: "TDD_MAX_RETRIES" },
-        },
-      );
+      throw new RatchetError('config', `TDD_MAX_RETRIES must be a positive integer, got "${retries}"`, {
+        hint: 'Set TDD_MAX_RETRIES to the number of attempts per stage (e.g. 3), or unset it.',
+        details: { env: 'TDD_MAX_RETRIES' },
+      });
     }
-    set(
-      origins,
-      "tdd.max_attempts",
-      "env",
-      () => (config.tdd.max_attempts = Number(retries)),
-    );
+    set(origins, 'tdd.max_attempts', 'env', () => (config.tdd.max_attempts = Number(retries)));
   }
 }
 
-function applyFlags(
-  config: ConfigFile,
-  flags: ConfigFlags,
-  origins: Record<string, ConfigOrigin>,
-): void {
+function applyFlags(config: ConfigFile, flags: ConfigFlags, origins: Record<string, ConfigOrigin>): void {
   if (flags.provider !== undefined) {
-    const name = flag("--provider", ProviderNameSchema, flags.provider);
-    set(origins, "provider.name", "flag", () => (config.provider.name = name));
+    const name = flag('--provider', ProviderNameSchema, flags.provider);
+    set(origins, 'provider.name', 'flag', () => (config.provider.name = name));
   }
   if (flags.model !== undefined) {
-    const model = flag("--model", z.string().min(1), flags.model);
-    set(
-      origins,
-      "provider.model",
-      "flag",
-      () => (config.provider.model = model),
-    );
+    const model = flag('--model', z.string().min(1), flags.model);
+    set(origins, 'provider.model', 'flag', () => (config.provider.model = model));
     for (const key of STAGE_KEYS) delete config.stages[key]?.model;
   }
   if (flags.baseUrl !== undefined) {
-    const baseUrl = flag("--base-url", z.url(), flags.baseUrl);
-    set(
-      origins,
-      "provider.base_url",
-      "flag",
-      () => (config.provider.base_url = baseUrl),
-    );
+    const baseUrl = flag('--base-url', z.url(), flags.baseUrl);
+    set(origins, 'provider.base_url', 'flag', () => (config.provider.base_url = baseUrl));
   }
   if (flags.cassette !== undefined) {
-    const cassette = flag("--cassette", z.string().min(1), flags.cassette);
-    set(
-      origins,
-      "provider.cassette",
-      "flag",
-      () => (config.provider.cassette = cassette),
-    );
+    const cassette = flag('--cassette', z.string().min(1), flags.cassette);
+    set(origins, 'provider.cassette', 'flag', () => (config.provider.cassette = cassette));
   }
   if (flags.refactor !== undefined) {
-    const mode = flag("--refactor", RefactorModeSchema, flags.refactor);
-    set(origins, "tdd.refactor", "flag", () => (config.tdd.refactor = mode));
+    const mode = flag('--refactor', RefactorModeSchema, flags.refactor);
+    set(origins, 'tdd.refactor', 'flag', () => (config.tdd.refactor = mode));
   }
   if (flags.maxAttempts !== undefined) {
-    const attempts = flag(
-      "--max-attempts",
-      z.number().int().positive(),
-      flags.maxAttempts,
-    );
-    set(
-      origins,
-      "tdd.max_attempts",
-      "flag",
-      () => (config.tdd.max_attempts = attempts),
-    );
+    const attempts = flag('--max-attempts', z.number().int().positive(), flags.maxAttempts);
+    set(origins, 'tdd.max_attempts', 'flag', () => (config.tdd.max_attempts = attempts));
     for (const key of STAGE_KEYS) delete config.stages[key]?.max_attempts;
   }
 }
@@ -229,8 +157,8 @@ function flag<T>(name: string, schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw new RatchetError(
-    "usage",
-    `Invalid ${name} "${String(value)}": ${result.error.issues[0]?.message ?? "invalid"}`,
+    'usage',
+    `Invalid ${name} "${String(value)}": ${result.error.issues[0]?.message ?? 'invalid'}`,
     {
       hint: `Run with --help to see the accepted values of ${name}.`,
       details: { flag: name },
@@ -238,23 +166,15 @@ function flag<T>(name: string, schema: z.ZodType<T>, value: unknown): T {
   );
 }
 
-function set(
-  origins: Record<string, ConfigOrigin>,
-  key: string,
-  origin: ConfigOrigin,
-  apply: () => void,
-): void {
+function set(origins: Record<string, ConfigOrigin>, key: string, origin: ConfigOrigin, apply: () => void): void {
   apply();
   origins[key] = origin;
 }
 
 /** Dotted paths of the values (not tables) a parsed TOML document sets. */
-function leafKeys(table: Record<string, unknown>, prefix = ""): string[] {
+function leafKeys(table: Record<string, unknown>, prefix = ''): string[] {
   return Object.entries(table).flatMap(([key, value]) =>
-    value !== null &&
-    typeof value === "object" &&
-    !Array.isArray(value) &&
-    !(value instanceof Date)
+    value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
       ? leafKeys(value as Record<string, unknown>, `${prefix}${key}.`)
       : [`${prefix}${key}`],
   );
@@ -262,24 +182,19 @@ function leafKeys(table: Record<string, unknown>, prefix = ""): string[] {
 
 async function readOptional(file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, "utf8");
+    return await readFile(file, 'utf8');
   } catch (error) {
-    if (error instanceof Error && "code" in error && error.code === "ENOENT")
-      return undefined;
-    throw new RatchetError(
-      "config",
-      `Cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`,
-      {
-        cause: error,
-        hint: "Check the file permissions.",
-        details: { file },
-      },
-    );
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
+    throw new RatchetError('config', `Cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+      hint: 'Check the file permissions.',
+      details: { file },
+    });
   }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value;
+  return value === undefined || value.trim() === '' ? undefined : value;
 }
 
 function userHome(env: ConfigEnv): string {
@@ -287,7 +202,5 @@ function userHome(env: ConfigEnv): string {
 }
 
 function expandHome(path: string, env: ConfigEnv): string {
-  return path === "~" || path.startsWith("~/")
-    ? join(userHome(env), path.slice(1))
-    : path;
+  return path === '~' || path.startsWith('~/') ? join(userHome(env), path.slice(1)) : path;
 }

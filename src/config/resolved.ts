@@ -2,17 +2,12 @@
  * The resolved configuration: camelCase, every default filled, durations in milliseconds, paths
  * absolute. It is what the rest of Ratchet reads; the written (file) type stays in `schema.ts`.
  */
-import { isAbsolute, resolve } from "node:path";
-import type { AgentStageName } from "../core/stages.js";
-import type {
-  ConfigFile,
-  ProviderName,
-  RefactorMode,
-  StageKey,
-} from "./schema.js";
+import { isAbsolute, resolve } from 'node:path';
+import type { AgentStageName } from '../core/stages.js';
+import type { ConfigFile, ProviderName, RefactorMode, StageKey } from './schema.js';
 
 /** Where a setting came from; settings absent from `ResolvedConfig.origins` are defaults. */
-export type ConfigOrigin = "file" | "env" | "flag";
+export type ConfigOrigin = 'file' | 'env' | 'flag';
 
 interface StageOverride {
   model?: string;
@@ -89,12 +84,12 @@ export interface ResolvedConfig {
 }
 
 const STAGE_KEY_OF: Record<AgentStageName, StageKey> = {
-  PLAN: "plan",
-  RED: "red",
-  RED_FIX: "red_fix",
-  GREEN: "green",
-  FIX: "fix",
-  REFACTOR: "refactor",
+  PLAN: 'plan',
+  RED: 'red',
+  RED_FIX: 'red_fix',
+  GREEN: 'green',
+  FIX: 'fix',
+  REFACTOR: 'refactor',
 };
 
 /** The `[stages.<key>]` table name of an agent stage. */
@@ -103,10 +98,7 @@ export function stageKey(stage: AgentStageName): StageKey {
 }
 
 /** Settings for one agent stage: its override where set, else the global value. */
-export function stageSettings(
-  config: ResolvedConfig,
-  stage: AgentStageName,
-): StageSettings {
+export function stageSettings(config: ResolvedConfig, stage: AgentStageName): StageSettings {
   const override = config.stages[stage] ?? {};
   return {
     model: override.model ?? config.provider.model,
@@ -127,24 +119,14 @@ export interface ToResolvedInput {
 const seconds = (value: number): number => value * 1000;
 
 /** Converts the validated file type (defaults filled, layers applied) to the resolved type. */
-export function toResolvedConfig({
-  file,
-  repoRoot,
-  home,
-  configFile,
-  origins,
-}: ToResolvedInput): ResolvedConfig {
+export function toResolvedConfig({ file, repoRoot, home, configFile, origins }: ToResolvedInput): ResolvedConfig {
   const stages: Partial<Record<AgentStageName, StageOverride>> = {};
-  for (const [stage, key] of Object.entries(STAGE_KEY_OF) as [
-    AgentStageName,
-    StageKey,
-  ][]) {
+  for (const [stage, key] of Object.entries(STAGE_KEY_OF) as [AgentStageName, StageKey][]) {
     const override = file.stages[key];
     if (override === undefined) continue;
     stages[stage] = withoutUndefined({
       model: override.model,
-      timeoutMs:
-        override.timeout === undefined ? undefined : seconds(override.timeout),
+      timeoutMs: override.timeout === undefined ? undefined : seconds(override.timeout),
       maxAttempts: override.max_attempts,
       maxTurns: override.max_turns,
     });
@@ -158,10 +140,7 @@ export function toResolvedConfig({
       name: provider.name,
       model: provider.model,
       baseUrl: provider.base_url,
-      cassette:
-        provider.cassette === undefined
-          ? undefined
-          : absolute(repoRoot, provider.cassette),
+      cassette: provider.cassette === undefined ? undefined : absolute(repoRoot, provider.cassette),
       maxRetries: provider.max_retries,
       stream: provider.stream,
     },
@@ -214,7 +193,5 @@ function absolute(root: string, path: string): string {
 }
 
 function withoutUndefined(override: StageOverride): StageOverride {
-  return Object.fromEntries(
-    Object.entries(override).filter(([, value]) => value !== undefined),
-  );
+  return Object.fromEntries(Object.entries(override).filter(([, value]) => value !== undefined));
 }

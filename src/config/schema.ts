@@ -5,49 +5,35 @@
  * key is an error that names it. The camelCase type the rest of Ratchet reads is `ResolvedConfig`
  * (see `resolved.ts`); `load.ts` layers env and flags over this and applies the cross-field rules.
  */
-import { z } from "zod";
+import { z } from 'zod';
 
 /** Providers Ratchet can drive (DESIGN.md, Contracts). */
-const PROVIDER_NAMES = [
-  "anthropic",
-  "openai",
-  "openai-compatible",
-  "ollama",
-  "claude-code",
-  "replay",
-] as const;
+const PROVIDER_NAMES = ['anthropic', 'openai', 'openai-compatible', 'ollama', 'claude-code', 'replay'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 /** When the TDD loop runs REFACTOR: every cycle, only when the static checker asks, or never. */
-const REFACTOR_MODES = ["always", "when-needed", "never"] as const;
+const REFACTOR_MODES = ['always', 'when-needed', 'never'] as const;
 export type RefactorMode = (typeof REFACTOR_MODES)[number];
 
 /** Agent stages as spelled in `[stages.<name>]` tables. */
-export const STAGE_KEYS = [
-  "plan",
-  "red",
-  "red_fix",
-  "green",
-  "fix",
-  "refactor",
-] as const;
+export const STAGE_KEYS = ['plan', 'red', 'red_fix', 'green', 'fix', 'refactor'] as const;
 export type StageKey = (typeof STAGE_KEYS)[number];
 
 /** The TDD seed's `TDD_MODEL` default. */
-export const DEFAULT_MODEL = "claude-opus-4-5-20251101";
+export const DEFAULT_MODEL = 'claude-opus-4-5-20251101';
 
 /** Test-file globs covering the common conventions of the supported languages. */
 const DEFAULT_TEST_PATTERNS: readonly string[] = [
-  "**/*.test.*",
-  "**/*.spec.*",
-  "**/__tests__/**",
-  "**/test/**",
-  "**/tests/**",
-  "**/test_*.py",
-  "**/*_test.py",
-  "**/*_test.go",
-  "**/*Test.java",
-  "**/*Tests.java",
+  '**/*.test.*',
+  '**/*.spec.*',
+  '**/__tests__/**',
+  '**/test/**',
+  '**/tests/**',
+  '**/test_*.py',
+  '**/*_test.py',
+  '**/*_test.go',
+  '**/*Test.java',
+  '**/*Tests.java',
 ];
 
 const positiveInt = () => z.number().int().positive();
@@ -59,127 +45,78 @@ export const RefactorModeSchema = z.enum(REFACTOR_MODES);
 
 const ProviderSectionSchema = z
   .strictObject({
-    name: ProviderNameSchema.default("anthropic").describe(
-      "Model provider (or agent runtime) to use.",
-    ),
+    name: ProviderNameSchema.default('anthropic').describe('Model provider (or agent runtime) to use.'),
     model: z
       .string()
       .min(1)
       .default(DEFAULT_MODEL)
-      .describe(
-        "Model id, sent exactly as written (never swapped for another). Env: TDD_MODEL.",
-      ),
+      .describe('Model id, sent exactly as written (never swapped for another). Env: TDD_MODEL.'),
     base_url: z
       .url()
       .optional()
-      .describe(
-        "Provider endpoint (required for openai-compatible; Anthropic style: no trailing /v1).",
-      ),
-    cassette: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        "NDJSON cassette for the replay provider, relative to the repo.",
-      ),
+      .describe('Provider endpoint (required for openai-compatible; Anthropic style: no trailing /v1).'),
+    cassette: z.string().min(1).optional().describe('NDJSON cassette for the replay provider, relative to the repo.'),
     max_retries: nonNegativeInt()
       .default(3)
-      .describe(
-        "Retries of a failed model call (rate limit, overload, network).",
-      ),
-    stream: z
-      .boolean()
-      .default(true)
-      .describe("Stream model output (progress display)."),
+      .describe('Retries of a failed model call (rate limit, overload, network).'),
+    stream: z.boolean().default(true).describe('Stream model output (progress display).'),
   })
-  .describe("Which model answers, and how it is called.");
+  .describe('Which model answers, and how it is called.');
 
 const TestSectionSchema = z
   .strictObject({
-    command: command()
-      .optional()
-      .describe("Test command; auto-detected from the project when absent."),
-    timeout: positiveInt()
-      .default(600)
-      .describe("Test command timeout, in seconds."),
+    command: command().optional().describe('Test command; auto-detected from the project when absent.'),
+    timeout: positiveInt().default(600).describe('Test command timeout, in seconds.'),
     patterns: z
       .array(z.string().min(1))
       .default([...DEFAULT_TEST_PATTERNS])
-      .describe(
-        "Globs of test files (locked after RED; GREEN, FIX and REFACTOR may not change them).",
-      ),
+      .describe('Globs of test files (locked after RED; GREEN, FIX and REFACTOR may not change them).'),
   })
-  .describe("How the project runs its tests.");
+  .describe('How the project runs its tests.');
 
 const LintSectionSchema = z
   .strictObject({
-    command: command()
-      .optional()
-      .describe("Lint command run by VERIFY; skipped when absent."),
+    command: command().optional().describe('Lint command run by VERIFY; skipped when absent.'),
   })
-  .describe("Lint gate.");
+  .describe('Lint gate.');
 
 const TypecheckSectionSchema = z
   .strictObject({
-    command: command()
-      .optional()
-      .describe("Typecheck command run by VERIFY; skipped when absent."),
+    command: command().optional().describe('Typecheck command run by VERIFY; skipped when absent.'),
   })
-  .describe("Typecheck gate.");
+  .describe('Typecheck gate.');
 
 const BashSectionSchema = z
   .strictObject({
-    timeout: positiveInt()
-      .default(120)
-      .describe("Timeout of each agent Bash command, in seconds."),
+    timeout: positiveInt().default(120).describe('Timeout of each agent Bash command, in seconds.'),
     sandbox: z
-      .enum(["auto", "required", "off"])
-      .default("auto")
+      .enum(['auto', 'required', 'off'])
+      .default('auto')
       .describe(
-        "Run agent Bash commands under bubblewrap (bwrap), read-only outside the worktree: auto (when bwrap works here), required (refuse to start without it), off.",
+        'Run agent Bash commands under bubblewrap (bwrap), read-only outside the worktree: auto (when bwrap works here), required (refuse to start without it), off.',
       ),
   })
-  .describe("The agent Bash tool.");
+  .describe('The agent Bash tool.');
 
 const TddSectionSchema = z
   .strictObject({
-    refactor: RefactorModeSchema.default("always").describe(
-      "When REFACTOR runs: every cycle, only when the static checker finds size problems, or never.",
+    refactor: RefactorModeSchema.default('always').describe(
+      'When REFACTOR runs: every cycle, only when the static checker finds size problems, or never.',
     ),
-    max_attempts: positiveInt()
-      .default(3)
-      .describe(
-        "Attempts per stage before the run fails. Env: TDD_MAX_RETRIES.",
-      ),
-    max_turns: positiveInt()
-      .default(40)
-      .describe("Model turns per stage attempt (runaway-loop guard)."),
-    stage_timeout: positiveInt()
-      .default(900)
-      .describe("Wall-clock limit of one stage attempt, in seconds."),
+    max_attempts: positiveInt().default(3).describe('Attempts per stage before the run fails. Env: TDD_MAX_RETRIES.'),
+    max_turns: positiveInt().default(40).describe('Model turns per stage attempt (runaway-loop guard).'),
+    stage_timeout: positiveInt().default(900).describe('Wall-clock limit of one stage attempt, in seconds.'),
   })
-  .describe("The TDD loop.");
+  .describe('The TDD loop.');
 
 const StageOverrideSchema = z
   .strictObject({
-    model: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("Model for this stage (default: [provider] model)."),
-    timeout: positiveInt()
-      .optional()
-      .describe(
-        "Stage attempt timeout in seconds (default: [tdd] stage_timeout).",
-      ),
-    max_attempts: positiveInt()
-      .optional()
-      .describe("Attempts for this stage (default: [tdd] max_attempts)."),
-    max_turns: positiveInt()
-      .optional()
-      .describe("Model turns for this stage (default: [tdd] max_turns)."),
+    model: z.string().min(1).optional().describe('Model for this stage (default: [provider] model).'),
+    timeout: positiveInt().optional().describe('Stage attempt timeout in seconds (default: [tdd] stage_timeout).'),
+    max_attempts: positiveInt().optional().describe('Attempts for this stage (default: [tdd] max_attempts).'),
+    max_turns: positiveInt().optional().describe('Model turns for this stage (default: [tdd] max_turns).'),
   })
-  .describe("Per-stage overrides.");
+  .describe('Per-stage overrides.');
 
 const StagesSectionSchema = z
   .strictObject({
@@ -190,100 +127,57 @@ const StagesSectionSchema = z
     fix: StageOverrideSchema.optional(),
     refactor: StageOverrideSchema.optional(),
   })
-  .describe(
-    "Per-stage model, timeout, attempts and turns: [stages.plan], [stages.red], ...",
-  );
+  .describe('Per-stage model, timeout, attempts and turns: [stages.plan], [stages.red], ...');
 
 const RefactorCheckSectionSchema = z
   .strictObject({
-    split_threshold: positiveInt()
-      .default(400)
-      .describe("Lines above which a file should be split."),
-    hard_limit: positiveInt()
-      .default(800)
-      .describe("Lines above which a file MUST be split."),
-    max_function_length: positiveInt()
-      .default(50)
-      .describe("Maximum lines of one function or method."),
-    max_class_methods: positiveInt()
-      .default(15)
-      .describe("Maximum methods of one class (or type)."),
+    split_threshold: positiveInt().default(400).describe('Lines above which a file should be split.'),
+    hard_limit: positiveInt().default(800).describe('Lines above which a file MUST be split.'),
+    max_function_length: positiveInt().default(50).describe('Maximum lines of one function or method.'),
+    max_class_methods: positiveInt().default(15).describe('Maximum methods of one class (or type).'),
   })
-  .describe(
-    "Static size checker that decides whether REFACTOR is needed (seed 000).",
-  );
+  .describe('Static size checker that decides whether REFACTOR is needed (seed 000).');
 
 const RefactorClaudeSectionSchema = z
   .strictObject({
-    binary: command().default("claude").describe("Claude Code executable."),
-    allowed_tools: z
-      .string()
-      .default("Read,Edit,Bash,Grep,Glob")
-      .describe("Tools approved without asking."),
-    tools: z
-      .string()
-      .default("Read,Edit,Bash,Grep,Glob")
-      .describe("Tools made available."),
-    max_turns_patcher: positiveInt()
-      .default(10)
-      .describe("Turn limit of a patch call."),
-    max_turns_planner: positiveInt()
-      .default(6)
-      .describe("Turn limit of a planning call."),
+    binary: command().default('claude').describe('Claude Code executable.'),
+    allowed_tools: z.string().default('Read,Edit,Bash,Grep,Glob').describe('Tools approved without asking.'),
+    tools: z.string().default('Read,Edit,Bash,Grep,Glob').describe('Tools made available.'),
+    max_turns_patcher: positiveInt().default(10).describe('Turn limit of a patch call.'),
+    max_turns_planner: positiveInt().default(6).describe('Turn limit of a planning call.'),
   })
-  .describe("Claude Code settings of the refactor workflow.");
+  .describe('Claude Code settings of the refactor workflow.');
 
 const RefactorSectionSchema = z
   .strictObject({
-    diff_budget_loc: positiveInt()
-      .default(300)
-      .describe("Lines a single batch may touch."),
-    max_batches: positiveInt().default(200).describe("Batches per run."),
-    retry_per_batch: nonNegativeInt()
-      .default(2)
-      .describe("Retries of a failed batch."),
-    run_full_verifier_every: positiveInt()
-      .default(5)
-      .describe("Run the full verifier every N accepted batches."),
-    fast_verifier: z
-      .array(command())
-      .default([])
-      .describe("Commands run after every batch (default: test command)."),
+    diff_budget_loc: positiveInt().default(300).describe('Lines a single batch may touch.'),
+    max_batches: positiveInt().default(200).describe('Batches per run.'),
+    retry_per_batch: nonNegativeInt().default(2).describe('Retries of a failed batch.'),
+    run_full_verifier_every: positiveInt().default(5).describe('Run the full verifier every N accepted batches.'),
+    fast_verifier: z.array(command()).default([]).describe('Commands run after every batch (default: test command).'),
     full_verifier: z
       .array(command())
       .default([])
-      .describe(
-        "Commands run periodically and at the end (default: test, lint, typecheck).",
-      ),
+      .describe('Commands run periodically and at the end (default: test, lint, typecheck).'),
     scope_excludes: z
       .array(z.string().min(1))
-      .default([
-        "**/dist/**",
-        "**/build/**",
-        "**/.venv/**",
-        "**/node_modules/**",
-      ])
-      .describe("Globs no batch may touch."),
-    allow_public_api_changes: z
-      .boolean()
-      .default(false)
-      .describe("Accept batches that change the public API."),
+      .default(['**/dist/**', '**/build/**', '**/.venv/**', '**/node_modules/**'])
+      .describe('Globs no batch may touch.'),
+    allow_public_api_changes: z.boolean().default(false).describe('Accept batches that change the public API.'),
     formatter: z
       .array(command())
       .default([])
       .describe(
-        "Formatter commands (e.g. \"npx prettier --write .\"): when set, the plan starts with a formatting-only batch that runs them.",
+        'Formatter commands (e.g. "npx prettier --write ."): when set, the plan starts with a formatting-only batch that runs them.',
       ),
     max_runtime_minutes: z
       .number()
       .positive()
       .optional()
-      .describe(
-        "Stop before the next batch once the batch loop has run this long (default: no limit).",
-      ),
+      .describe('Stop before the next batch once the batch loop has run this long (default: no limit).'),
     claude: RefactorClaudeSectionSchema.prefault({}),
   })
-  .describe("Whole-repo refactor workflow (seed 002).");
+  .describe('Whole-repo refactor workflow (seed 002).');
 
 /** The whole `.ratchet/config.toml`. A missing table means all of its defaults. */
 export const ConfigFileSchema = z.strictObject({

@@ -3,25 +3,15 @@
  * (descriptions become comments, defaults become commented values), so it cannot drift from what
  * the loader accepts.
  */
-import { join } from "node:path";
-import { stringify } from "smol-toml";
-import { z } from "zod";
-import {
-  describeSchema,
-  objectFields,
-  unwrapSchema,
-} from "./internal/schema-walk.js";
-import {
-  ConfigFileSchema,
-  DEFAULT_MODEL,
-  defaultConfigFile,
-  STAGE_KEYS,
-  type ProviderName,
-} from "./schema.js";
+import { join } from 'node:path';
+import { stringify } from 'smol-toml';
+import { z } from 'zod';
+import { describeSchema, objectFields, unwrapSchema } from './internal/schema-walk.js';
+import { ConfigFileSchema, DEFAULT_MODEL, defaultConfigFile, STAGE_KEYS, type ProviderName } from './schema.js';
 
 /** Path of a repository's config file. */
 export function configPath(repoRoot: string): string {
-  return join(repoRoot, ".ratchet", "config.toml");
+  return join(repoRoot, '.ratchet', 'config.toml');
 }
 
 export interface DefaultConfigOptions {
@@ -34,16 +24,16 @@ export interface DefaultConfigOptions {
 
 /** Example values for keys that have no default. */
 const EXAMPLES: Record<string, unknown> = {
-  "provider.base_url": "http://localhost:11434/v1",
-  "provider.cassette": ".ratchet/cassettes/session.ndjson",
-  "test.command": "npm test",
-  "lint.command": "npm run lint",
-  "typecheck.command": "npx tsc --noEmit",
-  "refactor.max_runtime_minutes": 120,
-  "stages.model": DEFAULT_MODEL,
-  "stages.timeout": 300,
-  "stages.max_attempts": 3,
-  "stages.max_turns": 60,
+  'provider.base_url': 'http://localhost:11434/v1',
+  'provider.cassette': '.ratchet/cassettes/session.ndjson',
+  'test.command': 'npm test',
+  'lint.command': 'npm run lint',
+  'typecheck.command': 'npx tsc --noEmit',
+  'refactor.max_runtime_minutes': 120,
+  'stages.model': DEFAULT_MODEL,
+  'stages.timeout': 300,
+  'stages.max_attempts': 3,
+  'stages.max_turns': 60,
 };
 
 const HEADER = `# Ratchet configuration. Precedence per key: command-line flags > environment
@@ -52,37 +42,26 @@ const HEADER = `# Ratchet configuration. Precedence per key: command-line flags 
 # Durations are in seconds.`;
 
 /** A commented config.toml that validates against the schema. */
-export function renderDefaultConfig(
-  options: DefaultConfigOptions = {},
-): string {
+export function renderDefaultConfig(options: DefaultConfigOptions = {}): string {
   const active: Record<string, unknown> = {
-    "provider.name": options.provider ?? "anthropic",
+    'provider.name': options.provider ?? 'anthropic',
   };
-  if (options.model !== undefined) active["provider.model"] = options.model;
-  if (options.testCommand !== undefined)
-    active["test.command"] = options.testCommand;
+  if (options.model !== undefined) active['provider.model'] = options.model;
+  if (options.testCommand !== undefined) active['test.command'] = options.testCommand;
   const defaults = defaultConfigFile() as unknown as Record<string, unknown>;
   const blocks = [HEADER];
-  for (const [section, schema] of Object.entries(
-    objectFields(ConfigFileSchema),
-  )) {
+  for (const [section, schema] of Object.entries(objectFields(ConfigFileSchema))) {
     if (schema === undefined) continue;
-    if (section === "stages") blocks.push(renderStagesExample(schema));
-    else
-      blocks.push(...renderTable([section], schema, defaults[section], active));
+    if (section === 'stages') blocks.push(renderStagesExample(schema));
+    else blocks.push(...renderTable([section], schema, defaults[section], active));
   }
-  return `${blocks.join("\n\n")}\n`;
+  return `${blocks.join('\n\n')}\n`;
 }
 
-function renderTable(
-  path: string[],
-  schema: z.ZodType,
-  defaults: unknown,
-  active: Record<string, unknown>,
-): string[] {
+function renderTable(path: string[], schema: z.ZodType, defaults: unknown, active: Record<string, unknown>): string[] {
   const table = unwrapSchema(schema);
   if (!(table instanceof z.ZodObject)) return [];
-  const lines = [...comment(describeSchema(schema)), `[${path.join(".")}]`];
+  const lines = [...comment(describeSchema(schema)), `[${path.join('.')}]`];
   const subtables: string[] = [];
   for (const [key, field] of Object.entries(objectFields(table))) {
     if (field === undefined) continue;
@@ -93,37 +72,34 @@ function renderTable(
       continue;
     }
     lines.push(...comment(describeField(field)));
-    const dotted = keyPath.join(".");
+    const dotted = keyPath.join('.');
     if (dotted in active) lines.push(assignment(key, active[dotted]));
-    else lines.push(`# ${assignment(key, fallback ?? EXAMPLES[dotted] ?? "")}`);
+    else lines.push(`# ${assignment(key, fallback ?? EXAMPLES[dotted] ?? '')}`);
   }
-  return [lines.join("\n"), ...subtables];
+  return [lines.join('\n'), ...subtables];
 }
 
 function renderStagesExample(schema: z.ZodType): string {
-  const override = unwrapSchema(
-    objectFields(unwrapSchema(schema) as z.ZodObject).refactor ?? z.object({}),
-  );
+  const override = unwrapSchema(objectFields(unwrapSchema(schema) as z.ZodObject).refactor ?? z.object({}));
   const lines = [
     ...comment(describeSchema(schema)),
-    `# Stages: ${STAGE_KEYS.join(", ")}. Unset keys fall back to [provider] and [tdd].`,
-    "# [stages.refactor]",
+    `# Stages: ${STAGE_KEYS.join(', ')}. Unset keys fall back to [provider] and [tdd].`,
+    '# [stages.refactor]',
   ];
   if (override instanceof z.ZodObject) {
     for (const [key, field] of Object.entries(objectFields(override))) {
       lines.push(
         ...comment(field === undefined ? undefined : describeSchema(field)),
-        `# ${assignment(key, EXAMPLES[`stages.${key}`] ?? "")}`,
+        `# ${assignment(key, EXAMPLES[`stages.${key}`] ?? '')}`,
       );
     }
   }
-  return lines.join("\n");
+  return lines.join('\n');
 }
 
 function describeField(field: z.ZodType): string | undefined {
   const inner = unwrapSchema(field);
-  const choices =
-    inner instanceof z.ZodEnum ? ` One of: ${inner.options.join(", ")}.` : "";
+  const choices = inner instanceof z.ZodEnum ? ` One of: ${inner.options.join(', ')}.` : '';
   const description = describeSchema(field);
   return description === undefined ? undefined : `${description}${choices}`;
 }
@@ -138,5 +114,5 @@ function assignment(key: string, value: unknown): string {
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

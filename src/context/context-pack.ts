@@ -9,7 +9,12 @@ export interface ContextBudgets {
   ledgerLinesPerEntry: number;
 }
 
-export const DEFAULT_BUDGETS: ContextBudgets = { maxChars: 40_000, maxExcerptLines: 600, ledgerEntries: 10, ledgerLinesPerEntry: 8 };
+export const DEFAULT_BUDGETS: ContextBudgets = {
+  maxChars: 40_000,
+  maxExcerptLines: 600,
+  ledgerEntries: 10,
+  ledgerLinesPerEntry: 8,
+};
 
 export interface BatchBrief {
   id: string;
@@ -44,7 +49,10 @@ function signatures(file: IndexedFile, limit: number): string[] {
   return file.symbols
     .filter((symbol) => symbol.container === undefined || symbol.exported)
     .slice(0, limit)
-    .map((symbol) => `  ${file.path}:${symbol.startLine} ${symbol.exported ? 'export ' : ''}${symbol.signature}${symbol.doc ? `  // ${symbol.doc.split('\n')[0]}` : ''}`);
+    .map(
+      (symbol) =>
+        `  ${file.path}:${symbol.startLine} ${symbol.exported ? 'export ' : ''}${symbol.signature}${symbol.doc ? `  // ${symbol.doc.split('\n')[0]}` : ''}`,
+    );
 }
 
 /**
@@ -90,30 +98,45 @@ export function buildContextPack(input: ContextPackInput): string {
       const outline = signatures(file, 60).join('\n') || '  (no symbols)';
       const head = room > 0 ? `\n${numbered(text, 1, Math.min(room, lines))}` : '';
       excerptLines += Math.min(room, lines);
-      fileParts.push(`### ${file.path} (${lines} lines; outline, and the first ${Math.min(room, lines)} lines — use Read for the rest)\n${outline}${head}`);
+      fileParts.push(
+        `### ${file.path} (${lines} lines; outline, and the first ${Math.min(room, lines)} lines — use Read for the rest)\n${outline}${head}`,
+      );
     }
   }
   parts.push(`## Files in scope\n${fileParts.join('\n\n') || '(no indexed file matches the scope)'}`);
 
-  const imported = new Set(scoped.flatMap((file) => index.dependencies[file.path] ?? []).filter((path) => !inScope(path)));
+  const imported = new Set(
+    scoped.flatMap((file) => index.dependencies[file.path] ?? []).filter((path) => !inScope(path)),
+  );
   const importedSignatures = [...imported].flatMap((path) => {
     const file = byPath.get(path);
     return file ? signatures(file, 20) : [];
   });
-  if (importedSignatures.length > 0) parts.push(`## Signatures of files the scope imports\n${importedSignatures.join('\n')}`);
+  if (importedSignatures.length > 0)
+    parts.push(`## Signatures of files the scope imports\n${importedSignatures.join('\n')}`);
 
   const dependents = scoped.flatMap((file) =>
     (index.dependents[file.path] ?? []).map((dependent) => {
-      const names = byPath.get(dependent)?.imports.filter((entry) => entry.resolved.includes(file.path)).flatMap((entry) => entry.names) ?? [];
+      const names =
+        byPath
+          .get(dependent)
+          ?.imports.filter((entry) => entry.resolved.includes(file.path))
+          .flatMap((entry) => entry.names) ?? [];
       return `  ${dependent} uses ${file.path}${names.length > 0 ? `: ${[...new Set(names)].join(', ')}` : ''}`;
     }),
   );
-  if (dependents.length > 0) parts.push(`## Who depends on the scope (keep these names and signatures working)\n${dependents.slice(0, 40).join('\n')}`);
+  if (dependents.length > 0)
+    parts.push(
+      `## Who depends on the scope (keep these names and signatures working)\n${dependents.slice(0, 40).join('\n')}`,
+    );
 
-  const tail = input.ledger.slice(-budgets.ledgerEntries).map((line) => line.split('\n').slice(0, budgets.ledgerLinesPerEntry).join('\n'));
+  const tail = input.ledger
+    .slice(-budgets.ledgerEntries)
+    .map((line) => line.split('\n').slice(0, budgets.ledgerLinesPerEntry).join('\n'));
   if (tail.length > 0) parts.push(`## Recent batches (task ledger)\n${tail.join('\n')}`);
 
-  const closing = 'Answer with the PatchResponse structured output. Return status "noop" if nothing is worth changing safely.';
+  const closing =
+    'Answer with the PatchResponse structured output. Return status "noop" if nothing is worth changing safely.';
   let text = parts.join('\n\n');
   // The closing instruction survives truncation: the body gives way first.
   const room = budgets.maxChars - closing.length - 2;

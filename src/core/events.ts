@@ -75,10 +75,24 @@ export interface EventMap {
   'git-lock-remove': { files: string[] };
   /** Refactor workflow (seed 002). */
   'backup-create': { bundle: string | null; snapshot: string; directory: string };
-  'index-build': { files: number; parsed: number; reused: number; symbols: number; durationMs: number; artifacts: string };
+  'index-build': {
+    files: number;
+    parsed: number;
+    reused: number;
+    symbols: number;
+    durationMs: number;
+    artifacts: string;
+  };
   'plan-create': { batches: number; source: 'heuristic' | 'planner'; goal: string | null };
   'batch-start': { batch: string; index: number; total: number; goal: string; attempt: number };
-  'patch-check': { batch: string; attempt: number; admitted: boolean; files: string[]; loc: number; violations: string[] };
+  'patch-check': {
+    batch: string;
+    attempt: number;
+    admitted: boolean;
+    files: string[];
+    loc: number;
+    violations: string[];
+  };
   'batch-end': {
     batch: string;
     /** `rolled-back`: committed, then dropped when the full verifier failed after it. */

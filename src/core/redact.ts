@@ -50,7 +50,12 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function replaceKeyShape(_match: string, bearer: string | undefined, label: string | undefined, userinfo: string | undefined): string {
+function replaceKeyShape(
+  _match: string,
+  bearer: string | undefined,
+  label: string | undefined,
+  userinfo: string | undefined,
+): string {
   if (bearer !== undefined) return `${bearer}${REDACTED}`;
   if (label !== undefined) return `${label}${REDACTED}`;
   if (userinfo !== undefined) return `${userinfo}${REDACTED}`;

@@ -19,14 +19,7 @@ export interface TestCaseResult {
 }
 
 export type ResultSource =
-  | 'junit-xml'
-  | 'tap'
-  | 'pytest'
-  | 'unittest'
-  | 'jest-json'
-  | 'go-json'
-  | 'cargo'
-  | 'exit-code';
+  'junit-xml' | 'tap' | 'pytest' | 'unittest' | 'jest-json' | 'go-json' | 'cargo' | 'exit-code';
 
 export interface TestRunResult {
   command: string;

@@ -19,7 +19,12 @@ export const CASSETTE_POSITION_EVENTS = ['run-start', 'checkpoint-create', 'mode
  * Null when the position cannot be known (the checkpoint was made by a process on another
  * provider or cassette).
  */
-export function cassettePositionAt(events: readonly RatchetEvent[], commit: string, file: string, baseCommit: string): number | null {
+export function cassettePositionAt(
+  events: readonly RatchetEvent[],
+  commit: string,
+  file: string,
+  baseCommit: string,
+): number | null {
   let recorded: number | null = null;
   let played = false;
   let known = false;
@@ -46,7 +51,12 @@ export function cassettePositionAt(events: readonly RatchetEvent[], commit: stri
   for (const event of events.slice(Math.max(lastStart, 0))) {
     if (event.type === 'run-start' || event.type === 'checkpoint-create') {
       position = event.cassette?.file === file ? event.cassette.position : null;
-    } else if (event.type === 'model-call' && position !== null && event.provider === 'replay' && event.response !== null) {
+    } else if (
+      event.type === 'model-call' &&
+      position !== null &&
+      event.provider === 'replay' &&
+      event.response !== null
+    ) {
       position += 1;
     }
   }

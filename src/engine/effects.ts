@@ -39,6 +39,9 @@ export function createIdGenerator(clock: Clock = systemClock): IdGenerator {
  * The real effects for running a workflow: the given ledger, the system clock, time-sorted run ids,
  * a process runner that kills whole process groups, and the environment (keys are read from it).
  */
-export function createEngineServices(ledger: Ledger, env: Record<string, string | undefined> = process.env): EngineServices {
+export function createEngineServices(
+  ledger: Ledger,
+  env: Record<string, string | undefined> = process.env,
+): EngineServices {
   return { ledger, clock: systemClock, ids: createIdGenerator(systemClock), runner: createProcessRunner(), env };
 }

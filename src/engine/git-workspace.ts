@@ -15,7 +15,9 @@ function inside(root: string, path: string): string {
 async function linkedParents(root: string, path: string): Promise<string[]> {
   const links: string[] = [];
   let current = root;
-  for (const part of relative(root, dirname(inside(root, path))).split(sep).filter(Boolean)) {
+  for (const part of relative(root, dirname(inside(root, path)))
+    .split(sep)
+    .filter(Boolean)) {
     current = join(current, part);
     const stats = await lstat(current).catch(() => null);
     if (stats === null) break;
@@ -41,7 +43,9 @@ async function unlinkParents(root: string, path: string): Promise<void> {
  */
 export function linkLeadsOutside(linkPath: string, target: string): boolean {
   if (isAbsolute(target) || /^[A-Za-z]:[\\/]/.test(target)) return true;
-  const resolved = posix.normalize(posix.join(posix.dirname(linkPath.split(sep).join('/')), target.split('\\').join('/')));
+  const resolved = posix.normalize(
+    posix.join(posix.dirname(linkPath.split(sep).join('/')), target.split('\\').join('/')),
+  );
   return resolved === '..' || resolved.startsWith('../');
 }
 
@@ -64,7 +68,9 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       const message = options.body ? `${subject}\n\n${options.body}` : subject;
       // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
       const note = options.note ? { ref: NOTES_REF, text: `${JSON.stringify(options.note, null, 2)}\n` } : undefined;
-      const sha = await track(git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }, note));
+      const sha = await track(
+        git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }, note),
+      );
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
       head = Promise.resolve(sha);
       return sha;
@@ -81,7 +87,9 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
     uncommitTo: (commit) => track(git.resetSoft(commit)),
     async changedFilesSince(commit) {
       const status = await git.status();
-      const uncommitted = status.files.flatMap((file) => (file.origPath === undefined ? [file.path] : [file.path, file.origPath]));
+      const uncommitted = status.files.flatMap((file) =>
+        file.origPath === undefined ? [file.path] : [file.path, file.origPath],
+      );
       // Since HEAD itself, status says it all: one git process instead of two.
       if (commit === (await (head ??= git.head()))) return [...new Set(uncommitted)].sort();
       const committed = await git.changedFiles(commit);

@@ -86,17 +86,23 @@ export function createModelPool(options: ModelPoolOptions): ModelPool {
           ...(options.fetch ? { fetch: options.fetch } : {}),
         });
       }
-      if (options.recordPath) client = createRecordingModelClient(client, options.recordPath, { redact: createRedactor(secretsFromEnv(options.env)) });
+      if (options.recordPath)
+        client = createRecordingModelClient(client, options.recordPath, {
+          redact: createRedactor(secretsFromEnv(options.env)),
+        });
       clients.set(key, client);
       return client;
     },
-    cassettePosition: () => (config.provider.name === 'replay' ? (replay?.position() ?? options.cassetteStart ?? 0) : null),
+    cassettePosition: () =>
+      config.provider.name === 'replay' ? (replay?.position() ?? options.cassetteStart ?? 0) : null,
   };
 }
 
 function requireCassette(config: ResolvedConfig): string {
   if (!config.provider.cassette) {
-    throw new RatchetError('config', 'The replay provider needs a cassette.', { hint: 'Pass --cassette FILE or set [provider] cassette in .ratchet/config.toml.' });
+    throw new RatchetError('config', 'The replay provider needs a cassette.', {
+      hint: 'Pass --cassette FILE or set [provider] cassette in .ratchet/config.toml.',
+    });
   }
   return config.provider.cassette;
 }
@@ -191,9 +197,25 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
           onRetry: ({ attempt, delayMs, error }) => {
             if (attemptStart) {
               const latencyMs = options.clock.now().getTime() - attemptStart.at;
-              request.emit({ type: 'model-call', stage: request.stage, provider: base.provider, model: base.modelId, request: attemptStart.request, response: null, error: { code: error.code, message: error.message }, latencyMs });
+              request.emit({
+                type: 'model-call',
+                stage: request.stage,
+                provider: base.provider,
+                model: base.modelId,
+                request: attemptStart.request,
+                response: null,
+                error: { code: error.code, message: error.message },
+                latencyMs,
+              });
             }
-            request.emit({ type: 'model-retry', provider: base.provider, model: base.modelId, attempt, delayMs, reason: `${error.code}: ${error.message}` });
+            request.emit({
+              type: 'model-retry',
+              provider: base.provider,
+              model: base.modelId,
+              attempt,
+              delayMs,
+              reason: `${error.code}: ${error.message}`,
+            });
           },
         });
         return createToolLoopRuntime({ model: client, runner: options.toolRunner ?? options.runner }).runStage(request);
@@ -201,4 +223,3 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
     };
   };
 }
-

@@ -16,9 +16,13 @@ import { clearStaleGitLocks, recordGitLockRemoval } from './stale-locks.js';
 export async function resolveRun(ledger: Ledger, runId: string | undefined): Promise<GitRun> {
   const run = runId ? await ledger.getRun(runId) : await ledger.latestRun();
   if (!run) {
-    throw new RatchetError('not-found', runId ? `No run ${runId} in this repository.` : 'No runs in this repository yet.', {
-      hint: 'Start one with `ratchet tdd "<feature>"`, or try `ratchet demo`.',
-    });
+    throw new RatchetError(
+      'not-found',
+      runId ? `No run ${runId} in this repository.` : 'No runs in this repository yet.',
+      {
+        hint: 'Start one with `ratchet tdd "<feature>"`, or try `ratchet demo`.',
+      },
+    );
   }
   return asGitRun(run);
 }
@@ -36,7 +40,9 @@ function parseNote(text: string | null): { state: HandoffState | null; error: st
   if (text === null) return { state: null, error: null };
   try {
     const parsed = HandoffStateSchema.safeParse(JSON.parse(text));
-    return parsed.success ? { state: parsed.data, error: null } : { state: null, error: 'note does not match the handoff schema' };
+    return parsed.success
+      ? { state: parsed.data, error: null }
+      : { state: null, error: 'note does not match the handoff schema' };
   } catch {
     return { state: null, error: 'note is not valid JSON' };
   }
@@ -48,7 +54,10 @@ function parseNote(text: string | null): { state: HandoffState | null; error: st
  * run's commits stay readable until git collects them.
  */
 export async function checkpointsOf(git: Git, run: GitRun): Promise<Checkpoint[]> {
-  const tip = (await git.revParse(run.branch)) ?? (await git.revParse(`refs/heads/${run.branch}`)) ?? (run.finalCommit ? await git.revParse(`${run.finalCommit}^{commit}`) : null);
+  const tip =
+    (await git.revParse(run.branch)) ??
+    (await git.revParse(`refs/heads/${run.branch}`)) ??
+    (run.finalCommit ? await git.revParse(`${run.finalCommit}^{commit}`) : null);
   if (!tip) return [];
   const log = await git.log(`${run.baseCommit}..${tip}`);
   const result: Checkpoint[] = [];
@@ -71,11 +80,17 @@ export async function acceptRun(
   options: { force: boolean },
   clock: Clock = systemClock,
 ): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string; removedLocks: string[] }> {
-  if (run.status === 'accepted' || run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
+  if (run.status === 'accepted' || run.status === 'rejected')
+    throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
   return withRunLocked(repoRoot, run, ledger, clock, () => acceptRunLocked(repoRoot, run, ledger, options));
 }
 
-async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, options: { force: boolean }): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
+async function acceptRunLocked(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  options: { force: boolean },
+): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
   if (run.status !== 'completed' && !options.force) {
     const hint =
       run.workflow === 'tdd'
@@ -83,16 +98,30 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
         : `A ${run.workflow} run is not resumed: pass --force to accept its verified checkpoints as they are, or \`ratchet reject ${run.id}\`.`;
     // We hold the repository lock, so a `running` run has no live process: it was killed.
     const gone = run.status === 'running';
-    throw new RatchetError('usage', gone ? `Run ${run.id} did not complete: its process is gone (killed?).` : `Run ${run.id} is ${run.status}, not completed.`, { hint });
+    throw new RatchetError(
+      'usage',
+      gone
+        ? `Run ${run.id} did not complete: its process is gone (killed?).`
+        : `Run ${run.id} is ${run.status}, not completed.`,
+      { hint },
+    );
   }
   const git = new Git(repoRoot);
   const current = await git.currentBranch();
   if (run.baseBranch && current !== run.baseBranch) {
-    throw new RatchetError('usage', `Your checkout is on ${current ?? 'a detached HEAD'}, but the run started from ${run.baseBranch}.`, { hint: `git checkout ${run.baseBranch}, then accept again.` });
+    throw new RatchetError(
+      'usage',
+      `Your checkout is on ${current ?? 'a detached HEAD'}, but the run started from ${run.baseBranch}.`,
+      { hint: `git checkout ${run.baseBranch}, then accept again.` },
+    );
   }
   const status = await git.status();
   if (!status.clean) {
-    throw new RatchetError('dirty-tree', 'Your working tree has uncommitted changes; accepting would mix them with the run.', { hint: 'Commit or stash them first.' });
+    throw new RatchetError(
+      'dirty-tree',
+      'Your working tree has uncommitted changes; accepting would mix them with the run.',
+      { hint: 'Commit or stash them first.' },
+    );
   }
   const head = await git.head();
   const tip = await git.revParse(run.branch);
@@ -110,10 +139,14 @@ async function acceptRunLocked(repoRoot: string, run: GitRun, ledger: Ledger, op
       if (!conflict) throw error;
       const files = (error as RatchetError).details?.files;
       const where = Array.isArray(files) && files.length > 0 ? files.join(', ') : 'the working tree';
-      throw new RatchetError('usage', `Run ${run.id} conflicts with what changed on ${current ?? 'your branch'} since it started (${where}); nothing was merged.`, {
-        hint: `Merge it by hand (\`git merge ${run.branch}\`, resolve, commit), then \`ratchet accept ${run.id}\` records it and removes the worktree; or \`ratchet reject ${run.id}\`.`,
-        details: { conflict: true, files },
-      });
+      throw new RatchetError(
+        'usage',
+        `Run ${run.id} conflicts with what changed on ${current ?? 'your branch'} since it started (${where}); nothing was merged.`,
+        {
+          hint: `Merge it by hand (\`git merge ${run.branch}\`, resolve, commit), then \`ratchet accept ${run.id}\` records it and removes the worktree; or \`ratchet reject ${run.id}\`.`,
+          details: { conflict: true, files },
+        },
+      );
     }
     mode = 'merge';
   }
@@ -155,9 +188,13 @@ async function refuseChangedOriginal(git: Git, run: GitRun, head: string, tip: s
     if ((await blobIdOf(join(target, path))) !== (then.get(path) ?? null)) changedSince.push(path);
   }
   if (changedSince.length > 0) {
-    throw new RatchetError('usage', `${changedSince.length} file(s) the run changed were also changed in ${target} since it started: ${changedSince.slice(0, 10).join(', ')}${changedSince.length > 10 ? ', ...' : ''}.`, {
-      hint: 'Accepting would overwrite them. Put them back as they were (or copy your changes elsewhere), then accept again; or reject the run.',
-    });
+    throw new RatchetError(
+      'usage',
+      `${changedSince.length} file(s) the run changed were also changed in ${target} since it started: ${changedSince.slice(0, 10).join(', ')}${changedSince.length > 10 ? ', ...' : ''}.`,
+      {
+        hint: 'Accepting would overwrite them. Put them back as they were (or copy your changes elsewhere), then accept again; or reject the run.',
+      },
+    );
   }
 }
 
@@ -200,7 +237,8 @@ export async function rejectRun(
   ledger: Ledger,
   clock: Clock = systemClock,
 ): Promise<{ removedLocks: string[] }> {
-  if (run.status === 'accepted') throw new RatchetError('usage', `Run ${run.id} was accepted; use git to revert its merge.`);
+  if (run.status === 'accepted')
+    throw new RatchetError('usage', `Run ${run.id} was accepted; use git to revert its merge.`);
   return withRunLocked(repoRoot, run, ledger, clock, async () => {
     const git = new Git(repoRoot);
     // The handoff notes of the dropped commits go with them (the notes ref is shared by all runs).
@@ -247,9 +285,16 @@ export async function rollbackRun(
   ledger: Ledger,
   clock: Clock = systemClock,
 ): Promise<{ commit: string; state: HandoffState | null; removedLocks: string[] }> {
-  if (run.status === 'accepted') throw new RatchetError('usage', `Run ${run.id} was accepted: its commits are on ${run.baseBranch ?? 'your branch'}.`, { hint: 'Undo it with git (git revert, or git reset on your branch).' });
-  if (run.status === 'rejected') throw new RatchetError('usage', `Run ${run.id} was rejected: there is nothing left to roll back.`);
-  if (!existsSync(run.worktree)) throw new RatchetError('not-found', `The worktree of run ${run.id} is gone (${run.worktree}).`);
+  if (run.status === 'accepted')
+    throw new RatchetError(
+      'usage',
+      `Run ${run.id} was accepted: its commits are on ${run.baseBranch ?? 'your branch'}.`,
+      { hint: 'Undo it with git (git revert, or git reset on your branch).' },
+    );
+  if (run.status === 'rejected')
+    throw new RatchetError('usage', `Run ${run.id} was rejected: there is nothing left to roll back.`);
+  if (!existsSync(run.worktree))
+    throw new RatchetError('not-found', `The worktree of run ${run.id} is gone (${run.worktree}).`);
   return withRunLocked(repoRoot, run, ledger, clock, () => rollbackLocked(run, target, ledger));
 }
 
@@ -261,12 +306,20 @@ async function rollbackLocked(
   const git = new Git(run.worktree);
   const commit = target === run.id ? run.baseCommit : await git.revParse(`${target}^{commit}`);
   if (!commit) throw new RatchetError('usage', `${target} is not a commit.`);
-  const inRun = commit === run.baseCommit || ((await git.isAncestor(run.baseCommit, commit)) && (await git.isAncestor(commit, 'HEAD')));
-  if (!inRun) throw new RatchetError('usage', `${target} is not a checkpoint of run ${run.id}.`, { hint: 'See `ratchet history` for its checkpoints.' });
-  const note = commit === run.baseCommit ? { state: null, error: null } : parseNote(await git.readNote(NOTES_REF, commit));
+  const inRun =
+    commit === run.baseCommit ||
+    ((await git.isAncestor(run.baseCommit, commit)) && (await git.isAncestor(commit, 'HEAD')));
+  if (!inRun)
+    throw new RatchetError('usage', `${target} is not a checkpoint of run ${run.id}.`, {
+      hint: 'See `ratchet history` for its checkpoints.',
+    });
+  const note =
+    commit === run.baseCommit ? { state: null, error: null } : parseNote(await git.readNote(NOTES_REF, commit));
   // A TDD run resumes from the note; a refactor run's checkpoints carry none (it is not resumed).
   if (run.workflow === 'tdd' && commit !== run.baseCommit && note.state === null) {
-    throw new RatchetError('usage', `${target} has no handoff note, so the run cannot resume from it.`, { hint: 'Pick a commit listed by `ratchet history`.' });
+    throw new RatchetError('usage', `${target} has no handoff note, so the run cannot resume from it.`, {
+      hint: 'Pick a commit listed by `ratchet history`.',
+    });
   }
   await git.resetHard(commit);
   await git.clean();

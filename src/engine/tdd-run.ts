@@ -20,7 +20,14 @@ import type { TddDependencies, TddPolicy } from '../workflows/tdd/ports.js';
 import { initialHandoff, runTdd } from '../workflows/tdd/workflow.js';
 import { createEnveloper } from './event-stream.js';
 import { createGitWorkspace } from './git-workspace.js';
-import { createModelPool, createRuntimeFactory, endpointVariable, runEndpoint, runModel, type ModelPool } from './model-factory.js';
+import {
+  createModelPool,
+  createRuntimeFactory,
+  endpointVariable,
+  runEndpoint,
+  runModel,
+  type ModelPool,
+} from './model-factory.js';
 import { CASSETTE_POSITION_EVENTS, cassettePositionAt } from './cassette-position.js';
 import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
@@ -90,7 +97,8 @@ function tddRuntimes(
 async function preflight(config: ResolvedConfig, services: EngineServices, repoRoot: string): Promise<void> {
   await loadPrompts({ packageRoot: packageRoot(), repoRoot });
   tddRuntimes(config, services, config.home)('PLAN');
-  if (config.provider.name === 'claude-code') await checkClaudeCode({ binary: config.refactor.claude.binary, runner: services.runner, env: services.env });
+  if (config.provider.name === 'claude-code')
+    await checkClaudeCode({ binary: config.refactor.claude.binary, runner: services.runner, env: services.env });
   await requireSandboxIfConfigured(config, services.runner);
 }
 
@@ -224,8 +232,14 @@ function providerSettings(config: ResolvedConfig, env: EngineServices['env']): {
 }
 
 /** For a replayed run, where its cassette stands at `commit` (the `cassette` of a `run-start` event). */
-function cassetteAt(config: ResolvedConfig, commit: string, position: number): { cassette?: { file: string; commit: string; position: number } } {
-  return config.provider.name === 'replay' && config.provider.cassette ? { cassette: { file: config.provider.cassette, commit, position } } : {};
+function cassetteAt(
+  config: ResolvedConfig,
+  commit: string,
+  position: number,
+): { cassette?: { file: string; commit: string; position: number } } {
+  return config.provider.name === 'replay' && config.provider.cassette
+    ? { cassette: { file: config.provider.cassette, commit, position } }
+    : {};
 }
 
 /**
@@ -235,7 +249,9 @@ function cassetteAt(config: ResolvedConfig, commit: string, position: number): {
  * elsewhere). Resuming with them keeps the model the run was started on (it is never swapped
  * silently); flags given to `resume` still win.
  */
-export function runProviderFlags(run: RunRow): Pick<ConfigFlags, 'provider' | 'model' | 'baseUrl' | 'cassette' | 'refactor'> {
+export function runProviderFlags(
+  run: RunRow,
+): Pick<ConfigFlags, 'provider' | 'model' | 'baseUrl' | 'cassette' | 'refactor'> {
   const stored = StoredTddSettingsSchema.safeParse(run.config);
   const settings = stored.success ? stored.data : {};
   return {
@@ -284,22 +300,33 @@ async function findResumePoint(
 
 /** The settings a run stored (`runs.config`), as an object (empty when there are none). */
 function storedConfig(run: RunRow): Record<string, unknown> {
-  return typeof run.config === 'object' && run.config !== null && !Array.isArray(run.config) ? { ...(run.config as Record<string, unknown>) } : {};
+  return typeof run.config === 'object' && run.config !== null && !Array.isArray(run.config)
+    ? { ...(run.config as Record<string, unknown>) }
+    : {};
 }
 
 /**
  * Where a resumed replay run's cassette continues: at the entries played when `commit` (the
  * checkpoint the run resumes from) was made. Undefined for other providers.
  */
-async function resumeCassettePosition(run: GitRun, commit: string, config: ResolvedConfig, ledger: Ledger): Promise<number | undefined> {
+async function resumeCassettePosition(
+  run: GitRun,
+  commit: string,
+  config: ResolvedConfig,
+  ledger: Ledger,
+): Promise<number | undefined> {
   const file = config.provider.name === 'replay' ? config.provider.cassette : undefined;
   if (file === undefined) return undefined;
   const events = await ledger.events(run.id, { types: CASSETTE_POSITION_EVENTS });
   const position = cassettePositionAt(events, commit, file, run.baseCommit);
   if (position === null) {
-    throw new RatchetError('config', `Cannot tell where cassette ${file} stood at checkpoint ${commit.slice(0, 8)} of run ${run.id}: that checkpoint was not made by replaying it.`, {
-      hint: `Roll the run back to a checkpoint made while replaying it (\`ratchet history ${run.id}\`, then \`ratchet rollback <commit>\`), or resume with another provider or a cassette that starts at this checkpoint (--cassette).`,
-    });
+    throw new RatchetError(
+      'config',
+      `Cannot tell where cassette ${file} stood at checkpoint ${commit.slice(0, 8)} of run ${run.id}: that checkpoint was not made by replaying it.`,
+      {
+        hint: `Roll the run back to a checkpoint made while replaying it (\`ratchet history ${run.id}\`, then \`ratchet rollback <commit>\`), or resume with another provider or a cassette that starts at this checkpoint (--cassette).`,
+      },
+    );
   }
   return position;
 }
@@ -313,11 +340,20 @@ function ignoredEndpointNotice(run: RunRow, config: ResolvedConfig, env: EngineS
   const recorded = StoredTddSettingsSchema.safeParse(run.config).data?.baseUrl;
   const variable = endpointVariable(config.provider.name);
   const value = variable === undefined ? undefined : env[variable]?.trim();
-  if (recorded === undefined || variable === undefined || !value || run.provider !== config.provider.name || config.provider.baseUrl !== recorded) return null;
+  if (
+    recorded === undefined ||
+    variable === undefined ||
+    !value ||
+    run.provider !== config.provider.name ||
+    config.provider.baseUrl !== recorded
+  )
+    return null;
   const fromEnvironment = runEndpoint({ ...config, provider: { ...config.provider, baseUrl: undefined } }, env);
   if (fromEnvironment === recorded) return null;
   const redact = createRedactor(secretsFromEnv(env));
-  return redact(`${variable} (${value}) is not used: run ${run.id} continues at ${recorded}, the endpoint it started with (--base-url chooses another).`);
+  return redact(
+    `${variable} (${value}) is not used: run ${run.id} continues at ${recorded}, the endpoint it started with (--base-url chooses another).`,
+  );
 }
 
 /** `ratchet resume`: continues a run from its last checkpoint (after a crash, kill -9, SIGINT or a failure). */
@@ -417,7 +453,13 @@ export async function* resumeTdd(
       run,
       start,
       envelope,
-      { ...options, feature: run.feature, command: detected.command, framework: detected.framework, ...(cassetteStart ? { cassetteStart } : {}) },
+      {
+        ...options,
+        feature: run.feature,
+        command: detected.command,
+        framework: detected.framework,
+        ...(cassetteStart ? { cassetteStart } : {}),
+      },
       services,
     );
   } finally {
@@ -456,7 +498,11 @@ async function* executeRun(
     ...(services.fetch ? { fetch: services.fetch } : {}),
     ...(options.cassetteStart ? { cassetteStart: options.cassetteStart } : {}),
   });
-  const sandbox = await toolSandbox(config, services.runner, { protect: [options.repoRoot], worktree: run.worktree, dependenciesOf: options.repoRoot });
+  const sandbox = await toolSandbox(config, services.runner, {
+    protect: [options.repoRoot],
+    worktree: run.worktree,
+    dependenciesOf: options.repoRoot,
+  });
   if (sandbox.notice !== null) {
     const warning = envelope({ type: 'warning', message: sandbox.notice });
     await services.ledger.record(warning);

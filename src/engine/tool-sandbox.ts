@@ -44,7 +44,15 @@ function real(path: string): string {
  * Download caches of package managers and build tools, written by test runs: their content is
  * fetched or built, never run from there by the user's shell (unlike `~/.cargo/bin`).
  */
-const CACHES = ['.cache', '.npm/_cacache', '.m2/repository', '.gradle/caches', '.cargo/registry', '.cargo/git', 'go/pkg/mod'];
+const CACHES = [
+  '.cache',
+  '.npm/_cacache',
+  '.m2/repository',
+  '.gradle/caches',
+  '.cargo/registry',
+  '.cargo/git',
+  'go/pkg/mod',
+];
 
 /** For `[bash] sandbox = "required"`: refuses before a run exists when the agent's tools cannot be sandboxed. */
 export async function requireSandboxIfConfigured(config: ResolvedConfig, runner: ProcessRunner): Promise<void> {
@@ -68,11 +76,18 @@ function sandboxMissing(): RatchetError {
  * writable copy of its configuration for each call. `auto` without a working bwrap runs
  * unsandboxed and says so; `required` refuses.
  */
-export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner, paths: ToolSandboxPaths): Promise<ToolSandbox> {
+export async function toolSandbox(
+  config: ResolvedConfig,
+  runner: ProcessRunner,
+  paths: ToolSandboxPaths,
+): Promise<ToolSandbox> {
   if (config.bash.sandbox === 'off') return { runner, claudeRunner: runner, sandboxed: false, notice: null };
   if (!(await bwrapWorks(runner))) {
     if (config.bash.sandbox === 'required') throw sandboxMissing();
-    const what = config.provider.name === 'claude-code' ? 'The Claude Code CLI and its tools (Bash, Write, Edit) run' : 'The agent\'s Bash commands run';
+    const what =
+      config.provider.name === 'claude-code'
+        ? 'The Claude Code CLI and its tools (Bash, Write, Edit) run'
+        : "The agent's Bash commands run";
     return {
       runner,
       claudeRunner: runner,
@@ -81,16 +96,24 @@ export async function toolSandbox(config: ResolvedConfig, runner: ProcessRunner,
     };
   }
   const home = homedir();
-  const writableOutside = [tmpdir(), '/tmp', ...CACHES.map((name) => join(home, name))].filter((path) => existsSync(path)).map(real);
-  const dependencies = SHARED_DIRECTORIES.map((name) => join(paths.dependenciesOf, name)).filter((path) => existsSync(path)).map(real);
+  const writableOutside = [tmpdir(), '/tmp', ...CACHES.map((name) => join(home, name))]
+    .filter((path) => existsSync(path))
+    .map(real);
+  const dependencies = SHARED_DIRECTORIES.map((name) => join(paths.dependenciesOf, name))
+    .filter((path) => existsSync(path))
+    .map(real);
   const mounts: SandboxMount[] = [
     ...[...new Set(writableOutside)].map((path) => ({ path, writable: true })),
-    ...[...paths.protect, config.home].filter((path) => existsSync(path)).map((path) => ({ path: real(path), writable: false })),
+    ...[...paths.protect, config.home]
+      .filter((path) => existsSync(path))
+      .map((path) => ({ path: real(path), writable: false })),
     { path: real(paths.worktree), writable: true },
     // Git metadata stays read-only, the worktree's `.git` file included: the orchestrator runs git
     // there outside the sandbox, so nothing inside may redirect it (HEAD, commondir, gitdir),
     // rewrite objects or move refs. The agent's git can read (status, diff, log), not commit.
-    ...(existsSync(join(paths.worktree, '.git')) ? [{ path: join(real(paths.worktree), '.git'), writable: false }] : []),
+    ...(existsSync(join(paths.worktree, '.git'))
+      ? [{ path: join(real(paths.worktree), '.git'), writable: false }]
+      : []),
     ...dependencies.map((path) => ({ path, writable: true })),
   ];
   return {

@@ -89,7 +89,9 @@ export class Git {
 
   /** `gitDir()` and `commonDir()` from one git process. */
   async gitDirs(): Promise<GitDirs> {
-    const lines = (await this.command.run(['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir'])).split('\n');
+    const lines = (
+      await this.command.run(['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir'])
+    ).split('\n');
     const [gitDir = '', commonDir = ''] = lines.map((line) => line.trim());
     return { gitDir, commonDir };
   }
@@ -206,7 +208,9 @@ export class Git {
       'if [ -n "$RATCHET_NOTE_REF" ]; then printf "%s" "$RATCHET_NOTE" | git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file=- "$sha" || exit 3; fi',
       'echo "$sha"',
     ].join('\n');
-    const flags = [options.allowEmpty ? '--allow-empty' : '', options.noVerify ? '--no-verify' : ''].filter(Boolean).join(' ');
+    const flags = [options.allowEmpty ? '--allow-empty' : '', options.noVerify ? '--no-verify' : '']
+      .filter(Boolean)
+      .join(' ');
     const result = await this.command.script(script, await this.commitArgs(), {
       env: {
         RATCHET_MESSAGE: message,
@@ -217,7 +221,9 @@ export class Git {
       },
     });
     if (result.exitCode === 3) {
-      throw new RatchetError('notes', `Could not write the note on the new commit: ${result.stderr.trim()}`, { hint: notes.NOTES_HINT });
+      throw new RatchetError('notes', `Could not write the note on the new commit: ${result.stderr.trim()}`, {
+        hint: notes.NOTES_HINT,
+      });
     }
     if (result.exitCode !== 0) throw this.command.failure(['commit', '(checkpoint)'], result);
     const sha = result.stdout.trim();
@@ -428,16 +434,7 @@ export class Git {
    */
   async merge(ref: string, message: string): Promise<string> {
     assertNotOption(ref, 'ref');
-    const args = [
-      ...(await this.commitArgs()),
-      'merge',
-      '--no-ff',
-      '--no-edit',
-      '--quiet',
-      '-m',
-      message,
-      ref,
-    ];
+    const args = [...(await this.commitArgs()), 'merge', '--no-ff', '--no-edit', '--quiet', '-m', message, ref];
     const result = await this.command.exec(args);
     if (result.exitCode === 0) return this.head();
     if ((await this.revParse('MERGE_HEAD')) === null) throw this.command.failure(args, result);

@@ -127,13 +127,20 @@ async function runOnce(call: CallSettings): Promise<StepOutcome> {
   const result = await generateText(call);
   return {
     text: result.text,
-    toolCalls: result.toolCalls.map((part) => ({ id: part.toolCallId, name: part.toolName, input: part.input as unknown })),
+    toolCalls: result.toolCalls.map((part) => ({
+      id: part.toolCallId,
+      name: part.toolName,
+      input: part.input as unknown,
+    })),
     finishReason: result.finishReason,
     usage: result.usage,
   };
 }
 
-async function runStreaming(call: CallSettings, onTextDelta: ((delta: string) => void) | undefined): Promise<StepOutcome> {
+async function runStreaming(
+  call: CallSettings,
+  onTextDelta: ((delta: string) => void) | undefined,
+): Promise<StepOutcome> {
   // `onError` replaces the SDK's default error logging; errors arrive as `error` parts below.
   const result = streamText({ ...call, onError: () => undefined });
   let text = '';

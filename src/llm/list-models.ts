@@ -48,7 +48,9 @@ const listSchema = z.looseObject({
 
 /** `{error: {type?, message}}` (Anthropic, OpenAI, vLLM), `{error: "..."}` (Ollama), `{message}`. */
 const errorSchema = z.union([
-  z.looseObject({ error: z.looseObject({ message: z.string(), type: z.string().nullish() }) }).transform(({ error }) => ({ message: error.message, type: error.type ?? undefined })),
+  z
+    .looseObject({ error: z.looseObject({ message: z.string(), type: z.string().nullish() }) })
+    .transform(({ error }) => ({ message: error.message, type: error.type ?? undefined })),
   z.looseObject({ error: z.string() }).transform(({ error }) => ({ message: error, type: undefined })),
   z.looseObject({ message: z.string() }).transform(({ message }) => ({ message, type: undefined })),
 ]);
@@ -78,7 +80,13 @@ export async function listModels(options: ListModelsOptions): Promise<ModelListi
     if (response.status >= 200 && response.status < 300) {
       const list = listSchema.safeParse(body);
       return list.success
-        ? { kind: 'listed', url, status: response.status, ids: list.data.data.map((model) => model.id), hasMore: list.data.has_more === true }
+        ? {
+            kind: 'listed',
+            url,
+            status: response.status,
+            ids: list.data.data.map((model) => model.id),
+            hasMore: list.data.has_more === true,
+          }
         : { kind: 'not-a-list', url, status: response.status };
     }
     const error = errorSchema.safeParse(body);
@@ -112,7 +120,9 @@ function parseJson(text: string): unknown {
 
 /** First line, redacted, short; masked keys (`sk-abc***wxyz`, as OpenAI quotes them) go too. */
 function cleanMessage(message: string, redact: (text: string) => string): string {
-  const line = redact(message.split('\n')[0] ?? '').replace(/[\w-]*\*{3,}[\w-]*/g, REDACTED).trim();
+  const line = redact(message.split('\n')[0] ?? '')
+    .replace(/[\w-]*\*{3,}[\w-]*/g, REDACTED)
+    .trim();
   return line.length > MAX_MESSAGE ? `${line.slice(0, MAX_MESSAGE)}...` : line;
 }
 

@@ -73,7 +73,9 @@ export function toProviderError(error: unknown, context: ProviderErrorContext): 
 export function parseRetryAfterMs(headers: Record<string, string> | undefined, now: number): number | undefined {
   if (headers === undefined) return undefined;
   const lookup = (name: string): string | undefined =>
-    Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1]?.trim();
+    Object.entries(headers)
+      .find(([key]) => key.toLowerCase() === name)?.[1]
+      ?.trim();
   const ms = lookup('retry-after-ms');
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.round(Number(ms));
   const after = lookup('retry-after');

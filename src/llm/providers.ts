@@ -96,11 +96,23 @@ export function resolveEndpoint(options: ResolveEndpointOptions): ResolvedEndpoi
       }
       const baseUrl = checkUrl(source, 'openai-compatible');
       const key = flagKey ?? nonEmpty(env.OPENAI_API_KEY);
-      return { baseUrl, apiBaseUrl: baseUrl, apiKey: key ?? 'none', keyVar: 'OPENAI_API_KEY', secret: key !== undefined };
+      return {
+        baseUrl,
+        apiBaseUrl: baseUrl,
+        apiKey: key ?? 'none',
+        keyVar: 'OPENAI_API_KEY',
+        secret: key !== undefined,
+      };
     }
     case 'ollama': {
       const baseUrl = flagUrl === undefined ? ollamaBaseUrl(env.OLLAMA_HOST) : checkUrl(flagUrl, 'ollama');
-      return { baseUrl, apiBaseUrl: baseUrl, apiKey: flagKey ?? 'ollama', keyVar: undefined, secret: flagKey !== undefined };
+      return {
+        baseUrl,
+        apiBaseUrl: baseUrl,
+        apiKey: flagKey ?? 'ollama',
+        keyVar: undefined,
+        secret: flagKey !== undefined,
+      };
     }
   }
 }
@@ -237,9 +249,13 @@ function checkUrl(value: string, provider: string): string {
     // fetch refuses such URLs, and a password in a URL would be repeated in logs and settings.
     url.username = '';
     url.password = '';
-    throw new RatchetError('config', `The base URL for ${provider} contains a user name or password (${stripTrailingSlashes(url.href)} without them).`, {
-      hint: 'Take the credentials out of the URL: the key goes in the provider\'s API key variable (ANTHROPIC_API_KEY, OPENAI_API_KEY), which is sent as a header and never stored.',
-    });
+    throw new RatchetError(
+      'config',
+      `The base URL for ${provider} contains a user name or password (${stripTrailingSlashes(url.href)} without them).`,
+      {
+        hint: "Take the credentials out of the URL: the key goes in the provider's API key variable (ANTHROPIC_API_KEY, OPENAI_API_KEY), which is sent as a header and never stored.",
+      },
+    );
   }
   return trimmed;
 }

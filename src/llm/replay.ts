@@ -18,8 +18,7 @@ import {
 } from './cassette.js';
 
 export type ReplayModelClientOptions = (
-  | { cassettePath: string; entries?: undefined }
-  | { entries: readonly CassetteEntryInput[]; cassettePath?: undefined }
+  { cassettePath: string; entries?: undefined } | { entries: readonly CassetteEntryInput[]; cassettePath?: undefined }
 ) & {
   /** Reported as `modelId` / `model`; default the cassette header's model, else `replay`. */
   modelId?: string;
@@ -54,9 +53,13 @@ export function createReplayModelClient(options: ReplayModelClientOptions): Repl
   const label = source ?? 'scripted cassette';
   const startAt = options.startAt ?? 0;
   if (!Number.isInteger(startAt) || startAt < 0 || startAt > entries.length) {
-    throw new RatchetError('config', `Cannot continue replay cassette ${label} after entry #${startAt}: it has ${entries.length} entries.`, {
-      hint: 'Resume with the cassette the run was started with, or pass another with --cassette.',
-    });
+    throw new RatchetError(
+      'config',
+      `Cannot continue replay cassette ${label} after entry #${startAt}: it has ${entries.length} entries.`,
+      {
+        hint: 'Resume with the cassette the run was started with, or pass another with --cassette.',
+      },
+    );
   }
   let next = startAt;
 
@@ -73,7 +76,12 @@ export function createReplayModelClient(options: ReplayModelClientOptions): Repl
       const entry = entries[index];
       if (entry === undefined) {
         return Promise.reject(
-          mismatch(`Replay cassette ${label} is exhausted: request #${index + 1} has no entry (${entries.length} recorded)`, undefined, request, index),
+          mismatch(
+            `Replay cassette ${label} is exhausted: request #${index + 1} has no entry (${entries.length} recorded)`,
+            undefined,
+            request,
+            index,
+          ),
         );
       }
       if (!matchesRequest(entry.match, request)) {
@@ -122,7 +130,12 @@ function toResponse(entry: CassetteEntry, index: number, modelId: string): Omit<
   };
 }
 
-function mismatch(headline: string, expected: CassetteMatch | undefined, request: ModelRequest, index: number): RatchetError {
+function mismatch(
+  headline: string,
+  expected: CassetteMatch | undefined,
+  request: ModelRequest,
+  index: number,
+): RatchetError {
   const actual = summarizeRequest(request);
   const patch = createTwoFilesPatch(
     'expected',

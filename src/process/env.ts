@@ -5,7 +5,11 @@ import { isSecretVariable } from '../core/redact.js';
  * shell, which needs none of them; the project's own commands lose only the provider keys).
  */
 export function withoutSecretVariables(env: Readonly<Record<string, string | undefined>>): Record<string, undefined> {
-  return Object.fromEntries(Object.keys(env).filter((name) => isSecretVariable(name)).map((name) => [name, undefined]));
+  return Object.fromEntries(
+    Object.keys(env)
+      .filter((name) => isSecretVariable(name))
+      .map((name) => [name, undefined]),
+  );
 }
 
 /**
@@ -13,7 +17,12 @@ export function withoutSecretVariables(env: Readonly<Record<string, string | und
  * typecheck, verifiers) never need them, and a command that prints its environment would
  * otherwise put them in logs, reports and the next prompt.
  */
-const PROVIDER_SECRETS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'OPENAI_API_KEY'] as const;
+const PROVIDER_SECRETS = [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'OPENAI_API_KEY',
+] as const;
 
 /** An environment overlay (for `CommandSpec.env`) that unsets the provider credentials. */
 export function withoutProviderSecrets(): Record<string, undefined> {

@@ -17,7 +17,11 @@ export interface SandboxMount {
  * writable file system. The process group is kept (no `--new-session`), so timeouts still kill
  * everything the command started, and `--die-with-parent` takes the sandbox down with bwrap.
  */
-export function createSandboxedRunner(inner: ProcessRunner, mounts: readonly SandboxMount[], bwrap = 'bwrap'): ProcessRunner {
+export function createSandboxedRunner(
+  inner: ProcessRunner,
+  mounts: readonly SandboxMount[],
+  bwrap = 'bwrap',
+): ProcessRunner {
   const binds = mounts.flatMap((mount) => [mount.writable ? '--bind' : '--ro-bind', mount.path, mount.path]);
   return {
     async run(spec: CommandSpec) {

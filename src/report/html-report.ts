@@ -12,7 +12,14 @@ function escape(text: string | number | null | undefined): string {
 function diffHtml(diff: string): string {
   if (!diff.trim()) return '<p class="muted">no changes (empty checkpoint)</p>';
   const lines = diff.split('\n').map((line) => {
-    const kind = line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
+    const kind =
+      line.startsWith('+') && !line.startsWith('+++')
+        ? 'add'
+        : line.startsWith('-') && !line.startsWith('---')
+          ? 'del'
+          : line.startsWith('@@')
+            ? 'hunk'
+            : '';
     return `<span class="${kind}">${escape(line)}</span>`;
   });
   return `<pre class="diff">${lines.join('\n')}</pre>`;
@@ -30,7 +37,8 @@ details{margin:.4rem 0}summary{cursor:pointer}`;
 /** The run report as one self-contained HTML page (no external assets). */
 export function renderHtmlReport(data: ReportData): string {
   const { run, summary } = data;
-  const rows = (cells: Array<string | number | null | undefined>, raw = false): string => `<tr>${cells.map((value) => `<td>${raw ? String(value ?? '') : escape(value)}</td>`).join('')}</tr>`;
+  const rows = (cells: Array<string | number | null | undefined>, raw = false): string =>
+    `<tr>${cells.map((value) => `<td>${raw ? String(value ?? '') : escape(value)}</td>`).join('')}</tr>`;
   const refactorRun = run.workflow === 'refactor';
   const checkpoints = data.checkpoints
     .map((checkpoint) =>
@@ -40,7 +48,9 @@ export function renderHtmlReport(data: ReportData): string {
             [
               `<code>${escape(checkpoint.sha.slice(0, 8))}</code>`,
               escape(checkpoint.subject),
-              checkpoint.state ? escape(`${checkpoint.state.phase} → ${checkpoint.state.nextPhase ?? '-'}`) : `<span class="muted">${escape(checkpoint.noteError ?? 'no note')}</span>`,
+              checkpoint.state
+                ? escape(`${checkpoint.state.phase} → ${checkpoint.state.nextPhase ?? '-'}`)
+                : `<span class="muted">${escape(checkpoint.noteError ?? 'no note')}</span>`,
               escape(checkpoint.state?.cycleNumber),
               escape(checkpoint.state?.retryCount),
             ],
@@ -49,11 +59,27 @@ export function renderHtmlReport(data: ReportData): string {
     )
     .join('\n');
   const stages = data.stages
-    .map((stage) => rows([stage.cycle, stage.stage, stage.attempt, `<span class="${escape(stage.outcome ?? 'open')}">${escape(stage.outcome ?? 'open')}</span>`, escape(stage.reason)], true))
+    .map((stage) =>
+      rows(
+        [
+          stage.cycle,
+          stage.stage,
+          stage.attempt,
+          `<span class="${escape(stage.outcome ?? 'open')}">${escape(stage.outcome ?? 'open')}</span>`,
+          escape(stage.reason),
+        ],
+        true,
+      ),
+    )
     .join('\n');
   const verifications = data.verifications
     .map((verification) => {
-      const result = verification.ok !== null ? (verification.ok ? 'ok' : `exit ${String(verification.exitCode)}`) : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed`;
+      const result =
+        verification.ok !== null
+          ? verification.ok
+            ? 'ok'
+            : `exit ${String(verification.exitCode)}`
+          : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed`;
       const good = verification.ok ?? (verification.failed === 0 && !verification.timedOut);
       return rows(
         [
@@ -69,22 +95,44 @@ export function renderHtmlReport(data: ReportData): string {
     })
     .join('\n');
   const changes = data.checkpoints
-    .map((checkpoint) => `<details><summary><code>${escape(checkpoint.sha.slice(0, 8))}</code> ${escape(checkpoint.subject)}</summary>${diffHtml(checkpoint.diff)}</details>`)
+    .map(
+      (checkpoint) =>
+        `<details><summary><code>${escape(checkpoint.sha.slice(0, 8))}</code> ${escape(checkpoint.subject)}</summary>${diffHtml(checkpoint.diff)}</details>`,
+    )
     .join('\n');
   const { refactor } = data;
   const batchRows = refactor.batches
-    .map((batch) => rows([escape(batch.batch), `<span class="${batch.outcome === 'committed' ? 'ok' : batch.outcome === 'failed' ? 'failed' : 'muted'}">${escape(batch.outcome)}</span>`, escape(batch.attempts), `<code>${escape(batch.commit?.slice(0, 8))}</code>`, escape(batch.reason?.slice(0, 300))], true))
+    .map((batch) =>
+      rows(
+        [
+          escape(batch.batch),
+          `<span class="${batch.outcome === 'committed' ? 'ok' : batch.outcome === 'failed' ? 'failed' : 'muted'}">${escape(batch.outcome)}</span>`,
+          escape(batch.attempts),
+          `<code>${escape(batch.commit?.slice(0, 8))}</code>`,
+          escape(batch.reason?.slice(0, 300)),
+        ],
+        true,
+      ),
+    )
     .join('\n');
   const admissions = refactor.patchChecks
     .filter((check) => !check.admitted)
-    .map((check) => `<li>${escape(check.batch)} attempt ${escape(check.attempt)}: ${escape(check.violations.join('; ').slice(0, 400))}</li>`)
+    .map(
+      (check) =>
+        `<li>${escape(check.batch)} attempt ${escape(check.attempt)}: ${escape(check.violations.join('; ').slice(0, 400))}</li>`,
+    )
     .join('');
   const restored = refactor.patchChecks
     .filter((check) => check.admitted && check.violations.length > 0)
-    .flatMap((check) => check.violations.map((violation) => `<li>${escape(check.batch)}: ${escape(violation.slice(0, 300))}</li>`))
+    .flatMap((check) =>
+      check.violations.map((violation) => `<li>${escape(check.batch)}: ${escape(violation.slice(0, 300))}</li>`),
+    )
     .join('');
   const contracts = refactor.contracts
-    .map((contract) => `<li>${escape(contract.batch)} (${contract.allowed ? 'allowed' : 'rejected'}): removed ${escape(contract.removed.join(', ') || '-')}; changed ${escape(contract.changed.join(', ') || '-')}; added ${escape(contract.added.join(', ') || '-')}</li>`)
+    .map(
+      (contract) =>
+        `<li>${escape(contract.batch)} (${contract.allowed ? 'allowed' : 'rejected'}): removed ${escape(contract.removed.join(', ') || '-')}; changed ${escape(contract.changed.join(', ') || '-')}; added ${escape(contract.added.join(', ') || '-')}</li>`,
+    )
     .join('');
   const refactorSection =
     refactor.plan || refactor.batches.length > 0

@@ -1,7 +1,9 @@
 import type { ReportData } from './report-data.js';
 
 function cell(text: string | number | null | undefined): string {
-  return String(text ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return String(text ?? '')
+    .replace(/\|/g, '\\|')
+    .replace(/\n/g, ' ');
 }
 
 function duration(ms: number): string {
@@ -31,21 +33,33 @@ export function renderMarkdownReport(data: ReportData): string {
   lines.push(`| Workflow | ${cell(run.workflow)} |`);
   lines.push(`| Feature | ${cell(run.feature)} |`);
   lines.push(`| Status | **${run.status}**${run.error ? ` — ${cell(run.error)}` : ''} |`);
-  lines.push(`| Branch | \`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit?.slice(0, 8))}\` |`);
+  lines.push(
+    `| Branch | \`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit?.slice(0, 8))}\` |`,
+  );
   lines.push(`| Provider | ${cell(run.provider)} \`${cell(modelText(data))}\` |`);
   lines.push(`| Duration | ${duration(summary.durationMs)} |`);
-  lines.push(`| Model calls | ${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens |`);
+  lines.push(
+    `| Model calls | ${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens |`,
+  );
   lines.push(`| Cost | ${costText(data)} |`);
   lines.push(`| Tool calls | ${summary.toolCalls.total} (${summary.toolCalls.errors} errors) |`);
-  lines.push(`| Stage attempts | ${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected |`);
+  lines.push(
+    `| Stage attempts | ${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected |`,
+  );
   lines.push(`| Verification runs | ${summary.verifications.total} (${summary.verifications.failing} failing) |`);
   lines.push('');
   if (run.workflow === 'refactor') {
     // Refactor checkpoints carry no handoff notes: the batch is in the subject.
     lines.push('## Checkpoints', '', '| Commit | Subject |', '| --- | --- |');
-    for (const checkpoint of data.checkpoints) lines.push(`| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} |`);
+    for (const checkpoint of data.checkpoints)
+      lines.push(`| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} |`);
   } else {
-    lines.push('## Checkpoints', '', '| Commit | Subject | Phase | Cycle | Retries |', '| --- | --- | --- | --- | --- |');
+    lines.push(
+      '## Checkpoints',
+      '',
+      '| Commit | Subject | Phase | Cycle | Retries |',
+      '| --- | --- | --- | --- | --- |',
+    );
     for (const checkpoint of data.checkpoints) {
       const state = checkpoint.state;
       lines.push(
@@ -56,41 +70,84 @@ export function renderMarkdownReport(data: ReportData): string {
   const { refactor } = data;
   if (refactor.plan || refactor.batches.length > 0) {
     lines.push('', '## Batches', '');
-    if (refactor.plan) lines.push(`Plan: ${refactor.plan.batches} batches (${refactor.plan.source})${refactor.plan.goal ? `, goal: ${cell(refactor.plan.goal)}` : ''}.`, '');
-    if (refactor.backup) lines.push(`Backup: \`${cell(refactor.backup.directory)}\` (${refactor.backup.bundle ? 'git bundle + ' : ''}tar.gz snapshot).`, '');
+    if (refactor.plan)
+      lines.push(
+        `Plan: ${refactor.plan.batches} batches (${refactor.plan.source})${refactor.plan.goal ? `, goal: ${cell(refactor.plan.goal)}` : ''}.`,
+        '',
+      );
+    if (refactor.backup)
+      lines.push(
+        `Backup: \`${cell(refactor.backup.directory)}\` (${refactor.backup.bundle ? 'git bundle + ' : ''}tar.gz snapshot).`,
+        '',
+      );
     lines.push('| Batch | Outcome | Attempts | Commit | Reason |', '| --- | --- | --- | --- | --- |');
-    for (const batch of refactor.batches) lines.push(`| ${batch.batch} | ${batch.outcome} | ${batch.attempts} | ${batch.commit ? `\`${batch.commit.slice(0, 8)}\`` : ''} | ${cell(batch.reason?.slice(0, 200))} |`);
+    for (const batch of refactor.batches)
+      lines.push(
+        `| ${batch.batch} | ${batch.outcome} | ${batch.attempts} | ${batch.commit ? `\`${batch.commit.slice(0, 8)}\`` : ''} | ${cell(batch.reason?.slice(0, 200))} |`,
+      );
     const rejected = refactor.patchChecks.filter((check) => !check.admitted);
     if (rejected.length > 0) {
       lines.push('', '### Patches rejected by the admission checks', '');
-      for (const check of rejected) lines.push(`- ${check.batch} attempt ${check.attempt}: ${cell(check.violations.join('; ').slice(0, 400))}`);
+      for (const check of rejected)
+        lines.push(`- ${check.batch} attempt ${check.attempt}: ${cell(check.violations.join('; ').slice(0, 400))}`);
     }
     const restored = refactor.patchChecks.filter((check) => check.admitted && check.violations.length > 0);
     if (restored.length > 0) {
       lines.push('', '### Formatter changes not kept (restored)', '');
-      for (const check of restored) for (const violation of check.violations) lines.push(`- ${check.batch}: ${cell(violation.slice(0, 300))}`);
+      for (const check of restored)
+        for (const violation of check.violations) lines.push(`- ${check.batch}: ${cell(violation.slice(0, 300))}`);
     }
     if (refactor.contracts.length > 0) {
       lines.push('', '### Public API changes', '');
       for (const contract of refactor.contracts) {
-        lines.push(`- ${contract.batch} (${contract.allowed ? 'allowed' : 'rejected'}): removed ${contract.removed.join(', ') || '-'}; changed ${contract.changed.join(', ') || '-'}; added ${contract.added.join(', ') || '-'}`);
+        lines.push(
+          `- ${contract.batch} (${contract.allowed ? 'allowed' : 'rejected'}): removed ${contract.removed.join(', ') || '-'}; changed ${contract.changed.join(', ') || '-'}; added ${contract.added.join(', ') || '-'}`,
+        );
       }
     }
   }
-  lines.push('', '## Stage attempts', '', '| Cycle | Stage | Attempt | Outcome | Reason |', '| --- | --- | --- | --- | --- |');
+  lines.push(
+    '',
+    '## Stage attempts',
+    '',
+    '| Cycle | Stage | Attempt | Outcome | Reason |',
+    '| --- | --- | --- | --- | --- |',
+  );
   for (const stage of data.stages) {
-    lines.push(`| ${stage.cycle} | ${stage.stage} | ${stage.attempt} | ${stage.outcome ?? 'open'} | ${cell(stage.reason)} |`);
+    lines.push(
+      `| ${stage.cycle} | ${stage.stage} | ${stage.attempt} | ${stage.outcome ?? 'open'} | ${cell(stage.reason)} |`,
+    );
   }
-  lines.push('', '## Verification runs', '', '| Stage | Kind | Command | Result | Duration | Failing |', '| --- | --- | --- | --- | --- | --- |');
+  lines.push(
+    '',
+    '## Verification runs',
+    '',
+    '| Stage | Kind | Command | Result | Duration | Failing |',
+    '| --- | --- | --- | --- | --- | --- |',
+  );
   for (const verification of data.verifications) {
-    const result = verification.ok !== null ? (verification.ok ? 'ok' : `exit ${String(verification.exitCode)}`) : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed${verification.timedOut ? ', timed out' : ''}`;
-    const failing = verification.failingTests.map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`).join('; ');
-    lines.push(`| ${verification.stage} | ${verification.kind} | \`${cell(verification.command)}\` | ${result} | ${verification.durationMs} ms | ${cell(failing)} |`);
+    const result =
+      verification.ok !== null
+        ? verification.ok
+          ? 'ok'
+          : `exit ${String(verification.exitCode)}`
+        : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed${verification.timedOut ? ', timed out' : ''}`;
+    const failing = verification.failingTests
+      .map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`)
+      .join('; ');
+    lines.push(
+      `| ${verification.stage} | ${verification.kind} | \`${cell(verification.command)}\` | ${result} | ${verification.durationMs} ms | ${cell(failing)} |`,
+    );
   }
   lines.push('', '## Changes', '');
   for (const checkpoint of data.checkpoints) {
     lines.push(`### \`${checkpoint.sha.slice(0, 8)}\` ${checkpoint.subject}`, '');
-    lines.push(checkpoint.diff.trim() ? ['```diff', checkpoint.diff.trimEnd(), '```'].join('\n') : '_no changes (empty checkpoint)_', '');
+    lines.push(
+      checkpoint.diff.trim()
+        ? ['```diff', checkpoint.diff.trimEnd(), '```'].join('\n')
+        : '_no changes (empty checkpoint)_',
+      '',
+    );
   }
   lines.push(`_Generated ${data.generatedAt} by Ratchet._`, '');
   return lines.join('\n');

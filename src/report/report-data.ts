@@ -80,14 +80,15 @@ export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Le
   for (const checkpoint of checkpoints) {
     withDiffs.push({ ...checkpoint, diff: await git.diff(`${checkpoint.sha}~1`, checkpoint.sha) });
   }
-  const events = await ledger.events(run.id, { types: ['batch-end', 'patch-check', 'contract-check', 'backup-create', 'plan-create'] });
+  const events = await ledger.events(run.id, {
+    types: ['batch-end', 'patch-check', 'contract-check', 'backup-create', 'plan-create'],
+  });
   const refactor: ReportData['refactor'] = { batches: [], patchChecks: [], contracts: [], backup: null, plan: null };
   const planned = run.workflow === 'refactor' ? await taskLedgerRows(repoRoot, run.id) : null;
   for (const event of events) {
     if (event.type === 'batch-end') {
       if (planned === null) refactor.batches.push(event);
-    }
-    else if (event.type === 'patch-check') refactor.patchChecks.push(event);
+    } else if (event.type === 'patch-check') refactor.patchChecks.push(event);
     else if (event.type === 'contract-check') refactor.contracts.push(event);
     else if (event.type === 'backup-create') refactor.backup = event;
     else if (event.type === 'plan-create') refactor.plan = event;

@@ -15,7 +15,12 @@ export interface WrittenReport {
 }
 
 /** Writes a run's Markdown and self-contained HTML reports under `.ratchet/runs/<run-id>/`. */
-export async function writeRunReport(repoRoot: string, run: GitRun, ledger: Ledger, now: Date = new Date()): Promise<WrittenReport> {
+export async function writeRunReport(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  now: Date = new Date(),
+): Promise<WrittenReport> {
   const data = await gatherReportData(repoRoot, run, ledger, now);
   const dir = runDir(repoRoot, run.id);
   await mkdir(dir, { recursive: true });

@@ -73,7 +73,9 @@ export async function detectTestCommand(
   }
   for (const marker of PYTHON_MARKERS) {
     if (await exists(root, marker)) {
-      const command = (await onPath('pytest', options.pathEnv ?? process.env.PATH ?? '')) ? 'pytest' : 'python3 -m pytest';
+      const command = (await onPath('pytest', options.pathEnv ?? process.env.PATH ?? ''))
+        ? 'pytest'
+        : 'python3 -m pytest';
       return detected(command, 'pytest', marker);
     }
   }

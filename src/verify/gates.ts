@@ -64,7 +64,10 @@ export function redGate(before: TestRunResult, after: TestRunResult): GateDecisi
   }
   const statusBefore = new Map(before.tests.map((test) => [test.id, test.status]));
   const statusAfter = new Map(after.tests.map((test) => [test.id, test.status]));
-  const newFailing = after.tests.filter((test) => test.status === 'failed' && statusBefore.get(test.id) !== 'passed' && statusBefore.get(test.id) !== 'failed');
+  const newFailing = after.tests.filter(
+    (test) =>
+      test.status === 'failed' && statusBefore.get(test.id) !== 'passed' && statusBefore.get(test.id) !== 'failed',
+  );
   const regressions = before.tests.filter((test) => test.status === 'passed' && statusAfter.get(test.id) !== 'passed');
   const newPassing = after.tests.filter((test) => test.status === 'passed' && !statusBefore.has(test.id));
 
@@ -96,7 +99,12 @@ export function redGate(before: TestRunResult, after: TestRunResult): GateDecisi
       );
     }
     const why = after.source === 'exit-code' ? ' (the test runner gave no per-test results, only an exit code)' : '';
-    return reject('no-new-test', [], `No new failing test was found${why}. Add exactly one test that fails on an assertion.`, after);
+    return reject(
+      'no-new-test',
+      [],
+      `No new failing test was found${why}. Add exactly one test that fails on an assertion.`,
+      after,
+    );
   }
   return {
     accepted: true,
@@ -157,7 +165,12 @@ export function verifyGate(tests: TestRunResult, checks: CheckResult[]): GateDec
         return `### ${check.name} (\`${check.command}\`, ${status})\n${tail(check.output, OUTPUT_EXCERPT_CHARS)}`;
       })
       .join('\n\n');
-    return reject('checks-failing', failedChecks.map((check) => check.name), `Static checks failed.\n\n${details}`, undefined);
+    return reject(
+      'checks-failing',
+      failedChecks.map((check) => check.name),
+      `Static checks failed.\n\n${details}`,
+      undefined,
+    );
   }
   const names = checks.map((check) => check.name).join(', ');
   return { accepted: true, summary: `All ${tests.counts.passed} tests pass${names === '' ? '' : `; ${names} clean`}` };
@@ -169,16 +182,32 @@ function testsFailing(run: TestRunResult): GateDecision | undefined {
   const parts: string[] = [];
   if (run.timedOut) parts.push('The test run timed out.');
   if (run.collectionErrors.length > 0) {
-    parts.push(`Collection errors:\n${run.collectionErrors.map((error) => `- ${clip(error, MESSAGE_CHARS)}`).join('\n')}`);
+    parts.push(
+      `Collection errors:\n${run.collectionErrors.map((error) => `- ${clip(error, MESSAGE_CHARS)}`).join('\n')}`,
+    );
   }
   const realFailures = failed.filter((test) => test.failureKind !== 'timeout' || !run.timedOut);
   if (realFailures.length > 0) parts.push(`Failing tests:\n${describeTests(realFailures)}`);
-  if (parts.length === 0) parts.push(`The test command exited with code ${run.exitCode ?? 'none'} although no test was reported failing.`);
-  return reject('tests-failing', failed.map((test) => test.id), parts.join('\n\n'), run);
+  if (parts.length === 0)
+    parts.push(`The test command exited with code ${run.exitCode ?? 'none'} although no test was reported failing.`);
+  return reject(
+    'tests-failing',
+    failed.map((test) => test.id),
+    parts.join('\n\n'),
+    run,
+  );
 }
 
-function reject(reason: GateRejectionReason, subjects: string[], text: string, run: TestRunResult | undefined): GateDecision {
-  const excerpt = run === undefined || run.output.trim() === '' ? '' : `\n\nTest output (last lines):\n${tail(run.output, OUTPUT_EXCERPT_CHARS)}`;
+function reject(
+  reason: GateRejectionReason,
+  subjects: string[],
+  text: string,
+  run: TestRunResult | undefined,
+): GateDecision {
+  const excerpt =
+    run === undefined || run.output.trim() === ''
+      ? ''
+      : `\n\nTest output (last lines):\n${tail(run.output, OUTPUT_EXCERPT_CHARS)}`;
   return { accepted: false, reason, subjects, feedback: `${text}${excerpt}` };
 }
 
@@ -186,7 +215,8 @@ function describeTests(tests: TestCaseResult[]): string {
   return tests
     .map((test) => {
       const kind = test.failureKind === undefined ? '' : ` [${test.failureKind}]`;
-      const message = test.message === undefined ? '' : `\n  ${clip(test.message, MESSAGE_CHARS).split('\n').join('\n  ')}`;
+      const message =
+        test.message === undefined ? '' : `\n  ${clip(test.message, MESSAGE_CHARS).split('\n').join('\n  ')}`;
       return `- ${test.id}${kind}${message}`;
     })
     .join('\n');

@@ -68,7 +68,11 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
         '--test-reporter=junit',
         `--test-reporter-destination=${quoteNodeOption(file)}`,
       ];
-      return { command, env: { NODE_OPTIONS: options.filter(Boolean).join(' ') }, report: { kind: 'junit-file', file } };
+      return {
+        command,
+        env: { NODE_OPTIONS: options.filter(Boolean).join(' ') },
+        report: { kind: 'junit-file', file },
+      };
     }
     case 'pytest': {
       const file = path.join(reportDir, 'pytest.xml');
@@ -106,7 +110,10 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
       return {
         command,
         env: {},
-        report: { kind: 'junit-dirs', patterns: ['**/target/surefire-reports/TEST-*.xml', '**/build/test-results/**/*.xml'] },
+        report: {
+          kind: 'junit-dirs',
+          patterns: ['**/target/surefire-reports/TEST-*.xml', '**/build/test-results/**/*.xml'],
+        },
       };
     default:
       return none;

@@ -51,7 +51,8 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
   await mkdir(reportDir, { recursive: true });
   const baseEnv = { ...process.env, ...options.env };
   const plan = await planReporter({ command, framework, cwd, reportDir, env: baseEnv });
-  if (plan.report.kind === 'junit-file' || plan.report.kind === 'jest-json-file') await rm(plan.report.file, { force: true });
+  if (plan.report.kind === 'junit-file' || plan.report.kind === 'jest-json-file')
+    await rm(plan.report.file, { force: true });
 
   const startedAt = Date.now();
   const run = await runner.run({
@@ -72,7 +73,8 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
     });
   }
 
-  const collected = (await fromReport(plan.report, cwd, run.output, startedAt)) ?? fromOutput(framework, run.stdout, run.output);
+  const collected =
+    (await fromReport(plan.report, cwd, run.output, startedAt)) ?? fromOutput(framework, run.stdout, run.output);
   const tests = [...collected.tests];
   if (run.timedOut) tests.push(timeoutCase(timeoutMs));
   const keep = options.maxOutputChars ?? DEFAULT_KEPT_CHARS;
@@ -97,7 +99,12 @@ export function countTests(tests: TestCaseResult[]): TestRunResult['counts'] {
   return counts;
 }
 
-async function fromReport(report: ReportSource, cwd: string, output: string, startedAt: number): Promise<Collected | undefined> {
+async function fromReport(
+  report: ReportSource,
+  cwd: string,
+  output: string,
+  startedAt: number,
+): Promise<Collected | undefined> {
   switch (report.kind) {
     case 'junit-file': {
       const xml = await readIfPresent(report.file);
@@ -114,7 +121,12 @@ async function fromReport(report: ReportSource, cwd: string, output: string, sta
   }
 }
 
-async function fromReportDirs(patterns: string[], cwd: string, output: string, startedAt: number): Promise<Collected | undefined> {
+async function fromReportDirs(
+  patterns: string[],
+  cwd: string,
+  output: string,
+  startedAt: number,
+): Promise<Collected | undefined> {
   const files = await glob(patterns, { cwd, absolute: true, ignore: ['**/node_modules/**', '**/.git/**'] });
   const merged: ParsedTestOutput = { tests: [], collectionErrors: [] };
   // Report files from earlier runs stay on disk; file systems may round mtimes down to 1 s.
@@ -156,11 +168,13 @@ function fromOutput(framework: Framework, stdout: string, output: string): Colle
     default:
       break;
   }
-  if (looksLikeJunitXml(stdout)) candidates.push(() => attempt(() => parseJunitXml(stdout.slice(stdout.indexOf('<'))), 'junit-xml'));
+  if (looksLikeJunitXml(stdout))
+    candidates.push(() => attempt(() => parseJunitXml(stdout.slice(stdout.indexOf('<'))), 'junit-xml'));
   if (looksLikeTap(stdout)) candidates.push(() => attempt(() => parseTap(stdout), 'tap'));
   for (const candidate of candidates) {
     const collected = candidate();
-    if (collected !== undefined && (collected.tests.length > 0 || collected.collectionErrors.length > 0)) return collected;
+    if (collected !== undefined && (collected.tests.length > 0 || collected.collectionErrors.length > 0))
+      return collected;
   }
   return { tests: [], collectionErrors: buildFailures(framework, output), source: 'exit-code' };
 }

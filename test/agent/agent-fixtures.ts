@@ -34,7 +34,11 @@ export async function createTempWorktree(files: Record<string, string> = {}): Pr
 }
 
 /** A tool context over a real file guard and the real process runner. */
-export function toolContext(dir: string, policy: PathPolicy = OPEN_POLICY, overrides: Partial<ToolContext> = {}): ToolContext {
+export function toolContext(
+  dir: string,
+  policy: PathPolicy = OPEN_POLICY,
+  overrides: Partial<ToolContext> = {},
+): ToolContext {
   return {
     guard: createFileGuard(dir, policy),
     runner: createProcessRunner(),

@@ -80,7 +80,9 @@ describe('Bash', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
     const context = toolContext(tmp.dir, OPEN_POLICY, { signal: controller.signal });
-    const error: unknown = await executeTool(bashTool, { command: 'sleep 20' }, context).catch((caught: unknown) => caught);
+    const error: unknown = await executeTool(bashTool, { command: 'sleep 20' }, context).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(RatchetError);
     expect((error as RatchetError).code).toBe('interrupted');
   });

@@ -23,7 +23,11 @@ import type { EventInput } from '../../src/core/events.js';
 import { toolSandbox, type ToolSandbox } from '../../src/engine/tool-sandbox.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { claudeBinary } from '../support/claude-binary.js';
-import { startFakeAnthropicServer, type AnthropicReply, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import {
+  startFakeAnthropicServer,
+  type AnthropicReply,
+  type FakeAnthropicServer,
+} from '../support/fake-anthropic-server.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 import { OPEN_POLICY } from './agent-fixtures.js';
 import { rejection } from './claude-code-fixtures.js';
@@ -103,7 +107,11 @@ function stageRequest(w: World, overrides: Partial<StageRequest<unknown>> = {}):
   };
 }
 
-function runtime(w: World, sandbox: ToolSandbox, overrides: { env?: Record<string, string | undefined>; timeoutMs?: number; binary?: string } = {}) {
+function runtime(
+  w: World,
+  sandbox: ToolSandbox,
+  overrides: { env?: Record<string, string | undefined>; timeoutMs?: number; binary?: string } = {},
+) {
   return createClaudeCodeRuntime({
     binary: overrides.binary ?? claudeBinary(),
     runner: sandbox.claudeRunner,
@@ -115,11 +123,22 @@ function runtime(w: World, sandbox: ToolSandbox, overrides: { env?: Record<strin
   });
 }
 
-const bash = (command: string): AnthropicReply => ({ kind: 'message', content: [{ type: 'tool_use', name: 'Bash', input: { command, description: 'run it' } }] });
+const bash = (command: string): AnthropicReply => ({
+  kind: 'message',
+  content: [{ type: 'tool_use', name: 'Bash', input: { command, description: 'run it' } }],
+});
 const done: AnthropicReply = { kind: 'message', content: [{ type: 'text', text: 'Done.' }] };
-const write = (path: string, content: string): AnthropicReply => ({ kind: 'message', content: [{ type: 'tool_use', name: 'Write', input: { file_path: path, content } }] });
+const write = (path: string, content: string): AnthropicReply => ({
+  kind: 'message',
+  content: [{ type: 'tool_use', name: 'Write', input: { file_path: path, content } }],
+});
 
-const toolResultSchema = z.looseObject({ type: z.literal('tool_result'), tool_use_id: z.string(), content: z.unknown(), is_error: z.boolean().optional() });
+const toolResultSchema = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string(),
+  content: z.unknown(),
+  is_error: z.boolean().optional(),
+});
 const messagesSchema = z.looseObject({ messages: z.array(z.looseObject({ content: z.unknown() })) });
 
 /**
@@ -150,7 +169,9 @@ function escapeScript(w: World) {
     replies: [
       bash(`echo escaped > ${outside.bashCheckout}`),
       // Through a variable: the CLI refuses a plain redirection onto its settings by itself.
-      bash(`f=$(dirname ${outside.bashSettings})/settings.json; echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /tmp/pwned"}]}]}}' > "$f"`),
+      bash(
+        `f=$(dirname ${outside.bashSettings})/settings.json; echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /tmp/pwned"}]}]}}' > "$f"`,
+      ),
       write(outside.writeCheckout, 'escaped\n'),
       write(outside.writeRatchetHome, 'escaped\n'),
       write(outside.writeHome, '#!/bin/sh\necho hijacked\n'),
@@ -168,7 +189,9 @@ async function contentOf(path: string): Promise<string | null> {
 }
 
 describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary)', () => {
-  it('cannot write outside the worktree with its Bash or Write tools, and writes inside it', async ({ onTestFinished }) => {
+  it('cannot write outside the worktree with its Bash or Write tools, and writes inside it', async ({
+    onTestFinished,
+  }) => {
     const w = await world(onTestFinished);
     const sandbox = await w.sandbox('auto');
     expect(sandbox).toMatchObject({ sandboxed: true, notice: null });
@@ -231,7 +254,9 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     // Through a variable: the CLI refuses a plain redirection onto its sign-in tokens by itself.
     w.server.enqueue(bash(`f=$(dirname ${file})/.credentials.json; echo '{}' > "$f"`), done);
 
-    const outcome = await runtime(w, sandbox, { env: w.env({ ANTHROPIC_API_KEY: undefined }) }).runStage(stageRequest(w));
+    const outcome = await runtime(w, sandbox, { env: w.env({ ANTHROPIC_API_KEY: undefined }) }).runStage(
+      stageRequest(w),
+    );
 
     expect(outcome.status, outcome.finalText).toBe('completed');
     expect(w.server.requests[0]?.headers.authorization).toBe(`Bearer ${token}`);
@@ -246,10 +271,20 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     await writeFile(file, original);
     const { claudeRunner } = await w.sandbox('auto');
     // Stands in for the CLI: what it finds in its private configuration, and what it writes there.
-    const cli = (script: string) => claudeRunner.run({ command: '/bin/sh', args: ['-c', script], cwd: w.worktree, env: w.env(), extendEnv: false, timeoutMs: 20_000 });
+    const cli = (script: string) =>
+      claudeRunner.run({
+        command: '/bin/sh',
+        args: ['-c', script],
+        cwd: w.worktree,
+        env: w.env(),
+        extendEnv: false,
+        timeoutMs: 20_000,
+      });
 
     const refreshed = `${JSON.stringify({ claudeAiOauth: { accessToken: 'new', refreshToken: 'new-refresh' } })}\n`;
-    const first = await cli(`cat "$CLAUDE_CONFIG_DIR/.credentials.json" "$CLAUDE_CONFIG_DIR/.claude.json" "$CLAUDE_CONFIG_DIR/settings.json" && printf '%s\\n' '${refreshed.trim()}' > "$CLAUDE_CONFIG_DIR/.credentials.json" && echo '{"hooks":{}}' > "$CLAUDE_CONFIG_DIR/settings.json"`);
+    const first = await cli(
+      `cat "$CLAUDE_CONFIG_DIR/.credentials.json" "$CLAUDE_CONFIG_DIR/.claude.json" "$CLAUDE_CONFIG_DIR/settings.json" && printf '%s\\n' '${refreshed.trim()}' > "$CLAUDE_CONFIG_DIR/.credentials.json" && echo '{"hooks":{}}' > "$CLAUDE_CONFIG_DIR/settings.json"`,
+    );
     expect(first.exitCode, first.output).toBe(0);
     expect(first.stdout).toBe(original + GLOBAL_CONFIG + SETTINGS);
     expect(await readFile(file, 'utf8')).toBe(refreshed);
@@ -262,31 +297,42 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     expect(await readdir(join(w.ratchetHome, 'claude-code'))).toEqual([]);
   }, 60_000);
 
-  it('still kills everything the CLI started at its timeout, a process of a new session too', async ({ onTestFinished }) => {
+  it('still kills everything the CLI started at its timeout, a process of a new session too', async ({
+    onTestFinished,
+  }) => {
     const w = await world(onTestFinished);
     const sandbox = await w.sandbox('auto');
     const marker = `${40 + Math.floor(Math.random() * 50)}.${Date.now() % 100_000}`;
     w.server.enqueue(bash(`setsid sleep ${marker} & sleep ${marker}`));
 
-    const sleeping = async () => (await createProcessRunner().run({ command: 'ps', args: ['-eo', 'args'], cwd: w.worktree })).stdout.split('\n').filter((line) => line.startsWith(`sleep ${marker}`));
+    const sleeping = async () =>
+      (await createProcessRunner().run({ command: 'ps', args: ['-eo', 'args'], cwd: w.worktree })).stdout
+        .split('\n')
+        .filter((line) => line.startsWith(`sleep ${marker}`));
     const started = Date.now();
-    const stage = rejection(runtime(w, sandbox, { timeoutMs: 8_000 }).runStage(stageRequest(w, { bashTimeoutMs: 60_000 })));
+    const stage = rejection(
+      runtime(w, sandbox, { timeoutMs: 8_000 }).runStage(stageRequest(w, { bashTimeoutMs: 60_000 })),
+    );
     // Both sleeps run (one of them in a session of its own, out of the CLI's process group)...
-    while ((await sleeping()).length < 2 && Date.now() - started < 8_000) await new Promise((resolve) => setTimeout(resolve, 100));
+    while ((await sleeping()).length < 2 && Date.now() - started < 8_000)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await sleeping()).toHaveLength(2);
     const error = await stage;
 
     // ...and none is left once the timeout killed the CLI: the sandbox's PID namespace went with it.
     expect(error.code).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(20_000);
-    for (let tries = 0; tries < 20 && (await sleeping()).length > 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 250));
+    for (let tries = 0; tries < 20 && (await sleeping()).length > 0; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 250));
     expect(await sleeping()).toEqual([]);
   }, 60_000);
 
   it('says the CLI cannot be found when the binary is missing in the sandbox', async ({ onTestFinished }) => {
     const w = await world(onTestFinished);
     const sandbox = await w.sandbox('auto');
-    const error = await rejection(runtime(w, sandbox, { binary: join(w.repo.root, 'no-such-claude') }).runStage(stageRequest(w)));
+    const error = await rejection(
+      runtime(w, sandbox, { binary: join(w.repo.root, 'no-such-claude') }).runStage(stageRequest(w)),
+    );
     expect(error.code).toBe('config');
     expect(error.message).toContain('Cannot run the Claude Code CLI');
   }, 30_000);

@@ -16,7 +16,8 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-const lines = (count: number): string => Array.from({ length: count }, (_, index) => `line ${index + 1}`).join('\n') + '\n';
+const lines = (count: number): string =>
+  Array.from({ length: count }, (_, index) => `line ${index + 1}`).join('\n') + '\n';
 
 describe('Read', () => {
   it('numbers lines like cat -n', async () => {
@@ -91,7 +92,8 @@ describe('Write', () => {
 });
 
 describe('Edit', () => {
-  const edit = async (input: Record<string, unknown>) => executeTool(editTool, { file_path: 'f.ts', ...input }, toolContext(tmp.dir));
+  const edit = async (input: Record<string, unknown>) =>
+    executeTool(editTool, { file_path: 'f.ts', ...input }, toolContext(tmp.dir));
   const content = async (): Promise<string> => readFile(join(tmp.dir, 'f.ts'), 'utf8');
 
   beforeEach(async () => {
@@ -122,12 +124,20 @@ describe('Edit', () => {
 
   it('refuses identical strings and missing files', async () => {
     expect((await edit({ old_string: 'a', new_string: 'a' })).output).toContain('identical');
-    const missing = await executeTool(editTool, { file_path: 'g.ts', old_string: 'a', new_string: 'b' }, toolContext(tmp.dir));
+    const missing = await executeTool(
+      editTool,
+      { file_path: 'g.ts', old_string: 'a', new_string: 'b' },
+      toolContext(tmp.dir),
+    );
     expect(missing.output).toContain('File does not exist: g.ts');
   });
 
   it('creates a new file from an empty old_string', async () => {
-    const result = await executeTool(editTool, { file_path: 'new/g.ts', old_string: '', new_string: 'x\n' }, toolContext(tmp.dir));
+    const result = await executeTool(
+      editTool,
+      { file_path: 'new/g.ts', old_string: '', new_string: 'x\n' },
+      toolContext(tmp.dir),
+    );
     expect(result.output).toBe('Created new/g.ts.');
     expect(await readFile(join(tmp.dir, 'new/g.ts'), 'utf8')).toBe('x\n');
   });

@@ -39,7 +39,9 @@ describe('Glob', () => {
   });
 
   it('says when nothing matches and refuses escaping patterns and paths', async () => {
-    expect((await executeTool(globTool, { pattern: '*.py' }, toolContext(tmp.dir))).output).toBe("No files match '*.py'.");
+    expect((await executeTool(globTool, { pattern: '*.py' }, toolContext(tmp.dir))).output).toBe(
+      "No files match '*.py'.",
+    );
     expect((await executeTool(globTool, { pattern: '../**' }, toolContext(tmp.dir))).isError).toBe(true);
     expect((await executeTool(globTool, { pattern: '*', path: '..' }, toolContext(tmp.dir))).isError).toBe(true);
   });
@@ -55,7 +57,11 @@ describe('Grep', () => {
   it('prints path:line:text with relative paths', async () => {
     const result = await executeTool(grepTool, { pattern: 'alpha' }, toolContext(tmp.dir));
     expect(result.isError).toBe(false);
-    expect(result.output.split('\n').sort()).toEqual(['README.md:1:alpha docs', 'src/a.ts:1:export const alpha = 1;', 'src/a.ts:2:// TODO: alpha']);
+    expect(result.output.split('\n').sort()).toEqual([
+      'README.md:1:alpha docs',
+      'src/a.ts:1:export const alpha = 1;',
+      'src/a.ts:2:// TODO: alpha',
+    ]);
   });
 
   it('narrows by path and glob', async () => {
@@ -63,7 +69,9 @@ describe('Grep', () => {
     expect((await executeTool(grepTool, { pattern: 'const', path: 'src/nested' }, context)).output).toBe(
       'src/nested/c.ts:1:export const gamma = 3;',
     );
-    expect((await executeTool(grepTool, { pattern: 'alpha', glob: '*.md' }, context)).output).toBe('README.md:1:alpha docs');
+    expect((await executeTool(grepTool, { pattern: 'alpha', glob: '*.md' }, context)).output).toBe(
+      'README.md:1:alpha docs',
+    );
     expect((await executeTool(grepTool, { pattern: 'beta', path: 'src/b.ts' }, context)).output).toBe(
       'src/b.ts:1:export const beta = 2;',
     );
@@ -71,7 +79,10 @@ describe('Grep', () => {
 
   it('treats no matches as a normal result and a bad regex as an error', async () => {
     const context = toolContext(tmp.dir);
-    expect(await executeTool(grepTool, { pattern: 'zeta' }, context)).toEqual({ output: "No matches for 'zeta'.", isError: false });
+    expect(await executeTool(grepTool, { pattern: 'zeta' }, context)).toEqual({
+      output: "No matches for 'zeta'.",
+      isError: false,
+    });
     const bad = await executeTool(grepTool, { pattern: '(unclosed' }, context);
     expect(bad.isError).toBe(true);
     expect(bad.output).toContain('regex parse error');
@@ -79,7 +90,9 @@ describe('Grep', () => {
 
   it('accepts patterns starting with a dash and drops files the stage may not read', async () => {
     await tmp.write({ 'src/flags.ts': 'run --verbose\n' });
-    expect((await executeTool(grepTool, { pattern: '--verbose' }, toolContext(tmp.dir))).output).toBe('src/flags.ts:1:run --verbose');
+    expect((await executeTool(grepTool, { pattern: '--verbose' }, toolContext(tmp.dir))).output).toBe(
+      'src/flags.ts:1:run --verbose',
+    );
     const limited = toolContext(tmp.dir, { read: ['README.md'], write: [], denyWrite: [] });
     expect((await executeTool(grepTool, { pattern: 'alpha' }, limited)).output).toBe('README.md:1:alpha docs');
   });

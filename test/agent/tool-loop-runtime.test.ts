@@ -80,7 +80,9 @@ describe('createToolLoopRuntime', () => {
     expect(second[1]).toEqual({
       role: 'assistant',
       text: 'Writing b.',
-      toolCalls: [{ id: 'call_0_0', name: 'Write', input: { file_path: 'src/b.ts', content: 'export const b = 2;\n' } }],
+      toolCalls: [
+        { id: 'call_0_0', name: 'Write', input: { file_path: 'src/b.ts', content: 'export const b = 2;\n' } },
+      ],
     });
     expect(toolMessage(second, 2).results).toEqual([
       { toolCallId: 'call_0_0', toolName: 'Write', output: 'Created src/b.ts (1 line).', isError: false },
@@ -109,7 +111,9 @@ describe('createToolLoopRuntime', () => {
     expect(results.map((result) => result?.isError)).toEqual([true, true, false, true, true]);
     expect(results[0]?.output).toContain('File does not exist: missing.ts');
     expect(results[1]?.output).toContain('Invalid input for Write:\n- file_path: Invalid input: expected string');
-    expect(results[3]?.output).toContain("Unknown tool 'Teleport'. Available tools: Read, Write, Edit, Bash, Glob, Grep.");
+    expect(results[3]?.output).toContain(
+      "Unknown tool 'Teleport'. Available tools: Read, Write, Edit, Bash, Glob, Grep.",
+    );
     expect(results[4]?.output).toContain('outside the worktree');
     expect(await readFile(join(tmp.dir, 'src/c.ts'), 'utf8')).toBe('x');
   });
@@ -131,7 +135,9 @@ describe('createToolLoopRuntime', () => {
     expect(outcome).toMatchObject({ status: 'completed', output: { currentTest: 'adds two numbers' }, turns: 2 });
 
     const first = model.requests[0];
-    expect(first?.system).toMatch(/^Stage: GREEN\nMake the test pass\.\n\nWhen you have finished, call the StructuredOutput tool/);
+    expect(first?.system).toMatch(
+      /^Stage: GREEN\nMake the test pass\.\n\nWhen you have finished, call the StructuredOutput tool/,
+    );
     const structured = first?.tools.find((tool) => tool.name === 'StructuredOutput');
     expect(structured?.inputSchema).toEqual({
       type: 'object',
@@ -168,12 +174,17 @@ describe('createToolLoopRuntime', () => {
     expect(model.callCount).toBe(2);
     const corrective = model.requests[1]?.messages.at(-1);
     expect(corrective).toMatchObject({ role: 'user' });
-    expect(corrective?.role === 'user' ? corrective.content : '').toContain('Your reply contains no JSON result.\nCall the StructuredOutput tool now');
+    expect(corrective?.role === 'user' ? corrective.content : '').toContain(
+      'Your reply contains no JSON result.\nCall the StructuredOutput tool now',
+    );
   });
 
   it('recovers after the corrective message', async () => {
     const { runtime } = runtimeFor([text('Done.'), toolCall('StructuredOutput', { currentTest: 'x' })]);
-    expect(await runtime.runStage(stageRequest({ outputSchema }))).toMatchObject({ status: 'completed', output: { currentTest: 'x' } });
+    expect(await runtime.runStage(stageRequest({ outputSchema }))).toMatchObject({
+      status: 'completed',
+      output: { currentTest: 'x' },
+    });
   });
 
   it('throws interrupted when aborted between the model call and its tools', async () => {
@@ -182,7 +193,9 @@ describe('createToolLoopRuntime', () => {
       controller.abort();
       return toolCall('Write', { file_path: `f${callIndex}.ts`, content: '' });
     });
-    const error: unknown = await runtime.runStage(stageRequest({ signal: controller.signal })).catch((caught: unknown) => caught);
+    const error: unknown = await runtime
+      .runStage(stageRequest({ signal: controller.signal }))
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RatchetError);
     expect((error as RatchetError).code).toBe('interrupted');
     expect(model.callCount).toBe(1);
@@ -200,14 +213,21 @@ describe('createToolLoopRuntime', () => {
     const { runtime } = runtimeFor([new RatchetError('rate-limit', 'Too many requests', { retryable: true })]);
     await expect(runtime.runStage(stageRequest())).rejects.toMatchObject({ code: 'rate-limit', retryable: true });
     expect(events).toEqual([
-      expect.objectContaining({ type: 'model-call', response: null, error: { code: 'rate-limit', message: 'Too many requests' } }),
+      expect.objectContaining({
+        type: 'model-call',
+        response: null,
+        error: { code: 'rate-limit', message: 'Too many requests' },
+      }),
     ]);
   });
 
   it('emits model-delta, model-call and tool-call events in order', async () => {
-    const { runtime } = runtimeFor([toolCall('Read', { file_path: 'src/a.ts' }, { text: 'Look.' }), text('Fine.', { costUsd: null })], {
-      deltaSize: 3,
-    });
+    const { runtime } = runtimeFor(
+      [toolCall('Read', { file_path: 'src/a.ts' }, { text: 'Look.' }), text('Fine.', { costUsd: null })],
+      {
+        deltaSize: 3,
+      },
+    );
     const outcome = await runtime.runStage(stageRequest());
     expect(outcome.costUsd).toBeNull();
     expect(events.map((event) => event.type)).toEqual([
@@ -220,7 +240,14 @@ describe('createToolLoopRuntime', () => {
       'model-call',
     ]);
     expect(events[0]).toEqual({ type: 'model-delta', text: 'Loo' });
-    expect(events[2]).toMatchObject({ type: 'model-call', stage: 'GREEN', provider: 'fake', model: 'fake-model', error: null, latencyMs: 5 });
+    expect(events[2]).toMatchObject({
+      type: 'model-call',
+      stage: 'GREEN',
+      provider: 'fake',
+      model: 'fake-model',
+      error: null,
+      latencyMs: 5,
+    });
     expect(events[3]).toEqual({
       type: 'tool-call',
       stage: 'GREEN',

@@ -9,7 +9,9 @@ describe('nodeVersionProblem', () => {
   });
 
   it('explains what to do on an older or unreadable version', () => {
-    expect(nodeVersionProblem('v20.20.2')).toMatch(/needs Node\.js 22 or newer .* this is Node v20\.20\.2\.\nhint: install a current Node\.js/);
+    expect(nodeVersionProblem('v20.20.2')).toMatch(
+      /needs Node\.js 22 or newer .* this is Node v20\.20\.2\.\nhint: install a current Node\.js/,
+    );
     expect(nodeVersionProblem('v8.0.0')).toMatch(/needs Node\.js 22/);
     expect(nodeVersionProblem('nonsense')).toMatch(/this is Node nonsense/);
   });

@@ -31,7 +31,8 @@ describe('compareFormatting (seed 002, 17.3)', () => {
   });
 
   it('accepts broken-up unions with a leading |, and quotes swapped around escaped quotes', async () => {
-    const union = 'export type Shape = { kind: "circle"; r: number } | { kind: "square"; side: number } | { kind: "triangle"; base: number; height: number };\n';
+    const union =
+      'export type Shape = { kind: "circle"; r: number } | { kind: "square"; side: number } | { kind: "triangle"; base: number; height: number };\n';
     const formatted = await prettier.format(union, { parser: 'typescript' });
     expect(formatted).toMatch(/=\n\s+\| \{/);
     expect(await verdict('shape.ts', union, formatted)).toBe(true);
@@ -42,9 +43,23 @@ describe('compareFormatting (seed 002, 17.3)', () => {
     expect(await verdict('hint.ts', quoted, `export const hint = 'Run "npm  test" first';\n`)).toBe(false);
     expect(await verdict('p.py', "s = 'it\\'s'\n", 's = "it\'s"\n')).toBe(true);
     expect(await verdict('p.py', "s = '''a'''\n", 's = "a"\n')).toBe(false);
-    expect(await verdict('arrow.ts', 'export const ids = xs.map(x => x.id);\n', 'export const ids = xs.map((x) => x.id);\n')).toBe(true);
-    expect(await verdict('arrow.ts', 'export const ids = xs.map(x => x.id);\n', 'export const ids = xs.map((x: T) => x.id);\n')).toBe(false);
-    expect(await verdict('keys.js', "module.exports = { 'default': 1, b: 2 };\n", 'module.exports = { default: 1, b: 2 };\n')).toBe(true);
+    expect(
+      await verdict('arrow.ts', 'export const ids = xs.map(x => x.id);\n', 'export const ids = xs.map((x) => x.id);\n'),
+    ).toBe(true);
+    expect(
+      await verdict(
+        'arrow.ts',
+        'export const ids = xs.map(x => x.id);\n',
+        'export const ids = xs.map((x: T) => x.id);\n',
+      ),
+    ).toBe(false);
+    expect(
+      await verdict(
+        'keys.js',
+        "module.exports = { 'default': 1, b: 2 };\n",
+        'module.exports = { default: 1, b: 2 };\n',
+      ),
+    ).toBe(true);
     expect(await verdict('keys.js', "module.exports = { 'a-b': 1 };\n", 'module.exports = { a_b: 1 };\n')).toBe(false);
     expect(await verdict('keys.js', "f('default');\n", 'f(default);\n')).toBe(false);
   });
@@ -94,6 +109,8 @@ describe('compareFormatting (seed 002, 17.3)', () => {
     expect(await verdict('trailing.js', 'const a = [1, 2,];\n', 'const a = [1, 2];\n')).toBe(true);
     expect(await verdict('one.py', 'x = (1,)\n', 'x = (1)\n')).toBe(false);
     expect(await verdict('many.py', 'x = (1, 2,)\n', 'x = (1, 2)\n')).toBe(true);
-    expect(await verdict('types.ts', 'type T = { a: string, b: number };\n', 'type T = { a: string; b: number };\n')).toBe(true);
+    expect(
+      await verdict('types.ts', 'type T = { a: string, b: number };\n', 'type T = { a: string; b: number };\n'),
+    ).toBe(true);
   });
 });

@@ -118,7 +118,9 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
     const fromMemory = await buildIndex({ ...options, previous: first });
     expect(fromMemory.stats).toMatchObject({ parsed: 1, reused: 3 });
     // Unchanged files are carried over as they were, imports already resolved.
-    expect(fromMemory.files.find((file) => file.path === 'src/a.ts')).toBe(first.files.find((file) => file.path === 'src/a.ts'));
+    expect(fromMemory.files.find((file) => file.path === 'src/a.ts')).toBe(
+      first.files.find((file) => file.path === 'src/a.ts'),
+    );
     const fromDisk = await buildIndex(options);
     expect(fromDisk.stats).toMatchObject({ parsed: 0, reused: 4 });
     expect(content(fromMemory)).toEqual(content(fromDisk));
@@ -126,12 +128,21 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
 
   it('with changedPaths, stats only those paths and agrees with a full scan', async () => {
     const first = await buildIndex(options);
-    await write({ 'src/c.ts': 'export function c(): number {\n  return 4;\n}\n', 'src/e.ts': "import { c } from './c.js';\n" });
+    await write({
+      'src/c.ts': 'export function c(): number {\n  return 4;\n}\n',
+      'src/e.ts': "import { c } from './c.js';\n",
+    });
     await unlink(join(tree, 'src/d.py'));
     const changedPaths = ['src/c.ts', 'src/e.ts', 'src/d.py', 'node_modules/x/index.js'];
     const hinted = await buildIndex({ ...options, previous: first, changedPaths });
     expect(hinted.stats).toMatchObject({ parsed: 2, reused: 2, removed: 1 });
-    expect(hinted.files.map((file) => file.path)).toEqual(['notes.txt', 'src/a.ts', 'src/b.ts', 'src/c.ts', 'src/e.ts']);
+    expect(hinted.files.map((file) => file.path)).toEqual([
+      'notes.txt',
+      'src/a.ts',
+      'src/b.ts',
+      'src/c.ts',
+      'src/e.ts',
+    ]);
     expect(hinted.dependents['src/c.ts']).toEqual(['src/b.ts', 'src/e.ts']);
     const scanned = await buildIndex(options);
     expect(scanned.stats).toMatchObject({ parsed: 0, removed: 0 });

@@ -48,7 +48,8 @@ const FILES: Record<string, string> = {
   'tests/test_core.py': 'from pkg.core import api_func\n\n\ndef test_api():\n    assert api_func(1) == 3\n',
   'go.mod': 'module example.com/demo\n\ngo 1.22\n',
   'main.go': 'package main\n\nimport "example.com/demo/lib"\n\nfunc main() {\n\tlib.Hello()\n}\n',
-  'lib/lib.go': '// Package lib greets.\npackage lib\n\n// Hello greets.\nfunc Hello() string {\n\treturn greet("world")\n}\n\nfunc greet(name string) string {\n\treturn name\n}\n',
+  'lib/lib.go':
+    '// Package lib greets.\npackage lib\n\n// Hello greets.\nfunc Hello() string {\n\treturn greet("world")\n}\n\nfunc greet(name string) string {\n\treturn name\n}\n',
   'lib/lib_test.go': 'package lib\n\nimport "testing"\n\nfunc TestHello(t *testing.T) {\n\tHello()\n}\n',
 };
 
@@ -78,13 +79,15 @@ describe('buildIndex on a Python package (and a Go module)', () => {
 
   it('extracts Python symbols, docstrings and public names', () => {
     const core = file('pkg/core.py');
-    expect(core.symbols.map((symbol) => [symbol.container ?? null, symbol.name, symbol.kind, symbol.exported])).toEqual([
-      [null, 'Engine', 'class', true],
-      ['Engine', 'start', 'method', true],
-      ['Engine', '_go', 'method', false],
-      [null, 'api_func', 'function', true],
-      [null, '_hidden', 'function', false],
-    ]);
+    expect(core.symbols.map((symbol) => [symbol.container ?? null, symbol.name, symbol.kind, symbol.exported])).toEqual(
+      [
+        [null, 'Engine', 'class', true],
+        ['Engine', 'start', 'method', true],
+        ['Engine', '_go', 'method', false],
+        [null, 'api_func', 'function', true],
+        [null, '_hidden', 'function', false],
+      ],
+    );
     expect(core.symbols[3]).toMatchObject({ signature: 'def api_func(x: int) -> int', doc: 'The public entry point.' });
     expect(core.symbols[0]?.doc).toBe('Runs things.');
     expect(core.exports.map((entry) => entry.name)).toEqual(['Engine', 'api_func']);
@@ -125,7 +128,11 @@ describe('buildIndex on a Python package (and a Go module)', () => {
     const graph = callGraphOf(index);
     expect(graph['pkg/core.py#Engine.start']).toEqual(['pkg/core.py#Engine._go']);
     expect(graph['pkg/core.py#Engine._go']).toEqual(['pkg/util.py#helper']);
-    expect(graph['pkg/core.py#api_func']).toEqual(['pkg/core.py#Engine', 'pkg/core.py#Engine.start', 'pkg/util.py#helper']);
+    expect(graph['pkg/core.py#api_func']).toEqual([
+      'pkg/core.py#Engine',
+      'pkg/core.py#Engine.start',
+      'pkg/util.py#helper',
+    ]);
   });
 
   it('resolves Go package imports inside the module and calls through the package name', () => {

@@ -27,7 +27,7 @@ const PROJECT: Record<string, string> = {
     '}',
     '',
   ].join('\n'),
-  'src/core/strings.ts': "/** Upper-cases. */\nexport const shout = (text: string): string => text.toUpperCase();\n",
+  'src/core/strings.ts': '/** Upper-cases. */\nexport const shout = (text: string): string => text.toUpperCase();\n',
   'src/core/index.ts': "export { add, square as sq } from './math.js';\nexport * from './strings.js';\n",
   'src/app/service.ts': [
     "import { add } from '../core/math.js';",
@@ -56,7 +56,8 @@ const PROJECT: Record<string, string> = {
     '}',
     '',
   ].join('\n'),
-  'src/app/legacy.js': "const math = require('../core/math');\nexports.legacyAdd = function (a, b) {\n  return math.add(a, b);\n};\n",
+  'src/app/legacy.js':
+    "const math = require('../core/math');\nexports.legacyAdd = function (a, b) {\n  return math.add(a, b);\n};\n",
   'test/math.test.ts': "import { add } from '../src/core/math.js';\nif (add(1, 2) !== 3) throw new Error('add');\n",
   'dist/out.js': 'export const built = 1;\n',
 };
@@ -160,7 +161,10 @@ describe('buildIndex on a TypeScript project', () => {
 
   it('resolves call edges through imports, namespaces, this and constructors', () => {
     const graph = callGraphOf(index);
-    expect(graph['src/app/service.ts#Service.run']).toEqual(['src/app/service.ts#Service.format', 'src/core/math.ts#add']);
+    expect(graph['src/app/service.ts#Service.run']).toEqual([
+      'src/app/service.ts#Service.format',
+      'src/core/math.ts#add',
+    ]);
     expect(graph['src/app/service.ts#Service.format']).toEqual(['src/core/strings.ts#shout']);
     expect(graph['src/core/math.ts#square']).toEqual(['src/core/math.ts#multiply']);
     expect(graph['src/app/cli.ts#main']).toEqual(['src/app/service.ts#Service', 'src/app/service.ts#Service.run']);
@@ -176,7 +180,9 @@ describe('buildIndex on a TypeScript project', () => {
     expect(order.indexOf('src/app/service.ts')).toBeLessThan(order.indexOf('src/app/cli.ts'));
     expect(order.indexOf('src/app/cli.ts')).toBeLessThan(order.indexOf('src/core/math.ts'));
     for (const entry of index.risk) expect(entry.score).toBeGreaterThanOrEqual(0);
-    expect(index.risk.map((entry) => entry.score)).toEqual([...index.risk.map((entry) => entry.score)].sort((a, b) => b - a));
+    expect(index.risk.map((entry) => entry.score)).toEqual(
+      [...index.risk.map((entry) => entry.score)].sort((a, b) => b - a),
+    );
   });
 
   it('writes every artifact, parseable, and keeps an existing task ledger', async () => {
@@ -185,7 +191,9 @@ describe('buildIndex on a TypeScript project', () => {
     const readJson = async (name: string): Promise<Record<string, unknown>> =>
       JSON.parse(await readFile(join(dir, name), 'utf8')) as Record<string, unknown>;
     const symbols = (await readJson('SYMBOL_REGISTRY.json')).symbols as { file: string; name: string }[];
-    expect(symbols).toContainEqual(expect.objectContaining({ file: 'src/core/math.ts', name: 'add', kind: 'function' }));
+    expect(symbols).toContainEqual(
+      expect.objectContaining({ file: 'src/core/math.ts', name: 'add', kind: 'function' }),
+    );
     const dependencies = await readJson('DEPENDENCY_GRAPH.json');
     expect((dependencies.dependencies as Record<string, string[]>)['src/app/cli.ts']).toEqual(['src/app/service.ts']);
     expect((dependencies.unresolved as Record<string, string[]>)['src/app/cli.ts']).toEqual(['commander']);

@@ -33,7 +33,10 @@ describe('ParsePool', () => {
   beforeEach(async () => {
     root = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-pool-')));
     for (let index = 0; index < 12; index++)
-      await writeFile(join(root, `m${index}.ts`), `export function f${index}(): number {\n  return ${index};\n}\n`.repeat(index + 1));
+      await writeFile(
+        join(root, `m${index}.ts`),
+        `export function f${index}(): number {\n  return ${index};\n}\n`.repeat(index + 1),
+      );
   });
 
   afterEach(async () => {

@@ -1,24 +1,24 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isRatchetError, RatchetError } from "../../src/core/errors.js";
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isRatchetError, RatchetError } from '../../src/core/errors.js';
 import {
   loadConfig,
   resolveProjectRoot,
   resolveRatchetHome,
   type ConfigEnv,
   type ConfigFlags,
-} from "../../src/config/load.js";
-import { stageSettings } from "../../src/config/resolved.js";
-import { DEFAULT_MODEL } from "../../src/config/schema.js";
-import { configPath } from "../../src/config/write-default.js";
+} from '../../src/config/load.js';
+import { stageSettings } from '../../src/config/resolved.js';
+import { DEFAULT_MODEL } from '../../src/config/schema.js';
+import { configPath } from '../../src/config/write-default.js';
 
 let repoRoot: string;
-const env: ConfigEnv = { HOME: "/home/tester" };
+const env: ConfigEnv = { HOME: '/home/tester' };
 
 beforeEach(async () => {
-  repoRoot = await mkdtemp(join(tmpdir(), "ratchet-config-"));
+  repoRoot = await mkdtemp(join(tmpdir(), 'ratchet-config-'));
 });
 afterEach(async () => {
   await rm(repoRoot, { recursive: true, force: true });
@@ -26,32 +26,29 @@ afterEach(async () => {
 
 async function writeConfig(text: string): Promise<string> {
   const file = configPath(repoRoot);
-  await mkdir(join(repoRoot, ".ratchet"), { recursive: true });
+  await mkdir(join(repoRoot, '.ratchet'), { recursive: true });
   await writeFile(file, text);
   return file;
 }
 
-async function loadError(
-  options: { env?: ConfigEnv; flags?: ConfigFlags } = {},
-): Promise<RatchetError> {
+async function loadError(options: { env?: ConfigEnv; flags?: ConfigFlags } = {}): Promise<RatchetError> {
   const error: unknown = await loadConfig({
     repoRoot,
     env: options.env ?? env,
     flags: options.flags ?? {},
   }).catch((e: unknown) => e);
-  if (!isRatchetError(error))
-    throw new Error(`expected a RatchetError, got ${String(error)}`);
+  if (!isRatchetError(error)) throw new Error(`expected a RatchetError, got ${String(error)}`);
   return error;
 }
 
-describe("loadConfig", () => {
-  it("uses the defaults when there is no config file", async () => {
+describe('loadConfig', () => {
+  it('uses the defaults when there is no config file', async () => {
     const config = await loadConfig({ repoRoot, env });
     expect(config.configFile).toBeNull();
     expect(config.repoRoot).toBe(repoRoot);
-    expect(config.home).toBe("/home/tester/.ratchet");
+    expect(config.home).toBe('/home/tester/.ratchet');
     expect(config.provider).toEqual({
-      name: "anthropic",
+      name: 'anthropic',
       model: DEFAULT_MODEL,
       baseUrl: undefined,
       cassette: undefined,
@@ -59,10 +56,10 @@ describe("loadConfig", () => {
       stream: true,
     });
     expect(config.test.timeoutMs).toBe(600_000);
-    expect(config.test.patterns).toContain("**/*.test.*");
+    expect(config.test.patterns).toContain('**/*.test.*');
     expect(config.bash.timeoutMs).toBe(120_000);
     expect(config.tdd).toEqual({
-      refactor: "always",
+      refactor: 'always',
       maxAttempts: 3,
       maxTurns: 40,
       stageTimeoutMs: 900_000,
@@ -73,14 +70,12 @@ describe("loadConfig", () => {
       maxFunctionLength: 50,
       maxClassMethods: 15,
     });
-    expect(config.refactor.claude.allowedTools).toBe(
-      "Read,Edit,Bash,Grep,Glob",
-    );
-    expect(config.refactor.scopeExcludes).toContain("**/node_modules/**");
+    expect(config.refactor.claude.allowedTools).toBe('Read,Edit,Bash,Grep,Glob');
+    expect(config.refactor.scopeExcludes).toContain('**/node_modules/**');
     expect(config.origins).toEqual({});
   });
 
-  it("applies flags > env > file > defaults, key by key", async () => {
+  it('applies flags > env > file > defaults, key by key', async () => {
     const file = await writeConfig(`
 [provider]
 model = "file-model"
@@ -96,47 +91,47 @@ timeout = 30
 `);
     const fileOnly = await loadConfig({ repoRoot, env });
     expect(fileOnly.configFile).toBe(file);
-    expect(fileOnly.provider.model).toBe("file-model");
+    expect(fileOnly.provider.model).toBe('file-model');
     expect(fileOnly.provider.maxRetries).toBe(5);
     expect(fileOnly.tdd.maxAttempts).toBe(5);
     expect(fileOnly.test).toMatchObject({
-      command: "npm test",
+      command: 'npm test',
       timeoutMs: 30_000,
     });
-    expect(fileOnly.origins["provider.model"]).toBe("file");
+    expect(fileOnly.origins['provider.model']).toBe('file');
 
     const withEnv = await loadConfig({
       repoRoot,
-      env: { ...env, TDD_MODEL: "env-model", TDD_MAX_RETRIES: "4" },
+      env: { ...env, TDD_MODEL: 'env-model', TDD_MAX_RETRIES: '4' },
     });
-    expect(withEnv.provider.model).toBe("env-model");
+    expect(withEnv.provider.model).toBe('env-model');
     expect(withEnv.tdd.maxAttempts).toBe(4);
-    expect(withEnv.tdd.refactor).toBe("never");
+    expect(withEnv.tdd.refactor).toBe('never');
     expect(withEnv.origins).toMatchObject({
-      "provider.model": "env",
-      "tdd.max_attempts": "env",
-      "tdd.refactor": "file",
+      'provider.model': 'env',
+      'tdd.max_attempts': 'env',
+      'tdd.refactor': 'file',
     });
 
     const withFlags = await loadConfig({
       repoRoot,
-      env: { ...env, TDD_MODEL: "env-model", TDD_MAX_RETRIES: "4" },
-      flags: { model: "flag-model", maxAttempts: 2, refactor: "when-needed" },
+      env: { ...env, TDD_MODEL: 'env-model', TDD_MAX_RETRIES: '4' },
+      flags: { model: 'flag-model', maxAttempts: 2, refactor: 'when-needed' },
     });
-    expect(withFlags.provider.model).toBe("flag-model");
+    expect(withFlags.provider.model).toBe('flag-model');
     expect(withFlags.tdd).toMatchObject({
       maxAttempts: 2,
-      refactor: "when-needed",
+      refactor: 'when-needed',
     });
     expect(withFlags.provider.maxRetries).toBe(5);
     expect(withFlags.origins).toMatchObject({
-      "provider.model": "flag",
-      "tdd.max_attempts": "flag",
-      "tdd.refactor": "flag",
+      'provider.model': 'flag',
+      'tdd.max_attempts': 'flag',
+      'tdd.refactor': 'flag',
     });
   });
 
-  it("resolves per-stage overrides, falling back to the global settings", async () => {
+  it('resolves per-stage overrides, falling back to the global settings', async () => {
     await writeConfig(`
 [tdd]
 max_turns = 30
@@ -152,28 +147,28 @@ max_turns = 12
 `);
     const config = await loadConfig({
       repoRoot,
-      env: { ...env, TDD_MODEL: "env-model" },
+      env: { ...env, TDD_MODEL: 'env-model' },
     });
-    expect(stageSettings(config, "RED")).toEqual({
-      model: "red-model",
+    expect(stageSettings(config, 'RED')).toEqual({
+      model: 'red-model',
       timeoutMs: 60_000,
       maxAttempts: 5,
       maxTurns: 30,
     });
-    expect(stageSettings(config, "REFACTOR")).toEqual({
-      model: "env-model",
+    expect(stageSettings(config, 'REFACTOR')).toEqual({
+      model: 'env-model',
       timeoutMs: 100_000,
       maxAttempts: 3,
       maxTurns: 12,
     });
-    expect(stageSettings(config, "GREEN")).toEqual({
-      model: "env-model",
+    expect(stageSettings(config, 'GREEN')).toEqual({
+      model: 'env-model',
       timeoutMs: 100_000,
       maxAttempts: 3,
       maxTurns: 30,
     });
     expect(config.stages).toEqual({
-      RED: { model: "red-model", timeoutMs: 60_000, maxAttempts: 5 },
+      RED: { model: 'red-model', timeoutMs: 60_000, maxAttempts: 5 },
       REFACTOR: { maxTurns: 12 },
     });
 
@@ -181,167 +176,147 @@ max_turns = 12
     const flagged = await loadConfig({
       repoRoot,
       env,
-      flags: { model: "flag-model", maxAttempts: 1 },
+      flags: { model: 'flag-model', maxAttempts: 1 },
     });
-    expect(stageSettings(flagged, "RED")).toEqual({
-      model: "flag-model",
+    expect(stageSettings(flagged, 'RED')).toEqual({
+      model: 'flag-model',
       timeoutMs: 60_000,
       maxAttempts: 1,
       maxTurns: 30,
     });
   });
 
-  it("reports invalid TOML with the file and line", async () => {
-    const file = await writeConfig(
-      '[provider]\nname = "anthropic"\nmodel = \n',
-    );
+  it('reports invalid TOML with the file and line', async () => {
+    const file = await writeConfig('[provider]\nname = "anthropic"\nmodel = \n');
     const error = await loadError();
-    expect(error.code).toBe("config");
+    expect(error.code).toBe('config');
     expect(error.message).toContain(file);
-    expect(error.message).toContain("line 3");
+    expect(error.message).toContain('line 3');
     expect(error.details).toMatchObject({ file, line: 3 });
     expect(error.hint).toContain(`${file}:3`);
   });
 
-  it("rejects an unknown key, naming it and suggesting the right one", async () => {
-    const file = await writeConfig(
-      '[provider]\nname = "anthropic"\nmodle = "x"\n',
-    );
+  it('rejects an unknown key, naming it and suggesting the right one', async () => {
+    const file = await writeConfig('[provider]\nname = "anthropic"\nmodle = "x"\n');
     const error = await loadError();
-    expect(error.code).toBe("config");
-    expect(error.message).toBe(
-      `Unknown key "provider.modle" in ${file} (line 3)`,
-    );
+    expect(error.code).toBe('config');
+    expect(error.message).toBe(`Unknown key "provider.modle" in ${file} (line 3)`);
     expect(error.hint).toContain('Did you mean "provider.model"?');
   });
 
-  it("rejects unknown tables, including unknown stages", async () => {
+  it('rejects unknown tables, including unknown stages', async () => {
     await writeConfig('[provder]\nname = "openai"\n');
-    expect((await loadError()).message).toMatch(
-      /Unknown key "provder" in .* \(line 1\)/,
-    );
+    expect((await loadError()).message).toMatch(/Unknown key "provder" in .* \(line 1\)/);
     await writeConfig('[stages.review]\nmodel = "x"\n');
     const error = await loadError();
     expect(error.message).toMatch(/Unknown key "stages.review"/);
-    expect(error.hint).toContain("plan, red, red_fix, green, fix, refactor");
+    expect(error.hint).toContain('plan, red, red_fix, green, fix, refactor');
   });
 
-  it("rejects invalid values with the key path, line and a description of the key", async () => {
+  it('rejects invalid values with the key path, line and a description of the key', async () => {
     await writeConfig('[tdd]\nrefactor = "always"\nmax_attempts = 0\n');
     const error = await loadError();
-    expect(error.message).toMatch(
-      /Invalid value for "tdd.max_attempts" in .* \(line 3\)/,
-    );
-    expect(error.hint).toContain("Attempts per stage");
+    expect(error.message).toMatch(/Invalid value for "tdd.max_attempts" in .* \(line 3\)/);
+    expect(error.hint).toContain('Attempts per stage');
     await writeConfig('[tdd]\nrefactor = "sometimes"\n');
-    expect((await loadError()).message).toMatch(
-      /"tdd.refactor".*line 2.*always/,
-    );
+    expect((await loadError()).message).toMatch(/"tdd.refactor".*line 2.*always/);
   });
 
-  it("applies the cross-field rules", async () => {
-    expect(
-      (await loadError({ flags: { provider: "replay" } })).details,
-    ).toMatchObject({ rule: "replay-needs-cassette" });
-    expect(
-      (await loadError({ flags: { provider: "ollama" } })).details,
-    ).toMatchObject({ rule: "provider-needs-explicit-model" });
+  it('applies the cross-field rules', async () => {
+    expect((await loadError({ flags: { provider: 'replay' } })).details).toMatchObject({
+      rule: 'replay-needs-cassette',
+    });
+    expect((await loadError({ flags: { provider: 'ollama' } })).details).toMatchObject({
+      rule: 'provider-needs-explicit-model',
+    });
     expect(
       (
         await loadError({
-          flags: { provider: "openai-compatible", model: "m" },
+          flags: { provider: 'openai-compatible', model: 'm' },
         })
       ).details,
     ).toMatchObject({
-      rule: "openai-compatible-needs-base-url",
+      rule: 'openai-compatible-needs-base-url',
     });
     // OPENAI_BASE_URL names the server too, as the README's provider table says.
     const compatible = await loadConfig({
       repoRoot,
-      env: { ...env, OPENAI_BASE_URL: "http://127.0.0.1:8000/v1" },
-      flags: { provider: "openai-compatible", model: "m" },
+      env: { ...env, OPENAI_BASE_URL: 'http://127.0.0.1:8000/v1' },
+      flags: { provider: 'openai-compatible', model: 'm' },
     });
-    expect(compatible.provider).toMatchObject({ name: "openai-compatible", baseUrl: "http://127.0.0.1:8000/v1" });
+    expect(compatible.provider).toMatchObject({ name: 'openai-compatible', baseUrl: 'http://127.0.0.1:8000/v1' });
     const ollama = await loadConfig({
       repoRoot,
-      env: { ...env, TDD_MODEL: "llama3" },
-      flags: { provider: "ollama" },
+      env: { ...env, TDD_MODEL: 'llama3' },
+      flags: { provider: 'ollama' },
     });
-    expect(ollama.provider).toMatchObject({ name: "ollama", model: "llama3" });
+    expect(ollama.provider).toMatchObject({ name: 'ollama', model: 'llama3' });
 
-    await writeConfig(
-      "[refactor_check]\nsplit_threshold = 500\nhard_limit = 500\n",
-    );
+    await writeConfig('[refactor_check]\nsplit_threshold = 500\nhard_limit = 500\n');
     const error = await loadError();
     expect(error.details).toMatchObject({
-      rule: "hard-limit-above-split-threshold",
+      rule: 'hard-limit-above-split-threshold',
     });
     expect(error.message).toContain(configPath(repoRoot));
   });
 
-  it("resolves the replay cassette against the repository", async () => {
+  it('resolves the replay cassette against the repository', async () => {
     const config = await loadConfig({
       repoRoot,
       env,
-      flags: { provider: "replay", cassette: "tapes/run.ndjson" },
+      flags: { provider: 'replay', cassette: 'tapes/run.ndjson' },
     });
-    expect(config.provider.cassette).toBe(join(repoRoot, "tapes/run.ndjson"));
+    expect(config.provider.cassette).toBe(join(repoRoot, 'tapes/run.ndjson'));
   });
 
-  it("rejects invalid env values and flags", async () => {
+  it('rejects invalid env values and flags', async () => {
     const envError = await loadError({
-      env: { ...env, TDD_MAX_RETRIES: "three" },
+      env: { ...env, TDD_MAX_RETRIES: 'three' },
     });
-    expect(envError.code).toBe("config");
-    expect(envError.message).toContain("TDD_MAX_RETRIES");
-    const flagError = await loadError({ flags: { provider: "gemini" } });
-    expect(flagError.code).toBe("usage");
-    expect(flagError.message).toContain("--provider");
-    expect(
-      (await loadError({ flags: { baseUrl: "not a url" } })).message,
-    ).toContain("--base-url");
+    expect(envError.code).toBe('config');
+    expect(envError.message).toContain('TDD_MAX_RETRIES');
+    const flagError = await loadError({ flags: { provider: 'gemini' } });
+    expect(flagError.code).toBe('usage');
+    expect(flagError.message).toContain('--provider');
+    expect((await loadError({ flags: { baseUrl: 'not a url' } })).message).toContain('--base-url');
   });
 });
 
-describe("resolveProjectRoot", () => {
-  it("prefers --cwd, then TDD_PROJECT_ROOT, then the process directory", () => {
+describe('resolveProjectRoot', () => {
+  it('prefers --cwd, then TDD_PROJECT_ROOT, then the process directory', () => {
     expect(
       resolveProjectRoot({
-        cwdFlag: "sub",
-        env: { TDD_PROJECT_ROOT: "/elsewhere" },
-        processCwd: "/work",
+        cwdFlag: 'sub',
+        env: { TDD_PROJECT_ROOT: '/elsewhere' },
+        processCwd: '/work',
       }),
-    ).toBe("/work/sub");
+    ).toBe('/work/sub');
     expect(
       resolveProjectRoot({
-        env: { TDD_PROJECT_ROOT: "/elsewhere" },
-        processCwd: "/work",
+        env: { TDD_PROJECT_ROOT: '/elsewhere' },
+        processCwd: '/work',
       }),
-    ).toBe("/elsewhere");
+    ).toBe('/elsewhere');
     expect(
       resolveProjectRoot({
-        env: { TDD_PROJECT_ROOT: "rel" },
-        processCwd: "/work",
+        env: { TDD_PROJECT_ROOT: 'rel' },
+        processCwd: '/work',
       }),
-    ).toBe("/work/rel");
+    ).toBe('/work/rel');
     expect(
       resolveProjectRoot({
         cwdFlag: undefined,
-        env: { TDD_PROJECT_ROOT: "" },
-        processCwd: "/work",
+        env: { TDD_PROJECT_ROOT: '' },
+        processCwd: '/work',
       }),
-    ).toBe("/work");
+    ).toBe('/work');
   });
 });
 
-describe("resolveRatchetHome", () => {
-  it("defaults to ~/.ratchet and expands ~", () => {
-    expect(resolveRatchetHome({ HOME: "/h" })).toBe("/h/.ratchet");
-    expect(resolveRatchetHome({ HOME: "/h", RATCHET_HOME: "~/rh" })).toBe(
-      "/h/rh",
-    );
-    expect(
-      resolveRatchetHome({ HOME: "/h", RATCHET_HOME: "/var/ratchet/" }),
-    ).toBe("/var/ratchet");
+describe('resolveRatchetHome', () => {
+  it('defaults to ~/.ratchet and expands ~', () => {
+    expect(resolveRatchetHome({ HOME: '/h' })).toBe('/h/.ratchet');
+    expect(resolveRatchetHome({ HOME: '/h', RATCHET_HOME: '~/rh' })).toBe('/h/rh');
+    expect(resolveRatchetHome({ HOME: '/h', RATCHET_HOME: '/var/ratchet/' })).toBe('/var/ratchet');
   });
 });

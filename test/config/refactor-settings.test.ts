@@ -71,7 +71,10 @@ describe('formatter (seed 002, 17.3)', () => {
   it('is read from config.toml, and from .refactor-bot.config.json, which wins', async () => {
     await writeToml('[refactor]\nformatter = ["npx prettier --write ."]\n');
     expect((await settings()).formatter).toEqual(['npx prettier --write .']);
-    await writeFile(join(repoRoot, REFACTOR_BOT_CONFIG), JSON.stringify({ formatter: ['ruff format .', 'npx prettier --write src'] }));
+    await writeFile(
+      join(repoRoot, REFACTOR_BOT_CONFIG),
+      JSON.stringify({ formatter: ['ruff format .', 'npx prettier --write src'] }),
+    );
     expect((await settings()).formatter).toEqual(['ruff format .', 'npx prettier --write src']);
   });
 

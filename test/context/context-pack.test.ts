@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { CodeIndex, CodeSymbol, IndexedFile, ResolvedImport } from '../../src/code/index/types.js';
-import { DEFAULT_BUDGETS, buildContextPack, type BatchBrief, type ContextBudgets, type ContextPackInput } from '../../src/context/context-pack.js';
+import {
+  DEFAULT_BUDGETS,
+  buildContextPack,
+  type BatchBrief,
+  type ContextBudgets,
+  type ContextPackInput,
+} from '../../src/context/context-pack.js';
 
 // --- a small in-memory repository and its index ---
 
@@ -30,12 +36,16 @@ function indexed(path: string, text: string, symbols: CodeSymbol[] = [], imports
   };
 }
 
-const lines = (count: number, prefix: string): string => Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`).join('\n');
+const lines = (count: number, prefix: string): string =>
+  Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`).join('\n');
 
 const TEXT: Record<string, string> = {
-  'src/target.ts': "import { helper, type Options } from './util.js';\nexport function run(options: Options): number {\n  return helper(options.size);\n}\n",
-  'src/util.ts': "/** Doubles x. */\nexport function helper(x: number): number {\n  return x * 2;\n}\nexport interface Options { size: number }\nclass Cache {\n  get(): void {}\n}\n",
-  'src/consumer.ts': "import { run, type Config } from './target.js';\nimport { run as again } from './target.js';\nrun({ size: 1 });\n",
+  'src/target.ts':
+    "import { helper, type Options } from './util.js';\nexport function run(options: Options): number {\n  return helper(options.size);\n}\n",
+  'src/util.ts':
+    '/** Doubles x. */\nexport function helper(x: number): number {\n  return x * 2;\n}\nexport interface Options { size: number }\nclass Cache {\n  get(): void {}\n}\n',
+  'src/consumer.ts':
+    "import { run, type Config } from './target.js';\nimport { run as again } from './target.js';\nrun({ size: 1 });\n",
   'src/side-effect.ts': "import './target.js';\n",
   'src/big.ts': `${lines(1000, '// filler')}\n`,
 };
@@ -47,9 +57,22 @@ const FILES: IndexedFile[] = [
     symbol('privateMethod', 210, 'privateMethod(): void', { kind: 'method', container: 'Hidden', exported: false }),
     symbol('last', 990, 'const last = 1', { kind: 'const' }),
   ]),
-  indexed('src/consumer.ts', TEXT['src/consumer.ts'] ?? '', [], [importOf('./target.js', ['src/target.ts'], ['run', 'Config'], 1), importOf('./target.js', ['src/target.ts'], ['run'], 2)]),
+  indexed(
+    'src/consumer.ts',
+    TEXT['src/consumer.ts'] ?? '',
+    [],
+    [
+      importOf('./target.js', ['src/target.ts'], ['run', 'Config'], 1),
+      importOf('./target.js', ['src/target.ts'], ['run'], 2),
+    ],
+  ),
   indexed('src/side-effect.ts', TEXT['src/side-effect.ts'] ?? '', [], [importOf('./target.js', ['src/target.ts'], [])]),
-  indexed('src/target.ts', TEXT['src/target.ts'] ?? '', [symbol('run', 2, 'function run(options: Options): number')], [importOf('./util.js', ['src/util.ts'], ['helper', 'Options'])]),
+  indexed(
+    'src/target.ts',
+    TEXT['src/target.ts'] ?? '',
+    [symbol('run', 2, 'function run(options: Options): number')],
+    [importOf('./util.js', ['src/util.ts'], ['helper', 'Options'])],
+  ),
   indexed('src/util.ts', TEXT['src/util.ts'] ?? '', [
     symbol('helper', 2, 'function helper(x: number): number', { doc: 'Doubles x.' }),
     symbol('Options', 5, 'interface Options', { kind: 'interface' }),
@@ -67,14 +90,26 @@ const INDEX: CodeIndex = {
   churnCommits: 0,
   gitHead: null,
   files: FILES,
-  dependencies: { 'src/consumer.ts': ['src/target.ts'], 'src/side-effect.ts': ['src/target.ts'], 'src/target.ts': ['src/util.ts'] },
+  dependencies: {
+    'src/consumer.ts': ['src/target.ts'],
+    'src/side-effect.ts': ['src/target.ts'],
+    'src/target.ts': ['src/util.ts'],
+  },
   dependents: { 'src/target.ts': ['src/consumer.ts', 'src/side-effect.ts'], 'src/util.ts': ['src/target.ts'] },
   risk: [],
   stats: { parsed: 5, reused: 0, removed: 0, durationMs: 0, workers: 0 },
 };
 
 function brief(scope: string[], overrides: Partial<BatchBrief> = {}): BatchBrief {
-  return { id: 'batch-004', goal: 'Split run into smaller functions', scope_globs: scope, allowed_operations: ['rename', 'extract-function'], diff_budget_loc: 120, risk_score: 35, ...overrides };
+  return {
+    id: 'batch-004',
+    goal: 'Split run into smaller functions',
+    scope_globs: scope,
+    allowed_operations: ['rename', 'extract-function'],
+    diff_budget_loc: 120,
+    risk_score: 35,
+    ...overrides,
+  };
 }
 
 function pack(overrides: Partial<ContextPackInput> = {}, budgets: Partial<ContextBudgets> = {}): string {
@@ -98,10 +133,22 @@ describe('buildContextPack', () => {
   it('states the batch: goal, scope, operations, diff budget, risk and notes', () => {
     const text = pack({ batch: brief(['src/target.ts'], { notes: 'function run is 90 lines' }) });
 
-    expect(text.startsWith('# Batch batch-004: Split run into smaller functions\n\nScope (only these files may change): src/target.ts\n')).toBe(true);
-    expect(text).toContain('Allowed operations: rename, extract-function\nDiff budget: at most 120 added + deleted lines\nRisk score: 35/100\nNotes: function run is 90 lines');
-    expect(text.endsWith('Answer with the PatchResponse structured output. Return status "noop" if nothing is worth changing safely.')).toBe(true);
-    expect(pack({ batch: brief(['src/target.ts'], { allowed_operations: [] }) })).toContain('Allowed operations: any behaviour-preserving refactoring\n');
+    expect(
+      text.startsWith(
+        '# Batch batch-004: Split run into smaller functions\n\nScope (only these files may change): src/target.ts\n',
+      ),
+    ).toBe(true);
+    expect(text).toContain(
+      'Allowed operations: rename, extract-function\nDiff budget: at most 120 added + deleted lines\nRisk score: 35/100\nNotes: function run is 90 lines',
+    );
+    expect(
+      text.endsWith(
+        'Answer with the PatchResponse structured output. Return status "noop" if nothing is worth changing safely.',
+      ),
+    ).toBe(true);
+    expect(pack({ batch: brief(['src/target.ts'], { allowed_operations: [] }) })).toContain(
+      'Allowed operations: any behaviour-preserving refactoring\n',
+    );
   });
 
   it('includes a small in-scope file whole, with line numbers', () => {
@@ -140,12 +187,16 @@ describe('buildContextPack', () => {
     // Index order: big.ts comes first and takes the whole budget as its head.
     expect(files).toContain('### src/big.ts (1000 lines; outline, and the first 10 lines — use Read for the rest)');
     expect(files).toContain('   10  // filler 10');
-    expect(files).toContain('### src/target.ts (4 lines; outline, and the first 0 lines — use Read for the rest)\n  src/target.ts:2 export function run(options: Options): number');
+    expect(files).toContain(
+      '### src/target.ts (4 lines; outline, and the first 0 lines — use Read for the rest)\n  src/target.ts:2 export function run(options: Options): number',
+    );
     expect(files).not.toContain("    1  import { helper, type Options } from './util.js';");
   });
 
   it('keeps whole files while they fit', () => {
-    const files = section(pack({ batch: brief(['src/target.ts', 'src/util.ts']) }, { maxExcerptLines: 12 }), 'Files in scope') ?? '';
+    const files =
+      section(pack({ batch: brief(['src/target.ts', 'src/util.ts']) }, { maxExcerptLines: 12 }), 'Files in scope') ??
+      '';
 
     expect(files).toContain('### src/target.ts (4 lines, complete)');
     expect(files).toContain('### src/util.ts (8 lines, complete)');
@@ -162,33 +213,59 @@ describe('buildContextPack', () => {
         '  src/util.ts:6 class Cache',
       ].join('\n'),
     );
-    expect(section(pack({ batch: brief(['src/target.ts', 'src/util.ts']) }), 'Signatures of files the scope imports')).toBeUndefined();
+    expect(
+      section(pack({ batch: brief(['src/target.ts', 'src/util.ts']) }), 'Signatures of files the scope imports'),
+    ).toBeUndefined();
   });
 
   it('lists who depends on the scope and through which names', () => {
     expect(section(pack(), 'Who depends on the scope')).toBe(
-      ['## Who depends on the scope (keep these names and signatures working)', '  src/consumer.ts uses src/target.ts: run, Config', '  src/side-effect.ts uses src/target.ts'].join('\n'),
+      [
+        '## Who depends on the scope (keep these names and signatures working)',
+        '  src/consumer.ts uses src/target.ts: run, Config',
+        '  src/side-effect.ts uses src/target.ts',
+      ].join('\n'),
     );
   });
 
   it('includes the feedback on the previous attempt right after the batch', () => {
     const text = pack({ feedback: 'The fast verifier failed:\nFAIL src/target.test.ts' });
 
-    expect(section(text, 'Feedback on your previous attempt')).toBe('## Feedback on your previous attempt\nThe fast verifier failed:\nFAIL src/target.test.ts');
+    expect(section(text, 'Feedback on your previous attempt')).toBe(
+      '## Feedback on your previous attempt\nThe fast verifier failed:\nFAIL src/target.test.ts',
+    );
     expect(text.indexOf('## Feedback')).toBeLessThan(text.indexOf('## Files in scope'));
     expect(pack()).not.toContain('## Feedback');
   });
 
   it('keeps the last N ledger entries, M lines each', () => {
-    const ledger = Array.from({ length: 15 }, (_, index) => `entry ${index + 1}\nsecond line ${index + 1}\nthird line ${index + 1}`);
+    const ledger = Array.from(
+      { length: 15 },
+      (_, index) => `entry ${index + 1}\nsecond line ${index + 1}\nthird line ${index + 1}`,
+    );
     const tail = section(pack({ ledger }, { ledgerEntries: 3, ledgerLinesPerEntry: 2 }), 'Recent batches') ?? '';
 
-    expect(tail).toBe(['## Recent batches (task ledger)', 'entry 13', 'second line 13', 'entry 14', 'second line 14', 'entry 15', 'second line 15'].join('\n'));
+    expect(tail).toBe(
+      [
+        '## Recent batches (task ledger)',
+        'entry 13',
+        'second line 13',
+        'entry 14',
+        'second line 14',
+        'entry 15',
+        'second line 15',
+      ].join('\n'),
+    );
     expect(pack()).not.toContain('## Recent batches');
   });
 
   it('uses the seed defaults: 10 ledger entries of at most 8 lines', () => {
-    const ledger = Array.from({ length: 12 }, (_, index) => [`{"batch":"batch-${String(index + 1).padStart(3, '0')}"}`, ...Array.from({ length: 9 }, (_, line) => `  detail ${line + 1}`)].join('\n'));
+    const ledger = Array.from({ length: 12 }, (_, index) =>
+      [
+        `{"batch":"batch-${String(index + 1).padStart(3, '0')}"}`,
+        ...Array.from({ length: 9 }, (_, line) => `  detail ${line + 1}`),
+      ].join('\n'),
+    );
     const tail = section(pack({ ledger }), 'Recent batches') ?? '';
 
     expect(tail).not.toContain('batch-002');
@@ -207,13 +284,22 @@ describe('buildContextPack', () => {
     expect(text.endsWith('Return status "noop" if nothing is worth changing safely.')).toBe(true);
     expect(text).toContain('# Batch batch-004');
     expect(text).toContain('Previous patch failed.');
-    expect(DEFAULT_BUDGETS).toEqual({ maxChars: 40_000, maxExcerptLines: 600, ledgerEntries: 10, ledgerLinesPerEntry: 8 });
+    expect(DEFAULT_BUDGETS).toEqual({
+      maxChars: 40_000,
+      maxExcerptLines: 600,
+      ledgerEntries: 10,
+      ledgerLinesPerEntry: 8,
+    });
     expect(pack({ batch: brief(['src/big.ts']) }).length).toBeLessThanOrEqual(40_000);
   });
 
   it('says so when no indexed file matches the scope, and skips unreadable files', () => {
-    expect(section(pack({ batch: brief(['lib/**']) }), 'Files in scope')).toBe('## Files in scope\n(no indexed file matches the scope)');
-    expect(section(pack({ readText: () => null }), 'Files in scope')).toBe('## Files in scope\n(no indexed file matches the scope)');
+    expect(section(pack({ batch: brief(['lib/**']) }), 'Files in scope')).toBe(
+      '## Files in scope\n(no indexed file matches the scope)',
+    );
+    expect(section(pack({ readText: () => null }), 'Files in scope')).toBe(
+      '## Files in scope\n(no indexed file matches the scope)',
+    );
   });
 
   it('is deterministic', () => {

@@ -114,9 +114,16 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(unknown.exitCode, describeResult(unknown)).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'no-such-command'");
     // A script that asked for --json gets the usage error as JSON too.
-    const unknownJson = await runCli(['status', '--no-such-flag', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    const unknownJson = await runCli(['status', '--no-such-flag', '--json'], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, null, null),
+    });
     expect(unknownJson.exitCode, describeResult(unknownJson)).toBe(2);
-    expect(JSON.parse(unknownJson.stdout.trim())).toMatchObject({ type: 'error', code: 'usage', message: "unknown option '--no-such-flag'" });
+    expect(JSON.parse(unknownJson.stdout.trim())).toMatchObject({
+      type: 'error',
+      code: 'usage',
+      message: "unknown option '--no-such-flag'",
+    });
   });
 
   it('runs the demo with its scripted model, no key needed', async () => {
@@ -152,7 +159,15 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
 
     const json = await runCli(['index', '--json'], { cwd: repo.dir, env });
     expect(json.exitCode, describeResult(json)).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ root: repo.dir, files: 5, sourceFiles: 3, testFiles: 1, importEdges: 1, reused: 3, git: true });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      root: repo.dir,
+      files: 5,
+      sourceFiles: 3,
+      testFiles: 1,
+      importEdges: 1,
+      reused: 3,
+      git: true,
+    });
     // The cache lives in the git-excluded .ratchet/ folder.
     expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
   });
@@ -174,7 +189,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(again.stderr).toContain('already exists; pass --force to overwrite it');
     const againJson = await runCli(['init', '--json'], { cwd: repo.dir, env });
     expect(againJson.exitCode, describeResult(againJson)).toBe(2);
-    expect(JSON.parse(againJson.stdout.trim())).toMatchObject({ type: 'error', code: 'usage', message: expect.stringContaining('already exists') as unknown });
+    expect(JSON.parse(againJson.stdout.trim())).toMatchObject({
+      type: 'error',
+      code: 'usage',
+      message: expect.stringContaining('already exists') as unknown,
+    });
     expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
     // --prompts on a configured repository adds the prompts and keeps the config.
     const prompts = await runCli(['init', '--prompts'], { cwd: repo.dir, env });
@@ -184,7 +203,9 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     // A second time, it names the prompts file (not the config) and keeps both.
     const promptsAgain = await runCli(['init', '--prompts'], { cwd: repo.dir, env });
     expect(promptsAgain.exitCode, describeResult(promptsAgain)).toBe(2);
-    expect(promptsAgain.stderr).toContain(`${join(repo.dir, '.ratchet', 'prompts.toml')} already exists (your prompts); init --prompts does not overwrite it.`);
+    expect(promptsAgain.stderr).toContain(
+      `${join(repo.dir, '.ratchet', 'prompts.toml')} already exists (your prompts); init --prompts does not overwrite it.`,
+    );
     expect(readFileSync(file, 'utf8')).toContain('# edited by hand');
     const forced = await runCli(['init', '--force'], { cwd: repo.dir, env });
     expect(forced.exitCode, describeResult(forced)).toBe(0);
@@ -224,27 +245,54 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       status: 'ok',
       detail: expect.stringContaining('ANTHROPIC_API_KEY is set') as unknown,
     });
-    expect(passing.checks.find((check) => check.name === 'endpoint')).toMatchObject({ status: 'ok', detail: expect.stringContaining(`${server.url} answers`) as unknown });
-    expect(passing.checks.find((check) => check.name === 'sandbox')).toMatchObject({ status: 'ok', detail: expect.stringContaining('bubblewrap') as unknown });
+    expect(passing.checks.find((check) => check.name === 'endpoint')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining(`${server.url} answers`) as unknown,
+    });
+    expect(passing.checks.find((check) => check.name === 'sandbox')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining('bubblewrap') as unknown,
+    });
     expect(withKey.stdout).not.toContain(E2E_API_KEY);
 
     // An endpoint nobody listens on, and a provider name that does not exist, each named as such.
-    const closed = await runCli(['doctor', '--json', '--no-baseline', '--base-url', 'http://127.0.0.1:9'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
+    const closed = await runCli(['doctor', '--json', '--no-baseline', '--base-url', 'http://127.0.0.1:9'], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server, E2E_API_KEY),
+    });
     expect(closed.exitCode, describeResult(closed)).toBe(2);
     expect(DoctorSchema.parse(JSON.parse(closed.stdout)).checks.filter((check) => check.status === 'fail')).toEqual([
-      { name: 'endpoint', status: 'fail', detail: expect.stringContaining('http://127.0.0.1:9 does not answer') as unknown, hint: expect.stringContaining('--base-url') as unknown },
+      {
+        name: 'endpoint',
+        status: 'fail',
+        detail: expect.stringContaining('http://127.0.0.1:9 does not answer') as unknown,
+        hint: expect.stringContaining('--base-url') as unknown,
+      },
     ]);
-    const bogus = await runCli(['doctor', '--json', '--no-baseline', '--provider', 'bogus'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
-    expect(DoctorSchema.parse(JSON.parse(bogus.stdout)).checks.find((check) => check.status === 'fail')).toMatchObject({ name: 'config', detail: expect.stringContaining('bogus') as unknown });
+    const bogus = await runCli(['doctor', '--json', '--no-baseline', '--provider', 'bogus'], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server, E2E_API_KEY),
+    });
+    expect(DoctorSchema.parse(JSON.parse(bogus.stdout)).checks.find((check) => check.status === 'fail')).toMatchObject({
+      name: 'config',
+      detail: expect.stringContaining('bogus') as unknown,
+    });
   });
 
   it('doctor checks the key and the endpoint by listing the models (no tokens spent), never showing the key', async () => {
     const repo = await project(NODE_PROJECT);
-    const server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY, models: [E2E_MODEL, 'claude-other-20250101'] });
+    const server = await startFakeAnthropicServer({
+      apiKey: E2E_API_KEY,
+      models: [E2E_MODEL, 'claude-other-20250101'],
+    });
     cleanups.push(() => server.close());
     const doctor = (env: Record<string, string>, ...flags: string[]) =>
-      runCli(['doctor', '--no-baseline', '--provider', 'anthropic', '--model', E2E_MODEL, ...flags], { cwd: repo.dir, env });
-    const endpointLines = (checks: z.infer<typeof DoctorSchema>['checks']) => checks.filter((check) => ['endpoint', 'key', 'model'].includes(check.name));
+      runCli(['doctor', '--no-baseline', '--provider', 'anthropic', '--model', E2E_MODEL, ...flags], {
+        cwd: repo.dir,
+        env,
+      });
+    const endpointLines = (checks: z.infer<typeof DoctorSchema>['checks']) =>
+      checks.filter((check) => ['endpoint', 'key', 'model'].includes(check.name));
 
     // The right key: accepted, the model listed; one GET of the Models API and no message sent.
     const right = await doctor(ratchetEnv(repo, server, E2E_API_KEY), '--json');
@@ -254,13 +302,20 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       { name: 'key', status: 'ok', detail: 'ANTHROPIC_API_KEY accepted' },
       { name: 'model', status: 'ok', detail: `${E2E_MODEL} is listed` },
     ]);
-    expect(server.requests.map((request) => `${request.method} ${request.path}${request.search}`)).toEqual(['GET /v1/models?limit=1000']);
+    expect(server.requests.map((request) => `${request.method} ${request.path}${request.search}`)).toEqual([
+      'GET /v1/models?limit=1000',
+    ]);
     expect(server.requests[0]?.headers).toMatchObject({ 'x-api-key': E2E_API_KEY, 'anthropic-version': '2023-06-01' });
 
     // A model the endpoint does not list is a warning only (gateways name models their own way).
-    const unlisted = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'anthropic', '--model', 'claude-from-a-gateway'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
+    const unlisted = await runCli(
+      ['doctor', '--no-baseline', '--json', '--provider', 'anthropic', '--model', 'claude-from-a-gateway'],
+      { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) },
+    );
     expect(unlisted.exitCode, describeResult(unlisted)).toBe(0);
-    expect(DoctorSchema.parse(JSON.parse(unlisted.stdout)).checks.find((check) => check.name === 'model')).toMatchObject({
+    expect(
+      DoctorSchema.parse(JSON.parse(unlisted.stdout)).checks.find((check) => check.name === 'model'),
+    ).toMatchObject({
       status: 'warn',
       detail: `claude-from-a-gateway is not among the 2 models the endpoint lists (${E2E_MODEL}, claude-other-20250101)`,
     });
@@ -322,24 +377,41 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const server = await startFakeOpenAiServer({ apiKey: openAiKey, models: ['gpt-4o', 'llama3.2:latest'] });
     cleanups.push(() => server.close());
     const env = { ...ratchetEnv(repo, null, null) };
-    const accepted = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'openai', '--model', 'gpt-4o', '--base-url', server.url], { cwd: repo.dir, env: { ...env, OPENAI_API_KEY: openAiKey } });
+    const accepted = await runCli(
+      ['doctor', '--no-baseline', '--json', '--provider', 'openai', '--model', 'gpt-4o', '--base-url', server.url],
+      { cwd: repo.dir, env: { ...env, OPENAI_API_KEY: openAiKey } },
+    );
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);
-    expect(DoctorSchema.parse(JSON.parse(accepted.stdout)).checks.filter((check) => ['key', 'model'].includes(check.name))).toEqual([
+    expect(
+      DoctorSchema.parse(JSON.parse(accepted.stdout)).checks.filter((check) => ['key', 'model'].includes(check.name)),
+    ).toEqual([
       { name: 'key', status: 'ok', detail: 'OPENAI_API_KEY accepted' },
       { name: 'model', status: 'ok', detail: 'gpt-4o is listed' },
     ]);
-    expect(server.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/models', headers: { authorization: `Bearer ${openAiKey}` } });
+    expect(server.requests.at(-1)).toMatchObject({
+      method: 'GET',
+      path: '/v1/models',
+      headers: { authorization: `Bearer ${openAiKey}` },
+    });
 
     // OpenAI quotes a wrong key masked (sk-****...1234): not even that reaches the output.
     const wrongKey = `sk-proj-WRONG-${E2E_API_KEY.slice(-20)}`;
-    const refused = await runCli(['doctor', '--no-baseline', '--provider', 'openai', '--model', 'gpt-4o', '--base-url', server.url], { cwd: repo.dir, env: { ...env, OPENAI_API_KEY: wrongKey } });
+    const refused = await runCli(
+      ['doctor', '--no-baseline', '--provider', 'openai', '--model', 'gpt-4o', '--base-url', server.url],
+      { cwd: repo.dir, env: { ...env, OPENAI_API_KEY: wrongKey } },
+    );
     expect(refused.exitCode, describeResult(refused)).toBe(2);
-    expect(refused.stdout).toMatch(/^✗ key +OPENAI_API_KEY rejected \(HTTP 401 invalid_request_error: Incorrect API key provided: \[REDACTED\]\./m);
+    expect(refused.stdout).toMatch(
+      /^✗ key +OPENAI_API_KEY rejected \(HTTP 401 invalid_request_error: Incorrect API key provided: \[REDACTED\]\./m,
+    );
     expect(refused.stdout).toContain('fix: Set OPENAI_API_KEY to a key this endpoint accepts');
     expect(refused.stdout + refused.stderr).not.toContain(wrongKey.slice(-4));
 
     // Ollama: OLLAMA_HOST, no key needed, `llama3.2` is served as `llama3.2:latest`.
-    const ollama = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'ollama', '--model', 'llama3.2'], { cwd: repo.dir, env: { ...env, OLLAMA_HOST: server.origin.replace('http://', '') } });
+    const ollama = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'ollama', '--model', 'llama3.2'], {
+      cwd: repo.dir,
+      env: { ...env, OLLAMA_HOST: server.origin.replace('http://', '') },
+    });
     expect(ollama.exitCode, describeResult(ollama)).toBe(2); // the fake wants a key: Ollama's own wants none
     expect(DoctorSchema.parse(JSON.parse(ollama.stdout)).checks.find((check) => check.name === 'key')).toMatchObject({
       status: 'fail',
@@ -348,9 +420,16 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     });
     const keyless = await startFakeOpenAiServer({ models: ['llama3.2:latest'] });
     cleanups.push(() => keyless.close());
-    const local = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'ollama', '--model', 'llama3.2'], { cwd: repo.dir, env: { ...env, OLLAMA_HOST: keyless.origin.replace('http://', '') } });
+    const local = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'ollama', '--model', 'llama3.2'], {
+      cwd: repo.dir,
+      env: { ...env, OLLAMA_HOST: keyless.origin.replace('http://', '') },
+    });
     expect(local.exitCode, describeResult(local)).toBe(0);
-    expect(DoctorSchema.parse(JSON.parse(local.stdout)).checks.filter((check) => ['endpoint', 'key', 'model'].includes(check.name))).toEqual([
+    expect(
+      DoctorSchema.parse(JSON.parse(local.stdout)).checks.filter((check) =>
+        ['endpoint', 'key', 'model'].includes(check.name),
+      ),
+    ).toEqual([
       { name: 'endpoint', status: 'ok', detail: `${keyless.url} answers GET /v1/models (HTTP 200)` },
       { name: 'model', status: 'ok', detail: 'llama3.2 is listed (as llama3.2:latest)' },
     ]);
@@ -437,10 +516,21 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     writeFileSync(join(fresh, 'package.json'), '{ "scripts": { "test": "node --test" } }\n');
     const empty = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS, '--allow-dirty'], { cwd: fresh, env });
     expect(empty.exitCode, describeResult(empty)).toBe(2);
-    expect(empty.stderr).toMatch(/has no commits yet: a run starts from a commit\.[\s\S]*hint: Commit your project first/);
+    expect(empty.stderr).toMatch(
+      /has no commits yet: a run starts from a commit\.[\s\S]*hint: Commit your project first/,
+    );
     const doctor = await runCli(['doctor', '--json', '--no-baseline'], { cwd: fresh, env });
     expect(doctor.exitCode, describeResult(doctor)).toBe(2);
-    expect(JSON.parse(doctor.stdout)).toMatchObject({ checks: expect.arrayContaining([{ name: 'repository', status: 'fail', detail: `${fresh} has no commits yet`, hint: expect.stringContaining('Commit your project first') as unknown }]) as unknown });
+    expect(JSON.parse(doctor.stdout)).toMatchObject({
+      checks: expect.arrayContaining([
+        {
+          name: 'repository',
+          status: 'fail',
+          detail: `${fresh} has no commits yet`,
+          hint: expect.stringContaining('Commit your project first') as unknown,
+        },
+      ]) as unknown,
+    });
   });
 
   it('stops at once with exit 3 and a clear message when the API key is rejected (401)', async () => {
@@ -466,7 +556,10 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const repo = await project(NODE_PROJECT);
     const cassette = join(repo.dir, '..', 'session.ndjson');
     writeFileSync(cassette, '');
-    const run = await runCli(['tdd', 'anything', '--provider', 'replay', '--cassette', cassette, '--record', cassette], { cwd: repo.dir, env: ratchetEnv(repo, null) });
+    const run = await runCli(
+      ['tdd', 'anything', '--provider', 'replay', '--cassette', cassette, '--record', cassette],
+      { cwd: repo.dir, env: ratchetEnv(repo, null) },
+    );
     expect(run.exitCode, describeResult(run)).toBe(2);
     expect(run.stderr).toContain('is the cassette being replayed');
     expect(readFileSync(cassette, 'utf8')).toBe('');

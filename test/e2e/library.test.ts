@@ -89,7 +89,10 @@ describe('the library entry point (import from "ratchet")', () => {
     consumer = join(root, 'consumer');
     await mkdir(join(consumer, 'node_modules'), { recursive: true });
     await symlink(PACKAGE_ROOT, join(consumer, 'node_modules', 'ratchet'), 'dir');
-    await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    await writeFile(
+      join(consumer, 'package.json'),
+      JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+    );
     await writeFile(join(consumer, 'tsconfig.json'), JSON.stringify(TSCONFIG));
     await writeFile(join(consumer, 'consumer.ts'), CONSUMER);
   });
@@ -116,7 +119,9 @@ describe('the library entry point (import from "ratchet")', () => {
     });
     const result = ResultSchema.parse(JSON.parse(stdout.trim().split('\n').at(-1) ?? ''));
     expect(result.status).toBe('completed');
-    expect(result.eventTypes).toEqual(expect.arrayContaining(['run-start', 'stage-start', 'verify-end', 'checkpoint-create', 'note-write', 'run-end']));
+    expect(result.eventTypes).toEqual(
+      expect.arrayContaining(['run-start', 'stage-start', 'verify-end', 'checkpoint-create', 'note-write', 'run-end']),
+    );
     expect(result.subjects[0]).toMatch(/^plan:/);
     expect(result.subjects.some((subject) => subject.startsWith('test:'))).toBe(true);
     expect(result.subjects.some((subject) => /^(feat|fix):/.test(subject))).toBe(true);

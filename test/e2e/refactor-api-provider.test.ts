@@ -32,21 +32,42 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
   });
 
   it('commits the admitted, verified patch as a checkpoint and writes the report', async () => {
-    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-refactor-api-0000000000', RATCHET_HOME: home };
-    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env });
+    const env = {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: 'sk-ant-test-refactor-api-0000000000',
+      RATCHET_HOME: home,
+    };
+    const result = await runCli(
+      ['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+      { cwd: repo, env },
+    );
     expect(result.exitCode, describeResult(result)).toBe(0);
     const events = result.stdout
       .split('\n')
       .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { type: string; runId?: string; batch?: string; outcome?: string; admitted?: boolean; html?: string });
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            type: string;
+            runId?: string;
+            batch?: string;
+            outcome?: string;
+            admitted?: boolean;
+            html?: string;
+          },
+      );
     const runId = events.find((event) => event.type === 'run-start')?.runId ?? '';
     expect(runId).not.toBe('');
-    const ends = events.filter((event) => event.type === 'batch-end').map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`);
+    const ends = events
+      .filter((event) => event.type === 'batch-end')
+      .map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`);
     expect(ends).toEqual(['batch-001 committed', 'batch-002 noop']);
     expect(events.some((event) => event.type === 'patch-check' && event.admitted === true)).toBe(true);
 
     const branch = `ratchet/${runId}`;
-    const subjects = execFileSync('git', ['log', '--format=%s', `main..${branch}`], { cwd: repo, encoding: 'utf8' }).trim().split('\n');
+    const subjects = execFileSync('git', ['log', '--format=%s', `main..${branch}`], { cwd: repo, encoding: 'utf8' })
+      .trim()
+      .split('\n');
     expect(subjects).toEqual(['checkpoint: batch-001 Remove dead code in src/math.js']);
     const changed = execFileSync('git', ['show', `${branch}:src/math.js`], { cwd: repo, encoding: 'utf8' });
     expect(changed).not.toContain('unusedHelper');
@@ -64,7 +85,9 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
     // status and history speak of batches and checkpoints (refactor checkpoints carry no notes).
     const status = await runCli(['status', runId], { cwd: repo, env });
     expect(status.exitCode, describeResult(status)).toBe(0);
-    expect(status.stdout).toMatch(/batches +1 committed \(last [0-9a-f]{8} checkpoint: batch-001 Remove dead code in src\/math\.js\)/);
+    expect(status.stdout).toMatch(
+      /batches +1 committed \(last [0-9a-f]{8} checkpoint: batch-001 Remove dead code in src\/math\.js\)/,
+    );
     expect(status.stdout).toContain(`backup    ${join(home, 'backups', 'repo', runId)}`);
     expect(status.stdout).not.toContain('phase');
     const history = await runCli(['history', runId], { cwd: repo, env });
@@ -77,7 +100,9 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
     const tip = execFileSync('git', ['rev-parse', branch], { cwd: repo, encoding: 'utf8' }).trim();
     const rolledBack = await runCli(['rollback', tip], { cwd: repo, env });
     expect(rolledBack.exitCode, describeResult(rolledBack)).toBe(0);
-    expect(rolledBack.stdout).toContain(`Keep its batches up to here with ratchet accept ${runId} --force, or drop it with ratchet reject ${runId}.`);
+    expect(rolledBack.stdout).toContain(
+      `Keep its batches up to here with ratchet accept ${runId} --force, or drop it with ratchet reject ${runId}.`,
+    );
     expect(rolledBack.stdout).not.toContain('resume');
 
     const accepted = await runCli(['accept', runId, '--force'], { cwd: repo, env });

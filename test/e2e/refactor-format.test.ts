@@ -17,7 +17,7 @@ import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
  */
 
 const PRETTIER = join(PACKAGE_ROOT, 'node_modules', '.bin', 'prettier');
-const LEGACY = "export const stamp = () => new Date;\n";
+const LEGACY = 'export const stamp = () => new Date;\n';
 const BUNDLE = "export const bundled = 'x'\n";
 
 interface JsonEvent {
@@ -43,7 +43,11 @@ function jsonEvents(stdout: string): JsonEvent[] {
 describe('ratchet refactor run with a formatter (formatting-only batch)', () => {
   let server: FakeAnthropicServer;
   const repos: TempRepo[] = [];
-  const env = (repo: TempRepo): Record<string, string> => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-refactor-format-000000000', RATCHET_HOME: repo.path('ratchet-home') });
+  const env = (repo: TempRepo): Record<string, string> => ({
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: 'sk-ant-test-refactor-format-000000000',
+    RATCHET_HOME: repo.path('ratchet-home'),
+  });
 
   /** A fresh repository with the fixture and these refactor settings. */
   async function createRepo(settings: Record<string, unknown>): Promise<TempRepo> {
@@ -65,7 +69,23 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     server = await startFakeAnthropicServer();
     server.setFallback((request) =>
       stageOf(request) === 'Stage: PATCHER'
-        ? { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: { status: 'noop', rationale: 'nothing', risk_notes: [], patch_unified_diff: '', touched_files: [], expected_verifier: [] } }] }
+        ? {
+            kind: 'message',
+            content: [
+              {
+                type: 'tool_use',
+                name: 'StructuredOutput',
+                input: {
+                  status: 'noop',
+                  rationale: 'nothing',
+                  risk_notes: [],
+                  patch_unified_diff: '',
+                  touched_files: [],
+                  expected_verifier: [],
+                },
+              },
+            ],
+          }
         : { kind: 'message', content: [{ type: 'text', text: 'The heuristic plan is fine.' }] },
     );
   });
@@ -78,13 +98,22 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
   it('formats first, keeps only formatting-only changes in scope, then stops on the max runtime after a final full verification', async () => {
     const fixture = await createRepo({});
     const repo = fixture.dir;
-    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env(fixture) });
+    const result = await runCli(
+      ['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+      { cwd: repo, env: env(fixture) },
+    );
     // Stopped by the max runtime: a failed run (exit 1) whose checkpoints stand.
     expect(result.exitCode, describeResult(result)).toBe(1);
     const events = jsonEvents(result.stdout);
     const runId = events.find((event) => event.type === 'run-start')?.runId ?? '';
-    expect(events.filter((event) => event.type === 'batch-end').map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`)).toEqual(['batch-001 committed']);
-    expect(events.some((event) => event.type === 'verify-end' && event.stage === 'FORMAT' && event.kind === 'format')).toBe(true);
+    expect(
+      events
+        .filter((event) => event.type === 'batch-end')
+        .map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`),
+    ).toEqual(['batch-001 committed']);
+    expect(
+      events.some((event) => event.type === 'verify-end' && event.stage === 'FORMAT' && event.kind === 'format'),
+    ).toBe(true);
     // No model was asked to patch the formatting batch.
     expect(server.requests.filter((request) => stageOf(request) === 'Stage: PATCHER')).toEqual([]);
 
@@ -92,7 +121,10 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     expect(check?.files).toEqual(expect.arrayContaining(['src/app.js', 'test/app.test.js']));
     expect(check?.files).not.toContain('src/legacy.js');
     expect(check?.violations).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^src\/legacy\.js: not formatting-only: the syntax changed at line 1/), 'dist/bundle.js: outside the batch scope']),
+      expect.arrayContaining([
+        expect.stringMatching(/^src\/legacy\.js: not formatting-only: the syntax changed at line 1/),
+        'dist/bundle.js: outside the batch scope',
+      ]),
     );
 
     const branch = `ratchet/${runId}`;
@@ -108,7 +140,9 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     // Stopped before batch-002, after the final full verifier passed on the formatted checkpoint.
     const runEnd = events.find((event) => event.type === 'run-end');
     expect(runEnd?.message).toMatch(/^the max runtime of 0\.0001 minutes was exceeded .*: stopped before batch-002/);
-    const finalVerify = events.filter((event) => event.type === 'stage-end' && event.stage === 'FULL_VERIFY' && event.phase === 'SETUP');
+    const finalVerify = events.filter(
+      (event) => event.type === 'stage-end' && event.stage === 'FULL_VERIFY' && event.phase === 'SETUP',
+    );
     expect(finalVerify.map((event) => event.outcome)).toEqual(['accepted']);
     const ledger = (await readFile(join(runDirectory(repo, runId), 'artifacts', 'TASK_LEDGER.jsonl'), 'utf8'))
       .trim()
@@ -118,7 +152,10 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     expect(planned?.batches).toBeGreaterThan(1);
     expect(ledger.map((entry) => `${entry.batch} ${entry.outcome}`)).toEqual([
       'batch-001 committed',
-      ...Array.from({ length: (planned?.batches ?? 0) - 1 }, (_, index) => `batch-${String(index + 2).padStart(3, '0')} not-started`),
+      ...Array.from(
+        { length: (planned?.batches ?? 0) - 1 },
+        (_, index) => `batch-${String(index + 2).padStart(3, '0')} not-started`,
+      ),
     ]);
 
     const report = await readFile(join(runDirectory(repo, runId), 'report.md'), 'utf8');
@@ -140,14 +177,31 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     const fixture = await createRepo({ full_verifier: ['node --test', noDoubleQuotes] });
     const repo = fixture.dir;
     const base = fixture.run('rev-parse', 'HEAD');
-    const result = await runCli(['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'], { cwd: repo, env: env(fixture) });
+    const result = await runCli(
+      ['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+      { cwd: repo, env: env(fixture) },
+    );
     expect(result.exitCode, describeResult(result)).toBe(1);
     const events = jsonEvents(result.stdout);
     const runId = events.find((event) => event.type === 'run-start')?.runId ?? '';
-    expect(events.filter((event) => event.type === 'batch-end').map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`)).toEqual(['batch-001 committed']);
-    expect(events.filter((event) => event.type === 'stage-end' && event.stage === 'FULL_VERIFY').map((event) => event.outcome)).toEqual(['rejected']);
-    expect(events.find((event) => event.type === 'checkpoint-rollback')).toMatchObject({ stage: 'FULL_VERIFY', to: base, reason: 'the final full verifier failed' });
-    expect(events.find((event) => event.type === 'run-end')?.message).toMatch(new RegExp(`stopped before batch-002 .*; the final full verifier failed; reset to ${base.slice(0, 8)}$`));
+    expect(
+      events
+        .filter((event) => event.type === 'batch-end')
+        .map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`),
+    ).toEqual(['batch-001 committed']);
+    expect(
+      events
+        .filter((event) => event.type === 'stage-end' && event.stage === 'FULL_VERIFY')
+        .map((event) => event.outcome),
+    ).toEqual(['rejected']);
+    expect(events.find((event) => event.type === 'checkpoint-rollback')).toMatchObject({
+      stage: 'FULL_VERIFY',
+      to: base,
+      reason: 'the final full verifier failed',
+    });
+    expect(events.find((event) => event.type === 'run-end')?.message).toMatch(
+      new RegExp(`stopped before batch-002 .*; the final full verifier failed; reset to ${base.slice(0, 8)}$`),
+    );
     expect(fixture.run('rev-parse', `ratchet/${runId}`)).toBe(base);
   });
 });

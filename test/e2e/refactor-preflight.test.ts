@@ -15,7 +15,14 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { checkoutState, type ProjectRepo } from '../support/e2e-run.js';
 import { patchAnswer } from '../support/refactor-brain.js';
-import { scriptPatches, TS_FILES, TS_STEPS, tsVerifiers, writeFiles, type ScriptedPatches } from '../support/refactor-fixtures.js';
+import {
+  scriptPatches,
+  TS_FILES,
+  TS_STEPS,
+  tsVerifiers,
+  writeFiles,
+  type ScriptedPatches,
+} from '../support/refactor-fixtures.js';
 import {
   branches,
   claudeEnv,
@@ -36,19 +43,30 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function tsRepo(overrides: Record<string, string> = {}, config = refactorConfig(tsVerifiers(process.execPath))): Promise<ProjectRepo> {
+async function tsRepo(
+  overrides: Record<string, string> = {},
+  config = refactorConfig(tsVerifiers(process.execPath)),
+): Promise<ProjectRepo> {
   const repo = await createRefactorRepo({ ...TS_FILES, ...configFile(config), ...overrides });
   cleanups.push(() => repo.cleanup());
   return repo;
 }
 
-async function model(planner: Parameters<typeof startRefactorModel>[0]['planner'] = { kind: 'text', text: 'fine' }, batches: Parameters<typeof startRefactorModel>[0]['batches'] = {}): Promise<RefactorModel> {
+async function model(
+  planner: Parameters<typeof startRefactorModel>[0]['planner'] = { kind: 'text', text: 'fine' },
+  batches: Parameters<typeof startRefactorModel>[0]['batches'] = {},
+): Promise<RefactorModel> {
   const started = await startRefactorModel({ planner, batches });
   cleanups.push(() => started.server.close());
   return started;
 }
 
-const ErrorLine = z.looseObject({ type: z.literal('error'), code: z.string(), message: z.string(), hint: z.string().nullable() });
+const ErrorLine = z.looseObject({
+  type: z.literal('error'),
+  code: z.string(),
+  message: z.string(),
+  hint: z.string().nullable(),
+});
 
 function errorOf(lines: JsonLine[]): z.infer<typeof ErrorLine> {
   return ErrorLine.parse(lines.find((line) => line.type === 'error'));
@@ -60,7 +78,12 @@ function worktreesUnder(home: string): string[] {
 }
 
 /** A failing unit test: the baseline is red. */
-const RED_TEST = { 'test/math.test.ts': (TS_FILES['test/math.test.ts'] ?? '').replace('assert.equal(add(2, 3), 5);', 'assert.equal(add(2, 3), 6);') };
+const RED_TEST = {
+  'test/math.test.ts': (TS_FILES['test/math.test.ts'] ?? '').replace(
+    'assert.equal(add(2, 3), 5);',
+    'assert.equal(add(2, 3), 6);',
+  ),
+};
 
 let patches: ScriptedPatches;
 
@@ -73,15 +96,30 @@ describe('ratchet refactor, around the run', () => {
   it('refuses a red baseline with exit 1 and leaves the repository as it was', async () => {
     const repo = await tsRepo(RED_TEST);
     const { server, brain } = await model();
-    const before = { state: checkoutState(repo), tree: treeHashes(repo.dir, ['.git', '.ratchet']), branches: branches(repo) };
-    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    const before = {
+      state: checkoutState(repo),
+      tree: treeHashes(repo.dir, ['.git', '.ratchet']),
+      branches: branches(repo),
+    };
+    const result = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
+      repo.dir,
+      claudeEnv(repo, server),
+    );
     expectExit(result, 1);
     const lines = parseNdjson(result.stdout);
     expect(errorOf(lines).message).toMatch(/baseline/i);
     // It names the failing command and where its output was kept.
     const output = /exited 1; its output is in (\S+)\.$/.exec(errorOf(lines).message)?.[1] ?? '';
     expect(readFileSync(output, 'utf8')).toMatch(/6/);
-    expect(lines.some((line) => line.type === 'stage-end' && (line as Record<string, unknown>).stage === 'BASELINE' && (line as Record<string, unknown>).outcome === 'rejected')).toBe(true);
+    expect(
+      lines.some(
+        (line) =>
+          line.type === 'stage-end' &&
+          (line as Record<string, unknown>).stage === 'BASELINE' &&
+          (line as Record<string, unknown>).outcome === 'rejected',
+      ),
+    ).toBe(true);
     // No model was asked for anything but the authentication check.
     expect(brain.calls.map((call) => call.role)).toEqual(['none']);
     expect(checkoutState(repo)).toEqual(before.state);
@@ -93,7 +131,11 @@ describe('ratchet refactor, around the run', () => {
 
   it('refactor plan prints the heuristic batches and changes nothing', async () => {
     const repo = await tsRepo();
-    const before = { state: checkoutState(repo), tree: treeHashes(repo.dir, ['.git', '.ratchet']), branches: branches(repo) };
+    const before = {
+      state: checkoutState(repo),
+      tree: treeHashes(repo.dir, ['.git', '.ratchet']),
+      branches: branches(repo),
+    };
     const plain = await ratchet(['refactor', 'plan', repo.dir], repo.dir, claudeEnv(repo, null));
     expectExit(plain, 0);
     expect(plain.stdout).toContain('Plan: 3 batches');
@@ -102,7 +144,13 @@ describe('ratchet refactor, around the run', () => {
     expect(plain.stdout).toContain('batch-003 Add tests for src/report.ts');
     const json = await ratchet(['refactor', 'plan', '--json'], repo.dir, claudeEnv(repo, null));
     expectExit(json, 0);
-    const plan = z.object({ batches: z.array(z.object({ id: z.string(), goal: z.string(), scope_globs: z.array(z.string()), diff_budget_loc: z.number() })) }).parse(JSON.parse(json.stdout));
+    const plan = z
+      .object({
+        batches: z.array(
+          z.object({ id: z.string(), goal: z.string(), scope_globs: z.array(z.string()), diff_budget_loc: z.number() }),
+        ),
+      })
+      .parse(JSON.parse(json.stdout));
     expect(plan.batches.map((batch) => batch.id)).toEqual(['batch-001', 'batch-002', 'batch-003']);
     expect(plan.batches[0]?.scope_globs).toEqual(['src/math.ts']);
     expect(plan.batches[0]?.diff_budget_loc).toBe(40);
@@ -124,19 +172,25 @@ describe('ratchet refactor, around the run', () => {
     // Its index cache lives under $RATCHET_HOME/index, so the next index is incremental.
     const indexed = await ratchet(['index', plainDir, '--json'], plainDir, claudeEnv(repo, null));
     expectExit(indexed, 0);
-    const summary = z.object({ git: z.boolean(), parsed: z.number(), reused: z.number() }).parse(JSON.parse(indexed.stdout));
+    const summary = z
+      .object({ git: z.boolean(), parsed: z.number(), reused: z.number() })
+      .parse(JSON.parse(indexed.stdout));
     expect(summary.git).toBe(false);
     expect(summary.parsed).toBe(0);
     expect(summary.reused).toBeGreaterThan(0);
     expect(treeHashes(plainDir, [])).toEqual(plainBefore);
-    expect(readdirSync(join(repo.home, 'index'))).toEqual([expect.stringMatching(/^ratchet-plain-plan-.+-[0-9a-f]{12}$/)]);
+    expect(readdirSync(join(repo.home, 'index'))).toEqual([
+      expect.stringMatching(/^ratchet-plain-plan-.+-[0-9a-f]{12}$/),
+    ]);
   });
 
   it('refactor verify exits 0 on a green baseline and 1 on a red one, changing nothing', async () => {
     const green = await tsRepo();
     const ok = await ratchet(['refactor', 'verify', green.dir, '--json'], green.dir, claudeEnv(green, null));
     expectExit(ok, 0);
-    const report = z.object({ ok: z.boolean(), results: z.array(z.object({ command: z.string(), exitCode: z.number().nullable() })) }).parse(JSON.parse(ok.stdout));
+    const report = z
+      .object({ ok: z.boolean(), results: z.array(z.object({ command: z.string(), exitCode: z.number().nullable() })) })
+      .parse(JSON.parse(ok.stdout));
     expect(report.ok).toBe(true);
     // The baseline runs the full verifier: the tests, then the load check.
     expect(report.results.map((entry) => entry.exitCode)).toEqual([0, 0]);
@@ -152,9 +206,15 @@ describe('ratchet refactor, around the run', () => {
     const verifiers = tsVerifiers(process.execPath);
     const failing = `"${process.execPath}" -e "process.exit(3)"`;
     const fastFails = await tsRepo({}, refactorConfig({ fast: [...verifiers.fast, failing], full: verifiers.full }));
-    const refused = await ratchet(['refactor', 'verify', fastFails.dir, '--json'], fastFails.dir, claudeEnv(fastFails, null));
+    const refused = await ratchet(
+      ['refactor', 'verify', fastFails.dir, '--json'],
+      fastFails.dir,
+      claudeEnv(fastFails, null),
+    );
     expectExit(refused, 1);
-    const refusedReport = z.object({ ok: z.boolean(), results: z.array(z.object({ command: z.string(), exitCode: z.number().nullable() })) }).parse(JSON.parse(refused.stdout));
+    const refusedReport = z
+      .object({ ok: z.boolean(), results: z.array(z.object({ command: z.string(), exitCode: z.number().nullable() })) })
+      .parse(JSON.parse(refused.stdout));
     expect(refusedReport.results.at(-1)).toMatchObject({ command: failing, exitCode: 3 });
   });
 
@@ -169,11 +229,28 @@ describe('ratchet refactor, around the run', () => {
     if (!good) throw new Error('no batch-001 patch');
     const goal = 'Remove dead code in src/math.ts';
     const { server, brain } = await model(
-      { kind: 'structured', batches: [{ id: 'x', goal, scope_globs: ['src/math.ts'], allowed_operations: ['remove-dead-code'], diff_budget_loc: 30, risk_score: 10, verifier_level: 'fast' }] },
+      {
+        kind: 'structured',
+        batches: [
+          {
+            id: 'x',
+            goal,
+            scope_globs: ['src/math.ts'],
+            allowed_operations: ['remove-dead-code'],
+            diff_budget_loc: 30,
+            risk_score: 10,
+            verifier_level: 'fast',
+          },
+        ],
+      },
       { 'batch-001': { goal, first: patchAnswer(good.diff, good.files, 'drop legacyRound') } },
     );
     const before = treeHashes(original, []);
-    const result = await ratchet(['refactor', 'run', target, '--provider', 'claude-code', '--yes', '--json'], original, claudeEnv(scratch, server));
+    const result = await ratchet(
+      ['refactor', 'run', target, '--provider', 'claude-code', '--yes', '--json'],
+      original,
+      claudeEnv(scratch, server),
+    );
     expectExit(result, 0);
     expect(brain.unexpected).toEqual([]);
     const { runId, report } = readRunOutput(result);
@@ -181,7 +258,11 @@ describe('ratchet refactor, around the run', () => {
     // The run lives in a git copy under RATCHET_HOME; its branch holds the checkpoint.
     const copy = join(scratch.home, 'copies', runId, 'shop');
     expect(report?.html.startsWith(copy)).toBe(true);
-    const log = execFileSync('git', ['log', '--format=%s', `ratchet/${runId}`], { cwd: copy, encoding: 'utf8', env: { ...process.env, ...scratch.env } });
+    const log = execFileSync('git', ['log', '--format=%s', `ratchet/${runId}`], {
+      cwd: copy,
+      encoding: 'utf8',
+      env: { ...process.env, ...scratch.env },
+    });
     expect(log.split('\n')[0]).toBe(`checkpoint: batch-001 ${goal}`);
     expect(await readFile(join(target, 'src/math.ts'), 'utf8')).toContain('legacyRound');
     // Not one byte of the original changed, and no .git or .ratchet appeared in it.
@@ -217,25 +298,44 @@ describe('ratchet refactor, around the run', () => {
       {
         'batch-001': { goal: 'Remove dead code in src/math.ts', first: entry('batch-001', 'good') },
         // Both attempts (retry_per_batch 1) break the tests.
-        'batch-002': { goal: 'Split long code in src/invoice.ts', first: entry('batch-002', 'breaksTests'), retry: entry('batch-002', 'breaksTests') },
+        'batch-002': {
+          goal: 'Split long code in src/invoice.ts',
+          first: entry('batch-002', 'breaksTests'),
+          retry: entry('batch-002', 'breaksTests'),
+        },
       },
     );
     const before = checkoutState(repo);
-    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    const result = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
+      repo.dir,
+      claudeEnv(repo, server),
+    );
     expectExit(result, 1);
     expect(brain.unexpected).toEqual([]);
     const { lines, runId, report } = readRunOutput(result);
     expect(report?.status).toBe('failed');
-    const ends = lines.filter((line) => line.type === 'batch-end').map((line) => `${String((line as Record<string, unknown>).batch)} ${String((line as Record<string, unknown>).outcome)}`);
+    const ends = lines
+      .filter((line) => line.type === 'batch-end')
+      .map(
+        (line) =>
+          `${String((line as Record<string, unknown>).batch)} ${String((line as Record<string, unknown>).outcome)}`,
+      );
     // batch-003 is never attempted: the run stops (seed 002, 8.3).
     expect(ends).toEqual(['batch-001 committed', 'batch-002 failed']);
     expect(brain.callsOf('PATCHER').map((call) => call.batch)).toEqual(['batch-001', 'batch-002', 'batch-002']);
     // The worktree is back at batch-001's checkpoint, with nothing of batch-002 in it.
-    const worktree = z.string().parse((lines.find((line) => line.type === 'run-start') as Record<string, unknown> | undefined)?.worktree);
+    const worktree = z
+      .string()
+      .parse((lines.find((line) => line.type === 'run-start') as Record<string, unknown> | undefined)?.worktree);
     const checkpoint = repo.run('rev-parse', `ratchet/${runId}`);
-    expect(repo.run('log', '-1', '--format=%s', checkpoint)).toBe('checkpoint: batch-001 Remove dead code in src/math.ts');
+    expect(repo.run('log', '-1', '--format=%s', checkpoint)).toBe(
+      'checkpoint: batch-001 Remove dead code in src/math.ts',
+    );
     expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: worktree, encoding: 'utf8' }).trim()).toBe(checkpoint);
-    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: worktree, encoding: 'utf8' })).toBe('');
+    expect(
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: worktree, encoding: 'utf8' }),
+    ).toBe('');
     expect(await readFile(join(worktree, 'src/invoice.ts'), 'utf8')).toBe(TS_FILES['src/invoice.ts']);
     // The report is written, and the user's checkout is untouched.
     expect(await readFile(z.string().parse(report?.markdown), 'utf8')).toMatch(/\| batch-002 \| failed \| 2 \|/);
@@ -253,10 +353,24 @@ describe('ratchet refactor, around the run', () => {
   });
 
   it('exits 2 with the install hint when the claude binary is missing', async () => {
-    const repo = await tsRepo({}, refactorConfig(tsVerifiers(process.execPath), { claude: { binary: '/nonexistent/bin/claude', allowed_tools: 'Read', max_turns_patcher: 2, max_turns_planner: 2 } }));
+    const repo = await tsRepo(
+      {},
+      refactorConfig(tsVerifiers(process.execPath), {
+        claude: {
+          binary: '/nonexistent/bin/claude',
+          allowed_tools: 'Read',
+          max_turns_patcher: 2,
+          max_turns_planner: 2,
+        },
+      }),
+    );
     const { server } = await model();
     const before = checkoutState(repo);
-    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    const result = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
+      repo.dir,
+      claudeEnv(repo, server),
+    );
     expectExit(result, 2);
     const error = errorOf(parseNdjson(result.stdout));
     expect(error.message).toContain('/nonexistent/bin/claude');
@@ -269,7 +383,11 @@ describe('ratchet refactor, around the run', () => {
   it('exits 3 before any backup, branch, worktree or run when the API key is missing', async () => {
     const repo = await tsRepo();
     const before = { state: checkoutState(repo), branches: branches(repo) };
-    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes'], repo.dir, claudeEnv(repo, null, { apiKey: null }));
+    const result = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes'],
+      repo.dir,
+      claudeEnv(repo, null, { apiKey: null }),
+    );
     expectExit(result, 3);
     expect(result.stderr).toContain('ANTHROPIC_API_KEY is not set');
     expect(result.stdout).not.toContain('BASELINE');
@@ -283,10 +401,16 @@ describe('ratchet refactor, around the run', () => {
     const packageJson = `${JSON.stringify({ name: 'shop', private: true, type: 'module' }, null, 2)}\n`;
     const repo = await tsRepo({ 'package.json': packageJson }, refactorConfig({ fast: [], full: [] }));
     const { server } = await model();
-    const result = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'], repo.dir, claudeEnv(repo, server));
+    const result = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
+      repo.dir,
+      claudeEnv(repo, server),
+    );
     expectExit(result, 2);
     const error = errorOf(parseNdjson(result.stdout));
-    expect(error.message).toBe(`No verifier commands for ${repo.dir}: no fast_verifier / full_verifier is set and no test command was found.`);
+    expect(error.message).toBe(
+      `No verifier commands for ${repo.dir}: no fast_verifier / full_verifier is set and no test command was found.`,
+    );
     expect(error.hint).toContain('fast_verifier');
     expect(worktreesUnder(repo.home)).toEqual([]);
     expect(existsSync(join(repo.home, 'backups'))).toBe(false);
@@ -294,8 +418,16 @@ describe('ratchet refactor, around the run', () => {
     // The same directory outside git: its working copy goes too, nothing is left in RATCHET_HOME.
     const plainDir = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-plain-noverify-')));
     cleanups.push(() => rm(plainDir, { recursive: true, force: true }));
-    await writeFiles(plainDir, { ...TS_FILES, 'package.json': packageJson, ...configFile(refactorConfig({ fast: [], full: [] })) });
-    const plain = await ratchet(['refactor', 'run', plainDir, '--provider', 'claude-code', '--yes'], plainDir, claudeEnv(repo, server));
+    await writeFiles(plainDir, {
+      ...TS_FILES,
+      'package.json': packageJson,
+      ...configFile(refactorConfig({ fast: [], full: [] })),
+    });
+    const plain = await ratchet(
+      ['refactor', 'run', plainDir, '--provider', 'claude-code', '--yes'],
+      plainDir,
+      claudeEnv(repo, server),
+    );
     expectExit(plain, 2);
     expect(plain.stderr).toContain('No verifier commands for');
     expect(existsSync(join(repo.home, 'copies')) ? readdirSync(join(repo.home, 'copies')) : []).toEqual([]);
@@ -305,7 +437,11 @@ describe('ratchet refactor, around the run', () => {
     const repo = await tsRepo();
     const { server } = await model();
     const before = checkoutState(repo);
-    const plain = await ratchet(['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes'], repo.dir, claudeEnv(repo, server, { apiKey: null }));
+    const plain = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes'],
+      repo.dir,
+      claudeEnv(repo, server, { apiKey: null }),
+    );
     expectExit(plain, 3);
     expect(plain.stderr).toMatch(/not authenticated/i);
     expect(plain.stderr).toContain('/login');

@@ -26,7 +26,15 @@ import {
   userTree,
   type RefactorRun,
 } from '../support/refactor-e2e-run.js';
-import { PY_FILES, PY_STEPS, PYTHON, pyVerifiers, scriptPatches, type FileMap, type ScriptedPatches } from '../support/refactor-fixtures.js';
+import {
+  PY_FILES,
+  PY_STEPS,
+  PYTHON,
+  pyVerifiers,
+  scriptPatches,
+  type FileMap,
+  type ScriptedPatches,
+} from '../support/refactor-fixtures.js';
 import {
   branches,
   claudeEnv,
@@ -58,8 +66,16 @@ function script(patches: ScriptedPatches): RefactorBrainScript {
   return {
     planner: { kind: 'text', text: 'The heuristic plan looks right to me; I would keep it as it is.' },
     batches: {
-      'batch-001': { goal: GOALS['batch-001'], first: patch('batch-001', 'overBudget'), retry: patch('batch-001', 'good') },
-      'batch-002': { goal: GOALS['batch-002'], first: patch('batch-002', 'breaksTests'), retry: patch('batch-002', 'good') },
+      'batch-001': {
+        goal: GOALS['batch-001'],
+        first: patch('batch-001', 'overBudget'),
+        retry: patch('batch-001', 'good'),
+      },
+      'batch-002': {
+        goal: GOALS['batch-002'],
+        first: patch('batch-002', 'breaksTests'),
+        retry: patch('batch-002', 'good'),
+      },
       'batch-003': { goal: GOALS['batch-003'], first: patch('batch-003', 'good') },
     },
   };
@@ -100,8 +116,19 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
     const { result, lines } = run;
     expectExit(result, 0);
     expect(model.brain.unexpected).toEqual([]);
-    expect(field(lines.find((line) => line.type === 'report'), 'status')).toBe('completed');
-    expect(patcherCalls(model.brain)).toEqual(['batch-001 first -', 'batch-001 retry admission', 'batch-002 first -', 'batch-002 retry verifier', 'batch-003 first -']);
+    expect(
+      field(
+        lines.find((line) => line.type === 'report'),
+        'status',
+      ),
+    ).toBe('completed');
+    expect(patcherCalls(model.brain)).toEqual([
+      'batch-001 first -',
+      'batch-001 retry admission',
+      'batch-002 first -',
+      'batch-002 retry verifier',
+      'batch-003 first -',
+    ]);
   });
 
   it('falls back to the heuristic plan when the planner answers in plain text', () => {
@@ -111,26 +138,30 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
     expect(field(plannerEnd, 'outcome')).not.toBe('accepted');
     const plan = lines.find((line) => line.type === 'plan-create');
     expect(field(plan, 'source')).toBe('heuristic');
-    expect(readRunOutput(result).plan.batches.map((batch) => `${batch.id} ${batch.goal}`)).toEqual(Object.entries(GOALS).map(([id, goal]) => `${id} ${goal}`));
+    expect(readRunOutput(result).plan.batches.map((batch) => `${batch.id} ${batch.goal}`)).toEqual(
+      Object.entries(GOALS).map(([id, goal]) => `${id} ${goal}`),
+    );
   });
 
   it('commits the landed batches, ending with the scripted files', () => {
     const { beforeState, lines, branch } = run;
-    expect(subjects(repo, `${beforeState.head}..${branch}`)).toEqual(Object.entries(GOALS).map(([id, goal]) => `checkpoint: ${id} ${goal}`));
-    for (const [path, content] of Object.entries(finalFiles)) expect(repo.run('show', `${branch}:${path}`), path).toBe(content.trimEnd());
+    expect(subjects(repo, `${beforeState.head}..${branch}`)).toEqual(
+      Object.entries(GOALS).map(([id, goal]) => `checkpoint: ${id} ${goal}`),
+    );
+    for (const [path, content] of Object.entries(finalFiles))
+      expect(repo.run('show', `${branch}:${path}`), path).toBe(content.trimEnd());
     expect(batchEnds(lines)).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1']);
   });
 
   it('refuses the patch over the diff budget, and rolls back the one that breaks pytest', () => {
     const { lines, branch } = run;
     const checks = eventsOf(lines, 'patch-check');
-    expect(checks.map((line) => `${String(field(line, 'batch'))}#${String(field(line, 'attempt'))} ${String(field(line, 'admitted'))}`)).toEqual([
-      'batch-001#1 false',
-      'batch-001#2 true',
-      'batch-002#1 true',
-      'batch-002#2 true',
-      'batch-003#1 true',
-    ]);
+    expect(
+      checks.map(
+        (line) =>
+          `${String(field(line, 'batch'))}#${String(field(line, 'attempt'))} ${String(field(line, 'admitted'))}`,
+      ),
+    ).toEqual(['batch-001#1 false', 'batch-001#2 true', 'batch-002#1 true', 'batch-002#2 true', 'batch-003#1 true']);
     const violations = z.array(z.string()).parse(field(checks[0], 'violations')).join('\n');
     expect(violations).toMatch(/budget/i);
     expect(violations).toContain('40');
@@ -169,7 +200,12 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
 
   it('reject drops the run: main exactly as before, worktree and branch gone, backup kept', async () => {
     const { beforeState, beforeTree, beforeBranches, lines, runId } = run;
-    const worktree = z.string().parse(field(lines.find((line) => line.type === 'run-start'), 'worktree'));
+    const worktree = z.string().parse(
+      field(
+        lines.find((line) => line.type === 'run-start'),
+        'worktree',
+      ),
+    );
     const rejected = await ratchet(['reject', runId, '--json'], repo.dir, env);
     expectExit(rejected, 0);
     expect(checkoutState(repo)).toEqual(beforeState);

@@ -20,13 +20,21 @@ interface Outcome {
 }
 
 function outcomeOf(result: CliResult, repo: string): Outcome {
-  const lines = parseNdjson(result.stdout) as Array<{ type: string; runId?: string; batch?: string; outcome?: string; attempts?: number }>;
+  const lines = parseNdjson(result.stdout) as Array<{
+    type: string;
+    runId?: string;
+    batch?: string;
+    outcome?: string;
+    attempts?: number;
+  }>;
   const runId = lines.find((line) => line.type === 'run-start')?.runId ?? '';
   const branch = `ratchet/${runId}`;
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
   return {
     runId,
-    batchEnds: lines.filter((line) => line.type === 'batch-end').map((line) => `${line.batch ?? ''} ${line.outcome ?? ''} ${String(line.attempts)}`),
+    batchEnds: lines
+      .filter((line) => line.type === 'batch-end')
+      .map((line) => `${line.batch ?? ''} ${line.outcome ?? ''} ${String(line.attempts)}`),
     subjects: git('log', '--reverse', '--format=%s', `main..${branch}`).split('\n'),
     diff: git('diff', 'main', branch),
   };
@@ -55,9 +63,25 @@ describe('ratchet refactor run --record, then --provider replay', () => {
   it('replays the recorded run (planner, then patcher) in a fresh copy with the same batches and commits', async () => {
     const recordedRepo = await freshRepo();
     const cassette = recordedRepo.path('refactor.cassette.ndjson');
-    const recordEnv = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-refactor-replay-000000', RATCHET_HOME: recordedRepo.path('ratchet-home') };
+    const recordEnv = {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: 'sk-ant-test-refactor-replay-000000',
+      RATCHET_HOME: recordedRepo.path('ratchet-home'),
+    };
     const recorded = await runCli(
-      ['refactor', 'run', recordedRepo.dir, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--record', cassette, '--yes', '--json'],
+      [
+        'refactor',
+        'run',
+        recordedRepo.dir,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-refactor-e2e',
+        '--record',
+        cassette,
+        '--yes',
+        '--json',
+      ],
       { cwd: recordedRepo.dir, env: recordEnv },
     );
     expect(recorded.exitCode, describeResult(recorded)).toBe(0);
@@ -77,10 +101,13 @@ describe('ratchet refactor run --record, then --provider replay', () => {
     const requestsBefore = server.requests.length;
     const replayRepo = await freshRepo();
     // No key and no endpoint: the replay never reaches a model.
-    const replayed = await runCli(['refactor', 'run', replayRepo.dir, '--provider', 'replay', '--cassette', cassette, '--yes', '--json'], {
-      cwd: replayRepo.dir,
-      env: { RATCHET_HOME: replayRepo.path('ratchet-home') },
-    });
+    const replayed = await runCli(
+      ['refactor', 'run', replayRepo.dir, '--provider', 'replay', '--cassette', cassette, '--yes', '--json'],
+      {
+        cwd: replayRepo.dir,
+        env: { RATCHET_HOME: replayRepo.path('ratchet-home') },
+      },
+    );
     expect(replayed.exitCode, describeResult(replayed)).toBe(0);
     const replay = outcomeOf(replayed, replayRepo.dir);
     expect(replay.batchEnds).toEqual(reference.batchEnds);
@@ -89,7 +116,10 @@ describe('ratchet refactor run --record, then --provider replay', () => {
     expect(server.requests.length).toBe(requestsBefore);
 
     // The run is recorded with the cassette's model, not the default Anthropic model.
-    const status = await runCli(['status', replay.runId], { cwd: replayRepo.dir, env: { RATCHET_HOME: replayRepo.path('ratchet-home') } });
+    const status = await runCli(['status', replay.runId], {
+      cwd: replayRepo.dir,
+      env: { RATCHET_HOME: replayRepo.path('ratchet-home') },
+    });
     expect(status.exitCode, describeResult(status)).toBe(0);
     expect(status.stdout).toMatch(/provider +replay claude-refactor-e2e/);
     expect(status.stdout).not.toContain('claude-opus');

@@ -28,7 +28,14 @@ import {
   userTree,
   type RefactorRun,
 } from '../support/refactor-e2e-run.js';
-import { scriptPatches, TS_FILES, TS_STEPS, tsVerifiers, type FileMap, type ScriptedPatches } from '../support/refactor-fixtures.js';
+import {
+  scriptPatches,
+  TS_FILES,
+  TS_STEPS,
+  tsVerifiers,
+  type FileMap,
+  type ScriptedPatches,
+} from '../support/refactor-fixtures.js';
 import {
   branches,
   claudeEnv,
@@ -61,15 +68,56 @@ function script(patches: ScriptedPatches): RefactorBrainScript {
     planner: {
       kind: 'structured',
       batches: [
-        { id: 'b1', goal: GOALS['batch-001'], scope_globs: ['src/math.ts'], allowed_operations: ['remove-dead-code'], diff_budget_loc: 30, risk_score: 10, verifier_level: 'fast', notes: 'legacyRound is unreferenced' },
-        { id: 'b2', goal: GOALS['batch-002'], scope_globs: ['src/invoice.ts'], allowed_operations: ['extract-function'], diff_budget_loc: 40, risk_score: 25, verifier_level: 'fast' },
-        { id: 'b3', goal: GOALS['batch-003'], scope_globs: ['src/report.ts', 'test/report.test.ts'], allowed_operations: ['add-tests'], diff_budget_loc: 40, risk_score: 30, verifier_level: 'full' },
-        { id: 'b4', goal: GOALS['batch-004'], scope_globs: ['src/index.ts'], allowed_operations: ['rename'], diff_budget_loc: 10, risk_score: 5, verifier_level: 'fast' },
+        {
+          id: 'b1',
+          goal: GOALS['batch-001'],
+          scope_globs: ['src/math.ts'],
+          allowed_operations: ['remove-dead-code'],
+          diff_budget_loc: 30,
+          risk_score: 10,
+          verifier_level: 'fast',
+          notes: 'legacyRound is unreferenced',
+        },
+        {
+          id: 'b2',
+          goal: GOALS['batch-002'],
+          scope_globs: ['src/invoice.ts'],
+          allowed_operations: ['extract-function'],
+          diff_budget_loc: 40,
+          risk_score: 25,
+          verifier_level: 'fast',
+        },
+        {
+          id: 'b3',
+          goal: GOALS['batch-003'],
+          scope_globs: ['src/report.ts', 'test/report.test.ts'],
+          allowed_operations: ['add-tests'],
+          diff_budget_loc: 40,
+          risk_score: 30,
+          verifier_level: 'full',
+        },
+        {
+          id: 'b4',
+          goal: GOALS['batch-004'],
+          scope_globs: ['src/index.ts'],
+          allowed_operations: ['rename'],
+          diff_budget_loc: 10,
+          risk_score: 5,
+          verifier_level: 'fast',
+        },
       ],
     },
     batches: {
-      'batch-001': { goal: GOALS['batch-001'], first: patch('batch-001', 'outOfScope'), retry: patch('batch-001', 'good') },
-      'batch-002': { goal: GOALS['batch-002'], first: patch('batch-002', 'breaksTests'), retry: patch('batch-002', 'good') },
+      'batch-001': {
+        goal: GOALS['batch-001'],
+        first: patch('batch-001', 'outOfScope'),
+        retry: patch('batch-001', 'good'),
+      },
+      'batch-002': {
+        goal: GOALS['batch-002'],
+        first: patch('batch-002', 'breaksTests'),
+        retry: patch('batch-002', 'good'),
+      },
       'batch-003': { goal: GOALS['batch-003'], first: patch('batch-003', 'good') },
       'batch-004': { goal: GOALS['batch-004'], first: noopAnswer('The re-exports are already minimal.') },
     },
@@ -79,7 +127,13 @@ function script(patches: ScriptedPatches): RefactorBrainScript {
 const SCRATCH = 'scratch/notes.md';
 const SCRATCH_TEXT = 'my uncommitted notes: not part of any commit\n';
 
-const TaskLedgerLine = z.looseObject({ batch: z.string(), goal: z.string(), outcome: z.string(), attempts: z.number(), commit: z.string().nullable() });
+const TaskLedgerLine = z.looseObject({
+  batch: z.string(),
+  goal: z.string(),
+  outcome: z.string(),
+  attempts: z.number(),
+  commit: z.string().nullable(),
+});
 
 describe('ratchet refactor run on a TypeScript repository (real claude binary, scripted model)', () => {
   let repo: ProjectRepo;
@@ -115,10 +169,22 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     expect(model.brain.unexpected).toEqual([]);
     const report = lines.find((line) => line.type === 'report');
     expect(field(report, 'status')).toBe('completed');
-    expect(field(lines.find((line) => line.type === 'run-end'), 'status')).toBe('completed');
+    expect(
+      field(
+        lines.find((line) => line.type === 'run-end'),
+        'status',
+      ),
+    ).toBe('completed');
     // The claude CLI's requests, as the brain understood them: the planner once, then the patcher
     // per batch and attempt, each retry carrying the feedback of the failed attempt.
-    expect(patcherCalls(model.brain)).toEqual(['batch-001 first -', 'batch-001 retry admission', 'batch-002 first -', 'batch-002 retry verifier', 'batch-003 first -', 'batch-004 first -']);
+    expect(patcherCalls(model.brain)).toEqual([
+      'batch-001 first -',
+      'batch-001 retry admission',
+      'batch-002 first -',
+      'batch-002 retry verifier',
+      'batch-003 first -',
+      'batch-004 first -',
+    ]);
     expect(model.brain.callsOf('PLANNER')).toHaveLength(1);
   });
 
@@ -134,15 +200,27 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     const plan = lines.find((line) => line.type === 'plan-create');
     expect(field(plan, 'source')).toBe('planner');
     expect(field(plan, 'batches')).toBe(4);
-    expect(readRunOutput(result).plan.batches.map((batch) => `${batch.id} ${batch.goal}`)).toEqual(Object.entries(GOALS).map(([id, goal]) => `${id} ${goal}`));
+    expect(readRunOutput(result).plan.batches.map((batch) => `${batch.id} ${batch.goal}`)).toEqual(
+      Object.entries(GOALS).map(([id, goal]) => `${id} ${goal}`),
+    );
   });
 
   it('commits one checkpoint per landed batch on ratchet/<run-id>, ending with the scripted files', () => {
     const { beforeState, lines, branch } = run;
     const base = beforeState.head;
-    expect(subjects(repo, `${base}..${branch}`)).toEqual([`checkpoint: batch-001 ${GOALS['batch-001']}`, `checkpoint: batch-002 ${GOALS['batch-002']}`, `checkpoint: batch-003 ${GOALS['batch-003']}`]);
-    for (const [path, content] of Object.entries(finalFiles)) expect(repo.run('show', `${branch}:${path}`), path).toBe(content.trimEnd());
-    expect(batchEnds(lines)).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1', 'batch-004 noop 1']);
+    expect(subjects(repo, `${base}..${branch}`)).toEqual([
+      `checkpoint: batch-001 ${GOALS['batch-001']}`,
+      `checkpoint: batch-002 ${GOALS['batch-002']}`,
+      `checkpoint: batch-003 ${GOALS['batch-003']}`,
+    ]);
+    for (const [path, content] of Object.entries(finalFiles))
+      expect(repo.run('show', `${branch}:${path}`), path).toBe(content.trimEnd());
+    expect(batchEnds(lines)).toEqual([
+      'batch-001 committed 2',
+      'batch-002 committed 2',
+      'batch-003 committed 1',
+      'batch-004 noop 1',
+    ]);
   });
 
   it('refuses the out-of-scope patch in the admission checks and lands the retry', () => {
@@ -156,19 +234,25 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     const retry = model.brain.callsOf('PATCHER').find((call) => call.batch === 'batch-001' && call.attempt === 'retry');
     expect(retry?.prompt).toContain('src/invoice.ts');
     // Nothing of the refused patch reached the branch.
-    expect(repo.run('show', `${branch}:src/invoice.ts`)).toContain('/** The invoice as plain text: one row per line, then the totals. */');
+    expect(repo.run('show', `${branch}:src/invoice.ts`)).toContain(
+      '/** The invoice as plain text: one row per line, then the totals. */',
+    );
   });
 
   it('rolls the patch that breaks the tests back to the last checkpoint, then lands the retry', () => {
     const { beforeState, lines, branch } = run;
-    const [first, second, third] = subjects(repo, `${beforeState.head}..${branch}`).map((_, index) => repo.run('rev-parse', `${branch}~${2 - index}`));
+    const [first, second, third] = subjects(repo, `${beforeState.head}..${branch}`).map((_, index) =>
+      repo.run('rev-parse', `${branch}~${2 - index}`),
+    );
     expect(third).toBe(tip);
     const rollbacks = eventsOf(lines, 'checkpoint-rollback');
     expect(rollbacks).toHaveLength(1);
     expect(field(rollbacks[0], 'to')).toBe(first);
     expect(String(field(rollbacks[0], 'reason'))).toContain('batch-002');
     // The failing fast verifier is on record.
-    const failing = eventsOf(lines, 'verify-end').filter((line) => z.object({ ok: z.boolean() }).safeParse(field(line, 'result')).data?.ok === false);
+    const failing = eventsOf(lines, 'verify-end').filter(
+      (line) => z.object({ ok: z.boolean() }).safeParse(field(line, 'result')).data?.ok === false,
+    );
     expect(failing).toHaveLength(1);
     // The retry saw the failing test output and the file as it is at the checkpoint: the worktree
     // was reset, the broken extraction is gone.
@@ -184,19 +268,32 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
   it('backs the repository up before the run: git bundle and tar.gz snapshot', () => {
     const { beforeState, lines, runId } = run;
     const backup = expectBackup(repo, runId);
-    expect(repo.run('bundle', 'list-heads', join(backup, 'backup.bundle'))).toContain(`${beforeState.head} refs/heads/main`);
+    expect(repo.run('bundle', 'list-heads', join(backup, 'backup.bundle'))).toContain(
+      `${beforeState.head} refs/heads/main`,
+    );
     const listing = execFileSync('tar', ['-tzf', join(backup, 'snapshot.tar.gz')], { encoding: 'utf8' });
     expect(listing).toContain(SCRATCH);
     expect(listing).toContain('src/invoice.ts');
     expect(listing).not.toMatch(/^\.\/\.git\//m);
-    expect(field(lines.find((line) => line.type === 'backup-create'), 'directory')).toBe(backup);
+    expect(
+      field(
+        lines.find((line) => line.type === 'backup-create'),
+        'directory',
+      ),
+    ).toBe(backup);
   });
 
   it('writes the index artifacts and one task-ledger line per batch', async () => {
     const { runId } = run;
     const artifacts = join(runDirectory(repo.dir, runId), 'artifacts');
     for (const name of INDEX_ARTIFACTS) expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
-    for (const name of ['SYMBOL_REGISTRY.json', 'DEPENDENCY_GRAPH.json', 'CALL_GRAPH.json', 'RISK_REGISTER.json', 'CONTRACTS/public_api_snapshot.json']) {
+    for (const name of [
+      'SYMBOL_REGISTRY.json',
+      'DEPENDENCY_GRAPH.json',
+      'CALL_GRAPH.json',
+      'RISK_REGISTER.json',
+      'CONTRACTS/public_api_snapshot.json',
+    ]) {
       expect(() => JSON.parse(readFileSync(join(artifacts, name), 'utf8')) as unknown, name).not.toThrow();
     }
     expect(await readFile(join(artifacts, 'SYMBOL_REGISTRY.json'), 'utf8')).toContain('renderInvoice');
@@ -205,7 +302,12 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
       .split('\n')
       .filter(Boolean)
       .map((line) => TaskLedgerLine.parse(JSON.parse(line)));
-    expect(entries.map((entry) => `${entry.batch} ${entry.outcome} ${entry.attempts}`)).toEqual(['batch-001 committed 2', 'batch-002 committed 2', 'batch-003 committed 1', 'batch-004 noop 1']);
+    expect(entries.map((entry) => `${entry.batch} ${entry.outcome} ${entry.attempts}`)).toEqual([
+      'batch-001 committed 2',
+      'batch-002 committed 2',
+      'batch-003 committed 1',
+      'batch-004 noop 1',
+    ]);
     expect(entries[2]?.commit).toBe(tip);
   });
 
@@ -214,7 +316,15 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     expect(ledger.run?.status).toBe('completed');
     expect(ledger.run?.provider).toBe('claude-code');
     const calls = ledger.modelCalls;
-    expect(calls.map((call) => call.stage)).toEqual(['PLANNER', 'PATCHER', 'PATCHER', 'PATCHER', 'PATCHER', 'PATCHER', 'PATCHER']);
+    expect(calls.map((call) => call.stage)).toEqual([
+      'PLANNER',
+      'PATCHER',
+      'PATCHER',
+      'PATCHER',
+      'PATCHER',
+      'PATCHER',
+      'PATCHER',
+    ]);
     for (const call of calls) {
       expect(call.provider).toBe('claude-code');
       expect(call.costUsd ?? 0).toBeGreaterThan(0);
@@ -241,7 +351,10 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     expect(markdown).toContain(`| \`${tip.slice(0, 8)}\` | checkpoint: batch-003 ${GOALS['batch-003']} |`);
     const dom = await renderInChromium(join(dir, 'report.html'));
     expect(dom).toContain('<table id="batches">');
-    const batchesTable = dom.slice(dom.indexOf('<table id="batches">'), dom.indexOf('</table>', dom.indexOf('<table id="batches">')));
+    const batchesTable = dom.slice(
+      dom.indexOf('<table id="batches">'),
+      dom.indexOf('</table>', dom.indexOf('<table id="batches">')),
+    );
     for (const id of Object.keys(GOALS)) expect(batchesTable).toContain(id);
     expect(batchesTable).toContain('committed');
     expect(batchesTable).toContain('noop');
@@ -258,7 +371,12 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     const { lines, runId } = run;
     // Accept wants a clean checkout: the user puts the scratch file aside first.
     await rename(join(repo.dir, SCRATCH), repo.path('notes-aside.md'));
-    const worktree = z.string().parse(field(lines.find((line) => line.type === 'run-start'), 'worktree'));
+    const worktree = z.string().parse(
+      field(
+        lines.find((line) => line.type === 'run-start'),
+        'worktree',
+      ),
+    );
     expect(existsSync(worktree)).toBe(true);
     const accepted = await ratchet(['accept', runId, '--json'], repo.dir, env);
     expectExit(accepted, 0);
@@ -267,7 +385,8 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
     expect(existsSync(worktree)).toBe(false);
     expect(branches(repo)).toEqual([`main ${tip}`]);
-    for (const [path, content] of Object.entries(finalFiles)) expect(await readFile(join(repo.dir, path), 'utf8'), path).toBe(content);
+    for (const [path, content] of Object.entries(finalFiles))
+      expect(await readFile(join(repo.dir, path), 'utf8'), path).toBe(content);
   });
 
   it('refactor rollback after the accept restores the repository exactly as it was before the run', async () => {
@@ -286,8 +405,14 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     const rolledBack = await ratchet(['refactor', 'rollback', runId, '--yes', '--json'], repo.dir, env);
     expectExit(rolledBack, 0);
     // ... and keeps the state it replaced: the later commit is in the new backup's bundle.
-    const previous = z.object({ previousState: z.string() }).parse(JSON.parse(rolledBack.stdout.trim().split('\n').at(-1) ?? ''));
-    expect(execFileSync('git', ['bundle', 'list-heads', join(previous.previousState, 'backup.bundle')], { encoding: 'utf8' })).toContain(later);
+    const previous = z
+      .object({ previousState: z.string() })
+      .parse(JSON.parse(rolledBack.stdout.trim().split('\n').at(-1) ?? ''));
+    expect(
+      execFileSync('git', ['bundle', 'list-heads', join(previous.previousState, 'backup.bundle')], {
+        encoding: 'utf8',
+      }),
+    ).toContain(later);
     expect(checkoutState(repo)).toEqual(beforeState);
     expect(userTree(repo)).toEqual(beforeTree);
     expect(await readFile(join(repo.dir, SCRATCH), 'utf8')).toBe(SCRATCH_TEXT);

@@ -26,7 +26,10 @@ const suite = useResumeSuite();
 /** Starts `ratchet tdd` (endpoint from ANTHROPIC_BASE_URL only) and kill -9s it after RED's checkpoint. */
 async function killedRun(project: ResumeProject): Promise<string> {
   const cli = startCli(project, tddArgs());
-  await cli.waitForEvent((event) => event.type === 'checkpoint-create' && event.stage === 'RED', 'checkpoint-create of RED');
+  await cli.waitForEvent(
+    (event) => event.type === 'checkpoint-create' && event.stage === 'RED',
+    'checkpoint-create of RED',
+  );
   cli.kill('SIGKILL');
   const result = await cli.exited;
   expect(result.signal, describeResult(result)).toBe('SIGKILL');
@@ -47,50 +50,62 @@ async function otherEndpoint(): Promise<FakeAnthropicServer> {
 }
 
 describe('ratchet resume and the endpoint from ANTHROPIC_BASE_URL', () => {
-  it('without the variable at resume: continues at the recorded endpoint', async () => {
-    const project = await suite.newProject();
-    const runId = await killedRun(project);
-    delete project.env.ANTHROPIC_BASE_URL;
-    const calls = suite.provider.server.requests.length;
-    const resumed = await runCli(project, ['resume', '--json']);
-    expect(resumed.code, describeResult(resumed)).toBe(0);
-    expect(suite.provider.server.requests.length).toBeGreaterThan(calls);
-    await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
-    await expectStarts(project, runId, 1);
-  }, E2E_TIMEOUT_MS);
-
-  it('with another value in the variable at resume: the recorded endpoint wins, and a notice says so', async () => {
-    const project = await suite.newProject();
-    const runId = await killedRun(project);
-    const other = await otherEndpoint();
-    try {
-      project.env.ANTHROPIC_BASE_URL = other.url;
-      const resumed = await runCli(project, ['resume']);
-      expect(resumed.code, describeResult(resumed)).toBe(0);
-      expect(other.requests).toEqual([]);
-      expect(resumed.stdout).toContain(
-        `ANTHROPIC_BASE_URL (${other.url}) is not used: run ${runId} continues at ${suite.provider.server.url}, the endpoint it started with (--base-url chooses another).`,
-      );
-      await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
-    } finally {
-      await other.close();
-    }
-  }, E2E_TIMEOUT_MS);
-
-  it('--base-url given to resume chooses another endpoint', async () => {
-    const project = await suite.newProject();
-    const runId = await killedRun(project);
-    const other = await otherEndpoint();
-    try {
+  it(
+    'without the variable at resume: continues at the recorded endpoint',
+    async () => {
+      const project = await suite.newProject();
+      const runId = await killedRun(project);
       delete project.env.ANTHROPIC_BASE_URL;
       const calls = suite.provider.server.requests.length;
-      const resumed = await runCli(project, ['resume', '--base-url', other.url, '--json']);
+      const resumed = await runCli(project, ['resume', '--json']);
       expect(resumed.code, describeResult(resumed)).toBe(0);
-      expect(other.requests.length).toBeGreaterThan(0);
-      expect(suite.provider.server.requests.length).toBe(calls);
+      expect(suite.provider.server.requests.length).toBeGreaterThan(calls);
       await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
-    } finally {
-      await other.close();
-    }
-  }, E2E_TIMEOUT_MS);
+      await expectStarts(project, runId, 1);
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'with another value in the variable at resume: the recorded endpoint wins, and a notice says so',
+    async () => {
+      const project = await suite.newProject();
+      const runId = await killedRun(project);
+      const other = await otherEndpoint();
+      try {
+        project.env.ANTHROPIC_BASE_URL = other.url;
+        const resumed = await runCli(project, ['resume']);
+        expect(resumed.code, describeResult(resumed)).toBe(0);
+        expect(other.requests).toEqual([]);
+        expect(resumed.stdout).toContain(
+          `ANTHROPIC_BASE_URL (${other.url}) is not used: run ${runId} continues at ${suite.provider.server.url}, the endpoint it started with (--base-url chooses another).`,
+        );
+        await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
+      } finally {
+        await other.close();
+      }
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    '--base-url given to resume chooses another endpoint',
+    async () => {
+      const project = await suite.newProject();
+      const runId = await killedRun(project);
+      const other = await otherEndpoint();
+      try {
+        delete project.env.ANTHROPIC_BASE_URL;
+        const calls = suite.provider.server.requests.length;
+        const resumed = await runCli(project, ['resume', '--base-url', other.url, '--json']);
+        expect(resumed.code, describeResult(resumed)).toBe(0);
+        expect(other.requests.length).toBeGreaterThan(0);
+        expect(suite.provider.server.requests.length).toBe(calls);
+        await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
+      } finally {
+        await other.close();
+      }
+    },
+    E2E_TIMEOUT_MS,
+  );
 });

@@ -88,7 +88,11 @@ interface Killed {
  * Starts `args` (default `ratchet tdd`), waits for `moment`, SIGKILLs the CLI and checks it died
  * mid-run: no `run-end`, the ledger still says `running`, and its lock file is left behind.
  */
-async function killAt(project: ResumeProject, moment: (cli: CliProcess) => Promise<void>, args: string[] = tddArgs()): Promise<Killed> {
+async function killAt(
+  project: ResumeProject,
+  moment: (cli: CliProcess) => Promise<void>,
+  args: string[] = tddArgs(),
+): Promise<Killed> {
   const cli = startCli(project, args);
   await moment(cli);
   cli.kill('SIGKILL');
@@ -102,11 +106,18 @@ async function killAt(project: ResumeProject, moment: (cli: CliProcess) => Promi
 }
 
 /** Resumes until done and checks the outcome against the reference. */
-async function resumeAndCheck(project: ResumeProject, runId: string, options: { withId: boolean; resumes: number }): Promise<CliResult[]> {
+async function resumeAndCheck(
+  project: ResumeProject,
+  runId: string,
+  options: { withId: boolean; resumes: number },
+): Promise<CliResult[]> {
   provider.brain.delayMs = undefined;
   const results = await resumeUntilDone(project, options.withId ? runId : undefined);
   // The script is deterministic: one resume must be enough.
-  expect(results.map((result) => result.code), results[0] ? describeResult(results[0]) : '').toEqual([0]);
+  expect(
+    results.map((result) => result.code),
+    results[0] ? describeResult(results[0]) : '',
+  ).toEqual([0]);
   const first = results[0];
   expect(first?.events[0]).toMatchObject({ type: 'run-start', runId, resumed: true });
   const end = { type: 'run-end', status: 'completed', hint: null, next: null };
@@ -120,146 +131,210 @@ const isStage = (event: RatchetEvent, type: 'stage-start' | 'stage-end', stage: 
   event.type === type && event.stage === stage && event.cycle === cycle;
 
 describe('kill -9, then ratchet resume', () => {
-  it('during a model call: RED of cycle 2 is waiting for its reply', async () => {
-    const project = await newProject();
-    provider.brain.delayMs = holdCall('RED', 'subtract');
-    const since = provider.brain.calls.length;
-    const { runId, cli } = await killAt(project, async (running) => {
-      const started = await running.waitForEvent((event) => isStage(event, 'stage-start', 'RED', 2), 'stage-start RED cycle 2');
-      await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'subtract', since);
-      // The fake holds the reply: the call is in flight, no model-call event has come back yet.
-      expect(running.events.slice(running.events.indexOf(started)).some((event) => event.type === 'model-call')).toBe(false);
-    });
-    // The last checkpoint is cycle 2's PLAN.
-    expect(cli.events.filter((event) => event.type === 'checkpoint-create').at(-1)).toMatchObject({ subject: reference[4] });
-    // The ledger still says running; status says the process is gone and how to go on.
-    const status = await runCli(project, ['status', runId]);
-    expect(status.stdout).toContain(`running, but its process is gone (killed?): \`ratchet resume ${runId}\` continues from the last checkpoint`);
-    const statusJson = await runCli(project, ['status', runId, '--json']);
-    expect(JSON.parse(statusJson.stdout.trim())).toMatchObject({ run: { status: 'running' }, active: false });
-    // So does the list of runs.
-    const history = await runCli(project, ['history']);
-    expect(history.stdout).toMatch(new RegExp(`${runId}\\s+running, but its process is gone \\(killed\\?\\)`));
-    const historyJson = await runCli(project, ['history', '--json']);
-    expect(JSON.parse(historyJson.stdout.trim())).toMatchObject({ runs: [{ id: runId, status: 'running', active: false }] });
-    await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
-  }, E2E_TIMEOUT_MS);
+  it(
+    'during a model call: RED of cycle 2 is waiting for its reply',
+    async () => {
+      const project = await newProject();
+      provider.brain.delayMs = holdCall('RED', 'subtract');
+      const since = provider.brain.calls.length;
+      const { runId, cli } = await killAt(project, async (running) => {
+        const started = await running.waitForEvent(
+          (event) => isStage(event, 'stage-start', 'RED', 2),
+          'stage-start RED cycle 2',
+        );
+        await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'subtract', since);
+        // The fake holds the reply: the call is in flight, no model-call event has come back yet.
+        expect(running.events.slice(running.events.indexOf(started)).some((event) => event.type === 'model-call')).toBe(
+          false,
+        );
+      });
+      // The last checkpoint is cycle 2's PLAN.
+      expect(cli.events.filter((event) => event.type === 'checkpoint-create').at(-1)).toMatchObject({
+        subject: reference[4],
+      });
+      // The ledger still says running; status says the process is gone and how to go on.
+      const status = await runCli(project, ['status', runId]);
+      expect(status.stdout).toContain(
+        `running, but its process is gone (killed?): \`ratchet resume ${runId}\` continues from the last checkpoint`,
+      );
+      const statusJson = await runCli(project, ['status', runId, '--json']);
+      expect(JSON.parse(statusJson.stdout.trim())).toMatchObject({ run: { status: 'running' }, active: false });
+      // So does the list of runs.
+      const history = await runCli(project, ['history']);
+      expect(history.stdout).toMatch(new RegExp(`${runId}\\s+running, but its process is gone \\(killed\\?\\)`));
+      const historyJson = await runCli(project, ['history', '--json']);
+      expect(JSON.parse(historyJson.stdout.trim())).toMatchObject({
+        runs: [{ id: runId, status: 'running', active: false }],
+      });
+      await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('right after a checkpoint-create (around the note write), resumed with the run id', async () => {
-    const project = await newProject();
-    const { runId, result } = await killAt(project, async (running) => {
-      await running.waitForEvent((event) => event.type === 'checkpoint-create' && event.stage === 'RED', 'checkpoint-create of RED');
-    });
-    const created = result.events.find((event) => event.type === 'checkpoint-create' && event.stage === 'RED');
-    expect(created).toMatchObject({ subject: reference[1] });
-    await resumeAndCheck(project, runId, { withId: true, resumes: 1 });
-  }, E2E_TIMEOUT_MS);
+  it(
+    'right after a checkpoint-create (around the note write), resumed with the run id',
+    async () => {
+      const project = await newProject();
+      const { runId, result } = await killAt(project, async (running) => {
+        await running.waitForEvent(
+          (event) => event.type === 'checkpoint-create' && event.stage === 'RED',
+          'checkpoint-create of RED',
+        );
+      });
+      const created = result.events.find((event) => event.type === 'checkpoint-create' && event.stage === 'RED');
+      expect(created).toMatchObject({ subject: reference[1] });
+      await resumeAndCheck(project, runId, { withId: true, resumes: 1 });
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('between the checkpoint commit and its note: the note-less commit is dropped and redone once', async () => {
-    const project = await newProject();
-    // Holding GREEN's first call keeps the RED commit at the branch tip while we look.
-    provider.brain.delayMs = holdCall('GREEN', 'add');
-    const { runId, result } = await killAt(project, async (running) => {
-      const created = await running.waitForEvent((event) => event.type === 'checkpoint-create' && event.stage === 'RED', 'checkpoint-create of RED');
-      await running.waitForEvent((event) => event.type === 'note-write', 'its note-write', created);
-    });
-    const created = result.events.find((event) => event.type === 'checkpoint-create' && event.stage === 'RED');
-    if (created?.type !== 'checkpoint-create') throw new Error('no RED checkpoint');
-    // Recreate the crash window a kill can only hit by luck: the commit exists, its note does not.
-    expect(project.repo.run('rev-parse', `ratchet/${runId}`)).toBe(created.commit);
-    await project.repo.git.removeNote(NOTES_REF, created.commit);
-    const [resumed] = await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
-    expect(resumed?.events.filter((event) => event.type === 'warning').map((event) => (event.type === 'warning' ? event.message : ''))).toEqual([
-      expect.stringMatching(/^Dropped 1 commit\(s\) after the last checkpoint/),
-    ]);
-    // The RED stage was redone, so the branch now has a different commit with the same subject.
-    const commits = branchCommits(project, (await ledgerRun(project, runId)).baseCommit ?? '', runId);
-    expect(commits.map((commit) => commit.sha)).not.toContain(created.commit);
-  }, E2E_TIMEOUT_MS);
+  it(
+    'between the checkpoint commit and its note: the note-less commit is dropped and redone once',
+    async () => {
+      const project = await newProject();
+      // Holding GREEN's first call keeps the RED commit at the branch tip while we look.
+      provider.brain.delayMs = holdCall('GREEN', 'add');
+      const { runId, result } = await killAt(project, async (running) => {
+        const created = await running.waitForEvent(
+          (event) => event.type === 'checkpoint-create' && event.stage === 'RED',
+          'checkpoint-create of RED',
+        );
+        await running.waitForEvent((event) => event.type === 'note-write', 'its note-write', created);
+      });
+      const created = result.events.find((event) => event.type === 'checkpoint-create' && event.stage === 'RED');
+      if (created?.type !== 'checkpoint-create') throw new Error('no RED checkpoint');
+      // Recreate the crash window a kill can only hit by luck: the commit exists, its note does not.
+      expect(project.repo.run('rev-parse', `ratchet/${runId}`)).toBe(created.commit);
+      await project.repo.git.removeNote(NOTES_REF, created.commit);
+      const [resumed] = await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+      expect(
+        resumed?.events
+          .filter((event) => event.type === 'warning')
+          .map((event) => (event.type === 'warning' ? event.message : '')),
+      ).toEqual([expect.stringMatching(/^Dropped 1 commit\(s\) after the last checkpoint/)]);
+      // The RED stage was redone, so the branch now has a different commit with the same subject.
+      const commits = branchCommits(project, (await ledgerRun(project, runId)).baseCommit ?? '', runId);
+      expect(commits.map((commit) => commit.sha)).not.toContain(created.commit);
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('during a test run: GREEN has written the code, the gate is running the suite', async () => {
-    const project = await newProject();
-    // The first suite run that sees GREEN's implementation of add blocks until released.
-    await holdTestsWhen(project, 'src/add.js', 'a + b');
-    const { runId } = await killAt(project, async (running) => {
-      await running.waitForEvent((event) => event.type === 'tool-call' && event.stage === 'GREEN' && event.tool === 'Write', 'tool-call Write in GREEN');
-      await waitForHeldTests(project);
-      expect(running.events.some((event) => event.type === 'verify-end' && event.stage === 'GREEN')).toBe(false);
-    });
-    // The orphaned test process of the killed run may go now; so may every later suite run.
-    await releaseTests(project);
-    await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
-  }, E2E_TIMEOUT_MS);
+  it(
+    'during a test run: GREEN has written the code, the gate is running the suite',
+    async () => {
+      const project = await newProject();
+      // The first suite run that sees GREEN's implementation of add blocks until released.
+      await holdTestsWhen(project, 'src/add.js', 'a + b');
+      const { runId } = await killAt(project, async (running) => {
+        await running.waitForEvent(
+          (event) => event.type === 'tool-call' && event.stage === 'GREEN' && event.tool === 'Write',
+          'tool-call Write in GREEN',
+        );
+        await waitForHeldTests(project);
+        expect(running.events.some((event) => event.type === 'verify-end' && event.stage === 'GREEN')).toBe(false);
+      });
+      // The orphaned test process of the killed run may go now; so may every later suite run.
+      await releaseTests(project);
+      await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('right after a rejected stage (GREEN attempt 1 of cycle 2)', async () => {
-    const project = await newProject();
-    const { runId, result } = await killAt(project, async (running) => {
-      await running.waitForEvent((event) => event.type === 'stage-end' && event.outcome === 'rejected', 'stage-end rejected');
-    });
-    expect(result.events.find((event) => event.type === 'stage-end' && event.outcome === 'rejected')).toMatchObject({ stage: 'GREEN', cycle: 2, attempt: 1, reason: 'tests-failing' });
-    await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
-  }, E2E_TIMEOUT_MS);
+  it(
+    'right after a rejected stage (GREEN attempt 1 of cycle 2)',
+    async () => {
+      const project = await newProject();
+      const { runId, result } = await killAt(project, async (running) => {
+        await running.waitForEvent(
+          (event) => event.type === 'stage-end' && event.outcome === 'rejected',
+          'stage-end rejected',
+        );
+      });
+      expect(result.events.find((event) => event.type === 'stage-end' && event.outcome === 'rejected')).toMatchObject({
+        stage: 'GREEN',
+        cycle: 2,
+        attempt: 1,
+        reason: 'tests-failing',
+      });
+      await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it("with git's lock files left behind: resume removes the run's (never the main checkout's) and says so", async () => {
-    const project = await newProject();
-    provider.brain.delayMs = holdCall('GREEN', 'add');
-    const since = provider.brain.calls.length;
-    const { runId } = await killAt(project, async () => {
-      await provider.brain.waitForCall((call) => call.stage === 'GREEN' && call.item?.fn === 'add', since);
-    });
-    // What a git killed mid-commit (or mid-note) leaves: the worktree's index.lock in its private
-    // git dir, and the locks of the run's branch and of the notes ref in the common git dir.
-    const run = await ledgerRun(project, runId);
-    const worktree = run.worktree ?? '';
-    const common = project.repo.run('rev-parse', '--path-format=absolute', '--git-common-dir');
-    const privateDir = project.repo.run('-C', worktree, 'rev-parse', '--path-format=absolute', '--git-dir');
-    expect(privateDir).toBe(join(common, 'worktrees', runId));
-    const stale = [
-      join(common, 'refs', 'heads', 'ratchet', `${runId}.lock`),
-      join(common, 'refs', 'notes', 'tdd-handoffs.lock'),
-      join(privateDir, 'index.lock'),
-    ];
-    const mainIndexLock = join(common, 'index.lock');
-    for (const file of [...stale, mainIndexLock]) await writeFile(file, '');
-    const env = { ...process.env, ...project.repo.env };
-    const blocked = spawnSync('git', ['-C', worktree, 'reset', '--hard', '--quiet', 'HEAD'], { env, encoding: 'utf8' });
-    expect(blocked.stderr).toMatch(/index\.lock': File exists/);
+  it(
+    "with git's lock files left behind: resume removes the run's (never the main checkout's) and says so",
+    async () => {
+      const project = await newProject();
+      provider.brain.delayMs = holdCall('GREEN', 'add');
+      const since = provider.brain.calls.length;
+      const { runId } = await killAt(project, async () => {
+        await provider.brain.waitForCall((call) => call.stage === 'GREEN' && call.item?.fn === 'add', since);
+      });
+      // What a git killed mid-commit (or mid-note) leaves: the worktree's index.lock in its private
+      // git dir, and the locks of the run's branch and of the notes ref in the common git dir.
+      const run = await ledgerRun(project, runId);
+      const worktree = run.worktree ?? '';
+      const common = project.repo.run('rev-parse', '--path-format=absolute', '--git-common-dir');
+      const privateDir = project.repo.run('-C', worktree, 'rev-parse', '--path-format=absolute', '--git-dir');
+      expect(privateDir).toBe(join(common, 'worktrees', runId));
+      const stale = [
+        join(common, 'refs', 'heads', 'ratchet', `${runId}.lock`),
+        join(common, 'refs', 'notes', 'tdd-handoffs.lock'),
+        join(privateDir, 'index.lock'),
+      ];
+      const mainIndexLock = join(common, 'index.lock');
+      for (const file of [...stale, mainIndexLock]) await writeFile(file, '');
+      const env = { ...process.env, ...project.repo.env };
+      const blocked = spawnSync('git', ['-C', worktree, 'reset', '--hard', '--quiet', 'HEAD'], {
+        env,
+        encoding: 'utf8',
+      });
+      expect(blocked.stderr).toMatch(/index\.lock': File exists/);
 
-    provider.brain.delayMs = undefined;
-    // Plain output, for the line people see; the ledger has the event.
-    // No flags: the run's own provider and model (it is never swapped for the configured default).
-    const resumed = await runCli(project, ['resume']);
-    expect(resumed.code, describeResult(resumed)).toBe(0);
-    expect(resumed.stdout).toContain(`Resuming ${runId} on anthropic / claude-resume-model, as it started`);
-    const line = `Removed 3 stale git lock file(s) left by an interrupted git process: ${stale.join(', ')}`;
-    expect(resumed.stdout).toContain(line);
-    for (const file of stale) expect(existsSync(file), file).toBe(false);
-    expect(existsSync(mainIndexLock), "the main checkout's index.lock").toBe(true);
-    await rm(mainIndexLock);
-    const removals = await withLedger(project, (ledger) => ledger.events(runId, { types: ['git-lock-remove'] }));
-    expect(removals).toMatchObject([{ type: 'git-lock-remove', runId, files: stale }]);
-    await expectCompletedLikeReference(project, runId, reference);
-    await expectStarts(project, runId, 1);
-  }, E2E_TIMEOUT_MS);
+      provider.brain.delayMs = undefined;
+      // Plain output, for the line people see; the ledger has the event.
+      // No flags: the run's own provider and model (it is never swapped for the configured default).
+      const resumed = await runCli(project, ['resume']);
+      expect(resumed.code, describeResult(resumed)).toBe(0);
+      expect(resumed.stdout).toContain(`Resuming ${runId} on anthropic / claude-resume-model, as it started`);
+      const line = `Removed 3 stale git lock file(s) left by an interrupted git process: ${stale.join(', ')}`;
+      expect(resumed.stdout).toContain(line);
+      for (const file of stale) expect(existsSync(file), file).toBe(false);
+      expect(existsSync(mainIndexLock), "the main checkout's index.lock").toBe(true);
+      await rm(mainIndexLock);
+      const removals = await withLedger(project, (ledger) => ledger.events(runId, { types: ['git-lock-remove'] }));
+      expect(removals).toMatchObject([{ type: 'git-lock-remove', runId, files: stale }]);
+      await expectCompletedLikeReference(project, runId, reference);
+      await expectStarts(project, runId, 1);
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('twice: the run and then its resume are killed, a second resume (with the id) finishes', async () => {
-    const project = await newProject();
-    provider.brain.delayMs = holdCall('RED', 'subtract');
-    const since = provider.brain.calls.length;
-    const { runId } = await killAt(project, async () => {
-      await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'subtract', since);
-    });
-    provider.brain.delayMs = undefined;
-    const second = await killAt(
-      project,
-      async (running) => {
-        const start = await running.waitForEvent((event) => event.type === 'run-start', 'run-start');
-        expect(start).toMatchObject({ runId, resumed: true });
-        await running.waitForEvent((event) => event.type === 'stage-end' && event.outcome === 'rejected', 'stage-end rejected');
-      },
-      ['resume', '--provider', 'anthropic', '--model', 'claude-resume-model', '--json'],
-    );
-    expect(second.runId).toBe(runId);
-    await resumeAndCheck(project, runId, { withId: true, resumes: 2 });
-  }, E2E_TIMEOUT_MS);
+  it(
+    'twice: the run and then its resume are killed, a second resume (with the id) finishes',
+    async () => {
+      const project = await newProject();
+      provider.brain.delayMs = holdCall('RED', 'subtract');
+      const since = provider.brain.calls.length;
+      const { runId } = await killAt(project, async () => {
+        await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'subtract', since);
+      });
+      provider.brain.delayMs = undefined;
+      const second = await killAt(
+        project,
+        async (running) => {
+          const start = await running.waitForEvent((event) => event.type === 'run-start', 'run-start');
+          expect(start).toMatchObject({ runId, resumed: true });
+          await running.waitForEvent(
+            (event) => event.type === 'stage-end' && event.outcome === 'rejected',
+            'stage-end rejected',
+          );
+        },
+        ['resume', '--provider', 'anthropic', '--model', 'claude-resume-model', '--json'],
+      );
+      expect(second.runId).toBe(runId);
+      await resumeAndCheck(project, runId, { withId: true, resumes: 2 });
+    },
+    E2E_TIMEOUT_MS,
+  );
 });

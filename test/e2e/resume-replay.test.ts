@@ -63,65 +63,80 @@ afterAll(async () => {
 });
 
 describe('ratchet tdd --provider replay', () => {
-  it('replays the recorded run, recorded in the ledger, status and report with the cassette model', async () => {
-    const project = await newProject();
-    const calls = provider.brain.calls.length;
-    const result = await runCli(project, replayArgs());
-    expect(result.code, describeResult(result)).toBe(0);
-    const runId = runIdOf(result.events);
-    await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
-    expect(provider.brain.calls.length, 'a replay calls no model').toBe(calls);
+  it(
+    'replays the recorded run, recorded in the ledger, status and report with the cassette model',
+    async () => {
+      const project = await newProject();
+      const calls = provider.brain.calls.length;
+      const result = await runCli(project, replayArgs());
+      expect(result.code, describeResult(result)).toBe(0);
+      const runId = runIdOf(result.events);
+      await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
+      expect(provider.brain.calls.length, 'a replay calls no model').toBe(calls);
 
-    const run = await ledgerRun(project, runId);
-    expect({ provider: run.provider, model: run.model }).toEqual({ provider: 'replay', model: RESUME_MODEL });
-    const models = await withLedger(project, async (ledger) => [...new Set((await ledger.modelCalls(runId)).map((call) => call.model))]);
-    expect(models).toEqual([RESUME_MODEL]);
-    const status = await runCli(project, ['status', runId]);
-    expect(status.stdout).toMatch(new RegExp(`provider +replay ${RESUME_MODEL}\\n`));
-    const report = await runCli(project, ['report', runId]);
-    expect(report.code, describeResult(report)).toBe(0);
-    expect(report.stdout).toContain(`| Provider | replay \`${RESUME_MODEL}\` |`);
-    expect(`${status.stdout}${report.stdout}`).not.toContain('claude-opus');
+      const run = await ledgerRun(project, runId);
+      expect({ provider: run.provider, model: run.model }).toEqual({ provider: 'replay', model: RESUME_MODEL });
+      const models = await withLedger(project, async (ledger) => [
+        ...new Set((await ledger.modelCalls(runId)).map((call) => call.model)),
+      ]);
+      expect(models).toEqual([RESUME_MODEL]);
+      const status = await runCli(project, ['status', runId]);
+      expect(status.stdout).toMatch(new RegExp(`provider +replay ${RESUME_MODEL}\\n`));
+      const report = await runCli(project, ['report', runId]);
+      expect(report.code, describeResult(report)).toBe(0);
+      expect(report.stdout).toContain(`| Provider | replay \`${RESUME_MODEL}\` |`);
+      expect(`${status.stdout}${report.stdout}`).not.toContain('claude-opus');
 
-    // --model given explicitly still names the model.
-    const named = await newProject();
-    const explicit = await runCli(named, [...replayArgs(), '--model', 'my-replay-name']);
-    expect(explicit.code, describeResult(explicit)).toBe(0);
-    expect((await ledgerRun(named, runIdOf(explicit.events))).model).toBe('my-replay-name');
-  }, E2E_TIMEOUT_MS);
+      // --model given explicitly still names the model.
+      const named = await newProject();
+      const explicit = await runCli(named, [...replayArgs(), '--model', 'my-replay-name']);
+      expect(explicit.code, describeResult(explicit)).toBe(0);
+      expect((await ledgerRun(named, runIdOf(explicit.events))).model).toBe('my-replay-name');
+    },
+    E2E_TIMEOUT_MS,
+  );
 
-  it('killed twice with kill -9, each plain `ratchet resume` continues the cassette from the last checkpoint', async () => {
-    const project = await newProject();
-    // First kill: GREEN of cycle 1 has written add, its gate is running the suite.
-    await holdTestsWhen(project, 'src/add.js', 'a + b');
-    const first = startCli(project, replayArgs());
-    await waitForHeldTests(project);
-    first.kill('SIGKILL');
-    const killed = await first.exited;
-    expect(killed.signal, describeResult(killed)).toBe('SIGKILL');
-    const runId = runIdOf(killed.events);
-    expect((await ledgerRun(project, runId)).status).toBe('running');
-    await releaseTests(project);
+  it(
+    'killed twice with kill -9, each plain `ratchet resume` continues the cassette from the last checkpoint',
+    async () => {
+      const project = await newProject();
+      // First kill: GREEN of cycle 1 has written add, its gate is running the suite.
+      await holdTestsWhen(project, 'src/add.js', 'a + b');
+      const first = startCli(project, replayArgs());
+      await waitForHeldTests(project);
+      first.kill('SIGKILL');
+      const killed = await first.exited;
+      expect(killed.signal, describeResult(killed)).toBe('SIGKILL');
+      const runId = runIdOf(killed.events);
+      expect((await ledgerRun(project, runId)).status).toBe('running');
+      await releaseTests(project);
 
-    // Second kill, of the resume: GREEN attempt 2 of cycle 2 (attempt 1 was rejected).
-    await holdTestsWhen(project, 'src/subtract.js', 'a - b');
-    const second = startCli(project, ['resume', '--json']);
-    await waitForHeldTests(project);
-    second.kill('SIGKILL');
-    const killedAgain = await second.exited;
-    expect(killedAgain.signal, describeResult(killedAgain)).toBe('SIGKILL');
-    expect(killedAgain.events[0]).toMatchObject({ type: 'run-start', runId, resumed: true });
-    expect(killedAgain.events.some((event) => event.type === 'stage-end' && event.stage === 'GREEN' && event.cycle === 2 && event.outcome === 'rejected')).toBe(true);
-    expect(await readLockPid(project)).toBe(second.child.pid);
-    await releaseTests(project);
+      // Second kill, of the resume: GREEN attempt 2 of cycle 2 (attempt 1 was rejected).
+      await holdTestsWhen(project, 'src/subtract.js', 'a - b');
+      const second = startCli(project, ['resume', '--json']);
+      await waitForHeldTests(project);
+      second.kill('SIGKILL');
+      const killedAgain = await second.exited;
+      expect(killedAgain.signal, describeResult(killedAgain)).toBe('SIGKILL');
+      expect(killedAgain.events[0]).toMatchObject({ type: 'run-start', runId, resumed: true });
+      expect(
+        killedAgain.events.some(
+          (event) =>
+            event.type === 'stage-end' && event.stage === 'GREEN' && event.cycle === 2 && event.outcome === 'rejected',
+        ),
+      ).toBe(true);
+      expect(await readLockPid(project)).toBe(second.child.pid);
+      await releaseTests(project);
 
-    // No flags: the run's provider, model and cassette, at the position of its last checkpoint.
-    const calls = provider.brain.calls.length;
-    const results = await resumeUntilDone(project, undefined, 1);
-    expect(results[0]?.events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
-    await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
-    await expectStarts(project, runId, 2);
-    expect(provider.brain.calls.length).toBe(calls);
-    expect((await ledgerRun(project, runId)).model).toBe(RESUME_MODEL);
-  }, E2E_TIMEOUT_MS);
+      // No flags: the run's provider, model and cassette, at the position of its last checkpoint.
+      const calls = provider.brain.calls.length;
+      const results = await resumeUntilDone(project, undefined, 1);
+      expect(results[0]?.events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
+      await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS);
+      await expectStarts(project, runId, 2);
+      expect(provider.brain.calls.length).toBe(calls);
+      expect((await ledgerRun(project, runId)).model).toBe(RESUME_MODEL);
+    },
+    E2E_TIMEOUT_MS,
+  );
 });

@@ -332,7 +332,9 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     );
     expect(JSON.stringify(leaked?.response)).toContain('[REDACTED]');
     expect(events.filter((event) => JSON.stringify(event).includes(E2E_API_KEY))).toEqual([]);
-    expect(events.some((event) => event.type === 'model-call' && JSON.stringify(event).includes('[REDACTED]'))).toBe(true);
+    expect(events.some((event) => event.type === 'model-call' && JSON.stringify(event).includes('[REDACTED]'))).toBe(
+      true,
+    );
   });
 
   it('accept fast-forwards main to the run and removes the worktree; a second run is rejected cleanly', async () => {
@@ -350,7 +352,9 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     expect((await readLedger(repo.dir, runId)).run?.status).toBe('accepted');
     // The branch is gone, but status, history and report still read the run back.
     const history = await ratchet('history', runId, '--json');
-    const listed = z.object({ checkpoints: z.array(z.object({ sha: z.string(), state: z.unknown() })) }).parse(JSON.parse(history.stdout));
+    const listed = z
+      .object({ checkpoints: z.array(z.object({ sha: z.string(), state: z.unknown() })) })
+      .parse(JSON.parse(history.stdout));
     expect(listed.checkpoints.map((checkpoint) => checkpoint.sha)).toEqual(commits.map((commit) => commit.sha));
     expect(listed.checkpoints.every((checkpoint) => checkpoint.state !== null)).toBe(true);
     const status = await ratchet('status', runId);

@@ -150,8 +150,19 @@ describe('admitPatch', () => {
     expect(await violationsOf(link, { declaredFiles: ['src/key.txt'] })).toMatchObject([
       { kind: 'special-file', file: 'src/key.txt', message: expect.stringContaining('a symbolic link') as unknown },
     ]);
-    const gitlink = ['diff --git a/vendor/lib b/vendor/lib', 'new file mode 160000', 'index 0000000..1234567', '--- /dev/null', '+++ b/vendor/lib', '@@ -0,0 +1 @@', '+Subproject commit 1234567890123456789012345678901234567890', ''].join('\n');
-    expect((await violationsOf(gitlink, { declaredFiles: ['vendor/lib'] })).map((violation) => violation.kind)).toContain('special-file');
+    const gitlink = [
+      'diff --git a/vendor/lib b/vendor/lib',
+      'new file mode 160000',
+      'index 0000000..1234567',
+      '--- /dev/null',
+      '+++ b/vendor/lib',
+      '@@ -0,0 +1 @@',
+      '+Subproject commit 1234567890123456789012345678901234567890',
+      '',
+    ].join('\n');
+    expect(
+      (await violationsOf(gitlink, { declaredFiles: ['vendor/lib'] })).map((violation) => violation.kind),
+    ).toContain('special-file');
   });
 
   it('refuses lockfile changes unless allowed', async () => {
@@ -168,19 +179,43 @@ describe('admitPatch', () => {
   it('refuses changes to the files that define how the project is verified', async () => {
     const patchText = await realDiff(repo, { 'src/app.ts': numberedLines(30, 'v2') });
     const isVerifierFile = verifierFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
-    expect(await violationsOf(patchText, { isVerifierFile: (path) => path === 'src/app.ts' })).toMatchObject([{ kind: 'verifier-file', file: 'src/app.ts' }]);
+    expect(await violationsOf(patchText, { isVerifierFile: (path) => path === 'src/app.ts' })).toMatchObject([
+      { kind: 'verifier-file', file: 'src/app.ts' },
+    ]);
     expect(await admitPatch(input(patchText, { isVerifierFile }))).toMatchObject({ admitted: true });
     // The matcher: runner configuration by name, Ratchet's settings, and files a command names.
     await repo.write({ 'scripts/check.sh': 'exit 0\n' });
     const withScript = verifierFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
     for (const path of [
-      'package.json', 'web/package.json', 'vitest.config.ts', 'tests/conftest.py', 'pyproject.toml', '.refactor-bot.config.json', '.ratchet/config.toml', 'Makefile', 'scripts/check.sh',
+      'package.json',
+      'web/package.json',
+      'vitest.config.ts',
+      'tests/conftest.py',
+      'pyproject.toml',
+      '.refactor-bot.config.json',
+      '.ratchet/config.toml',
+      'Makefile',
+      'scripts/check.sh',
       // Compiler and linter settings: loosening them lets a change pass the typecheck or lint.
-      'tsconfig.json', 'packages/web/tsconfig.build.json', 'eslint.config.js', '.eslintrc.cjs', 'ruff.toml', '.flake8', 'mypy.ini', '.prettierrc',
+      'tsconfig.json',
+      'packages/web/tsconfig.build.json',
+      'eslint.config.js',
+      '.eslintrc.cjs',
+      'ruff.toml',
+      '.flake8',
+      'mypy.ini',
+      '.prettierrc',
     ]) {
       expect(withScript(path), path).toBe(true);
     }
-    for (const path of ['src/app.ts', 'src/package.ts', 'test/app.test.ts', 'scripts/other.sh', 'src/tsconfig-notes.md']) expect(withScript(path), path).toBe(false);
+    for (const path of [
+      'src/app.ts',
+      'src/package.ts',
+      'test/app.test.ts',
+      'scripts/other.sh',
+      'src/tsconfig-notes.md',
+    ])
+      expect(withScript(path), path).toBe(false);
   });
 
   it('refuses patches over the diff budget, with the numbers', async () => {

@@ -35,7 +35,16 @@ async function conflictingRun(): Promise<GitRun> {
   // Meanwhile the user changed the same line on main.
   await writeFile(join(repo.dir, 'src', 'app.js'), 'export const version = 3;\n');
   await repo.git.commitAll('user: version 3');
-  await ledger.createRun({ id: 'run-1', workflow: 'tdd', repoRoot: repo.dir, feature: 'f', branch: 'ratchet/run-1', baseBranch: 'main', baseCommit, worktree });
+  await ledger.createRun({
+    id: 'run-1',
+    workflow: 'tdd',
+    repoRoot: repo.dir,
+    feature: 'f',
+    branch: 'ratchet/run-1',
+    baseBranch: 'main',
+    baseCommit,
+    worktree,
+  });
   return asGitRun(await ledger.updateRun('run-1', { status: 'completed' }));
 }
 
@@ -73,7 +82,18 @@ describe('accept and rollback say what state the run is in', () => {
     const baseCommit = await repo.git.head();
     const worktree = repo.path('worktrees', 'run-2');
     await repo.git.addWorktree(worktree, 'ratchet/run-2', baseCommit);
-    const run = asGitRun(await ledger.createRun({ id: 'run-2', workflow: 'tdd', repoRoot: repo.dir, feature: 'f', branch: 'ratchet/run-2', baseBranch: 'main', baseCommit, worktree }));
+    const run = asGitRun(
+      await ledger.createRun({
+        id: 'run-2',
+        workflow: 'tdd',
+        repoRoot: repo.dir,
+        feature: 'f',
+        branch: 'ratchet/run-2',
+        baseBranch: 'main',
+        baseCommit,
+        worktree,
+      }),
+    );
 
     await expect(acceptRun(repo.dir, run, ledger, { force: false })).rejects.toMatchObject({
       code: 'usage',
@@ -82,6 +102,9 @@ describe('accept and rollback say what state the run is in', () => {
     });
     await acceptRun(repo.dir, run, ledger, { force: true });
     const accepted = asGitRun((await ledger.getRun('run-2')) ?? run);
-    await expect(rollbackRun(repo.dir, accepted, baseCommit, ledger)).rejects.toMatchObject({ code: 'usage', message: 'Run run-2 was accepted: its commits are on main.' });
+    await expect(rollbackRun(repo.dir, accepted, baseCommit, ledger)).rejects.toMatchObject({
+      code: 'usage',
+      message: 'Run run-2 was accepted: its commits are on main.',
+    });
   });
 });

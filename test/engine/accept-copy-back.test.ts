@@ -96,7 +96,9 @@ describe('accept of a run on a plain directory', () => {
     // The user edits the original while the run is waiting for a decision.
     await writeFile(join(original, 'notes.txt'), 'the user\n');
 
-    const error: unknown = await acceptRun(copy.dir, { ...run, status: 'completed' }, ledger, { force: false }).catch((caught: unknown) => caught);
+    const error: unknown = await acceptRun(copy.dir, { ...run, status: 'completed' }, ledger, { force: false }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toMatchObject({ code: 'usage', message: expect.stringContaining('notes.txt') as unknown });
     expect(await readFile(join(original, 'notes.txt'), 'utf8')).toBe('the user\n');
     expect(existsSync(join(original, 'new.txt'))).toBe(false);

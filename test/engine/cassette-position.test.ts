@@ -5,11 +5,21 @@ import { cassettePositionAt } from '../../src/engine/cassette-position.js';
 
 const BASE = 'base000';
 const FILE = '/cassettes/run.ndjson';
-const request: ModelRequest = { system: 'Stage: RED', messages: [{ role: 'user', content: 'x' }], tools: [], maxOutputTokens: 100 };
+const request: ModelRequest = {
+  system: 'Stage: RED',
+  messages: [{ role: 'user', content: 'x' }],
+  tools: [],
+  maxOutputTokens: 100,
+};
 
 /** The ledger's events of one run, in order, built from short descriptions. */
 function ledger(...inputs: EventInput[]): RatchetEvent[] {
-  return inputs.map((input, index) => ({ ...input, id: `run:${index + 1}`, runId: 'run', timestamp: '2026-01-01T00:00:00.000Z' }));
+  return inputs.map((input, index) => ({
+    ...input,
+    id: `run:${index + 1}`,
+    runId: 'run',
+    timestamp: '2026-01-01T00:00:00.000Z',
+  }));
 }
 
 const start = (commit: string, position: number, file = FILE): EventInput => ({
@@ -22,7 +32,15 @@ const start = (commit: string, position: number, file = FILE): EventInput => ({
   resumed: commit !== BASE,
   cassette: { file, commit, position },
 });
-const plainStart = (): EventInput => ({ type: 'run-start', workflow: 'tdd', feature: 'f', branch: 'ratchet/run', worktree: '/w', baseCommit: BASE, resumed: true });
+const plainStart = (): EventInput => ({
+  type: 'run-start',
+  workflow: 'tdd',
+  feature: 'f',
+  branch: 'ratchet/run',
+  worktree: '/w',
+  baseCommit: BASE,
+  resumed: true,
+});
 const checkpoint = (commit: string, position?: number, file = FILE): EventInput => ({
   type: 'checkpoint-create',
   stage: 'RED',
@@ -37,7 +55,18 @@ const call = (provider = 'replay', failed = false): EventInput => ({
   provider,
   model: 'm',
   request,
-  response: failed ? null : { text: '', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, latencyMs: 0, model: 'm', provider },
+  response: failed
+    ? null
+    : {
+        text: '',
+        toolCalls: [],
+        finishReason: 'stop',
+        usage: { inputTokens: 0, outputTokens: 0 },
+        costUsd: 0,
+        latencyMs: 0,
+        model: 'm',
+        provider,
+      },
   error: failed ? { code: 'replay-mismatch', message: 'no' } : null,
   latencyMs: 0,
 });
@@ -52,9 +81,19 @@ describe('cassettePositionAt', () => {
 
   it('over repeated kills and resumes, each process continuing where its checkpoint left the cassette', () => {
     const events = ledger(
-      start(BASE, 0), call(), checkpoint('c1', 1), call(), call(), // killed in the stage after c1
-      start('c1', 1), call(), checkpoint('c2', 2), call(), call(), call(), // killed again
-      start('c2', 2), call(),
+      start(BASE, 0),
+      call(),
+      checkpoint('c1', 1),
+      call(),
+      call(), // killed in the stage after c1
+      start('c1', 1),
+      call(),
+      checkpoint('c2', 2),
+      call(),
+      call(),
+      call(), // killed again
+      start('c2', 2),
+      call(),
     );
     expect(cassettePositionAt(events, 'c2', FILE, BASE)).toBe(2);
     expect(cassettePositionAt(events, 'c1', FILE, BASE)).toBe(1);
@@ -65,7 +104,17 @@ describe('cassettePositionAt', () => {
     const events = ledger(start(BASE, 0), call(), checkpoint('c1', 1), call(), call('replay', true), call());
     expect(cassettePositionAt(events, 'c2', FILE, BASE)).toBe(3);
     // A process resumed from there says so in its run-start: a later rollback to c2 finds it.
-    const later = ledger(start(BASE, 0), call(), checkpoint('c1', 1), call(), call(), start('c2', 3), call(), checkpoint('c3', 4), call());
+    const later = ledger(
+      start(BASE, 0),
+      call(),
+      checkpoint('c1', 1),
+      call(),
+      call(),
+      start('c2', 3),
+      call(),
+      checkpoint('c3', 4),
+      call(),
+    );
     expect(cassettePositionAt(later, 'c2', FILE, BASE)).toBe(3);
   });
 
@@ -76,10 +125,23 @@ describe('cassettePositionAt', () => {
   });
 
   it('unknown (null) for a checkpoint another provider or cassette made after this cassette was played', () => {
-    const events = ledger(start(BASE, 0), call(), checkpoint('c1', 1), plainStart(), call('anthropic'), checkpoint('c2'));
+    const events = ledger(
+      start(BASE, 0),
+      call(),
+      checkpoint('c1', 1),
+      plainStart(),
+      call('anthropic'),
+      checkpoint('c2'),
+    );
     expect(cassettePositionAt(events, 'c2', FILE, BASE)).toBeNull();
     // ...and for one missing from the ledger when the last process was not replaying this cassette.
-    const other = ledger(start(BASE, 0), call(), checkpoint('c1', 1), start('c1', 0, '/cassettes/other.ndjson'), call());
+    const other = ledger(
+      start(BASE, 0),
+      call(),
+      checkpoint('c1', 1),
+      start('c1', 0, '/cassettes/other.ndjson'),
+      call(),
+    );
     expect(cassettePositionAt(other, 'c2', FILE, BASE)).toBeNull();
   });
 });

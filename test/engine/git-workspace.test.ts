@@ -16,11 +16,13 @@ let workspace: Workspace;
 let outside: string;
 
 beforeEach(async () => {
-  repo = await createTempRepo({ files: { 'src/math.js': 'export const add = () => 0;\n', 'test/math.test.js': 'test\n' } });
+  repo = await createTempRepo({
+    files: { 'src/math.js': 'export const add = () => 0;\n', 'test/math.test.js': 'test\n' },
+  });
   workspace = createGitWorkspace(repo.dir, repo.git);
   outside = repo.path('users-checkout');
   await mkdir(join(outside, 'src'), { recursive: true });
-  await writeFile(join(outside, 'src', 'secret.js'), 'the user\'s file\n');
+  await writeFile(join(outside, 'src', 'secret.js'), "the user's file\n");
   // The agent replaces src/ with a link to a directory outside the worktree.
   await rm(join(repo.dir, 'src'), { recursive: true });
   await symlink(join(outside, 'src'), join(repo.dir, 'src'));

@@ -34,7 +34,13 @@ describe('ratchet resume on a run of another workflow', () => {
     });
     await ledger.updateRun('refactor-1', { status: 'interrupted' });
     const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
-    const services = { ledger, clock: systemClock, ids: createIdGenerator(systemClock), runner: createProcessRunner(), env: {} };
+    const services = {
+      ledger,
+      clock: systemClock,
+      ids: createIdGenerator(systemClock),
+      runner: createProcessRunner(),
+      env: {},
+    };
 
     const resumed = resumeTdd({ repoRoot: repo.dir, config, runId: 'refactor-1' }, services);
 

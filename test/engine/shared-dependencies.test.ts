@@ -46,7 +46,12 @@ describe('shared dependency folders', () => {
     const config = await loadConfig({
       repoRoot: repo.dir,
       env: { ...repo.env, RATCHET_HOME: repo.path('home') },
-      flags: { provider: 'replay', cassette: join(PACKAGE_ROOT, 'demo', 'cassette.ndjson'), model: 'scripted-demo-model', refactor: 'always' },
+      flags: {
+        provider: 'replay',
+        cassette: join(PACKAGE_ROOT, 'demo', 'cassette.ndjson'),
+        model: 'scripted-demo-model',
+        refactor: 'always',
+      },
     });
     const services = createEngineServices(ledger, repo.env);
     const feature = 'A stack with push, pop and peek; popping an empty stack throws';

@@ -39,16 +39,27 @@ afterEach(async () => {
 
 async function sandboxed(sandbox: 'auto' | 'required' | 'off' = 'required'): Promise<ToolSandbox> {
   const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
-  return toolSandbox({ ...config, bash: { ...config.bash, sandbox } }, createProcessRunner(), { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+  return toolSandbox({ ...config, bash: { ...config.bash, sandbox } }, createProcessRunner(), {
+    protect: [repo.dir],
+    worktree,
+    dependenciesOf: repo.dir,
+  });
 }
 
 async function bash(runner: ProcessRunner, command: string, timeout?: number) {
-  return executeTool(bashTool, { command, ...(timeout ? { timeout } : {}) }, { guard: createFileGuard(worktree, OPEN_POLICY), runner, bashTimeoutMs: 30_000 });
+  return executeTool(
+    bashTool,
+    { command, ...(timeout ? { timeout } : {}) },
+    { guard: createFileGuard(worktree, OPEN_POLICY), runner, bashTimeoutMs: 30_000 },
+  );
 }
 
 describe('the tool sandbox', () => {
   it('is there: bubblewrap runs on this machine', () => {
-    expect(spawnSync('bwrap', ['--ro-bind', '/', '/', '--', '/bin/true']).status, 'bwrap must be installed (.ci/run installs bubblewrap)').toBe(0);
+    expect(
+      spawnSync('bwrap', ['--ro-bind', '/', '/', '--', '/bin/true']).status,
+      'bwrap must be installed (.ci/run installs bubblewrap)',
+    ).toBe(0);
   });
 
   it('keeps the user`s checkout read-only, whatever the command tries', async () => {
@@ -72,7 +83,9 @@ describe('the tool sandbox', () => {
     for (const command of attempts) {
       const result = await bash(runner, command);
       expect(result.isError, command).toBe(true);
-      expect(result.output, command).toMatch(/Read-only file system|cannot lock ref|unable to create|Permission denied/);
+      expect(result.output, command).toMatch(
+        /Read-only file system|cannot lock ref|unable to create|Permission denied/,
+      );
     }
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
     expect(repo.run('branch', '--list', 'hijacked')).toBe('');
@@ -80,7 +93,10 @@ describe('the tool sandbox', () => {
 
   it('lets the command work in the worktree, the temporary directory and the shared dependencies', async () => {
     const { runner } = await sandboxed();
-    const result = await bash(runner, 'echo made > made.txt && cat made.txt && t=$(mktemp) && echo ok > "$t" && rm "$t" && mkdir -p node_modules/.cache && echo c > node_modules/.cache/x && git status --porcelain');
+    const result = await bash(
+      runner,
+      'echo made > made.txt && cat made.txt && t=$(mktemp) && echo ok > "$t" && rm "$t" && mkdir -p node_modules/.cache && echo c > node_modules/.cache/x && git status --porcelain',
+    );
     expect(result.isError, result.output).toBe(false);
     expect(result.output).toContain('made');
     expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
@@ -109,37 +125,77 @@ describe('the tool sandbox', () => {
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\nchanged\n');
 
     const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
-    const noBwrap: ProcessRunner = { run: (spec) => createProcessRunner().run({ ...spec, command: spec.command === 'bwrap' ? '/nonexistent/bwrap' : spec.command }) };
-    const error: unknown = await requireSandboxIfConfigured({ ...config, bash: { ...config.bash, sandbox: 'required' } }, noBwrap).catch((caught: unknown) => caught);
+    const noBwrap: ProcessRunner = {
+      run: (spec) =>
+        createProcessRunner().run({ ...spec, command: spec.command === 'bwrap' ? '/nonexistent/bwrap' : spec.command }),
+    };
+    const error: unknown = await requireSandboxIfConfigured(
+      { ...config, bash: { ...config.bash, sandbox: 'required' } },
+      noBwrap,
+    ).catch((caught: unknown) => caught);
     expect(isRatchetError(error, 'config')).toBe(true);
-    const auto = await toolSandbox({ ...config, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+    const auto = await toolSandbox({ ...config, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, {
+      protect: [repo.dir],
+      worktree,
+      dependenciesOf: repo.dir,
+    });
     expect(auto.notice).toMatch(/without a sandbox: bubblewrap \(bwrap\) is not available/);
     expect(auto.sandboxed).toBe(false);
     // Nor can the Claude Code CLI be sandboxed then: said, and refused under `required`.
     const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
-    const claudeAuto = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
-    expect(claudeAuto.notice).toMatch(/^The Claude Code CLI and its tools \(Bash, Write, Edit\) run without a sandbox: bubblewrap \(bwrap\) is not available/);
-    const claudeRequired: unknown = await requireSandboxIfConfigured({ ...claudeCode, bash: { ...config.bash, sandbox: 'required' } }, noBwrap).catch((caught: unknown) => caught);
+    const claudeAuto = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, {
+      protect: [repo.dir],
+      worktree,
+      dependenciesOf: repo.dir,
+    });
+    expect(claudeAuto.notice).toMatch(
+      /^The Claude Code CLI and its tools \(Bash, Write, Edit\) run without a sandbox: bubblewrap \(bwrap\) is not available/,
+    );
+    const claudeRequired: unknown = await requireSandboxIfConfigured(
+      { ...claudeCode, bash: { ...config.bash, sandbox: 'required' } },
+      noBwrap,
+    ).catch((caught: unknown) => caught);
     expect(isRatchetError(claudeRequired, 'config')).toBe(true);
   });
 
   it('runs the Claude Code CLI itself in the sandbox: `required` accepts the provider, and no notice is said', async () => {
     const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
     const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
-    await expect(requireSandboxIfConfigured({ ...claudeCode, bash: { ...config.bash, sandbox: 'required' } }, createProcessRunner())).resolves.toBeUndefined();
+    await expect(
+      requireSandboxIfConfigured(
+        { ...claudeCode, bash: { ...config.bash, sandbox: 'required' } },
+        createProcessRunner(),
+      ),
+    ).resolves.toBeUndefined();
     for (const sandbox of ['auto', 'required'] as const) {
-      const result = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox } }, createProcessRunner(), { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+      const result = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox } }, createProcessRunner(), {
+        protect: [repo.dir],
+        worktree,
+        dependenciesOf: repo.dir,
+      });
       expect(result).toMatchObject({ sandboxed: true, notice: null });
       // The CLI's process (here a shell standing in for it) sees the file system as the agent's Bash does.
-      const escaped = await result.claudeRunner.run({ command: `echo pwned >> ${join(repo.dir, 'README.md')}`, cwd: worktree, env: { HOME: repo.path('home') } });
+      const escaped = await result.claudeRunner.run({
+        command: `echo pwned >> ${join(repo.dir, 'README.md')}`,
+        cwd: worktree,
+        env: { HOME: repo.path('home') },
+      });
       expect(escaped.exitCode).not.toBe(0);
       expect(escaped.output).toMatch(/Read-only file system/);
-      const inside = await result.claudeRunner.run({ command: 'echo made > made.txt', cwd: worktree, env: { HOME: repo.path('home') } });
+      const inside = await result.claudeRunner.run({
+        command: 'echo made > made.txt',
+        cwd: worktree,
+        env: { HOME: repo.path('home') },
+      });
       expect(inside.exitCode, inside.output).toBe(0);
     }
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
     expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
-    const off = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'off' } }, createProcessRunner(), { protect: [repo.dir], worktree, dependenciesOf: repo.dir });
+    const off = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'off' } }, createProcessRunner(), {
+      protect: [repo.dir],
+      worktree,
+      dependenciesOf: repo.dir,
+    });
     expect(off).toMatchObject({ sandboxed: false, notice: null });
   });
 });

@@ -70,13 +70,17 @@ describe('ledger migrations', () => {
     await first.close();
     // Make it the ledger an earlier Ratchet wrote: no final_commit column, no record of 0002.
     const raw = new BetterSqlite3(file);
-    raw.exec("alter table runs drop column final_commit; delete from kysely_migration where name = '0002_final_commit'");
+    raw.exec(
+      "alter table runs drop column final_commit; delete from kysely_migration where name = '0002_final_commit'",
+    );
     raw.close();
 
     await using ledger = await openLedger(file, { secrets: [] });
     expect(inspect(file).migrations).toEqual(Object.keys(MIGRATIONS).sort());
     expect(await ledger.getRun('run-old')).toMatchObject({ feature: 'old', finalCommit: null });
-    expect(await ledger.updateRun('run-old', { status: 'accepted', finalCommit: 'abc123' })).toMatchObject({ finalCommit: 'abc123' });
+    expect(await ledger.updateRun('run-old', { status: 'accepted', finalCommit: 'abc123' })).toMatchObject({
+      finalCommit: 'abc123',
+    });
   });
 
   it('lets two connections open a fresh file at once', async () => {

@@ -46,10 +46,16 @@ describe('createRedactor', () => {
 
   it('replaces the password of a URL, keeping scheme, user and host', () => {
     const none = createRedactor([]);
-    expect(none('GET http://qauser:SuperSecretPw9876@127.0.0.1:1/v1')).toBe(`GET http://qauser:${REDACTED}@127.0.0.1:1/v1`);
-    expect(none('{"base_url":"https://me:p%40ss@proxy.example/v1"}')).toBe(`{"base_url":"https://me:${REDACTED}@proxy.example/v1"}`);
+    expect(none('GET http://qauser:SuperSecretPw9876@127.0.0.1:1/v1')).toBe(
+      `GET http://qauser:${REDACTED}@127.0.0.1:1/v1`,
+    );
+    expect(none('{"base_url":"https://me:p%40ss@proxy.example/v1"}')).toBe(
+      `{"base_url":"https://me:${REDACTED}@proxy.example/v1"}`,
+    );
     // A port is not a password, and an address without credentials is left alone.
-    expect(none('http://127.0.0.1:8080/v1 and git@github.com:org/repo.git')).toBe('http://127.0.0.1:8080/v1 and git@github.com:org/repo.git');
+    expect(none('http://127.0.0.1:8080/v1 and git@github.com:org/repo.git')).toBe(
+      'http://127.0.0.1:8080/v1 and git@github.com:org/repo.git',
+    );
   });
 
   it('leaves ordinary text alone and is idempotent', () => {

@@ -38,7 +38,11 @@ describe.each([
 ])('anthropic adapter (%s)', (_label, stream) => {
   it('returns text, usage and the model id exactly as configured', async () => {
     const text = 'Hello from the fake Anthropic server, streamed in pieces.';
-    server.enqueue({ kind: 'message', content: [{ type: 'text', text }], usage: { inputTokens: 42, outputTokens: 17 } });
+    server.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text }],
+      usage: { inputTokens: 42, outputTokens: 17 },
+    });
     const deltas: string[] = [];
     const response = await client({ model: 'my-gateway/claude-x', stream }).generate(userRequest('hi'), {
       onTextDelta: (delta) => deltas.push(delta),
@@ -107,7 +111,12 @@ describe.each([
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(messages[1]?.content).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'src/a.ts', offset: 3 } }),
+        expect.objectContaining({
+          type: 'tool_use',
+          id: 'toolu_1',
+          name: 'Read',
+          input: { file_path: 'src/a.ts', offset: 3 },
+        }),
       ]),
     );
     const results = messages[2]?.content as Array<Record<string, unknown>>;
@@ -135,9 +144,9 @@ describe('anthropic base URL', () => {
   ])('ANTHROPIC_BASE_URL %s reaches the server', async (_label, form) => {
     // The SDK's own ANTHROPIC_BASE_URL lookup must not win over the normalised value.
     vi.stubEnv('ANTHROPIC_BASE_URL', 'http://127.0.0.1:9/unused');
-    const response = await client({ env: { ANTHROPIC_BASE_URL: form(server.url), ANTHROPIC_API_KEY: API_KEY } }).generate(
-      userRequest('hi'),
-    );
+    const response = await client({
+      env: { ANTHROPIC_BASE_URL: form(server.url), ANTHROPIC_API_KEY: API_KEY },
+    }).generate(userRequest('hi'));
     expect(response.text).toBe('ok');
     expect(server.requests.map((request) => request.path)).toEqual(['/v1/messages']);
   });
@@ -180,7 +189,10 @@ describe('anthropic cost', () => {
 
 describe('anthropic errors and retries', () => {
   it('honours retry-after on 429', async () => {
-    server.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '7' } }, { kind: 'message', content: [{ type: 'text', text: 'after wait' }] });
+    server.enqueue(
+      { kind: 'error', status: 429, headers: { 'retry-after': '7' } },
+      { kind: 'message', content: [{ type: 'text', text: 'after wait' }] },
+    );
     const { delays, sleep } = recordingSleep();
     const retried: string[] = [];
     const model = withRetry(client(), { sleep, onRetry: (info) => retried.push(info.error.code) });
@@ -257,14 +269,24 @@ describe('anthropic errors and retries', () => {
   });
 
   it('rejects a stream cut off before message_stop as a retryable network error', async () => {
-    const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+    const event = (name: string, data: object) =>
+      `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
     server.enqueue({
       kind: 'raw',
       status: 200,
       headers: { 'content-type': 'text/event-stream' },
       body:
         event('message_start', {
-          message: { id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } },
+          message: {
+            id: 'm',
+            type: 'message',
+            role: 'assistant',
+            model: 'x',
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 1, output_tokens: 1 },
+          },
         }) +
         event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
         event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'half an ans' } }),

@@ -31,7 +31,13 @@ const base = { fetch, timeoutMs: 5_000 };
 describe('listModels', () => {
   it('Anthropic: GET /v1/models with x-api-key and anthropic-version: 2023-06-01', async () => {
     const listing = await listModels({ ...base, provider: 'anthropic', baseUrl: anthropic.url, apiKey: ANTHROPIC_KEY });
-    expect(listing).toEqual({ kind: 'listed', url: `${anthropic.url}/v1/models`, status: 200, ids: ['claude-sonnet-4-5-20250929'], hasMore: false });
+    expect(listing).toEqual({
+      kind: 'listed',
+      url: `${anthropic.url}/v1/models`,
+      status: 200,
+      ids: ['claude-sonnet-4-5-20250929'],
+      hasMore: false,
+    });
     const request = anthropic.requests.at(-1);
     expect(request).toMatchObject({ method: 'GET', path: '/v1/models', search: '?limit=1000' });
     expect(request?.headers['x-api-key']).toBe(ANTHROPIC_KEY);
@@ -48,13 +54,27 @@ describe('listModels', () => {
     }
     const keyless = await startFakeOpenAiServer();
     closers.push(() => keyless.close());
-    expect(await listModels({ ...base, provider: 'ollama', baseUrl: keyless.url, apiKey: undefined })).toMatchObject({ kind: 'listed', status: 200 });
+    expect(await listModels({ ...base, provider: 'ollama', baseUrl: keyless.url, apiKey: undefined })).toMatchObject({
+      kind: 'listed',
+      status: 200,
+    });
     expect(keyless.requests.at(-1)?.headers.authorization).toBeUndefined();
   });
 
-  it('reports a rejected key with the server\'s error, the key itself left out (even masked)', async () => {
-    const refusedByAnthropic = await listModels({ ...base, provider: 'anthropic', baseUrl: anthropic.url, apiKey: WRONG_KEY });
-    expect(refusedByAnthropic).toEqual({ kind: 'status', url: `${anthropic.url}/v1/models`, status: 401, errorType: 'authentication_error', message: 'invalid x-api-key' });
+  it("reports a rejected key with the server's error, the key itself left out (even masked)", async () => {
+    const refusedByAnthropic = await listModels({
+      ...base,
+      provider: 'anthropic',
+      baseUrl: anthropic.url,
+      apiKey: WRONG_KEY,
+    });
+    expect(refusedByAnthropic).toEqual({
+      kind: 'status',
+      url: `${anthropic.url}/v1/models`,
+      status: 401,
+      errorType: 'authentication_error',
+      message: 'invalid x-api-key',
+    });
     const refusedByOpenAi = await listModels({ ...base, provider: 'openai', baseUrl: openai.url, apiKey: WRONG_KEY });
     expect(refusedByOpenAi).toMatchObject({ kind: 'status', status: 401, errorType: 'invalid_request_error' });
     // OpenAI quotes the key as sk-********6789; neither it nor its last characters come back.
@@ -66,17 +86,33 @@ describe('listModels', () => {
   it('reports a missing route, a server error and an answer that is no model list by status', async () => {
     const absent = await startFakeAnthropicServer({ models: 'absent' });
     const failing = await startFakeOpenAiServer({ models: { status: 500 } });
-    closers.push(() => absent.close(), () => failing.close());
-    expect(await listModels({ ...base, provider: 'anthropic', baseUrl: absent.url, apiKey: ANTHROPIC_KEY })).toMatchObject({ kind: 'status', status: 404, errorType: 'not_found_error' });
-    expect(await listModels({ ...base, provider: 'openai-compatible', baseUrl: failing.url, apiKey: undefined })).toMatchObject({
+    closers.push(
+      () => absent.close(),
+      () => failing.close(),
+    );
+    expect(
+      await listModels({ ...base, provider: 'anthropic', baseUrl: absent.url, apiKey: ANTHROPIC_KEY }),
+    ).toMatchObject({ kind: 'status', status: 404, errorType: 'not_found_error' });
+    expect(
+      await listModels({ ...base, provider: 'openai-compatible', baseUrl: failing.url, apiKey: undefined }),
+    ).toMatchObject({
       kind: 'status',
       status: 500,
       errorType: 'server_error',
       message: 'The server had an error while processing your request.',
     });
     // A web page where the API should be (fetch is the injected dependency here).
-    const page: typeof fetch = () => Promise.resolve(new Response('<html>hello</html>', { status: 200, headers: { 'content-type': 'text/html' } }));
-    expect(await listModels({ ...base, fetch: page, provider: 'openai', baseUrl: 'http://example.invalid/v1', apiKey: OPENAI_KEY })).toEqual({
+    const page: typeof fetch = () =>
+      Promise.resolve(new Response('<html>hello</html>', { status: 200, headers: { 'content-type': 'text/html' } }));
+    expect(
+      await listModels({
+        ...base,
+        fetch: page,
+        provider: 'openai',
+        baseUrl: 'http://example.invalid/v1',
+        apiKey: OPENAI_KEY,
+      }),
+    ).toEqual({
       kind: 'not-a-list',
       url: 'http://example.invalid/v1/models',
       status: 200,
@@ -84,10 +120,21 @@ describe('listModels', () => {
   });
 
   it('reports an endpoint that refuses the connection or stays silent as unreachable', async () => {
-    const refused = await listModels({ ...base, provider: 'openai-compatible', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKey: undefined });
+    const refused = await listModels({
+      ...base,
+      provider: 'openai-compatible',
+      baseUrl: `http://127.0.0.1:${await closedPort()}/v1`,
+      apiKey: undefined,
+    });
     expect(refused).toMatchObject({ kind: 'unreachable', reason: expect.stringContaining('ECONNREFUSED') as unknown });
     const silent = await silentServer();
-    const timedOut = await listModels({ ...base, timeoutMs: 300, provider: 'anthropic', baseUrl: silent, apiKey: ANTHROPIC_KEY });
+    const timedOut = await listModels({
+      ...base,
+      timeoutMs: 300,
+      provider: 'anthropic',
+      baseUrl: silent,
+      apiKey: ANTHROPIC_KEY,
+    });
     expect(timedOut).toEqual({ kind: 'unreachable', url: `${silent}/v1/models`, reason: 'no answer within 0.3 s' });
   });
 });

@@ -41,7 +41,9 @@ describe.each([
     const text = 'A chat completion from the fake OpenAI server.';
     server.enqueue({ kind: 'message', text, usage: { inputTokens: 1000, outputTokens: 100 } });
     const deltas: string[] = [];
-    const response = await openai({ stream }).generate(userRequest('hi'), { onTextDelta: (delta) => deltas.push(delta) });
+    const response = await openai({ stream }).generate(userRequest('hi'), {
+      onTextDelta: (delta) => deltas.push(delta),
+    });
     expect(response).toMatchObject({
       text,
       finishReason: 'stop',
@@ -117,7 +119,10 @@ describe.each([
 
 describe('openai errors', () => {
   it('honours retry-after-ms on 429', async () => {
-    server.enqueue({ kind: 'error', status: 429, headers: { 'retry-after-ms': '1500' } }, { kind: 'message', text: 'ok now' });
+    server.enqueue(
+      { kind: 'error', status: 429, headers: { 'retry-after-ms': '1500' } },
+      { kind: 'message', text: 'ok now' },
+    );
     const { delays, sleep } = recordingSleep();
     const response = await withRetry(openai(), { sleep }).generate(userRequest('hi'));
     expect(response.text).toBe('ok now');
@@ -144,7 +149,10 @@ describe('openai errors', () => {
 
   it('treats a mid-stream error as retryable', async () => {
     server.enqueue({ kind: 'stream-error' });
-    expect(await rejectionOf(openai().generate(userRequest('hi')))).toMatchObject({ code: 'overloaded', retryable: true });
+    expect(await rejectionOf(openai().generate(userRequest('hi')))).toMatchObject({
+      code: 'overloaded',
+      retryable: true,
+    });
   });
 
   it('a missing OPENAI_API_KEY is an auth error', () => {
@@ -171,7 +179,11 @@ describe('openai-compatible and ollama', () => {
       provider: 'openai-compatible',
       model: 'Qwen/Qwen2.5-Coder-32B-Instruct',
     });
-    expect(bodyOf(0)).toMatchObject({ model: 'Qwen/Qwen2.5-Coder-32B-Instruct', stream: true, stream_options: { include_usage: true } });
+    expect(bodyOf(0)).toMatchObject({
+      model: 'Qwen/Qwen2.5-Coder-32B-Instruct',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(server.requests[0]?.headers.authorization).toBe('Bearer none');
   });
 
@@ -187,7 +199,11 @@ describe('openai-compatible and ollama', () => {
     ['http://host:port/', (origin: string) => `${origin}/`],
   ])('ollama reaches the server with OLLAMA_HOST=%s', async (_label, form) => {
     server.enqueue({ kind: 'message', toolCalls: [{ name: 'Read', arguments: { file_path: 'x' } }] });
-    const model = createModelClient({ provider: 'ollama', model: 'qwen2.5-coder:7b', env: { OLLAMA_HOST: form(server.origin) } });
+    const model = createModelClient({
+      provider: 'ollama',
+      model: 'qwen2.5-coder:7b',
+      env: { OLLAMA_HOST: form(server.origin) },
+    });
     const response = await model.generate(userRequest('hi'));
     expect(response.toolCalls).toEqual([expect.objectContaining({ name: 'Read', input: { file_path: 'x' } })]);
     expect(response.provider).toBe('ollama');

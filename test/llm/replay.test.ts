@@ -58,7 +58,10 @@ describe('replay client', () => {
       withMessages(first, [
         ...first.messages,
         { role: 'assistant', text: one.text, toolCalls: one.toolCalls },
-        { role: 'tool', results: [{ toolCallId: 't1', toolName: 'Read', output: 'export const sum = 1', isError: false }] },
+        {
+          role: 'tool',
+          results: [{ toolCallId: 't1', toolName: 'Read', output: 'export const sum = 1', isError: false }],
+        },
       ]),
     );
     expect(two).toMatchObject({ text: 'Done.', finishReason: 'stop', usage: { inputTokens: 5, outputTokens: 2 } });
@@ -148,7 +151,10 @@ describe('replay client', () => {
 
     await writeFile(path, '{"response": {"text": "a"}}\n{not json\n');
     expect(() => createReplayModelClient({ cassettePath: path })).toThrow(`${path}:2`);
-    await writeFile(path, '{"response": {"toolCalls": [{"name": "Read"}], "usage": {"inputTokens": -1, "outputTokens": 0}}}\n');
+    await writeFile(
+      path,
+      '{"response": {"toolCalls": [{"name": "Read"}], "usage": {"inputTokens": -1, "outputTokens": 0}}}\n',
+    );
     expect(() => createReplayModelClient({ cassettePath: path })).toThrow(`${path}:1`);
   });
 
@@ -160,9 +166,9 @@ describe('replay client', () => {
   });
 
   it('a missing cassette file is a config error', () => {
-    expect(() => createModelClient({ provider: 'replay', model: 'm', env: {}, cassettePath: join(dir, 'nope.ndjson') })).toThrow(
-      expect.objectContaining({ code: 'config' }),
-    );
+    expect(() =>
+      createModelClient({ provider: 'replay', model: 'm', env: {}, cassettePath: join(dir, 'nope.ndjson') }),
+    ).toThrow(expect.objectContaining({ code: 'config' }));
   });
 });
 
@@ -170,9 +176,19 @@ describe('recording client', () => {
   it('records a real session that then replays with identical responses', async () => {
     const cassettePath = join(dir, 'nested', 'session.ndjson');
     server.enqueue(
-      { kind: 'message', content: [{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'src/sum.ts' } }] },
+      {
+        kind: 'message',
+        content: [
+          { type: 'text', text: 'Let me look.' },
+          { type: 'tool_use', name: 'Read', input: { file_path: 'src/sum.ts' } },
+        ],
+      },
       { kind: 'message', content: [{ type: 'tool_use', name: 'Bash', input: { command: 'npm test' } }] },
-      { kind: 'message', content: [{ type: 'text', text: 'The test fails as expected.' }], usage: { inputTokens: 300, outputTokens: 20 } },
+      {
+        kind: 'message',
+        content: [{ type: 'text', text: 'The test fails as expected.' }],
+        usage: { inputTokens: 300, outputTokens: 20 },
+      },
     );
     const live = createModelClient({
       provider: 'anthropic',
@@ -185,14 +201,21 @@ describe('recording client', () => {
 
     const lines = (await readFile(cassettePath, 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(4);
-    expect(JSON.parse(lines[0] ?? '')).toEqual({ cassette: 1, description: 'RED stage for sum()', model: 'claude-sonnet-4-5' });
+    expect(JSON.parse(lines[0] ?? '')).toEqual({
+      cassette: 1,
+      description: 'RED stage for sum()',
+      model: 'claude-sonnet-4-5',
+    });
     const { entries } = parseCassette(lines.join('\n'));
     expect(entries.map((entry) => entry.match)).toEqual([
       { stage: 'Stage: RED', lastUser: 'add a failing test for sum()' },
       { stage: 'Stage: RED', toolResults: [{ tool: 'Read', isError: false }] },
       { stage: 'Stage: RED', toolResults: [{ tool: 'Bash', isError: true }] },
     ]);
-    expect(entries[0]?.request).toMatchObject({ system: userRequest('').system, tools: [{ name: 'Read' }, { name: 'Bash' }] });
+    expect(entries[0]?.request).toMatchObject({
+      system: userRequest('').system,
+      tools: [{ name: 'Read' }, { name: 'Bash' }],
+    });
 
     const replay = createModelClient({ provider: 'replay', model: 'claude-sonnet-4-5', env: {}, cassettePath });
     const replayed = await converse(replay);
@@ -211,7 +234,11 @@ describe('recording client', () => {
     const cassettePath = join(dir, 'redacted.ndjson');
     const secret = 'sk-ant-record-secret-0123456789';
     server.enqueue({ kind: 'message', content: [{ type: 'text', text: `Debug: ANTHROPIC_API_KEY=${secret} (oops)` }] });
-    const live = createModelClient({ provider: 'anthropic', model: 'claude-sonnet-4-5', env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-record' } });
+    const live = createModelClient({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-record' },
+    });
     const recorder = createRecordingModelClient(live, cassettePath, { redact: createRedactor([secret]) });
     const response = await recorder.generate(userRequest('anything'));
     expect(response.text).toContain(secret);

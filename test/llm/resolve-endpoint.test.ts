@@ -15,7 +15,10 @@ describe('resolveEndpoint', () => {
   it.each(['http://gw.local:8080', 'http://gw.local:8080/', 'http://gw.local:8080/v1', 'http://gw.local:8080/v1/'])(
     'anthropic: normalises ANTHROPIC_BASE_URL=%s',
     (value) => {
-      const endpoint = resolveEndpoint({ provider: 'anthropic', env: { ANTHROPIC_BASE_URL: value, ANTHROPIC_API_KEY: 'k' } });
+      const endpoint = resolveEndpoint({
+        provider: 'anthropic',
+        env: { ANTHROPIC_BASE_URL: value, ANTHROPIC_API_KEY: 'k' },
+      });
       expect(endpoint.baseUrl).toBe('http://gw.local:8080');
       expect(endpoint.apiBaseUrl).toBe('http://gw.local:8080/v1');
     },
@@ -45,14 +48,22 @@ describe('resolveEndpoint', () => {
 
   it('requires keys for anthropic and openai with a hint', () => {
     expect(() => resolveEndpoint({ provider: 'anthropic', env: { ANTHROPIC_API_KEY: '' } })).toThrow(
-      expect.objectContaining({ code: 'auth', message: 'ANTHROPIC_API_KEY is not set', hint: 'Set it in the environment (export ANTHROPIC_API_KEY=sk-ant-...); for a local gateway any non-empty value works.' }),
+      expect.objectContaining({
+        code: 'auth',
+        message: 'ANTHROPIC_API_KEY is not set',
+        hint: 'Set it in the environment (export ANTHROPIC_API_KEY=sk-ant-...); for a local gateway any non-empty value works.',
+      }),
     );
     expect(() => resolveEndpoint({ provider: 'openai', env: {} })).toThrow(expect.objectContaining({ code: 'auth' }));
   });
 
   it('openai-compatible: needs a base URL, key optional', () => {
-    expect(() => resolveEndpoint({ provider: 'openai-compatible', env: {} })).toThrow(expect.objectContaining({ code: 'config' }));
-    expect(resolveEndpoint({ provider: 'openai-compatible', env: { OPENAI_BASE_URL: 'http://vllm:8000/v1/' } })).toEqual({
+    expect(() => resolveEndpoint({ provider: 'openai-compatible', env: {} })).toThrow(
+      expect.objectContaining({ code: 'config' }),
+    );
+    expect(
+      resolveEndpoint({ provider: 'openai-compatible', env: { OPENAI_BASE_URL: 'http://vllm:8000/v1/' } }),
+    ).toEqual({
       baseUrl: 'http://vllm:8000/v1',
       apiBaseUrl: 'http://vllm:8000/v1',
       apiKey: 'none',
@@ -71,9 +82,24 @@ describe('resolveEndpoint', () => {
   });
 
   it('rejects credentials in a base URL without repeating the password', () => {
-    const attempt = (): unknown => resolveEndpoint({ provider: 'anthropic', baseUrl: 'http://qauser:SuperSecretPw9876@127.0.0.1:1', env: { ANTHROPIC_API_KEY: 'k' } });
-    expect(attempt).toThrow(expect.objectContaining({ code: 'config', message: 'The base URL for anthropic contains a user name or password (http://127.0.0.1:1 without them).' }));
-    expect(() => resolveEndpoint({ provider: 'openai', env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'https://u:p@gw.example/v1' } })).toThrow(expect.objectContaining({ code: 'config' }));
+    const attempt = (): unknown =>
+      resolveEndpoint({
+        provider: 'anthropic',
+        baseUrl: 'http://qauser:SuperSecretPw9876@127.0.0.1:1',
+        env: { ANTHROPIC_API_KEY: 'k' },
+      });
+    expect(attempt).toThrow(
+      expect.objectContaining({
+        code: 'config',
+        message: 'The base URL for anthropic contains a user name or password (http://127.0.0.1:1 without them).',
+      }),
+    );
+    expect(() =>
+      resolveEndpoint({
+        provider: 'openai',
+        env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'https://u:p@gw.example/v1' },
+      }),
+    ).toThrow(expect.objectContaining({ code: 'config' }));
   });
 
   it('ollama: key defaults to "ollama", --base-url overrides OLLAMA_HOST', () => {
@@ -82,9 +108,9 @@ describe('resolveEndpoint', () => {
       apiKey: 'ollama',
       keyVar: undefined,
     });
-    expect(resolveEndpoint({ provider: 'ollama', baseUrl: 'http://box:1234/v1', env: { OLLAMA_HOST: 'other:1' } }).baseUrl).toBe(
-      'http://box:1234/v1',
-    );
+    expect(
+      resolveEndpoint({ provider: 'ollama', baseUrl: 'http://box:1234/v1', env: { OLLAMA_HOST: 'other:1' } }).baseUrl,
+    ).toBe('http://box:1234/v1');
   });
 });
 
@@ -112,6 +138,8 @@ describe('createModelClient', () => {
     expect(() => createModelClient({ provider: 'openai', model: ' ', env: { OPENAI_API_KEY: 'k' } })).toThrow(
       expect.objectContaining({ code: 'config' }),
     );
-    expect(() => createModelClient({ provider: 'replay', model: 'm', env: {} })).toThrow(expect.objectContaining({ code: 'config' }));
+    expect(() => createModelClient({ provider: 'replay', model: 'm', env: {} })).toThrow(
+      expect.objectContaining({ code: 'config' }),
+    );
   });
 });

@@ -5,8 +5,7 @@ import { parseRetryAfterMs } from '../../src/llm/provider-errors.js';
 import { retryDelayMs, withRetry, type RetryInfo } from '../../src/llm/retry.js';
 import { recordingSleep, rejectionOf, userRequest } from './model-fixtures.js';
 
-const overloaded = (retryAfterMs?: number) =>
-  new RatchetError('overloaded', 'busy', { retryable: true, retryAfterMs });
+const overloaded = (retryAfterMs?: number) => new RatchetError('overloaded', 'busy', { retryable: true, retryAfterMs });
 
 function response(text: string): ModelResponse {
   return {
@@ -80,7 +79,11 @@ describe('withRetry', () => {
       [1, 1000, 'overloaded'],
       [2, 3000, 'overloaded'],
     ]);
-    expect(client).toMatchObject({ provider: 'scripted', modelId: 'scripted', specificationVersion: 'ratchet-model-v1' });
+    expect(client).toMatchObject({
+      provider: 'scripted',
+      modelId: 'scripted',
+      specificationVersion: 'ratchet-model-v1',
+    });
   });
 
   it('fails fast on non-retryable errors', async () => {

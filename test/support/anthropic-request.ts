@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 
-
 export const blockSchema = z.looseObject({
   type: z.string(),
   text: z.string().optional(),

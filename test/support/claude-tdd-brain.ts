@@ -160,8 +160,6 @@ const SCRIPT = new Map<string, StageScript>([
   [key('PLAN', null), () => [turn('Every item is checked.', pick(null))]],
 ]);
 
-
-
 /** How the brain understood one request. */
 export interface ClaudeBrainCall {
   /** `x-claude-code-session-id`: one per `claude -p` call. */
@@ -216,7 +214,9 @@ export function createClaudeTddBrain(): ClaudeTddBrain {
     const session = typeof header === 'string' ? header : '(none)';
     const prompt = messages[0] === undefined ? '' : textOf(messages[0].content);
     const item =
-      stage === 'PLAN' ? planItem(prompt, CLAUDE_ITEMS) : (CLAUDE_ITEMS.find((text) => prompt.includes(`${text} (test: `)) ?? null);
+      stage === 'PLAN'
+        ? planItem(prompt, CLAUDE_ITEMS)
+        : (CLAUDE_ITEMS.find((text) => prompt.includes(`${text} (test: `)) ?? null);
     const turnIndex = messages.filter((message) => message.role === 'assistant').length;
     calls.push({ session, stage, item, turn: turnIndex });
 

@@ -56,8 +56,7 @@ import {
 export type { CommonReply, RecordedRequest } from './fake-http-server.js';
 
 export type AnthropicContentBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id?: string; name: string; input: unknown };
+  { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
 
 export interface FakeUsage {
   inputTokens: number;
@@ -158,7 +157,12 @@ function rejectRequest(request: RecordedRequest, options: StartFakeAnthropicServ
 /** An error answered before any reply is taken (`respond` needs a messages body; these have none). */
 function rawError(status: number, message?: string): CommonReply {
   const requestId = `req_fake_${status}`;
-  return { kind: 'raw', status, headers: { 'content-type': 'application/json', 'request-id': requestId }, body: errorBody(ERROR_TYPES[status] ?? 'api_error', message, requestId) };
+  return {
+    kind: 'raw',
+    status,
+    headers: { 'content-type': 'application/json', 'request-id': requestId },
+    body: errorBody(ERROR_TYPES[status] ?? 'api_error', message, requestId),
+  };
 }
 
 /** 401 unless the request carries a key (`x-api-key` or Bearer), and `apiKey` when that is set. */
@@ -184,12 +188,26 @@ function listModels(request: RecordedRequest, models: readonly string[] | { stat
     display_name: id,
     created_at: new Date(Date.UTC(2025, 11, 1) - (start + index) * 86_400_000).toISOString().replace('.000Z', 'Z'),
   }));
-  const body = { data, has_more: start + page.length < models.length, first_id: page[0] ?? null, last_id: page.at(-1) ?? null };
-  return { kind: 'raw', status: 200, headers: { 'content-type': 'application/json', 'request-id': requestId }, body: JSON.stringify(body) };
+  const body = {
+    data,
+    has_more: start + page.length < models.length,
+    first_id: page[0] ?? null,
+    last_id: page.at(-1) ?? null,
+  };
+  return {
+    kind: 'raw',
+    status: 200,
+    headers: { 'content-type': 'application/json', 'request-id': requestId },
+    body: JSON.stringify(body),
+  };
 }
 
 function errorBody(errorType: string, message: string | undefined, requestId: string): string {
-  return JSON.stringify({ type: 'error', error: { type: errorType, message: message ?? ERROR_MESSAGES[errorType] ?? 'Error' }, request_id: requestId });
+  return JSON.stringify({
+    type: 'error',
+    error: { type: errorType, message: message ?? ERROR_MESSAGES[errorType] ?? 'Error' },
+    request_id: requestId,
+  });
 }
 
 async function respond(
@@ -220,7 +238,11 @@ async function respond(
     case 'stream-error': {
       const errorType = reply.errorType ?? 'overloaded_error';
       startStream(res, requestId);
-      writeSse(res, 'message_start', JSON.stringify(messageStart(body.model, context.id, estimateTokens(body.messages))));
+      writeSse(
+        res,
+        'message_start',
+        JSON.stringify(messageStart(body.model, context.id, estimateTokens(body.messages))),
+      );
       writeSse(res, 'ping', '{"type":"ping"}');
       writeSse(
         res,
@@ -238,14 +260,19 @@ async function respond(
       const content = reply.content.map((block, index) =>
         block.type === 'tool_use' ? { ...block, id: block.id ?? `toolu_fake_${context.id}_${index}` } : block,
       );
-      const stopReason = reply.stopReason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
+      const stopReason =
+        reply.stopReason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
       const usage = reply.usage ?? {
         inputTokens: estimateTokens(body.messages),
         outputTokens: estimateTokens(content),
       };
       if (reply.delayMs !== undefined) await pause(reply.delayMs);
       if (body.stream === true) {
-        await streamMessage(res, { model: body.model, content, stopReason, usage, requestId, ...context }, reply.delayMs ?? 0);
+        await streamMessage(
+          res,
+          { model: body.model, content, stopReason, usage, requestId, ...context },
+          reply.delayMs ?? 0,
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId });
@@ -308,7 +335,11 @@ async function streamMessage(res: ServerResponse, plan: StreamPlan, delayMs: num
   await send('ping', { type: 'ping' });
   for (const [index, block] of plan.content.entries()) {
     if (block.type === 'text') {
-      await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      await send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      });
       for (const [position, text] of chunkText(block.text, plan.chunkSize).entries()) {
         await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
         if (position === 0) await send('ping', { type: 'ping' });
@@ -321,7 +352,11 @@ async function streamMessage(res: ServerResponse, plan: StreamPlan, delayMs: num
       });
       const fragments = ['', ...chunkText(JSON.stringify(block.input ?? {}), plan.chunkSize)];
       for (const partial_json of fragments) {
-        await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } });
+        await send('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json },
+        });
       }
     }
     await send('content_block_stop', { type: 'content_block_stop', index });

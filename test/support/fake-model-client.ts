@@ -135,7 +135,11 @@ export function text(content: string, extra: Omit<FakeReply, 'text'> = {}): Fake
 }
 
 /** A reply with one tool call (and optional text before it). */
-export function toolCall(name: string, input: unknown, extra: Omit<FakeReply, 'toolCalls'> & { id?: string } = {}): FakeReply {
+export function toolCall(
+  name: string,
+  input: unknown,
+  extra: Omit<FakeReply, 'toolCalls'> & { id?: string } = {},
+): FakeReply {
   const { id, ...rest } = extra;
   return { ...rest, toolCalls: [{ name, input, ...(id === undefined ? {} : { id }) }] };
 }

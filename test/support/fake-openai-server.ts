@@ -89,7 +89,11 @@ const ERROR_DEFAULTS: Record<number, { type: string; code: string | null; messag
   400: { type: 'invalid_request_error', code: null, message: 'Invalid request' },
   401: { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' },
   403: { type: 'invalid_request_error', code: 'unsupported_country_region_territory', message: 'Forbidden' },
-  404: { type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist or you do not have access to it.' },
+  404: {
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+    message: 'The model does not exist or you do not have access to it.',
+  },
   429: { type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached for requests' },
   500: { type: 'server_error', code: null, message: 'The server had an error while processing your request.' },
   503: { type: 'server_error', code: null, message: 'The engine is currently overloaded, please try again later' },
@@ -122,12 +126,20 @@ function rejectRequest(request: RecordedRequest, options: StartFakeOpenAiServerO
   }
   // Raw replies: `respond` needs a chat body, which these requests may not have.
   if (request.method !== 'POST' || request.path !== '/v1/chat/completions') {
-    return { kind: 'raw', status: 404, body: errorBody(404, { code: null, message: `Unknown route ${request.method} ${request.path}` }) };
+    return {
+      kind: 'raw',
+      status: 404,
+      body: errorBody(404, { code: null, message: `Unknown route ${request.method} ${request.path}` }),
+    };
   }
   if (keyRejected) return wrongKey(request);
   const parsed = chatBodySchema.safeParse(request.body);
   if (!parsed.success) {
-    return { kind: 'raw', status: 400, body: errorBody(400, { message: `Invalid request body: ${parsed.error.issues[0]?.message ?? ''}` }) };
+    return {
+      kind: 'raw',
+      status: 400,
+      body: errorBody(400, { message: `Invalid request body: ${parsed.error.issues[0]?.message ?? ''}` }),
+    };
   }
   return undefined;
 }
@@ -135,9 +147,10 @@ function rejectRequest(request: RecordedRequest, options: StartFakeOpenAiServerO
 /** 401 as OpenAI words it: the key that was sent, masked but for its first 3 and last 4 characters. */
 function wrongKey(request: RecordedRequest): OpenAiReply {
   const given = request.headers.authorization?.replace(/^Bearer /, '') ?? '';
-  const message = given === ''
-    ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
-    : `Incorrect API key provided: ${given.slice(0, 3)}${'*'.repeat(Math.max(0, given.length - 7))}${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
+  const message =
+    given === ''
+      ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+      : `Incorrect API key provided: ${given.slice(0, 3)}${'*'.repeat(Math.max(0, given.length - 7))}${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
   return { kind: 'raw', status: 401, body: errorBody(401, { message }) };
 }
 
@@ -146,7 +159,12 @@ function listModels(models: readonly string[] | { status: number }): OpenAiReply
   if ('status' in models) {
     return { kind: 'raw', status: models.status, body: errorBody(models.status, {}) };
   }
-  const data = models.map((id, index) => ({ id, object: 'model', created: 1_700_000_000 - index * 86_400, owned_by: 'system' }));
+  const data = models.map((id, index) => ({
+    id,
+    object: 'model',
+    created: 1_700_000_000 - index * 86_400,
+    owned_by: 'system',
+  }));
   return { kind: 'raw', status: 200, body: JSON.stringify({ object: 'list', data }) };
 }
 
@@ -192,7 +210,14 @@ async function respond(
       writeSse(
         res,
         undefined,
-        JSON.stringify({ error: { message: reply.message ?? 'The server is overloaded', type: reply.errorType ?? 'server_error', param: null, code: null } }),
+        JSON.stringify({
+          error: {
+            message: reply.message ?? 'The server is overloaded',
+            type: reply.errorType ?? 'server_error',
+            param: null,
+            code: null,
+          },
+        }),
       );
       res.end();
       return;
@@ -204,7 +229,10 @@ async function respond(
       }));
       const text = reply.text ?? '';
       const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
-      const usage = reply.usage ?? { inputTokens: estimateTokens(body.messages), outputTokens: estimateTokens(text + JSON.stringify(toolCalls)) };
+      const usage = reply.usage ?? {
+        inputTokens: estimateTokens(body.messages),
+        outputTokens: estimateTokens(text + JSON.stringify(toolCalls)),
+      };
       const usageBody = {
         prompt_tokens: usage.inputTokens,
         completion_tokens: usage.outputTokens,
@@ -241,7 +269,17 @@ async function respond(
         for (const content of chunkText(text, chunkSize)) await send(chunk(base, { content }, null));
       }
       for (const [index, call] of toolCalls.entries()) {
-        await send(chunk(base, { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, null));
+        await send(
+          chunk(
+            base,
+            {
+              tool_calls: [
+                { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+              ],
+            },
+            null,
+          ),
+        );
         for (const fragment of chunkText(call.function.arguments, chunkSize)) {
           await send(chunk(base, { tool_calls: [{ index, function: { arguments: fragment } }] }, null));
         }

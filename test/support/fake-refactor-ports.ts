@@ -81,7 +81,8 @@ function findBlock(lines: string[], block: string[], hint: number): number {
 
 /** A unified diff replacing the whole of `path` (null `before`: create it; null `after`: delete it). */
 export function wholeFileDiff(path: string, before: string | null, after: string | null): string {
-  const split = (text: string | null): string[] => (text === null || text === '' ? [] : text.replace(/\n$/, '').split('\n'));
+  const split = (text: string | null): string[] =>
+    text === null || text === '' ? [] : text.replace(/\n$/, '').split('\n');
   const old = split(before);
   const now = split(after);
   const header = [
@@ -110,7 +111,13 @@ export class FakeRefactorWorkspace implements RefactorWorkspace {
   private commit(subject: string, body: string): string {
     this.counter++;
     const sha = `c${String(this.counter).padStart(3, '0')}`;
-    this.commits.set(sha, { sha, parent: this.counter === 1 ? null : this.headSha, subject, body, tree: { ...this.files } });
+    this.commits.set(sha, {
+      sha,
+      parent: this.counter === 1 ? null : this.headSha,
+      subject,
+      body,
+      tree: { ...this.files },
+    });
     return sha;
   }
 
@@ -130,7 +137,11 @@ export class FakeRefactorWorkspace implements RefactorWorkspace {
   /** Commits reachable from HEAD, newest first (the baseline last). */
   log(): Array<{ sha: string; subject: string; body: string }> {
     const out: Array<{ sha: string; subject: string; body: string }> = [];
-    for (let at = this.commits.get(this.headSha); at; at = at.parent === null ? undefined : this.commits.get(at.parent)) {
+    for (
+      let at = this.commits.get(this.headSha);
+      at;
+      at = at.parent === null ? undefined : this.commits.get(at.parent)
+    ) {
       out.push({ sha: at.sha, subject: at.subject, body: at.body });
     }
     return out;
@@ -195,7 +206,15 @@ export class FakeRefactorVerifier implements RefactorVerifier {
     const markers = level === 'fast' ? ['BROKEN'] : ['BROKEN', 'FULL_BUG'];
     const bad = Object.entries(tree).filter(([, text]) => markers.some((marker) => text.includes(marker)));
     const output = bad.length > 0 ? bad.map(([path]) => `FAIL ${path}: marker found`).join('\n') : 'all tests passed';
-    const result: CheckResult = { name: `${level} tests`, command: `npm test -- --${level}`, exitCode: bad.length > 0 ? 1 : 0, timedOut: false, durationMs: 0, output, ok: bad.length === 0 };
+    const result: CheckResult = {
+      name: `${level} tests`,
+      command: `npm test -- --${level}`,
+      exitCode: bad.length > 0 ? 1 : 0,
+      timedOut: false,
+      durationMs: 0,
+      output,
+      ok: bad.length === 0,
+    };
     return Promise.resolve({ level, ok: result.ok, results: [{ result, outputFile: null }] });
   }
 }
@@ -284,19 +303,47 @@ export class FakeRefactorAgent implements AgentRuntime {
     if (request.signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
     turn.act?.(this.workspace);
     if (request.signal?.aborted) throw new RatchetError('interrupted', 'Interrupted');
-    request.emit({ type: 'tool-call', stage: request.stage, tool: 'Read', input: { file_path: 'src' }, output: 'ok', isError: false, durationMs: 0 });
-    const base = { finalText: `fake ${request.stage} done`, turns: 1, usage: { inputTokens: 10, outputTokens: 5 }, costUsd: 0 };
-    if (turn.status !== undefined) return { ...base, status: turn.status, output: undefined, message: turn.message ?? `fake ${turn.status}` };
-    if (request.outputSchema === undefined || turn.output === undefined) return { ...base, status: 'completed', output: undefined };
+    request.emit({
+      type: 'tool-call',
+      stage: request.stage,
+      tool: 'Read',
+      input: { file_path: 'src' },
+      output: 'ok',
+      isError: false,
+      durationMs: 0,
+    });
+    const base = {
+      finalText: `fake ${request.stage} done`,
+      turns: 1,
+      usage: { inputTokens: 10, outputTokens: 5 },
+      costUsd: 0,
+    };
+    if (turn.status !== undefined)
+      return { ...base, status: turn.status, output: undefined, message: turn.message ?? `fake ${turn.status}` };
+    if (request.outputSchema === undefined || turn.output === undefined)
+      return { ...base, status: 'completed', output: undefined };
     const parsed = request.outputSchema.safeParse(turn.output);
-    if (!parsed.success) return { ...base, status: 'invalid-output', output: undefined, message: `Invalid structured output: ${parsed.error.message}` };
+    if (!parsed.success)
+      return {
+        ...base,
+        status: 'invalid-output',
+        output: undefined,
+        message: `Invalid structured output: ${parsed.error.message}`,
+      };
     return { ...base, status: 'completed', output: parsed.data };
   }
 }
 
 /** A PatchResponse turn with status `ok`. */
 export function patchTurn(patch: string, touched: string[], rationale = 'tidy up'): RefactorTurn {
-  const output: PatchResponse = { status: 'ok', rationale, risk_notes: [], patch_unified_diff: patch, touched_files: touched, expected_verifier: ['fast'] };
+  const output: PatchResponse = {
+    status: 'ok',
+    rationale,
+    risk_notes: [],
+    patch_unified_diff: patch,
+    touched_files: touched,
+    expected_verifier: ['fast'],
+  };
   return { output };
 }
 
@@ -306,11 +353,21 @@ export function rewriteTurn(path: string, before: string, after: string, rationa
 }
 
 export function statusTurn(status: 'noop' | 'blocked', rationale: string): RefactorTurn {
-  const output: PatchResponse = { status, rationale, risk_notes: [], patch_unified_diff: '', touched_files: [], expected_verifier: [] };
+  const output: PatchResponse = {
+    status,
+    rationale,
+    risk_notes: [],
+    patch_unified_diff: '',
+    touched_files: [],
+    expected_verifier: [],
+  };
   return { output };
 }
 
-export function criticTurn(decision: 'accept' | 'reject' | 'shrink_scope' | 'shrink_diff' | 'noop', reasons: string[] = []): RefactorTurn {
+export function criticTurn(
+  decision: 'accept' | 'reject' | 'shrink_scope' | 'shrink_diff' | 'noop',
+  reasons: string[] = [],
+): RefactorTurn {
   return { output: { decision, reasons } };
 }
 
@@ -371,7 +428,12 @@ export interface FakeFormatter {
   fails?: boolean;
 }
 
-export function createRefactorDeps(files: FileMap, script: RefactorScript, clock = new FakeClock(), formatter: FakeFormatter = {}): FakeRefactorDeps {
+export function createRefactorDeps(
+  files: FileMap,
+  script: RefactorScript,
+  clock = new FakeClock(),
+  formatter: FakeFormatter = {},
+): FakeRefactorDeps {
   const workspace = new FakeRefactorWorkspace(files);
   const verifier = new FakeRefactorVerifier(workspace);
   const agent = new FakeRefactorAgent(workspace, script);
@@ -401,19 +463,32 @@ export function createRefactorDeps(files: FileMap, script: RefactorScript, clock
       const violations = [...parsed.errors];
       const touched = touchedFiles(parsed);
       const inScope = picomatch(batch.scope_globs, { dot: true });
-      for (const path of touched) if (!inScope(path)) violations.push(`${path} is outside the batch scope (${batch.scope_globs.join(', ')})`);
-      for (const path of declared) if (!touched.includes(path)) violations.push(`touched_files lists ${path}, which the patch does not change`);
+      for (const path of touched)
+        if (!inScope(path)) violations.push(`${path} is outside the batch scope (${batch.scope_globs.join(', ')})`);
+      for (const path of declared)
+        if (!touched.includes(path)) violations.push(`touched_files lists ${path}, which the patch does not change`);
       const loc = locTouched(parsed);
-      if (loc > batch.diff_budget_loc) violations.push(`the patch changes ${loc} lines; the budget is ${batch.diff_budget_loc}`);
+      if (loc > batch.diff_budget_loc)
+        violations.push(`the patch changes ${loc} lines; the budget is ${batch.diff_budget_loc}`);
       if (violations.length === 0) {
         const check = await workspace.applyCheck(patch);
         if (!check.ok) violations.push(`git apply --check failed: ${check.error}`);
       }
-      return violations.length === 0 ? { admitted: true, patchText: patch, files: touched, loc, violations: [] } : { admitted: false, patchText: patch, files: [], loc: 0, violations };
+      return violations.length === 0
+        ? { admitted: true, patchText: patch, files: touched, loc, violations: [] }
+        : { admitted: false, patchText: patch, files: [], loc: 0, violations };
     },
     async format(batch: PlannedBatch): Promise<FormatResult> {
       const ok = formatter.fails !== true;
-      const result: CheckResult = { name: 'format', command: 'fake-format --write .', exitCode: ok ? 0 : 1, timedOut: false, durationMs: 0, output: ok ? 'formatted' : 'fake-format: syntax error in src/a.ts', ok };
+      const result: CheckResult = {
+        name: 'format',
+        command: 'fake-format --write .',
+        exitCode: ok ? 0 : 1,
+        timedOut: false,
+        durationMs: 0,
+        output: ok ? 'formatted' : 'fake-format: syntax error in src/a.ts',
+        ok,
+      };
       const run = { ok, results: [{ result, outputFile: null }] };
       if (!ok) return { run, files: [], loc: 0, reverted: [] };
       const before = workspace.tree();
@@ -426,7 +501,10 @@ export function createRefactorDeps(files: FileMap, script: RefactorScript, clock
         const old = before[path];
         const now = after[path];
         if (old === now) continue;
-        const verdict = old === undefined || now === undefined ? { formattingOnly: false as const, reason: 'created or deleted' } : await compareFormatting(path, old, now);
+        const verdict =
+          old === undefined || now === undefined
+            ? { formattingOnly: false as const, reason: 'created or deleted' }
+            : await compareFormatting(path, old, now);
         if (!inScope(path)) reverted.push(`${path}: outside the batch scope`);
         else if (!verdict.formattingOnly) reverted.push(`${path}: not formatting-only: ${verdict.reason}`);
         else {
@@ -439,7 +517,11 @@ export function createRefactorDeps(files: FileMap, script: RefactorScript, clock
     },
     apiChanges(): Promise<ApiChange> {
       const now = exportedNames(workspace.tree());
-      return Promise.resolve({ removed: [...apiReference].filter((name) => !now.has(name)), changed: [], added: [...now].filter((name) => !apiReference.has(name)) });
+      return Promise.resolve({
+        removed: [...apiReference].filter((name) => !now.has(name)),
+        changed: [],
+        added: [...now].filter((name) => !apiReference.has(name)),
+      });
     },
     async acceptApi(): Promise<void> {
       apiReference = exportedNames(workspace.tree());
@@ -464,7 +546,16 @@ export const DEFAULT_POLICY: RefactorPolicy = {
 
 /** A batch scoped to one file (fast verifier, budget 50). */
 export function batch(id: string, path: string, overrides: Partial<PlannedBatch> = {}): PlannedBatch {
-  return { id, goal: `Tidy ${path}`, scope_globs: [path], allowed_operations: ['extract-function'], diff_budget_loc: 50, risk_score: 10, verifier_level: 'fast', ...overrides };
+  return {
+    id,
+    goal: `Tidy ${path}`,
+    scope_globs: [path],
+    allowed_operations: ['extract-function'],
+    diff_budget_loc: 50,
+    risk_score: 10,
+    verifier_level: 'fast',
+    ...overrides,
+  };
 }
 
 export interface LoopRun {

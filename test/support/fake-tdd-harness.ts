@@ -18,7 +18,11 @@ export const RUN_ID = 'run-fake-1';
 export const LIST = 'test-list.md';
 
 export const ADD: TestCase = { description: 'adds two numbers', testFile: 'src/add.test.ts', implFile: 'src/add.ts' };
-export const SUB: TestCase = { description: 'subtracts two numbers', testFile: 'src/sub.test.ts', implFile: 'src/sub.ts' };
+export const SUB: TestCase = {
+  description: 'subtracts two numbers',
+  testFile: 'src/sub.test.ts',
+  implFile: 'src/sub.ts',
+};
 
 export const LIST_TEXT = `# Calculator\n\n- [ ] ${ADD.description}\n- [ ] ${SUB.description}\n`;
 export const LIST_ADD_DONE = `# Calculator\n\n- [x] ${ADD.description}\n- [ ] ${SUB.description}\n`;
@@ -132,7 +136,11 @@ export function fakePolicy(baseCommit: string, options: PolicyOptions = {}): Tdd
     refactor: options.refactor ?? 'always',
     testGlobs: options.testGlobs ?? ['**/*.test.ts'],
     bashTimeoutMs: 5_000,
-    stage: (stage) => ({ maxAttempts: options.maxAttempts?.[stage] ?? 3, maxTurns: 7, timeoutMs: options.timeoutMs ?? 60_000 }),
+    stage: (stage) => ({
+      maxAttempts: options.maxAttempts?.[stage] ?? 3,
+      maxTurns: 7,
+      timeoutMs: options.timeoutMs ?? 60_000,
+    }),
     runId: RUN_ID,
     baseCommit,
   };
@@ -223,7 +231,9 @@ export function trace(events: readonly EventInput[]): string[] {
         lines.push(`stage-start ${event.stage}#${event.attempt}`);
         break;
       case 'stage-end':
-        lines.push(`stage-end ${event.stage}#${event.attempt} ${event.outcome}${event.reason === undefined ? '' : ` (${event.reason.split(':')[0] ?? ''})`}`);
+        lines.push(
+          `stage-end ${event.stage}#${event.attempt} ${event.outcome}${event.reason === undefined ? '' : ` (${event.reason.split(':')[0] ?? ''})`}`,
+        );
         break;
       case 'verify-end':
         lines.push(`verify-end ${event.stage} ${event.kind}`);
@@ -235,7 +245,9 @@ export function trace(events: readonly EventInput[]): string[] {
         lines.push(`checkpoint-rollback ${event.reason}`);
         break;
       case 'note-write':
-        lines.push(`note-write ${event.state.phase}->${event.state.nextPhase ?? 'null'}${event.state.error === null ? '' : ' error'}`);
+        lines.push(
+          `note-write ${event.state.phase}->${event.state.nextPhase ?? 'null'}${event.state.error === null ? '' : ' error'}`,
+        );
         break;
       case 'plan-select':
         lines.push(`plan-select ${event.test ?? 'null'}`);
@@ -250,6 +262,9 @@ export function trace(events: readonly EventInput[]): string[] {
   return lines;
 }
 
-export function eventsOf<K extends EventInput['type']>(events: readonly EventInput[], type: K): Extract<EventInput, { type: K }>[] {
+export function eventsOf<K extends EventInput['type']>(
+  events: readonly EventInput[],
+  type: K,
+): Extract<EventInput, { type: K }>[] {
   return events.filter((event): event is Extract<EventInput, { type: K }> => event.type === type);
 }

@@ -29,7 +29,8 @@ export function fakePrompt(stage: AgentStageName, variables: Record<string, stri
 
 function parseVariables(prompt: string): Record<string, string | number> {
   const value: unknown = JSON.parse(prompt);
-  if (typeof value !== 'object' || value === null) throw new Error(`FakeAgent: the prompt is not a variables object: ${prompt}`);
+  if (typeof value !== 'object' || value === null)
+    throw new Error(`FakeAgent: the prompt is not a variables object: ${prompt}`);
   const variables: Record<string, string | number> = {};
   for (const [key, entry] of Object.entries(value)) {
     if (typeof entry === 'string' || typeof entry === 'number') variables[key] = entry;
@@ -121,7 +122,7 @@ export class FakeAgent implements AgentRuntime {
     }
   }
 
-    /** The recorded calls of one stage. */
+  /** The recorded calls of one stage. */
   callsOf(stage: StageName): FakeAgentCall[] {
     return this.calls.filter((call) => call.stage === stage);
   }
@@ -189,14 +190,25 @@ export class FakeAgent implements AgentRuntime {
       this.emitTool(request, 'Bash', `git commit -m ${turn.commit}`, true);
     }
 
-    const base = { finalText: `fake ${request.stage} done`, turns: 1, usage: { inputTokens: 10, outputTokens: 5 }, costUsd: 0 };
+    const base = {
+      finalText: `fake ${request.stage} done`,
+      turns: 1,
+      usage: { inputTokens: 10, outputTokens: 5 },
+      costUsd: 0,
+    };
     if (turn.status !== undefined) {
       return { ...base, status: turn.status, output: undefined, message: turn.message ?? `fake ${turn.status}` };
     }
-    if (request.outputSchema === undefined || turn.output === undefined) return { ...base, status: 'completed', output: undefined };
+    if (request.outputSchema === undefined || turn.output === undefined)
+      return { ...base, status: 'completed', output: undefined };
     const parsed = request.outputSchema.safeParse(turn.output);
     if (!parsed.success) {
-      return { ...base, status: 'invalid-output', output: undefined, message: `Invalid structured output: ${parsed.error.message}` };
+      return {
+        ...base,
+        status: 'invalid-output',
+        output: undefined,
+        message: `Invalid structured output: ${parsed.error.message}`,
+      };
     }
     return { ...base, status: 'completed', output: parsed.data };
   }
@@ -231,7 +243,11 @@ export class FakeRefactorCheck {
     this.calls.push([...files]);
     const reasons: string[] = [];
     for (const file of files) {
-      const lines = this.workspace.file(file)?.split('\n').filter((line) => line.trim() !== '').length ?? 0;
+      const lines =
+        this.workspace
+          .file(file)
+          ?.split('\n')
+          .filter((line) => line.trim() !== '').length ?? 0;
       if (lines > this.maxLines) reasons.push(`${file}: ${lines} lines (limit ${this.maxLines})`);
     }
     return Promise.resolve({ needsRefactor: reasons.length > 0, reasons });

@@ -75,7 +75,12 @@ export function evaluateFakeSuite(files: FileMap, isTestFile: (path: string) => 
         name: spec.name,
         file: path,
         status: passed ? 'passed' : 'failed',
-        ...(passed ? {} : { failureKind: spec.failWith ?? 'assertion', message: `expected ${spec.impl} to contain ${JSON.stringify(spec.contains)}` }),
+        ...(passed
+          ? {}
+          : {
+              failureKind: spec.failWith ?? 'assertion',
+              message: `expected ${spec.impl} to contain ${JSON.stringify(spec.contains)}`,
+            }),
       });
     }
   }
@@ -98,7 +103,10 @@ function markerCheck(kind: 'lint' | 'typecheck', marker: string): FakeCheck {
 }
 
 /** Lint fails on any file containing `LINT-ERROR`; typecheck on any containing `TYPE-ERROR`. */
-export const DEFAULT_FAKE_CHECKS: readonly FakeCheck[] = [markerCheck('lint', 'LINT-ERROR'), markerCheck('typecheck', 'TYPE-ERROR')];
+export const DEFAULT_FAKE_CHECKS: readonly FakeCheck[] = [
+  markerCheck('lint', 'LINT-ERROR'),
+  markerCheck('typecheck', 'TYPE-ERROR'),
+];
 
 export interface FakeVerifierOptions {
   /** Which paths are test files (default: `*.test.ts` anywhere). */
@@ -132,7 +140,10 @@ export class FakeVerifier implements VerifierPort {
     const failed = tests.filter((test) => test.status === 'failed').length;
     const passed = tests.filter((test) => test.status === 'passed').length;
     const output = [
-      ...tests.map((test) => `${test.status === 'passed' ? 'PASS' : 'FAIL'} ${test.id}${test.message === undefined ? '' : ` - ${test.message}`}`),
+      ...tests.map(
+        (test) =>
+          `${test.status === 'passed' ? 'PASS' : 'FAIL'} ${test.id}${test.message === undefined ? '' : ` - ${test.message}`}`,
+      ),
       ...collectionErrors.map((error) => `ERROR ${error}`),
       `${passed} passed, ${failed} failed`,
     ].join('\n');

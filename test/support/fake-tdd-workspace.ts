@@ -83,7 +83,10 @@ export class FakeWorkspace implements Workspace {
     return Promise.resolve(this.headCommit().sha);
   }
 
-  async checkpoint(subject: string, options: { allowEmpty?: boolean; body?: string; note?: HandoffState } = {}): Promise<string> {
+  async checkpoint(
+    subject: string,
+    options: { allowEmpty?: boolean; body?: string; note?: HandoffState } = {},
+  ): Promise<string> {
     const parent = this.commits.at(-1);
     if (parent !== undefined && sameTree(parent.files, this.files) && options.allowEmpty !== true) {
       throw new RatchetError('git', `Nothing to commit for "${subject}"`);
@@ -206,7 +209,8 @@ export class FakeWorkspace implements Workspace {
   /** The commit with this subject (the last one when several share it). */
   commitWithSubject(subject: string): FakeCommit {
     const found = this.commits.findLast((commit) => commit.subject === subject);
-    if (found === undefined) throw new Error(`FakeWorkspace: no commit "${subject}" in ${JSON.stringify(this.subjects())}`);
+    if (found === undefined)
+      throw new Error(`FakeWorkspace: no commit "${subject}" in ${JSON.stringify(this.subjects())}`);
     return found;
   }
 

@@ -95,12 +95,26 @@ function textOf(content: unknown): string {
 
 /** A PatchResponse that changes nothing. */
 export function noopAnswer(rationale: string): PatchAnswer {
-  return { status: 'noop', rationale, risk_notes: [], patch_unified_diff: '', touched_files: [], expected_verifier: [] };
+  return {
+    status: 'noop',
+    rationale,
+    risk_notes: [],
+    patch_unified_diff: '',
+    touched_files: [],
+    expected_verifier: [],
+  };
 }
 
 /** A PatchResponse carrying `diff`, which touches `files`. */
 export function patchAnswer(diff: string, files: string[], rationale: string): PatchAnswer {
-  return { status: 'ok', rationale, risk_notes: ['behaviour preserved; covered by the unit tests'], patch_unified_diff: diff, touched_files: files, expected_verifier: ['fast'] };
+  return {
+    status: 'ok',
+    rationale,
+    risk_notes: ['behaviour preserved; covered by the unit tests'],
+    patch_unified_diff: diff,
+    touched_files: files,
+    expected_verifier: ['fast'],
+  };
 }
 
 function structured(input: unknown, say: string): AnthropicReply {
@@ -122,7 +136,10 @@ export function createRefactorBrain(script: RefactorBrainScript): RefactorBrain 
   const understand = (request: RecordedRequest): RefactorBrainCall | string => {
     const body = bodySchema.safeParse(request.body);
     if (!body.success) return `a request body that is not a Messages request: ${body.error.issues[0]?.message ?? ''}`;
-    const system = typeof body.data.system === 'string' ? body.data.system : (body.data.system ?? []).map((block) => block.text ?? '').join('\n');
+    const system =
+      typeof body.data.system === 'string'
+        ? body.data.system
+        : (body.data.system ?? []).map((block) => block.text ?? '').join('\n');
     const role = /^Stage: ([A-Z_]+)\s*$/m.exec(system)?.[1] ?? 'none';
     const first = body.data.messages.find((message) => message.role === 'user');
     const prompt = first ? textOf(first.content) : '';
@@ -157,11 +174,15 @@ export function createRefactorBrain(script: RefactorBrainScript): RefactorBrain 
         return structured(noopAnswer('Not scripted.'), 'Nothing to do.');
       }
       if (!call.prompt.includes(`# Batch ${call.batch}: ${entry.goal}`)) {
-        unexpected.push(`${call.batch} arrived with another goal than "${entry.goal}": ${call.prompt.split('\n')[0] ?? ''}`);
+        unexpected.push(
+          `${call.batch} arrived with another goal than "${entry.goal}": ${call.prompt.split('\n')[0] ?? ''}`,
+        );
       }
       const answer = call.attempt === 'retry' ? entry.retry : entry.first;
       if (!answer) {
-        unexpected.push(`PATCHER ${call.batch}: no ${call.attempt ?? ''} answer scripted (feedback ${call.feedback ?? 'none'})`);
+        unexpected.push(
+          `PATCHER ${call.batch}: no ${call.attempt ?? ''} answer scripted (feedback ${call.feedback ?? 'none'})`,
+        );
         return structured({ ...noopAnswer('Not scripted.'), status: 'blocked' }, 'Blocked.');
       }
       return structured(answer, `Patch for ${call.batch}.`);

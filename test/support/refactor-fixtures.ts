@@ -26,7 +26,8 @@ export function replaceOnce(search: string, replacement: string): Edit {
   return (text) => {
     if (text === null) throw new Error(`cannot replace in a missing file: ${search.slice(0, 60)}`);
     const first = text.indexOf(search);
-    if (first < 0 || text.indexOf(search, first + 1) >= 0) throw new Error(`'${search.slice(0, 60)}' must occur exactly once`);
+    if (first < 0 || text.indexOf(search, first + 1) >= 0)
+      throw new Error(`'${search.slice(0, 60)}' must occur exactly once`);
     return text.slice(0, first) + replacement + text.slice(first + search.length);
   };
 }
@@ -60,7 +61,14 @@ export interface ScriptedPatch {
 /** `patches[batch].good`, `patches[batch][badName]`. */
 export type ScriptedPatches = Record<string, Record<string, ScriptedPatch>>;
 
-const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'Fixture', GIT_AUTHOR_EMAIL: 'f@example.com', GIT_COMMITTER_NAME: 'Fixture', GIT_COMMITTER_EMAIL: 'f@example.com' };
+const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'Fixture',
+  GIT_AUTHOR_EMAIL: 'f@example.com',
+  GIT_COMMITTER_NAME: 'Fixture',
+  GIT_COMMITTER_EMAIL: 'f@example.com',
+};
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
@@ -101,7 +109,10 @@ async function diffOf(dir: string, edits: Edits): Promise<ScriptedPatch> {
 }
 
 /** The files of the fixture after every step's good edits (what the run's tip should hold). */
-export async function scriptPatches(files: FileMap, steps: readonly PatchStep[]): Promise<{ patches: ScriptedPatches; final: FileMap }> {
+export async function scriptPatches(
+  files: FileMap,
+  steps: readonly PatchStep[],
+): Promise<{ patches: ScriptedPatches; final: FileMap }> {
   const dir = await mkdtemp(join(tmpdir(), 'ratchet-patches-'));
   try {
     git(dir, 'init', '--quiet', '--initial-branch=main');
@@ -151,7 +162,7 @@ const INVOICE_TS = lines(
   '/** The invoice as plain text: one row per line, then the totals. */',
   'export function renderInvoice(invoice: Invoice): string {',
   '  const out: string[] = [];',
-  "  out.push(`Invoice for ${invoice.customer}`);",
+  '  out.push(`Invoice for ${invoice.customer}`);',
   "  out.push('='.repeat(20));",
   '  let subtotal = 0;',
   '  let items = 0;',
@@ -237,7 +248,11 @@ export const TS_FILES: FileMap = {
     "  return [...rows, `${invoices.length} invoice(s)`].join('\\n');",
     '}',
   ),
-  'src/index.ts': lines("export { add, multiply } from './math.ts';", "export { renderInvoice } from './invoice.ts';", "export { summarize } from './report.ts';"),
+  'src/index.ts': lines(
+    "export { add, multiply } from './math.ts';",
+    "export { renderInvoice } from './invoice.ts';",
+    "export { summarize } from './report.ts';",
+  ),
   'test/math.test.ts': lines(
     "import assert from 'node:assert/strict';",
     "import { test } from 'node:test';",
@@ -258,12 +273,12 @@ export const TS_FILES: FileMap = {
     '',
     "test('renders the lines and the totals', () => {",
     "  const text = renderInvoice({ customer: 'ACME', discountPercent: 10, lines: [{ sku: 'bolt', quantity: 12, unitPrice: 1.5 }, { sku: 'nut', quantity: 2, unitPrice: 4 }] });",
-    "  assert.match(text, /^Invoice for ACME/);",
-    "  assert.match(text, /bolt     12 x    1\\.50 =    18\\.00/);",
-    "  assert.match(text, /Subtotal: 26\\.00/);",
-    "  assert.match(text, /Discount: 2\\.60/);",
-    "  assert.match(text, /Total:    28\\.08/);",
-    "  assert.match(text, /bulk: bolt/);",
+    '  assert.match(text, /^Invoice for ACME/);',
+    '  assert.match(text, /bolt     12 x    1\\.50 =    18\\.00/);',
+    '  assert.match(text, /Subtotal: 26\\.00/);',
+    '  assert.match(text, /Discount: 2\\.60/);',
+    '  assert.match(text, /Total:    28\\.08/);',
+    '  assert.match(text, /bulk: bolt/);',
     '});',
   ),
 };
@@ -285,7 +300,10 @@ export const TS_STEPS: PatchStep[] = [
           '\n/** Left over from the old rounding rules; nothing calls it any more. */\nfunction legacyRound(value: number): number {\n  return Math.floor(value * 100 + 0.5) / 100;\n}\n',
           '',
         ),
-        'src/invoice.ts': replaceOnce('/** The invoice as plain text: one row per line, then the totals. */', '/** The invoice as plain text. */'),
+        'src/invoice.ts': replaceOnce(
+          '/** The invoice as plain text: one row per line, then the totals. */',
+          '/** The invoice as plain text. */',
+        ),
       },
     },
     good: {
@@ -302,7 +320,7 @@ export const TS_STEPS: PatchStep[] = [
       breaksTests: {
         'src/invoice.ts': chain(
           replaceOnce(
-            "    const sku = line.sku.padEnd(8);\n    const quantity = String(line.quantity).padStart(3);\n    const price = line.unitPrice.toFixed(2).padStart(8);\n    const total = amount.toFixed(2).padStart(9);\n    out.push(`${sku}${quantity} x${price} =${total}`);\n",
+            '    const sku = line.sku.padEnd(8);\n    const quantity = String(line.quantity).padStart(3);\n    const price = line.unitPrice.toFixed(2).padStart(8);\n    const total = amount.toFixed(2).padStart(9);\n    out.push(`${sku}${quantity} x${price} =${total}`);\n',
             '    out.push(formatRow(line, amount));\n',
           ),
           replaceOnce(
@@ -315,7 +333,7 @@ export const TS_STEPS: PatchStep[] = [
     good: {
       'src/invoice.ts': chain(
         replaceOnce(
-          "    const sku = line.sku.padEnd(8);\n    const quantity = String(line.quantity).padStart(3);\n    const price = line.unitPrice.toFixed(2).padStart(8);\n    const total = amount.toFixed(2).padStart(9);\n    out.push(`${sku}${quantity} x${price} =${total}`);\n",
+          '    const sku = line.sku.padEnd(8);\n    const quantity = String(line.quantity).padStart(3);\n    const price = line.unitPrice.toFixed(2).padStart(8);\n    const total = amount.toFixed(2).padStart(9);\n    out.push(`${sku}${quantity} x${price} =${total}`);\n',
           '    out.push(formatRow(line, amount));\n',
         ),
         replaceOnce(
@@ -435,13 +453,37 @@ export const PY_FILES: FileMap = {
     '    rows = []',
     '    for customer, items in orders:',
     '        total = [row for row in quote(items).split("\\n") if row.startswith("Total:")][-1]',
-    '        rows.append(f"{customer}: {total.replace(\'Total:\', \'\').strip()}")',
+    "        rows.append(f\"{customer}: {total.replace('Total:', '').strip()}\")",
     '    rows.append(f"{len(orders)} order(s)")',
     '    return "\\n".join(rows)',
   ),
-  'shop/cli.py': lines('import sys', '', 'from shop.report import summary', '', '', 'def main():', '    print(summary([("cli", [("demo", 1, 1.0)])]))', '    return 0', '', '', 'if __name__ == "__main__":', '    sys.exit(main())'),
+  'shop/cli.py': lines(
+    'import sys',
+    '',
+    'from shop.report import summary',
+    '',
+    '',
+    'def main():',
+    '    print(summary([("cli", [("demo", 1, 1.0)])]))',
+    '    return 0',
+    '',
+    '',
+    'if __name__ == "__main__":',
+    '    sys.exit(main())',
+  ),
   'tests/__init__.py': '',
-  'tests/test_util.py': lines('from shop.util import clamp, percent', '', '', 'def test_clamp():', '    assert clamp(70, 0, 50) == 50', '    assert clamp(-1, 0, 50) == 0', '', '', 'def test_percent():', '    assert percent(200, 10) == 20'),
+  'tests/test_util.py': lines(
+    'from shop.util import clamp, percent',
+    '',
+    '',
+    'def test_clamp():',
+    '    assert clamp(70, 0, 50) == 50',
+    '    assert clamp(-1, 0, 50) == 0',
+    '',
+    '',
+    'def test_percent():',
+    '    assert percent(200, 10) == 20',
+  ),
   'tests/test_pricing.py': lines(
     'from shop.pricing import quote',
     '',
@@ -465,10 +507,18 @@ export function pyVerifiers(): { fast: string[]; full: string[] } {
   return { fast: [test], full: [test, `${PYTHON} -B -c "import shop.cli"`] };
 }
 
-const LEGACY_PAD = '\n\ndef _legacy_pad(text, width):\n    """Left over from the old report layout; nothing calls it."""\n    return text + " " * (width - len(text))\n';
+const LEGACY_PAD =
+  '\n\ndef _legacy_pad(text, width):\n    """Left over from the old report layout; nothing calls it."""\n    return text + " " * (width - len(text))\n';
 
 /** Fifty lines of docstring: inside the scope, but far over the batch's diff budget. */
-const CHATTY_DOC = lines('', '', '"""Helpers of the shop package.', '', ...Array.from({ length: 50 }, (_, index) => `Note ${index + 1}: numbers are plain floats.`), '"""');
+const CHATTY_DOC = lines(
+  '',
+  '',
+  '"""Helpers of the shop package.',
+  '',
+  ...Array.from({ length: 50 }, (_, index) => `Note ${index + 1}: numbers are plain floats.`),
+  '"""',
+);
 
 const ROW_BLOCK =
   '        name = sku.ljust(8)\n        qty = str(quantity).rjust(3)\n        price = f"{unit_price:.2f}".rjust(8)\n        total = f"{amount:.2f}".rjust(9)\n        rows.append(f"{name}{qty} x{price} ={total}")\n';
@@ -489,14 +539,20 @@ export const PY_STEPS: PatchStep[] = [
       breaksTests: {
         'shop/pricing.py': chain(
           replaceOnce(ROW_BLOCK, '        rows.append(_row(sku, quantity, unit_price, amount))\n'),
-          replaceOnce('\n\ndef quote(', '\n\ndef _row(sku, quantity, unit_price, amount):\n    return f"{sku.ljust(6)}{str(quantity).rjust(3)} x{unit_price:8.2f} ={amount:9.2f}"\n\n\ndef quote('),
+          replaceOnce(
+            '\n\ndef quote(',
+            '\n\ndef _row(sku, quantity, unit_price, amount):\n    return f"{sku.ljust(6)}{str(quantity).rjust(3)} x{unit_price:8.2f} ={amount:9.2f}"\n\n\ndef quote(',
+          ),
         ),
       },
     },
     good: {
       'shop/pricing.py': chain(
         replaceOnce(ROW_BLOCK, '        rows.append(_row(sku, quantity, unit_price, amount))\n'),
-        replaceOnce('\n\ndef quote(', '\n\ndef _row(sku, quantity, unit_price, amount):\n    """One quote row in fixed columns."""\n    return f"{sku.ljust(8)}{str(quantity).rjust(3)} x{unit_price:8.2f} ={amount:9.2f}"\n\n\ndef quote('),
+        replaceOnce(
+          '\n\ndef quote(',
+          '\n\ndef _row(sku, quantity, unit_price, amount):\n    """One quote row in fixed columns."""\n    return f"{sku.ljust(8)}{str(quantity).rjust(3)} x{unit_price:8.2f} ={amount:9.2f}"\n\n\ndef quote(',
+        ),
       ),
     },
   },
@@ -504,7 +560,14 @@ export const PY_STEPS: PatchStep[] = [
     batch: 'batch-003',
     good: {
       'tests/test_report.py': newFile(
-        lines('from shop.report import summary', '', '', 'def test_summary_totals_and_count():', '    text = summary([("acme", [("nut", 2, 5.0)])])', '    assert text == "acme: 12.00\\n1 order(s)"'),
+        lines(
+          'from shop.report import summary',
+          '',
+          '',
+          'def test_summary_totals_and_count():',
+          '    text = summary([("acme", [("nut", 2, 5.0)])])',
+          '    assert text == "acme: 12.00\\n1 order(s)"',
+        ),
       ),
     },
   },

@@ -32,7 +32,10 @@ export interface RefactorBotConfig {
 }
 
 /** The seed's config file for a fixture: small budgets, one retry, the real claude binary. */
-export function refactorConfig(verifiers: { fast: string[]; full: string[] }, overrides: Partial<RefactorBotConfig> = {}): RefactorBotConfig {
+export function refactorConfig(
+  verifiers: { fast: string[]; full: string[] },
+  overrides: Partial<RefactorBotConfig> = {},
+): RefactorBotConfig {
   return {
     diff_budget_loc: 40,
     max_batches: 10,
@@ -71,7 +74,11 @@ const TOOL_ENV = { PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1', PYTHONDONTWRITEBYTECODE:
  * CLI's HOME, so no real credentials or settings are found), `RATCHET_HOME`, and the claude CLI
  * pointed at the fake. `apiKey: null` leaves the CLI without any credentials.
  */
-export function claudeEnv(repo: ProjectRepo, server: FakeAnthropicServer | null, options: { apiKey?: string | null } = {}): Record<string, string> {
+export function claudeEnv(
+  repo: ProjectRepo,
+  server: FakeAnthropicServer | null,
+  options: { apiKey?: string | null } = {},
+): Record<string, string> {
   const apiKey = options.apiKey === undefined ? E2E_API_KEY : options.apiKey;
   return {
     ...repo.env,
@@ -90,7 +97,12 @@ export async function createRefactorRepo(files: FileMap): Promise<ProjectRepo> {
 }
 
 /** Runs `ratchet ...args` in `cwd`; 150 s by default (a whole run drives a dozen CLI calls). */
-export function ratchet(args: readonly string[], cwd: string, env: Record<string, string>, timeoutMs = 150_000): Promise<CliResult> {
+export function ratchet(
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs = 150_000,
+): Promise<CliResult> {
   return runCli(args, { cwd, env, timeoutMs });
 }
 
@@ -99,11 +111,26 @@ export function expectExit(result: CliResult, code: number): void {
   if (result.exitCode !== code) throw new Error(`expected exit ${code}, got ${describeResult(result)}`);
 }
 
-export const PlanLineSchema = z.looseObject({ type: z.literal('plan'), run: z.string(), batches: z.array(z.looseObject({ id: z.string(), goal: z.string(), scope_globs: z.array(z.string()) })) });
-export const ReportLineSchema = z.looseObject({ type: z.literal('report'), run: z.string(), status: z.string(), markdown: z.string(), html: z.string() });
+export const PlanLineSchema = z.looseObject({
+  type: z.literal('plan'),
+  run: z.string(),
+  batches: z.array(z.looseObject({ id: z.string(), goal: z.string(), scope_globs: z.array(z.string()) })),
+});
+export const ReportLineSchema = z.looseObject({
+  type: z.literal('report'),
+  run: z.string(),
+  status: z.string(),
+  markdown: z.string(),
+  html: z.string(),
+});
 
 /** The run id, plan and report of `refactor run --json` output, and every event line. */
-export function readRunOutput(result: CliResult): { lines: JsonLine[]; runId: string; plan: z.infer<typeof PlanLineSchema>; report: z.infer<typeof ReportLineSchema> | null } {
+export function readRunOutput(result: CliResult): {
+  lines: JsonLine[];
+  runId: string;
+  plan: z.infer<typeof PlanLineSchema>;
+  report: z.infer<typeof ReportLineSchema> | null;
+} {
   const lines = parseNdjson(result.stdout);
   const plan = PlanLineSchema.parse(lines.find((line) => line.type === 'plan'));
   const reportLine = lines.find((line) => line.type === 'report');
@@ -166,17 +193,32 @@ export function isNonEmptyFile(path: string): boolean {
 export async function renderInChromium(file: string): Promise<string> {
   const probe = await execa('chromium', ['--version'], { reject: false, env: cliEnv({}), extendEnv: false });
   if (probe.exitCode !== 0) {
-    throw new Error(`chromium is required to render the HTML report and is not runnable here (${probe.stderr || probe.message}). Install it: apt-get install -y chromium`);
+    throw new Error(
+      `chromium is required to render the HTML report and is not runnable here (${probe.stderr || probe.message}). Install it: apt-get install -y chromium`,
+    );
   }
   const profile = await mkdtemp(join(tmpdir(), 'ratchet-chromium-'));
   try {
     const result = await execa(
       'chromium',
-      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', `--user-data-dir=${profile}`, '--dump-dom', `file://${file}`],
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        `--user-data-dir=${profile}`,
+        '--dump-dom',
+        `file://${file}`,
+      ],
       { reject: false, timeout: 60_000, env: cliEnv({ HOME: profile }), extendEnv: false },
     );
     if (result.exitCode !== 0 || result.stdout.trim() === '') {
-      throw new Error(`chromium could not render ${file} (exit ${String(result.exitCode)}): ${result.stderr.slice(-2000)}`);
+      throw new Error(
+        `chromium could not render ${file} (exit ${String(result.exitCode)}): ${result.stderr.slice(-2000)}`,
+      );
     }
     return result.stdout;
   } finally {

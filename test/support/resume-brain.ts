@@ -32,7 +32,14 @@ export interface ResumeItem {
   wrongImpl?: string;
 }
 
-function item(fn: string, description: string, call: string, expected: number, body: string, wrongBody?: string): ResumeItem {
+function item(
+  fn: string,
+  description: string,
+  call: string,
+  expected: number,
+  body: string,
+  wrongBody?: string,
+): ResumeItem {
   const source = (code: string): string => `export function ${fn}(a, b) {\n  return ${code};\n}\n`;
   return {
     description,
@@ -58,7 +65,12 @@ export const RESUME_TEST_LIST = `# Test list: a tiny arithmetic module\n\n${RESU
  * `feat:`, `refactor:` (REFACTOR always runs and finds nothing to change), then the final PLAN.
  */
 export const RESUME_REFERENCE_SUBJECTS: readonly string[] = [
-  ...RESUME_ITEMS.flatMap((entry) => [`plan: ${entry.description}`, `test: ${entry.description}`, `feat: ${entry.description}`, 'refactor: no changes needed']),
+  ...RESUME_ITEMS.flatMap((entry) => [
+    `plan: ${entry.description}`,
+    `test: ${entry.description}`,
+    `feat: ${entry.description}`,
+    'refactor: no changes needed',
+  ]),
   'plan: all tests done',
 ];
 
@@ -131,7 +143,11 @@ export function understand(body: unknown): BrainCall {
   return { stage, turn, attempt, item: found };
 }
 
-const write = (file_path: string, content: string): AnthropicContentBlock => ({ type: 'tool_use', name: 'Write', input: { file_path, content } });
+const write = (file_path: string, content: string): AnthropicContentBlock => ({
+  type: 'tool_use',
+  name: 'Write',
+  input: { file_path, content },
+});
 const say = (text: string): AnthropicContentBlock => ({ type: 'text', text });
 
 /** The scripted answer for one understood request. */
@@ -139,15 +155,25 @@ export function scriptedContent(call: BrainCall): AnthropicContentBlock[] {
   const { stage, turn, item: current } = call;
   if (stage === 'PLAN') {
     if (turn > 0) return [say('Done.')];
-    const currentTest = current === null ? null : { description: current.description, testFile: current.testFile, implFile: current.implFile };
-    return [say(current === null ? 'Every item is checked.' : `Next: ${current.description}.`), { type: 'tool_use', name: 'StructuredOutput', input: { currentTest } }];
+    const currentTest =
+      current === null
+        ? null
+        : { description: current.description, testFile: current.testFile, implFile: current.implFile };
+    return [
+      say(current === null ? 'Every item is checked.' : `Next: ${current.description}.`),
+      { type: 'tool_use', name: 'StructuredOutput', input: { currentTest } },
+    ];
   }
   if (current === null) return [say('I cannot tell which test case this is about.')];
   switch (stage) {
     case 'RED':
     case 'RED_FIX':
       return turn === 0
-        ? [say(`A failing test for ${current.fn}, with a stub so it fails on its assertion.`), write(current.testFile, current.test), write(current.implFile, current.stub)]
+        ? [
+            say(`A failing test for ${current.fn}, with a stub so it fails on its assertion.`),
+            write(current.testFile, current.test),
+            write(current.implFile, current.stub),
+          ]
         : [say(`The ${current.fn} test fails on its assertion.`)];
     case 'GREEN': {
       if (turn > 0) return [say(`${current.fn} implemented.`)];

@@ -4,7 +4,16 @@
  */
 import { expect } from 'vitest';
 import type { Phase } from '../../src/core/stages.js';
-import { branchCommits, handoffNote, ledgerRun, readLockPid, runStarts, worktreeStatus, worktreeTestList, type ResumeProject } from './resume-harness.js';
+import {
+  branchCommits,
+  handoffNote,
+  ledgerRun,
+  readLockPid,
+  runStarts,
+  worktreeStatus,
+  worktreeTestList,
+  type ResumeProject,
+} from './resume-harness.js';
 import { RESUME_ITEMS } from './resume-brain.js';
 
 const PHASE_OF_PREFIX: Record<string, Phase> = { plan: 'PLAN', test: 'RED', feat: 'GREEN', refactor: 'REFACTOR' };
@@ -28,9 +37,12 @@ export async function expectCompletedLikeReference(
   for (const commit of commits) {
     const note = handoffNote(project, commit.sha);
     expect(note.runId, `note on ${commit.subject}`).toBe(runId);
-    expect(note.phase, `phase of the note on ${commit.subject}`).toBe(PHASE_OF_PREFIX[commit.subject.split(':')[0] ?? '']);
+    expect(note.phase, `phase of the note on ${commit.subject}`).toBe(
+      PHASE_OF_PREFIX[commit.subject.split(':')[0] ?? ''],
+    );
     // A failure is recorded in the note of the checkpoint the run resumed from, and stays there.
-    if (options.errorNoteOn?.includes(commit.subject)) expect(note.error, `error in the note on ${commit.subject}`).not.toBeNull();
+    if (options.errorNoteOn?.includes(commit.subject))
+      expect(note.error, `error in the note on ${commit.subject}`).not.toBeNull();
     else expect(note.error, `error in the note on ${commit.subject}`).toBeNull();
   }
   const last = commits[commits.length - 1];
@@ -47,5 +59,8 @@ export async function expectCompletedLikeReference(
 
 /** The ledger shows one fresh start followed by `resumes` resumed starts. */
 export async function expectStarts(project: ResumeProject, runId: string, resumes: number): Promise<void> {
-  expect(await runStarts(project, runId)).toEqual([{ resumed: false }, ...Array.from({ length: resumes }, () => ({ resumed: true }))]);
+  expect(await runStarts(project, runId)).toEqual([
+    { resumed: false },
+    ...Array.from({ length: resumes }, () => ({ resumed: true })),
+  ]);
 }

@@ -182,7 +182,14 @@ export interface CliProcess {
 }
 
 function isEvent(value: unknown): value is RatchetEvent {
-  return typeof value === 'object' && value !== null && 'type' in value && typeof value.type === 'string' && 'runId' in value && 'id' in value;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'type' in value &&
+    typeof value.type === 'string' &&
+    'runId' in value &&
+    'id' in value
+  );
 }
 
 export interface StartCliOptions {
@@ -206,7 +213,12 @@ export function startCli(project: ResumeProject, args: readonly string[], option
   let stdout = '';
   let stderr = '';
   let pending = '';
-  const waiters = new Set<{ predicate: (event: RatchetEvent) => boolean; resolve: (event: RatchetEvent) => void; reject: (error: Error) => void; what: string }>();
+  const waiters = new Set<{
+    predicate: (event: RatchetEvent) => boolean;
+    resolve: (event: RatchetEvent) => void;
+    reject: (error: Error) => void;
+    what: string;
+  }>();
   const onLine = (line: string): void => {
     if (line.trim() === '') return;
     let value: unknown;
@@ -250,10 +262,15 @@ export function startCli(project: ResumeProject, args: readonly string[], option
       onLine(pending);
       pending = '';
       for (const waiter of waiters) {
-        waiter.reject(new Error(`The CLI exited (code ${String(code)}, signal ${String(signal)}) before ${waiter.what}.\nstderr:\n${stderr}\nstdout tail:\n${stdout.slice(-3000)}`));
+        waiter.reject(
+          new Error(
+            `The CLI exited (code ${String(code)}, signal ${String(signal)}) before ${waiter.what}.\nstderr:\n${stderr}\nstdout tail:\n${stdout.slice(-3000)}`,
+          ),
+        );
       }
       waiters.clear();
-      for (const waiter of stderrWaiters) waiter.reject(new Error(`The CLI exited before its stderr matched ${String(waiter.pattern)}:\n${stderr}`));
+      for (const waiter of stderrWaiters)
+        waiter.reject(new Error(`The CLI exited before its stderr matched ${String(waiter.pattern)}:\n${stderr}`));
       stderrWaiters.clear();
       resolve({ code, signal, stdout, stderr, lines, events });
     });
@@ -264,22 +281,26 @@ export function startCli(project: ResumeProject, args: readonly string[], option
     exited,
     waitForEvent(predicate, what, after) {
       const from = after === undefined ? 0 : events.indexOf(after) + 1;
-      if (after !== undefined && from === 0) return Promise.reject(new Error(`waitForEvent(${what}): 'after' is not an event of this CLI run.`));
+      if (after !== undefined && from === 0)
+        return Promise.reject(new Error(`waitForEvent(${what}): 'after' is not an event of this CLI run.`));
       const seen = events.slice(from).find(predicate);
       if (seen) return Promise.resolve(seen);
-      if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`The CLI already exited before ${what}.`));
+      if (child.exitCode !== null || child.signalCode !== null)
+        return Promise.reject(new Error(`The CLI already exited before ${what}.`));
       return new Promise((resolve, reject) => waiters.add({ predicate, resolve, reject, what }));
     },
     waitForStderr(pattern) {
       if (pattern.test(stderr)) return Promise.resolve();
-      if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`The CLI already exited; stderr:\n${stderr}`));
+      if (child.exitCode !== null || child.signalCode !== null)
+        return Promise.reject(new Error(`The CLI already exited; stderr:\n${stderr}`));
       return new Promise((resolve, reject) => stderrWaiters.add({ pattern, resolve, reject }));
     },
     kill(signal) {
       child.kill(signal);
     },
     signalGroup(signal) {
-      if (!options.processGroup || child.pid === undefined) throw new Error('signalGroup needs startCli(..., { processGroup: true })');
+      if (!options.processGroup || child.pid === undefined)
+        throw new Error('signalGroup needs startCli(..., { processGroup: true })');
       process.kill(-child.pid, signal);
     },
   };
@@ -309,11 +330,17 @@ export function describeResult(result: CliResult): string {
 
 /** The single JSON line a `--json` query command printed; throws when there is not exactly one. */
 export function onlyLine(result: CliResult): unknown {
-  if (result.lines.length !== 1) throw new Error(`expected one JSON line, got ${result.lines.length}: ${describeResult(result)}`);
+  if (result.lines.length !== 1)
+    throw new Error(`expected one JSON line, got ${result.lines.length}: ${describeResult(result)}`);
   return result.lines[0];
 }
 
-const ErrorLineSchema = z.object({ type: z.literal('error'), code: z.string(), message: z.string(), hint: z.string().nullable() });
+const ErrorLineSchema = z.object({
+  type: z.literal('error'),
+  code: z.string(),
+  message: z.string(),
+  hint: z.string().nullable(),
+});
 
 /** The `{"type":"error",...}` line the CLI prints in --json mode when a command fails. */
 export function errorLine(result: CliResult): z.infer<typeof ErrorLineSchema> {
@@ -321,7 +348,11 @@ export function errorLine(result: CliResult): z.infer<typeof ErrorLineSchema> {
 }
 
 /** Runs `ratchet resume` until it exits 0 (at most `maxRuns` times); returns every result. */
-export async function resumeUntilDone(project: ResumeProject, runId: string | undefined, maxRuns = 3): Promise<CliResult[]> {
+export async function resumeUntilDone(
+  project: ResumeProject,
+  runId: string | undefined,
+  maxRuns = 3,
+): Promise<CliResult[]> {
   const results: CliResult[] = [];
   for (let index = 0; index < maxRuns; index++) {
     const result = await runCli(project, resumeArgs(runId));
@@ -331,7 +362,9 @@ export async function resumeUntilDone(project: ResumeProject, runId: string | un
       throw new Error(`ratchet resume refused with a lock error: ${describeResult(result)}`);
     }
   }
-  throw new Error(`ratchet resume did not finish in ${maxRuns} runs; last: ${describeResult(results[results.length - 1] ?? { code: null, signal: null, stdout: '', stderr: '', lines: [], events: [] })}`);
+  throw new Error(
+    `ratchet resume did not finish in ${maxRuns} runs; last: ${describeResult(results[results.length - 1] ?? { code: null, signal: null, stdout: '', stderr: '', lines: [], events: [] })}`,
+  );
 }
 
 // ---- Reading the outcome back ----
@@ -386,7 +419,9 @@ export function lockPath(project: ResumeProject): string {
 export async function readLockPid(project: ResumeProject): Promise<number | null> {
   if (!existsSync(lockPath(project))) return null;
   const parsed: unknown = JSON.parse(await readFile(lockPath(project), 'utf8'));
-  return typeof parsed === 'object' && parsed !== null && 'pid' in parsed && typeof parsed.pid === 'number' ? parsed.pid : null;
+  return typeof parsed === 'object' && parsed !== null && 'pid' in parsed && typeof parsed.pid === 'number'
+    ? parsed.pid
+    : null;
 }
 
 /** `git status --porcelain` of the run's worktree. */

@@ -157,7 +157,6 @@ export function planSteps(
   ];
 }
 
-
 interface Understood {
   stage: string;
   test: string | null;
@@ -203,7 +202,6 @@ function understand(body: unknown, items: readonly string[]): Understood | strin
     toolResults,
   };
 }
-
 
 function toContent(turn: ScriptedTurn): AnthropicContentBlock[] {
   return [

@@ -58,7 +58,9 @@ describe('cargo test (real toolchain)', () => {
     const lines = result.output.split('\n');
     const fromStderr = (line: string): boolean => /^\s*(?:Running|Doc-tests) /.test(line);
     const reordered = [...lines.filter((line) => !fromStderr(line)), ...lines.filter(fromStderr)];
-    expect(parseCargoText(reordered.join('\n')).tests.map((test) => test.id)).toEqual(result.tests.map((test) => test.id));
+    expect(parseCargoText(reordered.join('\n')).tests.map((test) => test.id)).toEqual(
+      result.tests.map((test) => test.id),
+    );
   }, 300_000);
 
   it('reports a compile error as a collection error', async () => {
@@ -105,12 +107,25 @@ describe('go test -json', () => {
     // Constructed from the test2json event fields Go 1.24 documents (build-output, FailedBuild);
     // the installed toolchain (1.19) cannot emit them.
     const lines = [
-      { ImportPath: 'example.com/m/sub [example.com/m/sub.test]', Action: 'build-output', Output: '# example.com/m/sub [example.com/m/sub.test]\n' },
-      { ImportPath: 'example.com/m/sub [example.com/m/sub.test]', Action: 'build-output', Output: 'sub/x_test.go:6:12: undefined: Y\n' },
+      {
+        ImportPath: 'example.com/m/sub [example.com/m/sub.test]',
+        Action: 'build-output',
+        Output: '# example.com/m/sub [example.com/m/sub.test]\n',
+      },
+      {
+        ImportPath: 'example.com/m/sub [example.com/m/sub.test]',
+        Action: 'build-output',
+        Output: 'sub/x_test.go:6:12: undefined: Y\n',
+      },
       { ImportPath: 'example.com/m/sub [example.com/m/sub.test]', Action: 'build-fail' },
       { Action: 'start', Package: 'example.com/m/sub' },
       { Action: 'output', Package: 'example.com/m/sub', Output: 'FAIL\texample.com/m/sub [build failed]\n' },
-      { Action: 'fail', Package: 'example.com/m/sub', Elapsed: 0, FailedBuild: 'example.com/m/sub [example.com/m/sub.test]' },
+      {
+        Action: 'fail',
+        Package: 'example.com/m/sub',
+        Elapsed: 0,
+        FailedBuild: 'example.com/m/sub [example.com/m/sub.test]',
+      },
     ];
     const parsed = parseGoJson(lines.map((line) => JSON.stringify(line)).join('\n'));
     expect(parsed.collectionErrors).toHaveLength(1);
@@ -122,7 +137,8 @@ describe('go test -json', () => {
     const root = await makeProject({
       'go.mod': 'module example.com/calc\n\ngo 1.19\n',
       'calc.go': 'package calc\n\nfunc Add(a, b int) int { return a + b }\n',
-      'calc_test.go': 'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal("bad")\n\t}\n}\n\nfunc TestWrong(t *testing.T) {\n\tif got := Add(1, 1); got != 3 {\n\t\tt.Errorf("Add(1, 1) = %d, want 3", got)\n\t}\n}\n',
+      'calc_test.go':
+        'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal("bad")\n\t}\n}\n\nfunc TestWrong(t *testing.T) {\n\tif got := Add(1, 1); got != 3 {\n\t\tt.Errorf("Add(1, 1) = %d, want 3", got)\n\t}\n}\n',
     });
     const result = await runTests({
       command: 'go test ./...',

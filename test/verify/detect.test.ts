@@ -29,7 +29,12 @@ describe('detectTestCommand', () => {
     [{ 'Cargo.toml': '[package]\n' }, 'cargo test', 'cargo', 'Cargo.toml'],
   ])('detects %j', async (files, command, framework, marker) => {
     const root = await makeProject(files);
-    expect(await detectTestCommand(root, undefined, NO_PYTEST)).toEqual({ command, framework, source: 'detected', marker });
+    expect(await detectTestCommand(root, undefined, NO_PYTEST)).toEqual({
+      command,
+      framework,
+      source: 'detected',
+      marker,
+    });
   });
 
   it('follows the seed order: Maven before Gradle before npm before pytest before Go before Cargo', async () => {
@@ -85,7 +90,10 @@ describe('detectTestCommand', () => {
     const root = await makeProject({ 'README.md': '# nothing' });
     const error: unknown = await detectTestCommand(root).catch((caught: unknown) => caught);
     expect(isRatchetError(error, 'config')).toBe(true);
-    expect(error).toMatchObject({ message: `No test command found in ${root}`, hint: 'Set [test] command = "..." in .ratchet/config.toml' });
+    expect(error).toMatchObject({
+      message: `No test command found in ${root}`,
+      hint: 'Set [test] command = "..." in .ratchet/config.toml',
+    });
   });
 });
 

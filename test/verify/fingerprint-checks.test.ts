@@ -65,8 +65,16 @@ describe('runCheck', () => {
   const runner = createProcessRunner();
   it('passes on exit 0 and fails otherwise, keeping the output', async () => {
     const root = await makeProject({});
-    expect(await runCheck({ name: 'lint', command: 'echo clean', cwd: root, runner, timeoutMs: 10_000 })).toMatchObject({ ok: true, exitCode: 0, output: 'clean\n' });
-    const failed = await runCheck({ name: 'typecheck', command: 'echo "error TS2322" >&2; exit 2', cwd: root, runner, timeoutMs: 10_000 });
+    expect(await runCheck({ name: 'lint', command: 'echo clean', cwd: root, runner, timeoutMs: 10_000 })).toMatchObject(
+      { ok: true, exitCode: 0, output: 'clean\n' },
+    );
+    const failed = await runCheck({
+      name: 'typecheck',
+      command: 'echo "error TS2322" >&2; exit 2',
+      cwd: root,
+      runner,
+      timeoutMs: 10_000,
+    });
     expect(failed).toMatchObject({ name: 'typecheck', ok: false, exitCode: 2, timedOut: false });
     expect(failed.output).toContain('error TS2322');
   });
@@ -91,14 +99,24 @@ describe('runCheck', () => {
 
   it('fails on timeout', async () => {
     const root = await makeProject({});
-    expect(await runCheck({ name: 'lint', command: 'sleep 30', cwd: root, runner, timeoutMs: 300 })).toMatchObject({ ok: false, timedOut: true });
+    expect(await runCheck({ name: 'lint', command: 'sleep 30', cwd: root, runner, timeoutMs: 300 })).toMatchObject({
+      ok: false,
+      timedOut: true,
+    });
   });
 
   it('throws interrupted when aborted', async () => {
     const root = await makeProject({});
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
-    const error: unknown = await runCheck({ name: 'lint', command: 'sleep 30', cwd: root, runner, timeoutMs: 10_000, signal: controller.signal }).catch((caught: unknown) => caught);
+    const error: unknown = await runCheck({
+      name: 'lint',
+      command: 'sleep 30',
+      cwd: root,
+      runner,
+      timeoutMs: 10_000,
+      signal: controller.signal,
+    }).catch((caught: unknown) => caught);
     expect(isRatchetError(error, 'interrupted')).toBe(true);
   });
 });

@@ -6,7 +6,11 @@ import { countTests } from '../../src/verify/run-tests.js';
 function pass(id: string): TestCaseResult {
   return { id, name: id.split('::')[1] ?? id, file: id.split('::')[0] ?? null, status: 'passed' };
 }
-function fail(id: string, failureKind: TestCaseResult['failureKind'] = 'assertion', message = 'expected 2, got 3'): TestCaseResult {
+function fail(
+  id: string,
+  failureKind: TestCaseResult['failureKind'] = 'assertion',
+  message = 'expected 2, got 3',
+): TestCaseResult {
   return { ...pass(id), status: 'failed', failureKind, message };
 }
 function skip(id: string): TestCaseResult {
@@ -70,7 +74,10 @@ describe('redGate', () => {
   });
 
   it('rejects not-assertion with the kinds when the new test errors', () => {
-    const after = run([...BASELINE.tests, fail('a.test.js::new', 'error', "TypeError: Cannot read properties of null (reading 'x')")]);
+    const after = run([
+      ...BASELINE.tests,
+      fail('a.test.js::new', 'error', "TypeError: Cannot read properties of null (reading 'x')"),
+    ]);
     const decision = rejected(redGate(BASELINE, after));
     expect(decision.reason).toBe('not-assertion');
     expect(decision.feedback).toContain('failed with: error');
@@ -95,7 +102,11 @@ describe('redGate', () => {
   });
 
   it('counts a test that is now skipped as a regression', () => {
-    const after = run([pass('a.test.js::one'), { ...pass('a.test.js::two'), status: 'skipped' }, fail('a.test.js::new')]);
+    const after = run([
+      pass('a.test.js::one'),
+      { ...pass('a.test.js::two'), status: 'skipped' },
+      fail('a.test.js::new'),
+    ]);
     expect(rejected(redGate(BASELINE, after)).reason).toBe('regression');
   });
 
@@ -110,7 +121,11 @@ describe('redGate', () => {
   });
 
   it('rejects timeout first', () => {
-    const after = run([...BASELINE.tests, fail('(run)::timeout', 'timeout')], { timedOut: true, exitCode: null, collectionErrors: ['x'] });
+    const after = run([...BASELINE.tests, fail('(run)::timeout', 'timeout')], {
+      timedOut: true,
+      exitCode: null,
+      collectionErrors: ['x'],
+    });
     expect(rejected(redGate(BASELINE, after)).reason).toBe('timeout');
   });
 });
@@ -128,21 +143,33 @@ describe('greenGate', () => {
     expect(decision.reason).toBe('tests-not-run');
     expect(decision.subjects).toEqual(['a::new']);
     expect(decision.feedback).toContain('- a::new');
-    expect(rejected(greenGate(run([pass('a::one'), skip('a::new')]), prints, prints, ['a::one', 'a::new'])).reason).toBe('tests-not-run');
-    expect(greenGate(run([pass('a::one'), pass('a::new')]), prints, prints, ['a::one', 'a::new'])).toMatchObject({ accepted: true });
+    expect(
+      rejected(greenGate(run([pass('a::one'), skip('a::new')]), prints, prints, ['a::one', 'a::new'])).reason,
+    ).toBe('tests-not-run');
+    expect(greenGate(run([pass('a::one'), pass('a::new')]), prints, prints, ['a::one', 'a::new'])).toMatchObject({
+      accepted: true,
+    });
   });
 
   it('rejects tests-failing with the failing tests', () => {
-    const decision = rejected(greenGate(run([pass('a::one'), fail('a::new', 'assertion', 'expected 4')]), prints, prints));
+    const decision = rejected(
+      greenGate(run([pass('a::one'), fail('a::new', 'assertion', 'expected 4')]), prints, prints),
+    );
     expect(decision.reason).toBe('tests-failing');
     expect(decision.subjects).toEqual(['a::new']);
     expect(decision.feedback).toContain('expected 4');
   });
 
   it('rejects tests-failing on a non-zero exit, collection errors or a timeout even with no failing test', () => {
-    expect(rejected(greenGate(run([pass('a::one')], { exitCode: 2 }), prints, prints)).feedback).toContain('exited with code 2');
-    expect(rejected(greenGate(run([pass('a::one')], { collectionErrors: ['b.py: ImportError'] }), prints, prints)).feedback).toContain('ImportError');
-    expect(rejected(greenGate(run([pass('a::one')], { timedOut: true }), prints, prints)).feedback).toContain('timed out');
+    expect(rejected(greenGate(run([pass('a::one')], { exitCode: 2 }), prints, prints)).feedback).toContain(
+      'exited with code 2',
+    );
+    expect(
+      rejected(greenGate(run([pass('a::one')], { collectionErrors: ['b.py: ImportError'] }), prints, prints)).feedback,
+    ).toContain('ImportError');
+    expect(rejected(greenGate(run([pass('a::one')], { timedOut: true }), prints, prints)).feedback).toContain(
+      'timed out',
+    );
   });
 
   it('rejects test-files-changed naming changed, added and removed files', () => {

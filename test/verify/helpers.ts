@@ -28,7 +28,8 @@ export async function makeProject(files: Record<string, string>): Promise<string
 /** Links packages from the repository's node_modules into a temporary project. */
 export async function linkPackages(root: string, names: string[]): Promise<void> {
   await mkdir(path.join(root, 'node_modules'), { recursive: true });
-  for (const name of names) await symlink(path.join(REPO_ROOT, 'node_modules', name), path.join(root, 'node_modules', name));
+  for (const name of names)
+    await symlink(path.join(REPO_ROOT, 'node_modules', name), path.join(root, 'node_modules', name));
 }
 
 /**
@@ -39,6 +40,8 @@ export function requireTool(file: string, args: string[], installHint: string): 
   try {
     return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
-    throw new Error(`Required toolchain missing: \`${file} ${args.join(' ')}\` failed. ${installHint}`, { cause: error });
+    throw new Error(`Required toolchain missing: \`${file} ${args.join(' ')}\` failed. ${installHint}`, {
+      cause: error,
+    });
   }
 }

@@ -12,7 +12,11 @@ const VITEST_BIN = path.join(REPO_ROOT, 'node_modules/.bin/vitest');
 describe('vitest (the project’s own vitest on a temp project)', () => {
   const project = async (script?: string): Promise<string> => {
     const root = await makeProject({
-      'package.json': JSON.stringify({ name: 'vt', type: 'module', ...(script === undefined ? {} : { scripts: { test: script } }) }),
+      'package.json': JSON.stringify({
+        name: 'vt',
+        type: 'module',
+        ...(script === undefined ? {} : { scripts: { test: script } }),
+      }),
       'vitest.config.js': "export default { test: { include: ['test/**/*.test.js'] } };\n",
       'test/math.test.js': [
         "import { describe, expect, test } from 'vitest';",
@@ -29,7 +33,14 @@ describe('vitest (the project’s own vitest on a temp project)', () => {
 
   it('appends the JSON reporter to a direct vitest command', async () => {
     const root = await project();
-    const result = await runTests({ command: `${VITEST_BIN} run`, framework: 'vitest', cwd: root, runner: createProcessRunner(), timeoutMs: 120_000, reportDir: path.join(root, '.r') });
+    const result = await runTests({
+      command: `${VITEST_BIN} run`,
+      framework: 'vitest',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 120_000,
+      reportDir: path.join(root, '.r'),
+    });
     expect(result.source).toBe('jest-json');
     const byId = Object.fromEntries(result.tests.map((test) => [test.id, test]));
     expect(byId['test/math.test.js::adds']?.status).toBe('passed');
@@ -44,7 +55,14 @@ describe('vitest (the project’s own vitest on a temp project)', () => {
 
   it('passes the reporter through `npm test` when the script is a bare vitest call', async () => {
     const root = await project(`${VITEST_BIN} run`);
-    const result = await runTests({ command: 'npm test', framework: 'vitest', cwd: root, runner: createProcessRunner(), timeoutMs: 120_000, reportDir: path.join(root, '.r') });
+    const result = await runTests({
+      command: 'npm test',
+      framework: 'vitest',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 120_000,
+      reportDir: path.join(root, '.r'),
+    });
     expect(result.command).toContain('npm test -- --reporter=default --reporter=json');
     expect(result.source).toBe('jest-json');
     expect(result.counts).toMatchObject({ passed: 1, skipped: 1 });
@@ -52,7 +70,14 @@ describe('vitest (the project’s own vitest on a temp project)', () => {
 
   it('does not append to a compound script and falls back to the exit code', async () => {
     const root = await project(`${VITEST_BIN} run && echo done`);
-    const result = await runTests({ command: 'npm test', framework: 'vitest', cwd: root, runner: createProcessRunner(), timeoutMs: 120_000, reportDir: path.join(root, '.r') });
+    const result = await runTests({
+      command: 'npm test',
+      framework: 'vitest',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 120_000,
+      reportDir: path.join(root, '.r'),
+    });
     expect(result.command).toBe('npm test');
     expect(result.source).toBe('exit-code');
     expect(result.exitCode).not.toBe(0);
@@ -100,7 +125,10 @@ describe('Maven Surefire reports', () => {
     const reports = path.join(root, 'target/surefire-reports');
     await mkdir(reports, { recursive: true });
     // A stale report from an earlier run must be ignored.
-    await copyFile(path.join(FIXTURES, 'surefire/TEST-com.example.CalcTest$Inner.xml'), path.join(reports, 'TEST-com.example.Old.xml'));
+    await copyFile(
+      path.join(FIXTURES, 'surefire/TEST-com.example.CalcTest$Inner.xml'),
+      path.join(reports, 'TEST-com.example.Old.xml'),
+    );
     const old = new Date(Date.now() - 3_600_000);
     await utimes(path.join(reports, 'TEST-com.example.Old.xml'), old, old);
     const source = path.join(FIXTURES, 'surefire/TEST-com.example.CalcTest.xml');
@@ -130,7 +158,14 @@ describe('Maven Surefire reports', () => {
     const root = await makeProject({ 'pom.xml': '<project/>\n' });
     // Captured console output of `mvn -o -B test` with a test that does not compile.
     const fixture = path.join(FIXTURES, 'maven/mvn-test-compile-error.txt');
-    const result = await runTests({ command: `cat '${fixture}'; exit 1`, framework: 'maven', cwd: root, runner: createProcessRunner(), timeoutMs: 30_000, reportDir: path.join(root, '.r') });
+    const result = await runTests({
+      command: `cat '${fixture}'; exit 1`,
+      framework: 'maven',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 30_000,
+      reportDir: path.join(root, '.r'),
+    });
     expect(result.source).toBe('exit-code');
     expect(result.collectionErrors).toHaveLength(1);
     expect(result.collectionErrors[0]).toContain('cannot find symbol');

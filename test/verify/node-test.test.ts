@@ -43,7 +43,11 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
     expect(result.timedOut).toBe(false);
     const byId = Object.fromEntries(result.tests.map((test) => [test.id, test]));
     expect(byId['test/math.test.js::adds']?.status).toBe('passed');
-    expect(byId['test/math.test.js::compares']).toMatchObject({ status: 'failed', failureKind: 'assertion', file: 'test/math.test.js' });
+    expect(byId['test/math.test.js::compares']).toMatchObject({
+      status: 'failed',
+      failureKind: 'assertion',
+      file: 'test/math.test.js',
+    });
     expect(byId['test/math.test.js::throws']).toMatchObject({ status: 'failed', failureKind: 'error' });
     expect(byId['test/math.test.js::suite > inner ok']?.status).toBe('passed');
     expect(byId['test/math.test.js::suite > inner bad']).toMatchObject({ status: 'failed', failureKind: 'assertion' });
@@ -61,9 +65,17 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
   it('gives the same id to a test whether it passes or fails', async () => {
     const root = await makeProject({
       'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
-      'test/a.test.js': "import test from 'node:test';\nimport assert from 'node:assert';\ntest('flips', () => { assert.equal(process.env.FLIP, undefined); });\n",
+      'test/a.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert';\ntest('flips', () => { assert.equal(process.env.FLIP, undefined); });\n",
     });
-    const common = { command: 'npm test', framework: 'node-test' as const, cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') };
+    const common = {
+      command: 'npm test',
+      framework: 'node-test' as const,
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    };
     const passing = await runTests(common);
     const failing = await runTests({ ...common, env: { FLIP: '1' } });
     expect(passing.tests.map((test) => [test.id, test.status])).toEqual([['test/a.test.js::flips', 'passed']]);
@@ -73,9 +85,20 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
   it('leaves a script that picks its own reporter alone and parses its TAP output', async () => {
     const root = await makeProject({
       ...PROJECT,
-      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test --test-reporter=tap' } }),
+      'package.json': JSON.stringify({
+        name: 'nt',
+        type: 'module',
+        scripts: { test: 'node --test --test-reporter=tap' },
+      }),
     });
-    const result = await runTests({ command: 'npm test', framework: 'node-test', cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') });
+    const result = await runTests({
+      command: 'npm test',
+      framework: 'node-test',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    });
     expect(result.source).toBe('tap');
     expect(result.tests.find((test) => test.name === 'compares')).toMatchObject({ failureKind: 'assertion' });
   });
@@ -83,13 +106,23 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
   it('kills a hanging run at the timeout and reports a timeout pseudo-test', async () => {
     const root = await makeProject({
       'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
-      'test/hang.test.js': "import test from 'node:test';\ntest('hangs', () => new Promise(() => { setInterval(() => {}, 1000); }));\n",
+      'test/hang.test.js':
+        "import test from 'node:test';\ntest('hangs', () => new Promise(() => { setInterval(() => {}, 1000); }));\n",
     });
     const started = Date.now();
-    const result = await runTests({ command: 'npm test', framework: 'node-test', cwd: root, runner: createProcessRunner(), timeoutMs: 1500, reportDir: path.join(root, '.r') });
+    const result = await runTests({
+      command: 'npm test',
+      framework: 'node-test',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 1500,
+      reportDir: path.join(root, '.r'),
+    });
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(result.timedOut).toBe(true);
-    expect(result.tests).toContainEqual(expect.objectContaining({ id: '(run)::timeout', status: 'failed', failureKind: 'timeout' }));
+    expect(result.tests).toContainEqual(
+      expect.objectContaining({ id: '(run)::timeout', status: 'failed', failureKind: 'timeout' }),
+    );
   });
 });
 
@@ -121,18 +154,32 @@ describe('RED gate on real node:test runs', () => {
     const root = await makeProject({
       'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
       'src/calc.js': 'export const add = (a, b) => a + b;\n',
-      'test/calc.test.js': "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
+      'test/calc.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
     });
-    const options = { command: 'npm test', framework: 'node-test' as const, cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') };
+    const options = {
+      command: 'npm test',
+      framework: 'node-test' as const,
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    };
     const baseline = await runTests(options);
     expect(baseline.counts).toMatchObject({ passed: 1, failed: 0 });
 
-    await writeFile(path.join(root, 'test/sub.test.js'), "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { sub } from '../src/sub.js';\ntest('subtracts', () => { assert.equal(sub(3, 1), 2); });\n");
+    await writeFile(
+      path.join(root, 'test/sub.test.js'),
+      "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { sub } from '../src/sub.js';\ntest('subtracts', () => { assert.equal(sub(3, 1), 2); });\n",
+    );
     const missing = redGate(baseline, await runTests(options));
     expect(missing).toMatchObject({ accepted: false, reason: 'collection-error' });
 
     await writeFile(path.join(root, 'src/sub.js'), 'export const sub = () => 0;\n');
     const red = redGate(baseline, await runTests(options));
-    expect(red).toMatchObject({ accepted: true, newFailing: [expect.objectContaining({ id: 'test/sub.test.js::subtracts' })] });
+    expect(red).toMatchObject({
+      accepted: true,
+      newFailing: [expect.objectContaining({ id: 'test/sub.test.js::subtracts' })],
+    });
   });
 });

@@ -27,14 +27,24 @@ const PYTEST_PROJECT: Record<string, string> = {
 };
 
 function pytestRun(root: string, command = PYTEST) {
-  return runTests({ command, framework: 'pytest', cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') });
+  return runTests({
+    command,
+    framework: 'pytest',
+    cwd: root,
+    runner: createProcessRunner(),
+    timeoutMs: 60_000,
+    reportDir: path.join(root, '.r'),
+  });
 }
 
 describe('pytest (real runner, JUnit XML via PYTEST_ADDOPTS)', () => {
   requireTool(PYTHON, ['-m', 'pytest', '--version'], HINT);
 
   it('reports passes, assertion failures and errors with pytest node ids', async () => {
-    const root = await makeProject({ ...PYTEST_PROJECT, 'conftest.py': 'import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n' });
+    const root = await makeProject({
+      ...PYTEST_PROJECT,
+      'conftest.py': 'import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n',
+    });
     const result = await pytestRun(root);
     expect(result.source).toBe('junit-xml');
     expect(result.exitCode).toBe(1);
@@ -58,11 +68,16 @@ describe('pytest (real runner, JUnit XML via PYTEST_ADDOPTS)', () => {
     expect(result.collectionErrors).toHaveLength(1);
     expect(result.collectionErrors[0]).toContain('tests/test_new.py');
     expect(result.collectionErrors[0]).toContain('ImportError');
-    expect(result.tests).toContainEqual(expect.objectContaining({ id: 'tests/test_new.py::(collection)', failureKind: 'collection' }));
+    expect(result.tests).toContainEqual(
+      expect.objectContaining({ id: 'tests/test_new.py::(collection)', failureKind: 'collection' }),
+    );
   });
 
   it('parses the console output (-rA) the same way', async () => {
-    const root = await makeProject({ ...PYTEST_PROJECT, 'conftest.py': 'import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n' });
+    const root = await makeProject({
+      ...PYTEST_PROJECT,
+      'conftest.py': 'import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n',
+    });
     const result = await runTests({
       command: `${PYTEST} -rA -p no:cacheprovider`,
       framework: 'custom',
@@ -81,12 +96,24 @@ describe('pytest (real runner, JUnit XML via PYTEST_ADDOPTS)', () => {
   });
 
   it('parses a collection error from the console output', async () => {
-    const root = await makeProject({ 'pytest.ini': '[pytest]\n', 'tests/test_x.py': 'import not_a_module\n\ndef test_x():\n    pass\n' });
-    const result = await runTests({ command: `${PYTEST} -rA -p no:cacheprovider`, framework: 'custom', cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') });
+    const root = await makeProject({
+      'pytest.ini': '[pytest]\n',
+      'tests/test_x.py': 'import not_a_module\n\ndef test_x():\n    pass\n',
+    });
+    const result = await runTests({
+      command: `${PYTEST} -rA -p no:cacheprovider`,
+      framework: 'custom',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    });
     const parsed = parsePytestText(result.output);
     expect(parsed.collectionErrors).toHaveLength(1);
     expect(parsed.collectionErrors[0]).toContain('ModuleNotFoundError');
-    expect(parsed.tests).toEqual([expect.objectContaining({ id: 'tests/test_x.py::(collection)', failureKind: 'collection' })]);
+    expect(parsed.tests).toEqual([
+      expect.objectContaining({ id: 'tests/test_x.py::(collection)', failureKind: 'collection' }),
+    ]);
   });
 });
 
@@ -107,7 +134,14 @@ describe('unittest (real runner, -v added)', () => {
       ].join('\n'),
       'test_broken.py': 'import not_a_module\n',
     });
-    const result = await runTests({ command: `${PYTHON} -m unittest`, framework: 'unittest', cwd: root, runner: createProcessRunner(), timeoutMs: 60_000, reportDir: path.join(root, '.r') });
+    const result = await runTests({
+      command: `${PYTHON} -m unittest`,
+      framework: 'unittest',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    });
     expect(result.command).toBe(`${PYTHON} -m unittest -v`);
     expect(result.source).toBe('unittest');
     const byId = Object.fromEntries(result.tests.map((test) => [test.id, test]));

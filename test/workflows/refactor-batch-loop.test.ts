@@ -48,7 +48,14 @@ function broken(path: string): RefactorTurn {
   return edit(path, `${source(path)}// BROKEN\n`);
 }
 
-async function runLoop(batches: PlannedBatch[], script: RefactorScript, policy: Partial<RefactorPolicy> = {}, signal?: AbortSignal, clock?: FakeClock, formatter?: FakeFormatter): Promise<{ deps: FakeRefactorDeps; run: LoopRun }> {
+async function runLoop(
+  batches: PlannedBatch[],
+  script: RefactorScript,
+  policy: Partial<RefactorPolicy> = {},
+  signal?: AbortSignal,
+  clock?: FakeClock,
+  formatter?: FakeFormatter,
+): Promise<{ deps: FakeRefactorDeps; run: LoopRun }> {
   const deps = createRefactorDeps(FILES, script, clock, formatter);
   const run = await drive(runBatchLoop(batches, deps, { ...DEFAULT_POLICY, ...policy }, signal));
   expectWellFormed(run.events, run.error === undefined);
@@ -71,7 +78,8 @@ function expectWellFormed(events: EventInput[], finished: boolean): void {
   let lastCheckpoint: string | null = null;
   for (const event of events) {
     if (event.type === 'stage-start') stages.push(`${event.stage}/${event.cycle}/${event.attempt}`);
-    if (event.type === 'stage-end') expect(stages.pop(), `stage-end ${event.stage}`).toBe(`${event.stage}/${event.cycle}/${event.attempt}`);
+    if (event.type === 'stage-end')
+      expect(stages.pop(), `stage-end ${event.stage}`).toBe(`${event.stage}/${event.cycle}/${event.attempt}`);
     if (event.type === 'batch-start') {
       if (openBatch !== null) expect(event.batch, 'a batch starts before the previous one ended').toBe(openBatch);
       openBatch = event.batch;
@@ -142,7 +150,11 @@ describe('runBatchLoop: committed batches', () => {
       lastFullVerified: 'c001',
       fullVerifierFailed: false,
     });
-    expect(deps.workspace.log().map((commit) => commit.subject)).toEqual(['checkpoint: batch-002 Tidy src/b.ts', 'checkpoint: batch-001 Tidy src/a.ts', 'baseline']);
+    expect(deps.workspace.log().map((commit) => commit.subject)).toEqual([
+      'checkpoint: batch-002 Tidy src/b.ts',
+      'checkpoint: batch-001 Tidy src/a.ts',
+      'baseline',
+    ]);
     expect(deps.workspace.log()[1]?.body).toBe('tidied src/a.ts\n\nRatchet-Batch: batch-001');
     expect(deps.workspace.file('src/a.ts')).toBe(`// tidied\n${source('src/a.ts')}`);
     expect(deps.workspace.file('src/b.ts')).toBe(`// tidied\n${source('src/b.ts')}`);
@@ -171,7 +183,11 @@ describe('runBatchLoop: committed batches', () => {
       'stage-end PATCHER accepted',
       'batch-end batch-002 committed',
     ]);
-    expect(ofType(run.events, 'checkpoint-create')[0]).toMatchObject({ stage: 'PATCHER', phase: 'BATCH', subject: 'checkpoint: batch-001 Tidy src/a.ts' });
+    expect(ofType(run.events, 'checkpoint-create')[0]).toMatchObject({
+      stage: 'PATCHER',
+      phase: 'BATCH',
+      subject: 'checkpoint: batch-001 Tidy src/a.ts',
+    });
     expect(ofType(run.events, 'batch-start').map((event) => [event.index, event.total, event.goal])).toEqual([
       [1, 2, 'Tidy src/a.ts'],
       [2, 2, 'Tidy src/b.ts'],
@@ -180,11 +196,21 @@ describe('runBatchLoop: committed batches', () => {
   });
 
   it('asks the patcher read-only, with the role prompt, the turn limit and the PatchResponse schema', async () => {
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [tidy('src/a.ts')] } }, { maxTurnsPatcher: 7 });
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      { PATCHER: { 'batch-001': [tidy('src/a.ts')] } },
+      { maxTurnsPatcher: 7 },
+    );
 
     expect(run.error).toBeUndefined();
     const [call] = deps.agent.calls;
-    expect(call).toMatchObject({ stage: 'PATCHER', batch: 'batch-001', maxTurns: 7, hasOutputSchema: true, headAtStart: 'c001' });
+    expect(call).toMatchObject({
+      stage: 'PATCHER',
+      batch: 'batch-001',
+      maxTurns: 7,
+      hasOutputSchema: true,
+      headAtStart: 'c001',
+    });
     expect(call?.systemPrompt).toMatch(/^Role: PATCHER/);
     expect(call?.paths.write).toEqual([]);
     expect(call?.paths.denyWrite).toEqual(['**']);
@@ -194,7 +220,10 @@ describe('runBatchLoop: committed batches', () => {
   });
 
   it('drops what the patcher changed in place: only the returned patch is applied', async () => {
-    const sneaky: RefactorTurn = { ...tidy('src/a.ts'), act: (workspace) => workspace.write('src/b.ts', 'export const hacked = true;\n') };
+    const sneaky: RefactorTurn = {
+      ...tidy('src/a.ts'),
+      act: (workspace) => workspace.write('src/b.ts', 'export const hacked = true;\n'),
+    };
     const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [sneaky] } });
 
     expect(run.result?.batches[0]?.outcome).toBe('committed');
@@ -203,7 +232,9 @@ describe('runBatchLoop: committed batches', () => {
   });
 
   it('runs the full verifier for a batch whose verifier_level is full', async () => {
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts', { verifier_level: 'full', risk_score: 70 })], { PATCHER: { 'batch-001': [tidy('src/a.ts')] } });
+    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts', { verifier_level: 'full', risk_score: 70 })], {
+      PATCHER: { 'batch-001': [tidy('src/a.ts')] },
+    });
 
     expect(run.result?.batches[0]?.outcome).toBe('committed');
     expect(deps.verifier.calls.map((call) => [call.level, call.stage])).toEqual([['full', 'FULL_VERIFY']]);
@@ -212,13 +243,16 @@ describe('runBatchLoop: committed batches', () => {
 
 describe('runBatchLoop: noop and blocked', () => {
   it('records noop and blocked batches without a commit and carries on', async () => {
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts')], {
-      PATCHER: {
-        'batch-001': [statusTurn('noop', 'nothing worth changing')],
-        'batch-002': [statusTurn('blocked', 'needs a design decision')],
-        'batch-003': [tidy('src/c.ts')],
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts')],
+      {
+        PATCHER: {
+          'batch-001': [statusTurn('noop', 'nothing worth changing')],
+          'batch-002': [statusTurn('blocked', 'needs a design decision')],
+          'batch-003': [tidy('src/c.ts')],
+        },
       },
-    });
+    );
 
     expect(run.result?.stopped).toBeNull();
     expect(run.result?.batches).toEqual([
@@ -232,7 +266,11 @@ describe('runBatchLoop: noop and blocked', () => {
       ['batch-003', 'committed', null],
     ]);
     expect(deps.workspace.log()).toHaveLength(2);
-    expect(ofType(run.events, 'stage-end').slice(0, 2).map((event) => [event.outcome, event.reason])).toEqual([
+    expect(
+      ofType(run.events, 'stage-end')
+        .slice(0, 2)
+        .map((event) => [event.outcome, event.reason]),
+    ).toEqual([
       ['skipped', 'noop: nothing worth changing'],
       ['skipped', 'blocked: needs a design decision'],
     ]);
@@ -244,22 +282,40 @@ describe('runBatchLoop: noop and blocked', () => {
 describe('runBatchLoop: retries', () => {
   it('retries a patch the admission checks reject, with the violations as feedback', async () => {
     const outOfScope = patchTurn(wholeFileDiff('src/b.ts', source('src/b.ts'), '// moved\n'), ['src/b.ts']);
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [outOfScope, tidy('src/a.ts')] } });
+    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], {
+      PATCHER: { 'batch-001': [outOfScope, tidy('src/a.ts')] },
+    });
 
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'committed', attempts: 2, commit: 'c002', reason: null }]);
+    expect(run.result?.batches).toEqual([
+      { batch: 'batch-001', outcome: 'committed', attempts: 2, commit: 'c002', reason: null },
+    ]);
     const [rejected] = ofType(run.events, 'patch-check');
-    expect(rejected).toMatchObject({ batch: 'batch-001', attempt: 1, admitted: false, violations: ['src/b.ts is outside the batch scope (src/a.ts)'] });
-    expect(deps.contextCalls[1]?.feedback).toBe('Your patch was rejected by the admission checks:\n- src/b.ts is outside the batch scope (src/a.ts)');
+    expect(rejected).toMatchObject({
+      batch: 'batch-001',
+      attempt: 1,
+      admitted: false,
+      violations: ['src/b.ts is outside the batch scope (src/a.ts)'],
+    });
+    expect(deps.contextCalls[1]?.feedback).toBe(
+      'Your patch was rejected by the admission checks:\n- src/b.ts is outside the batch scope (src/a.ts)',
+    );
     expect(deps.agent.callsOf('PATCHER')[1]?.prompt).toContain('src/b.ts is outside the batch scope');
     expect(deps.workspace.file('src/b.ts')).toBe(source('src/b.ts'));
-    expect(trace(run.events).slice(0, 4)).toEqual(['batch-start batch-001 #1', 'stage-start PATCHER', 'patch-check rejected', 'stage-end PATCHER rejected']);
+    expect(trace(run.events).slice(0, 4)).toEqual([
+      'batch-start batch-001 #1',
+      'stage-start PATCHER',
+      'patch-check rejected',
+      'stage-end PATCHER rejected',
+    ]);
     // Nothing was applied, so nothing was verified.
     expect(deps.verifier.calls).toHaveLength(1);
   });
 
   it('rejects a patch over the diff budget', async () => {
     const big = edit('src/a.ts', `${'// line\n'.repeat(10)}${source('src/a.ts')}`);
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts', { diff_budget_loc: 8 })], { PATCHER: { 'batch-001': [big, tidy('src/a.ts')] } });
+    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts', { diff_budget_loc: 8 })], {
+      PATCHER: { 'batch-001': [big, tidy('src/a.ts')] },
+    });
 
     expect(ofType(run.events, 'patch-check')[0]?.violations).toEqual(['the patch changes 16 lines; the budget is 8']);
     expect(deps.contextCalls[1]?.feedback).toContain('the budget is 8');
@@ -276,9 +332,13 @@ describe('runBatchLoop: retries', () => {
       ['batch-002', 'committed', 2],
     ]);
     const rollback = ofType(run.events, 'checkpoint-rollback');
-    expect(rollback).toEqual([{ type: 'checkpoint-rollback', stage: 'FAST_VERIFY', to: 'c002', reason: 'batch-002 failed the fast verifier' }]);
+    expect(rollback).toEqual([
+      { type: 'checkpoint-rollback', stage: 'FAST_VERIFY', to: 'c002', reason: 'batch-002 failed the fast verifier' },
+    ]);
     const feedback = deps.contextCalls[2]?.feedback ?? '';
-    expect(feedback).toMatch(/^Your patch applied, but the fast verifier failed, so it was rolled back:\n\$ npm test -- --fast \(exit 1\)\n/);
+    expect(feedback).toMatch(
+      /^Your patch applied, but the fast verifier failed, so it was rolled back:\n\$ npm test -- --fast \(exit 1\)\n/,
+    );
     expect(feedback).toContain('FAIL src/b.ts: marker found');
     // The retry starts from the checkpoint, not from the broken tree.
     expect(deps.agent.callsOf('PATCHER', 'batch-002')[1]?.headAtStart).toBe('c002');
@@ -299,7 +359,13 @@ describe('runBatchLoop: retries', () => {
   it('fails the batch after retry_per_batch retries and stops the run at the last checkpoint', async () => {
     const { deps, run } = await runLoop(
       [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts')],
-      { PATCHER: { 'batch-001': [tidy('src/a.ts')], 'batch-002': [broken('src/b.ts'), broken('src/b.ts'), broken('src/b.ts')], 'batch-003': [tidy('src/c.ts')] } },
+      {
+        PATCHER: {
+          'batch-001': [tidy('src/a.ts')],
+          'batch-002': [broken('src/b.ts'), broken('src/b.ts'), broken('src/b.ts')],
+          'batch-003': [tidy('src/c.ts')],
+        },
+      },
       { retryPerBatch: 2 },
     );
 
@@ -318,7 +384,12 @@ describe('runBatchLoop: retries', () => {
       ['batch-002', 'failed', expect.stringContaining('verifier failed') as unknown],
       ['batch-003', 'not-started', 'batch-002 failed after 3 attempts'],
     ]);
-    expect(ofType(run.events, 'batch-end').at(-1)).toMatchObject({ batch: 'batch-002', outcome: 'failed', attempts: 3, commit: null });
+    expect(ofType(run.events, 'batch-end').at(-1)).toMatchObject({
+      batch: 'batch-002',
+      outcome: 'failed',
+      attempts: 3,
+      commit: null,
+    });
     // batch-003 is never attempted.
     expect(deps.agent.callsOf('PATCHER', 'batch-003')).toEqual([]);
     expect(deps.agent.unusedTurns()).toEqual({ 'PATCHER batch-003': 1 });
@@ -326,7 +397,11 @@ describe('runBatchLoop: retries', () => {
 
   it('stops when a patch keeps violating its scope (seed 002, section 19)', async () => {
     const outOfScope = patchTurn(wholeFileDiff('src/b.ts', source('src/b.ts'), '// moved\n'), ['src/b.ts']);
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/c.ts')], { PATCHER: { 'batch-001': [outOfScope, outOfScope] } }, { retryPerBatch: 1 });
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/c.ts')],
+      { PATCHER: { 'batch-001': [outOfScope, outOfScope] } },
+      { retryPerBatch: 1 },
+    );
 
     expect(run.result?.stopped).toBe('batch-001 failed after 2 attempts');
     expect(run.result?.lastCheckpoint).toBe('c001');
@@ -336,16 +411,28 @@ describe('runBatchLoop: retries', () => {
 
   it('retries when the patcher hits its turn limit or returns an invalid PatchResponse', async () => {
     const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], {
-      PATCHER: { 'batch-001': [{ status: 'turn-limit', message: 'stopped after 8 turns' }, { output: { status: 'ok', rationale: 'no patch field' } }, tidy('src/a.ts')] },
+      PATCHER: {
+        'batch-001': [
+          { status: 'turn-limit', message: 'stopped after 8 turns' },
+          { output: { status: 'ok', rationale: 'no patch field' } },
+          tidy('src/a.ts'),
+        ],
+      },
     });
 
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'committed', attempts: 3, commit: 'c002', reason: null }]);
+    expect(run.result?.batches).toEqual([
+      { batch: 'batch-001', outcome: 'committed', attempts: 3, commit: 'c002', reason: null },
+    ]);
     expect(deps.contextCalls.map((call) => call.feedback)).toEqual([
       null,
       'Your previous answer could not be used: stopped after 8 turns',
       expect.stringMatching(/^Your previous answer could not be used: Invalid structured output/),
     ]);
-    expect(ofType(run.events, 'stage-end').slice(0, 2).map((event) => [event.stage, event.outcome])).toEqual([
+    expect(
+      ofType(run.events, 'stage-end')
+        .slice(0, 2)
+        .map((event) => [event.stage, event.outcome]),
+    ).toEqual([
       ['PATCHER', 'rejected'],
       ['PATCHER', 'rejected'],
     ]);
@@ -353,17 +440,27 @@ describe('runBatchLoop: retries', () => {
   });
 
   it('treats a completed run without a PatchResponse as unusable', async () => {
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [{}, tidy('src/a.ts')] } });
+    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], {
+      PATCHER: { 'batch-001': [{}, tidy('src/a.ts')] },
+    });
 
     expect(run.result?.batches[0]?.attempts).toBe(2);
-    expect(deps.contextCalls[1]?.feedback).toBe('Your previous answer could not be used: the patcher returned no PatchResponse');
+    expect(deps.contextCalls[1]?.feedback).toBe(
+      'Your previous answer could not be used: the patcher returned no PatchResponse',
+    );
   });
 });
 
 describe('runBatchLoop: the full verifier', () => {
   it('runs every N committed batches (noops do not count)', async () => {
     const { deps, run } = await runLoop(
-      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts'), batch('batch-004', 'src/d.ts'), batch('batch-005', 'src/e.ts')],
+      [
+        batch('batch-001', 'src/a.ts'),
+        batch('batch-002', 'src/b.ts'),
+        batch('batch-003', 'src/c.ts'),
+        batch('batch-004', 'src/d.ts'),
+        batch('batch-005', 'src/e.ts'),
+      ],
       {
         PATCHER: {
           'batch-001': [tidy('src/a.ts')],
@@ -385,7 +482,13 @@ describe('runBatchLoop: the full verifier', () => {
 
   it('resets to the last fully verified checkpoint and stops when the full verifier fails', async () => {
     const { deps, run } = await runLoop(
-      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts'), batch('batch-004', 'src/d.ts'), batch('batch-005', 'src/e.ts')],
+      [
+        batch('batch-001', 'src/a.ts'),
+        batch('batch-002', 'src/b.ts'),
+        batch('batch-003', 'src/c.ts'),
+        batch('batch-004', 'src/d.ts'),
+        batch('batch-005', 'src/e.ts'),
+      ],
       {
         PATCHER: {
           'batch-001': [tidy('src/a.ts')],
@@ -405,7 +508,9 @@ describe('runBatchLoop: the full verifier', () => {
     expect(await deps.workspace.head()).toBe('c003');
     expect(deps.workspace.tree()).toEqual(deps.workspace.treeAt('c003'));
     expect(deps.workspace.file('src/c.ts')).not.toContain('FULL_BUG');
-    expect(ofType(run.events, 'checkpoint-rollback')).toEqual([{ type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: 'c003', reason: 'the full verifier failed' }]);
+    expect(ofType(run.events, 'checkpoint-rollback')).toEqual([
+      { type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: 'c003', reason: 'the full verifier failed' },
+    ]);
     expect(run.result?.batches.map((entry) => [entry.batch, entry.outcome])).toEqual([
       ['batch-001', 'committed'],
       ['batch-002', 'committed'],
@@ -432,15 +537,35 @@ describe('runBatchLoop: the full verifier', () => {
       ['batch-004', 'rolled-back'],
       ['batch-005', 'not-started'],
     ]);
-    expect(deps.taskLedger[3]).toMatchObject({ commit: 'c004', reason: 'the full verifier failed after batch-004; reset to c003' });
-    expect(deps.taskLedger.at(-2)).toMatchObject({ outcome: 'rolled-back', commit: 'c005', reason: 'the full verifier failed after this batch; reset to c003' });
-    expect(deps.taskLedger.at(-1)).toEqual({ batch: 'batch-005', goal: 'Tidy src/e.ts', outcome: 'not-started', attempts: 0, commit: null, reason: 'the full verifier failed after batch-004; reset to c003' });
-    expect(ofType(run.events, 'batch-end').at(-1)?.reason).toBe('the full verifier failed after this batch; reset to c003');
+    expect(deps.taskLedger[3]).toMatchObject({
+      commit: 'c004',
+      reason: 'the full verifier failed after batch-004; reset to c003',
+    });
+    expect(deps.taskLedger.at(-2)).toMatchObject({
+      outcome: 'rolled-back',
+      commit: 'c005',
+      reason: 'the full verifier failed after this batch; reset to c003',
+    });
+    expect(deps.taskLedger.at(-1)).toEqual({
+      batch: 'batch-005',
+      goal: 'Tidy src/e.ts',
+      outcome: 'not-started',
+      attempts: 0,
+      commit: null,
+      reason: 'the full verifier failed after batch-004; reset to c003',
+    });
+    expect(ofType(run.events, 'batch-end').at(-1)?.reason).toBe(
+      'the full verifier failed after this batch; reset to c003',
+    );
   });
 
   it('counts a batch verified at the full level as fully verified', async () => {
     const { deps, run } = await runLoop(
-      [batch('batch-001', 'src/a.ts', { verifier_level: 'full', risk_score: 80 }), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts')],
+      [
+        batch('batch-001', 'src/a.ts', { verifier_level: 'full', risk_score: 80 }),
+        batch('batch-002', 'src/b.ts'),
+        batch('batch-003', 'src/c.ts'),
+      ],
       {
         PATCHER: {
           'batch-001': [tidy('src/a.ts')],
@@ -461,18 +586,32 @@ describe('runBatchLoop: public API', () => {
   const removesExport = (): RefactorTurn => edit('src/a.ts', 'function a() {\n  return 1;\n}\n');
 
   it('rejects a patch that removes an export, rolls back and retries with the removed names', async () => {
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [removesExport(), tidy('src/a.ts')] } });
+    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], {
+      PATCHER: { 'batch-001': [removesExport(), tidy('src/a.ts')] },
+    });
 
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'committed', attempts: 2, commit: 'c002', reason: null }]);
-    expect(ofType(run.events, 'contract-check')).toEqual([{ type: 'contract-check', batch: 'batch-001', removed: ['src/a.ts#a'], changed: [], added: [], allowed: false }]);
-    expect(ofType(run.events, 'checkpoint-rollback')).toEqual([{ type: 'checkpoint-rollback', stage: 'PATCHER', to: 'c001', reason: 'batch-001 changed the public API' }]);
-    expect(deps.contextCalls[1]?.feedback).toBe('Your patch changed the public API, which this run does not allow. Removed: src/a.ts#a. Changed: none. Keep every export and signature.');
+    expect(run.result?.batches).toEqual([
+      { batch: 'batch-001', outcome: 'committed', attempts: 2, commit: 'c002', reason: null },
+    ]);
+    expect(ofType(run.events, 'contract-check')).toEqual([
+      { type: 'contract-check', batch: 'batch-001', removed: ['src/a.ts#a'], changed: [], added: [], allowed: false },
+    ]);
+    expect(ofType(run.events, 'checkpoint-rollback')).toEqual([
+      { type: 'checkpoint-rollback', stage: 'PATCHER', to: 'c001', reason: 'batch-001 changed the public API' },
+    ]);
+    expect(deps.contextCalls[1]?.feedback).toBe(
+      'Your patch changed the public API, which this run does not allow. Removed: src/a.ts#a. Changed: none. Keep every export and signature.',
+    );
     expect(deps.workspace.file('src/a.ts')).toMatch(/^\/\/ tidied\nexport function a/);
     expect(deps.apiAccepted).toEqual(['c002']);
   });
 
   it('accepts the removal when public API changes are allowed', async () => {
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [removesExport()] } }, { allowPublicApiChanges: true });
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      { PATCHER: { 'batch-001': [removesExport()] } },
+      { allowPublicApiChanges: true },
+    );
 
     expect(run.result?.batches[0]).toMatchObject({ outcome: 'committed', attempts: 1 });
     expect(ofType(run.events, 'contract-check')[0]).toMatchObject({ removed: ['src/a.ts#a'], allowed: true });
@@ -480,14 +619,29 @@ describe('runBatchLoop: public API', () => {
   });
 
   it('allows a patch that only adds exports', async () => {
-    const { run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [edit('src/a.ts', `${source('src/a.ts')}export const extra = 1;\n`)] } });
+    const { run } = await runLoop([batch('batch-001', 'src/a.ts')], {
+      PATCHER: { 'batch-001': [edit('src/a.ts', `${source('src/a.ts')}export const extra = 1;\n`)] },
+    });
 
     expect(run.result?.batches[0]?.outcome).toBe('committed');
-    expect(ofType(run.events, 'contract-check')).toEqual([{ type: 'contract-check', batch: 'batch-001', removed: [], changed: [], added: ['src/a.ts#extra'], allowed: true }]);
+    expect(ofType(run.events, 'contract-check')).toEqual([
+      {
+        type: 'contract-check',
+        batch: 'batch-001',
+        removed: [],
+        changed: [],
+        added: ['src/a.ts#extra'],
+        allowed: true,
+      },
+    ]);
   });
 
   it('fails the batch when every attempt breaks the public API', async () => {
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [removesExport(), removesExport()] } }, { retryPerBatch: 1 });
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      { PATCHER: { 'batch-001': [removesExport(), removesExport()] } },
+      { retryPerBatch: 1 },
+    );
 
     expect(run.result?.stopped).toBe('batch-001 failed after 2 attempts');
     expect(deps.workspace.file('src/a.ts')).toBe(source('src/a.ts'));
@@ -505,7 +659,9 @@ describe('runBatchLoop: the critic', () => {
       { useCritic: true, maxTurnsPatcher: 8 },
     );
 
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'committed', attempts: 2, commit: 'c002', reason: null }]);
+    expect(run.result?.batches).toEqual([
+      { batch: 'batch-001', outcome: 'committed', attempts: 2, commit: 'c002', reason: null },
+    ]);
     expect(deps.contextCalls[1]?.feedback).toBe('The critic answered "shrink_diff": too many lines; split it');
     const [critic] = deps.agent.callsOf('CRITIC');
     expect(critic).toMatchObject({ batch: 'batch-001', maxTurns: 4, hasOutputSchema: true });
@@ -515,7 +671,11 @@ describe('runBatchLoop: the critic', () => {
     expect(critic?.prompt).toContain('+// tidied');
     // The rejected patch was never applied or verified.
     expect(deps.verifier.calls).toHaveLength(1);
-    expect(ofType(run.events, 'stage-end')[0]).toMatchObject({ stage: 'PATCHER', outcome: 'rejected', reason: 'The critic answered "shrink_diff": too many lines; split it' });
+    expect(ofType(run.events, 'stage-end')[0]).toMatchObject({
+      stage: 'PATCHER',
+      outcome: 'rejected',
+      reason: 'The critic answered "shrink_diff": too many lines; split it',
+    });
   });
 
   it('does not let the patch land when the critic hits its turn limit: a failed review is an objection', async () => {
@@ -523,14 +683,27 @@ describe('runBatchLoop: the critic', () => {
       [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts')],
       {
         PATCHER: { 'batch-001': [tidy('src/a.ts'), tidy('src/a.ts')], 'batch-002': [tidy('src/b.ts')] },
-        CRITIC: { 'batch-001': [{ status: 'turn-limit', message: 'stopped after 4 turns' }, { status: 'turn-limit', message: 'stopped after 4 turns' }] },
+        CRITIC: {
+          'batch-001': [
+            { status: 'turn-limit', message: 'stopped after 4 turns' },
+            { status: 'turn-limit', message: 'stopped after 4 turns' },
+          ],
+        },
       },
       { useCritic: true, retryPerBatch: 1 },
     );
 
     expect(run.error).toBeUndefined();
     // Counted against retry_per_batch like any rejected patch; the batch fails and the run stops.
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'failed', attempts: 2, commit: null, reason: 'The critic gave no verdict: stopped after 4 turns' }]);
+    expect(run.result?.batches).toEqual([
+      {
+        batch: 'batch-001',
+        outcome: 'failed',
+        attempts: 2,
+        commit: null,
+        reason: 'The critic gave no verdict: stopped after 4 turns',
+      },
+    ]);
     expect(run.result?.stopped).toBe('batch-001 failed after 2 attempts');
     expect(deps.contextCalls[1]?.feedback).toBe('The critic gave no verdict: stopped after 4 turns');
     // Nothing was applied, verified or committed.
@@ -555,7 +728,9 @@ describe('runBatchLoop: the critic', () => {
       { useCritic: true, retryPerBatch: 2 },
     );
 
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'committed', attempts: 3, commit: 'c002', reason: null }]);
+    expect(run.result?.batches).toEqual([
+      { batch: 'batch-001', outcome: 'committed', attempts: 3, commit: 'c002', reason: null },
+    ]);
     expect(deps.contextCalls.map((call) => call.feedback)).toEqual([
       null,
       expect.stringMatching(/^The critic gave no verdict: Invalid structured output/),
@@ -594,12 +769,20 @@ describe('runBatchLoop: the critic', () => {
 describe('runBatchLoop: max runtime (seed 002, section 19)', () => {
   const MINUTE = 60_000;
   /** A turn that, like a slow agent, lets `minutes` pass on the clock. */
-  const slow = (clock: FakeClock, turn: RefactorTurn, minutes: number): RefactorTurn => ({ ...turn, act: () => clock.advance(minutes * MINUTE) });
+  const slow = (clock: FakeClock, turn: RefactorTurn, minutes: number): RefactorTurn => ({
+    ...turn,
+    act: () => clock.advance(minutes * MINUTE),
+  });
 
   it('finishes the batch that runs over the limit, then stops before the next one, keeping the checkpoints', async () => {
     const clock = new FakeClock();
     const { deps, run } = await runLoop(
-      [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts'), batch('batch-003', 'src/c.ts'), batch('batch-004', 'src/d.ts')],
+      [
+        batch('batch-001', 'src/a.ts'),
+        batch('batch-002', 'src/b.ts'),
+        batch('batch-003', 'src/c.ts'),
+        batch('batch-004', 'src/d.ts'),
+      ],
       {
         PATCHER: {
           'batch-001': [slow(clock, tidy('src/a.ts'), 10)],
@@ -615,7 +798,8 @@ describe('runBatchLoop: max runtime (seed 002, section 19)', () => {
     );
 
     expect(run.error).toBeUndefined();
-    const reason = 'the max runtime of 30 minutes was exceeded (35 minutes elapsed): stopped before batch-003 (2 of 4 batches not started)';
+    const reason =
+      'the max runtime of 30 minutes was exceeded (35 minutes elapsed): stopped before batch-003 (2 of 4 batches not started)';
     expect(run.result?.stopped).toBe(reason);
     expect(run.result?.batches.map((entry) => [entry.batch, entry.outcome, entry.attempts])).toEqual([
       ['batch-001', 'committed', 1],
@@ -623,7 +807,11 @@ describe('runBatchLoop: max runtime (seed 002, section 19)', () => {
     ]);
     expect(run.result?.lastCheckpoint).toBe('c003');
     expect(await deps.workspace.head()).toBe('c003');
-    expect(deps.workspace.log().map((commit) => commit.subject)).toEqual(['checkpoint: batch-002 Tidy src/b.ts', 'checkpoint: batch-001 Tidy src/a.ts', 'baseline']);
+    expect(deps.workspace.log().map((commit) => commit.subject)).toEqual([
+      'checkpoint: batch-002 Tidy src/b.ts',
+      'checkpoint: batch-001 Tidy src/a.ts',
+      'baseline',
+    ]);
     expect(ofType(run.events, 'warning')).toEqual([{ type: 'warning', message: reason }]);
     expect(run.events.at(-1)).toEqual({ type: 'warning', message: reason });
     expect(ofType(run.events, 'batch-start').map((event) => event.batch)).not.toContain('batch-003');
@@ -663,17 +851,31 @@ describe('runBatchLoop: max runtime (seed 002, section 19)', () => {
 });
 
 describe('runBatchLoop: formatting-only batches (seed 002, 17.3)', () => {
-  const formatBatch = (): PlannedBatch => batch('batch-001', 'src/**', { goal: 'Format the code', scope_globs: ['src/a.ts', 'src/b.ts', 'src/c.ts'], allowed_operations: [FORMAT_OPERATION] });
+  const formatBatch = (): PlannedBatch =>
+    batch('batch-001', 'src/**', {
+      goal: 'Format the code',
+      scope_globs: ['src/a.ts', 'src/b.ts', 'src/c.ts'],
+      allowed_operations: [FORMAT_OPERATION],
+    });
   /** Reformats (re-indents) every file, renames a function in c.ts, and writes a file out of scope. */
   const sloppyFormatter: FakeFormatter = {
     rewrite: (tree) => ({
-      ...Object.fromEntries(Object.entries(tree).map(([path, text]) => [path, text.replace('\n  return', '\n    return')])),
+      ...Object.fromEntries(
+        Object.entries(tree).map(([path, text]) => [path, text.replace('\n  return', '\n    return')]),
+      ),
       'src/c.ts': (tree['src/c.ts'] ?? '').replace('function c', 'function c2'),
     }),
   };
 
   it('runs the formatter instead of the patcher, keeps formatting-only changes in scope, restores the rest, and commits', async () => {
-    const { deps, run } = await runLoop([formatBatch(), batch('batch-002', 'src/d.ts')], { PATCHER: { 'batch-002': [tidy('src/d.ts')] } }, {}, undefined, undefined, sloppyFormatter);
+    const { deps, run } = await runLoop(
+      [formatBatch(), batch('batch-002', 'src/d.ts')],
+      { PATCHER: { 'batch-002': [tidy('src/d.ts')] } },
+      {},
+      undefined,
+      undefined,
+      sloppyFormatter,
+    );
 
     expect(run.error).toBeUndefined();
     expect(run.result?.batches.map((entry) => [entry.batch, entry.outcome, entry.attempts])).toEqual([
@@ -694,7 +896,9 @@ describe('runBatchLoop: formatting-only batches (seed 002, 17.3)', () => {
       'src/d.ts: outside the batch scope',
       'src/e.ts: outside the batch scope',
     ]);
-    expect(deps.workspace.log().at(-2)?.body).toMatch(/^Formatting only: 2 files reformatted by the configured formatter\.\n\nRestored .*\n- src\/c\.ts: not formatting-only/);
+    expect(deps.workspace.log().at(-2)?.body).toMatch(
+      /^Formatting only: 2 files reformatted by the configured formatter\.\n\nRestored .*\n- src\/c\.ts: not formatting-only/,
+    );
     expect(trace(run.events).slice(0, 10)).toEqual([
       'batch-start batch-001 #1',
       'stage-start FORMAT',
@@ -711,19 +915,44 @@ describe('runBatchLoop: formatting-only batches (seed 002, 17.3)', () => {
   });
 
   it('is a noop when the formatter changes nothing it may keep', async () => {
-    const { deps, run } = await runLoop([formatBatch()], {}, {}, undefined, undefined, { rewrite: (tree) => ({ ...tree, 'src/e.ts': 'x' }) });
+    const { deps, run } = await runLoop([formatBatch()], {}, {}, undefined, undefined, {
+      rewrite: (tree) => ({ ...tree, 'src/e.ts': 'x' }),
+    });
 
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'noop', attempts: 1, commit: null, reason: 'no formatting-only change within scope (1 restored)' }]);
+    expect(run.result?.batches).toEqual([
+      {
+        batch: 'batch-001',
+        outcome: 'noop',
+        attempts: 1,
+        commit: null,
+        reason: 'no formatting-only change within scope (1 restored)',
+      },
+    ]);
     expect(run.result?.stopped).toBeNull();
     expect(deps.workspace.log()).toHaveLength(1);
     expect(deps.verifier.calls).toEqual([]);
   });
 
   it('stops the run, once, when the formatter fails, leaving the tree at the last checkpoint', async () => {
-    const { deps, run } = await runLoop([formatBatch(), batch('batch-002', 'src/d.ts')], { PATCHER: { 'batch-002': [tidy('src/d.ts')] } }, {}, undefined, undefined, { fails: true });
+    const { deps, run } = await runLoop(
+      [formatBatch(), batch('batch-002', 'src/d.ts')],
+      { PATCHER: { 'batch-002': [tidy('src/d.ts')] } },
+      {},
+      undefined,
+      undefined,
+      { fails: true },
+    );
 
     expect(run.result?.stopped).toBe('batch-001 (formatting) failed');
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'failed', attempts: 1, commit: null, reason: expect.stringContaining('fake-format: syntax error') as unknown }]);
+    expect(run.result?.batches).toEqual([
+      {
+        batch: 'batch-001',
+        outcome: 'failed',
+        attempts: 1,
+        commit: null,
+        reason: expect.stringContaining('fake-format: syntax error') as unknown,
+      },
+    ]);
     expect(deps.workspace.tree()).toEqual(FILES);
     expect(ofType(run.events, 'stage-end')[0]).toMatchObject({ stage: 'FORMAT', outcome: 'error' });
     expect(deps.taskLedger.map((entry) => [entry.batch, entry.outcome])).toEqual([
@@ -736,14 +965,26 @@ describe('runBatchLoop: formatting-only batches (seed 002, 17.3)', () => {
     // Whitespace inside a comment is layout: "BRO KEN" -> "BROKEN" passes as formatting, and the
     // fake verifier fails on the marker it makes.
     const files = { ...FILES, 'src/a.ts': `// BRO KEN\n${source('src/a.ts')}` };
-    const deps = createRefactorDeps(files, {}, undefined, { rewrite: (tree) => ({ ...tree, 'src/a.ts': (tree['src/a.ts'] ?? '').replace('BRO KEN', 'BROKEN') }) });
+    const deps = createRefactorDeps(files, {}, undefined, {
+      rewrite: (tree) => ({ ...tree, 'src/a.ts': (tree['src/a.ts'] ?? '').replace('BRO KEN', 'BROKEN') }),
+    });
     const run = await drive(runBatchLoop([formatBatch(), batch('batch-002', 'src/d.ts')], deps, DEFAULT_POLICY));
     expectWellFormed(run.events, true);
 
-    expect(run.result?.batches).toEqual([{ batch: 'batch-001', outcome: 'failed', attempts: 1, commit: null, reason: expect.stringContaining('fast verifier failed') as unknown }]);
+    expect(run.result?.batches).toEqual([
+      {
+        batch: 'batch-001',
+        outcome: 'failed',
+        attempts: 1,
+        commit: null,
+        reason: expect.stringContaining('fast verifier failed') as unknown,
+      },
+    ]);
     expect(run.result?.stopped).toBe('batch-001 (formatting) failed');
     expect(deps.workspace.tree()).toEqual(files);
-    expect(ofType(run.events, 'checkpoint-rollback')).toEqual([{ type: 'checkpoint-rollback', stage: 'FAST_VERIFY', to: 'c001', reason: 'batch-001 failed the fast verifier' }]);
+    expect(ofType(run.events, 'checkpoint-rollback')).toEqual([
+      { type: 'checkpoint-rollback', stage: 'FAST_VERIFY', to: 'c001', reason: 'batch-001 failed the fast verifier' },
+    ]);
     expect(ofType(run.events, 'batch-start')).toHaveLength(1);
   });
 });
@@ -765,7 +1006,9 @@ describe('runBatchLoop: interruption', () => {
     expect(deps.agent.callsOf('PATCHER', 'batch-003')).toEqual([]);
     expect(ofType(run.events, 'batch-end').map((event) => event.batch)).toEqual(['batch-001']);
     // Every planned batch has its line in TASK_LEDGER.jsonl, the interrupted one included.
-    expect(deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)} ${String(entry.attempts)}`)).toEqual(['batch-001 committed 1', 'batch-002 interrupted 1', 'batch-003 not-started 0']);
+    expect(
+      deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)} ${String(entry.attempts)}`),
+    ).toEqual(['batch-001 committed 1', 'batch-002 interrupted 1', 'batch-003 not-started 0']);
   });
 
   it('drops what the batch under way changed when an error ends the run, and still lists every batch in the task ledger', async () => {
@@ -782,14 +1025,23 @@ describe('runBatchLoop: interruption', () => {
 
     expect(isRatchetError(run.error, 'overloaded')).toBe(true);
     expect(deps.workspace.tree()).toEqual(deps.workspace.treeAt('c002'));
-    expect(deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)} ${String(entry.attempts)}`)).toEqual(['batch-001 committed 1', 'batch-002 failed 1', 'batch-003 not-started 0']);
-    expect(deps.taskLedger[1]?.reason).toBe('stopped by an error (anthropic is overloaded (HTTP 529)) before it was committed; its changes were dropped');
+    expect(
+      deps.taskLedger.map((entry) => `${String(entry.batch)} ${String(entry.outcome)} ${String(entry.attempts)}`),
+    ).toEqual(['batch-001 committed 1', 'batch-002 failed 1', 'batch-003 not-started 0']);
+    expect(deps.taskLedger[1]?.reason).toBe(
+      'stopped by an error (anthropic is overloaded (HTTP 529)) before it was committed; its changes were dropped',
+    );
   });
 
   it('does not start a batch once the signal is aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], { PATCHER: { 'batch-001': [tidy('src/a.ts')] } }, {}, controller.signal);
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      { PATCHER: { 'batch-001': [tidy('src/a.ts')] } },
+      {},
+      controller.signal,
+    );
 
     expect(isRatchetError(run.error, 'interrupted')).toBe(true);
     expect(run.events).toEqual([]);

@@ -1,17 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { boundPlannerBatches, FORMAT_OPERATION, heuristicPlan, isFormatBatch, testGlobsFor, type FileFacts, type PlanBounds } from '../../src/workflows/refactor/plan.js';
+import {
+  boundPlannerBatches,
+  FORMAT_OPERATION,
+  heuristicPlan,
+  isFormatBatch,
+  testGlobsFor,
+  type FileFacts,
+  type PlanBounds,
+} from '../../src/workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../src/workflows/refactor/schemas.js';
 
 /** A source file with no findings at all (it plans nothing) unless overridden. */
 function facts(path: string, overrides: Partial<FileFacts> = {}): FileFacts {
-  return { path, language: 'typescript', lines: 40, fanIn: 0, churn: 0, hasTest: true, risk: 10, sizeReasons: [], unusedPrivateSymbols: [], isTest: false, ...overrides };
+  return {
+    path,
+    language: 'typescript',
+    lines: 40,
+    fanIn: 0,
+    churn: 0,
+    hasTest: true,
+    risk: 10,
+    sizeReasons: [],
+    unusedPrivateSymbols: [],
+    isTest: false,
+    ...overrides,
+  };
 }
 
 function bounds(overrides: Partial<PlanBounds> = {}): PlanBounds {
   return { maxBatches: 200, diffBudgetLoc: 300, scopeExcludes: [], files: [], ...overrides };
 }
 
-const plan = (files: FileFacts[], overrides: Partial<PlanBounds> = {}, goal: string | null = null): PlannedBatch[] => heuristicPlan(files, { goal, bounds: bounds(overrides) });
+const plan = (files: FileFacts[], overrides: Partial<PlanBounds> = {}, goal: string | null = null): PlannedBatch[] =>
+  heuristicPlan(files, { goal, bounds: bounds(overrides) });
 
 /** One file of each kind of finding, listed out of order on purpose. */
 const MIXED: FileFacts[] = [
@@ -52,25 +73,47 @@ describe('heuristicPlan', () => {
       verifier_level: 'fast',
       notes: 'unreferenced: unused, alsoUnused',
     });
-    expect(byGoal.get('Split long code in src/big.ts')).toMatchObject({ allowed_operations: ['rename', 'extract-function', 'split-module'], notes: 'file has 900 lines' });
-    expect(byGoal.get('Restructure src/big.ts')).toMatchObject({ allowed_operations: ['extract-class', 'move-code', 'split-module'], notes: 'class Engine has 40 methods' });
-    expect(byGoal.get('Add tests for src/untested.ts')).toMatchObject({ allowed_operations: ['add-tests', 'strengthen-tests'], notes: '3 files depend on it and no test covers it by convention' });
+    expect(byGoal.get('Split long code in src/big.ts')).toMatchObject({
+      allowed_operations: ['rename', 'extract-function', 'split-module'],
+      notes: 'file has 900 lines',
+    });
+    expect(byGoal.get('Restructure src/big.ts')).toMatchObject({
+      allowed_operations: ['extract-class', 'move-code', 'split-module'],
+      notes: 'class Engine has 40 methods',
+    });
+    expect(byGoal.get('Add tests for src/untested.ts')).toMatchObject({
+      allowed_operations: ['add-tests', 'strengthen-tests'],
+      notes: '3 files depend on it and no test covers it by convention',
+    });
   });
 
   it('scopes a tests batch to the file and the conventional places of its test', () => {
     const [tests] = plan([facts('src/util/parse.ts', { fanIn: 2, hasTest: false })]);
 
-    expect(tests?.scope_globs).toEqual(['src/util/parse.ts', '**/parse.test.*', '**/parse.spec.*', '**/test_parse.py', '**/parse_test.*', '**/parseTest.*']);
+    expect(tests?.scope_globs).toEqual([
+      'src/util/parse.ts',
+      '**/parse.test.*',
+      '**/parse.spec.*',
+      '**/test_parse.py',
+      '**/parse_test.*',
+      '**/parseTest.*',
+    ]);
     expect(testGlobsFor('pkg/Parser.java')).toContain('**/ParserTest.*');
     expect(testGlobsFor('lib/tool.py')).toContain('**/test_tool.py');
   });
 
   it('plans tests only for untested files something depends on', () => {
-    expect(plan([facts('src/leaf.ts', { fanIn: 0, hasTest: false }), facts('src/covered.ts', { fanIn: 5, hasTest: true })])).toEqual([]);
+    expect(
+      plan([facts('src/leaf.ts', { fanIn: 0, hasTest: false }), facts('src/covered.ts', { fanIn: 5, hasTest: true })]),
+    ).toEqual([]);
   });
 
   it('uses the full verifier from risk 60', () => {
-    const batches = plan([facts('src/a.ts', { risk: 59, unusedPrivateSymbols: ['x'] }), facts('src/b.ts', { risk: 60, unusedPrivateSymbols: ['x'] }), facts('src/c.ts', { risk: 100, unusedPrivateSymbols: ['x'] })]);
+    const batches = plan([
+      facts('src/a.ts', { risk: 59, unusedPrivateSymbols: ['x'] }),
+      facts('src/b.ts', { risk: 60, unusedPrivateSymbols: ['x'] }),
+      facts('src/c.ts', { risk: 100, unusedPrivateSymbols: ['x'] }),
+    ]);
 
     expect(batches.map((entry) => [entry.scope_globs[0], entry.risk_score, entry.verifier_level])).toEqual([
       ['src/a.ts', 59, 'fast'],
@@ -80,16 +123,35 @@ describe('heuristicPlan', () => {
   });
 
   it('skips test files', () => {
-    const batches = plan([facts('src/a.test.ts', { isTest: true, unusedPrivateSymbols: ['x'], sizeReasons: ['file has 900 lines'], fanIn: 1, hasTest: false }), facts('src/a.ts', { unusedPrivateSymbols: ['y'] })]);
+    const batches = plan([
+      facts('src/a.test.ts', {
+        isTest: true,
+        unusedPrivateSymbols: ['x'],
+        sizeReasons: ['file has 900 lines'],
+        fanIn: 1,
+        hasTest: false,
+      }),
+      facts('src/a.ts', { unusedPrivateSymbols: ['y'] }),
+    ]);
 
     expect(batches.map((entry) => entry.scope_globs)).toEqual([['src/a.ts']]);
   });
 
   it('honours scope excludes, dot-files included', () => {
-    const files = [facts('src/generated/api.ts', { unusedPrivateSymbols: ['x'] }), facts('.config/setup.ts', { unusedPrivateSymbols: ['x'] }), facts('src/keep.ts', { unusedPrivateSymbols: ['x'] })];
+    const files = [
+      facts('src/generated/api.ts', { unusedPrivateSymbols: ['x'] }),
+      facts('.config/setup.ts', { unusedPrivateSymbols: ['x'] }),
+      facts('src/keep.ts', { unusedPrivateSymbols: ['x'] }),
+    ];
 
-    expect(plan(files, { scopeExcludes: ['src/generated/**', '.config/**'] }).map((entry) => entry.scope_globs[0])).toEqual(['src/keep.ts']);
-    expect(plan(files).map((entry) => entry.scope_globs[0])).toEqual(['.config/setup.ts', 'src/generated/api.ts', 'src/keep.ts']);
+    expect(
+      plan(files, { scopeExcludes: ['src/generated/**', '.config/**'] }).map((entry) => entry.scope_globs[0]),
+    ).toEqual(['src/keep.ts']);
+    expect(plan(files).map((entry) => entry.scope_globs[0])).toEqual([
+      '.config/setup.ts',
+      'src/generated/api.ts',
+      'src/keep.ts',
+    ]);
   });
 
   it('caps the plan at max_batches, keeping the least risky batches', () => {
@@ -104,7 +166,9 @@ describe('heuristicPlan', () => {
   });
 
   it('numbers ids batch-001, batch-002, ... past 99', () => {
-    const many = Array.from({ length: 120 }, (_, index) => facts(`src/f${String(index).padStart(3, '0')}.ts`, { unusedPrivateSymbols: ['x'] }));
+    const many = Array.from({ length: 120 }, (_, index) =>
+      facts(`src/f${String(index).padStart(3, '0')}.ts`, { unusedPrivateSymbols: ['x'] }),
+    );
     const ids = plan(many).map((entry) => entry.id);
 
     expect(ids).toHaveLength(120);
@@ -124,10 +188,46 @@ describe('heuristicPlan', () => {
     const batches = plan(files, { scopeExcludes: ['vendor/**'], diffBudgetLoc: 80 }, 'Use async/await');
 
     expect(batches).toEqual([
-      { id: 'batch-001', goal: 'Use async/await (in src/first.ts)', scope_globs: ['src/first.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 5, verifier_level: 'fast', notes: '' },
-      { id: 'batch-002', goal: 'Use async/await (in src/a.ts)', scope_globs: ['src/a.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 40, verifier_level: 'fast', notes: 'function x is 90 lines' },
-      { id: 'batch-003', goal: 'Use async/await (in src/b.ts)', scope_globs: ['src/b.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 40, verifier_level: 'fast', notes: '' },
-      { id: 'batch-004', goal: 'Use async/await (in src/hot.ts)', scope_globs: ['src/hot.ts'], allowed_operations: ['rename', 'extract-function', 'split-module'], diff_budget_loc: 80, risk_score: 90, verifier_level: 'full', notes: '' },
+      {
+        id: 'batch-001',
+        goal: 'Use async/await (in src/first.ts)',
+        scope_globs: ['src/first.ts'],
+        allowed_operations: ['rename', 'extract-function', 'split-module'],
+        diff_budget_loc: 80,
+        risk_score: 5,
+        verifier_level: 'fast',
+        notes: '',
+      },
+      {
+        id: 'batch-002',
+        goal: 'Use async/await (in src/a.ts)',
+        scope_globs: ['src/a.ts'],
+        allowed_operations: ['rename', 'extract-function', 'split-module'],
+        diff_budget_loc: 80,
+        risk_score: 40,
+        verifier_level: 'fast',
+        notes: 'function x is 90 lines',
+      },
+      {
+        id: 'batch-003',
+        goal: 'Use async/await (in src/b.ts)',
+        scope_globs: ['src/b.ts'],
+        allowed_operations: ['rename', 'extract-function', 'split-module'],
+        diff_budget_loc: 80,
+        risk_score: 40,
+        verifier_level: 'fast',
+        notes: '',
+      },
+      {
+        id: 'batch-004',
+        goal: 'Use async/await (in src/hot.ts)',
+        scope_globs: ['src/hot.ts'],
+        allowed_operations: ['rename', 'extract-function', 'split-module'],
+        diff_budget_loc: 80,
+        risk_score: 90,
+        verifier_level: 'full',
+        notes: '',
+      },
     ]);
   });
 
@@ -159,7 +259,9 @@ describe('the formatting-only pass (seed 002, 11.2 step 1)', () => {
   });
 
   it('is planned even when nothing else is, and never without a formatter', () => {
-    expect(plan([facts('src/clean.ts')], { formatting: true }).map((entry) => entry.allowed_operations)).toEqual([[FORMAT_OPERATION]]);
+    expect(plan([facts('src/clean.ts')], { formatting: true }).map((entry) => entry.allowed_operations)).toEqual([
+      [FORMAT_OPERATION],
+    ]);
     expect(plan(MIXED).some(isFormatBatch)).toBe(false);
     expect(plan(MIXED, { formatting: true, maxBatches: 1 }).map((entry) => entry.id)).toEqual(['batch-001']);
   });
@@ -169,21 +271,46 @@ describe('boundPlannerBatches', () => {
   const FILES = ['src/a.ts', 'src/b.ts', 'src/util/c.ts', 'src/generated/api.ts', 'test/a.test.ts'];
 
   function proposed(id: string, scope: string[], overrides: Partial<PlannedBatch> = {}): PlannedBatch {
-    return { id, goal: `goal of ${id}`, scope_globs: scope, allowed_operations: ['rename'], diff_budget_loc: 100, risk_score: 20, verifier_level: 'fast', ...overrides };
+    return {
+      id,
+      goal: `goal of ${id}`,
+      scope_globs: scope,
+      allowed_operations: ['rename'],
+      diff_budget_loc: 100,
+      risk_score: 20,
+      verifier_level: 'fast',
+      ...overrides,
+    };
   }
 
   it('keeps batches whose scope matches a file, renumbering their ids', () => {
-    const result = boundPlannerBatches({ batches: [proposed('x-1', ['src/a.ts']), proposed('later', ['src/util/**'], { verifier_level: 'full', risk_score: 75, notes: 'careful' })] }, bounds({ files: FILES }));
+    const result = boundPlannerBatches(
+      {
+        batches: [
+          proposed('x-1', ['src/a.ts']),
+          proposed('later', ['src/util/**'], { verifier_level: 'full', risk_score: 75, notes: 'careful' }),
+        ],
+      },
+      bounds({ files: FILES }),
+    );
 
     expect(result.dropped).toEqual([]);
     expect(result.batches).toEqual([
       proposed('batch-001', ['src/a.ts'], { goal: 'goal of x-1' }),
-      proposed('batch-002', ['src/util/**'], { goal: 'goal of later', verifier_level: 'full', risk_score: 75, notes: 'careful' }),
+      proposed('batch-002', ['src/util/**'], {
+        goal: 'goal of later',
+        verifier_level: 'full',
+        risk_score: 75,
+        notes: 'careful',
+      }),
     ]);
   });
 
   it('drops a batch whose scope matches no indexed file, saying why', () => {
-    const result = boundPlannerBatches({ batches: [proposed('b1', ['src/missing.ts', 'lib/**']), proposed('b2', ['src/b.ts'])] }, bounds({ files: FILES }));
+    const result = boundPlannerBatches(
+      { batches: [proposed('b1', ['src/missing.ts', 'lib/**']), proposed('b2', ['src/b.ts'])] },
+      bounds({ files: FILES }),
+    );
 
     expect(result.dropped).toEqual(['b1: scope src/missing.ts, lib/** matches no file a patch may change']);
     expect(result.batches.map((entry) => [entry.id, entry.goal])).toEqual([['batch-001', 'goal of b2']]);
@@ -211,38 +338,63 @@ describe('boundPlannerBatches', () => {
   });
 
   it('clamps each diff budget to the configured one', () => {
-    const result = boundPlannerBatches({ batches: [proposed('big', ['src/a.ts'], { diff_budget_loc: 5000 }), proposed('small', ['src/b.ts'], { diff_budget_loc: 40 })] }, bounds({ files: FILES, diffBudgetLoc: 300 }));
+    const result = boundPlannerBatches(
+      {
+        batches: [
+          proposed('big', ['src/a.ts'], { diff_budget_loc: 5000 }),
+          proposed('small', ['src/b.ts'], { diff_budget_loc: 40 }),
+        ],
+      },
+      bounds({ files: FILES, diffBudgetLoc: 300 }),
+    );
 
     expect(result.batches.map((entry) => entry.diff_budget_loc)).toEqual([300, 40]);
   });
 
   it('caps the count at max_batches and reports each batch over it', () => {
     const batches = ['a', 'b', 'c', 'd'].map((id) => proposed(id, ['src/**']));
-    const result = boundPlannerBatches({ batches: [proposed('none', ['nowhere/**']), ...batches] }, bounds({ files: FILES, maxBatches: 2 }));
+    const result = boundPlannerBatches(
+      { batches: [proposed('none', ['nowhere/**']), ...batches] },
+      bounds({ files: FILES, maxBatches: 2 }),
+    );
 
     expect(result.batches.map((entry) => [entry.id, entry.goal])).toEqual([
       ['batch-001', 'goal of a'],
       ['batch-002', 'goal of b'],
     ]);
-    expect(result.dropped).toEqual(['none: scope nowhere/** matches no file a patch may change', 'c: over max_batches (2)', 'd: over max_batches (2)']);
+    expect(result.dropped).toEqual([
+      'none: scope nowhere/** matches no file a patch may change',
+      'c: over max_batches (2)',
+      'd: over max_batches (2)',
+    ]);
   });
 
   it('keeps planner batches no larger than the heuristic ones (at least three files): no scope over the whole repository', () => {
     const heuristic = [proposed('h1', ['src/a.ts']), proposed('h2', ['src/b.ts', 'src/util/c.ts'])];
     const response = {
-      batches: [proposed('everything', ['**']), proposed('src', ['src/**']), proposed('tests', ['test/**']), proposed('three', ['src/a.ts', 'src/b.ts', 'src/util/c.ts'])],
+      batches: [
+        proposed('everything', ['**']),
+        proposed('src', ['src/**']),
+        proposed('tests', ['test/**']),
+        proposed('three', ['src/a.ts', 'src/b.ts', 'src/util/c.ts']),
+      ],
     };
     const result = boundPlannerBatches(response, bounds({ files: FILES, heuristic }));
 
     expect(result.batches.map((entry) => entry.goal)).toEqual(['goal of tests', 'goal of three']);
-    expect(result.dropped).toEqual(['everything: scope ** covers 5 files; a batch covers at most 3', 'src: scope src/** covers 4 files; a batch covers at most 3']);
+    expect(result.dropped).toEqual([
+      'everything: scope ** covers 5 files; a batch covers at most 3',
+      'src: scope src/** covers 4 files; a batch covers at most 3',
+    ]);
     // A larger heuristic batch allows larger planner batches.
     const wide = boundPlannerBatches(response, bounds({ files: FILES, heuristic: [proposed('h', ['src/**'])] }));
     expect(wide.dropped).toEqual(['everything: scope ** covers 5 files; a batch covers at most 4']);
   });
 
   it('moves formatting batches first, and drops them when no formatter is configured', () => {
-    const response = { batches: [proposed('r', ['src/a.ts']), proposed('fmt', ['src/**'], { allowed_operations: [FORMAT_OPERATION] })] };
+    const response = {
+      batches: [proposed('r', ['src/a.ts']), proposed('fmt', ['src/**'], { allowed_operations: [FORMAT_OPERATION] })],
+    };
 
     const withFormatter = boundPlannerBatches(response, bounds({ files: FILES, formatting: true }));
     expect(withFormatter.batches.map((entry) => [entry.id, entry.goal])).toEqual([

@@ -31,16 +31,66 @@ interface RejectionCase {
 }
 
 const fromScratch = happyScript();
-const withList: AgentScript = { ...happyScript(), PLAN: [planTurn(ADD, null), planTurn(SUB, null), planTurn(null, null)] };
-const afterAdd: AgentScript = { PLAN: [planTurn(SUB, null), planTurn(null, null)], RED: [redTurn(SUB)], GREEN: [greenTurn(SUB)], REFACTOR: [{}] };
+const withList: AgentScript = {
+  ...happyScript(),
+  PLAN: [planTurn(ADD, null), planTurn(SUB, null), planTurn(null, null)],
+};
+const afterAdd: AgentScript = {
+  PLAN: [planTurn(SUB, null), planTurn(null, null)],
+  RED: [redTurn(SUB)],
+  GREEN: [greenTurn(SUB)],
+  REFACTOR: [{}],
+};
 
 const CASES: RejectionCase[] = [
-  { name: 'no test list', list: null, bad: planTurn(ADD, null), reason: 'no-test-list', feedback: /test-list\.md does not exist\. Create it/, script: fromScratch },
-  { name: 'a list without checkboxes', list: null, bad: planTurn(ADD, '# Calculator\n\n- adds two numbers\n'), reason: 'empty-test-list', feedback: /has no "- \[ \] \.\.\." checkbox items/, script: fromScratch },
-  { name: 'an item checked by the agent', list: LIST_TEXT, bad: planTurn(SUB, LIST_ADD_DONE), reason: 'checked-by-agent', feedback: /Do not mark items \[x\].*Uncheck: adds two numbers/, script: withList },
-  { name: 'a done item unchecked by the agent', list: LIST_ADD_DONE, bad: planTurn(ADD, LIST_TEXT), reason: 'done-items-changed', feedback: /Restore: - \[x\] adds two numbers/, script: afterAdd },
-  { name: 'a done item deleted by the agent', list: LIST_ADD_DONE, bad: planTurn(SUB, `- [ ] ${SUB.description}\n`), reason: 'done-items-changed', feedback: /Restore: - \[x\] adds two numbers/, script: afterAdd },
-  { name: 'null while items are pending', list: LIST_TEXT, bad: planTurn(null, null), reason: 'pending-items-remain', feedback: /currentTest is null but these items are unchecked: adds two numbers; subtracts two numbers/, script: withList },
+  {
+    name: 'no test list',
+    list: null,
+    bad: planTurn(ADD, null),
+    reason: 'no-test-list',
+    feedback: /test-list\.md does not exist\. Create it/,
+    script: fromScratch,
+  },
+  {
+    name: 'a list without checkboxes',
+    list: null,
+    bad: planTurn(ADD, '# Calculator\n\n- adds two numbers\n'),
+    reason: 'empty-test-list',
+    feedback: /has no "- \[ \] \.\.\." checkbox items/,
+    script: fromScratch,
+  },
+  {
+    name: 'an item checked by the agent',
+    list: LIST_TEXT,
+    bad: planTurn(SUB, LIST_ADD_DONE),
+    reason: 'checked-by-agent',
+    feedback: /Do not mark items \[x\].*Uncheck: adds two numbers/,
+    script: withList,
+  },
+  {
+    name: 'a done item unchecked by the agent',
+    list: LIST_ADD_DONE,
+    bad: planTurn(ADD, LIST_TEXT),
+    reason: 'done-items-changed',
+    feedback: /Restore: - \[x\] adds two numbers/,
+    script: afterAdd,
+  },
+  {
+    name: 'a done item deleted by the agent',
+    list: LIST_ADD_DONE,
+    bad: planTurn(SUB, `- [ ] ${SUB.description}\n`),
+    reason: 'done-items-changed',
+    feedback: /Restore: - \[x\] adds two numbers/,
+    script: afterAdd,
+  },
+  {
+    name: 'null while items are pending',
+    list: LIST_TEXT,
+    bad: planTurn(null, null),
+    reason: 'pending-items-remain',
+    feedback: /currentTest is null but these items are unchecked: adds two numbers; subtracts two numbers/,
+    script: withList,
+  },
   {
     name: 'an unknown item',
     list: LIST_TEXT,
@@ -49,11 +99,46 @@ const CASES: RejectionCase[] = [
     feedback: /exact text of an unchecked item.*"adds two numbers", "subtracts two numbers"/,
     script: withList,
   },
-  { name: 'a test path outside the repository', list: LIST_TEXT, bad: planTurn({ ...ADD, testFile: '../x.test.ts' }, null), reason: 'bad-paths', feedback: /relative to the repository root, without "\.\."/, script: withList },
-  { name: 'an absolute implementation path', list: LIST_TEXT, bad: planTurn({ ...ADD, implFile: '/etc/add.ts' }, null), reason: 'bad-paths', feedback: /without "\.\."/, script: withList },
-  { name: 'a nested `..` segment', list: LIST_TEXT, bad: planTurn({ ...ADD, implFile: 'src/../../add.ts' }, null), reason: 'bad-paths', feedback: /without "\.\."/, script: withList },
-  { name: 'no structured output', list: LIST_TEXT, bad: {}, reason: 'no-output', feedback: /StructuredOutput/, script: withList },
-  { name: 'output not matching the schema', list: LIST_TEXT, bad: { output: { currentTest: { description: '' } } }, reason: 'invalid-output', feedback: /Invalid structured output/, script: withList },
+  {
+    name: 'a test path outside the repository',
+    list: LIST_TEXT,
+    bad: planTurn({ ...ADD, testFile: '../x.test.ts' }, null),
+    reason: 'bad-paths',
+    feedback: /relative to the repository root, without "\.\."/,
+    script: withList,
+  },
+  {
+    name: 'an absolute implementation path',
+    list: LIST_TEXT,
+    bad: planTurn({ ...ADD, implFile: '/etc/add.ts' }, null),
+    reason: 'bad-paths',
+    feedback: /without "\.\."/,
+    script: withList,
+  },
+  {
+    name: 'a nested `..` segment',
+    list: LIST_TEXT,
+    bad: planTurn({ ...ADD, implFile: 'src/../../add.ts' }, null),
+    reason: 'bad-paths',
+    feedback: /without "\.\."/,
+    script: withList,
+  },
+  {
+    name: 'no structured output',
+    list: LIST_TEXT,
+    bad: {},
+    reason: 'no-output',
+    feedback: /StructuredOutput/,
+    script: withList,
+  },
+  {
+    name: 'output not matching the schema',
+    list: LIST_TEXT,
+    bad: { output: { currentTest: { description: '' } } },
+    reason: 'invalid-output',
+    feedback: /Invalid structured output/,
+    script: withList,
+  },
   {
     name: 'a change outside the test list',
     list: LIST_TEXT,
@@ -62,29 +147,49 @@ const CASES: RejectionCase[] = [
     feedback: /^PLAN may not change src\/add\.ts \(writable: test-list\.md\)\. Those changes were undone/,
     script: withList,
   },
-  { name: 'the turn limit', list: LIST_TEXT, bad: { status: 'turn-limit', message: 'Stopped after 7 model turns' }, reason: 'turn-limit', feedback: /Stopped after 7 model turns/, script: withList },
+  {
+    name: 'the turn limit',
+    list: LIST_TEXT,
+    bad: { status: 'turn-limit', message: 'Stopped after 7 model turns' },
+    reason: 'turn-limit',
+    feedback: /Stopped after 7 model turns/,
+    script: withList,
+  },
 ];
 
 describe('PLAN: the deterministic judge', () => {
-  it.each(CASES)('rejects $name, discards the attempt and retries with feedback', async ({ list, bad, reason, feedback, script }) => {
-    const files = { 'README.md': '# calculator\n', ...(list === null ? {} : { [LIST]: list }) };
-    const { PLAN = [], ...rest } = script;
-    const harness = await setUp({ files, script: { ...rest, PLAN: [bad, ...PLAN] } });
-    const run = await harness.run();
+  it.each(CASES)(
+    'rejects $name, discards the attempt and retries with feedback',
+    async ({ list, bad, reason, feedback, script }) => {
+      const files = { 'README.md': '# calculator\n', ...(list === null ? {} : { [LIST]: list }) };
+      const { PLAN = [], ...rest } = script;
+      const harness = await setUp({ files, script: { ...rest, PLAN: [bad, ...PLAN] } });
+      const run = await harness.run();
 
-    expect(run.error).toBeUndefined();
-    expect(trace(run.events).slice(0, 4)).toEqual(['cycle-start 1', 'verify-end PLAN baseline', 'stage-start PLAN#1', `stage-end PLAN#1 rejected (${reason})`]);
-    const [first, second] = harness.agent.callsOf('PLAN');
-    expect(second?.variables.attempt).toBe(2);
-    expect(String(second?.variables.feedback)).toMatch(feedback);
-    // The rejected attempt's edits are gone: the retry starts from the committed list.
-    expect(second?.treeAtStart).toEqual(first?.treeAtStart);
-    // The accepted PLAN records its retry.
-    const plan = harness.workspace.commits[1];
-    expect(plan?.subject).toMatch(/^plan: /);
-    expect(harness.workspace.noteOn(plan?.sha ?? '')).toMatchObject({ phase: 'PLAN', nextPhase: 'RED', cycleNumber: 1, retryCount: 1 });
-    expect(harness.agent.unusedTurns()).toEqual({});
-  });
+      expect(run.error).toBeUndefined();
+      expect(trace(run.events).slice(0, 4)).toEqual([
+        'cycle-start 1',
+        'verify-end PLAN baseline',
+        'stage-start PLAN#1',
+        `stage-end PLAN#1 rejected (${reason})`,
+      ]);
+      const [first, second] = harness.agent.callsOf('PLAN');
+      expect(second?.variables.attempt).toBe(2);
+      expect(String(second?.variables.feedback)).toMatch(feedback);
+      // The rejected attempt's edits are gone: the retry starts from the committed list.
+      expect(second?.treeAtStart).toEqual(first?.treeAtStart);
+      // The accepted PLAN records its retry.
+      const plan = harness.workspace.commits[1];
+      expect(plan?.subject).toMatch(/^plan: /);
+      expect(harness.workspace.noteOn(plan?.sha ?? '')).toMatchObject({
+        phase: 'PLAN',
+        nextPhase: 'RED',
+        cycleNumber: 1,
+        retryCount: 1,
+      });
+      expect(harness.agent.unusedTurns()).toEqual({});
+    },
+  );
 
   it('commits what was already changed before PLAN started (output of a test run, say) without blaming the agent', async () => {
     const harness = await setUp({ files: { 'README.md': '# calculator\n', [LIST]: LIST_TEXT }, script: withList });
@@ -92,7 +197,12 @@ describe('PLAN: the deterministic judge', () => {
     const run = await harness.run();
 
     expect(run.error).toBeUndefined();
-    expect(trace(run.events).slice(0, 4)).toEqual(['cycle-start 1', 'verify-end PLAN baseline', 'stage-start PLAN#1', 'plan-select adds two numbers']);
+    expect(trace(run.events).slice(0, 4)).toEqual([
+      'cycle-start 1',
+      'verify-end PLAN baseline',
+      'stage-start PLAN#1',
+      'plan-select adds two numbers',
+    ]);
     expect(harness.workspace.commits[1]?.subject).toMatch(/^plan: /);
     expect(harness.workspace.commits[1]?.files.get('coverage/last-run.json')).toBe('{}\n');
   });
@@ -100,7 +210,10 @@ describe('PLAN: the deterministic judge', () => {
   it('accepts a description that differs only in case, spacing and emphasis, and records the list`s text', async () => {
     const script = happyScript();
     const harness = await setUp({
-      script: { ...script, PLAN: [planTurn({ ...ADD, description: '  Adds  **two** numbers.' }), ...(script.PLAN ?? []).slice(1)] },
+      script: {
+        ...script,
+        PLAN: [planTurn({ ...ADD, description: '  Adds  **two** numbers.' }), ...(script.PLAN ?? []).slice(1)],
+      },
     });
     const run = await harness.run();
     expect(run.error).toBeUndefined();
@@ -134,7 +247,12 @@ describe('PLAN: the deterministic judge', () => {
     expect(resumed.error).toBeUndefined();
     expect(eventsOf(resumed.events, 'cycle-start').map((event) => event.cycle)).toEqual([1, 2, 3]);
     const plan = harness.workspace.commitWithSubject('plan: adds two numbers');
-    expect(harness.workspace.noteOn(plan.sha)).toMatchObject({ cycleNumber: 1, error: null, errorDetails: null, retryCount: 0 });
+    expect(harness.workspace.noteOn(plan.sha)).toMatchObject({
+      cycleNumber: 1,
+      error: null,
+      errorDetails: null,
+      retryCount: 0,
+    });
   });
 });
 

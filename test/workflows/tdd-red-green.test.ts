@@ -38,13 +38,18 @@ const baseFiles = addOnlyFiles({
 
 describe('RED: the gate and RED_FIX', () => {
   it('stops before PLAN when a test already fails: no cycle can pass on a red suite, so no model call is paid for', async () => {
-    const files = addOnlyFiles({ 'src/base.test.ts': testFile({ name: 'was broken', impl: 'src/base.ts', contains: 'base = 2' }), 'src/base.ts': 'export const base = 1;\n' });
+    const files = addOnlyFiles({
+      'src/base.test.ts': testFile({ name: 'was broken', impl: 'src/base.ts', contains: 'base = 2' }),
+      'src/base.ts': 'export const base = 1;\n',
+    });
     const h = await setUp({ files, script: { PLAN: cycleScript().PLAN?.slice(0, 1) ?? [] } });
     const run = await h.run();
 
     expect(run.error?.code).toBe('gate-failed');
     expect(run.error?.details).toEqual({ phase: 'PLAN', reason: 'red-baseline' });
-    expect(run.error?.message).toMatch(/^The test suite fails before any change of this cycle: src\/base\.test\.ts::was broken\.$/);
+    expect(run.error?.message).toMatch(
+      /^The test suite fails before any change of this cycle: src\/base\.test\.ts::was broken\.$/,
+    );
     expect(h.agent.calls).toEqual([]);
     expect(h.workspace.subjects()).toEqual(['initial']);
   });
@@ -69,18 +74,33 @@ describe('RED: the gate and RED_FIX', () => {
     const [fix] = h.agent.callsOf('RED_FIX');
     expect(fix?.systemPrompt).toMatch(/^Stage: RED_FIX/);
     expect(fix?.variables).toMatchObject({ attempt: 2, max_attempts: 3 });
-    expect(String(fix?.variables.feedback)).toMatch(/^The new test PASSED before any implementation.*Tighten the assertion/);
+    expect(String(fix?.variables.feedback)).toMatch(
+      /^The new test PASSED before any implementation.*Tighten the assertion/,
+    );
     expect(String(fix?.variables.feedback)).toMatch(/src\/add\.test\.ts::adds two numbers/);
     // RED_FIX works on what RED left behind.
     expect(fix?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
     const red = h.workspace.commitWithSubject('test: adds two numbers');
-    expect(h.workspace.noteOn(red.sha)).toMatchObject({ phase: 'RED', nextPhase: 'GREEN', testResult: 'FAIL', retryCount: 1 });
+    expect(h.workspace.noteOn(red.sha)).toMatchObject({
+      phase: 'RED',
+      nextPhase: 'GREEN',
+      testResult: 'FAIL',
+      retryCount: 1,
+    });
     expect(eventsOf(run.events, 'checkpoint-create')[1]).toMatchObject({ stage: 'RED_FIX', phase: 'RED' });
   });
 
   it('sends a test that errors instead of failing an assertion to RED_FIX', async () => {
     const erroring: AgentTurn = {
-      write: { [ADD.testFile]: testFile({ name: ADD.description, impl: ADD.implFile, contains: 'return a + b', failWith: 'error' }), [ADD.implFile]: stubImpl(ADD) },
+      write: {
+        [ADD.testFile]: testFile({
+          name: ADD.description,
+          impl: ADD.implFile,
+          contains: 'return a + b',
+          failWith: 'error',
+        }),
+        [ADD.implFile]: stubImpl(ADD),
+      },
     };
     const h = await setUp({ script: cycleScript({ RED: [erroring], RED_FIX: [redTurn(ADD)] }) });
     const run = await h.run();
@@ -88,16 +108,22 @@ describe('RED: the gate and RED_FIX', () => {
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end RED#1 rejected (not-assertion)');
     expect(eventsOf(run.events, 'warning')).toEqual([]);
-    expect(String(h.agent.callsOf('RED_FIX')[0]?.variables.feedback)).toMatch(/must fail on an assertion, but it failed with: error/);
+    expect(String(h.agent.callsOf('RED_FIX')[0]?.variables.feedback)).toMatch(
+      /must fail on an assertion, but it failed with: error/,
+    );
   });
 
   it('sends a test that cannot be collected (missing module) to RED_FIX', async () => {
-    const h = await setUp({ script: cycleScript({ RED: [{ write: { [ADD.testFile]: redTestFile(ADD) } }], RED_FIX: [stubOnly] }) });
+    const h = await setUp({
+      script: cycleScript({ RED: [{ write: { [ADD.testFile]: redTestFile(ADD) } }], RED_FIX: [stubOnly] }),
+    });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end RED#1 rejected (collection-error)');
-    expect(String(h.agent.callsOf('RED_FIX')[0]?.variables.feedback)).toMatch(/could not be collected[\s\S]*Cannot find module 'src\/add\.ts'/);
+    expect(String(h.agent.callsOf('RED_FIX')[0]?.variables.feedback)).toMatch(
+      /could not be collected[\s\S]*Cannot find module 'src\/add\.ts'/,
+    );
   });
 
   it('puts back a test list that RED changed through its shell and sends the attempt to RED_FIX', async () => {
@@ -109,7 +135,9 @@ describe('RED: the gate and RED_FIX', () => {
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end RED#1 rejected (path-violation)');
     const [fix] = h.agent.callsOf('RED_FIX');
-    expect(String(fix?.variables.feedback)).toMatch(/^RED may not change test-list\.md \(writable: \*\*, except test-list\.md\)/);
+    expect(String(fix?.variables.feedback)).toMatch(
+      /^RED may not change test-list\.md \(writable: \*\*, except test-list\.md\)/,
+    );
     // RED_FIX starts from RED's test, with the list as it was.
     expect(fix?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
     expect(fix?.treeAtStart.get(LIST)).toBe(listBefore);
@@ -117,14 +145,23 @@ describe('RED: the gate and RED_FIX', () => {
   });
 
   it('removes a symbolic link RED made through its shell that leads outside the repository, and sends the attempt to RED_FIX', async () => {
-    const linking: AgentTurn = { ...redTurn(ADD), link: { 'docs/key.txt': '/home/user/.ssh/id_ed25519', 'docs/up.txt': '../../outside.txt', 'docs/ok.txt': '../README.md' } };
+    const linking: AgentTurn = {
+      ...redTurn(ADD),
+      link: {
+        'docs/key.txt': '/home/user/.ssh/id_ed25519',
+        'docs/up.txt': '../../outside.txt',
+        'docs/ok.txt': '../README.md',
+      },
+    };
     const h = await setUp({ files: addOnlyFiles(), script: cycleScript({ RED: [linking], RED_FIX: [{}] }) });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end RED#1 rejected (path-violation)');
     const [fix] = h.agent.callsOf('RED_FIX');
-    expect(String(fix?.variables.feedback)).toMatch(/^Symbolic links that lead outside the repository are not allowed: docs\/key\.txt, docs\/up\.txt \(removed\)/);
+    expect(String(fix?.variables.feedback)).toMatch(
+      /^Symbolic links that lead outside the repository are not allowed: docs\/key\.txt, docs\/up\.txt \(removed\)/,
+    );
     expect(await h.workspace.isLinkOnDisk('docs/key.txt')).toBe(false);
     expect(await h.workspace.isLinkOnDisk('docs/up.txt')).toBe(false);
     // A link that stays inside the worktree is an ordinary thing for a repository to have.
@@ -133,19 +170,28 @@ describe('RED: the gate and RED_FIX', () => {
 
   it('sends a RED that breaks a passing test to RED_FIX', async () => {
     const breaking: AgentTurn = { write: { ...redTurn(ADD).write, 'src/base.ts': 'export const base = 2;\n' } };
-    const h = await setUp({ files: baseFiles, script: cycleScript({ RED: [breaking], RED_FIX: [{ write: { 'src/base.ts': 'export const base = 1;\n' } }] }) });
+    const h = await setUp({
+      files: baseFiles,
+      script: cycleScript({ RED: [breaking], RED_FIX: [{ write: { 'src/base.ts': 'export const base = 1;\n' } }] }),
+    });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end RED#1 rejected (regression)');
     const [fix] = h.agent.callsOf('RED_FIX');
-    expect(String(fix?.variables.feedback)).toMatch(/passed before no longer pass[\s\S]*src\/base\.test\.ts::keeps the base/);
+    expect(String(fix?.variables.feedback)).toMatch(
+      /passed before no longer pass[\s\S]*src\/base\.test\.ts::keeps the base/,
+    );
     expect(fix?.treeAtStart.get('src/base.ts')).toBe('export const base = 2;\n');
-    expect(h.workspace.commitWithSubject('test: adds two numbers').files.get('src/base.ts')).toBe('export const base = 1;\n');
+    expect(h.workspace.commitWithSubject('test: adds two numbers').files.get('src/base.ts')).toBe(
+      'export const base = 1;\n',
+    );
   });
 
   it('fails the run after three rejected attempts, records the error on HEAD, and resumes at RED', async () => {
-    const h = await setUp({ script: { PLAN: cycleScript().PLAN?.slice(0, 1) ?? [], RED: [passingRed], RED_FIX: [{}, {}] } });
+    const h = await setUp({
+      script: { PLAN: cycleScript().PLAN?.slice(0, 1) ?? [], RED: [passingRed], RED_FIX: [{}, {}] },
+    });
     const failed = await h.run();
 
     expect(failed.error?.code).toBe('gate-failed');
@@ -164,21 +210,47 @@ describe('RED: the gate and RED_FIX', () => {
       errorDetails: { type: 'passed-immediately', message: expect.stringMatching(/^The new test PASSED/) as unknown },
       retryCount: 2,
     });
-    expect(eventsOf(failed.events, 'note-write').at(-1)).toEqual({ type: 'note-write', commit: plan.sha, state: recorded });
+    expect(eventsOf(failed.events, 'note-write').at(-1)).toEqual({
+      type: 'note-write',
+      commit: plan.sha,
+      state: recorded,
+    });
 
-    h.agent.append({ RED: [redTurn(ADD)], GREEN: [greenTurn(ADD)], REFACTOR: [{}], PLAN: cycleScript().PLAN?.slice(1) ?? [] });
+    h.agent.append({
+      RED: [redTurn(ADD)],
+      GREEN: [greenTurn(ADD)],
+      REFACTOR: [{}],
+      PLAN: cycleScript().PLAN?.slice(1) ?? [],
+    });
     const resumed = await h.run(recorded);
     expect(resumed.error).toBeUndefined();
-    expect(trace(resumed.events).slice(0, 3)).toEqual(['verify-end RED baseline', 'stage-start RED#1', 'verify-end RED test']);
+    expect(trace(resumed.events).slice(0, 3)).toEqual([
+      'verify-end RED baseline',
+      'stage-start RED#1',
+      'verify-end RED test',
+    ]);
     expect(h.agent.callsOf('RED').at(-1)?.variables.feedback).toBe('(none)');
-    expect(h.workspace.subjects()).toEqual(['initial', 'plan: adds two numbers', 'test: adds two numbers', 'feat: adds two numbers', 'refactor: no changes needed', 'plan: all tests done']);
-    expect(h.workspace.noteOn(h.workspace.commitWithSubject('test: adds two numbers').sha)).toMatchObject({ error: null, errorDetails: null, retryCount: 0 });
+    expect(h.workspace.subjects()).toEqual([
+      'initial',
+      'plan: adds two numbers',
+      'test: adds two numbers',
+      'feat: adds two numbers',
+      'refactor: no changes needed',
+      'plan: all tests done',
+    ]);
+    expect(h.workspace.noteOn(h.workspace.commitWithSubject('test: adds two numbers').sha)).toMatchObject({
+      error: null,
+      errorDetails: null,
+      retryCount: 0,
+    });
   });
 });
 
 describe('GREEN: the gate and retries', () => {
   it('retries with the failing output after discarding the failed attempt', async () => {
-    const wrong: AgentTurn = { write: { [ADD.implFile]: solvedImpl(ADD).replace('a + b', 'a * b'), 'src/helper.ts': 'export {};\n' } };
+    const wrong: AgentTurn = {
+      write: { [ADD.implFile]: solvedImpl(ADD).replace('a + b', 'a * b'), 'src/helper.ts': 'export {};\n' },
+    };
     const h = await setUp({ script: cycleScript({ GREEN: [wrong, greenTurn(ADD)] }) });
     const run = await h.run();
 
@@ -186,8 +258,12 @@ describe('GREEN: the gate and retries', () => {
     expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (tests-failing)');
     const [, retry] = h.agent.callsOf('GREEN');
     expect(retry?.variables.attempt).toBe(2);
-    expect(String(retry?.variables.feedback)).toMatch(/Failing tests:\n- src\/add\.test\.ts::adds two numbers \[assertion\]/);
-    expect(String(retry?.variables.feedback)).toMatch(/Test output \(last lines\):\nFAIL src\/add\.test\.ts::adds two numbers/);
+    expect(String(retry?.variables.feedback)).toMatch(
+      /Failing tests:\n- src\/add\.test\.ts::adds two numbers \[assertion\]/,
+    );
+    expect(String(retry?.variables.feedback)).toMatch(
+      /Test output \(last lines\):\nFAIL src\/add\.test\.ts::adds two numbers/,
+    );
     expect(retry?.treeAtStart.get(ADD.implFile)).toBe(stubImpl(ADD));
     expect(retry?.treeAtStart.has('src/helper.ts')).toBe(false);
     const feat = h.workspace.commitWithSubject('feat: adds two numbers');
@@ -196,42 +272,56 @@ describe('GREEN: the gate and retries', () => {
   });
 
   it('rejects a GREEN that changes a test file (through the shell), putting the file back', async () => {
-    const cheat: AgentTurn = { shell: { [ADD.testFile]: testFile({ name: ADD.description, impl: ADD.implFile, contains: 'return 0' }) } };
+    const cheat: AgentTurn = {
+      shell: { [ADD.testFile]: testFile({ name: ADD.description, impl: ADD.implFile, contains: 'return 0' }) },
+    };
     const h = await setUp({ script: cycleScript({ GREEN: [cheat, greenTurn(ADD)] }) });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (path-violation)');
     const [, retry] = h.agent.callsOf('GREEN');
-    expect(String(retry?.variables.feedback)).toMatch(/^GREEN may not change src\/add\.test\.ts \(writable: \*\*, except \*\*\/\*\.test\.ts, src\/add\.test\.ts, test-list\.md\)\. Those changes were undone/);
+    expect(String(retry?.variables.feedback)).toMatch(
+      /^GREEN may not change src\/add\.test\.ts \(writable: \*\*, except \*\*\/\*\.test\.ts, src\/add\.test\.ts, test-list\.md\)\. Those changes were undone/,
+    );
     expect(retry?.treeAtStart.get(ADD.testFile)).toBe(redTestFile(ADD));
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.testFile)).toBe(redTestFile(ADD));
   });
 
   it('stops a GREEN attempt at the stage time limit and retries it with that as feedback', async () => {
     const hanging: AgentTurn = {
-      act: ({ request }) => new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true })),
+      act: ({ request }) =>
+        new Promise<void>((resolve) => request.signal?.addEventListener('abort', () => resolve(), { once: true })),
     };
     const h = await setUp({ timeoutMs: 200, script: cycleScript({ GREEN: [hanging, greenTurn(ADD)] }) });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (timeout)');
-    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(/^GREEN did not finish within its time limit of 0.2 s and was stopped/);
+    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(
+      /^GREEN did not finish within its time limit of 0.2 s and was stopped/,
+    );
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.implFile)).toBe(solvedImpl(ADD));
   });
 
   it('rejects a GREEN that adds a test file', async () => {
-    const extra: AgentTurn = { ...greenTurn(ADD), shell: { 'src/extra.test.ts': testFile({ name: 'extra', impl: ADD.implFile, contains: 'a + b' }) } };
+    const extra: AgentTurn = {
+      ...greenTurn(ADD),
+      shell: { 'src/extra.test.ts': testFile({ name: 'extra', impl: ADD.implFile, contains: 'a + b' }) },
+    };
     const h = await setUp({ script: cycleScript({ GREEN: [extra, greenTurn(ADD)] }) });
     const run = await h.run();
     expect(run.error).toBeUndefined();
-    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(/^GREEN may not change src\/extra\.test\.ts /);
+    expect(String(h.agent.callsOf('GREEN')[1]?.variables.feedback)).toMatch(
+      /^GREEN may not change src\/extra\.test\.ts /,
+    );
     expect(h.workspace.file('src/extra.test.ts')).toBeUndefined();
   });
 
   it('gives GREEN a path policy that denies the test globs and the test list', async () => {
-    const tries: AgentTurn = { write: { [ADD.testFile]: 'weakened', [LIST]: '- [x] adds two numbers\n', [ADD.implFile]: solvedImpl(ADD) } };
+    const tries: AgentTurn = {
+      write: { [ADD.testFile]: 'weakened', [LIST]: '- [x] adds two numbers\n', [ADD.implFile]: solvedImpl(ADD) },
+    };
     const h = await setUp({ script: cycleScript({ GREEN: [tries] }) });
     const run = await h.run();
 
@@ -270,7 +360,9 @@ describe('GREEN: the gate and retries', () => {
 
 describe('VERIFY, FIX and RE_VERIFY', () => {
   it('sends a lint failure to FIX and accepts the cycle when RE_VERIFY passes', async () => {
-    const h = await setUp({ script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [greenTurn(ADD)] }) });
+    const h = await setUp({
+      script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [greenTurn(ADD)] }),
+    });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
@@ -358,7 +450,10 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     expect(h.workspace.file(ADD.implFile)).toBe(stubImpl(ADD));
     expect(h.workspace.noteOn(red.sha)).toMatchObject({
       nextPhase: 'GREEN',
-      errorDetails: { type: 'lint+typecheck-failed', message: expect.stringMatching(/fake-lint[\s\S]*fake-typecheck/) as unknown },
+      errorDetails: {
+        type: 'lint+typecheck-failed',
+        message: expect.stringMatching(/fake-lint[\s\S]*fake-typecheck/) as unknown,
+      },
       retryCount: 2,
     });
   });
@@ -370,13 +465,17 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
     const run = await h.run();
 
     expect(run.error?.message).toBe('FIX failed after 3 attempts: typecheck-failed');
-    expect(run.error?.hint).toMatch(/^The checks fail in src\/add\.test\.ts, the test RED wrote, which GREEN and FIX may not change\. .*ratchet rollback <commit>.*RED writes the test again/);
+    expect(run.error?.hint).toMatch(
+      /^The checks fail in src\/add\.test\.ts, the test RED wrote, which GREEN and FIX may not change\. .*ratchet rollback <commit>.*RED writes the test again/,
+    );
   });
 
   it('runs FIX on tests that VERIFY finds failing only after a FIX broke them', async () => {
     // FIX may break the tests; RE_VERIFY runs the suite again rather than trusting GREEN's run.
     const breaksTests: AgentTurn = { write: { [ADD.implFile]: stubImpl(ADD) } };
-    const h = await setUp({ script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [breaksTests, greenTurn(ADD)] }) });
+    const h = await setUp({
+      script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [breaksTests, greenTurn(ADD)] }),
+    });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();

@@ -31,7 +31,12 @@ describe('REFACTOR', () => {
     expect(run.error).toBeUndefined();
     const refactor = h.workspace.commitWithSubject('refactor: no changes needed');
     expect(refactor.files).toEqual(h.workspace.commitWithSubject('feat: adds two numbers').files);
-    expect(h.workspace.noteOn(refactor.sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', testResult: 'PASS', retryCount: 0 });
+    expect(h.workspace.noteOn(refactor.sha)).toMatchObject({
+      phase: 'REFACTOR',
+      nextPhase: 'PLAN',
+      testResult: 'PASS',
+      retryCount: 0,
+    });
     // No changes, so nothing to verify again.
     expect(h.verifier.runsByStage().RE_VERIFY).toBeUndefined();
   });
@@ -52,7 +57,9 @@ describe('REFACTOR', () => {
       'checkpoint-create refactor: adds two numbers',
       'note-write REFACTOR->PLAN',
     ]);
-    expect(h.workspace.commitWithSubject('refactor: adds two numbers').files.get(ADD.implFile)).toMatch(/^\/\/ refactored\n/);
+    expect(h.workspace.commitWithSubject('refactor: adds two numbers').files.get(ADD.implFile)).toMatch(
+      /^\/\/ refactored\n/,
+    );
   });
 
   it('rolls a breaking refactoring back to the pre-refactor commit and tries again', async () => {
@@ -78,13 +85,21 @@ describe('REFACTOR', () => {
       'checkpoint-create refactor: adds two numbers',
       'note-write REFACTOR->PLAN',
     ]);
-    expect(eventsOf(run.events, 'checkpoint-rollback')).toEqual([{ type: 'checkpoint-rollback', stage: 'REFACTOR', to: feat.sha, reason: 'tests-failing' }]);
+    expect(eventsOf(run.events, 'checkpoint-rollback')).toEqual([
+      { type: 'checkpoint-rollback', stage: 'REFACTOR', to: feat.sha, reason: 'tests-failing' },
+    ]);
     expect(h.workspace.operations).toContain('reset feat: adds two numbers');
     const [, second] = h.agent.callsOf('REFACTOR');
     expect(second?.headAtStart).toBe(feat.sha);
     expect(second?.treeAtStart).toEqual(feat.files);
-    expect(String(second?.variables.feedback)).toMatch(/^Your previous refactoring was rolled back because it broke verification:\nFailing tests/);
-    expect(h.workspace.noteOn(h.workspace.commitWithSubject('refactor: adds two numbers').sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', retryCount: 1 });
+    expect(String(second?.variables.feedback)).toMatch(
+      /^Your previous refactoring was rolled back because it broke verification:\nFailing tests/,
+    );
+    expect(h.workspace.noteOn(h.workspace.commitWithSubject('refactor: adds two numbers').sha)).toMatchObject({
+      phase: 'REFACTOR',
+      nextPhase: 'PLAN',
+      retryCount: 1,
+    });
   });
 
   it('rolls back a refactoring that only breaks lint', async () => {
@@ -101,7 +116,9 @@ describe('REFACTOR', () => {
     const run = await h.run();
     expect(run.error).toBeUndefined();
     expect(eventsOf(run.events, 'checkpoint-rollback').map((event) => event.reason)).toEqual(['path-violation']);
-    expect(String(h.agent.callsOf('REFACTOR')[1]?.variables.feedback)).toMatch(/rolled back: REFACTOR may not change src\/add\.test\.ts/);
+    expect(String(h.agent.callsOf('REFACTOR')[1]?.variables.feedback)).toMatch(
+      /rolled back: REFACTOR may not change src\/add\.test\.ts/,
+    );
   });
 
   it('keeps the cycle when every attempt breaks verification: `refactor: no changes kept` and a warning', async () => {
@@ -111,17 +128,38 @@ describe('REFACTOR', () => {
 
     expect(run.error).toBeUndefined();
     expect(eventsOf(run.events, 'checkpoint-rollback')).toHaveLength(3);
-    expect(eventsOf(run.events, 'warning')).toEqual([{ type: 'warning', stage: 'REFACTOR', message: expect.stringMatching(/every attempt broke verification/) as unknown }]);
+    expect(eventsOf(run.events, 'warning')).toEqual([
+      {
+        type: 'warning',
+        stage: 'REFACTOR',
+        message: expect.stringMatching(/every attempt broke verification/) as unknown,
+      },
+    ]);
     const subject = 'refactor: no changes kept (3 attempts broke verification)';
-    expect(h.workspace.subjects()).toEqual(['initial', 'plan: adds two numbers', 'test: adds two numbers', 'feat: adds two numbers', subject, 'plan: all tests done']);
+    expect(h.workspace.subjects()).toEqual([
+      'initial',
+      'plan: adds two numbers',
+      'test: adds two numbers',
+      'feat: adds two numbers',
+      subject,
+      'plan: all tests done',
+    ]);
     const kept = h.workspace.commitWithSubject(subject);
     expect(kept.files).toEqual(h.workspace.commitWithSubject('feat: adds two numbers').files);
-    expect(h.workspace.noteOn(kept.sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', testResult: 'PASS', error: null, retryCount: 2 });
+    expect(h.workspace.noteOn(kept.sha)).toMatchObject({
+      phase: 'REFACTOR',
+      nextPhase: 'PLAN',
+      testResult: 'PASS',
+      error: null,
+      retryCount: 2,
+    });
     expect(run.result?.state.nextPhase).toBe('COMPLETE');
   });
 
   it('accepts a REFACTOR that hit its turn limit without changing anything', async () => {
-    const h = await setUp({ script: cycleScript({ REFACTOR: [{ status: 'turn-limit', message: 'Stopped after 7 model turns' }] }) });
+    const h = await setUp({
+      script: cycleScript({ REFACTOR: [{ status: 'turn-limit', message: 'Stopped after 7 model turns' }] }),
+    });
     const run = await h.run();
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end REFACTOR#1 accepted (Stopped after 7 model turns)');
@@ -132,7 +170,10 @@ describe('REFACTOR', () => {
 describe('REFACTOR: agent failures (best effort)', () => {
   it('keeps the cycle when the model fails after its retries, dropping the partial refactoring', async () => {
     const overloaded = new RatchetError('overloaded', 'Overloaded (529)', { retryable: true });
-    const partial: AgentTurn = { act: ({ workspace }) => workspace.writeFile(ADD.implFile, 'half a refactoring'), throws: overloaded };
+    const partial: AgentTurn = {
+      act: ({ workspace }) => workspace.writeFile(ADD.implFile, 'half a refactoring'),
+      throws: overloaded,
+    };
     const h = await setUp({ script: cycleScript({ REFACTOR: [partial] }) });
     const run = await h.run();
 
@@ -148,7 +189,12 @@ describe('REFACTOR: agent failures (best effort)', () => {
     const feat = h.workspace.commitWithSubject('feat: adds two numbers');
     const kept = h.workspace.commitWithSubject('refactor: no changes kept (the agent failed: overloaded)');
     expect(kept.files).toEqual(feat.files);
-    expect(h.workspace.noteOn(kept.sha)).toMatchObject({ phase: 'REFACTOR', nextPhase: 'PLAN', error: null, retryCount: 0 });
+    expect(h.workspace.noteOn(kept.sha)).toMatchObject({
+      phase: 'REFACTOR',
+      nextPhase: 'PLAN',
+      error: null,
+      retryCount: 0,
+    });
     expect(h.agent.callsOf('REFACTOR')).toHaveLength(1);
     expect(run.result?.state.nextPhase).toBe('COMPLETE');
   });
@@ -161,7 +207,12 @@ describe('REFACTOR: agent failures (best effort)', () => {
     expect(run.error).toBe(auth);
     const feat = h.workspace.commitWithSubject('feat: adds two numbers');
     expect(h.workspace.headCommit().sha).toBe(feat.sha);
-    expect(h.workspace.noteOn(feat.sha)).toMatchObject({ phase: 'GREEN', nextPhase: 'REFACTOR', error: 'Invalid API key', errorDetails: { type: 'auth' } });
+    expect(h.workspace.noteOn(feat.sha)).toMatchObject({
+      phase: 'GREEN',
+      nextPhase: 'REFACTOR',
+      error: 'Invalid API key',
+      errorDetails: { type: 'auth' },
+    });
   });
 
   it('stops on an interruption during REFACTOR without a refactor commit', async () => {
@@ -201,7 +252,11 @@ describe('refactor modes', () => {
   });
 
   it("'when-needed' runs REFACTOR with the checker's reasons when a file is too big", async () => {
-    const h = await setUp({ refactor: 'when-needed', maxLines: 2, script: cycleScript({ REFACTOR: [goodRefactorTurn(ADD)] }) });
+    const h = await setUp({
+      refactor: 'when-needed',
+      maxLines: 2,
+      script: cycleScript({ REFACTOR: [goodRefactorTurn(ADD)] }),
+    });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();

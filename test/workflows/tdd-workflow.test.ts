@@ -27,7 +27,13 @@ import { useHarness } from '../support/fake-tdd-suite.js';
 const setUp = useHarness();
 
 /** The expected note: every field, so a stray one fails the comparison. */
-function note(fields: Pick<HandoffState, 'phase' | 'nextPhase' | 'cycleNumber' | 'currentTest' | 'completedTests' | 'pendingTests' | 'testResult'> & Partial<HandoffState>): HandoffState {
+function note(
+  fields: Pick<
+    HandoffState,
+    'phase' | 'nextPhase' | 'cycleNumber' | 'currentTest' | 'completedTests' | 'pendingTests' | 'testResult'
+  > &
+    Partial<HandoffState>,
+): HandoffState {
   return { error: null, errorDetails: null, retryCount: 0, runId: RUN_ID, ...fields };
 }
 
@@ -82,7 +88,15 @@ describe('runTdd: a happy two-cycle run', () => {
     ]);
     expect(run.result).toEqual({
       cycles: 2,
-      state: note({ phase: 'PLAN', nextPhase: 'COMPLETE', cycleNumber: 3, currentTest: null, completedTests: [ADD.description, SUB.description], pendingTests: [], testResult: null }),
+      state: note({
+        phase: 'PLAN',
+        nextPhase: 'COMPLETE',
+        cycleNumber: 3,
+        currentTest: null,
+        completedTests: [ADD.description, SUB.description],
+        pendingTests: [],
+        testResult: null,
+      }),
     });
     expect(h.agent.unusedTurns()).toEqual({});
     expect(h.workspace.file(LIST)).toBe(LIST_ALL_DONE);
@@ -95,15 +109,87 @@ describe('runTdd: a happy two-cycle run', () => {
 
     const both = [ADD.description, SUB.description];
     const expected: HandoffState[] = [
-      note({ phase: 'PLAN', nextPhase: 'RED', cycleNumber: 1, currentTest: ADD, completedTests: [], pendingTests: both, testResult: null }),
-      note({ phase: 'RED', nextPhase: 'GREEN', cycleNumber: 1, currentTest: ADD, completedTests: [], pendingTests: both, testResult: 'FAIL' }),
-      note({ phase: 'GREEN', nextPhase: 'REFACTOR', cycleNumber: 1, currentTest: ADD, completedTests: [ADD.description], pendingTests: [SUB.description], testResult: 'PASS' }),
-      note({ phase: 'REFACTOR', nextPhase: 'PLAN', cycleNumber: 1, currentTest: ADD, completedTests: [ADD.description], pendingTests: [SUB.description], testResult: 'PASS' }),
-      note({ phase: 'PLAN', nextPhase: 'RED', cycleNumber: 2, currentTest: SUB, completedTests: [ADD.description], pendingTests: [SUB.description], testResult: null }),
-      note({ phase: 'RED', nextPhase: 'GREEN', cycleNumber: 2, currentTest: SUB, completedTests: [ADD.description], pendingTests: [SUB.description], testResult: 'FAIL' }),
-      note({ phase: 'GREEN', nextPhase: 'REFACTOR', cycleNumber: 2, currentTest: SUB, completedTests: both, pendingTests: [], testResult: 'PASS' }),
-      note({ phase: 'REFACTOR', nextPhase: 'PLAN', cycleNumber: 2, currentTest: SUB, completedTests: both, pendingTests: [], testResult: 'PASS' }),
-      note({ phase: 'PLAN', nextPhase: 'COMPLETE', cycleNumber: 3, currentTest: null, completedTests: both, pendingTests: [], testResult: null }),
+      note({
+        phase: 'PLAN',
+        nextPhase: 'RED',
+        cycleNumber: 1,
+        currentTest: ADD,
+        completedTests: [],
+        pendingTests: both,
+        testResult: null,
+      }),
+      note({
+        phase: 'RED',
+        nextPhase: 'GREEN',
+        cycleNumber: 1,
+        currentTest: ADD,
+        completedTests: [],
+        pendingTests: both,
+        testResult: 'FAIL',
+      }),
+      note({
+        phase: 'GREEN',
+        nextPhase: 'REFACTOR',
+        cycleNumber: 1,
+        currentTest: ADD,
+        completedTests: [ADD.description],
+        pendingTests: [SUB.description],
+        testResult: 'PASS',
+      }),
+      note({
+        phase: 'REFACTOR',
+        nextPhase: 'PLAN',
+        cycleNumber: 1,
+        currentTest: ADD,
+        completedTests: [ADD.description],
+        pendingTests: [SUB.description],
+        testResult: 'PASS',
+      }),
+      note({
+        phase: 'PLAN',
+        nextPhase: 'RED',
+        cycleNumber: 2,
+        currentTest: SUB,
+        completedTests: [ADD.description],
+        pendingTests: [SUB.description],
+        testResult: null,
+      }),
+      note({
+        phase: 'RED',
+        nextPhase: 'GREEN',
+        cycleNumber: 2,
+        currentTest: SUB,
+        completedTests: [ADD.description],
+        pendingTests: [SUB.description],
+        testResult: 'FAIL',
+      }),
+      note({
+        phase: 'GREEN',
+        nextPhase: 'REFACTOR',
+        cycleNumber: 2,
+        currentTest: SUB,
+        completedTests: both,
+        pendingTests: [],
+        testResult: 'PASS',
+      }),
+      note({
+        phase: 'REFACTOR',
+        nextPhase: 'PLAN',
+        cycleNumber: 2,
+        currentTest: SUB,
+        completedTests: both,
+        pendingTests: [],
+        testResult: 'PASS',
+      }),
+      note({
+        phase: 'PLAN',
+        nextPhase: 'COMPLETE',
+        cycleNumber: 3,
+        currentTest: null,
+        completedTests: both,
+        pendingTests: [],
+        testResult: null,
+      }),
     ];
     const checkpoints = h.workspace.commits.slice(1);
     expect(checkpoints.map((commit) => h.workspace.noteOn(commit.sha))).toEqual(expected);
@@ -115,7 +201,8 @@ describe('runTdd: a happy two-cycle run', () => {
   it('keeps the files of each checkpoint: test, stub, implementation, then the list marked done by the orchestrator', async () => {
     const h = await setUp({ script: happyScript() });
     await h.run();
-    const at = (subject: string, path: string): string | undefined => h.workspace.commitWithSubject(subject).files.get(path);
+    const at = (subject: string, path: string): string | undefined =>
+      h.workspace.commitWithSubject(subject).files.get(path);
 
     expect(at('plan: adds two numbers', LIST)).toBe(LIST_TEXT);
     expect(at('plan: adds two numbers', ADD.testFile)).toBeUndefined();
@@ -158,14 +245,29 @@ describe('runTdd: a happy two-cycle run', () => {
       expect(events[index + 1]).toMatchObject({ type: 'note-write', commit: event.commit });
     });
     expect(eventsOf(events, 'checkpoint-create').map((event) => [event.stage, event.phase])).toEqual([
-      ['PLAN', 'PLAN'], ['RED', 'RED'], ['GREEN', 'GREEN'], ['REFACTOR', 'REFACTOR'],
-      ['PLAN', 'PLAN'], ['RED', 'RED'], ['GREEN', 'GREEN'], ['REFACTOR', 'REFACTOR'],
+      ['PLAN', 'PLAN'],
+      ['RED', 'RED'],
+      ['GREEN', 'GREEN'],
+      ['REFACTOR', 'REFACTOR'],
+      ['PLAN', 'PLAN'],
+      ['RED', 'RED'],
+      ['GREEN', 'GREEN'],
+      ['REFACTOR', 'REFACTOR'],
       ['PLAN', 'PLAN'],
     ]);
-    expect(eventsOf(events, 'plan-select')[0]).toEqual({ type: 'plan-select', cycle: 1, test: ADD.description, testFile: ADD.testFile, implFile: ADD.implFile });
+    expect(eventsOf(events, 'plan-select')[0]).toEqual({
+      type: 'plan-select',
+      cycle: 1,
+      test: ADD.description,
+      testFile: ADD.testFile,
+      implFile: ADD.implFile,
+    });
     // The agent's tool calls are piped through inside their stage.
     const writes = eventsOf(events, 'tool-call').filter((event) => event.stage === 'GREEN');
-    expect(writes.map((event) => (event.input as { file_path: string }).file_path)).toEqual([ADD.implFile, SUB.implFile]);
+    expect(writes.map((event) => (event.input as { file_path: string }).file_path)).toEqual([
+      ADD.implFile,
+      SUB.implFile,
+    ]);
     const firstWrite = events.findIndex((event) => event.type === 'tool-call' && event.stage === 'GREEN');
     expect(trace(events.slice(0, firstWrite)).at(-1)).toBe('stage-start GREEN#1');
   });
@@ -183,12 +285,33 @@ describe('runTdd: a happy two-cycle run', () => {
     const h = await setUp({ script: happyScript() });
     await h.run();
     const calls = h.agent.calls;
-    expect(calls.map((call) => call.stage)).toEqual(['PLAN', 'RED', 'GREEN', 'REFACTOR', 'PLAN', 'RED', 'GREEN', 'REFACTOR', 'PLAN']);
+    expect(calls.map((call) => call.stage)).toEqual([
+      'PLAN',
+      'RED',
+      'GREEN',
+      'REFACTOR',
+      'PLAN',
+      'RED',
+      'GREEN',
+      'REFACTOR',
+      'PLAN',
+    ]);
     expect(h.agentRequests).toEqual(calls.map((call) => call.stage));
     for (const call of calls) {
       expect(call.systemPrompt.split('\n')[0]).toBe(`Stage: ${call.stage}`);
-      expect(call).toMatchObject({ worktree: h.workspace.root, maxTurns: 7, bashTimeoutMs: 5_000, hasOutputSchema: call.stage === 'PLAN' });
-      expect(call.variables).toMatchObject({ feature: 'a calculator', attempt: 1, max_attempts: 3, feedback: '(none)', test_command: 'fake-test --all' });
+      expect(call).toMatchObject({
+        worktree: h.workspace.root,
+        maxTurns: 7,
+        bashTimeoutMs: 5_000,
+        hasOutputSchema: call.stage === 'PLAN',
+      });
+      expect(call.variables).toMatchObject({
+        feature: 'a calculator',
+        attempt: 1,
+        max_attempts: 3,
+        feedback: '(none)',
+        test_command: 'fake-test --all',
+      });
     }
     const [plan, red, green, refactor, plan2] = calls;
     expect(plan?.paths).toEqual({ read: ['**'], write: [LIST], denyWrite: [] });
@@ -207,7 +330,12 @@ describe('runTdd: a happy two-cycle run', () => {
     expect(green?.variables.changed_files).toBe(`${ADD.testFile}\n${ADD.implFile}`);
     expect(refactor?.paths).toEqual(green?.paths);
     expect(refactor?.variables.reasons).toMatch(/static checker found nothing/);
-    expect(plan2?.variables).toMatchObject({ cycle: 2, test_list: LIST_ADD_DONE, completed_tests: ADD.description, pending_tests: SUB.description });
+    expect(plan2?.variables).toMatchObject({
+      cycle: 2,
+      test_list: LIST_ADD_DONE,
+      completed_tests: ADD.description,
+      pending_tests: SUB.description,
+    });
   });
 });
 
@@ -227,15 +355,27 @@ function expectPairedStages(events: readonly EventInput[]): void {
 
 describe('runTdd: agents, interruption and provider errors', () => {
   it('undoes a commit the agent made by itself, keeps its changes and warns', async () => {
-    const h = await setUp({ files: addOnlyFiles(), script: cycleScript({ GREEN: [{ ...greenTurn(ADD), commit: 'wip: sneaky' }] }) });
+    const h = await setUp({
+      files: addOnlyFiles(),
+      script: cycleScript({ GREEN: [{ ...greenTurn(ADD), commit: 'wip: sneaky' }] }),
+    });
     const run = await h.run();
 
     expect(run.error).toBeUndefined();
-    expect(h.workspace.subjects()).toEqual(['initial', 'plan: adds two numbers', 'test: adds two numbers', 'feat: adds two numbers', 'refactor: no changes needed', 'plan: all tests done']);
+    expect(h.workspace.subjects()).toEqual([
+      'initial',
+      'plan: adds two numbers',
+      'test: adds two numbers',
+      'feat: adds two numbers',
+      'refactor: no changes needed',
+      'plan: all tests done',
+    ]);
     expect(h.workspace.operations).toContain('uncommit test: adds two numbers');
     expect(h.workspace.commitWithSubject('feat: adds two numbers').files.get(ADD.implFile)).toBe(solvedImpl(ADD));
     const warnings = eventsOf(run.events, 'warning');
-    expect(warnings).toEqual([{ type: 'warning', stage: 'GREEN', message: expect.stringMatching(/committed by itself/) as unknown }]);
+    expect(warnings).toEqual([
+      { type: 'warning', stage: 'GREEN', message: expect.stringMatching(/committed by itself/) as unknown },
+    ]);
   });
 
   it('stops with `interrupted` and writes no error note when the signal fires during a stage', async () => {
@@ -267,7 +407,11 @@ describe('runTdd: agents, interruption and provider errors', () => {
     aborting.agent.append({ GREEN: [greenTurn(ADD)] });
     const resumed = await aborting.run(aborting.workspace.headNote());
     expect(resumed.error).toBeUndefined();
-    expect(aborting.workspace.subjects().slice(-3)).toEqual(['feat: adds two numbers', 'refactor: no changes needed', 'plan: all tests done']);
+    expect(aborting.workspace.subjects().slice(-3)).toEqual([
+      'feat: adds two numbers',
+      'refactor: no changes needed',
+      'plan: all tests done',
+    ]);
   });
 
   it('does nothing when the signal has fired before the run starts', async () => {
@@ -280,10 +424,15 @@ describe('runTdd: agents, interruption and provider errors', () => {
   });
 
   it('records a provider error in the note on HEAD, drops the stage`s changes and rethrows it', async () => {
-    const failure = new RatchetError('rate-limit', 'Too many requests', { retryable: true, hint: 'Wait a minute, then `ratchet resume`.' });
+    const failure = new RatchetError('rate-limit', 'Too many requests', {
+      retryable: true,
+      hint: 'Wait a minute, then `ratchet resume`.',
+    });
     const h = await setUp({
       files: addOnlyFiles(),
-      script: cycleScript({ GREEN: [{ act: ({ workspace }) => workspace.writeFile(ADD.implFile, solvedImpl(ADD)), throws: failure }] }),
+      script: cycleScript({
+        GREEN: [{ act: ({ workspace }) => workspace.writeFile(ADD.implFile, solvedImpl(ADD)), throws: failure }],
+      }),
     });
     const run = await h.run();
 
@@ -314,7 +463,10 @@ describe('runTdd: agents, interruption and provider errors', () => {
       await workspace.writeFile(ADD.implFile, solvedImpl(ADD));
       await workspace.checkpoint('wip: half of GREEN');
     };
-    const h = await setUp({ files: addOnlyFiles(), script: cycleScript({ GREEN: [{ act: sneaky, throws: failure }] }) });
+    const h = await setUp({
+      files: addOnlyFiles(),
+      script: cycleScript({ GREEN: [{ act: sneaky, throws: failure }] }),
+    });
     const run = await h.run();
 
     expect(run.error).toBe(failure);
@@ -322,7 +474,11 @@ describe('runTdd: agents, interruption and provider errors', () => {
     expect(h.workspace.headCommit().sha).toBe(red.sha);
     expect(h.workspace.subjects()).not.toContain('wip: half of GREEN');
     expect(h.workspace.file(ADD.implFile)).toBe(stubImpl(ADD));
-    expect(h.workspace.noteOn(red.sha)).toMatchObject({ nextPhase: 'GREEN', error: 'socket hang up', errorDetails: { type: 'network' } });
+    expect(h.workspace.noteOn(red.sha)).toMatchObject({
+      nextPhase: 'GREEN',
+      error: 'socket hang up',
+      errorDetails: { type: 'network' },
+    });
   });
 
   it('records an unexpected exception as `internal`', async () => {
@@ -330,7 +486,12 @@ describe('runTdd: agents, interruption and provider errors', () => {
     const run = await h.run();
     expect(run.error?.code).toBe('internal');
     expect(run.error?.message).toBe('boom');
-    expect(h.workspace.headNote()).toMatchObject({ phase: 'PLAN', nextPhase: 'RED', error: 'boom', errorDetails: { type: 'internal', message: 'boom' } });
+    expect(h.workspace.headNote()).toMatchObject({
+      phase: 'PLAN',
+      nextPhase: 'RED',
+      error: 'boom',
+      errorDetails: { type: 'internal', message: 'boom' },
+    });
   });
 });
 
@@ -339,16 +500,37 @@ describe('runTdd: resuming', () => {
     const files = addOnlyFiles({ [ADD.testFile]: redTestFile(ADD), [ADD.implFile]: stubImpl(ADD) });
     const h = await setUp({ files, script: { GREEN: [greenTurn(ADD)], REFACTOR: [{}], PLAN: [planTurn(null, null)] } });
     const start: HandoffState = {
-      ...note({ phase: 'RED', nextPhase: 'GREEN', cycleNumber: 4, currentTest: ADD, completedTests: [], pendingTests: [ADD.description], testResult: 'FAIL' }),
+      ...note({
+        phase: 'RED',
+        nextPhase: 'GREEN',
+        cycleNumber: 4,
+        currentTest: ADD,
+        completedTests: [],
+        pendingTests: [ADD.description],
+        testResult: 'FAIL',
+      }),
       retryCount: 2,
       runId: 'an-older-run-id',
     };
     const run = await h.run(start);
 
     expect(run.error).toBeUndefined();
-    expect(h.workspace.subjects()).toEqual(['initial', 'feat: adds two numbers', 'refactor: no changes needed', 'plan: all tests done']);
+    expect(h.workspace.subjects()).toEqual([
+      'initial',
+      'feat: adds two numbers',
+      'refactor: no changes needed',
+      'plan: all tests done',
+    ]);
     expect(h.workspace.noteOn(h.workspace.commitWithSubject('feat: adds two numbers').sha)).toEqual(
-      note({ phase: 'GREEN', nextPhase: 'REFACTOR', cycleNumber: 4, currentTest: ADD, completedTests: [ADD.description], pendingTests: [], testResult: 'PASS' }),
+      note({
+        phase: 'GREEN',
+        nextPhase: 'REFACTOR',
+        cycleNumber: 4,
+        currentTest: ADD,
+        completedTests: [ADD.description],
+        pendingTests: [],
+        testResult: 'PASS',
+      }),
     );
     expect(run.result?.state).toMatchObject({ phase: 'PLAN', nextPhase: 'COMPLETE', cycleNumber: 5, runId: RUN_ID });
     expect(trace(run.events)[0]).toBe('stage-start GREEN#1');
@@ -359,14 +541,32 @@ describe('runTdd: resuming', () => {
 
   it('refuses a note that names a phase but no test', async () => {
     const h = await setUp({ files: addOnlyFiles(), script: {} });
-    const run = await h.run(note({ phase: 'PLAN', nextPhase: 'RED', cycleNumber: 1, currentTest: null, completedTests: [], pendingTests: [], testResult: null }));
+    const run = await h.run(
+      note({
+        phase: 'PLAN',
+        nextPhase: 'RED',
+        cycleNumber: 1,
+        currentTest: null,
+        completedTests: [],
+        pendingTests: [],
+        testResult: null,
+      }),
+    );
     expect(run.error?.code).toBe('internal');
     expect(run.error?.hint).toMatch(/rollback/);
   });
 
   it('does nothing for a note whose next phase is COMPLETE', async () => {
     const h = await setUp({ files: addOnlyFiles(), script: {} });
-    const done = note({ phase: 'PLAN', nextPhase: 'COMPLETE', cycleNumber: 3, currentTest: null, completedTests: [ADD.description], pendingTests: [], testResult: null });
+    const done = note({
+      phase: 'PLAN',
+      nextPhase: 'COMPLETE',
+      cycleNumber: 3,
+      currentTest: null,
+      completedTests: [ADD.description],
+      pendingTests: [],
+      testResult: null,
+    });
     const run = await h.run(done);
     expect(run.result).toEqual({ cycles: 0, state: done });
     expect(run.events).toEqual([]);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { findPendingItem, markDone, parseTestList, progressOf, type TestListItem } from '../../src/workflows/tdd/test-list.js';
+import {
+  findPendingItem,
+  markDone,
+  parseTestList,
+  progressOf,
+  type TestListItem,
+} from '../../src/workflows/tdd/test-list.js';
 
 const LIST = [
   '# Stack',
@@ -43,7 +49,13 @@ describe('parseTestList', () => {
 
 describe('findPendingItem', () => {
   const items = parseTestList(
-    ['- [ ] adds two numbers', '- [ ] adds three numbers', '- [x] subtracts two numbers', '- [ ] handles **negative** `numbers`', '- [ ] divides by zero'].join('\n'),
+    [
+      '- [ ] adds two numbers',
+      '- [ ] adds three numbers',
+      '- [x] subtracts two numbers',
+      '- [ ] handles **negative** `numbers`',
+      '- [ ] divides by zero',
+    ].join('\n'),
   );
 
   it('matches exactly after normalising case, spacing, quotes, dots and emphasis', () => {

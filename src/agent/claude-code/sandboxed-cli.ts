@@ -1,6 +1,20 @@
 import { constants } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { chmod, copyFile, mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createSandboxedRunner, type SandboxMount } from '../../process/sandbox.js';
@@ -62,7 +76,8 @@ interface ClaudeConfigPaths {
 
 function configPaths(env: Record<string, string | undefined>): ClaudeConfigPaths {
   const home = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
-  const custom = env.CLAUDE_CONFIG_DIR !== undefined && env.CLAUDE_CONFIG_DIR !== '' ? env.CLAUDE_CONFIG_DIR : undefined;
+  const custom =
+    env.CLAUDE_CONFIG_DIR !== undefined && env.CLAUDE_CONFIG_DIR !== '' ? env.CLAUDE_CONFIG_DIR : undefined;
   const configDir = custom ?? join(home, '.claude');
   const secure = env.CLAUDE_SECURESTORAGE_CONFIG_DIR;
   return {
@@ -157,7 +172,11 @@ function isJsonObject(text: string): boolean {
  * user out. Only over the very tokens the call started from (another process may have refreshed
  * them meanwhile), only a JSON object, and through a temporary file and a rename, as the CLI does.
  */
-async function keepRefreshedCredentials(paths: ClaudeConfigPaths, dir: string, seeded: string | undefined): Promise<void> {
+async function keepRefreshedCredentials(
+  paths: ClaudeConfigPaths,
+  dir: string,
+  seeded: string | undefined,
+): Promise<void> {
   if (seeded === undefined) return;
   const now = await readPlainFile(join(dir, CREDENTIALS));
   if (now === undefined || now === seeded || !isJsonObject(now)) return;
@@ -234,7 +253,11 @@ export function createSandboxedClaudeRunner(options: SandboxedClaudeOptions): Pr
           const real = await existing(path);
           if (real !== undefined) readOnly.push({ path: real, writable: false });
         }
-        const sandboxed = createSandboxedRunner(options.runner, [...options.mounts, ...readOnly, { path: dir, writable: true }]);
+        const sandboxed = createSandboxedRunner(options.runner, [
+          ...options.mounts,
+          ...readOnly,
+          { path: dir, writable: true },
+        ]);
         const result = await sandboxed.run({
           ...spec,
           env: { ...env, CLAUDE_CONFIG_DIR: dir, CLAUDE_SECURESTORAGE_CONFIG_DIR: undefined },

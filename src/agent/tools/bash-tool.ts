@@ -47,7 +47,9 @@ export const bashTool: AgentTool<BashInput> = {
     if (result.aborted) throw new RatchetError('interrupted', 'Interrupted while running a Bash command');
     const parts: string[] = [];
     if (result.truncated) parts.push('[earlier output was dropped]');
-    parts.push(result.output === '' ? '(no output)' : truncateMiddle(result.output.replace(/\n$/, ''), BASH_OUTPUT_LIMIT));
+    parts.push(
+      result.output === '' ? '(no output)' : truncateMiddle(result.output.replace(/\n$/, ''), BASH_OUTPUT_LIMIT),
+    );
     if (result.timedOut) {
       parts.push(`Command timed out after ${timeoutMs} ms; it was killed together with every process it started.`);
     } else if (result.exitCode === null) {

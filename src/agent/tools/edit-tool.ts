@@ -8,7 +8,9 @@ const editInput = z.object({
   file_path: z.string().describe('Path of the file to edit, relative to the worktree (or absolute inside it).'),
   old_string: z
     .string()
-    .describe('The exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is true.'),
+    .describe(
+      'The exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is true.',
+    ),
   new_string: z.string().describe('The text to put in its place (must differ from old_string).'),
   replace_all: z.boolean().optional().describe('Replace every occurrence of old_string (default false).'),
 });

@@ -11,10 +11,7 @@ const GLOB_RESULT_LIMIT = 500;
 
 const globInput = z.object({
   pattern: z.string().min(1).describe("Glob pattern, e.g. '**/*.ts' or 'src/**/*.test.ts'."),
-  path: z
-    .string()
-    .optional()
-    .describe('Directory to search in, relative to the worktree (default: the worktree).'),
+  path: z.string().optional().describe('Directory to search in, relative to the worktree (default: the worktree).'),
 });
 
 export type GlobInput = z.infer<typeof globInput>;
@@ -33,12 +30,15 @@ export const globTool: AgentTool<GlobInput> = {
   inputSchema: globInput,
   async execute(input, context) {
     if (path.isAbsolute(input.pattern) || input.pattern.split('/').includes('..')) {
-      throw new ToolError("The pattern must be relative and may not contain '..'; use the path parameter to choose the directory.");
+      throw new ToolError(
+        "The pattern must be relative and may not contain '..'; use the path parameter to choose the directory.",
+      );
     }
     const base = await context.guard.resolveSearchRoot(input.path);
     const info = await stat(base).catch(() => undefined);
     if (info === undefined) throw new ToolError(`Directory does not exist: ${input.path ?? '.'}.`);
-    if (!info.isDirectory()) throw new ToolError(`${input.path ?? '.'} is a file, not a directory; give a directory as path.`);
+    if (!info.isDirectory())
+      throw new ToolError(`${input.path ?? '.'} is a file, not a directory; give a directory as path.`);
     const found = await glob(input.pattern, {
       cwd: base,
       dot: true,

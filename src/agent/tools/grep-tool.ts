@@ -25,7 +25,11 @@ export type GrepInput = z.infer<typeof grepInput>;
  * Turns rg's `path NUL line:text` lines into `path:line:text` with worktree-relative paths,
  * dropping files the stage may not read. Lines without a NUL (rg notices) pass through.
  */
-function rewriteMatches(output: string, toRelative: (file: string) => string, allowed: (file: string) => boolean): string[] {
+function rewriteMatches(
+  output: string,
+  toRelative: (file: string) => string,
+  allowed: (file: string) => boolean,
+): string[] {
   const lines: string[] = [];
   for (const line of output.split('\n')) {
     if (line === '') continue;
@@ -72,7 +76,8 @@ export const grepTool: AgentTool<GrepInput> = {
       ...(context.signal === undefined ? {} : { signal: context.signal }),
     });
     if (result.aborted) throw new RatchetError('interrupted', 'Interrupted while running Grep');
-    if (result.timedOut) throw new ToolError(`Grep timed out after ${context.bashTimeoutMs} ms; search a narrower path or glob.`);
+    if (result.timedOut)
+      throw new ToolError(`Grep timed out after ${context.bashTimeoutMs} ms; search a narrower path or glob.`);
     const toRelative = (file: string): string => guard.relative(path.resolve(guard.root, file));
     const lines = rewriteMatches(result.stdout, toRelative, (file) => guard.allowsRead(file));
     const errors = truncateMiddle(result.stderr.trim(), 2000);
@@ -80,7 +85,10 @@ export const grepTool: AgentTool<GrepInput> = {
       return { output: `No matches for '${input.pattern}'.`, isError: false };
     }
     if (result.exitCode !== 0 && lines.length === 0) {
-      return { output: `Grep failed (rg exit code ${result.exitCode ?? 'none'}): ${errors || 'no details'}`, isError: true };
+      return {
+        output: `Grep failed (rg exit code ${result.exitCode ?? 'none'}): ${errors || 'no details'}`,
+        isError: true,
+      };
     }
     const shown = capLines(lines, GREP_RESULT_LIMIT, 'narrow the pattern, path or glob');
     const notice = result.exitCode === 0 || errors === '' ? '' : `\n(rg also reported: ${errors})`;

@@ -14,12 +14,7 @@ const readInput = z.object({
     .min(0)
     .optional()
     .describe('1-based line number to start reading from. Only give it when the file is too long to read at once.'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe(`Number of lines to read (default ${DEFAULT_LIMIT}).`),
+  limit: z.number().int().min(1).optional().describe(`Number of lines to read (default ${DEFAULT_LIMIT}).`),
 });
 
 export type ReadInput = z.infer<typeof readInput>;
@@ -48,7 +43,9 @@ export const readTool: AgentTool<ReadInput> = {
       throw new ToolError(`File does not exist: ${shown}. Use Glob to find files by name.`);
     }
     if (info.isDirectory()) {
-      throw new ToolError(`${shown} is a directory, not a file. Use Glob (e.g. pattern '${shown === '.' ? '' : `${shown}/`}*') to list it.`);
+      throw new ToolError(
+        `${shown} is a directory, not a file. Use Glob (e.g. pattern '${shown === '.' ? '' : `${shown}/`}*') to list it.`,
+      );
     }
     const buffer = await readFile(absolute);
     if (buffer.length === 0) return { output: `The file ${shown} exists but is empty.`, isError: false };
@@ -75,9 +72,12 @@ export const readTool: AgentTool<ReadInput> = {
     const end = start + selected.length - 1;
     const notes: string[] = [];
     if (end < lines.length || start > 1) {
-      notes.push(`(Showing lines ${start}-${end} of ${lines.length}.${end < lines.length ? ` Use offset ${end + 1} to read more.` : ''})`);
+      notes.push(
+        `(Showing lines ${start}-${end} of ${lines.length}.${end < lines.length ? ` Use offset ${end + 1} to read more.` : ''})`,
+      );
     }
-    if (cut > 0) notes.push(`(${cut} line${cut === 1 ? ' was' : 's were'} longer than ${MAX_LINE_LENGTH} characters and cut.)`);
+    if (cut > 0)
+      notes.push(`(${cut} line${cut === 1 ? ' was' : 's were'} longer than ${MAX_LINE_LENGTH} characters and cut.)`);
     return { output: [...body, ...notes].join('\n'), isError: false };
   },
 };

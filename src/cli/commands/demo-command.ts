@@ -21,7 +21,9 @@ const FEATURE = 'A stack with push, pop and peek; popping an empty stack throws'
 export function registerDemoCommand(program: Command, setExit: (code: number) => void): void {
   program
     .command('demo')
-    .description('Run the full TDD loop on a bundled kata with a scripted model (no API key needed): real git, real tests, real ledger')
+    .description(
+      'Run the full TDD loop on a bundled kata with a scripted model (no API key needed): real git, real tests, real ledger',
+    )
     .option('--dir <dir>', 'where to create the demo repository (default: a new temporary directory)')
     .action(async (flags: { dir?: string }, command: Command) => {
       const output = createCliOutput(command);
@@ -42,14 +44,27 @@ export function registerDemoCommand(program: Command, setExit: (code: number) =>
       });
       if (!output.json) {
         output.out(pc.bold(pc.magenta('Ratchet demo: the model is SCRIPTED.')));
-        output.out(pc.magenta(`Its answers are replayed from ${cassette}; no model API is called and no key is needed.`));
-        output.out(pc.dim('Everything else is real: git worktree and commits, handoff notes, `node --test` at every gate, the SQLite ledger.'));
+        output.out(
+          pc.magenta(`Its answers are replayed from ${cassette}; no model API is called and no key is needed.`),
+        );
+        output.out(
+          pc.dim(
+            'Everything else is real: git worktree and commits, handoff notes, `node --test` at every gate, the SQLite ledger.',
+          ),
+        );
         output.out(pc.dim(`Repository: ${repoRoot}\n`));
       }
       await using ledger = await openRepoLedger(repoRoot);
       const interrupt = interruptOnSignals();
       try {
-        const { code, outcome } = await driveRun(startTdd({ repoRoot, feature: FEATURE, config, allowDirty: false, signal: interrupt.signal }, engineServices(ledger)), output, interrupt.bySigint);
+        const { code, outcome } = await driveRun(
+          startTdd(
+            { repoRoot, feature: FEATURE, config, allowDirty: false, signal: interrupt.signal },
+            engineServices(ledger),
+          ),
+          output,
+          interrupt.bySigint,
+        );
         setExit(code);
         if (output.json) return;
         const run = await resolveRun(ledger, outcome.runId);
@@ -57,7 +72,8 @@ export function registerDemoCommand(program: Command, setExit: (code: number) =>
         const summary = await ledger.summary(run.id);
         output.out(pc.bold('\nWhat the run left behind'));
         output.out(`  ${checkpoints.length} commits on ${run.branch}, each with a handoff note under ${NOTES_REF}:`);
-        for (const checkpoint of checkpoints) output.out(`    ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
+        for (const checkpoint of checkpoints)
+          output.out(`    ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
         output.out(
           `  ledger ${join(repoRoot, '.ratchet', 'ledger.db')}: ${summary.stageAttempts.total} stage attempts (${summary.stageAttempts.rejected} rejected by a gate), ` +
             `${summary.modelCalls.total} scripted model calls, ${summary.toolCalls.total} tool calls, ${summary.verifications.total} real test and check runs`,

@@ -27,7 +27,8 @@ export interface EndpointCheckOptions {
 /** Long enough for a distant API, short enough for a command people run by hand. */
 const TIMEOUT_MS = 5_000;
 
-const BASE_URL_HINT = 'Is the server running and reachable? Check --base-url and the provider\'s *_BASE_URL / OLLAMA_HOST.';
+const BASE_URL_HINT =
+  "Is the server running and reachable? Check --base-url and the provider's *_BASE_URL / OLLAMA_HOST.";
 
 /** The `endpoint` check, then `key` and `model` when the answer tells about them. */
 export async function endpointChecks(options: EndpointCheckOptions): Promise<DoctorCheck[]> {
@@ -47,7 +48,9 @@ export async function endpointChecks(options: EndpointCheckOptions): Promise<Doc
     const url = isRatchetError(error, 'auth') ? endpointOf(provider, options.baseUrl, env) : null;
     if (url === null) {
       const failure = toRatchetError(error);
-      return [{ name: 'endpoint', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) }];
+      return [
+        { name: 'endpoint', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) },
+      ];
     }
     baseUrl = url;
   }
@@ -70,18 +73,29 @@ function judge(listing: ModelListing, context: Judged): DoctorCheck[] {
   const unverified = context.keyVar === undefined ? '' : `; ${context.keyVar} is not verified`;
   switch (listing.kind) {
     case 'unreachable':
-      return [{ name: 'endpoint', status: 'fail', detail: `${where} does not answer: ${listing.reason}`, hint: BASE_URL_HINT }];
+      return [
+        {
+          name: 'endpoint',
+          status: 'fail',
+          detail: `${where} does not answer: ${listing.reason}`,
+          hint: BASE_URL_HINT,
+        },
+      ];
     case 'not-a-list':
-      return [{
-        name: 'endpoint',
-        status: 'warn',
-        detail: `${where} answers ${request} (HTTP ${listing.status}) with something that is not a model list${unverified}`,
-        hint: `Check --base-url: ${baseUrlShape(context.provider)}.`,
-      }];
+      return [
+        {
+          name: 'endpoint',
+          status: 'warn',
+          detail: `${where} answers ${request} (HTTP ${listing.status}) with something that is not a model list${unverified}`,
+          hint: `Check --base-url: ${baseUrlShape(context.provider)}.`,
+        },
+      ];
     case 'listed':
       return [
         { name: 'endpoint', status: 'ok', detail: `${where} answers ${request} (HTTP ${listing.status})` },
-        ...(context.keyVar === undefined ? [] : [{ name: 'key', status: 'ok' as const, detail: `${context.keyVar} accepted` }]),
+        ...(context.keyVar === undefined
+          ? []
+          : [{ name: 'key', status: 'ok' as const, detail: `${context.keyVar} accepted` }]),
         modelCheck(listing.ids, listing.hasMore, context.model, context.provider),
       ];
     case 'status':
@@ -97,74 +111,106 @@ function statusChecks(
   const { status } = listing;
   const { where, request, unverified } = words;
   const said = `HTTP ${status}${listing.errorType === undefined ? '' : ` ${listing.errorType}`}${listing.message === undefined || listing.message === '' ? '' : `: ${listing.message}`}`;
-  const answers: DoctorCheck = { name: 'endpoint', status: 'ok', detail: `${where} answers ${request} (HTTP ${status})` };
+  const answers: DoctorCheck = {
+    name: 'endpoint',
+    status: 'ok',
+    detail: `${where} answers ${request} (HTTP ${status})`,
+  };
   if (status === 401 || status === 403) {
     if (context.keyMissing) return [{ ...answers, detail: `${answers.detail}; no key sent` }];
     if (context.keyVar === undefined) {
-      const hint = context.provider === 'ollama'
-        ? 'Ollama itself needs no key: check that --base-url / OLLAMA_HOST points at Ollama; for a server that wants a key use --provider openai-compatible with OPENAI_API_KEY.'
-        : 'The server wants a key: export OPENAI_API_KEY=... (the key it expects).';
-      return [answers, { name: 'key', status: 'fail', detail: `the endpoint wants a key and none is set (${said})`, hint }];
+      const hint =
+        context.provider === 'ollama'
+          ? 'Ollama itself needs no key: check that --base-url / OLLAMA_HOST points at Ollama; for a server that wants a key use --provider openai-compatible with OPENAI_API_KEY.'
+          : 'The server wants a key: export OPENAI_API_KEY=... (the key it expects).';
+      return [
+        answers,
+        { name: 'key', status: 'fail', detail: `the endpoint wants a key and none is set (${said})`, hint },
+      ];
     }
     const verdict = status === 401 ? 'rejected' : 'not allowed to list models';
-    return [answers, {
-      name: 'key',
-      status: 'fail',
-      detail: `${context.keyVar} ${verdict} (${said})`,
-      hint: `Set ${context.keyVar} to a key this endpoint accepts (export ${context.keyVar}=...); a gateway or proxy may want its own key.`,
-    }];
+    return [
+      answers,
+      {
+        name: 'key',
+        status: 'fail',
+        detail: `${context.keyVar} ${verdict} (${said})`,
+        hint: `Set ${context.keyVar} to a key this endpoint accepts (export ${context.keyVar}=...); a gateway or proxy may want its own key.`,
+      },
+    ];
   }
   if (status === 404 || status === 405) {
-    return [{
-      name: 'endpoint',
-      status: 'warn',
-      detail: `${where} answers, but has no model list (${request}: HTTP ${status})${unverified}`,
-      hint: `Usual for gateways: the first model call checks the key. Otherwise check --base-url: ${baseUrlShape(context.provider)}.`,
-    }];
+    return [
+      {
+        name: 'endpoint',
+        status: 'warn',
+        detail: `${where} answers, but has no model list (${request}: HTTP ${status})${unverified}`,
+        hint: `Usual for gateways: the first model call checks the key. Otherwise check --base-url: ${baseUrlShape(context.provider)}.`,
+      },
+    ];
   }
   if (status === 429 || status === 529) {
     const meaning = status === 429 ? 'is rate-limiting requests' : 'is overloaded';
-    return [{
-      name: 'endpoint',
-      status: 'warn',
-      detail: `${where} ${meaning} (${request}: ${said})${unverified}`,
-      hint: 'Runs wait and retry (1 s, 2 s, 4 s, or the server\'s retry-after); if it lasts, check the account\'s rate limits or try later.',
-    }];
+    return [
+      {
+        name: 'endpoint',
+        status: 'warn',
+        detail: `${where} ${meaning} (${request}: ${said})${unverified}`,
+        hint: "Runs wait and retry (1 s, 2 s, 4 s, or the server's retry-after); if it lasts, check the account's rate limits or try later.",
+      },
+    ];
   }
   if (status >= 500) {
-    return [{
-      name: 'endpoint',
-      status: 'fail',
-      detail: `${where} answered ${request} with a server error (${said})${unverified}`,
-      hint: 'The server, or a proxy in front of it, is failing: check --base-url and the server\'s logs, or try again later.',
-    }];
+    return [
+      {
+        name: 'endpoint',
+        status: 'fail',
+        detail: `${where} answered ${request} with a server error (${said})${unverified}`,
+        hint: "The server, or a proxy in front of it, is failing: check --base-url and the server's logs, or try again later.",
+      },
+    ];
   }
   if (status >= 300 && status < 400) {
-    return [{
+    return [
+      {
+        name: 'endpoint',
+        status: 'warn',
+        detail: `${where} redirects ${request} (HTTP ${status}${listing.location === undefined ? '' : ` to ${listing.location}`})${unverified}`,
+        hint: 'Use the address it redirects to as --base-url.',
+      },
+    ];
+  }
+  return [
+    {
       name: 'endpoint',
       status: 'warn',
-      detail: `${where} redirects ${request} (HTTP ${status}${listing.location === undefined ? '' : ` to ${listing.location}`})${unverified}`,
-      hint: 'Use the address it redirects to as --base-url.',
-    }];
-  }
-  return [{
-    name: 'endpoint',
-    status: 'warn',
-    detail: `${where} answered ${request} with ${said}${unverified}`,
-    hint: `Check --base-url (${baseUrlShape(context.provider)}) and the key.`,
-  }];
+      detail: `${where} answered ${request} with ${said}${unverified}`,
+      hint: `Check --base-url (${baseUrlShape(context.provider)}) and the key.`,
+    },
+  ];
 }
 
 /** Whether the list names the model: listed ids are a hint, never a reason to fail. */
 function modelCheck(ids: string[], hasMore: boolean, model: string, provider: string): DoctorCheck {
   const found = ids.find((id) => namesModel(id, model));
   if (found !== undefined) {
-    return { name: 'model', status: 'ok', detail: found === model ? `${model} is listed` : `${model} is listed (as ${found})` };
+    return {
+      name: 'model',
+      status: 'ok',
+      detail: found === model ? `${model} is listed` : `${model} is listed (as ${found})`,
+    };
   }
-  const hint = provider === 'ollama'
-    ? `ollama pull ${model}, or pick a listed model with --model.`
-    : 'Gateways and local servers may name models their own way; if the first call says the model does not exist, pick a listed one with --model.';
-  if (ids.length === 0) return { name: 'model', status: 'warn', detail: `the endpoint lists no models, so ${model} is not among them`, hint };
+  const hint =
+    provider === 'ollama'
+      ? `ollama pull ${model}, or pick a listed model with --model.`
+      : 'Gateways and local servers may name models their own way; if the first call says the model does not exist, pick a listed one with --model.';
+  if (ids.length === 0)
+    return {
+      name: 'model',
+      status: 'warn',
+      detail: `the endpoint lists no models, so ${model} is not among them`,
+      hint,
+    };
   const shown = ids.slice(0, 5).join(', ') + (ids.length > 5 ? ', ...' : '');
   return {
     name: 'model',
@@ -179,7 +225,11 @@ function modelCheck(ids: string[], hasMore: boolean, model: string, provider: st
  * `llama3.2` as `llama3.2:latest`: both count as listed.
  */
 function namesModel(id: string, model: string): boolean {
-  return id === model || id === `${model}:latest` || (id.startsWith(`${model}-`) && /^\d{8}$/.test(id.slice(model.length + 1)));
+  return (
+    id === model ||
+    id === `${model}:latest` ||
+    (id.startsWith(`${model}-`) && /^\d{8}$/.test(id.slice(model.length + 1)))
+  );
 }
 
 function baseUrlShape(provider: string): string {

@@ -12,7 +12,16 @@ import type { RiskEntry } from '../../code/index/types.js';
 import { RatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
-import { executeRefactor, fileFacts, prepareRefactor, refactorHome, verifierCommands, isVerifierConfigFile, type PreparedRefactor, type RefactorOutcome } from '../../engine/refactor/refactor-run.js';
+import {
+  executeRefactor,
+  fileFacts,
+  prepareRefactor,
+  refactorHome,
+  verifierCommands,
+  isVerifierConfigFile,
+  type PreparedRefactor,
+  type RefactorOutcome,
+} from '../../engine/refactor/refactor-run.js';
 import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
 import { createBackup, restoreBackup, type Backup } from '../../engine/refactor/backup.js';
 import { createCommandVerifier } from '../../engine/refactor/verifier.js';
@@ -24,7 +33,15 @@ import { writeRunReport } from '../../report/write-report.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import { createIdGenerator } from '../../engine/effects.js';
-import { configFor, createCliOutput, engineServices, globalOptions, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
+import {
+  configFor,
+  createCliOutput,
+  engineServices,
+  globalOptions,
+  openRepoLedger,
+  repositoryRoot,
+  type ProviderFlags,
+} from '../context.js';
 import { interruptOnSignals } from '../drive-run.js';
 import { exitCodeFor, EXIT } from '../exit-codes.js';
 import type { Output } from '../output.js';
@@ -57,7 +74,8 @@ async function targetOf(repo: string | undefined, command: Command): Promise<str
  * `$RATCHET_HOME/index/` (named after the directory's path), so the next index is incremental.
  */
 async function indexCacheDir(target: string, isGit: boolean, home: string): Promise<string> {
-  if (!isGit) return join(home, 'index', `${basename(target)}-${createHash('sha256').update(target).digest('hex').slice(0, 12)}`);
+  if (!isGit)
+    return join(home, 'index', `${basename(target)}-${createHash('sha256').update(target).digest('hex').slice(0, 12)}`);
   await excludeRatchetDir(target);
   return join(target, '.ratchet', 'index');
 }
@@ -65,17 +83,31 @@ async function indexCacheDir(target: string, isGit: boolean, home: string): Prom
 /** Adds `<target>/.ratchet/` to the repository's `.git/info/exclude`. */
 async function excludeRatchetDir(target: string): Promise<void> {
   const git = new Git(target);
-  const inRepo = relative(await git.root(), target).split(sep).join('/');
+  const inRepo = relative(await git.root(), target)
+    .split(sep)
+    .join('/');
   await git.addInfoExclude([inRepo ? `/${inRepo}/.ratchet/` : '/.ratchet/']);
 }
 
-function printIndexSummary(output: Output, summary: IndexSummary, risk: readonly RiskEntry[], artifacts: string | null): void {
-  const languages = Object.entries(summary.languages).map(([language, count]) => `${language} ${count}`).join(', ') || 'none';
+function printIndexSummary(
+  output: Output,
+  summary: IndexSummary,
+  risk: readonly RiskEntry[],
+  artifacts: string | null,
+): void {
+  const languages =
+    Object.entries(summary.languages)
+      .map(([language, count]) => `${language} ${count}`)
+      .join(', ') || 'none';
   output.out(`${pc.bold('Indexed')} ${summary.root}${summary.git ? '' : pc.dim(' (not a git repository: no churn)')}`);
-  output.out(`  files     ${summary.files} (${summary.sourceFiles} in a supported language: ${languages}; ${summary.testFiles} of them tests)`);
+  output.out(
+    `  files     ${summary.files} (${summary.sourceFiles} in a supported language: ${languages}; ${summary.testFiles} of them tests)`,
+  );
   output.out(`  symbols   ${summary.symbols} (${summary.exportedSymbols} exported)`);
   output.out(`  graphs    ${summary.importEdges} import edges, ${summary.callEdges} call edges`);
-  output.out(`  this run  ${summary.parsed} parsed, ${summary.reused} reused from the cache, ${summary.removed} removed, ${summary.durationMs} ms`);
+  output.out(
+    `  this run  ${summary.parsed} parsed, ${summary.reused} reused from the cache, ${summary.removed} removed, ${summary.durationMs} ms`,
+  );
   const riskiest = risk.slice(0, 5); // The register is sorted, riskiest first.
   if (riskiest.length > 0) {
     output.out('  riskiest  ' + riskiest.map((entry) => `${entry.path} ${pc.dim(`(${entry.score})`)}`).join(', '));
@@ -87,7 +119,11 @@ function printPlan(output: Output, plan: PlannedBatch[]): void {
   output.out(pc.bold(`Plan: ${plan.length} batches`));
   for (const batch of plan) {
     output.out(`  ${pc.cyan(batch.id)} ${batch.goal}`);
-    output.out(pc.dim(`      scope ${batch.scope_globs.join(', ')} · budget ${batch.diff_budget_loc} lines · risk ${batch.risk_score} · ${batch.verifier_level} verifier${batch.notes ? ` · ${batch.notes}` : ''}`));
+    output.out(
+      pc.dim(
+        `      scope ${batch.scope_globs.join(', ')} · budget ${batch.diff_budget_loc} lines · risk ${batch.risk_score} · ${batch.verifier_level} verifier${batch.notes ? ` · ${batch.notes}` : ''}`,
+      ),
+    );
   }
 }
 
@@ -122,9 +158,19 @@ async function confirm(question: string, stop?: AbortSignal): Promise<boolean> {
  * complete is accepted (as with --force) only after a second confirmation. Returns whether the
  * run was decided.
  */
-async function decideRun(output: Output, prepared: PreparedRefactor, outcome: RefactorOutcome, committed: number, ledger: Ledger): Promise<boolean> {
+async function decideRun(
+  output: Output,
+  prepared: PreparedRefactor,
+  outcome: RefactorOutcome,
+  committed: number,
+  ledger: Ledger,
+): Promise<boolean> {
   const into = prepared.run.baseBranch ?? 'HEAD';
-  const answer = (await ask(`\nAccept the run (merge into ${into}), reject it (drop everything; the backup is kept), or keep it for later? [a/r/K] `)).toLowerCase();
+  const answer = (
+    await ask(
+      `\nAccept the run (merge into ${into}), reject it (drop everything; the backup is kept), or keep it for later? [a/r/K] `,
+    )
+  ).toLowerCase();
   if (answer === 'r' || answer === 'reject') {
     await rejectAndReport(output, prepared.repoRoot, await resolveRun(ledger, prepared.run.id), ledger);
     output.out(`The backup is kept in ${prepared.backup.directory}.`);
@@ -135,7 +181,12 @@ async function decideRun(output: Output, prepared: PreparedRefactor, outcome: Re
   if (force) {
     const why = outcome.error?.message ?? outcome.status;
     const checkpoints = `${committed} checkpoint${committed === 1 ? '' : 's'}`;
-    if (!(await confirm(`The run did not complete: ${why}.\nAccept its ${checkpoints} as they are (as with --force)? [y/N] `))) return false;
+    if (
+      !(await confirm(
+        `The run did not complete: ${why}.\nAccept its ${checkpoints} as they are (as with --force)? [y/N] `,
+      ))
+    )
+      return false;
   }
   await acceptAndReport(output, prepared.repoRoot, await resolveRun(ledger, prepared.run.id), ledger, { force });
   return true;
@@ -145,12 +196,18 @@ function showConfirmScreen(output: Output, prepared: PreparedRefactor): void {
   output.out('');
   printPlan(output, prepared.plan);
   output.out(pc.bold('\nBaseline (passing)'));
-  for (const entry of prepared.baseline.results) output.out(`  ${pc.green('✓')} ${entry.result.command} ${pc.dim(`(${entry.result.durationMs} ms)`)}`);
+  for (const entry of prepared.baseline.results)
+    output.out(`  ${pc.green('✓')} ${entry.result.command} ${pc.dim(`(${entry.result.durationMs} ms)`)}`);
   output.out(pc.bold('\nSafety'));
   output.out(`  branch   ${prepared.run.branch} (worktree ${prepared.run.worktree})`);
-  output.out(`  backup   ${prepared.backup.directory}${prepared.backup.bundle ? ' (git bundle + tar.gz snapshot)' : ' (tar.gz snapshot)'}`);
+  output.out(
+    `  backup   ${prepared.backup.directory}${prepared.backup.bundle ? ' (git bundle + tar.gz snapshot)' : ' (tar.gz snapshot)'}`,
+  );
   output.out(`  artifacts ${prepared.artifacts}`);
-  if (prepared.repoRoot !== prepared.target) output.out(`  ${pc.yellow('not a git repository:')} working on a copy in ${prepared.repoRoot}; ${prepared.target} is never touched`);
+  if (prepared.repoRoot !== prepared.target)
+    output.out(
+      `  ${pc.yellow('not a git repository:')} working on a copy in ${prepared.repoRoot}; ${prepared.target} is never touched`,
+    );
 }
 
 async function writeReport(repoRoot: string, runId: string): Promise<{ markdown: string; html: string }> {
@@ -160,13 +217,22 @@ async function writeReport(repoRoot: string, runId: string): Promise<{ markdown:
 }
 
 export function registerRefactorCommands(program: Command, setExit: (code: number) => void): void {
-  const refactor = program.command('refactor').description('Whole-repository refactoring in small verified batches (seed 002): baseline, index, risk-ordered plan, patches, checkpoints, report');
+  const refactor = program
+    .command('refactor')
+    .description(
+      'Whole-repository refactoring in small verified batches (seed 002): baseline, index, risk-ordered plan, patches, checkpoints, report',
+    );
 
   addProviderOptions(
     refactor
       .command('run')
-      .description('Back up, verify the baseline, index, plan, confirm, then refactor batch by batch with a checkpoint per batch')
-      .argument('[repo]', 'the directory to refactor (default: --cwd or the current directory; need not be a git repository)'),
+      .description(
+        'Back up, verify the baseline, index, plan, confirm, then refactor batch by batch with a checkpoint per batch',
+      )
+      .argument(
+        '[repo]',
+        'the directory to refactor (default: --cwd or the current directory; need not be a git repository)',
+      ),
   )
     .option('--goal <text>', 'what the refactoring should achieve (default: the index-driven clean-up plan)')
     .option('--critic', 'ask a critic to review every patch before it is applied')
@@ -184,13 +250,24 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         if (!output.json) output.out(pc.dim(`Claude Code ${version.version}: authenticated`));
       }
       if (!yes && !process.stdin.isTTY) {
-        throw new RatchetError('usage', 'The plan must be confirmed, and there is no terminal to ask.', { hint: 'Pass --yes to proceed without asking.' });
+        throw new RatchetError('usage', 'The plan must be confirmed, and there is no terminal to ask.', {
+          hint: 'Pass --yes to proceed without asking.',
+        });
       }
       const report = output.json ? createJsonReporter(output) : createPlainReporter(output);
       const interrupt = interruptOnSignals();
       try {
         const home = await refactorHome(target, config, { ids: createIdGenerator() });
-        const options = { home, target, goal: flags.goal ?? null, config, allowDirty: Boolean(flags.allowDirty), useCritic: Boolean(flags.critic), signal: interrupt.signal, ...(flags.record ? { recordPath: resolve(flags.record) } : {}) };
+        const options = {
+          home,
+          target,
+          goal: flags.goal ?? null,
+          config,
+          allowDirty: Boolean(flags.allowDirty),
+          useCritic: Boolean(flags.critic),
+          signal: interrupt.signal,
+          ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
+        };
         let prepared: PreparedRefactor;
         let recorded = false;
         try {
@@ -212,7 +289,10 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
           throw error;
         }
         if (!output.json) showConfirmScreen(output, prepared);
-        else output.out(JSON.stringify({ type: 'plan', run: prepared.run.id, batches: prepared.plan, backup: prepared.backup }));
+        else
+          output.out(
+            JSON.stringify({ type: 'plan', run: prepared.run.id, batches: prepared.plan, backup: prepared.backup }),
+          );
         if (!yes && !(await confirm('\nProceed with these batches? [y/N] ', interrupt.signal))) {
           await using ledger = await openRepoLedger(prepared.repoRoot);
           await rejectRun(prepared.repoRoot, await resolveRun(ledger, prepared.run.id), ledger);
@@ -230,12 +310,17 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         const outcome = step.value;
         const files = await writeReport(prepared.repoRoot, prepared.run.id);
         const cwd = prepared.repoRoot === target ? '' : ` --cwd ${prepared.repoRoot}`;
-        if (output.json) output.out(JSON.stringify({ type: 'report', run: prepared.run.id, status: outcome.status, ...files }));
+        if (output.json)
+          output.out(JSON.stringify({ type: 'report', run: prepared.run.id, status: outcome.status, ...files }));
         else {
           // What is on the branch now: an interrupt or error after a checkpoint keeps it, a failing
           // full verifier drops what came after the last fully verified one.
-          const committed = (await checkpointsOf(new Git(prepared.repoRoot), prepared.run)).filter((checkpoint) => checkpoint.subject.startsWith('checkpoint: batch-')).length;
-          output.out(`\n${committed} of ${prepared.plan.length} batches committed on ${prepared.run.branch}. Report: ${files.html}`);
+          const committed = (await checkpointsOf(new Git(prepared.repoRoot), prepared.run)).filter((checkpoint) =>
+            checkpoint.subject.startsWith('checkpoint: batch-'),
+          ).length;
+          output.out(
+            `\n${committed} of ${prepared.plan.length} batches committed on ${prepared.run.branch}. Report: ${files.html}`,
+          );
           // A run that stopped early is accepted only as far as its checkpoints go (--force).
           const force = outcome.status === 'completed' ? '' : ' --force';
           // With nothing committed there is nothing to accept: dropping the run is the next step.
@@ -246,7 +331,8 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
                 : `Accept with ${pc.cyan(`ratchet accept ${prepared.run.id}${force}${cwd}`)}, or drop it with ${pc.cyan(`ratchet reject ${prepared.run.id}${cwd}`)} (backup: ${prepared.backup.directory}).`,
             );
           // Asked only on a terminal, without --yes, and not after Ctrl-C.
-          const interactive = !yes && Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !interrupt.signal.aborted;
+          const interactive =
+            !yes && Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !interrupt.signal.aborted;
           let decided = false;
           try {
             decided = interactive && (await decideRun(output, prepared, outcome, committed, ledger));
@@ -255,7 +341,13 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
             if (!decided) printCommands();
           }
         }
-        setExit(outcome.status === 'completed' ? EXIT.ok : outcome.error ? exitCodeFor(outcome.error.code, interrupt.bySigint()) : EXIT.gateFailed);
+        setExit(
+          outcome.status === 'completed'
+            ? EXIT.ok
+            : outcome.error
+              ? exitCodeFor(outcome.error.code, interrupt.bySigint())
+              : EXIT.gateFailed,
+        );
       } finally {
         interrupt.dispose();
       }
@@ -273,7 +365,12 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);
       const cacheDir = await indexCacheDir(target, isGit, config.home);
-      const index = await buildIndex({ root: target, cacheDir, excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+      const index = await buildIndex({
+        root: target,
+        cacheDir,
+        excludes: settings.scopeExcludes,
+        git: isGit ? new Git(target) : false,
+      });
       // As `run` plans: no batch for the configuration that defines verification (no patch may change it).
       const plan = heuristicPlan(await fileFacts(index, target, config), {
         goal: flags.goal ?? null,
@@ -305,13 +402,41 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (isGit) await excludeRatchetDir(target);
       const logRoot = isGit ? target : join(config.home, 'verify', basename(target));
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const verifier = createCommandVerifier({ cwd: target, repoRoot: logRoot, outputDir, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: createProcessRunner(), redact: createRedactor(secretsFromEnv(process.env)) });
+      const verifier = createCommandVerifier({
+        cwd: target,
+        repoRoot: logRoot,
+        outputDir,
+        fast: commands.fast,
+        full: commands.full,
+        timeoutMs: config.test.timeoutMs,
+        runner: createProcessRunner(),
+        redact: createRedactor(secretsFromEnv(process.env)),
+      });
       const result = await verifier.run('baseline', 'BASELINE');
       const environment = { node: process.versions.node, platform: `${process.platform}-${process.arch}` };
-      if (output.json) output.out(JSON.stringify({ ok: result.ok, environment, results: result.results.map((entry) => ({ command: entry.result.command, exitCode: entry.result.exitCode, durationMs: entry.result.durationMs, outputFile: entry.outputFile ? join(logRoot, entry.outputFile) : null })) }));
+      if (output.json)
+        output.out(
+          JSON.stringify({
+            ok: result.ok,
+            environment,
+            results: result.results.map((entry) => ({
+              command: entry.result.command,
+              exitCode: entry.result.exitCode,
+              durationMs: entry.result.durationMs,
+              outputFile: entry.outputFile ? join(logRoot, entry.outputFile) : null,
+            })),
+          }),
+        );
       else {
-        for (const entry of result.results) output.out(`${entry.result.ok ? pc.green('✓') : pc.red('✗')} ${entry.result.command} ${pc.dim(`exit ${String(entry.result.exitCode)}, ${entry.result.durationMs} ms, output ${entry.outputFile ? join(logRoot, entry.outputFile) : '-'}`)}`);
-        output.out(result.ok ? pc.green('Baseline is green.') : pc.red('Baseline is red: `ratchet refactor run` would refuse to start.'));
+        for (const entry of result.results)
+          output.out(
+            `${entry.result.ok ? pc.green('✓') : pc.red('✗')} ${entry.result.command} ${pc.dim(`exit ${String(entry.result.exitCode)}, ${entry.result.durationMs} ms, output ${entry.outputFile ? join(logRoot, entry.outputFile) : '-'}`)}`,
+          );
+        output.out(
+          result.ok
+            ? pc.green('Baseline is green.')
+            : pc.red('Baseline is red: `ratchet refactor run` would refuse to start.'),
+        );
       }
       setExit(result.ok ? EXIT.ok : EXIT.gateFailed);
     });
@@ -323,18 +448,23 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
     .action(async (runId: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
       const target = await targetOf(undefined, command);
-      const repoRoot = (await Git.isRepository(target)) ? await new Git(target).root() : await repositoryRoot(command, runId);
+      const repoRoot = (await Git.isRepository(target))
+        ? await new Git(target).root()
+        : await repositoryRoot(command, runId);
       await using ledger = await openRepoLedger(repoRoot);
       const run = await resolveRun(ledger, runId);
       const stored = run.config as { target?: string; backup?: Backup; isGit?: boolean } | null;
-      if (!stored?.backup || !stored.target) throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
+      if (!stored?.backup || !stored.target)
+        throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
       const yes = Boolean(globalOptions(command).yes);
       const warning =
         `This puts ${stored.target} back as it was before run ${run.id}: ${stored.isGit && run.baseBranch ? `branch ${run.baseBranch} goes back to its commit then (commits made on it since leave it), ` : ''}` +
         'and files changed or added since, committed or not, are replaced or removed.';
       if (!yes) {
         if (!process.stdin.isTTY) {
-          throw new RatchetError('usage', `${warning} Confirm with --yes.`, { hint: `ratchet refactor rollback ${run.id} --yes (the current state is backed up first).` });
+          throw new RatchetError('usage', `${warning} Confirm with --yes.`, {
+            hint: `ratchet refactor rollback ${run.id} --yes (the current state is backed up first).`,
+          });
         }
         output.err(warning);
         if (!(await confirm('Roll back? The current state is backed up first. [y/N] '))) {
@@ -345,32 +475,57 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       }
       // Nothing is lost by a rollback: the state it replaces is backed up first, like the run's.
       const runner = createProcessRunner();
-      const safety = await createBackup(stored.target, join(stored.backup.directory, `before-rollback-${createIdGenerator().runId()}`), runner, { git: Boolean(stored.isGit) });
+      const safety = await createBackup(
+        stored.target,
+        join(stored.backup.directory, `before-rollback-${createIdGenerator().runId()}`),
+        runner,
+        { git: Boolean(stored.isGit) },
+      );
       await restoreBackup(stored.target, stored.backup, runner, { branch: stored.isGit ? run.baseBranch : null });
       // A run that was not accepted still has its worktree and branch: the rollback drops them,
       // as a reject would, so that nothing of the run is left.
       if (run.status !== 'accepted') await rejectRun(repoRoot, run, ledger);
       await ledger.updateRun(run.id, { status: 'rejected' });
-      if (output.json) output.out(JSON.stringify({ run: run.id, restored: stored.target, backup: stored.backup.directory, previousState: safety.directory }));
-      else output.out(`Restored ${stored.target} from ${stored.backup.directory}.\nThe state before the rollback is kept in ${safety.directory} (${safety.bundle ? 'git bundle + tar.gz snapshot' : 'tar.gz snapshot'}).`);
+      if (output.json)
+        output.out(
+          JSON.stringify({
+            run: run.id,
+            restored: stored.target,
+            backup: stored.backup.directory,
+            previousState: safety.directory,
+          }),
+        );
+      else
+        output.out(
+          `Restored ${stored.target} from ${stored.backup.directory}.\nThe state before the rollback is kept in ${safety.directory} (${safety.bundle ? 'git bundle + tar.gz snapshot' : 'tar.gz snapshot'}).`,
+        );
     });
 
   program
     .command('index')
-    .description('Build or update the code index (.ratchet/index; for a directory outside git, under $RATCHET_HOME/index) and print its summary')
+    .description(
+      'Build or update the code index (.ratchet/index; for a directory outside git, under $RATCHET_HOME/index) and print its summary',
+    )
     .argument('[repo]', 'the directory (default: --cwd or the current directory)')
-    .option('--artifacts <dir>', 'also write the index artifacts (ARCHITECTURE_SNAPSHOT.md, SYMBOL_REGISTRY.json, ...) there')
+    .option(
+      '--artifacts <dir>',
+      'also write the index artifacts (ARCHITECTURE_SNAPSHOT.md, SYMBOL_REGISTRY.json, ...) there',
+    )
     .action(async (repo: string | undefined, flags: { artifacts?: string }, command: Command) => {
       const output = createCliOutput(command);
       const target = await targetOf(repo, command);
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
       const isGit = await Git.isRepository(target);
-      const index = await buildIndex({ root: target, cacheDir: await indexCacheDir(target, isGit, config.home), excludes: settings.scopeExcludes, git: isGit ? new Git(target) : false });
+      const index = await buildIndex({
+        root: target,
+        cacheDir: await indexCacheDir(target, isGit, config.home),
+        excludes: settings.scopeExcludes,
+        git: isGit ? new Git(target) : false,
+      });
       if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
       const summary = summarizeIndex(index);
       if (output.json) output.out(JSON.stringify(summary));
       else printIndexSummary(output, summary, index.risk, flags.artifacts ? resolve(flags.artifacts) : null);
     });
 }
-

@@ -70,16 +70,30 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const summary = await ledger.summary(run.id);
       const orphaned = (await orphanedRuns(new Git(repoRoot), [run])).has(run.id);
       if (output.json) {
-        output.out(JSON.stringify({ run, active: run.status === 'running' && !orphaned, handoff: last?.state ?? null, checkpoint: last?.sha ?? null, summary }));
+        output.out(
+          JSON.stringify({
+            run,
+            active: run.status === 'running' && !orphaned,
+            handoff: last?.state ?? null,
+            checkpoint: last?.sha ?? null,
+            summary,
+          }),
+        );
         return;
       }
       const state = last?.state;
-      const next = run.workflow === 'tdd' ? `\`ratchet resume ${run.id}\` continues from the last checkpoint` : `\`ratchet accept ${run.id} --force\` keeps its checkpoints, \`ratchet reject ${run.id}\` drops it`;
+      const next =
+        run.workflow === 'tdd'
+          ? `\`ratchet resume ${run.id}\` continues from the last checkpoint`
+          : `\`ratchet accept ${run.id} --force\` keeps its checkpoints, \`ratchet reject ${run.id}\` drops it`;
       const shownStatus = orphaned ? pc.yellow(`running, but its process is gone (killed?): ${next}`) : run.status;
       output.out(`${pc.bold('Run')} ${pc.cyan(run.id)}  ${shownStatus}  ${pc.dim(run.workflow)}`);
       output.out(`  feature   ${run.feature}`);
-      const gone = run.status === 'accepted' || run.status === 'rejected' ? `; ${run.status}, the branch was removed` : '';
-      output.out(`  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)}${gone})`);
+      const gone =
+        run.status === 'accepted' || run.status === 'rejected' ? `; ${run.status}, the branch was removed` : '';
+      output.out(
+        `  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)}${gone})`,
+      );
       output.out(`  worktree  ${run.worktree}`);
       output.out(`  provider  ${[run.provider ?? 'unknown', run.model].filter(Boolean).join(' ')}`);
       if (run.workflow === 'refactor') {
@@ -99,8 +113,12 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       }
       const { stageAttempts: stages, modelCalls: calls } = summary;
       output.out(`  stages    ${stages.total} attempts (${stages.accepted} accepted, ${stages.rejected} rejected)`);
-      output.out(`  model     ${calls.total} calls, ${calls.inputTokens} in / ${calls.outputTokens} out tokens, cost ${formatCost(calls.costUsd, calls.unpricedCalls)}`);
-      output.out(`  tests     ${summary.verifications.total} verification runs (${summary.verifications.failing} failing)`);
+      output.out(
+        `  model     ${calls.total} calls, ${calls.inputTokens} in / ${calls.outputTokens} out tokens, cost ${formatCost(calls.costUsd, calls.unpricedCalls)}`,
+      );
+      output.out(
+        `  tests     ${summary.verifications.total} verification runs (${summary.verifications.failing} failing)`,
+      );
       if (run.error) output.out(pc.red(`  last error ${run.error}`));
     },
   );
@@ -115,24 +133,35 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const checkpoints = await checkpointsOf(git, run);
       const gone = await orphanedRuns(git, runs);
       if (output.json) {
-        output.out(JSON.stringify({ runs: runs.map((entry) => ({ ...entry, active: entry.status === 'running' && !gone.has(entry.id) })), run: run.id, checkpoints }));
+        output.out(
+          JSON.stringify({
+            runs: runs.map((entry) => ({ ...entry, active: entry.status === 'running' && !gone.has(entry.id) })),
+            run: run.id,
+            checkpoints,
+          }),
+        );
         return;
       }
       if (!runId) {
         output.out(pc.bold('Runs'));
         for (const entry of runs) {
-          const status = gone.has(entry.id) ? pc.yellow('running, but its process is gone (killed?)') : entry.status.padEnd(11);
+          const status = gone.has(entry.id)
+            ? pc.yellow('running, but its process is gone (killed?)')
+            : entry.status.padEnd(11);
           output.out(`  ${pc.cyan(entry.id)}  ${status} ${entry.workflow.padEnd(8)} ${entry.feature}`);
         }
         output.out('');
       }
       if (run.workflow === 'refactor') {
         output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
-        for (const checkpoint of checkpoints) output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
+        for (const checkpoint of checkpoints)
+          output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
         if (checkpoints.length === 0) output.out(pc.dim('  none yet'));
         return;
       }
-      output.out(`${pc.bold('Handoffs of')} ${pc.cyan(run.id)} ${pc.dim(`(git notes --ref=${NOTES_REF.replace('refs/notes/', '')})`)}`);
+      output.out(
+        `${pc.bold('Handoffs of')} ${pc.cyan(run.id)} ${pc.dim(`(git notes --ref=${NOTES_REF.replace('refs/notes/', '')})`)}`,
+      );
       for (const checkpoint of checkpoints) {
         const state = checkpoint.state;
         const detail = state
@@ -154,13 +183,17 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         return;
       }
       output.out(markdown);
-      output.out(pc.dim(`Written to ${relative(process.cwd(), markdownPath) || 'report.md'} and report.html beside it.`));
+      output.out(
+        pc.dim(`Written to ${relative(process.cwd(), markdownPath) || 'report.md'} and report.html beside it.`),
+      );
     },
   );
 
   program
     .command('rollback')
-    .description('Move a run back to one of its checkpoints (a commit listed by `ratchet history`), or to its start with the run id; then `ratchet resume` (tdd) or `ratchet accept --force` (refactor)')
+    .description(
+      'Move a run back to one of its checkpoints (a commit listed by `ratchet history`), or to its start with the run id; then `ratchet resume` (tdd) or `ratchet accept --force` (refactor)',
+    )
     .argument('<target>', 'a checkpoint commit of the run, or the run id')
     .option('--run <id>', 'the run (default: the run whose id is <target>, else the latest run)')
     .action(async (target: string, flags: { run?: string }, command: Command) => {
@@ -177,7 +210,10 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));
         const where = `Run ${pc.cyan(run.id)} is back at ${pc.yellow(result.commit.slice(0, 8))}${result.state ? ` (${result.state.phase} -> ${result.state.nextPhase ?? '-'})` : ' (its start)'}.`;
         // A refactor run is not resumed: what is left of it is accepted or dropped.
-        const then = run.workflow === 'tdd' ? `Continue with ${pc.cyan('ratchet resume')}.` : `Keep its batches up to here with ${pc.cyan(`ratchet accept ${run.id} --force`)}, or drop it with ${pc.cyan(`ratchet reject ${run.id}`)}.`;
+        const then =
+          run.workflow === 'tdd'
+            ? `Continue with ${pc.cyan('ratchet resume')}.`
+            : `Keep its batches up to here with ${pc.cyan(`ratchet accept ${run.id} --force`)}, or drop it with ${pc.cyan(`ratchet reject ${run.id}`)}.`;
         output.out(`${where} ${then}`);
       }
     });

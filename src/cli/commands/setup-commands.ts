@@ -23,7 +23,9 @@ const KEY_VARS: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API
 export function registerSetupCommands(program: Command, setExit: (code: number) => void): void {
   program
     .command('init')
-    .description('Write .ratchet/config.toml for this repository (detects the test command) and keep .ratchet/ out of git')
+    .description(
+      'Write .ratchet/config.toml for this repository (detects the test command) and keep .ratchet/ out of git',
+    )
     .option('--force', 'overwrite an existing .ratchet/config.toml')
     .option('--prompts', 'also copy the default prompts to .ratchet/prompts.toml to customise them')
     .action(async (flags: { force?: boolean; prompts?: boolean }, command: Command) => {
@@ -40,11 +42,17 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
           return;
         }
         if (flags.prompts) {
-          throw new RatchetError('usage', `${prompts} already exists (your prompts); init --prompts does not overwrite it.`, {
-            hint: `To start again from the default prompts, move it aside (mv ${prompts} ${prompts.replace(/\.toml$/, '.old.toml')}) and run ratchet init --prompts again; ${file} is kept.`,
-          });
+          throw new RatchetError(
+            'usage',
+            `${prompts} already exists (your prompts); init --prompts does not overwrite it.`,
+            {
+              hint: `To start again from the default prompts, move it aside (mv ${prompts} ${prompts.replace(/\.toml$/, '.old.toml')}) and run ratchet init --prompts again; ${file} is kept.`,
+            },
+          );
         }
-        throw new RatchetError('usage', `${file} already exists; pass --force to overwrite it.`, { hint: 'ratchet init --force rewrites it with the defaults.' });
+        throw new RatchetError('usage', `${file} already exists; pass --force to overwrite it.`, {
+          hint: 'ratchet init --force rewrites it with the defaults.',
+        });
       }
       let testCommand: string | undefined;
       let detail: string;
@@ -60,7 +68,9 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       await new Git(repoRoot).addInfoExclude(RATCHET_EXCLUDES);
       if (flags.prompts) await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
       if (output.json) {
-        output.out(JSON.stringify({ config: file, testCommand: testCommand ?? null, prompts: flags.prompts ? prompts : null }));
+        output.out(
+          JSON.stringify({ config: file, testCommand: testCommand ?? null, prompts: flags.prompts ? prompts : null }),
+        );
         return;
       }
       output.out(`Wrote ${file}`);
@@ -71,110 +81,256 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
 
   program
     .command('doctor')
-    .description('Check git, the test command and its baseline, the provider, its endpoint and key (by listing its models: no tokens spent); each problem with a fix')
+    .description(
+      'Check git, the test command and its baseline, the provider, its endpoint and key (by listing its models: no tokens spent); each problem with a fix',
+    )
     .option('--no-baseline', 'do not run the test suite')
     .option('--provider <name>', 'check this provider instead of the configured one')
     .option('--model <id>', 'check this model instead of the configured one')
     .option('--base-url <url>', 'check this endpoint instead of the configured one')
     .option('--cassette <file>', 'check this cassette (--provider replay)')
-    .action(async (flags: { baseline: boolean; provider?: string; model?: string; baseUrl?: string; cassette?: string }, command: Command) => {
-      const output = createCliOutput(command);
-      const checks: Check[] = [];
-      const major = Number(process.versions.node.split('.')[0]);
-      checks.push(major >= 22 ? { name: 'node', status: 'ok', detail: process.versions.node } : { name: 'node', status: 'fail', detail: process.versions.node, hint: 'Ratchet needs Node >= 22 (24 LTS recommended).' });
-      const gitVersion = await runCommand({ command: 'git', args: ['--version'], shell: false, cwd: process.cwd() });
-      checks.push(gitVersion.exitCode === 0 ? { name: 'git', status: 'ok', detail: gitVersion.stdout.trim() } : { name: 'git', status: 'fail', detail: 'git not found', hint: 'Install git.' });
-      let repoRoot: string | undefined;
-      try {
-        repoRoot = await repositoryRoot(command);
-        const repo = new Git(repoRoot);
-        const status = await repo.status();
+    .action(
+      async (
+        flags: { baseline: boolean; provider?: string; model?: string; baseUrl?: string; cassette?: string },
+        command: Command,
+      ) => {
+        const output = createCliOutput(command);
+        const checks: Check[] = [];
+        const major = Number(process.versions.node.split('.')[0]);
         checks.push(
-          (await repo.revParse('HEAD')) === null
-            ? { name: 'repository', status: 'fail', detail: `${repoRoot} has no commits yet`, hint: 'Commit your project first (git add -A && git commit -m "initial"): a run starts from a commit.' }
-            : { name: 'repository', status: 'ok', detail: repoRoot },
+          major >= 22
+            ? { name: 'node', status: 'ok', detail: process.versions.node }
+            : {
+                name: 'node',
+                status: 'fail',
+                detail: process.versions.node,
+                hint: 'Ratchet needs Node >= 22 (24 LTS recommended).',
+              },
         );
-        checks.push(status.clean ? { name: 'working tree', status: 'ok', detail: 'clean' } : { name: 'working tree', status: 'warn', detail: `${status.files.length} uncommitted changes`, hint: 'Commit or stash them, or run with --allow-dirty.' });
-      } catch (error) {
-        const failure = toRatchetError(error);
-        checks.push({ name: 'repository', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
-      }
-      if (repoRoot) {
+        const gitVersion = await runCommand({ command: 'git', args: ['--version'], shell: false, cwd: process.cwd() });
+        checks.push(
+          gitVersion.exitCode === 0
+            ? { name: 'git', status: 'ok', detail: gitVersion.stdout.trim() }
+            : { name: 'git', status: 'fail', detail: 'git not found', hint: 'Install git.' },
+        );
+        let repoRoot: string | undefined;
         try {
-          const config = await configFor(repoRoot, flags);
-          checks.push({ name: 'config', status: 'ok', detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)' });
-          try {
-            const detected = await detectTestCommand(repoRoot, config.test.command);
-            checks.push({ name: 'test command', status: 'ok', detail: `${detected.command} (${detected.source === 'config' ? 'from config' : `detected from ${detected.marker}`})` });
-            if (flags.baseline) {
-              const result = await runTests({ command: detected.command, framework: detected.framework, cwd: repoRoot, runner: { run: runCommand }, timeoutMs: config.test.timeoutMs, reportDir: join(repoRoot, '.ratchet', 'doctor') });
-              const { passed, failed } = result.counts;
-              const green = result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0;
-              checks.push(green ? { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` } : { name: 'baseline', status: 'fail', detail: `${failed} failing, exit ${String(result.exitCode)}`, hint: 'Every test must pass before Ratchet starts: fix the suite first.' });
-            }
-          } catch (error) {
-            const failure = toRatchetError(error);
-            checks.push({ name: 'test command', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
-          }
-          const provider = config.provider.name;
-          const keyVar = KEY_VARS[provider];
-          if (keyVar) {
-            checks.push(process.env[keyVar] ? { name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}, ${keyVar} is set` } : { name: 'provider', status: 'fail', detail: `${provider}: ${keyVar} is not set`, hint: `export ${keyVar}=... (or choose another --provider)` });
-          }
-          if (provider === 'replay') {
-            const cassette = config.provider.cassette;
-            checks.push(cassette && existsSync(cassette) ? { name: 'provider', status: 'ok', detail: `replay ${cassette}` } : { name: 'provider', status: 'fail', detail: 'replay: no cassette', hint: 'Pass --cassette FILE or set [provider] cassette.' });
-          } else if (provider === 'claude-code') {
-            try {
-              const { version } = await checkClaudeCode({ binary: config.refactor.claude.binary, runner: createProcessRunner(), env: process.env });
-              checks.push({ name: 'provider', status: 'ok', detail: `claude-code ${version} (${config.refactor.claude.binary}); run \`claude\` then /login if a run reports it is not logged in` });
-            } catch (error) {
-              const failure = toRatchetError(error);
-              checks.push({ name: 'provider', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
-            }
-          } else if (!keyVar) {
-            checks.push({ name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}` });
-          }
-          if (provider === 'anthropic' || provider === 'openai' || provider === 'openai-compatible' || provider === 'ollama') {
-            // Lists the models: proves endpoint and key without spending tokens.
-            checks.push(...(await endpointChecks({ provider, model: config.provider.model, baseUrl: config.provider.baseUrl, env: process.env, fetch })));
-          }
-          checks.push(await sandboxCheck(config.bash.sandbox, provider));
-          try {
-            await mkdir(config.home, { recursive: true });
-            await access(config.home, constants.W_OK);
-            checks.push({ name: 'RATCHET_HOME', status: 'ok', detail: config.home });
-          } catch {
-            checks.push({ name: 'RATCHET_HOME', status: 'fail', detail: `${config.home} is not writable`, hint: 'Set RATCHET_HOME to a writable directory.' });
-          }
-          await using ledger = await openRepoLedger(repoRoot);
-          checks.push({ name: 'ledger', status: 'ok', detail: `${(await ledger.listRuns(1000)).length} runs recorded` });
+          repoRoot = await repositoryRoot(command);
+          const repo = new Git(repoRoot);
+          const status = await repo.status();
+          checks.push(
+            (await repo.revParse('HEAD')) === null
+              ? {
+                  name: 'repository',
+                  status: 'fail',
+                  detail: `${repoRoot} has no commits yet`,
+                  hint: 'Commit your project first (git add -A && git commit -m "initial"): a run starts from a commit.',
+                }
+              : { name: 'repository', status: 'ok', detail: repoRoot },
+          );
+          checks.push(
+            status.clean
+              ? { name: 'working tree', status: 'ok', detail: 'clean' }
+              : {
+                  name: 'working tree',
+                  status: 'warn',
+                  detail: `${status.files.length} uncommitted changes`,
+                  hint: 'Commit or stash them, or run with --allow-dirty.',
+                },
+          );
         } catch (error) {
           const failure = toRatchetError(error);
-          checks.push({ name: isRatchetError(error, 'config') || isRatchetError(error, 'usage') ? 'config' : 'ledger', status: 'fail', detail: failure.message, ...(failure.hint ? { hint: failure.hint } : {}) });
+          checks.push({
+            name: 'repository',
+            status: 'fail',
+            detail: failure.message,
+            ...(failure.hint ? { hint: failure.hint } : {}),
+          });
         }
-      }
-      const failed = checks.some((check) => check.status === 'fail');
-      if (output.json) output.out(JSON.stringify({ ok: !failed, checks }));
-      else {
-        for (const check of checks) {
-          const mark = check.status === 'ok' ? pc.green('✓') : check.status === 'warn' ? pc.yellow('!') : pc.red('✗');
-          output.out(`${mark} ${check.name.padEnd(13)} ${check.detail}`);
-          if (check.hint && check.status !== 'ok') output.out(pc.dim(`  ${''.padEnd(13)} fix: ${check.hint}`));
+        if (repoRoot) {
+          try {
+            const config = await configFor(repoRoot, flags);
+            checks.push({
+              name: 'config',
+              status: 'ok',
+              detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)',
+            });
+            try {
+              const detected = await detectTestCommand(repoRoot, config.test.command);
+              checks.push({
+                name: 'test command',
+                status: 'ok',
+                detail: `${detected.command} (${detected.source === 'config' ? 'from config' : `detected from ${detected.marker}`})`,
+              });
+              if (flags.baseline) {
+                const result = await runTests({
+                  command: detected.command,
+                  framework: detected.framework,
+                  cwd: repoRoot,
+                  runner: { run: runCommand },
+                  timeoutMs: config.test.timeoutMs,
+                  reportDir: join(repoRoot, '.ratchet', 'doctor'),
+                });
+                const { passed, failed } = result.counts;
+                const green = result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0;
+                checks.push(
+                  green
+                    ? { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` }
+                    : {
+                        name: 'baseline',
+                        status: 'fail',
+                        detail: `${failed} failing, exit ${String(result.exitCode)}`,
+                        hint: 'Every test must pass before Ratchet starts: fix the suite first.',
+                      },
+                );
+              }
+            } catch (error) {
+              const failure = toRatchetError(error);
+              checks.push({
+                name: 'test command',
+                status: 'fail',
+                detail: failure.message,
+                ...(failure.hint ? { hint: failure.hint } : {}),
+              });
+            }
+            const provider = config.provider.name;
+            const keyVar = KEY_VARS[provider];
+            if (keyVar) {
+              checks.push(
+                process.env[keyVar]
+                  ? { name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}, ${keyVar} is set` }
+                  : {
+                      name: 'provider',
+                      status: 'fail',
+                      detail: `${provider}: ${keyVar} is not set`,
+                      hint: `export ${keyVar}=... (or choose another --provider)`,
+                    },
+              );
+            }
+            if (provider === 'replay') {
+              const cassette = config.provider.cassette;
+              checks.push(
+                cassette && existsSync(cassette)
+                  ? { name: 'provider', status: 'ok', detail: `replay ${cassette}` }
+                  : {
+                      name: 'provider',
+                      status: 'fail',
+                      detail: 'replay: no cassette',
+                      hint: 'Pass --cassette FILE or set [provider] cassette.',
+                    },
+              );
+            } else if (provider === 'claude-code') {
+              try {
+                const { version } = await checkClaudeCode({
+                  binary: config.refactor.claude.binary,
+                  runner: createProcessRunner(),
+                  env: process.env,
+                });
+                checks.push({
+                  name: 'provider',
+                  status: 'ok',
+                  detail: `claude-code ${version} (${config.refactor.claude.binary}); run \`claude\` then /login if a run reports it is not logged in`,
+                });
+              } catch (error) {
+                const failure = toRatchetError(error);
+                checks.push({
+                  name: 'provider',
+                  status: 'fail',
+                  detail: failure.message,
+                  ...(failure.hint ? { hint: failure.hint } : {}),
+                });
+              }
+            } else if (!keyVar) {
+              checks.push({
+                name: 'provider',
+                status: 'ok',
+                detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}`,
+              });
+            }
+            if (
+              provider === 'anthropic' ||
+              provider === 'openai' ||
+              provider === 'openai-compatible' ||
+              provider === 'ollama'
+            ) {
+              // Lists the models: proves endpoint and key without spending tokens.
+              checks.push(
+                ...(await endpointChecks({
+                  provider,
+                  model: config.provider.model,
+                  baseUrl: config.provider.baseUrl,
+                  env: process.env,
+                  fetch,
+                })),
+              );
+            }
+            checks.push(await sandboxCheck(config.bash.sandbox, provider));
+            try {
+              await mkdir(config.home, { recursive: true });
+              await access(config.home, constants.W_OK);
+              checks.push({ name: 'RATCHET_HOME', status: 'ok', detail: config.home });
+            } catch {
+              checks.push({
+                name: 'RATCHET_HOME',
+                status: 'fail',
+                detail: `${config.home} is not writable`,
+                hint: 'Set RATCHET_HOME to a writable directory.',
+              });
+            }
+            await using ledger = await openRepoLedger(repoRoot);
+            checks.push({
+              name: 'ledger',
+              status: 'ok',
+              detail: `${(await ledger.listRuns(1000)).length} runs recorded`,
+            });
+          } catch (error) {
+            const failure = toRatchetError(error);
+            checks.push({
+              name: isRatchetError(error, 'config') || isRatchetError(error, 'usage') ? 'config' : 'ledger',
+              status: 'fail',
+              detail: failure.message,
+              ...(failure.hint ? { hint: failure.hint } : {}),
+            });
+          }
         }
-      }
-      setExit(failed ? EXIT.usage : EXIT.ok);
-    });
+        const failed = checks.some((check) => check.status === 'fail');
+        if (output.json) output.out(JSON.stringify({ ok: !failed, checks }));
+        else {
+          for (const check of checks) {
+            const mark = check.status === 'ok' ? pc.green('✓') : check.status === 'warn' ? pc.yellow('!') : pc.red('✗');
+            output.out(`${mark} ${check.name.padEnd(13)} ${check.detail}`);
+            if (check.hint && check.status !== 'ok') output.out(pc.dim(`  ${''.padEnd(13)} fix: ${check.hint}`));
+          }
+        }
+        setExit(failed ? EXIT.usage : EXIT.ok);
+      },
+    );
 }
 
 /** `[bash] sandbox`: what a run will do with the agent's shell and the tests, as `tdd` would decide it. */
 async function sandboxCheck(mode: 'auto' | 'required' | 'off', provider: string): Promise<Check> {
   // With claude-code the CLI itself runs in the sandbox: its Bash, Write and Edit are the agent's tools.
-  const agent = provider === 'claude-code' ? 'the Claude Code CLI with its tools' : 'the agent\'s Bash';
-  if (mode === 'off') return { name: 'sandbox', status: 'warn', detail: `off: ${agent} and the tests run without a sandbox`, hint: 'Set [bash] sandbox = "auto" to use bubblewrap when it is there.' };
-  if (await bwrapWorks(createProcessRunner())) return { name: 'sandbox', status: 'ok', detail: `bubblewrap: ${agent} and the tests run read-only outside the worktree` };
+  const agent = provider === 'claude-code' ? 'the Claude Code CLI with its tools' : "the agent's Bash";
+  if (mode === 'off')
+    return {
+      name: 'sandbox',
+      status: 'warn',
+      detail: `off: ${agent} and the tests run without a sandbox`,
+      hint: 'Set [bash] sandbox = "auto" to use bubblewrap when it is there.',
+    };
+  if (await bwrapWorks(createProcessRunner()))
+    return {
+      name: 'sandbox',
+      status: 'ok',
+      detail: `bubblewrap: ${agent} and the tests run read-only outside the worktree`,
+    };
   const hint = 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces.';
   return mode === 'required'
     ? { name: 'sandbox', status: 'fail', detail: 'sandbox = "required", but bubblewrap (bwrap) cannot run here', hint }
-    : { name: 'sandbox', status: 'warn', detail: `bubblewrap (bwrap) is not available: ${agent} and the tests would run unsandboxed`, hint };
+    : {
+        name: 'sandbox',
+        status: 'warn',
+        detail: `bubblewrap (bwrap) is not available: ${agent} and the tests would run unsandboxed`,
+        hint,
+      };
 }

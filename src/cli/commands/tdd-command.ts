@@ -6,9 +6,24 @@ import type { RatchetEvent } from '../../core/events.js';
 import { resolveRun } from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
 import { runLockHeld } from '../../git/repo-lock.js';
-import { isFinished, startTdd, resumeTdd, runProviderFlags, type EngineServices, type ResumeTddOptions, type RunOutcome } from '../../engine/tdd-run.js';
+import {
+  isFinished,
+  startTdd,
+  resumeTdd,
+  runProviderFlags,
+  type EngineServices,
+  type ResumeTddOptions,
+  type RunOutcome,
+} from '../../engine/tdd-run.js';
 import type { Ledger } from '../../ledger/types.js';
-import { configFor, createCliOutput, engineServices, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
+import {
+  configFor,
+  createCliOutput,
+  engineServices,
+  openRepoLedger,
+  repositoryRoot,
+  type ProviderFlags,
+} from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
 import type { Output } from '../output.js';
 
@@ -25,7 +40,10 @@ interface TddFlags extends ProviderFlags {
 async function driveTddRun(
   command: Command,
   flags: TddFlags,
-  makeRun: (options: Omit<ResumeTddOptions, 'runId'>, services: EngineServices) => AsyncGenerator<RatchetEvent, RunOutcome>,
+  makeRun: (
+    options: Omit<ResumeTddOptions, 'runId'>,
+    services: EngineServices,
+  ) => AsyncGenerator<RatchetEvent, RunOutcome>,
   flagsOf: (ledger: Ledger, output: Output) => Promise<TddFlags> = () => Promise.resolve(flags),
 ): Promise<{ output: Output; code: number; outcome: RunOutcome }> {
   const output = createCliOutput(command);
@@ -33,7 +51,9 @@ async function driveTddRun(
   await using ledger = await openRepoLedger(repoRoot);
   const config = await configFor(repoRoot, await flagsOf(ledger, output));
   if (flags.record && config.provider.cassette === resolve(flags.record)) {
-    throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, { hint: 'Record into another file.' });
+    throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, {
+      hint: 'Record into another file.',
+    });
   }
   const interrupt = interruptOnSignals();
   try {
@@ -60,19 +80,26 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
   addProviderOptions(
     program
       .command('tdd')
-      .description('Build a feature test-first: PLAN -> RED -> GREEN -> REFACTOR cycles over test-list.md, each accepted stage a commit on branch ratchet/<run-id>')
+      .description(
+        'Build a feature test-first: PLAN -> RED -> GREEN -> REFACTOR cycles over test-list.md, each accepted stage a commit on branch ratchet/<run-id>',
+      )
       .argument('<feature...>', 'the feature to build, in plain words'),
   )
     .option('--allow-dirty', 'start from HEAD even though the working tree has uncommitted changes')
     .option('--refactor <mode>', 'always | when-needed | never (default from config: always)')
     .option('--max-attempts <n>', 'attempts per stage before the run stops (default 3)')
-    .addHelpText('after', '\nExamples:\n  ratchet tdd "Add a stack with push, pop and peek" --provider anthropic --model claude-sonnet-4-5\n  ratchet tdd "Parse durations like 1h30m" --provider ollama --model qwen2.5-coder\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  ratchet tdd "Add a stack with push, pop and peek" --provider anthropic --model claude-sonnet-4-5\n  ratchet tdd "Parse durations like 1h30m" --provider ollama --model qwen2.5-coder\n',
+    )
     .action(async (feature: string[], flags: TddFlags, command: Command) => {
       const { output, code, outcome } = await driveTddRun(command, flags, (options, services) =>
         startTdd({ ...options, feature: feature.join(' '), allowDirty: Boolean(flags.allowDirty) }, services),
       );
       if (code === 0 && !output.json) {
-        output.out(`Review it: ${pc.cyan(`ratchet report ${outcome.runId}`)}, then ${pc.cyan('ratchet accept')} to merge or ${pc.cyan('ratchet reject')} to drop it.`);
+        output.out(
+          `Review it: ${pc.cyan(`ratchet report ${outcome.runId}`)}, then ${pc.cyan('ratchet accept')} to merge or ${pc.cyan('ratchet reject')} to drop it.`,
+        );
       }
       setExit(code);
     });
@@ -95,10 +122,16 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
         const given: TddFlags = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined));
         // Said only of a run that will resume (resumeTdd refuses the others with the reason).
         // (and not of a run another process is still running: that one is refused as locked).
-        const resumable = run.workflow === 'tdd' && !isFinished(run) && !(await runLockHeld(await new Git(run.repoRoot).commonDir(), run.id));
+        const resumable =
+          run.workflow === 'tdd' &&
+          !isFinished(run) &&
+          !(await runLockHeld(await new Git(run.repoRoot).commonDir(), run.id));
         if (!output.json && resumable && recorded.provider !== undefined) {
           const model = given.model ?? recorded.model;
-          const how = given.model === undefined ? 'as it started (--provider and --model choose another)' : 'with the model given';
+          const how =
+            given.model === undefined
+              ? 'as it started (--provider and --model choose another)'
+              : 'with the model given';
           output.out(pc.dim(`Resuming ${run.id} on ${recorded.provider}${model ? ` / ${model}` : ''}, ${how}.`));
         }
         return { ...recorded, ...given };

@@ -38,29 +38,43 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
   return (event) => {
     switch (event.type) {
       case 'run-start':
-        line(`${pc.bold(event.resumed ? 'Resuming' : 'Starting')} run ${pc.cyan(event.runId)} on branch ${event.branch}`);
+        line(
+          `${pc.bold(event.resumed ? 'Resuming' : 'Starting')} run ${pc.cyan(event.runId)} on branch ${event.branch}`,
+        );
         line(pc.dim(`  worktree ${event.worktree} (from ${short(event.baseCommit)})`));
         break;
       case 'cycle-start':
         line(pc.bold(`\nCycle ${event.cycle}`));
         break;
       case 'plan-select':
-        line(event.test === null ? `  ${pc.green('all items of test-list.md are done')}` : `  next test: ${pc.cyan(event.test)} ${pc.dim(`(${event.testFile ?? '?'} -> ${event.implFile ?? '?'})`)}`);
+        line(
+          event.test === null
+            ? `  ${pc.green('all items of test-list.md are done')}`
+            : `  next test: ${pc.cyan(event.test)} ${pc.dim(`(${event.testFile ?? '?'} -> ${event.implFile ?? '?'})`)}`,
+        );
         break;
       case 'stage-start':
         line(`  ${pc.bold(event.stage.padEnd(9))} attempt ${event.attempt}`);
         break;
       case 'stage-end': {
-        const mark = event.outcome === 'accepted' ? pc.green('✓ accepted') : event.outcome === 'skipped' ? pc.dim('– skipped') : pc.red(`✗ ${event.outcome}`);
+        const mark =
+          event.outcome === 'accepted'
+            ? pc.green('✓ accepted')
+            : event.outcome === 'skipped'
+              ? pc.dim('– skipped')
+              : pc.red(`✗ ${event.outcome}`);
         line(`  ${pc.bold(event.stage.padEnd(9))} ${mark}${event.reason ? pc.dim(` ${event.reason}`) : ''}`);
         break;
       }
       case 'patch-check':
         if (!event.admitted) break; // The stage's end says why.
-        line(pc.dim(`      change: ${event.files.length} file${event.files.length === 1 ? '' : 's'}, ${event.loc} lines`));
+        line(
+          pc.dim(`      change: ${event.files.length} file${event.files.length === 1 ? '' : 's'}, ${event.loc} lines`),
+        );
         // A formatting-only batch keeps what it may and says what it restored.
         for (const violation of event.violations.slice(0, 10)) line(pc.yellow(`      restored ${violation}`));
-        if (event.violations.length > 10) line(pc.yellow(`      restored ${event.violations.length - 10} more (see the report)`));
+        if (event.violations.length > 10)
+          line(pc.yellow(`      restored ${event.violations.length - 10} more (see the report)`));
         break;
       case 'tool-call':
         line(pc.dim(`      ${event.isError ? pc.red('!') : '·'} ${toolSummary(event.tool, event.input)}`));
@@ -78,10 +92,21 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
         const result = event.result;
         if (isTestRun(result)) {
           const { passed, failed, skipped } = result.counts;
-          const state = result.timedOut ? pc.red('timed out') : failed > 0 || result.collectionErrors.length > 0 ? pc.red(`${failed} failed`) : pc.green(`${failed} failed`);
-          line(pc.dim(`      ${event.kind === 'baseline' ? 'baseline' : 'tests'}: ${passed} passed, `) + state + pc.dim(`${skipped ? `, ${skipped} skipped` : ''} (${result.durationMs} ms)`));
+          const state = result.timedOut
+            ? pc.red('timed out')
+            : failed > 0 || result.collectionErrors.length > 0
+              ? pc.red(`${failed} failed`)
+              : pc.green(`${failed} failed`);
+          line(
+            pc.dim(`      ${event.kind === 'baseline' ? 'baseline' : 'tests'}: ${passed} passed, `) +
+              state +
+              pc.dim(`${skipped ? `, ${skipped} skipped` : ''} (${result.durationMs} ms)`),
+          );
         } else {
-          line(pc.dim(`      ${event.kind}: `) + (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)));
+          line(
+            pc.dim(`      ${event.kind}: `) +
+              (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)),
+          );
         }
         break;
       }

@@ -34,10 +34,14 @@ export function renderArchitectureSnapshot(index: CodeIndex): string {
     languages.set(file.language ?? '', entry);
   }
 
-  const modules = new Map<string, { files: number; tests: number; lines: number; exported: number; dependsOn: Set<string> }>();
+  const modules = new Map<
+    string,
+    { files: number; tests: number; lines: number; exported: number; dependsOn: Set<string> }
+  >();
   const moduleEntry = (name: string) => {
     let entry = modules.get(name);
-    if (entry === undefined) modules.set(name, (entry = { files: 0, tests: 0, lines: 0, exported: 0, dependsOn: new Set() }));
+    if (entry === undefined)
+      modules.set(name, (entry = { files: 0, tests: 0, lines: 0, exported: 0, dependsOn: new Set() }));
     return entry;
   };
   for (const file of sources) {
@@ -73,7 +77,9 @@ export function renderArchitectureSnapshot(index: CodeIndex): string {
     '',
     ...tableOf(
       ['language', 'files', 'lines', 'symbols'],
-      [...languages].sort(([a], [b]) => (a < b ? -1 : 1)).map(([language, entry]) => [language, entry.files, entry.lines, entry.symbols]),
+      [...languages]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([language, entry]) => [language, entry.files, entry.lines, entry.symbols]),
     ),
     '',
     '## Top-level modules',
@@ -82,7 +88,14 @@ export function renderArchitectureSnapshot(index: CodeIndex): string {
       ['module', 'files', 'tests', 'lines', 'exported symbols', 'depends on'],
       [...modules]
         .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([name, entry]) => [name, entry.files, entry.tests, entry.lines, entry.exported, [...entry.dependsOn].sort().join(', ') || '-']),
+        .map(([name, entry]) => [
+          name,
+          entry.files,
+          entry.tests,
+          entry.lines,
+          entry.exported,
+          [...entry.dependsOn].sort().join(', ') || '-',
+        ]),
     ),
     '',
     '## Most depended-on files',
@@ -101,7 +114,9 @@ export function renderArchitectureSnapshot(index: CodeIndex): string {
     '',
     ...tableOf(
       ['file', 'risk', 'fan-in', 'churn', 'lines', 'tests'],
-      index.risk.slice(0, TOP).map((entry) => [entry.path, entry.score, entry.fanIn, entry.churn, entry.lines, entry.tests.length]),
+      index.risk
+        .slice(0, TOP)
+        .map((entry) => [entry.path, entry.score, entry.fanIn, entry.churn, entry.lines, entry.tests.length]),
     ),
     '',
   ].join('\n');

@@ -49,7 +49,10 @@ export async function writeIndexArtifacts(index: CodeIndex, dir: string): Promis
       json({ ...header, dependencies: index.dependencies, dependents: index.dependents, unresolved }),
     ],
     ['CALL_GRAPH.json', json({ ...header, bestEffort: true, calls: callGraphOf(index) })],
-    ['RISK_REGISTER.json', json({ ...header, formula: RISK_FORMULA, churnCommits: index.churnCommits, entries: index.risk })],
+    [
+      'RISK_REGISTER.json',
+      json({ ...header, formula: RISK_FORMULA, churnCommits: index.churnCommits, entries: index.risk }),
+    ],
     [join('CONTRACTS', 'public_api_snapshot.json'), json(snapshotPublicApi(index))],
   ];
   const written: string[] = [];

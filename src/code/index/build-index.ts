@@ -124,7 +124,9 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     if (cached !== undefined && isReusable(cache, file, cached, maxParseBytes)) return { file, reuse: cached };
     const language = languageIdForFile(file.path);
     const known = cached !== undefined && language !== undefined && cache.parsed.has(parseKey(cached.hash, language));
-    work.push(known ? { path: file.path, size: file.size, knownHash: cached.hash } : { path: file.path, size: file.size });
+    work.push(
+      known ? { path: file.path, size: file.size, knownHash: cached.hash } : { path: file.path, size: file.size },
+    );
     return { file, work: work.length - 1 };
   });
   const processed = await processWork(root, work, {
@@ -203,8 +205,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     if (language !== undefined) droppedKeys.add(parseKey(entry.hash, language));
   }
 
-  const goModules =
-    memory !== undefined && samePaths ? memory.goModules : await readGoModules(root, files);
+  const goModules = memory !== undefined && samePaths ? memory.goModules : await readGoModules(root, files);
   const churn = await churnPromise;
   throwIfAborted(signal);
   const resolver = (samePaths ? memory?.resolver : undefined) ?? new LazyResolver(files, goModules);

@@ -45,7 +45,8 @@ export function cacheFromIndex(index: CodeIndex): IndexCache {
   const cache: IndexCache = { writtenAt: index.scannedAt, files: new Map(), parsed: new Map(), complete: true };
   for (const file of index.files) {
     cache.files.set(file.path, { hash: file.hash, size: file.size, mtimeMs: file.mtimeMs, lines: file.lines });
-    if (file.language !== null) cache.parsed.set(parseKey(file.hash, file.language), { ...file, language: file.language });
+    if (file.language !== null)
+      cache.parsed.set(parseKey(file.hash, file.language), { ...file, language: file.language });
   }
   return cache;
 }
@@ -62,7 +63,8 @@ export function isReusable(
   cached: CachedFile,
   maxParseBytes: number,
 ): boolean {
-  if (stat.size !== cached.size || stat.mtimeMs !== cached.mtimeMs || stat.mtimeMs + RACY_MS >= cache.writtenAt) return false;
+  if (stat.size !== cached.size || stat.mtimeMs !== cached.mtimeMs || stat.mtimeMs + RACY_MS >= cache.writtenAt)
+    return false;
   if (cache.complete === true || cached.size > maxParseBytes) return true;
   const language = languageIdForFile(stat.path);
   return language === undefined || cache.parsed.has(parseKey(cached.hash, language));
@@ -80,7 +82,8 @@ export async function processWork(
   const { pool, signal } = options;
   if (options.workers > 0 && work.length >= WORKER_THRESHOLD) {
     try {
-      if (pool !== undefined) return { outcomes: await pool.process(work, signal ? { signal } : {}), workers: pool.size };
+      if (pool !== undefined)
+        return { outcomes: await pool.process(work, signal ? { signal } : {}), workers: pool.size };
       const outcomes = await processInWorkers(work, { root, ...options });
       return { outcomes, workers: options.workers };
     } catch {

@@ -74,7 +74,10 @@ export async function loadCache(cacheDir: string): Promise<IndexCache> {
   const shards = await Promise.all(
     SHARDS.map(async (shard) => {
       try {
-        return JSON.parse(await readFile(join(cacheDir, 'parsed', `${shard}.json`), 'utf8')) as Record<string, FileParseResult>;
+        return JSON.parse(await readFile(join(cacheDir, 'parsed', `${shard}.json`), 'utf8')) as Record<
+          string,
+          FileParseResult
+        >;
       } catch {
         return {};
       }

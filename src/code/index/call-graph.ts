@@ -95,7 +95,8 @@ function buildCallGraph(files: readonly IndexedFile[]): CallGraph {
     };
     const uniqueMethod = (paths: Iterable<string>, name: string): string[] => {
       const found: string[] = [];
-      for (const path of paths) for (const qualified of symbolsOf(path).methods.get(name) ?? []) found.push(`${path}#${qualified}`);
+      for (const path of paths)
+        for (const qualified of symbolsOf(path).methods.get(name) ?? []) found.push(`${path}#${qualified}`);
       return found.length === 1 ? found : [];
     };
 

@@ -1,6 +1,13 @@
 /** Symbols, imports, exports and calls of Go files; exported means a capitalised name. */
 import type { Node } from 'web-tree-sitter';
-import { FileFacts, compactSignature, forEachCall, withLeadingDocs, memberCallee, stringValue } from './extract-shared.js';
+import {
+  FileFacts,
+  compactSignature,
+  forEachCall,
+  withLeadingDocs,
+  memberCallee,
+  stringValue,
+} from './extract-shared.js';
 import type { LanguageExtractor } from './language-extractor.js';
 import type { SymbolKind } from './types.js';
 
@@ -19,7 +26,8 @@ export const goExtractor: LanguageExtractor = {
     if (callQuery === undefined) return;
     forEachCall(callQuery, root, ({ callee, object, property }) => {
       if (callee !== undefined) facts.addCall(callee.startIndex, callee.text);
-      else if (property !== undefined) facts.addCall(property.startIndex, memberCallee(object, property, ['identifier']));
+      else if (property !== undefined)
+        facts.addCall(property.startIndex, memberCallee(object, property, ['identifier']));
     });
   },
 };
@@ -34,7 +42,11 @@ function declaration(text: string, node: Node, doc: string | undefined, facts: F
     case 'method_declaration': {
       const name = node.childForFieldName('name')?.text;
       if (name === undefined) return;
-      const signature = compactSignature(text, node.startIndex, node.childForFieldName('body')?.startIndex ?? node.endIndex);
+      const signature = compactSignature(
+        text,
+        node.startIndex,
+        node.childForFieldName('body')?.startIndex ?? node.endIndex,
+      );
       const receiver = node.type === 'method_declaration' ? receiverType(node) : undefined;
       facts.addSymbol({
         name,

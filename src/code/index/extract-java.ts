@@ -23,7 +23,10 @@ export const javaExtractor: LanguageExtractor = {
   extract(root, text, callQuery, facts) {
     for (const [node, doc] of withLeadingDocs(root.namedChildren, text)) {
       if (node.type === 'import_declaration') {
-        const specifier = node.text.replace(/^import\s+(static\s+)?/, '').replace(/\s*;\s*$/, '').replace(/\s+/g, '');
+        const specifier = node.text
+          .replace(/^import\s+(static\s+)?/, '')
+          .replace(/\s*;\s*$/, '')
+          .replace(/\s+/g, '');
         const namespace = specifier.split('.').at(-1) ?? specifier;
         facts.addImport({ specifier, names: [], namespace, line: node.startPosition.row + 1 });
       } else if (TYPE_KINDS[node.type] !== undefined) typeDeclaration(text, node, doc, facts);
@@ -34,7 +37,8 @@ export const javaExtractor: LanguageExtractor = {
     if (callQuery === undefined) return;
     forEachCall(callQuery, root, ({ callee, object, property }) => {
       if (callee !== undefined) facts.addCall(callee.startIndex, callee.text);
-      else if (property !== undefined) facts.addCall(property.startIndex, memberCallee(object, property, ['identifier', 'this']));
+      else if (property !== undefined)
+        facts.addCall(property.startIndex, memberCallee(object, property, ['identifier', 'this']));
     });
   },
 };

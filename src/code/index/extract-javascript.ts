@@ -262,7 +262,9 @@ class TopLevelWalker {
       case 'enum_declaration': {
         const name = named();
         const signature =
-          node.type === 'enum_declaration' ? this.upToBody(node) : compactSignature(this.text, node.startIndex, node.endIndex);
+          node.type === 'enum_declaration'
+            ? this.upToBody(node)
+            : compactSignature(this.text, node.startIndex, node.endIndex);
         return name === undefined ? [] : add({ name, kind: 'type', node, signature });
       }
       case 'internal_module':
@@ -279,14 +281,23 @@ class TopLevelWalker {
       }
       default:
         if (anonymousName !== undefined && node.type !== 'identifier') {
-          return add({ name: anonymousName, kind: 'variable', node, signature: compactSignature(this.text, node.startIndex, node.endIndex) });
+          return add({
+            name: anonymousName,
+            kind: 'variable',
+            node,
+            signature: compactSignature(this.text, node.startIndex, node.endIndex),
+          });
         }
         return [];
     }
   }
 
   private variables(node: Node, exported: boolean, doc: string | undefined): { name: string; kind: SymbolKind }[] {
-    const keyword = this.text.startsWith('const', node.startIndex) ? 'const' : this.text.startsWith('let', node.startIndex) ? 'let' : 'var';
+    const keyword = this.text.startsWith('const', node.startIndex)
+      ? 'const'
+      : this.text.startsWith('let', node.startIndex)
+        ? 'let'
+        : 'var';
     const result: { name: string; kind: SymbolKind }[] = [];
     for (const declarator of node.namedChildren) {
       if (declarator.type !== 'variable_declarator') continue;
@@ -319,8 +330,17 @@ class TopLevelWalker {
       if (nameNode === null) continue;
       const name = nameNode.text;
       const signature = compactSignature(this.text, member.startIndex, this.bodyStart(value ?? member));
-      const isPrivate = name.startsWith('#') || /^(?:\S+\s+)*private\s/.test(signature.slice(0, signature.indexOf(name)));
-      this.facts.addSymbol({ name, kind: 'method', container, exported: exported && !isPrivate, node: member, signature, doc });
+      const isPrivate =
+        name.startsWith('#') || /^(?:\S+\s+)*private\s/.test(signature.slice(0, signature.indexOf(name)));
+      this.facts.addSymbol({
+        name,
+        kind: 'method',
+        container,
+        exported: exported && !isPrivate,
+        node: member,
+        signature,
+        doc,
+      });
     }
   }
 

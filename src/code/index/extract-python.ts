@@ -19,7 +19,10 @@ export const pythonExtractor: LanguageExtractor = {
   extract(root, text, callQuery, facts) {
     let all: string[] | undefined;
     for (const statement of root.namedChildren) {
-      const node = statement.type === 'decorated_definition' ? (statement.childForFieldName('definition') ?? statement) : statement;
+      const node =
+        statement.type === 'decorated_definition'
+          ? (statement.childForFieldName('definition') ?? statement)
+          : statement;
       if (node.type === 'function_definition') {
         const name = node.childForFieldName('name')?.text;
         if (name === undefined) continue;
@@ -43,7 +46,8 @@ export const pythonExtractor: LanguageExtractor = {
       for (const name of all) facts.addExport({ name, kind: facts.markExported(name) ?? 'variable' });
     } else {
       for (const symbol of facts.symbols) {
-        if (symbol.container === undefined && symbol.exported) facts.addExport({ name: symbol.name, kind: symbol.kind });
+        if (symbol.container === undefined && symbol.exported)
+          facts.addExport({ name: symbol.name, kind: symbol.kind });
       }
     }
     if (callQuery === undefined) return;
@@ -79,7 +83,14 @@ function classDefinition(text: string, statement: Node, node: Node, facts: FileF
   const name = node.childForFieldName('name')?.text;
   if (name === undefined) return;
   const exported = isPublic(name);
-  facts.addSymbol({ name, kind: 'class', exported, node: statement, signature: upToBody(text, node), doc: docstring(node) });
+  facts.addSymbol({
+    name,
+    kind: 'class',
+    exported,
+    node: statement,
+    signature: upToBody(text, node),
+    doc: docstring(node),
+  });
   for (const member of node.childForFieldName('body')?.namedChildren ?? []) {
     const method = member.type === 'decorated_definition' ? member.childForFieldName('definition') : member;
     if (method?.type !== 'function_definition') continue;

@@ -45,7 +45,13 @@ function isPub(text: string, node: Node): boolean {
   return text.startsWith('pub', node.startIndex);
 }
 
-function item(text: string, node: Node, doc: string | undefined, facts: FileFacts, container: string | undefined): void {
+function item(
+  text: string,
+  node: Node,
+  doc: string | undefined,
+  facts: FileFacts,
+  container: string | undefined,
+): void {
   const kind = ITEM_KINDS[node.type];
   if (kind !== undefined) {
     const name = node.childForFieldName('name')?.text;

@@ -51,7 +51,17 @@ export async function gitListFiles(cwd: string, signal?: AbortSignal): Promise<s
  */
 export async function gitChurn(cwd: string, maxCommits: number, signal?: AbortSignal): Promise<Map<string, number>> {
   const churn = new Map<string, number>();
-  const args = ['log', `--max-count=${maxCommits}`, '--numstat', '--no-renames', '--format=%x00', '-z', '--relative', 'HEAD', '--'];
+  const args = [
+    'log',
+    `--max-count=${maxCommits}`,
+    '--numstat',
+    '--no-renames',
+    '--format=%x00',
+    '-z',
+    '--relative',
+    'HEAD',
+    '--',
+  ];
   const result = await git(cwd, args, signal);
   if (result.exitCode !== 0) return churn; // No commits yet (unborn HEAD).
   for (const token of result.stdout.split('\0')) {

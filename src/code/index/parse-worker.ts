@@ -33,7 +33,8 @@ if (port !== null) {
     void (async () => {
       const reply: WorkerReply = { id: batch.id, outcomes: [] };
       try {
-        for (const item of batch.items) reply.outcomes.push(await processFile(extractor, setup.root, item, setup.maxParseBytes));
+        for (const item of batch.items)
+          reply.outcomes.push(await processFile(extractor, setup.root, item, setup.maxParseBytes));
       } catch (error) {
         reply.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
       }

@@ -77,13 +77,15 @@ export class ImportResolver {
   }
 
   private javascript(from: string, specifier: string): string[] {
-    if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..') return [];
+    if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..')
+      return [];
     const base = normalize(join(dirOf(from), specifier.split(/[?#]/)[0] ?? specifier));
     if (this.files.has(base)) return [base];
     const extension = /\.[cm]?jsx?$/.exec(base)?.[0];
     if (extension !== undefined) {
       const stemmed = base.slice(0, -extension.length);
-      for (const source of JS_SOURCE_FOR_OUTPUT[extension] ?? []) if (this.files.has(stemmed + source)) return [stemmed + source];
+      for (const source of JS_SOURCE_FOR_OUTPUT[extension] ?? [])
+        if (this.files.has(stemmed + source)) return [stemmed + source];
       if (this.files.has(`${stemmed}.d.ts`)) return [`${stemmed}.d.ts`];
     }
     for (const ext of JS_EXTENSIONS) if (this.files.has(base + ext)) return [base + ext];
@@ -130,7 +132,8 @@ export class ImportResolver {
     if (parts.at(-1) === '*') {
       const suffix = parts.slice(0, -1).join('/');
       for (const [directory, files] of this.byDirectory) {
-        if (directory === suffix || directory.endsWith(`/${suffix}`)) return files.filter((path) => path.endsWith('.java'));
+        if (directory === suffix || directory.endsWith(`/${suffix}`))
+          return files.filter((path) => path.endsWith('.java'));
       }
       return [];
     }
@@ -147,7 +150,9 @@ export class ImportResolver {
   private rust(from: string, specifier: string): string[] {
     const directory = dirOf(from);
     const fileName = from.slice(from.lastIndexOf('/') + 1);
-    const moduleDir = ['lib.rs', 'main.rs', 'mod.rs'].includes(fileName) ? directory : join(directory, fileName.slice(0, -3));
+    const moduleDir = ['lib.rs', 'main.rs', 'mod.rs'].includes(fileName)
+      ? directory
+      : join(directory, fileName.slice(0, -3));
     if (specifier.startsWith('mod ')) {
       const name = specifier.slice(4);
       return this.first([join(moduleDir, `${name}.rs`), join(moduleDir, name, 'mod.rs')]);

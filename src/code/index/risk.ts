@@ -42,6 +42,7 @@ export function buildRiskRegister(signals: ReadonlyMap<string, RiskSignals>): Ri
   const entries: RiskEntry[] = [];
   for (const [path, signal] of signals) entries.push({ path, ...signal, score: riskScore(signal) });
   return entries.sort(
-    (a, b) => b.score - a.score || b.fanIn - a.fanIn || b.churn - a.churn || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+    (a, b) =>
+      b.score - a.score || b.fanIn - a.fanIn || b.churn - a.churn || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
   );
 }

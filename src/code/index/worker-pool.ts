@@ -82,7 +82,10 @@ export class ParsePool implements AsyncDisposable {
     const entry = workerEntry();
     const setup: WorkerSetup = { root: options.root, maxParseBytes: options.maxParseBytes };
     for (let index = 0; index < pool.size; index++) {
-      const worker = new Worker(entry.url, { workerData: setup, ...(entry.execArgv ? { execArgv: entry.execArgv } : {}) });
+      const worker = new Worker(entry.url, {
+        workerData: setup,
+        ...(entry.execArgv ? { execArgv: entry.execArgv } : {}),
+      });
       worker.on('message', (reply: WorkerReply) => pool.onReply?.(worker, reply));
       worker.on('error', (error) => pool.fail(error));
       worker.on('exit', (code) => pool.fail(new Error(`Parse worker exited with code ${code}`)));

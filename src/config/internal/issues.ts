@@ -2,10 +2,10 @@
  * Turns TOML syntax errors and zod issues into `RatchetError('config')` with the file, the line
  * (or key path) and a hint that says what to do. Shared by the config and prompt loaders.
  */
-import { parse, TomlError, type TomlTable } from "smol-toml";
-import { z } from "zod";
-import { RatchetError } from "../../core/errors.js";
-import { describeSchema, objectFields, schemaAt } from "./schema-walk.js";
+import { parse, TomlError, type TomlTable } from 'smol-toml';
+import { z } from 'zod';
+import { RatchetError } from '../../core/errors.js';
+import { describeSchema, objectFields, schemaAt } from './schema-walk.js';
 
 /** Parses TOML text; a syntax error becomes a config error with the file and line. */
 export function parseToml(text: string, file: string): TomlTable {
@@ -13,18 +13,12 @@ export function parseToml(text: string, file: string): TomlTable {
     return parse(text);
   } catch (error) {
     if (error instanceof TomlError) {
-      const reason =
-        error.message
-          .split("\n")[0]
-          ?.replace(/^Invalid TOML document:\s*/, "") ?? error.message;
-      return fail(
-        `Invalid TOML in ${file} at line ${error.line}, column ${error.column}: ${reason}`,
-        {
-          cause: error,
-          hint: `Fix the syntax at ${file}:${error.line}.\n${error.codeblock}`,
-          details: { file, line: error.line, column: error.column },
-        },
-      );
+      const reason = error.message.split('\n')[0]?.replace(/^Invalid TOML document:\s*/, '') ?? error.message;
+      return fail(`Invalid TOML in ${file} at line ${error.line}, column ${error.column}: ${reason}`, {
+        cause: error,
+        hint: `Fix the syntax at ${file}:${error.line}.\n${error.codeblock}`,
+        details: { file, line: error.line, column: error.column },
+      });
     }
     throw error;
   }
@@ -37,40 +31,27 @@ export function schemaIssueError(
   text: string,
   schema: z.ZodType,
 ): RatchetError {
-  const issue =
-    issues.find((candidate) => candidate.code === "unrecognized_keys") ??
-    issues[0];
-  if (issue === undefined) return new RatchetError("config", `Invalid ${file}`);
+  const issue = issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? issues[0];
+  if (issue === undefined) return new RatchetError('config', `Invalid ${file}`);
   const path = issue.path.map(String);
-  if (issue.code === "unrecognized_keys") {
-    const key = issue.keys[0] ?? "";
-    const keyPath = [...path, key].join(".");
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    const keyPath = [...path, key].join('.');
     const known = knownKeys(schema, path);
     const suggestion = closest(key, known);
     const line = locateKey(text, [...path, key]);
-    return new RatchetError(
-      "config",
-      `Unknown key "${keyPath}" in ${file}${atLine(line)}`,
-      {
-        hint:
-          (suggestion === undefined
-            ? ""
-            : `Did you mean "${[...path, suggestion].join(".")}"? `) +
-          (known.length > 0
-            ? `Known keys${path.length > 0 ? ` in [${path.join(".")}]` : ""}: ${known.join(", ")}.`
-            : ""),
-        details: { file, keyPath, line, issues: issues.length },
-      },
-    );
+    return new RatchetError('config', `Unknown key "${keyPath}" in ${file}${atLine(line)}`, {
+      hint:
+        (suggestion === undefined ? '' : `Did you mean "${[...path, suggestion].join('.')}"? `) +
+        (known.length > 0 ? `Known keys${path.length > 0 ? ` in [${path.join('.')}]` : ''}: ${known.join(', ')}.` : ''),
+      details: { file, keyPath, line, issues: issues.length },
+    });
   }
-  const keyPath = path.join(".");
+  const keyPath = path.join('.');
   const line = locateKey(text, path);
-  const more =
-    issues.length > 1
-      ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})`
-      : "";
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
   return new RatchetError(
-    "config",
+    'config',
     `Invalid value for "${keyPath}" in ${file}${atLine(line)}: ${issue.message}${more}`,
     {
       hint: describeKey(schema, path) ?? `Check "${keyPath}" in ${file}.`,
@@ -79,15 +60,12 @@ export function schemaIssueError(
   );
 }
 
-function fail(
-  message: string,
-  options: ConstructorParameters<typeof RatchetError>[2],
-): never {
-  throw new RatchetError("config", message, options);
+function fail(message: string, options: ConstructorParameters<typeof RatchetError>[2]): never {
+  throw new RatchetError('config', message, options);
 }
 
 function atLine(line: number | undefined): string {
-  return line === undefined ? "" : ` (line ${line})`;
+  return line === undefined ? '' : ` (line ${line})`;
 }
 
 function knownKeys(schema: z.ZodType, path: readonly string[]): string[] {
@@ -95,18 +73,13 @@ function knownKeys(schema: z.ZodType, path: readonly string[]): string[] {
   return node instanceof z.ZodObject ? Object.keys(objectFields(node)) : [];
 }
 
-function describeKey(
-  schema: z.ZodType,
-  path: readonly string[],
-): string | undefined {
+function describeKey(schema: z.ZodType, path: readonly string[]): string | undefined {
   const parent = schemaAt(schema, path.slice(0, -1));
   const key = path.at(-1);
   if (!(parent instanceof z.ZodObject) || key === undefined) return undefined;
   const field = objectFields(parent)[key];
   const description = field === undefined ? undefined : describeSchema(field);
-  return description === undefined
-    ? undefined
-    : `"${path.join(".")}": ${description}`;
+  return description === undefined ? undefined : `"${path.join('.')}": ${description}`;
 }
 
 /** The known key nearest to a typo, when it is close enough to be a plausible intent. */
@@ -114,13 +87,9 @@ function closest(key: string, known: readonly string[]): string | undefined {
   let best: { key: string; distance: number } | undefined;
   for (const candidate of known) {
     const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (best === undefined || distance < best.distance)
-      best = { key: candidate, distance };
+    if (best === undefined || distance < best.distance) best = { key: candidate, distance };
   }
-  return best !== undefined &&
-    best.distance <= Math.max(2, Math.floor(key.length / 3))
-    ? best.key
-    : undefined;
+  return best !== undefined && best.distance <= Math.max(2, Math.floor(key.length / 3)) ? best.key : undefined;
 }
 
 function editDistance(a: string, b: string): number {
@@ -128,15 +97,8 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];
     for (let j = 1; j <= b.length; j += 1) {
-      const substitution =
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(
-        Math.min(
-          (previous[j] ?? 0) + 1,
-          (current[j - 1] ?? 0) + 1,
-          substitution,
-        ),
-      );
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
     }
     previous = current;
   }
@@ -148,29 +110,22 @@ function editDistance(a: string, b: string): number {
  * itself. Handles the common layouts (one table per section, plain or quoted keys); returns
  * undefined when the key cannot be found (e.g. written as an inline table).
  */
-export function locateKey(
-  text: string,
-  path: readonly string[],
-): number | undefined {
+export function locateKey(text: string, path: readonly string[]): number | undefined {
   if (path.length === 0) return undefined;
-  const lines = text.split("\n");
+  const lines = text.split('\n');
   let table: string[] = [];
   let headerMatch: number | undefined;
   for (const [index, raw] of lines.entries()) {
     const line = raw.trim();
     const header = /^\[\[?\s*([^\]]+?)\s*\]\]?/.exec(line);
     if (header?.[1] !== undefined) {
-      table = header[1]
-        .split(".")
-        .map((part) => part.trim().replace(/^["']|["']$/g, ""));
+      table = header[1].split('.').map((part) => part.trim().replace(/^["']|["']$/g, ''));
       if (samePath(table, path)) headerMatch = index + 1;
       continue;
     }
     const assignment = /^([A-Za-z0-9_\-."' ]+?)\s*=/.exec(line);
     if (assignment?.[1] === undefined) continue;
-    const keyParts = assignment[1]
-      .split(".")
-      .map((part) => part.trim().replace(/^["']|["']$/g, ""));
+    const keyParts = assignment[1].split('.').map((part) => part.trim().replace(/^["']|["']$/g, ''));
     if (samePath([...table, ...keyParts], path)) return index + 1;
   }
   return headerMatch;

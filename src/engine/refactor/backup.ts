@@ -20,7 +20,12 @@ export function backupDirectory(home: string, repoRoot: string, runId: string): 
 }
 
 /** Seed 002, 8.1: a full, revertable backup before anything changes. */
-export async function createBackup(repoRoot: string, directory: string, runner: ProcessRunner, options: { git: boolean }): Promise<Backup> {
+export async function createBackup(
+  repoRoot: string,
+  directory: string,
+  runner: ProcessRunner,
+  options: { git: boolean },
+): Promise<Backup> {
   await mkdir(directory, { recursive: true });
   let bundle: string | null = null;
   if (options.git) {
@@ -37,7 +42,8 @@ export async function createBackup(repoRoot: string, directory: string, runner: 
     shell: false,
     cwd: repoRoot,
   });
-  if (result.exitCode !== 0) throw new RatchetError('internal', `Could not write the backup snapshot: ${result.output.slice(-500)}`);
+  if (result.exitCode !== 0)
+    throw new RatchetError('internal', `Could not write the backup snapshot: ${result.output.slice(-500)}`);
   return { directory, bundle, snapshot };
 }
 
@@ -56,17 +62,35 @@ async function exists(path: string): Promise<boolean> {
  * the checkout is reset to it, and the working directory's files are replaced by the snapshot
  * (files the snapshot lacks are removed, except .git, dependencies and .ratchet).
  */
-export async function restoreBackup(repoRoot: string, backup: Backup, runner: ProcessRunner, options: { branch: string | null }): Promise<void> {
-  if (!(await exists(backup.snapshot))) throw new RatchetError('not-found', `The backup snapshot ${backup.snapshot} is missing.`);
+export async function restoreBackup(
+  repoRoot: string,
+  backup: Backup,
+  runner: ProcessRunner,
+  options: { branch: string | null },
+): Promise<void> {
+  if (!(await exists(backup.snapshot)))
+    throw new RatchetError('not-found', `The backup snapshot ${backup.snapshot} is missing.`);
   if (backup.bundle && (await exists(backup.bundle))) {
     const git = new Git(repoRoot);
-    const heads = await runner.run({ command: 'git', args: ['bundle', 'list-heads', backup.bundle], shell: false, cwd: repoRoot });
-    if (heads.exitCode !== 0) throw new RatchetError('git', `Cannot read the bundle ${backup.bundle}: ${heads.output.slice(-300)}`);
+    const heads = await runner.run({
+      command: 'git',
+      args: ['bundle', 'list-heads', backup.bundle],
+      shell: false,
+      cwd: repoRoot,
+    });
+    if (heads.exitCode !== 0)
+      throw new RatchetError('git', `Cannot read the bundle ${backup.bundle}: ${heads.output.slice(-300)}`);
     for (const line of heads.stdout.split('\n')) {
       const [sha, ref] = line.trim().split(/\s+/);
       if (!sha || !ref || options.branch === null || ref !== `refs/heads/${options.branch}`) continue;
-      const fetched = await runner.run({ command: 'git', args: ['fetch', '--quiet', '--update-head-ok', backup.bundle, `+${ref}:${ref}`], shell: false, cwd: repoRoot });
-      if (fetched.exitCode !== 0) throw new RatchetError('git', `Could not restore ${ref} from the bundle: ${fetched.output.slice(-300)}`);
+      const fetched = await runner.run({
+        command: 'git',
+        args: ['fetch', '--quiet', '--update-head-ok', backup.bundle, `+${ref}:${ref}`],
+        shell: false,
+        cwd: repoRoot,
+      });
+      if (fetched.exitCode !== 0)
+        throw new RatchetError('git', `Could not restore ${ref} from the bundle: ${fetched.output.slice(-300)}`);
     }
     if (options.branch) await git.checkout(options.branch);
     await git.resetHard('HEAD');
@@ -75,6 +99,12 @@ export async function restoreBackup(repoRoot: string, backup: Backup, runner: Pr
   for (const entry of await readdir(repoRoot)) {
     if (!keep.has(entry)) await rm(join(repoRoot, entry), { recursive: true, force: true });
   }
-  const extracted = await runner.run({ command: 'tar', args: ['-xzf', backup.snapshot, '-C', repoRoot], shell: false, cwd: repoRoot });
-  if (extracted.exitCode !== 0) throw new RatchetError('internal', `Could not extract ${backup.snapshot}: ${extracted.output.slice(-500)}`);
+  const extracted = await runner.run({
+    command: 'tar',
+    args: ['-xzf', backup.snapshot, '-C', repoRoot],
+    shell: false,
+    cwd: repoRoot,
+  });
+  if (extracted.exitCode !== 0)
+    throw new RatchetError('internal', `Could not extract ${backup.snapshot}: ${extracted.output.slice(-500)}`);
 }

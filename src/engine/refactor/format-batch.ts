@@ -53,7 +53,13 @@ export async function runFormatBatch(batch: PlannedBatch, options: FormatBatchOp
 }
 
 /** Why the formatter's change to `path` cannot be kept, or null when it can. */
-async function refusal(path: string, index: string, worktreeStatus: string, inScope: boolean, options: FormatBatchOptions): Promise<string | null> {
+async function refusal(
+  path: string,
+  index: string,
+  worktreeStatus: string,
+  inScope: boolean,
+  options: FormatBatchOptions,
+): Promise<string | null> {
   if (!inScope) return 'outside the batch scope';
   const state = `${index}${worktreeStatus}`;
   if (state.includes('?') || state.includes('A')) return 'created by the formatter';

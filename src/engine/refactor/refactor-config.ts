@@ -50,14 +50,21 @@ export async function loadRefactorSettings(repoRoot: string, config: ResolvedCon
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new RatchetError('config', `${file} is not valid JSON.`, { cause: error, hint: 'Fix the JSON (seed keys: diff_budget_loc, max_batches, fast_verifier, ...).' });
+    throw new RatchetError('config', `${file} is not valid JSON.`, {
+      cause: error,
+      hint: 'Fix the JSON (seed keys: diff_budget_loc, max_batches, fast_verifier, ...).',
+    });
   }
   const parsed = RefactorBotConfigSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new RatchetError('config', `${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`, {
-      hint: 'See `.refactor-bot.config.json` in the README for the keys.',
-    });
+    throw new RatchetError(
+      'config',
+      `${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
+      {
+        hint: 'See `.refactor-bot.config.json` in the README for the keys.',
+      },
+    );
   }
   const value = parsed.data;
   const base = config.refactor;

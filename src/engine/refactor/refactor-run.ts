@@ -50,7 +50,11 @@ export interface RefactorHome {
  * is first copied into a fresh git repository under `$RATCHET_HOME/copies/<run-id>/`, so the
  * original is never touched. Open the ledger at `repoRoot` afterwards.
  */
-export async function refactorHome(target: string, config: ResolvedConfig, services: Pick<EngineServices, 'ids'>): Promise<RefactorHome> {
+export async function refactorHome(
+  target: string,
+  config: ResolvedConfig,
+  services: Pick<EngineServices, 'ids'>,
+): Promise<RefactorHome> {
   const runId = services.ids.runId();
   if (await Git.isRepository(target)) {
     // A directory inside a repository stands for the repository (seed 002: `run <repo>`): the
@@ -104,7 +108,10 @@ export interface RefactorOutcome {
 }
 
 /** Wraps an event in the run's envelope and stores it (progress-only `model-delta` is not stored). */
-function recorder(envelope: (event: EventInput) => RatchetEvent, ledger: EngineServices['ledger']): (event: EventInput) => Promise<RatchetEvent> {
+function recorder(
+  envelope: (event: EventInput) => RatchetEvent,
+  ledger: EngineServices['ledger'],
+): (event: EventInput) => Promise<RatchetEvent> {
   return async (event) => {
     const wrapped = envelope(event);
     if (wrapped.type !== 'model-delta') await ledger.record(wrapped);
@@ -113,20 +120,32 @@ function recorder(envelope: (event: EventInput) => RatchetEvent, ledger: EngineS
 }
 
 /** The verifier commands: the configured ones, else the detected test command (+ lint, typecheck for full). */
-export async function verifierCommands(root: string, settings: RefactorSettings, config: ResolvedConfig): Promise<{ fast: string[]; full: string[] }> {
+export async function verifierCommands(
+  root: string,
+  settings: RefactorSettings,
+  config: ResolvedConfig,
+): Promise<{ fast: string[]; full: string[] }> {
   let fast = settings.fastVerifier;
   let full = settings.fullVerifier;
   if (fast.length === 0 || full.length === 0) {
     const detected = await detectTestCommand(root, config.test.command).catch((error: unknown) => {
       const failure = toRatchetError(error);
       if (failure.code !== 'config') throw failure;
-      throw new RatchetError('config', `No verifier commands for ${root}: no fast_verifier / full_verifier is set and no test command was found.`, {
-        hint: 'Set fast_verifier and full_verifier ([refactor] in .ratchet/config.toml, or .refactor-bot.config.json), or [test] command.',
-        cause: error,
-      });
+      throw new RatchetError(
+        'config',
+        `No verifier commands for ${root}: no fast_verifier / full_verifier is set and no test command was found.`,
+        {
+          hint: 'Set fast_verifier and full_verifier ([refactor] in .ratchet/config.toml, or .refactor-bot.config.json), or [test] command.',
+          cause: error,
+        },
+      );
     });
     if (fast.length === 0) fast = [detected.command];
-    if (full.length === 0) full = [detected.command, ...[config.lint.command, config.typecheck.command].filter((command): command is string => Boolean(command))];
+    if (full.length === 0)
+      full = [
+        detected.command,
+        ...[config.lint.command, config.typecheck.command].filter((command): command is string => Boolean(command)),
+      ];
   }
   return { fast, full };
 }
@@ -168,7 +187,14 @@ export function verifierFileMatcher(commands: readonly string[], root: string): 
     commands
       .flatMap((command) => command.split(/[\s"'=]+/))
       .map((token) => token.replace(/^\.\//, ''))
-      .filter((token) => token !== '' && !token.startsWith('-') && !isAbsolute(token) && existsSync(join(root, token)) && !token.includes('*')),
+      .filter(
+        (token) =>
+          token !== '' &&
+          !token.startsWith('-') &&
+          !isAbsolute(token) &&
+          existsSync(join(root, token)) &&
+          !token.includes('*'),
+      ),
   );
   return (path) => byName(path) || named.has(path);
 }
@@ -181,8 +207,18 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
     if (file.language === null) continue;
     const entry = risk.get(file.path);
     const check = await checkNeedsRefactor([file.path], root, config.refactorCheck);
-    const referenced = new Set(index.files.flatMap((other) => other.calls.map((call) => call.callee.split('.').pop() ?? call.callee)));
-    const unused = file.symbols.filter((symbol) => !symbol.exported && symbol.container === undefined && symbol.kind === 'function' && !referenced.has(symbol.name)).map((symbol) => symbol.name);
+    const referenced = new Set(
+      index.files.flatMap((other) => other.calls.map((call) => call.callee.split('.').pop() ?? call.callee)),
+    );
+    const unused = file.symbols
+      .filter(
+        (symbol) =>
+          !symbol.exported &&
+          symbol.container === undefined &&
+          symbol.kind === 'function' &&
+          !referenced.has(symbol.name),
+      )
+      .map((symbol) => symbol.name);
     facts.push({
       path: file.path,
       language: file.language,
@@ -217,8 +253,31 @@ function patcherTools(config: ResolvedConfig, tools: string, sandbox: ToolSandbo
  * role of a run gets its model clients from the run's one `models` pool: a replay cassette is
  * one ordered stream for the planner, the patcher and the critic (and `--record` writes one).
  */
-function roleRuntime(config: ResolvedConfig, services: EngineServices, settings: RefactorSettings, runDirectory: string, models: ModelPool, claudeAllowedTools: string, claudeTools = claudeAllowedTools, sandbox?: ToolSandbox): AgentRuntime {
-  return createProviderRuntime({ config, env: services.env, runner: services.runner, ...(sandbox ? { toolRunner: sandbox.runner, claudeRunner: sandbox.claudeRunner } : {}), models, clock: services.clock, ids: services.ids, promptDir: promptDirectory(runDirectory), claudeAllowedTools, claudeTools, claudeBinary: settings.claude.binary, timeoutMs: config.tdd.stageTimeoutMs, ...(services.fetch ? { fetch: services.fetch } : {}) });
+function roleRuntime(
+  config: ResolvedConfig,
+  services: EngineServices,
+  settings: RefactorSettings,
+  runDirectory: string,
+  models: ModelPool,
+  claudeAllowedTools: string,
+  claudeTools = claudeAllowedTools,
+  sandbox?: ToolSandbox,
+): AgentRuntime {
+  return createProviderRuntime({
+    config,
+    env: services.env,
+    runner: services.runner,
+    ...(sandbox ? { toolRunner: sandbox.runner, claudeRunner: sandbox.claudeRunner } : {}),
+    models,
+    clock: services.clock,
+    ids: services.ids,
+    promptDir: promptDirectory(runDirectory),
+    claudeAllowedTools,
+    claudeTools,
+    claudeBinary: settings.claude.binary,
+    timeoutMs: config.tdd.stageTimeoutMs,
+    ...(services.fetch ? { fetch: services.fetch } : {}),
+  });
 }
 
 /**
@@ -226,17 +285,27 @@ function roleRuntime(config: ResolvedConfig, services: EngineServices, settings:
  * git copy for non-repositories), backup, baseline (refuses when red), index and artifacts,
  * heuristic plan refined by the planner within bounds. Nothing in the user's tree changes.
  */
-export async function* prepareRefactor(options: RefactorOptions, services: EngineServices): AsyncGenerator<RatchetEvent, PreparedRefactor> {
+export async function* prepareRefactor(
+  options: RefactorOptions,
+  services: EngineServices,
+): AsyncGenerator<RatchetEvent, PreparedRefactor> {
   const { config } = options;
   const { target, runId, repoRoot, isGit } = options.home;
   const git = new Git(repoRoot);
   await git.addInfoExclude(RATCHET_EXCLUDES);
   const status = await git.status();
   if (!status.clean && !options.allowDirty) {
-    throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, { hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD.' });
+    throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, {
+      hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD.',
+    });
   }
   const settings = await loadRefactorSettings(target, config);
-  const models = createModelPool({ config, env: services.env, ...(options.recordPath ? { recordPath: options.recordPath } : {}), ...(services.fetch ? { fetch: services.fetch } : {}) });
+  const models = createModelPool({
+    config,
+    env: services.env,
+    ...(options.recordPath ? { recordPath: options.recordPath } : {}),
+    ...(services.fetch ? { fetch: services.fetch } : {}),
+  });
   // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
   roleRuntime(config, services, settings, runDir(repoRoot, runId), models, 'Read,Grep,Glob');
   await requireSandboxIfConfigured(config, services.runner);
@@ -247,49 +316,120 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
     const baseCommit = await git.head();
     const branch = runBranch(runId);
     const worktree = worktreePath(config.home, runId);
-    const backup = await createBackup(target, backupDirectory(config.home, target, runId), services.runner, { git: isGit });
+    const backup = await createBackup(target, backupDirectory(config.home, target, runId), services.runner, {
+      git: isGit,
+    });
     await git.addWorktree(worktree, branch, baseCommit);
     let created = false;
     try {
       await shareDependencies(target, worktree, git);
       const commands = await verifierCommands(worktree, settings, config);
-      const run = asGitRun(await services.ledger.createRun({
-        id: runId,
-        workflow: 'refactor',
-        repoRoot,
-        feature: options.goal ?? 'whole-repository refactor',
-        branch,
-        baseBranch: await git.currentBranch(),
-        baseCommit,
-        worktree,
-        provider: config.provider.name,
-        // Claude Code picks its own default model unless one was configured (then --model).
-        model: config.provider.name === 'claude-code' && !config.origins['provider.model'] ? null : runModel(config),
-        config: { target, isGit, settings, commands, backup },
-      }));
+      const run = asGitRun(
+        await services.ledger.createRun({
+          id: runId,
+          workflow: 'refactor',
+          repoRoot,
+          feature: options.goal ?? 'whole-repository refactor',
+          branch,
+          baseBranch: await git.currentBranch(),
+          baseCommit,
+          worktree,
+          provider: config.provider.name,
+          // Claude Code picks its own default model unless one was configured (then --model).
+          model: config.provider.name === 'claude-code' && !config.origins['provider.model'] ? null : runModel(config),
+          config: { target, isGit, settings, commands, backup },
+        }),
+      );
       created = true;
       const emit = createEnveloper(runId, services.clock);
       const record = recorder(emit, services.ledger);
-      yield await record({ type: 'run-start', workflow: 'refactor', feature: run.feature, branch, worktree, baseCommit, resumed: false });
-      yield await record({ type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory });
-      const sandbox = await toolSandbox(config, services.runner, { protect: [repoRoot, target], worktree, dependenciesOf: target });
+      yield await record({
+        type: 'run-start',
+        workflow: 'refactor',
+        feature: run.feature,
+        branch,
+        worktree,
+        baseCommit,
+        resumed: false,
+      });
+      yield await record({
+        type: 'backup-create',
+        bundle: backup.bundle,
+        snapshot: backup.snapshot,
+        directory: backup.directory,
+      });
+      const sandbox = await toolSandbox(config, services.runner, {
+        protect: [repoRoot, target],
+        worktree,
+        dependenciesOf: target,
+      });
       if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
       const outputs = join(runDir(repoRoot, runId), 'verify');
-      const verifier = createCommandVerifier({ cwd: worktree, repoRoot, outputDir: outputs, fast: commands.fast, full: commands.full, timeoutMs: config.test.timeoutMs, runner: sandbox.runner, redact: createRedactor(secretsFromEnv(services.env)) });
+      const verifier = createCommandVerifier({
+        cwd: worktree,
+        repoRoot,
+        outputDir: outputs,
+        fast: commands.fast,
+        full: commands.full,
+        timeoutMs: config.test.timeoutMs,
+        runner: sandbox.runner,
+        redact: createRedactor(secretsFromEnv(services.env)),
+      });
       yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
       const baseline = await verifier.run('baseline', 'BASELINE', options.signal);
-      for (const entry of baseline.results) yield await record({ type: 'verify-end', stage: 'BASELINE', kind: 'baseline', result: entry.result, outputFile: entry.outputFile });
-      yield await record({ type: 'stage-end', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1, outcome: baseline.ok ? 'accepted' : 'rejected' });
+      for (const entry of baseline.results)
+        yield await record({
+          type: 'verify-end',
+          stage: 'BASELINE',
+          kind: 'baseline',
+          result: entry.result,
+          outputFile: entry.outputFile,
+        });
+      yield await record({
+        type: 'stage-end',
+        stage: 'BASELINE',
+        phase: 'SETUP',
+        cycle: 0,
+        attempt: 1,
+        outcome: baseline.ok ? 'accepted' : 'rejected',
+      });
       if (!baseline.ok) {
         const failed = baseline.results.find((entry) => !entry.result.ok);
-        const where = failed ? ` \`${failed.result.command}\` exited ${String(failed.result.exitCode)}${failed.outputFile ? `; its output is in ${join(repoRoot, failed.outputFile)}` : ''}.` : '';
-        throw new RatchetError('gate-failed', `The baseline verification fails: refusing to refactor a red repository.${where}`, { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } });
+        const where = failed
+          ? ` \`${failed.result.command}\` exited ${String(failed.result.exitCode)}${failed.outputFile ? `; its output is in ${join(repoRoot, failed.outputFile)}` : ''}.`
+          : '';
+        throw new RatchetError(
+          'gate-failed',
+          `The baseline verification fails: refusing to refactor a red repository.${where}`,
+          { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } },
+        );
       }
       const artifacts = join(runDir(repoRoot, runId), 'artifacts');
-      const index = await buildIndex({ root: worktree, cacheDir: join(repoRoot, '.ratchet', 'index'), excludes: settings.scopeExcludes, git: new Git(worktree), ...(options.signal ? { signal: options.signal } : {}) });
+      const index = await buildIndex({
+        root: worktree,
+        cacheDir: join(repoRoot, '.ratchet', 'index'),
+        excludes: settings.scopeExcludes,
+        git: new Git(worktree),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       await writeIndexArtifacts(index, artifacts);
-      yield await record({ type: 'index-build', files: index.files.length, parsed: index.stats.parsed, reused: index.stats.reused, symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0), durationMs: index.stats.durationMs, artifacts });
-      const bounds: PlanBounds = { maxBatches: settings.maxBatches, diffBudgetLoc: settings.diffBudgetLoc, scopeExcludes: settings.scopeExcludes, files: index.files.map((file) => file.path), formatting: settings.formatter.length > 0, isProtected: isVerifierConfigFile };
+      yield await record({
+        type: 'index-build',
+        files: index.files.length,
+        parsed: index.stats.parsed,
+        reused: index.stats.reused,
+        symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0),
+        durationMs: index.stats.durationMs,
+        artifacts,
+      });
+      const bounds: PlanBounds = {
+        maxBatches: settings.maxBatches,
+        diffBudgetLoc: settings.diffBudgetLoc,
+        scopeExcludes: settings.scopeExcludes,
+        files: index.files.map((file) => file.path),
+        formatting: settings.formatter.length > 0,
+        isProtected: isVerifierConfigFile,
+      };
       const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
       let plan = heuristic;
       let planSource: 'heuristic' | 'planner' = 'heuristic';
@@ -297,7 +437,9 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
         const prompts = await loadRolePrompts();
         yield await record({ type: 'stage-start', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1 });
         const prompt = [
-          options.goal ? `Goal of this run: ${options.goal}` : 'Goal of this run: improve the code base safely, in small batches.',
+          options.goal
+            ? `Goal of this run: ${options.goal}`
+            : 'Goal of this run: improve the code base safely, in small batches.',
           `At most ${settings.maxBatches} batches; diff budget per batch at most ${settings.diffBudgetLoc} lines.`,
           `Excluded from every scope: ${settings.scopeExcludes.join(', ') || 'nothing'}.`,
           '',
@@ -305,11 +447,25 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
           JSON.stringify({ batches: heuristic }, null, 2),
           '',
           'Riskiest files (risk register):',
-          ...index.risk.slice(0, 15).map((entry) => `- ${entry.path}: score ${entry.score}, fan-in ${entry.fanIn}, churn ${entry.churn}, ${entry.lines} lines, tests: ${entry.tests.length}`),
+          ...index.risk
+            .slice(0, 15)
+            .map(
+              (entry) =>
+                `- ${entry.path}: score ${entry.score}, fan-in ${entry.fanIn}, churn ${entry.churn}, ${entry.lines} lines, tests: ${entry.tests.length}`,
+            ),
         ].join('\n');
         const events: RatchetEvent[] = [];
         try {
-          const outcome = await roleRuntime(config, services, settings, runDir(repoRoot, runId), models, 'Read,Grep,Glob', 'Read,Grep,Glob', sandbox).runStage({
+          const outcome = await roleRuntime(
+            config,
+            services,
+            settings,
+            runDir(repoRoot, runId),
+            models,
+            'Read,Grep,Glob',
+            'Read,Grep,Glob',
+            sandbox,
+          ).runStage({
             stage: 'PLANNER',
             worktree,
             systemPrompt: prompts.planner,
@@ -329,20 +485,63 @@ export async function* prepareRefactor(options: RefactorOptions, services: Engin
               plan = bounded.batches;
               planSource = 'planner';
             }
-            for (const problem of bounded.dropped) yield await record({ type: 'warning', stage: 'PLANNER', message: `planner batch dropped: ${problem}` });
-            yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'accepted', reason: `${bounded.batches.length} batches` });
+            for (const problem of bounded.dropped)
+              yield await record({ type: 'warning', stage: 'PLANNER', message: `planner batch dropped: ${problem}` });
+            yield await record({
+              type: 'stage-end',
+              stage: 'PLANNER',
+              phase: 'SETUP',
+              cycle: 0,
+              attempt: 1,
+              outcome: 'accepted',
+              reason: `${bounded.batches.length} batches`,
+            });
           } else {
-            yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'rejected', reason: outcome.status === 'completed' ? 'no plan' : outcome.message });
+            yield await record({
+              type: 'stage-end',
+              stage: 'PLANNER',
+              phase: 'SETUP',
+              cycle: 0,
+              attempt: 1,
+              outcome: 'rejected',
+              reason: outcome.status === 'completed' ? 'no plan' : outcome.message,
+            });
           }
         } catch (error) {
           const failure = toRatchetError(error);
           if (failure.code === 'auth' || failure.code === 'config' || failure.code === 'interrupted') throw failure;
-          yield await record({ type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome: 'error', reason: `${failure.code}: ${failure.message}` });
-          yield await record({ type: 'warning', stage: 'PLANNER', message: 'The planner failed; the heuristic plan stands.' });
+          yield await record({
+            type: 'stage-end',
+            stage: 'PLANNER',
+            phase: 'SETUP',
+            cycle: 0,
+            attempt: 1,
+            outcome: 'error',
+            reason: `${failure.code}: ${failure.message}`,
+          });
+          yield await record({
+            type: 'warning',
+            stage: 'PLANNER',
+            message: 'The planner failed; the heuristic plan stands.',
+          });
         }
       }
       yield await record({ type: 'plan-create', batches: plan.length, source: planSource, goal: options.goal });
-      return { run, repoRoot, target, settings, baseline, backup, index, artifacts, plan, planSource, verifierCommands: commands, sandbox, models };
+      return {
+        run,
+        repoRoot,
+        target,
+        settings,
+        baseline,
+        backup,
+        index,
+        artifacts,
+        plan,
+        planSource,
+        verifierCommands: commands,
+        sandbox,
+        models,
+      };
     } catch (error) {
       // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
       // backup stays). The ledger keeps the run with its error, as dropped: there is nothing to
@@ -367,24 +566,53 @@ async function discardWorktree(git: Git, worktree: string, branch: string): Prom
 }
 
 /** The batch loop, the final full verifier and the run's end (seed 002, 18). */
-export async function* executeRefactor(prepared: PreparedRefactor, options: RefactorOptions, services: EngineServices): AsyncGenerator<RatchetEvent, RefactorOutcome> {
+export async function* executeRefactor(
+  prepared: PreparedRefactor,
+  options: RefactorOptions,
+  services: EngineServices,
+): AsyncGenerator<RatchetEvent, RefactorOutcome> {
   const { run, settings, config } = { ...prepared, config: options.config };
   const git = new Git(prepared.repoRoot);
   const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
-  const record = recorder(createEnveloper(run.id, services.clock, await services.ledger.lastEventNumber(run.id)), services.ledger);
+  const record = recorder(
+    createEnveloper(run.id, services.clock, await services.ledger.lastEventNumber(run.id)),
+    services.ledger,
+  );
   const worktreeGit = new Git(run.worktree);
   const prompts = await loadRolePrompts();
   // The agent's shell and the commands that run its code are sandboxed as in prepare (a warning
   // there said so when they could not be).
   const { sandbox } = prepared;
   // The planner's model clients: a replayed cassette continues, a recorded one grows, where the planner left it.
-  const runtime = roleRuntime(config, services, settings, runDir(prepared.repoRoot, run.id), prepared.models, patcherTools(config, settings.claude.allowedTools, sandbox), patcherTools(config, settings.claude.tools, sandbox), sandbox);
+  const runtime = roleRuntime(
+    config,
+    services,
+    settings,
+    runDir(prepared.repoRoot, run.id),
+    prepared.models,
+    patcherTools(config, settings.claude.allowedTools, sandbox),
+    patcherTools(config, settings.claude.tools, sandbox),
+    sandbox,
+  );
   // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
-  const commandOptions = { cwd: run.worktree, repoRoot: prepared.repoRoot, outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'), timeoutMs: config.test.timeoutMs, runner: sandbox.runner, redact: createRedactor(secretsFromEnv(services.env)) };
+  const commandOptions = {
+    cwd: run.worktree,
+    repoRoot: prepared.repoRoot,
+    outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'),
+    timeoutMs: config.test.timeoutMs,
+    runner: sandbox.runner,
+    redact: createRedactor(secretsFromEnv(services.env)),
+  };
   const runCommands = createCommandsRunner(commandOptions);
-  const verifier: RefactorVerifier = createCommandVerifier({ ...commandOptions, ...prepared.verifierCommands }, runCommands);
+  const verifier: RefactorVerifier = createCommandVerifier(
+    { ...commandOptions, ...prepared.verifierCommands },
+    runCommands,
+  );
   const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');
-  const isVerifierFile = verifierFileMatcher([...prepared.verifierCommands.fast, ...prepared.verifierCommands.full], run.worktree);
+  const isVerifierFile = verifierFileMatcher(
+    [...prepared.verifierCommands.fast, ...prepared.verifierCommands.full],
+    run.worktree,
+  );
   let index = prepared.index;
   let apiReference: PublicApiSnapshot = snapshotPublicApi(index);
   let apiNow: PublicApiSnapshot = apiReference;
@@ -395,7 +623,9 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   const touched = new Set<string>();
   const reindex = async (): Promise<CodeIndex> => {
     const head = await worktreeGit.head();
-    const current = (await worktreeGit.status()).files.flatMap((file) => (file.origPath ? [file.path, file.origPath] : [file.path]));
+    const current = (await worktreeGit.status()).files.flatMap((file) =>
+      file.origPath ? [file.path, file.origPath] : [file.path],
+    );
     const changedPaths = head === indexedAt ? [...new Set([...touched, ...current])] : undefined;
     index = await buildIndex({
       root: run.worktree,
@@ -415,7 +645,10 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       root: run.worktree,
       head: () => worktreeGit.head(),
       async checkpoint(subject, body) {
-        const sha = await worktreeGit.commitAll(body ? `${subject}\n\n${body}` : subject, { allowEmpty: true, noVerify: true });
+        const sha = await worktreeGit.commitAll(body ? `${subject}\n\n${body}` : subject, {
+          allowEmpty: true,
+          noVerify: true,
+        });
         if (sha === null) throw new RatchetError('git', `Nothing to commit for ${subject}`);
         return sha;
       },
@@ -465,10 +698,23 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       });
       return admission.admitted
         ? { admitted: true, patchText: admission.patchText, files: admission.files, loc: admission.loc, violations: [] }
-        : { admitted: false, patchText: patch, files: [], loc: 0, violations: admission.violations.map((violation) => violation.message) };
+        : {
+            admitted: false,
+            patchText: patch,
+            files: [],
+            loc: 0,
+            violations: admission.violations.map((violation) => violation.message),
+          };
     },
     format: (batch, signal) =>
-      runFormatBatch(batch, { worktree: run.worktree, git: worktreeGit, commands: settings.formatter, scopeExcludes: settings.scopeExcludes, runCommands, ...(signal ? { signal } : {}) }),
+      runFormatBatch(batch, {
+        worktree: run.worktree,
+        git: worktreeGit,
+        commands: settings.formatter,
+        scopeExcludes: settings.scopeExcludes,
+        runCommands,
+        ...(signal ? { signal } : {}),
+      }),
     async apiChanges() {
       apiNow = snapshotPublicApi(await reindex());
       return compareApi(apiReference, apiNow);
@@ -487,7 +733,20 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
   };
   let outcome: RefactorOutcome;
   try {
-    const loop = runBatchLoop(prepared.plan, deps, { retryPerBatch: settings.retryPerBatch, runFullVerifierEvery: settings.runFullVerifierEvery, allowPublicApiChanges: settings.allowPublicApiChanges, useCritic: options.useCritic, maxTurnsPatcher: settings.claude.maxTurnsPatcher, bashTimeoutMs: config.bash.timeoutMs, maxRuntimeMs: settings.maxRuntimeMinutes === null ? null : settings.maxRuntimeMinutes * 60_000 }, options.signal);
+    const loop = runBatchLoop(
+      prepared.plan,
+      deps,
+      {
+        retryPerBatch: settings.retryPerBatch,
+        runFullVerifierEvery: settings.runFullVerifierEvery,
+        allowPublicApiChanges: settings.allowPublicApiChanges,
+        useCritic: options.useCritic,
+        maxTurnsPatcher: settings.claude.maxTurnsPatcher,
+        bashTimeoutMs: config.bash.timeoutMs,
+        maxRuntimeMs: settings.maxRuntimeMinutes === null ? null : settings.maxRuntimeMinutes * 60_000,
+      },
+      options.signal,
+    );
     let step = await loop.next();
     while (!step.done) {
       yield await record(step.value);
@@ -502,12 +761,30 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
       yield await record({ type: 'stage-start', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1 });
       finalVerifier = await verifier.run('full', 'FULL_VERIFY', options.signal);
       for (const entry of finalVerifier.results) {
-        yield await record({ type: 'verify-end', stage: 'FULL_VERIFY', kind: 'test', result: entry.result, outputFile: entry.outputFile });
+        yield await record({
+          type: 'verify-end',
+          stage: 'FULL_VERIFY',
+          kind: 'test',
+          result: entry.result,
+          outputFile: entry.outputFile,
+        });
       }
-      yield await record({ type: 'stage-end', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1, outcome: finalVerifier.ok ? 'accepted' : 'rejected' });
+      yield await record({
+        type: 'stage-end',
+        stage: 'FULL_VERIFY',
+        phase: 'SETUP',
+        cycle: 0,
+        attempt: 1,
+        outcome: finalVerifier.ok ? 'accepted' : 'rejected',
+      });
       if (!finalVerifier.ok && result.lastCheckpoint !== result.lastFullVerified) {
         await deps.workspace.resetTo(result.lastFullVerified);
-        yield await record({ type: 'checkpoint-rollback', stage: 'FULL_VERIFY', to: result.lastFullVerified, reason: 'the final full verifier failed' });
+        yield await record({
+          type: 'checkpoint-rollback',
+          stage: 'FULL_VERIFY',
+          to: result.lastFullVerified,
+          reason: 'the final full verifier failed',
+        });
         // The batches committed after the last fully verified checkpoint went with the reset.
         const keptUpTo = result.batches.findIndex((entry) => entry.commit === result.lastFullVerified);
         for (const [position, entry] of result.batches.entries()) {
@@ -515,22 +792,51 @@ export async function* executeRefactor(prepared: PreparedRefactor, options: Refa
           entry.outcome = 'rolled-back';
           entry.reason = `the final full verifier failed; reset to ${result.lastFullVerified.slice(0, 8)}`;
           const goal = prepared.plan.find((planned) => planned.id === entry.batch)?.goal ?? '';
-          await deps.appendTaskLedger({ batch: entry.batch, goal, outcome: 'rolled-back', attempts: entry.attempts, commit: entry.commit, reason: entry.reason });
+          await deps.appendTaskLedger({
+            batch: entry.batch,
+            goal,
+            outcome: 'rolled-back',
+            attempts: entry.attempts,
+            commit: entry.commit,
+            reason: entry.reason,
+          });
         }
         result.lastCheckpoint = result.lastFullVerified;
       }
     }
     const failed = result.stopped !== null || (finalVerifier !== null && !finalVerifier.ok);
-    const finalFailure = finalVerifier !== null && !finalVerifier.ok ? `the final full verifier failed; reset to ${result.lastCheckpoint.slice(0, 8)}` : null;
+    const finalFailure =
+      finalVerifier !== null && !finalVerifier.ok
+        ? `the final full verifier failed; reset to ${result.lastCheckpoint.slice(0, 8)}`
+        : null;
     const message = [result.stopped, finalFailure].filter((part) => part !== null).join('; ');
-    outcome = { runId: run.id, status: failed ? 'failed' : 'completed', loop: result, finalVerifier, error: failed ? new RatchetError('gate-failed', message) : null };
+    outcome = {
+      runId: run.id,
+      status: failed ? 'failed' : 'completed',
+      loop: result,
+      finalVerifier,
+      error: failed ? new RatchetError('gate-failed', message) : null,
+    };
   } catch (error) {
     const failure = toRatchetError(error);
-    outcome = { runId: run.id, status: failure.code === 'interrupted' ? 'interrupted' : 'failed', loop: null, finalVerifier: null, error: failure };
+    outcome = {
+      runId: run.id,
+      status: failure.code === 'interrupted' ? 'interrupted' : 'failed',
+      loop: null,
+      finalVerifier: null,
+      error: failure,
+    };
   } finally {
     await lock.release();
   }
-  await services.ledger.updateRun(run.id, { status: outcome.status, error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null });
-  yield await record({ type: 'run-end', status: outcome.status, ...(outcome.error ? { message: outcome.error.message } : {}) });
+  await services.ledger.updateRun(run.id, {
+    status: outcome.status,
+    error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null,
+  });
+  yield await record({
+    type: 'run-end',
+    status: outcome.status,
+    ...(outcome.error ? { message: outcome.error.message } : {}),
+  });
   return outcome;
 }

@@ -10,7 +10,8 @@ export interface RolePrompts {
 }
 
 export async function loadRolePrompts(root: string = packageRoot()): Promise<RolePrompts> {
-  const read = (name: string): Promise<string> => readFile(join(root, 'prompts', 'refactor', `${name}.system.txt`), 'utf8');
+  const read = (name: string): Promise<string> =>
+    readFile(join(root, 'prompts', 'refactor', `${name}.system.txt`), 'utf8');
   const [planner, patcher, critic] = await Promise.all([read('planner'), read('patcher'), read('critic')]);
   return { planner, patcher, critic };
 }

@@ -23,7 +23,12 @@ export interface CommandVerifierOptions extends CommandRunnerOptions {
 }
 
 /** Runs commands in the worktree in order, stopping at the first failure; output kept per command. */
-export type CommandsRunner = (commands: readonly string[], name: string, stage: StageName, signal?: AbortSignal) => Promise<CommandsRun>;
+export type CommandsRunner = (
+  commands: readonly string[],
+  name: string,
+  stage: StageName,
+  signal?: AbortSignal,
+) => Promise<CommandsRun>;
 
 export function createCommandsRunner(options: CommandRunnerOptions): CommandsRunner {
   let seq = 0;
@@ -31,7 +36,14 @@ export function createCommandsRunner(options: CommandRunnerOptions): CommandsRun
   return async (commands, name, stage, signal) => {
     const run: CommandsRun = { ok: true, results: [] };
     for (const command of commands) {
-      const result = await runCheck({ name, command, cwd: options.cwd, runner: options.runner, timeoutMs: options.timeoutMs, ...(signal ? { signal } : {}) });
+      const result = await runCheck({
+        name,
+        command,
+        cwd: options.cwd,
+        runner: options.runner,
+        timeoutMs: options.timeoutMs,
+        ...(signal ? { signal } : {}),
+      });
       await mkdir(options.outputDir, { recursive: true });
       const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}.log`);
       await writeFile(file, redact(`$ ${command}\n${result.output}`));
@@ -49,10 +61,18 @@ export function createCommandsRunner(options: CommandRunnerOptions): CommandsRun
  * Seed 002, 9: the baseline runs both verifiers (a fast verifier that fails before any change would
  * blame every patch), the fast one runs after each patch, the full one every N batches and at the end.
  */
-export function createCommandVerifier(options: CommandVerifierOptions, runCommands = createCommandsRunner(options)): RefactorVerifier {
+export function createCommandVerifier(
+  options: CommandVerifierOptions,
+  runCommands = createCommandsRunner(options),
+): RefactorVerifier {
   return {
     async run(level, stage, signal) {
-      const commands = level === 'fast' ? options.fast : level === 'full' ? options.full : [...new Set([...options.full, ...options.fast])];
+      const commands =
+        level === 'fast'
+          ? options.fast
+          : level === 'full'
+            ? options.full
+            : [...new Set([...options.full, ...options.fast])];
       const run = await runCommands(commands, level, stage, signal);
       return { level, ...run };
     },

@@ -19,7 +19,6 @@ const BLOCK = /^---- (.+?) stdout ----$/;
 const COMPILER_ERROR = /^error(?:\[E\d+\])?: /;
 const RUNNER_ERROR = /^error: (?:test failed, to rerun|\d+ targets? failed)/;
 
-
 /** Parses `cargo test` output (stdout and stderr together). */
 export function parseCargoText(text: string): ParsedTestOutput {
   const lines = text.split('\n').map((line) => line.replace(/\r$/, ''));
@@ -75,7 +74,14 @@ export function parseCargoText(text: string): ParsedTestOutput {
       continue;
     }
     const detail = (blocks.get(id) ?? []).filter((line) => !/^\s+(?:\d+: |at )/.test(line)).join('\n');
-    result.tests.push({ id, name, file, status, failureKind: classifyPanic(detail), message: shortMessage(detail || 'FAILED') });
+    result.tests.push({
+      id,
+      name,
+      file,
+      status,
+      failureKind: classifyPanic(detail),
+      message: shortMessage(detail || 'FAILED'),
+    });
   }
   return result;
 }

@@ -32,7 +32,6 @@ interface TestState {
   elapsed?: number;
 }
 
-
 /** Parses `go test -json` output (stdout, optionally followed by stderr). */
 export function parseGoJson(text: string): ParsedTestOutput & { readable: string } {
   const tests = new Map<string, TestState>();
@@ -88,7 +87,8 @@ export function parseGoJson(text: string): ParsedTestOutput & { readable: string
   for (const pkg of failedPackages) {
     const anyFailed = result.tests.some((test) => test.status === 'failed' && test.id.startsWith(`${pkg}::`));
     const built = result.collectionErrors.some((error) => error.startsWith(`${pkg}:`) || error.startsWith(`${pkg} [`));
-    if (!anyFailed && !built) result.collectionErrors.push(`${pkg}: ${shortMessage((packageOutput.get(pkg) ?? []).join(''))}`);
+    if (!anyFailed && !built)
+      result.collectionErrors.push(`${pkg}: ${shortMessage((packageOutput.get(pkg) ?? []).join(''))}`);
   }
   return { ...result, readable: readable.join('\n') };
 }

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { FailureKind, TestCaseResult, TestStatus } from '../../core/verification.js';
-import { kindFromText, relativeFile, shortMessage, testId, type ParsedTestOutput, type ParseOptions } from './classify.js';
+import {
+  kindFromText,
+  relativeFile,
+  shortMessage,
+  testId,
+  type ParsedTestOutput,
+  type ParseOptions,
+} from './classify.js';
 
 /*
  * The JSON report of jest (`--json --outputFile=...`) and vitest (`--reporter=json`), which

@@ -91,7 +91,12 @@ export function parseJunitXml(xml: string, options: ParseOptions & { output?: st
   return result;
 }
 
-function addCase(result: ParsedTestOutput, testCase: Case, suitePath: string[], options: ParseOptions & { output?: string }): void {
+function addCase(
+  result: ParsedTestOutput,
+  testCase: Case,
+  suitePath: string[],
+  options: ParseOptions & { output?: string },
+): void {
   const name = testCase['@_name'];
   const classname = testCase['@_classname'] ?? '';
   const file = testCase['@_file'] === undefined ? null : relativeFile(testCase['@_file'], options.cwd);
@@ -112,7 +117,13 @@ function addCase(result: ParsedTestOutput, testCase: Case, suitePath: string[], 
     const detail = contextFromOutput(options.output, testCase['@_file'] ?? name) ?? text;
     const message = shortMessage(detail);
     result.collectionErrors.push(`${where}: ${message}`);
-    result.tests.push({ id: testId(where, '(collection)'), ...base, status: 'failed', failureKind: 'collection', message });
+    result.tests.push({
+      id: testId(where, '(collection)'),
+      ...base,
+      status: 'failed',
+      failureKind: 'collection',
+      message,
+    });
     return;
   }
   const failureKind = classifyIssue(issue, failure !== undefined ? 'failure' : 'error');

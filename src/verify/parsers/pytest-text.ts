@@ -55,11 +55,17 @@ export function parsePytestText(text: string): ParsedTestOutput {
   return { tests: [...byId.values()], collectionErrors };
 }
 
-function toCase(nodeId: string, word: string, summaryMessage: string | undefined, sections: Map<string, string>): TestCaseResult {
+function toCase(
+  nodeId: string,
+  word: string,
+  summaryMessage: string | undefined,
+  sections: Map<string, string>,
+): TestCaseResult {
   const parts = nodeId.split('::');
   const file = parts[0] ?? null;
   const name = parts.slice(1).join('::');
-  const status: TestStatus = word === 'PASSED' || word === 'XFAIL' ? 'passed' : word === 'SKIPPED' ? 'skipped' : 'failed';
+  const status: TestStatus =
+    word === 'PASSED' || word === 'XFAIL' ? 'passed' : word === 'SKIPPED' ? 'skipped' : 'failed';
   if (status !== 'failed') return { id: nodeId, name, file, status };
   // pytest titles a failure section with the test's name without the file (`TestK.test_m`).
   const section = sections.get(parts.slice(1).join('.')) ?? sections.get(`ERROR at setup of ${parts.at(-1) ?? ''}`);

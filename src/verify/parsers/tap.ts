@@ -94,9 +94,20 @@ function toCase(
   if (diag.exitCode !== undefined && diag.failureType === 'testCodeFailure' && errorText === 'test failed') {
     const message = shortMessage(context.filter((line) => !/^\s+at /.test(line)).join('\n') || errorText);
     result.collectionErrors.push(`${file ?? point.name}: ${message}`);
-    return { ...base, id: testId(file ?? point.name, '(collection)'), status: 'failed', failureKind: 'collection', message };
+    return {
+      ...base,
+      id: testId(file ?? point.name, '(collection)'),
+      status: 'failed',
+      failureKind: 'collection',
+      message,
+    };
   }
-  return { ...base, status: 'failed', failureKind: classify(diag, errorText), message: shortMessage(errorText || point.name) };
+  return {
+    ...base,
+    status: 'failed',
+    failureKind: classify(diag, errorText),
+    message: shortMessage(errorText || point.name),
+  };
 }
 
 function classify(diag: Diagnostics, errorText: string): FailureKind {

@@ -46,7 +46,14 @@ export function parseUnittestText(text: string): ParsedTestOutput {
     if (key.scope.startsWith('unittest.loader._Failed')) {
       const message = shortMessage(details.get(id) ?? `Failed to import test module: ${key.method}`);
       collectionErrors.push(`${key.method}: ${message}`);
-      byId.set(id, { id: `${key.method}::(collection)`, name: '(collection)', file: null, status: 'failed', failureKind: 'collection', message });
+      byId.set(id, {
+        id: `${key.method}::(collection)`,
+        name: '(collection)',
+        file: null,
+        status: 'failed',
+        failureKind: 'collection',
+        message,
+      });
       continue;
     }
     const previous = byId.get(id);

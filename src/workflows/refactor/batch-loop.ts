@@ -432,7 +432,14 @@ export async function* runBatchLoop(
               earlier.outcome = 'rolled-back';
               earlier.reason = `the full verifier failed after ${batch.id}; ${resetTo}`;
               const plannedGoal = batches.find((planned) => planned.id === earlier.batch)?.goal ?? '';
-              await deps.appendTaskLedger({ batch: earlier.batch, goal: plannedGoal, outcome: 'rolled-back', attempts: earlier.attempts, commit: earlier.commit, reason: earlier.reason });
+              await deps.appendTaskLedger({
+                batch: earlier.batch,
+                goal: plannedGoal,
+                outcome: 'rolled-back',
+                attempts: earlier.attempts,
+                commit: earlier.commit,
+                reason: earlier.reason,
+              });
             }
             result.outcome = 'rolled-back';
             result.reason = `the full verifier failed after this batch; ${resetTo}`;
@@ -501,7 +508,7 @@ export async function* runBatchLoop(
     const current = batches[position];
     if (current !== undefined) {
       const interrupted = isRatchetError(error, 'interrupted');
-      const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+      const message = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
       try {
         await workspace.resetTo(lastCheckpoint);
         await deps.appendTaskLedger({

@@ -98,16 +98,32 @@ interface Candidate {
 
 function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
   if (file.isTest) return [];
-  if (goal !== null) return [{ category: 'small-extracts', file, goal: `${goal} (in ${file.path})`, notes: file.sizeReasons.join('; ') }];
+  if (goal !== null)
+    return [
+      { category: 'small-extracts', file, goal: `${goal} (in ${file.path})`, notes: file.sizeReasons.join('; ') },
+    ];
   const found: Candidate[] = [];
   if (file.unusedPrivateSymbols.length > 0) {
-    found.push({ category: 'import-cleanup', file, goal: `Remove dead code in ${file.path}`, notes: `unreferenced: ${file.unusedPrivateSymbols.join(', ')}` });
+    found.push({
+      category: 'import-cleanup',
+      file,
+      goal: `Remove dead code in ${file.path}`,
+      notes: `unreferenced: ${file.unusedPrivateSymbols.join(', ')}`,
+    });
   }
   const structural = file.sizeReasons.filter((reason) => /class|methods/.test(reason));
   const small = file.sizeReasons.filter((reason) => !structural.includes(reason));
-  if (small.length > 0) found.push({ category: 'small-extracts', file, goal: `Split long code in ${file.path}`, notes: small.join('; ') });
-  if (!file.hasTest && file.fanIn > 0) found.push({ category: 'tests', file, goal: `Add tests for ${file.path}`, notes: `${file.fanIn} files depend on it and no test covers it by convention` });
-  if (structural.length > 0) found.push({ category: 'restructure', file, goal: `Restructure ${file.path}`, notes: structural.join('; ') });
+  if (small.length > 0)
+    found.push({ category: 'small-extracts', file, goal: `Split long code in ${file.path}`, notes: small.join('; ') });
+  if (!file.hasTest && file.fanIn > 0)
+    found.push({
+      category: 'tests',
+      file,
+      goal: `Add tests for ${file.path}`,
+      notes: `${file.fanIn} files depend on it and no test covers it by convention`,
+    });
+  if (structural.length > 0)
+    found.push({ category: 'restructure', file, goal: `Restructure ${file.path}`, notes: structural.join('; ') });
   return found;
 }
 
@@ -115,17 +131,31 @@ function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
  * The naive plan (seed 002, 11.3): one batch per finding, risk-limiting order (category, then
  * risk, then path), each scoped to one file. Pure: every input is a parameter.
  */
-export function heuristicPlan(files: FileFacts[], options: { goal: string | null; bounds: PlanBounds }): PlannedBatch[] {
-  const isExcluded = picomatch(options.bounds.scopeExcludes.length > 0 ? options.bounds.scopeExcludes : ['\0'], { dot: true });
-  const candidates = files.filter((file) => !isExcluded(file.path) && options.bounds.isProtected?.(file.path) !== true).flatMap((file) => candidatesFor(file, options.goal));
+export function heuristicPlan(
+  files: FileFacts[],
+  options: { goal: string | null; bounds: PlanBounds },
+): PlannedBatch[] {
+  const isExcluded = picomatch(options.bounds.scopeExcludes.length > 0 ? options.bounds.scopeExcludes : ['\0'], {
+    dot: true,
+  });
+  const candidates = files
+    .filter((file) => !isExcluded(file.path) && options.bounds.isProtected?.(file.path) !== true)
+    .flatMap((file) => candidatesFor(file, options.goal));
   candidates.sort(
-    (a, b) => CATEGORY_ORDER.indexOf(a.category) - CATEGORY_ORDER.indexOf(b.category) || a.file.risk - b.file.risk || a.file.path.localeCompare(b.file.path),
+    (a, b) =>
+      CATEGORY_ORDER.indexOf(a.category) - CATEGORY_ORDER.indexOf(b.category) ||
+      a.file.risk - b.file.risk ||
+      a.file.path.localeCompare(b.file.path),
   );
-  const batches: Omit<PlannedBatch, 'id'>[] = options.bounds.formatting === true ? [formatBatch(options.bounds.diffBudgetLoc)] : [];
+  const batches: Omit<PlannedBatch, 'id'>[] =
+    options.bounds.formatting === true ? [formatBatch(options.bounds.diffBudgetLoc)] : [];
   for (const candidate of candidates) {
     batches.push({
       goal: candidate.goal,
-      scope_globs: candidate.category === 'tests' ? [candidate.file.path, ...testGlobsFor(candidate.file.path)] : [candidate.file.path],
+      scope_globs:
+        candidate.category === 'tests'
+          ? [candidate.file.path, ...testGlobsFor(candidate.file.path)]
+          : [candidate.file.path],
       allowed_operations: OPERATIONS[candidate.category],
       diff_budget_loc: options.bounds.diffBudgetLoc,
       risk_score: candidate.file.risk,
@@ -155,14 +185,26 @@ function largestBatch(heuristic: readonly PlannedBatch[], eligible: readonly str
  * dropped; budgets are clamped; ids are renumbered; the count is capped. Returns the problems
  * too, so the caller can report them. An empty result means the heuristic plan stands.
  */
-export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBounds): { batches: PlannedBatch[]; dropped: string[] } {
+export function boundPlannerBatches(
+  response: PlannerResponse,
+  bounds: PlanBounds,
+): { batches: PlannedBatch[]; dropped: string[] } {
   const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
   const eligible = bounds.files.filter((file) => !isExcluded(file) && bounds.isProtected?.(file) !== true);
   const dropped: string[] = [];
   const kept: PlannedBatch[] = [];
-  const maxFiles = bounds.heuristic === undefined ? null : largestBatch(bounds.heuristic.filter((batch) => !isFormatBatch(batch)), eligible);
+  const maxFiles =
+    bounds.heuristic === undefined
+      ? null
+      : largestBatch(
+          bounds.heuristic.filter((batch) => !isFormatBatch(batch)),
+          eligible,
+        );
   // Formatting comes first (11.2), and only when there is a formatter to run.
-  const ordered = [...response.batches.filter(isFormatBatch), ...response.batches.filter((batch) => !isFormatBatch(batch))];
+  const ordered = [
+    ...response.batches.filter(isFormatBatch),
+    ...response.batches.filter((batch) => !isFormatBatch(batch)),
+  ];
   for (const batch of ordered) {
     if (isFormatBatch(batch) && bounds.formatting !== true) {
       dropped.push(`${batch.id}: a formatting batch, but no formatter is configured (refactor.formatter)`);
@@ -176,7 +218,9 @@ export function boundPlannerBatches(response: PlannerResponse, bounds: PlanBound
     if (maxFiles !== null && !isFormatBatch(batch)) {
       const matched = eligible.filter((file) => matcher(file)).length;
       if (matched > maxFiles) {
-        dropped.push(`${batch.id}: scope ${batch.scope_globs.join(', ')} covers ${matched} files; a batch covers at most ${maxFiles}`);
+        dropped.push(
+          `${batch.id}: scope ${batch.scope_globs.join(', ')} covers ${matched} files; a batch covers at most ${maxFiles}`,
+        );
         continue;
       }
     }

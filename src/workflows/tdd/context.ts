@@ -68,7 +68,9 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
   });
   const before = await deps.workspace.head();
   const mayWrite = createWriteMatcher(input.paths);
-  const protectedBefore = context.treeClean ? new Map<string, string | null>() : await protectedChanges(context, before, mayWrite);
+  const protectedBefore = context.treeClean
+    ? new Map<string, string | null>()
+    : await protectedChanges(context, before, mayWrite);
   context.treeClean = false;
   const runtime = deps.agentFor(input.stage);
   const timer = AbortSignal.timeout(settings.timeoutMs);
@@ -114,15 +116,27 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
   const after = await deps.workspace.head();
   if (after !== before) {
     await deps.workspace.uncommitTo(before);
-    yield { type: 'warning', stage: input.stage, message: 'The agent committed by itself; its commits were undone (the orchestrator commits).' };
+    yield {
+      type: 'warning',
+      stage: input.stage,
+      message: 'The agent committed by itself; its commits were undone (the orchestrator commits).',
+    };
   }
   const restored = await restoreProtected(context, before, mayWrite, protectedBefore);
   const links = await removeEscapingLinks(context, before);
   if (restored.length === 0 && links.length === 0) return outcome;
   const except = input.paths.denyWrite.length > 0 ? `, except ${input.paths.denyWrite.join(', ')}` : '';
   const problems = [
-    ...(restored.length > 0 ? [`${input.stage} may not change ${restored.join(', ')} (writable: ${input.paths.write.join(', ') || 'nothing'}${except}). Those changes were undone; leave these files as they are.`] : []),
-    ...(links.length > 0 ? [`Symbolic links that lead outside the repository are not allowed: ${links.join(', ')} (removed). Make regular files instead.`] : []),
+    ...(restored.length > 0
+      ? [
+          `${input.stage} may not change ${restored.join(', ')} (writable: ${input.paths.write.join(', ') || 'nothing'}${except}). Those changes were undone; leave these files as they are.`,
+        ]
+      : []),
+    ...(links.length > 0
+      ? [
+          `Symbolic links that lead outside the repository are not allowed: ${links.join(', ')} (removed). Make regular files instead.`,
+        ]
+      : []),
   ];
   return {
     status: 'path-violation',
@@ -156,7 +170,11 @@ function seconds(ms: number): string {
 }
 
 /** Uncommitted changes, before a stage, to files the stage may not write: their content then. */
-async function protectedChanges(context: TddContext, head: string, mayWrite: (path: string) => boolean): Promise<Map<string, string | null>> {
+async function protectedChanges(
+  context: TddContext,
+  head: string,
+  mayWrite: (path: string) => boolean,
+): Promise<Map<string, string | null>> {
   const { workspace } = context.deps;
   const changed = (await workspace.changedFilesSince(head)).filter((path) => !mayWrite(path));
   return new Map(await Promise.all(changed.map(async (path) => [path, await workspace.readFile(path)] as const)));
@@ -170,7 +188,10 @@ async function restoreProtected(
   before: Map<string, string | null>,
 ): Promise<string[]> {
   const { workspace } = context.deps;
-  const candidates = new Set([...(await workspace.changedFilesSince(head)).filter((path) => !mayWrite(path)), ...before.keys()]);
+  const candidates = new Set([
+    ...(await workspace.changedFilesSince(head)).filter((path) => !mayWrite(path)),
+    ...before.keys(),
+  ]);
   const restored: string[] = [];
   for (const path of [...candidates].sort()) {
     const was = before.has(path) ? (before.get(path) ?? null) : await workspace.readFileAt(head, path);
@@ -183,13 +204,24 @@ async function restoreProtected(
 }
 
 /** Runs the suite unless the last run was on the same clean commit. */
-export async function* runSuite(context: TddContext, stage: StageName, options: { reuse: boolean; baseline?: boolean }): Step<StoredTestRun> {
+export async function* runSuite(
+  context: TddContext,
+  stage: StageName,
+  options: { reuse: boolean; baseline?: boolean },
+): Step<StoredTestRun> {
   const { workspace, verifier } = context.deps;
   const head = await workspace.head();
-  if (options.reuse && context.lastRun?.commit === head && (context.treeClean || !(await workspace.hasChanges()))) return context.lastRun.run;
+  if (options.reuse && context.lastRun?.commit === head && (context.treeClean || !(await workspace.hasChanges())))
+    return context.lastRun.run;
   context.treeClean = false;
   const run = await verifier.runTests(stage, context.signal);
-  yield { type: 'verify-end', stage, kind: options.baseline ? 'baseline' : 'test', result: run.result, outputFile: run.outputFile };
+  yield {
+    type: 'verify-end',
+    stage,
+    kind: options.baseline ? 'baseline' : 'test',
+    result: run.result,
+    outputFile: run.outputFile,
+  };
   return run;
 }
 
@@ -204,10 +236,14 @@ export function requireGreenBaseline(result: TestRunResult, phase: Phase): void 
   const broken = [...failing, ...result.collectionErrors.map((error) => error.split('\n')[0] ?? error)];
   if (broken.length === 0 && !result.timedOut) return;
   const shown = broken.slice(0, 5).join('; ') + (broken.length > 5 ? `; and ${broken.length - 5} more` : '');
-  throw new RatchetError('gate-failed', `The test suite fails before any change of this cycle: ${result.timedOut ? 'it timed out' : shown}.`, {
-    hint: `Ratchet builds on a passing suite (\`${result.command}\`): fix or skip these tests on your branch, then start a new run (\`ratchet reject\` drops this one).`,
-    details: { phase, reason: 'red-baseline' },
-  });
+  throw new RatchetError(
+    'gate-failed',
+    `The test suite fails before any change of this cycle: ${result.timedOut ? 'it timed out' : shown}.`,
+    {
+      hint: `Ratchet builds on a passing suite (\`${result.command}\`): fix or skip these tests on your branch, then start a new run (\`ratchet reject\` drops this one).`,
+      details: { phase, reason: 'red-baseline' },
+    },
+  );
 }
 
 export function stageStart(stage: StageName, phase: Phase, cycle: number, attempt: number): EventInput {

@@ -2,13 +2,25 @@ import type { HandoffState, TestCase } from '../../core/handoff.js';
 import type { StageName } from '../../core/stages.js';
 import { fingerprintFiles } from '../../verify/fingerprint.js';
 import { greenGate } from '../../verify/gates.js';
-import { checkpoint, outcomeProblem, refreshCycleFiles, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import {
+  checkpoint,
+  outcomeProblem,
+  refreshCycleFiles,
+  runAgentStage,
+  runSuite,
+  stageEnd,
+  stageStart,
+  subjectFor,
+  type Step,
+  type TddContext,
+} from './context.js';
 import type { StageResult } from './plan-stage.js';
 import type { StoredCheck, StoredTestRun } from './ports.js';
 import { testVariables } from './red-stage.js';
 import { findPendingItem, markDone, parseTestList, TEST_LIST_FILE } from './test-list.js';
 
-type Judgement = { accepted: true; summary: string; run: StoredTestRun } | { accepted: false; reason: string; feedback: string };
+type Judgement =
+  { accepted: true; summary: string; run: StoredTestRun } | { accepted: false; reason: string; feedback: string };
 
 /** What RED fixed for the rest of the cycle: the test files (by fingerprint) and the tests that ran. */
 export interface LockedTests {
@@ -50,10 +62,19 @@ export async function* judgeImplementation(
     return {
       accepted: false,
       reason: `${failed.map((check) => check.kind).join('+')}-failed`,
-      feedback: failed.map((check) => `$ ${check.result.command} (exit ${String(check.result.exitCode)})\n${check.result.output.slice(-6000)}`).join('\n\n'),
+      feedback: failed
+        .map(
+          (check) =>
+            `$ ${check.result.command} (exit ${String(check.result.exitCode)})\n${check.result.output.slice(-6000)}`,
+        )
+        .join('\n\n'),
     };
   }
-  return { accepted: true, summary: `${decision.summary}; ${checks.map((check) => `${check.kind} ok`).join(', ') || 'no lint/typecheck configured'}`, run };
+  return {
+    accepted: true,
+    summary: `${decision.summary}; ${checks.map((check) => `${check.kind} ok`).join(', ') || 'no lint/typecheck configured'}`,
+    run,
+  };
 }
 
 /**
@@ -71,7 +92,14 @@ async function* verifyAndFix(
   const cycle = state.cycleNumber;
   yield stageStart('VERIFY', 'GREEN', cycle, 1);
   let verdict = yield* judgeImplementation(context, 'VERIFY', lockedTests, { checks: true, testedRun });
-  yield stageEnd('VERIFY', 'GREEN', cycle, 1, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
+  yield stageEnd(
+    'VERIFY',
+    'GREEN',
+    cycle,
+    1,
+    verdict.accepted ? 'accepted' : 'rejected',
+    verdict.accepted ? verdict.summary : verdict.reason,
+  );
   const maxFixes = context.policy.stage('FIX').maxAttempts;
   for (let attempt = 1; !verdict.accepted && attempt <= maxFixes; attempt++) {
     await refreshCycleFiles(context);
@@ -88,13 +116,25 @@ async function* verifyAndFix(
     yield stageEnd('FIX', 'GREEN', cycle, attempt, problem ? 'rejected' : 'accepted', problem ?? undefined);
     yield stageStart('RE_VERIFY', 'GREEN', cycle, attempt);
     verdict = yield* judgeImplementation(context, 'RE_VERIFY', lockedTests, { checks: true });
-    yield stageEnd('RE_VERIFY', 'GREEN', cycle, attempt, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
+    yield stageEnd(
+      'RE_VERIFY',
+      'GREEN',
+      cycle,
+      attempt,
+      verdict.accepted ? 'accepted' : 'rejected',
+      verdict.accepted ? verdict.summary : verdict.reason,
+    );
   }
   return verdict;
 }
 
 /** GREEN: the least code that passes, without touching the tests; retried with the failures. */
-export async function* greenStage(context: TddContext, state: HandoffState, test: TestCase, refactorNext: (test: TestCase) => Promise<boolean>): Step<StageResult> {
+export async function* greenStage(
+  context: TddContext,
+  state: HandoffState,
+  test: TestCase,
+  refactorNext: (test: TestCase) => Promise<boolean>,
+): Step<StageResult> {
   const { deps, policy } = context;
   const cycle = state.cycleNumber;
   const maxAttempts = policy.stage('GREEN').maxAttempts;
@@ -150,8 +190,15 @@ export async function* greenStage(context: TddContext, state: HandoffState, test
     const items = listText === null ? [] : parseTestList(listText);
     const item = findPendingItem(items, test.description);
     if (listText !== null && item) await deps.workspace.writeFile(TEST_LIST_FILE, markDone(listText, item.line));
-    else yield { type: 'warning', stage: 'GREEN', message: `Could not find "${test.description}" unchecked in ${TEST_LIST_FILE} to mark it done.` };
-    const done = item ? [...state.completedTests.filter((text) => text !== item.text), item.text] : state.completedTests;
+    else
+      yield {
+        type: 'warning',
+        stage: 'GREEN',
+        message: `Could not find "${test.description}" unchecked in ${TEST_LIST_FILE} to mark it done.`,
+      };
+    const done = item
+      ? [...state.completedTests.filter((text) => text !== item.text), item.text]
+      : state.completedTests;
     const next: HandoffState = {
       ...state,
       phase: 'GREEN',

@@ -1,6 +1,17 @@
 import type { StageName } from '../../core/stages.js';
 import { PlanOutputSchema, type HandoffState, type PlanOutput, type TestCase } from '../../core/handoff.js';
-import { checkpoint, outcomeProblem, requireGreenBaseline, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import {
+  checkpoint,
+  outcomeProblem,
+  requireGreenBaseline,
+  runAgentStage,
+  runSuite,
+  stageEnd,
+  stageStart,
+  subjectFor,
+  type Step,
+  type TddContext,
+} from './context.js';
 import { findPendingItem, parseTestList, progressOf, TEST_LIST_FILE, type TestListItem } from './test-list.js';
 
 export type StageResult =
@@ -16,7 +27,8 @@ export type StageResult =
       hint?: string;
     };
 
-type Verdict = { ok: true; test: TestCase | null; items: TestListItem[] } | { ok: false; reason: string; feedback: string };
+type Verdict =
+  { ok: true; test: TestCase | null; items: TestListItem[] } | { ok: false; reason: string; feedback: string };
 
 function isSafeRelative(path: string): boolean {
   return path.length > 0 && !path.startsWith('/') && !path.split(/[\\/]/).includes('..');
@@ -25,7 +37,11 @@ function isSafeRelative(path: string): boolean {
 /** Deterministic checks of a PLAN answer against `test-list.md` (no model judgement). */
 export function judgePlan(before: TestListItem[], listText: string | null, output: PlanOutput | undefined): Verdict {
   if (listText === null) {
-    return { ok: false, reason: 'no-test-list', feedback: `${TEST_LIST_FILE} does not exist. Create it at the repository root with one "- [ ] behaviour" line per test.` };
+    return {
+      ok: false,
+      reason: 'no-test-list',
+      feedback: `${TEST_LIST_FILE} does not exist. Create it at the repository root with one "- [ ] behaviour" line per test.`,
+    };
   }
   const items = parseTestList(listText);
   if (items.length === 0) {
@@ -50,7 +66,8 @@ export function judgePlan(before: TestListItem[], listText: string | null, outpu
       feedback: `Keep every checked item of ${TEST_LIST_FILE} exactly as it was; only the orchestrator changes checkboxes. Restore: ${undone.map((item) => `- [x] ${item.text}`).join('; ')}`,
     };
   }
-  if (output === undefined) return { ok: false, reason: 'no-output', feedback: 'Answer with the StructuredOutput tool.' };
+  if (output === undefined)
+    return { ok: false, reason: 'no-output', feedback: 'Answer with the StructuredOutput tool.' };
   const pending = items.filter((item) => !item.done);
   if (output.currentTest === null) {
     if (pending.length > 0) {
@@ -72,7 +89,11 @@ export function judgePlan(before: TestListItem[], listText: string | null, outpu
   }
   const { testFile, implFile } = output.currentTest;
   if (!isSafeRelative(testFile) || !isSafeRelative(implFile)) {
-    return { ok: false, reason: 'bad-paths', feedback: 'testFile and implFile must be paths relative to the repository root, without "..".' };
+    return {
+      ok: false,
+      reason: 'bad-paths',
+      feedback: 'testFile and implFile must be paths relative to the repository root, without "..".',
+    };
   }
   return { ok: true, test: { description: item.text, testFile, implFile }, items };
 }
@@ -90,7 +111,8 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
   const head = await deps.workspace.head();
   const baseline = yield* runSuite(context, 'PLAN', { reuse: true, baseline: true });
   requireGreenBaseline(baseline.result, 'PLAN');
-  if (context.lastRun?.run !== baseline && !(await deps.workspace.hasChanges())) context.lastRun = { commit: head, run: baseline };
+  if (context.lastRun?.run !== baseline && !(await deps.workspace.hasChanges()))
+    context.lastRun = { commit: head, run: baseline };
   const beforeText = await deps.workspace.readFile(TEST_LIST_FILE);
   const before = beforeText === null ? [] : parseTestList(beforeText);
   let feedback = '';

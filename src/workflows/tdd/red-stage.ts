@@ -1,6 +1,18 @@
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import { redGate } from '../../verify/gates.js';
-import { checkpoint, describeTest, outcomeProblem, requireGreenBaseline, runAgentStage, runSuite, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import {
+  checkpoint,
+  describeTest,
+  outcomeProblem,
+  requireGreenBaseline,
+  runAgentStage,
+  runSuite,
+  stageEnd,
+  stageStart,
+  subjectFor,
+  type Step,
+  type TddContext,
+} from './context.js';
 import type { StageResult } from './plan-stage.js';
 import { TEST_LIST_FILE } from './test-list.js';
 
@@ -9,7 +21,11 @@ const PASSED_IMMEDIATELY_HINT =
   'Tighten the assertion so it checks the new behaviour and fails against the current code.';
 
 /** Common variables of every stage prompt that works on one test case. */
-export function testVariables(context: TddContext, state: HandoffState, test: TestCase): Record<string, string | number> {
+export function testVariables(
+  context: TddContext,
+  state: HandoffState,
+  test: TestCase,
+): Record<string, string | number> {
   return {
     feature: context.policy.feature,
     changed_files: context.cycleFiles.join('\n') || `${test.testFile}\n${test.implFile}`,
@@ -43,7 +59,11 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
       phase: 'RED',
       cycle,
       attempt,
-      variables: { ...testVariables(context, state, test), test_list: (await deps.workspace.readFile(TEST_LIST_FILE)) ?? '(none)', feedback: feedback || '(none)' },
+      variables: {
+        ...testVariables(context, state, test),
+        test_list: (await deps.workspace.readFile(TEST_LIST_FILE)) ?? '(none)',
+        feedback: feedback || '(none)',
+      },
       paths: { read: ['**'], write: ['**'], denyWrite: [TEST_LIST_FILE] },
     });
     const problem = outcomeProblem(outcome);
@@ -58,10 +78,17 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
     const decision = redGate(baseline.result, after.result);
     if (!decision.accepted) {
       if (decision.reason === 'passed-immediately') {
-        yield { type: 'warning', stage, message: `RED: the new test for "${test.description}" passed immediately; the behaviour may already exist. Asking for a stricter test.` };
+        yield {
+          type: 'warning',
+          stage,
+          message: `RED: the new test for "${test.description}" passed immediately; the behaviour may already exist. Asking for a stricter test.`,
+        };
       }
       yield stageEnd(stage, 'RED', cycle, attempt, 'rejected', decision.reason);
-      feedback = decision.reason === 'passed-immediately' ? `${PASSED_IMMEDIATELY_HINT}\n\n${decision.feedback}` : decision.feedback;
+      feedback =
+        decision.reason === 'passed-immediately'
+          ? `${PASSED_IMMEDIATELY_HINT}\n\n${decision.feedback}`
+          : decision.feedback;
       reason = decision.reason;
       continue;
     }

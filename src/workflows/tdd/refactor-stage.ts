@@ -1,7 +1,17 @@
 import type { StageOutcome } from '../../core/agent.js';
 import { toRatchetError, type ErrorCode, type RatchetError } from '../../core/errors.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
-import { checkpoint, outcomeProblem, refreshCycleFiles, runAgentStage, stageEnd, stageStart, subjectFor, type Step, type TddContext } from './context.js';
+import {
+  checkpoint,
+  outcomeProblem,
+  refreshCycleFiles,
+  runAgentStage,
+  stageEnd,
+  stageStart,
+  subjectFor,
+  type Step,
+  type TddContext,
+} from './context.js';
 import { judgeImplementation, lockTests } from './green-stage.js';
 import { testVariables } from './red-stage.js';
 import { TEST_LIST_FILE } from './test-list.js';
@@ -24,7 +34,10 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
   const lockedTests = await lockTests(context, test);
   await refreshCycleFiles(context);
   const check = await deps.refactorCheck([test.implFile]);
-  const reasons = check.reasons.length > 0 ? check.reasons.map((reason) => `- ${reason}`).join('\n') : '(the static checker found nothing; improve names and duplication only if clearly worth it)';
+  const reasons =
+    check.reasons.length > 0
+      ? check.reasons.map((reason) => `- ${reason}`).join('\n')
+      : '(the static checker found nothing; improve names and duplication only if clearly worth it)';
   let feedback = '';
   let subject = 'refactor: no changes needed';
   let acceptedAttempt = 0;
@@ -75,7 +88,14 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
     }
     yield stageStart('RE_VERIFY', 'REFACTOR', cycle, attempt);
     const verdict = yield* judgeImplementation(context, 'RE_VERIFY', lockedTests, { checks: true });
-    yield stageEnd('RE_VERIFY', 'REFACTOR', cycle, attempt, verdict.accepted ? 'accepted' : 'rejected', verdict.accepted ? verdict.summary : verdict.reason);
+    yield stageEnd(
+      'RE_VERIFY',
+      'REFACTOR',
+      cycle,
+      attempt,
+      verdict.accepted ? 'accepted' : 'rejected',
+      verdict.accepted ? verdict.summary : verdict.reason,
+    );
     if (verdict.accepted) {
       yield stageEnd('REFACTOR', 'REFACTOR', cycle, attempt, 'accepted', verdict.summary);
       subject = subjectFor('refactor', test.description);
@@ -93,8 +113,13 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
   if (acceptedAttempt === 0) {
     // Attempts rejected for another reason than verification (a time limit, a protected file) say so.
     const others = [...new Set(rejections.filter((reason) => reason === 'timeout' || reason === 'path-violation'))];
-    const rejectedFor = others.length === 0 ? 'broke verification' : `were rejected (${[...others, ...(rejections.length > others.length ? ['verification'] : [])].join(', ')})`;
-    subject = agentFailure ? `refactor: no changes kept (the agent failed: ${agentFailure.code})` : `refactor: no changes kept (${maxAttempts} attempts ${rejectedFor})`;
+    const rejectedFor =
+      others.length === 0
+        ? 'broke verification'
+        : `were rejected (${[...others, ...(rejections.length > others.length ? ['verification'] : [])].join(', ')})`;
+    subject = agentFailure
+      ? `refactor: no changes kept (the agent failed: ${agentFailure.code})`
+      : `refactor: no changes kept (${maxAttempts} attempts ${rejectedFor})`;
     const why = agentFailure ? `the agent failed (${agentFailure.message})` : `every attempt ${rejectedFor}`;
     yield { type: 'warning', stage: 'REFACTOR', message: `REFACTOR: ${why}; kept the code as it was after GREEN.` };
   }

@@ -55,7 +55,16 @@ export async function* runTdd(
   start: HandoffState,
   signal?: AbortSignal,
 ): Step<TddResult> {
-  const context: TddContext = { policy, deps, signal, lastRun: undefined, cycleBase: undefined, cycleFiles: [], lastCheckpoint: await deps.workspace.head(), treeClean: false };
+  const context: TddContext = {
+    policy,
+    deps,
+    signal,
+    lastRun: undefined,
+    cycleBase: undefined,
+    cycleFiles: [],
+    lastCheckpoint: await deps.workspace.head(),
+    treeClean: false,
+  };
   const refactorNext = async (test: TestCase): Promise<boolean> => {
     if (policy.refactor === 'never') return false;
     if (policy.refactor === 'always') return true;
