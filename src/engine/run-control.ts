@@ -6,7 +6,7 @@ import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import type { Clock } from '../core/effects.js';
 import { Git } from '../git/git.js';
-import { acquireRepoLock } from '../git/repo-lock.js';
+import { acquireRepoLock, runLockHeld } from '../git/repo-lock.js';
 import type { Ledger } from '../ledger/types.js';
 import { systemClock } from './effects.js';
 import { asGitRun, type GitRun } from './git-run.js';
@@ -46,6 +46,24 @@ function parseNote(text: string | null): { state: HandoffState | null; error: st
   } catch {
     return { state: null, error: 'note is not valid JSON' };
   }
+}
+
+/** Whether a live process holds the repository lock for this run (it is being worked on now). */
+export async function runIsActive(repoRoot: string, runId: string): Promise<boolean> {
+  return runLockHeld(await new Git(repoRoot).commonDir(), runId);
+}
+
+/** The runs `running` in the ledger that no process holds the lock for: killed (kill -9, a crash). */
+export async function orphanedRuns(
+  repoRoot: string,
+  runs: readonly { id: string; status: string }[],
+): Promise<Set<string>> {
+  const running = runs.filter((run) => run.status === 'running');
+  if (running.length === 0) return new Set();
+  const commonDir = await new Git(repoRoot).commonDir();
+  const gone = new Set<string>();
+  for (const run of running) if (!(await runLockHeld(commonDir, run.id))) gone.add(run.id);
+  return gone;
 }
 
 /**

@@ -10,6 +10,10 @@ export function ledgerPath(repoRoot: string): string {
 export function runDir(repoRoot: string, runId: string): string {
   return join(ratchetDir(repoRoot), 'runs', runId);
 }
+/** The refactor run's artifacts (the index's, and `TASK_LEDGER.jsonl`). */
+export function artifactsDir(repoRoot: string, runId: string): string {
+  return join(runDir(repoRoot, runId), 'artifacts');
+}
 export function worktreePath(home: string, runId: string): string {
   return join(home, 'worktrees', runId);
 }

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { ConfigFlags } from '../config/load.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { stageSettings } from '../config/resolved.js';
-import { loadPrompts, packageRoot, renderTemplate, stagePrompt } from '../config/prompts.js';
+import { loadPrompts, packageRoot, renderTemplate, stagePrompt, type PromptSet } from '../config/prompts.js';
 import { Git } from '../git/git.js';
 import { acquireRepoLock } from '../git/repo-lock.js';
 import type { ProcessRunner } from '../process/types.js';
@@ -94,12 +94,13 @@ function tddRuntimes(
  * runtime factory checks them), the Claude Code binary, a required sandbox, and the prompts
  * (a `.ratchet/prompts.toml` that does not parse or renames a stage).
  */
-async function preflight(config: ResolvedConfig, services: EngineServices, repoRoot: string): Promise<void> {
-  await loadPrompts({ packageRoot: packageRoot(), repoRoot });
+async function preflight(config: ResolvedConfig, services: EngineServices, repoRoot: string): Promise<PromptSet> {
+  const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot });
   tddRuntimes(config, services, config.home)('PLAN');
   if (config.provider.name === 'claude-code')
     await checkClaudeCode({ binary: config.refactor.claude.binary, runner: services.runner, env: services.env });
   await requireSandboxIfConfigured(config, services.runner);
+  return prompts;
 }
 
 /** Starts `ratchet tdd`: branch + worktree from HEAD, then the loop. */
@@ -128,7 +129,7 @@ export async function* startTdd(
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
-  await preflight(config, services, repoRoot);
+  const prompts = await preflight(config, services, repoRoot);
   const runId = services.ids.runId();
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
@@ -190,7 +191,7 @@ export async function* startTdd(
       run,
       initialHandoff(runId),
       envelope,
-      { ...options, command: detected.command, framework: detected.framework },
+      { ...options, prompts, command: detected.command, framework: detected.framework },
       services,
     );
   } finally {
@@ -387,7 +388,7 @@ export async function* resumeTdd(
   if (isFinished(run)) {
     throw new RatchetError('usage', `Run ${run.id} is ${run.status}; there is nothing to resume.`);
   }
-  await preflight(config, services, repoRoot);
+  const prompts = await preflight(config, services, repoRoot);
   const git = new Git(repoRoot);
   const lock = await acquireRepoLock(await git.commonDir(), { runId: run.id });
   try {
@@ -455,6 +456,7 @@ export async function* resumeTdd(
       envelope,
       {
         ...options,
+        prompts,
         feature: run.feature,
         command: detected.command,
         framework: detected.framework,
@@ -469,6 +471,8 @@ export async function* resumeTdd(
 
 interface ExecuteOptions {
   repoRoot: string;
+  /** Loaded (and checked) by the preflight. */
+  prompts: PromptSet;
   feature: string;
   config: ResolvedConfig;
   command: string;
@@ -486,8 +490,7 @@ async function* executeRun(
   options: ExecuteOptions,
   services: EngineServices,
 ): AsyncGenerator<RatchetEvent, RunOutcome> {
-  const { config } = options;
-  const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot: options.repoRoot });
+  const { config, prompts } = options;
   const worktreeGit = new Git(run.worktree);
   // One pool for every stage: a replay cassette is one ordered stream (continued from
   // `cassetteStart` on resume), a recorded one is written in call order.

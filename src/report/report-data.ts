@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { EventOf } from '../core/events.js';
-import { runDir } from '../engine/run-paths.js';
+import { TASK_LEDGER_FILE } from '../code/index/artifacts.js';
+import { artifactsDir } from '../engine/run-paths.js';
 import { Git } from '../git/git.js';
 import type { Ledger, RunSummary, StageRow, VerificationRow, ModelCallRow } from '../ledger/types.js';
 import type { GitRun } from '../engine/git-run.js';
@@ -32,7 +33,7 @@ const TaskLedgerLine = z.object({
 async function taskLedgerRows(repoRoot: string, runId: string): Promise<BatchRow[] | null> {
   let text: string;
   try {
-    text = await readFile(join(runDir(repoRoot, runId), 'artifacts', 'TASK_LEDGER.jsonl'), 'utf8');
+    text = await readFile(join(artifactsDir(repoRoot, runId), TASK_LEDGER_FILE), 'utf8');
   } catch {
     return null;
   }
@@ -84,16 +85,15 @@ export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Le
     types: ['batch-end', 'patch-check', 'contract-check', 'backup-create', 'plan-create'],
   });
   const refactor: ReportData['refactor'] = { batches: [], patchChecks: [], contracts: [], backup: null, plan: null };
-  const planned = run.workflow === 'refactor' ? await taskLedgerRows(repoRoot, run.id) : null;
   for (const event of events) {
-    if (event.type === 'batch-end') {
-      if (planned === null) refactor.batches.push(event);
-    } else if (event.type === 'patch-check') refactor.patchChecks.push(event);
+    if (event.type === 'batch-end') refactor.batches.push(event);
+    else if (event.type === 'patch-check') refactor.patchChecks.push(event);
     else if (event.type === 'contract-check') refactor.contracts.push(event);
     else if (event.type === 'backup-create') refactor.backup = event;
     else if (event.type === 'plan-create') refactor.plan = event;
   }
-  if (planned !== null) refactor.batches = planned;
+  // The task ledger also has the batches that never ended (not started, interrupted).
+  refactor.batches = (run.workflow === 'refactor' ? await taskLedgerRows(repoRoot, run.id) : null) ?? refactor.batches;
   return {
     refactor,
     run,

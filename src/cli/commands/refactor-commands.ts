@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
@@ -13,6 +12,7 @@ import { RatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
 import {
+  discardUnusedCopy,
   executeRefactor,
   fileFacts,
   prepareRefactor,
@@ -284,8 +284,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
             recorded = (await ledger.getRun(home.runId)) !== undefined;
           }
         } catch (error) {
-          // A plain directory's copy that never got a run (a check failed first) is left for nobody.
-          if (!home.isGit && !recorded) await rm(dirname(home.repoRoot), { recursive: true, force: true });
+          await discardUnusedCopy(home, recorded);
           throw error;
         }
         if (!output.json) showConfirmScreen(output, prepared);

@@ -2,9 +2,8 @@ import { relative } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
-import { checkpointsOf, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
+import { checkpointsOf, orphanedRuns, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
-import { runLockHeld } from '../../git/repo-lock.js';
 import { writeRunReport } from '../../report/write-report.js';
 import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
@@ -68,7 +67,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const checkpoints = await checkpointsOf(new Git(repoRoot), run);
       const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
       const summary = await ledger.summary(run.id);
-      const orphaned = (await orphanedRuns(new Git(repoRoot), [run])).has(run.id);
+      const orphaned = (await orphanedRuns(repoRoot, [run])).has(run.id);
       if (output.json) {
         output.out(
           JSON.stringify({
@@ -129,9 +128,8 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'List the runs of this repository and the checkpoints of one run (with their handoff notes)',
     async ({ output, repoRoot, ledger, run }, runId) => {
       const runs = await ledger.listRuns(20);
-      const git = new Git(repoRoot);
-      const checkpoints = await checkpointsOf(git, run);
-      const gone = await orphanedRuns(git, runs);
+      const checkpoints = await checkpointsOf(new Git(repoRoot), run);
+      const gone = await orphanedRuns(repoRoot, runs);
       if (output.json) {
         output.out(
           JSON.stringify({
@@ -251,16 +249,6 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       setExit(0);
     },
   );
-}
-
-/** The runs `running` in the ledger that no process holds the lock for: killed (kill -9, a crash). */
-async function orphanedRuns(git: Git, runs: readonly { id: string; status: string }[]): Promise<Set<string>> {
-  const running = runs.filter((run) => run.status === 'running');
-  if (running.length === 0) return new Set();
-  const commonDir = await git.commonDir();
-  const gone = new Set<string>();
-  for (const run of running) if (!(await runLockHeld(commonDir, run.id))) gone.add(run.id);
-  return gone;
 }
 
 /** The first line of a message, marked when more follows (a table row stays one line). */

@@ -3,9 +3,7 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import { RatchetError } from '../../core/errors.js';
 import type { RatchetEvent } from '../../core/events.js';
-import { resolveRun } from '../../engine/run-control.js';
-import { Git } from '../../git/git.js';
-import { runLockHeld } from '../../git/repo-lock.js';
+import { resolveRun, runIsActive } from '../../engine/run-control.js';
 import {
   isFinished,
   startTdd,
@@ -122,10 +120,7 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
         const given: TddFlags = Object.fromEntries(Object.entries(flags).filter(([, value]) => value !== undefined));
         // Said only of a run that will resume (resumeTdd refuses the others with the reason).
         // (and not of a run another process is still running: that one is refused as locked).
-        const resumable =
-          run.workflow === 'tdd' &&
-          !isFinished(run) &&
-          !(await runLockHeld(await new Git(run.repoRoot).commonDir(), run.id));
+        const resumable = run.workflow === 'tdd' && !isFinished(run) && !(await runIsActive(run.repoRoot, run.id));
         if (!output.json && resumable && recorded.provider !== undefined) {
           const model = given.model ?? recorded.model;
           const how =

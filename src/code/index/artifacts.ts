@@ -17,6 +17,9 @@ import { renderArchitectureSnapshot } from './architecture-snapshot.js';
 import { callGraphOf } from './call-graph.js';
 import type { CodeIndex } from './types.js';
 
+/** The refactor run's task ledger in the artifacts folder, one JSON line per batch outcome. */
+export const TASK_LEDGER_FILE = 'TASK_LEDGER.jsonl';
+
 const RISK_FORMULA =
   'score = round(100 * (0.35*F + 0.25*C + 0.15*S + 0.25*U)); F = min(1, log2(1+fanIn)/log2(21)); ' +
   'C = min(1, log2(1+churn)/log2(21)); S = min(1, log2(1+lines)/log2(2001)); U = 0 if a test covers the file, else 1';
@@ -63,7 +66,7 @@ export async function writeIndexArtifacts(index: CodeIndex, dir: string): Promis
     await rename(temporary, path);
     written.push(path);
   }
-  const ledger = join(dir, 'TASK_LEDGER.jsonl');
+  const ledger = join(dir, TASK_LEDGER_FILE);
   await (await open(ledger, 'a')).close();
   written.push(ledger);
   return { dir, files: written };

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { basename, isAbsolute, join, sep } from 'node:path';
+import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import type { AgentRuntime } from '../../core/agent.js';
@@ -10,7 +10,7 @@ import type { ResolvedConfig } from '../../config/resolved.js';
 import { checkNeedsRefactor } from '../../code/size-check.js';
 import { buildIndex } from '../../code/index/build-index.js';
 import type { CodeIndex } from '../../code/index/types.js';
-import { writeIndexArtifacts } from '../../code/index/artifacts.js';
+import { TASK_LEDGER_FILE, writeIndexArtifacts } from '../../code/index/artifacts.js';
 import { compareApi, snapshotPublicApi, type PublicApiSnapshot } from '../../code/public-api.js';
 import { admitPatch } from '../../edit/admission.js';
 import { applyPatchAtomically } from '../../edit/apply.js';
@@ -18,7 +18,7 @@ import { Git } from '../../git/git.js';
 import { acquireRepoLock } from '../../git/repo-lock.js';
 import { buildContextPack } from '../../context/context-pack.js';
 import { detectTestCommand } from '../../verify/detect.js';
-import { runBatchLoop, type RefactorLoopResult } from '../../workflows/refactor/batch-loop.js';
+import { markRolledBack, runBatchLoop, type RefactorLoopResult } from '../../workflows/refactor/batch-loop.js';
 import { boundPlannerBatches, heuristicPlan, type FileFacts, type PlanBounds } from '../../workflows/refactor/plan.js';
 import type { RefactorDependencies, RefactorVerifier, VerifierRun } from '../../workflows/refactor/ports.js';
 import { PlannerResponseSchema, type PlannedBatch } from '../../workflows/refactor/schemas.js';
@@ -26,7 +26,7 @@ import { createProviderRuntime, promptDirectory } from '../agent-runtimes.js';
 import { createModelPool, runModel, type ModelPool } from '../model-factory.js';
 import { createEnveloper } from '../event-stream.js';
 import { asGitRun, type GitRun } from '../git-run.js';
-import { runBranch, runDir, worktreePath } from '../run-paths.js';
+import { artifactsDir, runBranch, runDir, worktreePath } from '../run-paths.js';
 import type { EngineServices } from '../tdd-run.js';
 import { backupDirectory, createBackup, type Backup } from './backup.js';
 import { loadRefactorSettings, type RefactorSettings } from './refactor-config.js';
@@ -65,6 +65,15 @@ export async function refactorHome(
   const repoRoot = join(config.home, 'copies', runId, basename(target));
   await gitCopyOf(target, repoRoot);
   return { runId, target, repoRoot, isGit: false };
+}
+
+/**
+ * After `prepareRefactor` failed: a plain directory's working copy that never got a run (a
+ * check failed first) is left for nobody, so it goes. Call it with the ledger closed; `recorded`
+ * says whether the run made it into the copy's ledger.
+ */
+export async function discardUnusedCopy(home: RefactorHome, recorded: boolean): Promise<void> {
+  if (!home.isGit && !recorded) await rm(dirname(home.repoRoot), { recursive: true, force: true });
 }
 
 export interface RefactorOptions {
@@ -404,7 +413,7 @@ export async function* prepareRefactor(
           { hint: 'Make `ratchet refactor verify` pass first.', details: { runId } },
         );
       }
-      const artifacts = join(runDir(repoRoot, runId), 'artifacts');
+      const artifacts = artifactsDir(repoRoot, runId);
       const index = await buildIndex({
         root: worktree,
         cacheDir: join(repoRoot, '.ratchet', 'index'),
@@ -608,7 +617,7 @@ export async function* executeRefactor(
     { ...commandOptions, ...prepared.verifierCommands },
     runCommands,
   );
-  const ledgerFile = join(prepared.artifacts, 'TASK_LEDGER.jsonl');
+  const ledgerFile = join(prepared.artifacts, TASK_LEDGER_FILE);
   const isVerifierFile = verifierFileMatcher(
     [...prepared.verifierCommands.fast, ...prepared.verifierCommands.full],
     run.worktree,
@@ -785,22 +794,13 @@ export async function* executeRefactor(
           to: result.lastFullVerified,
           reason: 'the final full verifier failed',
         });
-        // The batches committed after the last fully verified checkpoint went with the reset.
-        const keptUpTo = result.batches.findIndex((entry) => entry.commit === result.lastFullVerified);
-        for (const [position, entry] of result.batches.entries()) {
-          if (position <= keptUpTo || entry.outcome !== 'committed') continue;
-          entry.outcome = 'rolled-back';
-          entry.reason = `the final full verifier failed; reset to ${result.lastFullVerified.slice(0, 8)}`;
-          const goal = prepared.plan.find((planned) => planned.id === entry.batch)?.goal ?? '';
-          await deps.appendTaskLedger({
-            batch: entry.batch,
-            goal,
-            outcome: 'rolled-back',
-            attempts: entry.attempts,
-            commit: entry.commit,
-            reason: entry.reason,
-          });
-        }
+        await markRolledBack(
+          result.batches,
+          result.lastFullVerified,
+          `the final full verifier failed; reset to ${result.lastFullVerified.slice(0, 8)}`,
+          prepared.plan,
+          deps,
+        );
         result.lastCheckpoint = result.lastFullVerified;
       }
     }

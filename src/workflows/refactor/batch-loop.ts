@@ -278,6 +278,36 @@ async function* attemptFormat(context: AttemptContext): Step<Attempted> {
 }
 
 /**
+ * After a failing full verifier reset the branch to `lastFullVerified`: the batches committed
+ * after that checkpoint went with the reset. Each becomes `rolled-back`, and its TASK_LEDGER line
+ * gets a later one that says so (the last line of a batch counts). Used by the loop's periodic
+ * full verifier and by the engine's final one.
+ */
+export async function markRolledBack(
+  outcomes: BatchOutcome[],
+  lastFullVerified: string,
+  reason: string,
+  batches: readonly PlannedBatch[],
+  deps: Pick<RefactorDependencies, 'appendTaskLedger'>,
+): Promise<void> {
+  const keptUpTo = outcomes.findIndex((entry) => entry.commit === lastFullVerified);
+  for (const [position, entry] of outcomes.entries()) {
+    if (position <= keptUpTo || entry.outcome !== 'committed') continue;
+    entry.outcome = 'rolled-back';
+    entry.reason = reason;
+    const goal = batches.find((planned) => planned.id === entry.batch)?.goal ?? '';
+    await deps.appendTaskLedger({
+      batch: entry.batch,
+      goal,
+      outcome: 'rolled-back',
+      attempts: entry.attempts,
+      commit: entry.commit,
+      reason,
+    });
+  }
+}
+
+/**
  * The batch loop of seed 002 (section 18). For each batch: context packet, patcher, admission
  * checks, apply (or, for a formatting-only batch, the formatter), fast (or full) verifier,
  * public-API comparison, checkpoint commit. A failed attempt is rolled back to the last
@@ -298,9 +328,6 @@ export async function* runBatchLoop(
   const outcomes: BatchOutcome[] = [];
   let lastCheckpoint = await workspace.head();
   let lastFullVerified = lastCheckpoint;
-  // Checkpoints after `lastFullVerified`: a failing full verifier drops them all.
-  const notFullyVerified = new Set<string>();
-  const droppedBy = (commit: string): boolean => notFullyVerified.has(commit);
   let committed = 0;
   const stop = async (stopped: string, from: number, fullVerifierFailed = false): Promise<RefactorLoopResult> => {
     for (const skipped of batches.slice(from)) {
@@ -398,10 +425,7 @@ export async function* runBatchLoop(
         yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'accepted' };
         lastCheckpoint = commit;
         // A checkpoint that passed the full verifier is fully verified, whichever check ran it.
-        if (level === 'full') {
-          lastFullVerified = commit;
-          notFullyVerified.clear();
-        } else notFullyVerified.add(commit);
+        if (level === 'full') lastFullVerified = commit;
         committed++;
         result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
         if (committed % policy.runFullVerifierEvery === 0) {
@@ -425,22 +449,13 @@ export async function* runBatchLoop(
               reason: 'the full verifier failed',
             };
             const resetTo = `reset to ${lastFullVerified.slice(0, 8)}`;
-            // The batches committed since the last fully verified checkpoint went with it: their
-            // TASK_LEDGER lines get a later line that says so (the last line of a batch counts).
-            for (const earlier of outcomes) {
-              if (earlier.outcome !== 'committed' || earlier.commit === null || !droppedBy(earlier.commit)) continue;
-              earlier.outcome = 'rolled-back';
-              earlier.reason = `the full verifier failed after ${batch.id}; ${resetTo}`;
-              const plannedGoal = batches.find((planned) => planned.id === earlier.batch)?.goal ?? '';
-              await deps.appendTaskLedger({
-                batch: earlier.batch,
-                goal: plannedGoal,
-                outcome: 'rolled-back',
-                attempts: earlier.attempts,
-                commit: earlier.commit,
-                reason: earlier.reason,
-              });
-            }
+            await markRolledBack(
+              outcomes,
+              lastFullVerified,
+              `the full verifier failed after ${batch.id}; ${resetTo}`,
+              batches,
+              deps,
+            );
             result.outcome = 'rolled-back';
             result.reason = `the full verifier failed after this batch; ${resetTo}`;
             outcomes.push(result);
@@ -468,7 +483,6 @@ export async function* runBatchLoop(
             );
           }
           lastFullVerified = commit;
-          notFullyVerified.clear();
         }
       }
       const final: BatchOutcome = result ?? {
