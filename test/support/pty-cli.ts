@@ -33,18 +33,19 @@ export interface PtyCli {
   signalCli(signal: NodeJS.Signals): void;
 }
 
-/** The pid of the process under `root` (itself or a descendant) whose command line contains `needle`. */
-function findProcess(root: number, needle: string): number | null {
+/** The pid of the process under `root` (a descendant) whose program argument (argv[1]) is `script`. */
+function findProcess(root: number, script: string): number | null {
   const queue = [root];
   while (queue.length > 0) {
     const pid = queue.shift() ?? root;
-    let cmdline = '';
+    let argv: string[] = [];
     try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     } catch {
       continue;
     }
-    if (pid !== root && cmdline.includes(needle)) return pid;
+    // Not the shell `script` starts (`sh -c '<node> <cli> ...'`), whose command line names the CLI too.
+    if (pid !== root && argv[1] === script) return pid;
     let children = '';
     try {
       children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
@@ -58,7 +59,9 @@ function findProcess(root: number, needle: string): number | null {
 
 /** Starts `ratchet ...args` on a pty, in `cwd`, with the clean CLI environment plus `env`. */
 export function startPtyCli(args: readonly string[], options: { cwd: string; env: Record<string, string> }): PtyCli {
-  const command = [process.execPath, CLI, ...args].map(shellQuote).join(' ');
+  // `exec`: the CLI replaces the shell that `script` runs the command with ($SHELL, or sh), so
+  // signals and the exit status are the CLI's whatever the shell.
+  const command = `exec ${[process.execPath, CLI, ...args].map(shellQuote).join(' ')}`;
   const child: ChildProcessWithoutNullStreams = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd: options.cwd,
     env: cliEnv({ TERM: 'dumb', ...options.env }),
