@@ -133,6 +133,12 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
         );
         break;
       case 'model-call':
+        // Each reply streamed ends its own line: a retry's reply does not run on from the last one.
+        if (streaming) {
+          output.progress('\n');
+          streaming = false;
+        }
+        break;
       case 'note-write':
         break;
     }
