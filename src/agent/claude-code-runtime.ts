@@ -3,7 +3,7 @@ import { RatchetError, throwIfAborted, toRatchetError } from '../core/errors.js'
 import type { FinishReason, ModelRequest, ModelResponse, TokenUsage } from '../core/model.js';
 import { writePromptFile } from './claude-code/prompt-file.js';
 import { apiFailureOf, errorsText, type ClaudeResult } from './claude-code/result.js';
-import { runClaude, type ClaudeProcessOptions } from './claude-code/run-claude.js';
+import { runClaude, withBaseUrl, type ClaudeProcessOptions } from './claude-code/run-claude.js';
 import { createStructuredOutput, type StructuredOutput } from './structured-output.js';
 
 export { checkClaudeAuth, checkClaudeCode } from './claude-code/checks.js';
@@ -288,9 +288,7 @@ function stageEnv(
   baseUrl: string | undefined,
 ): Record<string, string | undefined> {
   const timeout = String(Math.max(1, Math.round(bashTimeoutMs)));
-  const endpoint =
-    baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') };
-  return { ...env, ...endpoint, BASH_DEFAULT_TIMEOUT_MS: timeout, BASH_MAX_TIMEOUT_MS: timeout };
+  return { ...withBaseUrl(env, baseUrl), BASH_DEFAULT_TIMEOUT_MS: timeout, BASH_MAX_TIMEOUT_MS: timeout };
 }
 
 function finishReasonOf(result: ClaudeResult): FinishReason {

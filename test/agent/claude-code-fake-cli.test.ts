@@ -306,4 +306,36 @@ describe.concurrent('Claude Code checks with a fake claude executable', () => {
     });
     expect((await calls())[0]?.argv).toEqual(['-p', 'Respond with OK', '--output-format', 'json']);
   });
+
+  it('asks the endpoint the runs will use: --base-url reaches the check as ANTHROPIC_BASE_URL, without /v1', async () => {
+    const { env, calls } = harness('success', { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/from-the-environment' });
+
+    await checkClaudeAuth({
+      binary: FAKE_CLAUDE,
+      runner: createProcessRunner(),
+      env,
+      baseUrl: 'http://127.0.0.1:4711/v1/',
+    });
+    await checkClaudeAuth({ binary: FAKE_CLAUDE, runner: createProcessRunner(), env });
+
+    expect((await calls()).map((call) => call.env.ANTHROPIC_BASE_URL)).toEqual([
+      'http://127.0.0.1:4711',
+      'http://127.0.0.1:9/from-the-environment',
+    ]);
+  });
+
+  it('maps an empty executable path (a blank claude.binary) to a config error, for the checks and the runtime', async () => {
+    const { env, runtime, stageRequest } = harness('success');
+
+    for (const check of [
+      checkClaudeCode({ binary: '', runner: createProcessRunner(), env }),
+      checkClaudeAuth({ binary: ' ', runner: createProcessRunner(), env }),
+      runtime({ binary: '' }).runStage(stageRequest()),
+    ]) {
+      const error = await rejection(check);
+      expect(error.code).toBe('config');
+      expect(error.message).toContain('empty');
+      expect(error.hint).toContain('binary');
+    }
+  });
 });

@@ -95,6 +95,18 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     for (const repo of repos) await repo.cleanup();
   });
 
+  it('refactor plan shows the formatting-only batch first, as run plans it', async () => {
+    const fixture = await createRepo({});
+    const result = await runCli(['refactor', 'plan', '--json'], { cwd: fixture.dir, env: env(fixture) });
+    expect(result.exitCode, describeResult(result)).toBe(0);
+    const plan = JSON.parse(result.stdout) as { batches: { id: string; allowed_operations: string[] }[] };
+    expect(plan.batches[0]).toMatchObject({ id: 'batch-001', allowed_operations: ['format'] });
+    expect(plan.batches.length).toBeGreaterThan(1);
+
+    const plain = await runCli(['refactor', 'plan'], { cwd: fixture.dir, env: env(fixture) });
+    expect(plain.stdout).toMatch(/^ {2}batch-001 Format the code with the configured formatter \(formatting-only\)$/m);
+  });
+
   it('formats first, keeps only formatting-only changes in scope, then stops on the max runtime after a final full verification', async () => {
     const fixture = await createRepo({});
     const repo = fixture.dir;

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { checkoutState, type ProjectRepo } from '../support/e2e-run.js';
@@ -182,6 +182,21 @@ describe('ratchet refactor, around the run', () => {
     expect(readdirSync(join(repo.home, 'index'))).toEqual([
       expect.stringMatching(/^ratchet-plain-plan-.+-[0-9a-f]{12}$/),
     ]);
+
+    // `refactor verify` keeps its logs there too, one folder per directory: another directory
+    // with the same name does not overwrite them.
+    const twin = join(plainDir, 'twin', basename(plainDir));
+    await writeFiles(twin, { ...TS_FILES, ...configFile(refactorConfig(tsVerifiers(process.execPath))) });
+    const twinBefore = treeHashes(plainDir, []);
+    for (const dir of [plainDir, twin])
+      expectExit(await ratchet(['refactor', 'verify', dir], dir, claudeEnv(repo, null)), 0);
+    expect(treeHashes(plainDir, [])).toEqual(twinBefore);
+    const logs = readdirSync(join(repo.home, 'verify'));
+    expect(logs).toHaveLength(2);
+    for (const folder of logs) {
+      expect(folder).toMatch(/^ratchet-plain-plan-.+-[0-9a-f]{12}$/);
+      expect(readdirSync(join(repo.home, 'verify', folder))).toEqual(['001-baseline.log', '002-baseline.log']);
+    }
   });
 
   it('refactor verify exits 0 on a green baseline and 1 on a red one, changing nothing', async () => {

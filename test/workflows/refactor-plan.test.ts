@@ -108,6 +108,27 @@ describe('heuristicPlan', () => {
     ).toEqual([]);
   });
 
+  it("never plans the runtime's entry points as dead code: Go main and init, Rust main", () => {
+    const batches = plan([
+      facts('cmd/tool/main.go', { language: 'go', unusedPrivateSymbols: ['init', 'main'] }),
+      facts('pkg/util.go', { language: 'go', unusedPrivateSymbols: ['init', 'stale'] }),
+      facts('src/main.rs', { language: 'rust', unusedPrivateSymbols: ['main'] }),
+      // Elsewhere `main` is a function like any other.
+      facts('src/main.ts', { unusedPrivateSymbols: ['main'] }),
+    ]);
+
+    expect(batches.map((entry) => `${entry.goal}: ${entry.notes ?? ''}`)).toEqual([
+      'Remove dead code in pkg/util.go: unreferenced: stale',
+      'Remove dead code in src/main.ts: unreferenced: main',
+    ]);
+  });
+
+  it('says "1 file depends" for a single dependent', () => {
+    expect(plan([facts('src/one.ts', { fanIn: 1, hasTest: false })])[0]?.notes).toBe(
+      '1 file depends on it and no test covers it by convention',
+    );
+  });
+
   it('uses the full verifier from risk 60', () => {
     const batches = plan([
       facts('src/a.ts', { risk: 59, unusedPrivateSymbols: ['x'] }),

@@ -5,7 +5,7 @@
 import { tmpdir } from 'node:os';
 import { RatchetError } from '../../core/errors.js';
 import { CLAUDE_INSTALL_HINT, apiFailureOf, errorsText, excerpt } from './result.js';
-import { runClaude, runClaudeCommand, type ClaudeProcessOptions } from './run-claude.js';
+import { runClaude, runClaudeCommand, withBaseUrl, type ClaudeProcessOptions } from './run-claude.js';
 
 export interface ClaudeCheckOptions extends ClaudeProcessOptions {
   /** Working directory of the check (default: the system temporary directory). */
@@ -13,6 +13,11 @@ export interface ClaudeCheckOptions extends ClaudeProcessOptions {
   /** Default 30 s for `-v`, 120 s for the authentication query. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * The endpoint the runs will use (`--base-url`), passed to the CLI as `ANTHROPIC_BASE_URL`
+   * exactly as the runtime passes it, so the authentication check asks the same server.
+   */
+  baseUrl?: string;
 }
 
 export interface ClaudeAuthCheck {
@@ -52,6 +57,7 @@ export async function checkClaudeCode(options: ClaudeCheckOptions): Promise<{ ve
 export async function checkClaudeAuth(options: ClaudeCheckOptions): Promise<ClaudeAuthCheck> {
   const { result } = await runClaude({
     ...options,
+    env: withBaseUrl(options.env, options.baseUrl),
     args: ['-p', 'Respond with OK', '--output-format', 'json'],
     cwd: options.cwd ?? tmpdir(),
     timeoutMs: options.timeoutMs ?? 120_000,

@@ -14,6 +14,19 @@ export interface ClaudeProcessOptions {
   env: Record<string, string | undefined>;
 }
 
+/**
+ * The CLI's environment with `baseUrl` (`--base-url`, `[provider] base_url`) as its
+ * `ANTHROPIC_BASE_URL`, which the CLI wants without `/v1` (it adds it): the runtime's calls and
+ * the preflight checks must reach the same endpoint. Without a base URL, `env` as it is.
+ */
+export function withBaseUrl(
+  env: Record<string, string | undefined>,
+  baseUrl: string | undefined,
+): Record<string, string | undefined> {
+  if (baseUrl === undefined) return env;
+  return { ...env, ANTHROPIC_BASE_URL: baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') };
+}
+
 interface ClaudeCall extends ClaudeProcessOptions {
   args: string[];
   cwd: string;
@@ -37,6 +50,13 @@ const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /** Runs the CLI once and returns the process result; throws for failures to run it at all. */
 export async function runClaudeCommand(call: ClaudeCall): Promise<CommandResult> {
+  // An empty name cannot be spawned at all (Node throws a TypeError, not ENOENT).
+  if (call.binary.trim() === '') {
+    throw new RatchetError('config', 'The path of the Claude Code CLI is empty.', {
+      hint: `Set [refactor.claude] binary (or "claude": {"binary": ...} in .refactor-bot.config.json) to the \`claude\` executable, or remove it to use \`claude\` from PATH. ${CLAUDE_INSTALL_HINT}`,
+      details: { binary: call.binary },
+    });
+  }
   const outcome = await call.runner.run({
     command: call.binary,
     args: call.args,

@@ -74,10 +74,18 @@ async function targetOf(repo: string | undefined, command: Command): Promise<str
  * `$RATCHET_HOME/index/` (named after the directory's path), so the next index is incremental.
  */
 async function indexCacheDir(target: string, isGit: boolean, home: string): Promise<string> {
-  if (!isGit)
-    return join(home, 'index', `${basename(target)}-${createHash('sha256').update(target).digest('hex').slice(0, 12)}`);
+  if (!isGit) return homeFolderOf(home, 'index', target);
   await excludeRatchetDir(target);
   return join(target, '.ratchet', 'index');
+}
+
+/**
+ * A folder of its own under `$RATCHET_HOME/<kind>/` for a directory that is not a repository,
+ * named after its path (`<name>-<sha256 prefix>`): two directories with the same name, such as
+ * `~/a/app` and `~/b/app`, never share (or overwrite) each other's files.
+ */
+function homeFolderOf(home: string, kind: string, target: string): string {
+  return join(home, kind, `${basename(target)}-${createHash('sha256').update(target).digest('hex').slice(0, 12)}`);
 }
 
 /** Adds `<target>/.ratchet/` to the repository's `.git/info/exclude`. */
@@ -246,7 +254,13 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (config.provider.name === 'claude-code') {
         const runner = createProcessRunner();
         const version = await checkClaudeCode({ binary: settings.claude.binary, runner, env: process.env });
-        await checkClaudeAuth({ binary: settings.claude.binary, runner, env: process.env });
+        // The same endpoint the run's calls will use (`--base-url`, `[provider] base_url`).
+        await checkClaudeAuth({
+          binary: settings.claude.binary,
+          runner,
+          env: process.env,
+          ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
+        });
         if (!output.json) output.out(pc.dim(`Claude Code ${version.version}: authenticated`));
       }
       if (!yes && !process.stdin.isTTY) {
@@ -378,6 +392,8 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
           diffBudgetLoc: settings.diffBudgetLoc,
           scopeExcludes: settings.scopeExcludes,
           files: index.files.map((file) => file.path),
+          // A configured formatter starts the plan with its formatting-only batch, as in `run`.
+          formatting: settings.formatter.length > 0,
           isProtected: isVerifierConfigFile,
         },
       });
@@ -399,7 +415,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       // RATCHET_HOME for a directory that is not a repository (Ratchet never writes into one).
       const isGit = await Git.isRepository(target);
       if (isGit) await excludeRatchetDir(target);
-      const logRoot = isGit ? target : join(config.home, 'verify', basename(target));
+      const logRoot = isGit ? target : homeFolderOf(config.home, 'verify', target);
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
       const verifier = createCommandVerifier({
         cwd: target,
@@ -442,7 +458,9 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
 
   refactor
     .command('rollback')
-    .description("Restore the repository from a run's backup (git bundle + snapshot), as it was before the run")
+    .description(
+      "Restore the repository from a run's backup (git bundle + snapshot), as it was before the run: the branch the run started from and the files (other branches stay). Asks first (--yes skips it) and backs up the state it replaces",
+    )
     .argument('<run-id>', 'the refactor run')
     .action(async (runId: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);

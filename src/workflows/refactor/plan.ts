@@ -96,6 +96,20 @@ interface Candidate {
   notes: string;
 }
 
+/**
+ * Functions the language's runtime calls by name, which no call site in the repository names:
+ * Go's `main` and `init`, Rust's `main`. They are never dead code, however unreferenced.
+ */
+const ENTRY_POINTS: Readonly<Record<string, readonly string[]>> = {
+  go: ['main', 'init'],
+  rust: ['main'],
+};
+
+function deadCodeOf(file: FileFacts): string[] {
+  const entryPoints = ENTRY_POINTS[file.language ?? ''] ?? [];
+  return file.unusedPrivateSymbols.filter((name) => !entryPoints.includes(name));
+}
+
 function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
   if (file.isTest) return [];
   if (goal !== null)
@@ -103,12 +117,13 @@ function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
       { category: 'small-extracts', file, goal: `${goal} (in ${file.path})`, notes: file.sizeReasons.join('; ') },
     ];
   const found: Candidate[] = [];
-  if (file.unusedPrivateSymbols.length > 0) {
+  const dead = deadCodeOf(file);
+  if (dead.length > 0) {
     found.push({
       category: 'import-cleanup',
       file,
       goal: `Remove dead code in ${file.path}`,
-      notes: `unreferenced: ${file.unusedPrivateSymbols.join(', ')}`,
+      notes: `unreferenced: ${dead.join(', ')}`,
     });
   }
   const structural = file.sizeReasons.filter((reason) => /class|methods/.test(reason));
@@ -120,7 +135,7 @@ function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
       category: 'tests',
       file,
       goal: `Add tests for ${file.path}`,
-      notes: `${file.fanIn} files depend on it and no test covers it by convention`,
+      notes: `${file.fanIn} ${file.fanIn === 1 ? 'file depends' : 'files depend'} on it and no test covers it by convention`,
     });
   if (structural.length > 0)
     found.push({ category: 'restructure', file, goal: `Restructure ${file.path}`, notes: structural.join('; ') });
