@@ -36,6 +36,7 @@ import { createCommandVerifier, createCommandsRunner } from './verifier.js';
 import { RATCHET_EXCLUDES, shareDependencies } from '../worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
 import { loadRolePrompts } from './role-prompts.js';
+import { deadFunctions } from './dead-code.js';
 
 /** Where a refactor run lives: the target's repository, or a git copy of a non-repository. */
 export interface RefactorHome {
@@ -211,23 +212,12 @@ export function verifierFileMatcher(commands: readonly string[], root: string): 
 /** Facts the heuristic planner needs, per indexed source file. */
 export async function fileFacts(index: CodeIndex, root: string, config: ResolvedConfig): Promise<FileFacts[]> {
   const risk = new Map(index.risk.map((entry) => [entry.path, entry]));
+  const dead = await deadFunctions(index, root);
   const facts: FileFacts[] = [];
   for (const file of index.files) {
     if (file.language === null) continue;
     const entry = risk.get(file.path);
     const check = await checkNeedsRefactor([file.path], root, config.refactorCheck);
-    const referenced = new Set(
-      index.files.flatMap((other) => other.calls.map((call) => call.callee.split('.').pop() ?? call.callee)),
-    );
-    const unused = file.symbols
-      .filter(
-        (symbol) =>
-          !symbol.exported &&
-          symbol.container === undefined &&
-          symbol.kind === 'function' &&
-          !referenced.has(symbol.name),
-      )
-      .map((symbol) => symbol.name);
     facts.push({
       path: file.path,
       language: file.language,
@@ -237,7 +227,7 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
       hasTest: (entry?.tests.length ?? 0) > 0,
       risk: entry?.score ?? 0,
       sizeReasons: check.reasons,
-      unusedPrivateSymbols: unused,
+      unusedPrivateSymbols: dead.get(file.path) ?? [],
       isTest: file.isTest,
     });
   }
