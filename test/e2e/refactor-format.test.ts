@@ -107,6 +107,21 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     expect(plain.stdout).toMatch(/^ {2}batch-001 Format the code with the configured formatter \(formatting-only\)$/m);
   });
 
+  it('refactor plan plans no batch on a file a verifier command names (admission would refuse every patch to it)', async () => {
+    const fixture = await createRepo({ formatter: [], full_verifier: ['node --test', 'node --check src/math.js'] });
+    const result = await runCli(['refactor', 'plan', '--json'], { cwd: fixture.dir, env: env(fixture) });
+    expect(result.exitCode, describeResult(result)).toBe(0);
+    const plan = JSON.parse(result.stdout) as { batches: { goal: string; scope_globs: string[] }[] };
+    expect(plan.batches.flatMap((batch) => batch.scope_globs)).not.toContain('src/math.js');
+    expect(plan.batches.map((batch) => batch.goal).join('\n')).not.toContain('src/math.js');
+
+    // Without that command the same file gets its batches.
+    const other = await createRepo({ formatter: [] });
+    const before = await runCli(['refactor', 'plan', '--json'], { cwd: other.dir, env: env(other) });
+    const unguarded = JSON.parse(before.stdout) as { batches: { scope_globs: string[] }[] };
+    expect(unguarded.batches.flatMap((batch) => batch.scope_globs)).toContain('src/math.js');
+  });
+
   it('formats first, keeps only formatting-only changes in scope, then stops on the max runtime after a final full verification', async () => {
     const fixture = await createRepo({});
     const repo = fixture.dir;

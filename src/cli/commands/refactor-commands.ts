@@ -18,7 +18,7 @@ import {
   prepareRefactor,
   refactorHome,
   verifierCommands,
-  isVerifierConfigFile,
+  verifierFileMatcher,
   type PreparedRefactor,
   type RefactorOutcome,
 } from '../../engine/refactor/refactor-run.js';
@@ -384,7 +384,9 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         excludes: settings.scopeExcludes,
         git: isGit ? new Git(target) : false,
       });
-      // As `run` plans: no batch for the configuration that defines verification (no patch may change it).
+      // As `run` plans: no batch for the files that define verification (no patch may change them).
+      // Without a verifier yet (nothing detected, nothing configured) the plan is still shown.
+      const commands = await verifierCommands(target, settings, config).catch(() => ({ fast: [], full: [] }));
       const plan = heuristicPlan(await fileFacts(index, target, config), {
         goal: flags.goal ?? null,
         bounds: {
@@ -394,7 +396,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
           files: index.files.map((file) => file.path),
           // A configured formatter starts the plan with its formatting-only batch, as in `run`.
           formatting: settings.formatter.length > 0,
-          isProtected: isVerifierConfigFile,
+          isProtected: verifierFileMatcher([...commands.fast, ...commands.full], target),
         },
       });
       if (output.json) output.out(JSON.stringify({ batches: plan }));

@@ -185,12 +185,14 @@ const VERIFIER_FILE_GLOBS = [
   '**/{.golangci.yml,.golangci.yaml,.golangci.toml,clippy.toml,.clippy.toml,rustfmt.toml,.rustfmt.toml,rust-toolchain,rust-toolchain.toml}',
 ];
 
-/**
- * The configuration files that define verification, by name (not the files a verifier command
- * names, which may be source code the command loads): the planner plans no batch for them.
- */
-export const isVerifierConfigFile: (path: string) => boolean = picomatch(VERIFIER_FILE_GLOBS, { dot: true });
+/** The configuration files that define verification, by name. */
+const isVerifierConfigFile: (path: string) => boolean = picomatch(VERIFIER_FILE_GLOBS, { dot: true });
 
+/**
+ * The files no patch may change, so the planner plans no batch for them and admission refuses a
+ * patch to them: the verification configuration by name (`isVerifierConfigFile`) and every file a
+ * verifier command names (`./scripts/check.sh`, `node -e "import('./src/index.ts')"`).
+ */
 export function verifierFileMatcher(commands: readonly string[], root: string): (path: string) => boolean {
   const byName = isVerifierConfigFile;
   const named = new Set(
@@ -427,7 +429,8 @@ export async function* prepareRefactor(
         scopeExcludes: settings.scopeExcludes,
         files: index.files.map((file) => file.path),
         formatting: settings.formatter.length > 0,
-        isProtected: isVerifierConfigFile,
+        // Admission refuses every patch to them: a batch on them could never land.
+        isProtected: verifierFileMatcher([...commands.fast, ...commands.full], worktree),
       };
       const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
       let plan = heuristic;

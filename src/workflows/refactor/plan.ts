@@ -29,8 +29,8 @@ export interface PlanBounds {
   /** Every file of the index: a planned batch must match at least one. */
   files: string[];
   /**
-   * Files no patch may change (the configuration that defines verification, see
-   * `isVerifierConfigFile`): a batch scoped only to them could never land, so none is planned.
+   * Files no patch may change (those that define verification, see `verifierFileMatcher`): a
+   * batch scoped only to them could never land, so none is planned.
    */
   isProtected?: (path: string) => boolean;
   /**
