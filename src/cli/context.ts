@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import type { ResolvedConfig } from '../config/resolved.js';
-import { existsSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { loadConfig, resolveProjectRoot, resolveRatchetHome } from '../config/load.js';
 import { RatchetError } from '../core/errors.js';
 import { createEngineServices } from '../engine/effects.js';
 import { ledgerPath } from '../engine/run-paths.js';
+import { RATCHET_EXCLUDES } from '../engine/worktree-setup.js';
 import type { EngineServices } from '../engine/tdd-run.js';
 import { Git } from '../git/git.js';
 import { openLedger, secretsFromEnv, type Ledger } from '../ledger/ledger.js';
@@ -42,7 +43,21 @@ export function createCliOutput(command: Command): Output {
  * original directory.
  */
 export async function repositoryRoot(command: Command, runId?: string): Promise<string> {
-  const dir = resolveProjectRoot({ cwdFlag: globalOptions(command).cwd, env: process.env, processCwd: process.cwd() });
+  const { cwd } = globalOptions(command);
+  const dir = resolveProjectRoot({ cwdFlag: cwd, env: process.env, processCwd: process.cwd() });
+  const named = cwd?.trim() ? '--cwd' : process.env.TDD_PROJECT_ROOT?.trim() ? 'TDD_PROJECT_ROOT' : undefined;
+  const kind = existsSync(dir) ? (statSync(dir).isDirectory() ? 'directory' : 'file') : 'missing';
+  if (kind !== 'directory') {
+    throw new RatchetError(
+      'usage',
+      `${dir}${named ? ` (${named})` : ''} ${kind === 'file' ? 'is a file, not a directory' : 'does not exist'}.`,
+      {
+        hint: named
+          ? `Point ${named} at your project's directory.`
+          : 'Run Ratchet from your project, or pass --cwd DIR.',
+      },
+    );
+  }
   const copy = runId === undefined ? null : join(resolveRatchetHome(process.env), 'copies', runId, basename(dir));
   if (copy !== null && !(await Git.isRepository(dir)) && existsSync(join(copy, '.ratchet', 'ledger.db'))) return copy;
   if (!(await Git.isRepository(dir))) {
@@ -56,7 +71,9 @@ export async function repositoryRoot(command: Command, runId?: string): Promise<
 export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Promise<ResolvedConfig> {
   const maxAttempts = flags.maxAttempts === undefined ? undefined : Number(flags.maxAttempts);
   if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1)) {
-    throw new RatchetError('usage', `--max-attempts must be a positive integer, got "${flags.maxAttempts}".`);
+    throw new RatchetError('usage', `--max-attempts must be a positive integer, got "${flags.maxAttempts}".`, {
+      hint: 'Pass the number of attempts per stage, e.g. --max-attempts 3.',
+    });
   }
   return loadConfig({
     repoRoot,
@@ -65,15 +82,39 @@ export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Pr
       ...(flags.provider ? { provider: flags.provider } : {}),
       ...(flags.model ? { model: flags.model } : {}),
       ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
-      ...(flags.cassette ? { cassette: flags.cassette } : {}),
+      // A path on the command line is relative to where the user typed it, as --record's is.
+      ...(flags.cassette ? { cassette: resolve(flags.cassette) } : {}),
       ...(flags.refactor ? { refactor: flags.refactor } : {}),
       ...(maxAttempts ? { maxAttempts } : {}),
     },
   });
 }
 
+/**
+ * Opens the repository's ledger, `.ratchet/ledger.db`. Creating it first keeps `.ratchet/` out of
+ * git (`.git/info/exclude`), so the checkout never shows it as an untracked change.
+ */
 export async function openRepoLedger(repoRoot: string): Promise<Ledger> {
-  return openLedger(ledgerPath(repoRoot), { secrets: secretsFromEnv(process.env) });
+  const file = ledgerPath(repoRoot);
+  if (!existsSync(file) && (await Git.isRepository(repoRoot))) await new Git(repoRoot).addInfoExclude(RATCHET_EXCLUDES);
+  return openLedger(file, { secrets: secretsFromEnv(process.env) });
+}
+
+/**
+ * Opens the ledger of a repository for a command on its runs (status, history, report, ...):
+ * when there is none, no run was ever started here, and nothing is created.
+ */
+export async function openExistingRepoLedger(repoRoot: string, runId?: string): Promise<Ledger> {
+  if (!existsSync(ledgerPath(repoRoot))) {
+    throw new RatchetError(
+      'not-found',
+      runId ? `No run ${runId} in this repository.` : 'No runs in this repository yet.',
+      {
+        hint: 'Start one with `ratchet tdd "<feature>"`, or try `ratchet demo`.',
+      },
+    );
+  }
+  return openRepoLedger(repoRoot);
 }
 
 export function engineServices(ledger: Ledger): EngineServices {

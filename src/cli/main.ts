@@ -45,6 +45,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--json', 'machine-readable output (NDJSON)')
     .option('-y, --yes', 'answer yes to every confirmation')
     .showHelpAfterError()
+    // `ratchet status --help` shows --json, --cwd and --yes too: every command takes them.
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .addHelpText(
       'after',
@@ -71,9 +73,12 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.ok;
       // Commander has said it on stderr (with the help); a script reading --json gets it too.
+      // A command group without its subcommand (`ratchet`, `ratchet refactor`) shows its help.
+      const message =
+        error.code === 'commander.help' ? missingCommand(program, argv) : error.message.replace(/^error: /, '');
       if (json)
         process.stdout.write(
-          `${JSON.stringify({ type: 'error', code: 'usage', message: error.message.replace(/^error: /, ''), hint: 'See `ratchet --help` or `ratchet <command> --help`.' })}\n`,
+          `${JSON.stringify({ type: 'error', code: 'usage', message, hint: 'See `ratchet --help` or `ratchet <command> --help`.' })}\n`,
         );
       return EXIT.usage;
     }
@@ -90,6 +95,20 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
     }
     return exitCodeFor(failure.code, false);
   }
+}
+
+/** What `ratchet` or `ratchet refactor` alone lacks: "ratchet refactor needs a command: run, plan, ...". */
+function missingCommand(program: Command, argv: readonly string[]): string {
+  let current = program;
+  const names = [program.name()];
+  for (const arg of argv.slice(2)) {
+    const sub = arg.startsWith('-') ? undefined : current.commands.find((command) => command.name() === arg);
+    if (sub === undefined) continue;
+    current = sub;
+    names.push(sub.name());
+  }
+  const choices = current.commands.map((command) => command.name()).filter((name) => name !== 'help');
+  return `${names.join(' ')} needs a command: ${choices.join(', ')}`;
 }
 
 process.exitCode = await main(process.argv);

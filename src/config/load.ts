@@ -83,7 +83,7 @@ export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOption
 export function parseConfigText(text: string, file: string): { config: ConfigFile; keys: string[] } {
   const raw = parseToml(text, file);
   const result = ConfigFileSchema.safeParse(raw);
-  if (!result.success) throw schemaIssueError(result.error.issues, file, text, ConfigFileSchema);
+  if (!result.success) throw schemaIssueError(result.error.issues, file, text, ConfigFileSchema, raw);
   return { config: result.data, keys: leafKeys(raw) };
 }
 

@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { constants, type Dirent } from 'node:fs';
+import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { RatchetError } from '../core/errors.js';
@@ -47,6 +47,7 @@ type PackageJson = z.infer<typeof packageJsonSchema>;
  * Finds the project's test command (seed 003, "Test Framework Auto-Detection", extended to
  * Go and Rust). First match wins: `pom.xml`, `build.gradle(.kts)`, `package.json` with a real
  * `scripts.test`, a pytest marker, `go.mod`, `Cargo.toml`. A configured command wins over all.
+ * Maven and Gradle use the project's wrapper (`mvnw`, `gradlew`) when it has one.
  */
 export async function detectTestCommand(
   root: string,
@@ -59,7 +60,34 @@ export async function detectTestCommand(
     if (framework === 'npm') framework = await npmFramework(root);
     return { command, framework, source: 'config', marker: 'config' };
   }
-  if (await exists(root, 'pom.xml')) return detected('mvn test', 'maven', 'pom.xml');
+  const found = await detectIn(root, options);
+  if (found !== undefined) return found;
+  const placeholder = NPM_PLACEHOLDER.test((await readPackageJson(root))?.scripts?.test ?? '')
+    ? " (the test script of package.json is npm's placeholder)"
+    : '';
+  // A monorepo-ish layout: the projects are one level down, and which one to test is the user's call.
+  const nested = await nestedCandidates(root, options);
+  const suggestions = nested.map(
+    ({ dir, found: { command } }) => `[test] command = ${JSON.stringify(`cd ${shellWord(dir)} && ${command}`)}`,
+  );
+  throw new RatchetError('config', `No test command found in ${root}: ${LOOKED_FOR}${placeholder}`, {
+    hint:
+      'Set [test] command = "..." in .ratchet/config.toml' +
+      (suggestions.length === 0 ? '' : `, e.g. for the project in a subdirectory: ${suggestions.join(' or ')}`),
+    details: { root, nested: nested.map(({ dir, found: { marker } }) => `${dir}/${marker}`) },
+  });
+}
+
+const LOOKED_FOR =
+  'none of pom.xml, build.gradle(.kts), package.json with a test script, pytest.ini, pyproject.toml, setup.py, setup.cfg, conftest.py, go.mod or Cargo.toml is there';
+
+/** Directories never searched for nested projects. */
+const NOT_PROJECTS = new Set(['node_modules', 'vendor', 'target', 'dist', 'build', 'venv', '__pycache__']);
+
+/** The markers of `root` itself, in the seed's order; undefined when there is none. */
+async function detectIn(root: string, options: DetectOptions): Promise<DetectedTestCommand | undefined> {
+  if (await exists(root, 'pom.xml'))
+    return detected((await exists(root, 'mvnw')) ? './mvnw test' : 'mvn test', 'maven', 'pom.xml');
   for (const marker of ['build.gradle', 'build.gradle.kts']) {
     if (await exists(root, marker)) {
       const command = (await exists(root, 'gradlew')) ? './gradlew test' : 'gradle test';
@@ -81,10 +109,131 @@ export async function detectTestCommand(
   }
   if (await exists(root, 'go.mod')) return detected('go test ./...', 'go', 'go.mod');
   if (await exists(root, 'Cargo.toml')) return detected('cargo test', 'cargo', 'Cargo.toml');
-  throw new RatchetError('config', `No test command found in ${root}`, {
-    hint: 'Set [test] command = "..." in .ratchet/config.toml',
-    details: { root },
-  });
+  return undefined;
+}
+
+/** Projects one directory below `root` (at most three), for the hint of a root without markers. */
+async function nestedCandidates(
+  root: string,
+  options: DetectOptions,
+): Promise<Array<{ dir: string; found: DetectedTestCommand }>> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(root, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const dirs = entries
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && !NOT_PROJECTS.has(entry.name))
+    .map((entry) => entry.name)
+    .sort();
+  const candidates: Array<{ dir: string; found: DetectedTestCommand }> = [];
+  for (const dir of dirs) {
+    if (candidates.length >= 3) break;
+    try {
+      const found = await detectIn(path.join(root, dir), options);
+      if (found !== undefined) candidates.push({ dir, found });
+    } catch {
+      // A broken package.json down there is not this project's problem.
+    }
+  }
+  return candidates;
+}
+
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/** Why the program a test command starts cannot run. */
+export interface MissingExecutable {
+  /** The program as the command names it (`mvn`, `./gradlew`). */
+  executable: string;
+  reason: 'not-installed' | 'not-executable';
+  /** What to do about it. */
+  hint: string;
+}
+
+/** Words that start a command line but are not the program that runs the tests. */
+const SHELL_WORDS = new Set([
+  '.',
+  ':',
+  '[',
+  'builtin',
+  'cd',
+  'command',
+  'env',
+  'eval',
+  'exec',
+  'export',
+  'nice',
+  'nohup',
+  'set',
+  'source',
+  'time',
+  'timeout',
+  'ulimit',
+  'xvfb-run',
+  'if',
+  'for',
+  'while',
+  'case',
+  '!',
+]);
+
+const INSTALL_HINTS: Record<string, string> = {
+  mvn: 'Install Maven (https://maven.apache.org/install.html; Debian/Ubuntu: apt-get install maven) or commit the Maven wrapper (mvnw), which Ratchet then uses',
+  gradle:
+    'Install Gradle (https://gradle.org/install/) or commit the Gradle wrapper (gradlew), which Ratchet then uses',
+  cargo: 'Install Rust and cargo with rustup (https://rustup.rs)',
+  go: 'Install Go (https://go.dev/dl/)',
+  npm: 'Install Node.js, which comes with npm (https://nodejs.org)',
+  npx: 'Install Node.js, which comes with npm and npx (https://nodejs.org)',
+  node: 'Install Node.js (https://nodejs.org)',
+  pytest: 'Install pytest (python3 -m pip install pytest)',
+  python3: 'Install Python 3 (https://www.python.org/downloads/)',
+  python: 'Install Python 3 (https://www.python.org/downloads/)',
+};
+
+/**
+ * Checks that the program a test command starts exists: on `pathEnv` for a bare name, under
+ * `cwd` (and executable) for a path such as `./gradlew`. Returns undefined when it does, or when
+ * the command line is too clever to tell (a variable, a subshell, a shell built-in first).
+ */
+export async function missingExecutable(
+  command: string,
+  cwd: string,
+  pathEnv: string = process.env.PATH ?? '',
+): Promise<MissingExecutable | undefined> {
+  const words = command.trim().split(/\s+/);
+  let index = 0;
+  while (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[index] ?? '')) index += 1;
+  const program = words[index];
+  if (program === undefined || program === '' || SHELL_WORDS.has(program) || /[$`'"\\*?(){};|&<>~]/.test(program))
+    return undefined;
+  const otherwise = 'or set [test] command = "..." in .ratchet/config.toml';
+  if (program.includes('/')) {
+    const file = path.resolve(cwd, program);
+    try {
+      await access(file, constants.X_OK);
+      return undefined;
+    } catch {
+      // Missing, or there but not executable: tell which.
+    }
+    const present = await access(file).then(
+      () => true,
+      () => false,
+    );
+    return present
+      ? {
+          executable: program,
+          reason: 'not-executable',
+          hint: `Make it executable (chmod +x ${program}, then commit the mode: git update-index --chmod=+x ${program}), ${otherwise}.`,
+        }
+      : { executable: program, reason: 'not-installed', hint: `${program} does not exist in ${cwd}: ${otherwise}.` };
+  }
+  if (await onPath(program, pathEnv)) return undefined;
+  const install = INSTALL_HINTS[program] ?? `Install ${program} (it is not on PATH)`;
+  return { executable: program, reason: 'not-installed', hint: `${install}, ${otherwise}.` };
 }
 
 /**

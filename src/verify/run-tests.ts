@@ -1,5 +1,7 @@
 import { withoutProviderSecrets } from '../process/env.js';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { glob } from 'tinyglobby';
 import { RatchetError } from '../core/errors.js';
 import type { ResultSource, TestCaseResult, TestRunResult } from '../core/verification.js';
@@ -67,10 +69,20 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
     throw new RatchetError('interrupted', 'Interrupted while running the tests', { cause: signal?.reason });
   }
   if (run.exitCode === 127 && /(?:command )?not found/i.test(run.output)) {
-    throw new RatchetError('config', `Test command not found: ${plan.command}`, {
-      hint: 'Install the test runner or set [test] command = "..." in .ratchet/config.toml',
-      details: { output: run.output.slice(-2000) },
-    });
+    const program = programNotFound(run.output);
+    // `npm test` runs, but the runner its script names (jest, vitest, ...) was never installed.
+    const uninstalled =
+      program !== undefined && existsSync(join(cwd, 'package.json')) && !existsSync(join(cwd, 'node_modules'));
+    throw new RatchetError(
+      'config',
+      `Test command not found: ${plan.command}${program === undefined ? '' : ` (${program}: not found)`}`,
+      {
+        hint: uninstalled
+          ? `Install the project's dependencies (npm install), or set [test] command = "..." in .ratchet/config.toml`
+          : `Install ${program ?? 'the test runner'} or set [test] command = "..." in .ratchet/config.toml`,
+        details: { output: run.output.slice(-2000), ...(program === undefined ? {} : { program }) },
+      },
+    );
   }
 
   const collected =
@@ -90,6 +102,15 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
     source: collected.source,
     counts: countTests(tests),
   };
+}
+
+/** The program a shell said it could not find (`sh: 1: jest: not found`, `zsh: command not found: jest`). */
+function programNotFound(output: string): string | undefined {
+  for (const line of output.split('\n')) {
+    const found = /:\s*([^\s:]+): (?:command )?not found\s*$/.exec(line) ?? /command not found: (\S+)/.exec(line);
+    if (found?.[1] !== undefined) return found[1];
+  }
+  return undefined;
 }
 
 /** Counts tests by status. */

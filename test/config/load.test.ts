@@ -222,6 +222,26 @@ max_turns = 12
     expect((await loadError()).message).toMatch(/"tdd.refactor".*line 2.*always/);
   });
 
+  it('says how to write a value of the wrong type', async () => {
+    const hint = async (text: string): Promise<string | undefined> => {
+      await writeConfig(text);
+      return (await loadError()).hint;
+    };
+    expect(await hint('[refactor]\nfast_verifier = "npm test"\n')).toBe(
+      'Write a list: fast_verifier = [ "npm test" ]. "refactor.fast_verifier": Commands run after every batch (default: test command).',
+    );
+    expect(await hint('[test]\ntimeout = "10"\n')).toMatch(
+      /^Write the number without quotes: timeout = 10\. "test.timeout": /,
+    );
+    expect(await hint('[tdd]\nmax_attempts = 2.5\n')).toMatch(/^Write a whole number: max_attempts = 3\. /);
+    expect(await hint('[provider]\nstream = "false"\n')).toMatch(
+      /^Write true or false without quotes: stream = false\. /,
+    );
+    expect(await hint('[test]\ncommand = 5\n')).toMatch(/^Quote it: command = "5"\. /);
+    // Nothing to suggest: only the description of the key.
+    expect(await hint('[test]\npatterns = [1]\n')).toMatch(/^"test.patterns.0"|^Check "test.patterns.0"/);
+  });
+
   it('applies the cross-field rules', async () => {
     expect((await loadError({ flags: { provider: 'replay' } })).details).toMatchObject({
       rule: 'replay-needs-cassette',

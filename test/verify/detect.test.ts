@@ -2,7 +2,9 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
-import { detectFramework, detectTestCommand } from '../../src/verify/detect.js';
+import { createProcessRunner } from '../../src/process/runner.js';
+import { detectFramework, detectTestCommand, missingExecutable } from '../../src/verify/detect.js';
+import { runTests } from '../../src/verify/run-tests.js';
 import { makeProject } from './helpers.js';
 
 const NO_PYTEST = { pathEnv: '/nonexistent' };
@@ -86,14 +88,87 @@ describe('detectTestCommand', () => {
     expect((await detectTestCommand(root, 'npm test')).framework).toBe('node-test');
   });
 
-  it('fails with a config error and a hint when nothing is found', async () => {
+  it('fails with a config error and a hint when nothing is found, naming what it looked for', async () => {
     const root = await makeProject({ 'README.md': '# nothing' });
     const error: unknown = await detectTestCommand(root).catch((caught: unknown) => caught);
     expect(isRatchetError(error, 'config')).toBe(true);
     expect(error).toMatchObject({
-      message: `No test command found in ${root}`,
+      message: expect.stringMatching(
+        new RegExp(
+          `^No test command found in ${root}: none of pom\\.xml, .*setup\\.cfg, conftest\\.py, go\\.mod or Cargo\\.toml`,
+        ),
+      ) as unknown,
       hint: 'Set [test] command = "..." in .ratchet/config.toml',
     });
+  });
+
+  it('says when package.json has only npm’s placeholder test script', async () => {
+    const root = await makeProject({ 'package.json': pkg({ test: 'echo "Error: no test specified" && exit 1' }) });
+    const error: unknown = await detectTestCommand(root).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ message: expect.stringContaining("npm's placeholder") as unknown });
+  });
+
+  it('suggests the projects of a monorepo-ish layout one directory down, without choosing one', async () => {
+    const root = await makeProject({
+      'README.md': '# two projects',
+      'backend/pytest.ini': '[pytest]\n',
+      'frontend/package.json': pkg({ test: 'vitest run' }),
+      'node_modules/dep/package.json': pkg({ test: 'jest' }),
+      '.hidden/go.mod': 'module x\n',
+    });
+    const error: unknown = await detectTestCommand(root, undefined, NO_PYTEST).catch((caught: unknown) => caught);
+    expect(isRatchetError(error, 'config')).toBe(true);
+    expect(error).toMatchObject({
+      hint:
+        'Set [test] command = "..." in .ratchet/config.toml, e.g. for the project in a subdirectory: ' +
+        '[test] command = "cd backend && python3 -m pytest" or [test] command = "cd frontend && npm test"',
+    });
+  });
+
+  it('uses the Maven wrapper when the project has one', async () => {
+    const root = await makeProject({ 'pom.xml': '<project/>', mvnw: '#!/bin/sh\n' });
+    expect(await detectTestCommand(root)).toMatchObject({ command: './mvnw test', framework: 'maven' });
+  });
+});
+
+describe('missingExecutable', () => {
+  it('names a program that is not on PATH, with how to install it', async () => {
+    const root = await makeProject({ 'build.gradle': '' });
+    expect(await missingExecutable('gradle test', root, '/nonexistent')).toEqual({
+      executable: 'gradle',
+      reason: 'not-installed',
+      hint: expect.stringContaining('Install Gradle') as unknown,
+    });
+    expect(await missingExecutable('FOO=1 cargo test', root, '/nonexistent')).toMatchObject({
+      executable: 'cargo',
+      hint: expect.stringContaining('rustup') as unknown,
+    });
+  });
+
+  it('finds a program on PATH and a wrapper in the project, and tells a wrapper that is not executable', async () => {
+    const root = await makeProject({ gradlew: '#!/bin/sh\n', mvnw: '#!/bin/sh\n' });
+    const bin = path.join(root, 'bin');
+    await mkdir(bin);
+    await writeFile(path.join(bin, 'mvn'), '#!/bin/sh\n');
+    await chmod(path.join(bin, 'mvn'), 0o755);
+    await chmod(path.join(root, 'gradlew'), 0o755);
+    await chmod(path.join(root, 'mvnw'), 0o644);
+    expect(await missingExecutable('mvn -q test', root, bin)).toBeUndefined();
+    expect(await missingExecutable('./gradlew test', root, '/nonexistent')).toBeUndefined();
+    expect(await missingExecutable('./mvnw test', root, '/nonexistent')).toMatchObject({
+      executable: './mvnw',
+      reason: 'not-executable',
+      hint: expect.stringContaining('chmod +x ./mvnw') as unknown,
+    });
+    expect(await missingExecutable('./run-tests.sh', root, '/nonexistent')).toMatchObject({
+      reason: 'not-installed',
+    });
+  });
+
+  it('does not guess about shell built-ins, variables and subshells', async () => {
+    const root = await makeProject({});
+    for (const command of ['cd backend && pytest', '$RUNNER test', '(make test)', 'env CI=1 npm test'])
+      expect(await missingExecutable(command, root, '/nonexistent')).toBeUndefined();
   });
 });
 
@@ -117,5 +192,40 @@ describe('detectFramework', () => {
     ['make check', 'custom'],
   ])('%s -> %s', (command, framework) => {
     expect(detectFramework(command)).toBe(framework);
+  });
+});
+
+describe('runTests with a runner that is not installed', () => {
+  it('names the program the shell could not find, and says to install the dependencies of an npm project', async () => {
+    const root = await makeProject({ 'package.json': pkg({ test: 'ratchet-no-such-runner --ci' }) });
+    const error: unknown = await runTests({
+      command: 'npm test',
+      framework: 'npm',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.reports'),
+    }).catch((caught: unknown) => caught);
+    expect(isRatchetError(error, 'config')).toBe(true);
+    expect(error).toMatchObject({
+      message: 'Test command not found: npm test (ratchet-no-such-runner: not found)',
+      hint: `Install the project's dependencies (npm install), or set [test] command = "..." in .ratchet/config.toml`,
+    });
+  });
+
+  it('names a missing program of a configured command', async () => {
+    const root = await makeProject({ 'README.md': '# x' });
+    const error: unknown = await runTests({
+      command: 'ratchet-no-such-runner test',
+      framework: 'custom',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.reports'),
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      message: 'Test command not found: ratchet-no-such-runner test (ratchet-no-such-runner: not found)',
+      hint: 'Install ratchet-no-such-runner or set [test] command = "..." in .ratchet/config.toml',
+    });
   });
 });

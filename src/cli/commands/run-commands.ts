@@ -5,7 +5,7 @@ import { NOTES_REF } from '../../core/handoff.js';
 import { checkpointsOf, orphanedRuns, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
 import { writeRunReport } from '../../report/write-report.js';
-import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
 import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
@@ -28,7 +28,7 @@ interface RunSession extends AsyncDisposable {
 async function openRunSession(command: Command, runId: string | undefined): Promise<RunSession> {
   const output = createCliOutput(command);
   const repoRoot = await repositoryRoot(command, runId);
-  const ledger = await openRepoLedger(repoRoot);
+  const ledger = await openExistingRepoLedger(repoRoot, runId);
   try {
     const run = await resolveRun(ledger, runId);
     return { output, repoRoot, ledger, run, [Symbol.asyncDispose]: () => ledger.close() };
@@ -197,7 +197,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     .action(async (target: string, flags: { run?: string }, command: Command) => {
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
-      await using ledger = await openRepoLedger(repoRoot);
+      await using ledger = await openExistingRepoLedger(repoRoot, flags.run);
       const byId = await ledger.getRun(target);
       const run = byId ? await resolveRun(ledger, byId.id) : await resolveRun(ledger, flags.run);
       const result = await rollbackRun(repoRoot, run, target, ledger);

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
-import { access, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { stripVTControlCharacters } from 'node:util';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
@@ -12,7 +14,10 @@ import { RATCHET_EXCLUDES } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
 import { bwrapWorks } from '../../process/sandbox.js';
-import { detectTestCommand } from '../../verify/detect.js';
+import type { ResolvedConfig } from '../../config/resolved.js';
+import type { TestRunResult } from '../../core/verification.js';
+import { ledgerPath } from '../../engine/run-paths.js';
+import { detectTestCommand, missingExecutable, type DetectedTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -26,7 +31,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
     .description(
       'Write .ratchet/config.toml for this repository (detects the test command) and keep .ratchet/ out of git',
     )
-    .option('--force', 'overwrite an existing .ratchet/config.toml')
+    .option('--force', 'overwrite an existing .ratchet/config.toml (an existing prompts.toml is kept)')
     .option('--prompts', 'also copy the default prompts to .ratchet/prompts.toml to customise them')
     .action(async (flags: { force?: boolean; prompts?: boolean }, command: Command) => {
       const output = createCliOutput(command);
@@ -61,21 +66,29 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
         testCommand = detected.command;
         detail = `detected test command: ${detected.command} (from ${detected.marker})`;
       } catch (error) {
-        detail = `no test command detected (${toRatchetError(error).message}); set [test] command in the file`;
+        const failure = toRatchetError(error);
+        detail = `no test command detected (${failure.message}). ${failure.hint ?? 'Set [test] command = "..." in the file.'}`;
       }
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, renderDefaultConfig(testCommand ? { testCommand } : {}));
       await new Git(repoRoot).addInfoExclude(RATCHET_EXCLUDES);
-      if (flags.prompts) await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
+      // --force is about config.toml: prompts the user edited are theirs (move them aside to reset).
+      const keptPrompts = Boolean(flags.prompts) && existsSync(prompts);
+      const wrotePrompts = Boolean(flags.prompts) && !keptPrompts;
+      if (wrotePrompts) await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
       if (output.json) {
         output.out(
-          JSON.stringify({ config: file, testCommand: testCommand ?? null, prompts: flags.prompts ? prompts : null }),
+          JSON.stringify({ config: file, testCommand: testCommand ?? null, prompts: wrotePrompts ? prompts : null }),
         );
         return;
       }
       output.out(`Wrote ${file}`);
       output.out(`  ${detail}`);
-      if (flags.prompts) output.out(`Wrote ${prompts} (edit it to change what the agents are told)`);
+      if (wrotePrompts) output.out(`Wrote ${prompts} (edit it to change what the agents are told)`);
+      if (keptPrompts)
+        output.out(
+          `Kept ${prompts} as it is (your prompts); to start again from the defaults, move it aside and run ratchet init --prompts.`,
+        );
       output.out(`Next: ${pc.cyan('ratchet doctor')}, then ${pc.cyan('ratchet tdd "<feature>"')}`);
     });
 
@@ -155,44 +168,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
               status: 'ok',
               detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)',
             });
-            try {
-              const detected = await detectTestCommand(repoRoot, config.test.command);
-              checks.push({
-                name: 'test command',
-                status: 'ok',
-                detail: `${detected.command} (${detected.source === 'config' ? 'from config' : `detected from ${detected.marker}`})`,
-              });
-              if (flags.baseline) {
-                const result = await runTests({
-                  command: detected.command,
-                  framework: detected.framework,
-                  cwd: repoRoot,
-                  runner: { run: runCommand },
-                  timeoutMs: config.test.timeoutMs,
-                  reportDir: join(repoRoot, '.ratchet', 'doctor'),
-                });
-                const { passed, failed } = result.counts;
-                const green = result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0;
-                checks.push(
-                  green
-                    ? { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` }
-                    : {
-                        name: 'baseline',
-                        status: 'fail',
-                        detail: `${failed} failing, exit ${String(result.exitCode)}`,
-                        hint: 'Every test must pass before Ratchet starts: fix the suite first.',
-                      },
-                );
-              }
-            } catch (error) {
-              const failure = toRatchetError(error);
-              checks.push({
-                name: 'test command',
-                status: 'fail',
-                detail: failure.message,
-                ...(failure.hint ? { hint: failure.hint } : {}),
-              });
-            }
+            checks.push(...(await testCommandChecks(repoRoot, config, flags.baseline)));
             const provider = config.provider.name;
             const keyVar = KEY_VARS[provider];
             if (keyVar) {
@@ -215,8 +191,10 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
                   : {
                       name: 'provider',
                       status: 'fail',
-                      detail: 'replay: no cassette',
-                      hint: 'Pass --cassette FILE or set [provider] cassette.',
+                      detail: cassette ? `replay: the cassette ${cassette} does not exist` : 'replay: no cassette',
+                      hint: cassette
+                        ? 'Check the path (--cassette is relative to the current directory, [provider] cassette to the repository), or record one with --record FILE.'
+                        : 'Pass --cassette FILE or set [provider] cassette.',
                     },
               );
             } else if (provider === 'claude-code') {
@@ -277,12 +255,15 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
                 hint: 'Set RATCHET_HOME to a writable directory.',
               });
             }
-            await using ledger = await openRepoLedger(repoRoot);
-            checks.push({
-              name: 'ledger',
-              status: 'ok',
-              detail: `${(await ledger.listRuns(1000)).length} runs recorded`,
-            });
+            // The first run creates the ledger: a check writes nothing into the repository.
+            if (existsSync(ledgerPath(repoRoot))) {
+              await using ledger = await openRepoLedger(repoRoot);
+              checks.push({
+                name: 'ledger',
+                status: 'ok',
+                detail: `${(await ledger.listRuns(1000)).length} runs recorded`,
+              });
+            } else checks.push({ name: 'ledger', status: 'ok', detail: 'no runs yet (the first run creates it)' });
           } catch (error) {
             const failure = toRatchetError(error);
             checks.push({
@@ -333,4 +314,110 @@ async function sandboxCheck(mode: 'auto' | 'required' | 'off', provider: string)
         detail: `bubblewrap (bwrap) is not available: ${agent} and the tests would run unsandboxed`,
         hint,
       };
+}
+
+/**
+ * The `test command` check and, unless `--no-baseline`, the `baseline` check: the command must
+ * name a program that is installed (`mvn`, `gradle`, `cargo`, ... or the project's wrapper), and
+ * the suite must pass. The baseline's reports go to a temporary directory: doctor writes nothing
+ * into the repository.
+ */
+async function testCommandChecks(repoRoot: string, config: ResolvedConfig, baseline: boolean): Promise<Check[]> {
+  let detected: DetectedTestCommand;
+  try {
+    detected = await detectTestCommand(repoRoot, config.test.command);
+  } catch (error) {
+    const failure = toRatchetError(error);
+    return [
+      {
+        name: 'test command',
+        status: 'fail',
+        detail: failure.message,
+        ...(failure.hint ? { hint: failure.hint } : {}),
+      },
+    ];
+  }
+  const described = `${detected.command} (${detected.source === 'config' ? 'from config' : `detected from ${detected.marker}`})`;
+  const missing = await missingExecutable(detected.command, repoRoot);
+  if (missing !== undefined) {
+    const why =
+      missing.reason === 'not-executable'
+        ? `${missing.executable} is not executable`
+        : `${missing.executable} is not installed (not on PATH)`;
+    return [{ name: 'test command', status: 'fail', detail: `${described}: ${why}`, hint: missing.hint }];
+  }
+  const checks: Check[] = [{ name: 'test command', status: 'ok', detail: described }];
+  if (!baseline) return checks;
+  const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-doctor-'));
+  try {
+    const result = await runTests({
+      command: detected.command,
+      framework: detected.framework,
+      cwd: repoRoot,
+      runner: { run: runCommand },
+      timeoutMs: config.test.timeoutMs,
+      reportDir,
+    });
+    checks.push(baselineCheck(result, config.test.timeoutMs));
+  } catch (error) {
+    const failure = toRatchetError(error);
+    checks.push({
+      name: 'baseline',
+      status: 'fail',
+      detail: failure.message,
+      ...(failure.hint ? { hint: failure.hint } : {}),
+    });
+  } finally {
+    await rm(reportDir, { recursive: true, force: true });
+  }
+  return checks;
+}
+
+function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
+  const { passed, failed } = result.counts;
+  if (result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0 && !result.timedOut)
+    return { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` };
+  const fix = 'Every test must pass before Ratchet starts: fix the suite first.';
+  if (result.timedOut)
+    return {
+      name: 'baseline',
+      status: 'fail',
+      detail: `${result.command} timed out after ${timeoutMs / 1000} s`,
+      hint: 'Raise [test] timeout (seconds) in .ratchet/config.toml, or make the suite faster.',
+    };
+  if (failed > 0) {
+    const names = result.tests
+      .filter((test) => test.status === 'failed')
+      .slice(0, 3)
+      .map((test) => test.name);
+    const more = failed > names.length ? ', ...' : '';
+    return {
+      name: 'baseline',
+      status: 'fail',
+      detail: `${failed} failing (${names.join(', ')}${more}), ${passed} passed, exit ${String(result.exitCode)}`,
+      hint: fix,
+    };
+  }
+  // Nothing failed by name: the command itself failed (a build error, a missing plugin or module).
+  const reason = result.collectionErrors[0] ?? reasonLine(result.output);
+  return {
+    name: 'baseline',
+    status: 'fail',
+    detail: `${result.command} exited ${String(result.exitCode)} without a failing test${reason ? `: ${reason}` : ''}`,
+    hint: `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
+  };
+}
+
+/**
+ * The line of some output that best says why a command failed: the first that reads like an
+ * error, else the last one; colours removed, cut to a readable length.
+ */
+function reasonLine(output: string): string | undefined {
+  const lines = output
+    .split('\n')
+    .map((text) => stripVTControlCharacters(text).trim())
+    .filter((text) => text !== '');
+  const line =
+    lines.find((text) => /\berror\b|exception|not found|no module named|cannot|failed/i.test(text)) ?? lines.at(-1);
+  return line === undefined ? undefined : line.length > 200 ? `${line.slice(0, 200)}...` : line;
 }

@@ -2,7 +2,7 @@
  * Turns TOML syntax errors and zod issues into `RatchetError('config')` with the file, the line
  * (or key path) and a hint that says what to do. Shared by the config and prompt loaders.
  */
-import { parse, TomlError, type TomlTable } from 'smol-toml';
+import { parse, stringify, TomlError, type TomlTable } from 'smol-toml';
 import { z } from 'zod';
 import { RatchetError } from '../../core/errors.js';
 import { describeSchema, objectFields, schemaAt } from './schema-walk.js';
@@ -30,6 +30,7 @@ export function schemaIssueError(
   file: string,
   text: string,
   schema: z.ZodType,
+  raw?: unknown,
 ): RatchetError {
   const issue = issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? issues[0];
   if (issue === undefined) return new RatchetError('config', `Invalid ${file}`);
@@ -50,14 +51,48 @@ export function schemaIssueError(
   const keyPath = path.join('.');
   const line = locateKey(text, path);
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
+  const rewrite = issue.code === 'invalid_type' ? rewriteHint(issue.expected, valueAt(raw, path), path) : undefined;
+  const described = describeKey(schema, path) ?? `Check "${keyPath}" in ${file}.`;
   return new RatchetError(
     'config',
     `Invalid value for "${keyPath}" in ${file}${atLine(line)}: ${issue.message}${more}`,
     {
-      hint: describeKey(schema, path) ?? `Check "${keyPath}" in ${file}.`,
+      hint: rewrite === undefined ? described : `${rewrite} ${described}`,
       details: { file, keyPath, line, issues: issues.length },
     },
   );
+}
+
+/** How to write a value of the wrong type so it has the right one, when that is clear. */
+function rewriteHint(expected: string, value: unknown, path: readonly string[]): string | undefined {
+  const key = path.at(-1);
+  // An element of a list has no `key = value` line of its own.
+  if (key === undefined || /^\d+$/.test(key) || value === undefined) return undefined;
+  const write = (example: unknown): string => stringify({ [key]: example }).trim();
+  if (expected === 'array' && (typeof value === 'string' || typeof value === 'number'))
+    return `Write a list: ${write([value])}.`;
+  if (
+    (expected === 'number' || expected === 'int') &&
+    typeof value === 'string' &&
+    /^\s*-?\d+(?:\.\d+)?\s*$/.test(value)
+  )
+    return `Write the number without quotes: ${write(Number(value))}.`;
+  if (expected === 'int' && typeof value === 'number') return `Write a whole number: ${write(Math.round(value))}.`;
+  if (expected === 'boolean' && (value === 'true' || value === 'false'))
+    return `Write true or false without quotes: ${write(value === 'true')}.`;
+  if (expected === 'string' && (typeof value === 'number' || typeof value === 'boolean'))
+    return `Quote it: ${write(String(value))}.`;
+  return undefined;
+}
+
+/** The value at a key path of a parsed document, if there is one. */
+function valueAt(raw: unknown, path: readonly string[]): unknown {
+  let value = raw;
+  for (const part of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
 }
 
 function fail(message: string, options: ConstructorParameters<typeof RatchetError>[2]): never {

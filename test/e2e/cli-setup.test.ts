@@ -1,0 +1,211 @@
+/**
+ * End to end: the setup and read-back commands as a user meets them on a fresh repository, run as
+ * a subprocess of the built CLI: what `doctor` says about a test runner that is missing or
+ * failing (and that it writes nothing into the repository), `status` / `history` / `report`
+ * before any run, `--cassette` relative to the current directory, `init --force --prompts`,
+ * `--cwd` that is not a directory, a command group without its subcommand, and the global
+ * options in a subcommand's help.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createProjectRepo, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
+
+const NODE_PROJECT: Record<string, string> = {
+  'README.md': '# tiny\n',
+  'package.json': `${JSON.stringify({ name: 'tiny', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`,
+  'test/one.test.js':
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n\ntest('one is one', () => assert.equal(1, 1));\n",
+};
+
+const DoctorSchema = z.object({
+  ok: z.boolean(),
+  checks: z.array(
+    z.object({
+      name: z.string(),
+      status: z.enum(['ok', 'warn', 'fail']),
+      detail: z.string(),
+      hint: z.string().optional(),
+    }),
+  ),
+});
+
+/** Doctor for the replay provider with a cassette outside the repository: no key or endpoint check. */
+function replay(repo: ProjectRepo): string[] {
+  const cassette = repo.path('session.ndjson');
+  if (!existsSync(cassette)) writeFileSync(cassette, '');
+  return ['--provider', 'replay', '--cassette', cassette];
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function project(files: Record<string, string>): Promise<ProjectRepo> {
+  const repo = await createProjectRepo(files);
+  cleanups.push(() => repo.cleanup());
+  return repo;
+}
+
+/** Everything git sees in the checkout, ignored files included. */
+function everything(repo: ProjectRepo): string {
+  return repo.run('status', '--porcelain', '--untracked-files=all', '--ignored');
+}
+
+async function doctor(repo: ProjectRepo, args: string[] = []): Promise<z.infer<typeof DoctorSchema>> {
+  const run = await runCli(['doctor', '--json', ...replay(repo), ...args], {
+    cwd: repo.dir,
+    env: ratchetEnv(repo, null, null),
+  });
+  expect([0, 2], describeResult(run)).toContain(run.exitCode);
+  return DoctorSchema.parse(JSON.parse(run.stdout));
+}
+
+beforeAll(() => {
+  assertFreshBuild();
+});
+
+describe('ratchet setup commands on a fresh repository (built CLI, subprocess)', () => {
+  it('doctor and the run commands write nothing into a repository that has no run', async () => {
+    const repo = await project(NODE_PROJECT);
+    const env = ratchetEnv(repo, null, null);
+    const report = await doctor(repo);
+    expect(report.checks.find((check) => check.name === 'baseline')).toMatchObject({ status: 'ok' });
+    expect(report.checks.find((check) => check.name === 'ledger')).toMatchObject({ status: 'ok' });
+    for (const args of [['status'], ['history', '--json'], ['report'], ['rollback', 'abc1234'], ['reject']]) {
+      const run = await runCli(args, { cwd: repo.dir, env });
+      expect(run.exitCode, describeResult(run)).toBe(2);
+      expect(`${run.stdout}${run.stderr}`).toContain('No runs in this repository yet.');
+    }
+    expect(existsSync(join(repo.dir, '.ratchet')), 'no .ratchet/ in the checkout').toBe(false);
+    expect(everything(repo)).toBe('');
+    // Run twice, doctor still finds a clean tree: it did not dirty it itself.
+    expect((await doctor(repo)).checks.find((check) => check.name === 'working tree')).toMatchObject({
+      status: 'ok',
+      detail: 'clean',
+    });
+  });
+
+  it('doctor names a test runner that is not installed or not executable, once, with how to fix it', async () => {
+    const repo = await project({
+      ...NODE_PROJECT,
+      '.ratchet/config.toml': '[test]\ncommand = "ratchet-no-such-runner test"\n',
+    });
+    const missing = await doctor(repo);
+    expect(missing.ok).toBe(false);
+    expect(missing.checks.filter((check) => check.name === 'test command')).toEqual([
+      {
+        name: 'test command',
+        status: 'fail',
+        detail: 'ratchet-no-such-runner test (from config): ratchet-no-such-runner is not installed (not on PATH)',
+        hint: 'Install ratchet-no-such-runner (it is not on PATH), or set [test] command = "..." in .ratchet/config.toml.',
+      },
+    ]);
+    expect(missing.checks.find((check) => check.name === 'baseline')).toBeUndefined();
+
+    // A Gradle project whose wrapper lost its executable bit.
+    const gradle = await project({ 'build.gradle': "plugins { id 'java' }\n", gradlew: '#!/bin/sh\nexit 0\n' });
+    await chmod(join(gradle.dir, 'gradlew'), 0o644);
+    const wrapper = await doctor(gradle, ['--no-baseline']);
+    expect(wrapper.checks.find((check) => check.name === 'test command')).toMatchObject({
+      status: 'fail',
+      detail: './gradlew test (detected from build.gradle): ./gradlew is not executable',
+      hint: expect.stringContaining('chmod +x ./gradlew') as unknown,
+    });
+  });
+
+  it('doctor says why a baseline failed when no test failed by name', async () => {
+    const repo = await project({
+      ...NODE_PROJECT,
+      '.ratchet/config.toml':
+        '[test]\ncommand = "node -e \\"console.log(\'compiling\'); console.error(\'Error: cannot load the plugin\'); process.exit(3)\\""\n',
+    });
+    const report = await doctor(repo);
+    const baseline = report.checks.find((check) => check.name === 'baseline');
+    expect(baseline).toMatchObject({ status: 'fail' });
+    expect(baseline?.detail).toMatch(/exited 3 without a failing test: Error: cannot load the plugin$/);
+    expect(baseline?.hint).toContain('yourself to see why it fails');
+    expect(report.checks.filter((check) => check.name === 'test command')).toHaveLength(1);
+  });
+
+  it('reads --cassette relative to the current directory, and names a cassette that does not exist', async () => {
+    const repo = await project(NODE_PROJECT);
+    const sub = join(repo.dir, 'sub');
+    mkdirSync(sub);
+    writeFileSync(join(sub, 'session.ndjson'), '');
+    const env = ratchetEnv(repo, null, null);
+    const found = await runCli(
+      ['doctor', '--json', '--no-baseline', '--provider', 'replay', '--cassette', 'session.ndjson'],
+      {
+        cwd: sub,
+        env,
+      },
+    );
+    expect(DoctorSchema.parse(JSON.parse(found.stdout)).checks.find((check) => check.name === 'provider')).toEqual({
+      name: 'provider',
+      status: 'ok',
+      detail: `replay ${join(sub, 'session.ndjson')}`,
+    });
+    const lost = await runCli(
+      ['doctor', '--json', '--no-baseline', '--provider', 'replay', '--cassette', 'other.ndjson'],
+      {
+        cwd: sub,
+        env,
+      },
+    );
+    expect(lost.exitCode, describeResult(lost)).toBe(2);
+    expect(DoctorSchema.parse(JSON.parse(lost.stdout)).checks.find((check) => check.name === 'provider')).toMatchObject(
+      {
+        status: 'fail',
+        detail: `replay: the cassette ${join(sub, 'other.ndjson')} does not exist`,
+      },
+    );
+  });
+
+  it('init --force --prompts rewrites the config but keeps prompts the user edited', async () => {
+    const repo = await project(NODE_PROJECT);
+    const env = ratchetEnv(repo, null, null);
+    expect((await runCli(['init', '--prompts'], { cwd: repo.dir, env })).exitCode).toBe(0);
+    const prompts = join(repo.dir, '.ratchet', 'prompts.toml');
+    writeFileSync(prompts, `${readFileSync(prompts, 'utf8')}\n# my own prompts\n`);
+    const forced = await runCli(['init', '--force', '--prompts', '--json'], { cwd: repo.dir, env });
+    expect(forced.exitCode, describeResult(forced)).toBe(0);
+    expect(JSON.parse(forced.stdout)).toEqual({
+      config: join(repo.dir, '.ratchet', 'config.toml'),
+      testCommand: 'npm test',
+      prompts: null,
+    });
+    expect(readFileSync(prompts, 'utf8')).toContain('# my own prompts');
+  });
+
+  it('says what is wrong with --cwd, and what a command group lacks, also in --json', async () => {
+    const repo = await project(NODE_PROJECT);
+    const env = ratchetEnv(repo, null, null);
+    const gone = await runCli(['--cwd', join(repo.dir, 'nowhere'), 'status', '--json'], { cwd: repo.dir, env });
+    expect(gone.exitCode, describeResult(gone)).toBe(2);
+    expect(JSON.parse(gone.stdout)).toMatchObject({
+      type: 'error',
+      code: 'usage',
+      message: `${join(repo.dir, 'nowhere')} (--cwd) does not exist.`,
+    });
+    const file = await runCli(['--cwd', join(repo.dir, 'package.json'), 'doctor'], { cwd: repo.dir, env });
+    expect(file.exitCode, describeResult(file)).toBe(2);
+    expect(file.stdout).toContain('is a file, not a directory');
+
+    const group = await runCli(['refactor', '--json'], { cwd: repo.dir, env });
+    expect(group.exitCode, describeResult(group)).toBe(2);
+    expect(JSON.parse(group.stdout)).toMatchObject({
+      type: 'error',
+      code: 'usage',
+      message: 'ratchet refactor needs a command: run, plan, verify, rollback',
+    });
+
+    const help = await runCli(['status', '--help'], { cwd: repo.dir, env });
+    expect(help.exitCode, describeResult(help)).toBe(0);
+    expect(help.stdout).toMatch(/Global Options:[\s\S]*--cwd <dir>[\s\S]*--json[\s\S]*--yes/);
+  });
+});
