@@ -359,6 +359,10 @@ describe('ratchet refactor, around the run', () => {
     const refused = await ratchet(['accept', runId], repo.dir, claudeEnv(repo, server));
     expectExit(refused, 2);
     expect(refused.stderr).toContain('--force');
+    // Without --yes, the question names the gentler way for a run that was never accepted.
+    const unconfirmed = await ratchet(['refactor', 'rollback', runId], repo.dir, claudeEnv(repo, server));
+    expectExit(unconfirmed, 2);
+    expect(unconfirmed.stderr).toContain(`Run ${runId} was never accepted: \`ratchet reject ${runId}\` drops it`);
     // Rolling the unaccepted run back leaves nothing of it: no worktree, no branch.
     const rolledBack = await ratchet(['refactor', 'rollback', runId, '--yes'], repo.dir, claudeEnv(repo, server));
     expectExit(rolledBack, 0);

@@ -478,7 +478,11 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const yes = Boolean(globalOptions(command).yes);
       const warning =
         `This puts ${stored.target} back as it was before run ${run.id}: ${stored.isGit && run.baseBranch ? `branch ${run.baseBranch} goes back to its commit then (commits made on it since leave it), ` : ''}` +
-        'and files changed or added since, committed or not, are replaced or removed.';
+        'and files changed or added since, committed or not, are replaced or removed.' +
+        // Nothing of a run that was never accepted is on the user's branch: reject is enough.
+        (run.status === 'accepted' || run.status === 'rejected'
+          ? ''
+          : ` Run ${run.id} was never accepted: \`ratchet reject ${run.id}\` drops it and leaves your branch and files as they are.`);
       if (!yes) {
         if (!process.stdin.isTTY) {
           throw new RatchetError('usage', `${warning} Confirm with --yes.`, {
