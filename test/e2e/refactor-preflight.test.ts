@@ -428,7 +428,7 @@ describe('ratchet refactor, around the run', () => {
     expectExit(result, 2);
     const error = errorOf(parseNdjson(result.stdout));
     expect(error.message).toBe(
-      `No verifier commands for ${repo.dir}: no fast_verifier / full_verifier is set and no test command was found.`,
+      `No verifier commands for ${repo.dir}: fast_verifier and full_verifier not set, and no test command was found to use instead.`,
     );
     expect(error.hint).toContain('fast_verifier');
     expect(worktreesUnder(repo.home)).toEqual([]);

@@ -143,7 +143,7 @@ export async function verifierCommands(
       if (failure.code !== 'config') throw failure;
       throw new RatchetError(
         'config',
-        `No verifier commands for ${root}: no fast_verifier / full_verifier is set and no test command was found.`,
+        `No verifier commands for ${root}: ${[fast.length === 0 ? 'fast_verifier' : null, full.length === 0 ? 'full_verifier' : null].filter(Boolean).join(' and ')} not set, and no test command was found to use instead.`,
         {
           hint: 'Set fast_verifier and full_verifier ([refactor] in .ratchet/config.toml, or .refactor-bot.config.json), or [test] command.',
           cause: error,

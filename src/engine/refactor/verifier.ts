@@ -73,7 +73,8 @@ export function createCommandVerifier(
           : level === 'full'
             ? options.full
             : [...new Set([...options.full, ...options.fast])];
-      const run = await runCommands(commands, level, stage, signal);
+      // The check's name, in messages such as "Interrupted while running the fast verifier".
+      const run = await runCommands(commands, `the ${level} verifier`, stage, signal);
       return { level, ...run };
     },
   };
