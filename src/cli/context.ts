@@ -6,6 +6,7 @@ import { loadConfig, resolveProjectRoot, resolveRatchetHome } from '../config/lo
 import { RatchetError } from '../core/errors.js';
 import { createEngineServices } from '../engine/effects.js';
 import { ledgerPath } from '../engine/run-paths.js';
+import { noRunError } from '../engine/run-control.js';
 import { RATCHET_EXCLUDES } from '../engine/worktree-setup.js';
 import type { EngineServices } from '../engine/tdd-run.js';
 import { Git } from '../git/git.js';
@@ -105,15 +106,7 @@ export async function openRepoLedger(repoRoot: string): Promise<Ledger> {
  * when there is none, no run was ever started here, and nothing is created.
  */
 export async function openExistingRepoLedger(repoRoot: string, runId?: string): Promise<Ledger> {
-  if (!existsSync(ledgerPath(repoRoot))) {
-    throw new RatchetError(
-      'not-found',
-      runId ? `No run ${runId} in this repository.` : 'No runs in this repository yet.',
-      {
-        hint: 'Start one with `ratchet tdd "<feature>"`, or try `ratchet demo`.',
-      },
-    );
-  }
+  if (!existsSync(ledgerPath(repoRoot))) throw noRunError(runId);
   return openRepoLedger(repoRoot);
 }
 

@@ -15,16 +15,19 @@ import { clearStaleGitLocks, recordGitLockRemoval } from './stale-locks.js';
 /** The run named on the command line, or the latest run of the repository. */
 export async function resolveRun(ledger: Ledger, runId: string | undefined): Promise<GitRun> {
   const run = runId ? await ledger.getRun(runId) : await ledger.latestRun();
-  if (!run) {
-    throw new RatchetError(
-      'not-found',
-      runId ? `No run ${runId} in this repository.` : 'No runs in this repository yet.',
-      {
-        hint: 'Start one with `ratchet tdd "<feature>"`, or try `ratchet demo`.',
-      },
-    );
-  }
+  if (!run) throw noRunError(runId);
   return asGitRun(run);
+}
+
+/** The error for a run id this repository's ledger does not hold, or for a repository with no run yet. */
+export function noRunError(runId: string | undefined): RatchetError {
+  return runId
+    ? new RatchetError('not-found', `No run ${runId} in this repository.`, {
+        hint: 'Check the id and the directory: a run belongs to the repository it started in, which has a folder .ratchet/runs/<run-id> for it (`ratchet status` shows its latest run).',
+      })
+    : new RatchetError('not-found', 'No runs in this repository yet.', {
+        hint: 'Start one with `ratchet tdd "<feature>"` or `ratchet refactor run`, or try `ratchet demo`.',
+      });
 }
 
 export interface Checkpoint {

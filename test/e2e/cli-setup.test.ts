@@ -81,6 +81,11 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
       expect(run.exitCode, describeResult(run)).toBe(2);
       expect(`${run.stdout}${run.stderr}`).toContain('No runs in this repository yet.');
     }
+    // A run id this repository does not know: the hint says where runs live, not how to start one.
+    const unknown = await runCli(['report', '20990101-000000-abcd'], { cwd: repo.dir, env });
+    expect(unknown.exitCode, describeResult(unknown)).toBe(2);
+    expect(unknown.stderr).toContain('No run 20990101-000000-abcd in this repository.');
+    expect(unknown.stderr).toContain('a run belongs to the repository it started in');
     expect(existsSync(join(repo.dir, '.ratchet')), 'no .ratchet/ in the checkout').toBe(false);
     expect(everything(repo)).toBe('');
     // Run twice, doctor still finds a clean tree: it did not dirty it itself.
