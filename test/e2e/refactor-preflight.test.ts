@@ -292,6 +292,10 @@ describe('ratchet refactor, around the run', () => {
     // Commands on the run from the original directory find it in its copy by the run id.
     const reported = await ratchet(['report', runId, '--json', '--cwd', target], original, claudeEnv(scratch, server));
     expectExit(reported, 0);
+    // ... and without it: the newest copy of this directory holds its latest run.
+    const status = await ratchet(['status', '--json', '--cwd', target], original, claudeEnv(scratch, server));
+    expectExit(status, 0);
+    expect(status.stdout).toContain(runId);
     expect(existsSync(join(target, '.ratchet'))).toBe(false);
     // Accepting (from the copy, where the run and its ledger live) brings the change into the original.
     const accepted = await ratchet(['accept', runId, '--cwd', copy], original, claudeEnv(scratch, server));

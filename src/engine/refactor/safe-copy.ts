@@ -16,6 +16,11 @@ export async function gitCopyOf(source: string, target: string): Promise<Git> {
     await cp(join(source, entry), join(target, entry), { recursive: true, verbatimSymlinks: true });
   }
   const git = await Git.init(target, { initialBranch: 'main' });
-  await git.commitAll(`ratchet: snapshot of ${source}`, { allowEmpty: true, noVerify: true });
+  await git.commitAll(snapshotSubject(source), { allowEmpty: true, noVerify: true });
   return git;
+}
+
+/** The subject of a copy's first commit, which names the directory it copies. */
+export function snapshotSubject(source: string): string {
+  return `ratchet: snapshot of ${source}`;
 }
