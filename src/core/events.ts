@@ -102,6 +102,8 @@ export interface EventMap {
     reason?: string;
   };
   'contract-check': { batch: string; removed: string[]; changed: string[]; added: string[]; allowed: boolean };
+  /** A refactor checkpoint passed the full verifier (the base commit passed it as the baseline). */
+  'checkpoint-verify': { commit: string; level: 'full' };
   'plan-select': { cycle: number; test: string | null; testFile: string | null; implFile: string | null };
   warning: { message: string; stage?: StageName };
   log: { message: string };

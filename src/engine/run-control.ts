@@ -100,10 +100,43 @@ export async function acceptRun(
   ledger: Ledger,
   options: { force: boolean },
   clock: Clock = systemClock,
-): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string; removedLocks: string[] }> {
+): Promise<AcceptResult & { removedLocks: string[] }> {
   if (run.status === 'accepted' || run.status === 'rejected')
     throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
   return withRunLocked(repoRoot, run, ledger, clock, () => acceptRunLocked(repoRoot, run, ledger, options));
+}
+
+export interface AcceptResult {
+  mode: 'fast-forward' | 'merge';
+  /** The branch's commit after the accept. */
+  commit: string;
+  /** A run on a plain directory: the directory its changes were copied into. */
+  copiedTo?: string;
+  /**
+   * A refactor run accepted with --force: its checkpoints (subjects, oldest first) that passed only
+   * the fast verifier, after the newest that passed the full one (empty when the tip did).
+   */
+  unverified: string[];
+}
+
+/**
+ * The checkpoints of a refactor run at `tip` that never passed the full verifier: those after the
+ * newest one that did (`checkpoint-verify` events; the base commit passed it as the baseline).
+ */
+async function fastOnlyCheckpoints(git: Git, run: GitRun, ledger: Ledger, tip: string): Promise<string[]> {
+  if (run.workflow !== 'refactor' || run.status === 'completed') return [];
+  const verified = new Set([
+    run.baseCommit,
+    ...(await ledger.events(run.id, { types: ['checkpoint-verify'] })).flatMap((event) =>
+      event.type === 'checkpoint-verify' ? [event.commit] : [],
+    ),
+  ]);
+  const unverified: string[] = [];
+  for (const entry of await git.log(`${run.baseCommit}..${tip}`)) {
+    if (verified.has(entry.sha)) break;
+    unverified.push(entry.subject);
+  }
+  return unverified.reverse();
 }
 
 async function acceptRunLocked(
@@ -111,7 +144,7 @@ async function acceptRunLocked(
   run: GitRun,
   ledger: Ledger,
   options: { force: boolean },
-): Promise<{ mode: 'fast-forward' | 'merge'; commit: string; copiedTo?: string }> {
+): Promise<AcceptResult> {
   if (run.status !== 'completed' && !options.force) {
     const hint =
       run.workflow === 'tdd'
@@ -148,6 +181,7 @@ async function acceptRunLocked(
   const tip = await git.revParse(run.branch);
   if (!tip) throw new RatchetError('not-found', `Branch ${run.branch} no longer exists.`);
   await refuseChangedOriginal(git, run, head, tip);
+  const unverified = await fastOnlyCheckpoints(git, run, ledger, tip);
   let mode: 'fast-forward' | 'merge';
   if (await git.isAncestor(head, tip)) {
     await git.mergeFastForward(run.branch);
@@ -174,7 +208,7 @@ async function acceptRunLocked(
   await dropWorktree(git, run);
   const copiedTo = await copyBackToOriginal(git, repoRoot, run, head);
   await ledger.updateRun(run.id, { status: 'accepted', finalCommit: tip });
-  return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}) };
+  return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}), unverified };
 }
 
 /** The original directory of a run on a plain directory (null for a run on a git repository). */

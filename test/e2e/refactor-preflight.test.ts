@@ -138,10 +138,12 @@ describe('ratchet refactor, around the run', () => {
     };
     const plain = await ratchet(['refactor', 'plan', repo.dir], repo.dir, claudeEnv(repo, null));
     expectExit(plain, 0);
-    expect(plain.stdout).toContain('Plan: 3 batches');
+    expect(plain.stdout).toContain('Plan: 4 batches');
     expect(plain.stdout).toContain('batch-001 Remove dead code in src/math.ts');
     expect(plain.stdout).toContain('batch-002 Split long code in src/invoice.ts');
-    expect(plain.stdout).toContain('batch-003 Add tests for src/report.ts');
+    // The entry point gets a test batch too: the load-check script imports it.
+    expect(plain.stdout).toContain('batch-003 Add tests for src/index.ts');
+    expect(plain.stdout).toContain('batch-004 Add tests for src/report.ts');
     const json = await ratchet(['refactor', 'plan', '--json'], repo.dir, claudeEnv(repo, null));
     expectExit(json, 0);
     const plan = z
@@ -151,7 +153,7 @@ describe('ratchet refactor, around the run', () => {
         ),
       })
       .parse(JSON.parse(json.stdout));
-    expect(plan.batches.map((batch) => batch.id)).toEqual(['batch-001', 'batch-002', 'batch-003']);
+    expect(plan.batches.map((batch) => batch.id)).toEqual(['batch-001', 'batch-002', 'batch-003', 'batch-004']);
     expect(plan.batches[0]?.scope_globs).toEqual(['src/math.ts']);
     expect(plan.batches[0]?.diff_budget_loc).toBe(40);
     // Only Ratchet's own cache appeared, in the git-excluded .ratchet/ folder.
@@ -167,7 +169,7 @@ describe('ratchet refactor, around the run', () => {
     const plainBefore = treeHashes(plainDir, []);
     const plainPlan = await ratchet(['refactor', 'plan', plainDir], plainDir, claudeEnv(repo, null));
     expectExit(plainPlan, 0);
-    expect(plainPlan.stdout).toContain('Plan: 3 batches');
+    expect(plainPlan.stdout).toContain('Plan: 4 batches');
     expect(treeHashes(plainDir, [])).toEqual(plainBefore);
     // Its index cache lives under $RATCHET_HOME/index, so the next index is incremental.
     const indexed = await ratchet(['index', plainDir, '--json'], plainDir, claudeEnv(repo, null));

@@ -21,6 +21,12 @@ export async function acceptAndReport(
       `Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`,
     );
     if (result.copiedTo) output.out(`Its changes were also copied into ${result.copiedTo} (not a git repository).`);
+    if (result.unverified.length > 0)
+      output.err(
+        pc.yellow(
+          `Warning: ${result.unverified.length === 1 ? 'this checkpoint' : `these ${result.unverified.length} checkpoints`} passed only the fast verifier (the run stopped before the full verifier ran on ${result.unverified.length === 1 ? 'it' : 'them'}); run your full test suite:\n${result.unverified.map((subject) => `  ${subject}`).join('\n')}`,
+        ),
+      );
   }
 }
 

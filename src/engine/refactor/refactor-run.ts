@@ -779,6 +779,10 @@ export async function* executeRefactor(
         attempt: 1,
         outcome: finalVerifier.ok ? 'accepted' : 'rejected',
       });
+      if (finalVerifier.ok) {
+        result.lastFullVerified = result.lastCheckpoint;
+        yield await record({ type: 'checkpoint-verify', commit: result.lastCheckpoint, level: 'full' });
+      }
       if (!finalVerifier.ok && result.lastCheckpoint !== result.lastFullVerified) {
         await deps.workspace.resetTo(result.lastFullVerified);
         yield await record({

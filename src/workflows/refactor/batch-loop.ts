@@ -425,7 +425,10 @@ export async function* runBatchLoop(
         yield { type: 'stage-end', stage: owner, phase: 'BATCH', cycle, attempt, outcome: 'accepted' };
         lastCheckpoint = commit;
         // A checkpoint that passed the full verifier is fully verified, whichever check ran it.
-        if (level === 'full') lastFullVerified = commit;
+        if (level === 'full') {
+          lastFullVerified = commit;
+          yield { type: 'checkpoint-verify', commit, level: 'full' };
+        }
         committed++;
         result = { batch: batch.id, outcome: 'committed', attempts: attempt, commit, reason: null };
         if (committed % policy.runFullVerifierEvery === 0) {
@@ -483,6 +486,7 @@ export async function* runBatchLoop(
             );
           }
           lastFullVerified = commit;
+          yield { type: 'checkpoint-verify', commit, level: 'full' };
         }
       }
       const final: BatchOutcome = result ?? {
