@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/effects.js';
 import { RatchetError, toRatchetError } from '../core/errors.js';
-import type { RatchetEvent } from '../core/events.js';
+import type { EventInput, RatchetEvent } from '../core/events.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import { z } from 'zod';
 import type { ConfigFlags } from '../config/load.js';
@@ -109,6 +109,11 @@ export async function* startTdd(
   services: EngineServices,
 ): AsyncGenerator<RatchetEvent, RunOutcome> {
   const { config, repoRoot } = options;
+  if (options.feature.trim() === '') {
+    throw new RatchetError('usage', 'The feature to build is empty.', {
+      hint: 'Describe it in plain words, e.g. ratchet tdd "Add a stack with push, pop and peek".',
+    });
+  }
   if (!(await Git.isRepository(repoRoot))) {
     throw new RatchetError('usage', `${repoRoot} is not a git repository.`, {
       hint: 'Run `git init` and commit your project first.',
@@ -216,6 +221,7 @@ const StoredTddSettingsSchema = z.object({
   baseUrl: z.string().optional(),
   cassette: z.string().optional(),
   refactor: z.enum(['always', 'when-needed', 'never']).optional(),
+  modelFlag: z.boolean().optional(),
 });
 
 /**
@@ -224,12 +230,25 @@ const StoredTddSettingsSchema = z.object({
  * `OLLAMA_HOST`, the provider's default; never with credentials, which are refused), and the
  * replay cassette.
  */
-function providerSettings(config: ResolvedConfig, env: EngineServices['env']): { baseUrl?: string; cassette?: string } {
+function providerSettings(
+  config: ResolvedConfig,
+  env: EngineServices['env'],
+): { baseUrl?: string; cassette?: string; modelFlag?: true } {
   const endpoint = runEndpoint(config, env);
   return {
     ...(endpoint ? { baseUrl: endpoint } : {}),
     ...(config.provider.name === 'replay' && config.provider.cassette ? { cassette: config.provider.cassette } : {}),
+    // `--model` applies to every stage, [stages.*] models included (see `runModelFromFlag`).
+    ...(config.origins['provider.model'] === 'flag' ? { modelFlag: true as const } : {}),
   };
+}
+
+/**
+ * Whether the run's model was given as a flag (`--model`, which applies to every stage) rather
+ * than by the configuration (where `[stages.*] model` overrides it for its stage).
+ */
+export function runModelFromFlag(run: RunRow): boolean {
+  return StoredTddSettingsSchema.safeParse(run.config).data?.modelFlag === true;
 }
 
 /** For a replayed run, where its cassette stands at `commit` (the `cassette` of a `run-start` event). */
@@ -417,7 +436,7 @@ export async function* resumeTdd(
       ...cassetteAt(config, point.commit, cassetteStart ?? 0),
     });
     // The provider, model, endpoint and cassette this stretch of the run uses (flags to `resume` may choose others).
-    const { baseUrl: _baseUrl, cassette: _cassette, ...kept } = storedConfig(run);
+    const { baseUrl: _baseUrl, cassette: _cassette, modelFlag: _modelFlag, ...kept } = storedConfig(run);
     await services.ledger.updateRun(run.id, {
       status: 'running',
       error: null,
@@ -427,6 +446,14 @@ export async function* resumeTdd(
     });
     await services.ledger.record(startEvent);
     yield startEvent;
+    // Attempts a killed process left open (no stage-end): they ended with it.
+    for (const row of await services.ledger.stages(run.id)) {
+      if (row.endedAt !== null) continue;
+      const { stage, phase, cycle, attempt } = row;
+      await services.ledger.record(
+        envelope({ type: 'stage-end', stage, phase, cycle, attempt, outcome: 'error', reason: 'interrupted' }),
+      );
+    }
     const ignored = ignoredEndpointNotice(run, config, services.env);
     if (ignored !== null) {
       const notice = envelope({ type: 'warning', message: ignored });
@@ -547,6 +574,8 @@ async function* executeRun(
     },
   };
   const workflow = runTdd(policy, deps, start, options.signal);
+  // Stage attempts started and not yet ended, oldest first: a run that stops inside one closes it.
+  const open: StartedStage[] = [];
   let outcome: RunOutcome;
   try {
     while (true) {
@@ -555,6 +584,7 @@ async function* executeRun(
         outcome = { runId: run.id, status: 'completed', state: next.value.state, error: null };
         break;
       }
+      trackOpenStages(open, next.value);
       // A replayed run records how far its cassette got with each checkpoint: `resume` continues there.
       const position = next.value.type === 'checkpoint-create' ? models.cassettePosition() : null;
       const event = envelope(
@@ -574,6 +604,15 @@ async function* executeRun(
       error: failure,
     };
   }
+  // The attempts the failure or the interruption cut short end as errors (innermost first), so
+  // `status` and the report do not show them as still open once the run has stopped.
+  for (const started of open.reverse()) {
+    const { stage, phase, cycle, attempt } = started;
+    const reason = outcome.error?.code ?? 'internal';
+    const end = envelope({ type: 'stage-end', stage, phase, cycle, attempt, outcome: 'error', reason });
+    await services.ledger.record(end);
+    yield end;
+  }
   await services.ledger.updateRun(run.id, {
     status: outcome.status,
     error: outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : null,
@@ -587,4 +626,19 @@ async function* executeRun(
   await services.ledger.record(endEvent);
   yield endEvent;
   return outcome;
+}
+
+type StartedStage = Extract<EventInput, { type: 'stage-start' }>;
+
+/** Keeps `open` to the stage attempts `event` leaves started and not yet ended. */
+function trackOpenStages(open: StartedStage[], event: EventInput): void {
+  if (event.type === 'stage-start') {
+    open.push({ ...event });
+    return;
+  }
+  if (event.type !== 'stage-end') return;
+  const index = open.findLastIndex(
+    (started) => started.stage === event.stage && started.cycle === event.cycle && started.attempt === event.attempt,
+  );
+  if (index >= 0) open.splice(index, 1);
 }

@@ -48,6 +48,8 @@ export interface AiSdkModelClientOptions {
   now?: () => number;
   /** Environment variable named in the hint of authentication errors, e.g. `ANTHROPIC_API_KEY`. */
   keyVar?: string;
+  /** True when `keyVar` is not set (a keyless OpenAI-compatible server): the hint says to set it. */
+  keyMissing?: boolean;
   /** Strings (API keys) redacted from every error message. */
   secrets?: readonly string[];
 }
@@ -72,6 +74,7 @@ export function createAiSdkModelClient(options: AiSdkModelClientOptions): ModelC
         provider: options.provider,
         modelId: options.modelId,
         keyVar: options.keyVar,
+        ...(options.keyMissing === true ? { keyMissing: true } : {}),
         secrets: options.secrets,
         now,
         signal: generateOptions.signal,

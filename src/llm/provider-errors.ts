@@ -13,6 +13,8 @@ export interface ProviderErrorContext {
   modelId: string;
   /** Environment variable holding the key, named in the hint of `auth` errors. */
   keyVar?: string;
+  /** True when that variable is not set (an OpenAI-compatible server called without a key). */
+  keyMissing?: boolean;
   /** Strings (API keys) that must never appear in a message or hint. */
   secrets?: readonly string[];
   /** Clock for HTTP-date `retry-after` values. */
@@ -133,7 +135,9 @@ function fromStatus(
         hint:
           context.keyVar === undefined
             ? `Check the API key configured for ${provider}.`
-            : `Check ${context.keyVar}: it must hold a valid API key for ${provider}.`,
+            : context.keyMissing === true
+              ? `The server wants an API key, and ${context.keyVar} is not set: export ${context.keyVar} with the key it expects.`
+              : `Check that ${context.keyVar} holds a valid API key for ${provider}.`,
       },
       context,
     );

@@ -194,6 +194,8 @@ export function createModelClient(options: CreateModelClientOptions): ModelClien
     stream: options.stream,
     now: options.now,
     keyVar: endpoint.keyVar,
+    // Only openai-compatible names a key variable it may go without (ollama names none).
+    keyMissing: endpoint.keyVar !== undefined && !endpoint.secret,
     secrets: endpoint.secret ? [endpoint.apiKey] : [],
   });
 }

@@ -146,7 +146,10 @@ function mismatch(
     `request #${index + 1}`,
   );
   return new RatchetError('replay-mismatch', `${headline}\n${patch}`, {
-    hint: 'Re-record the cassette, or edit the entry\'s "match" to fit the new request.',
+    hint:
+      expected === undefined
+        ? 'The cassette has no answer left for this request: record a longer one (--record FILE with a live provider), or continue the run with one (ratchet resume --provider <name> --model <id>).'
+        : 'Re-record the cassette, or edit the entry\'s "match" to fit the new request.',
     details: { entryIndex: index, expected, actual },
   });
 }

@@ -1,4 +1,4 @@
-import { costText, modelText } from './markdown-report.js';
+import { summaryRows, verificationResult } from './markdown-report.js';
 import type { ReportData } from './report-data.js';
 
 function escape(text: string | number | null | undefined): string {
@@ -36,7 +36,7 @@ details{margin:.4rem 0}summary{cursor:pointer}`;
 
 /** The run report as one self-contained HTML page (no external assets). */
 export function renderHtmlReport(data: ReportData): string {
-  const { run, summary } = data;
+  const { run } = data;
   const rows = (cells: Array<string | number | null | undefined>, raw = false): string =>
     `<tr>${cells.map((value) => `<td>${raw ? String(value ?? '') : escape(value)}</td>`).join('')}</tr>`;
   const refactorRun = run.workflow === 'refactor';
@@ -74,12 +74,7 @@ export function renderHtmlReport(data: ReportData): string {
     .join('\n');
   const verifications = data.verifications
     .map((verification) => {
-      const result =
-        verification.ok !== null
-          ? verification.ok
-            ? 'ok'
-            : `exit ${String(verification.exitCode)}`
-          : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed`;
+      const result = verificationResult(verification);
       const good = verification.ok ?? (verification.failed === 0 && !verification.timedOut);
       return rows(
         [
@@ -151,14 +146,9 @@ ${contracts ? `<h3>Public API changes</h3><ul>${contracts}</ul>` : ''}`
 <body>
 <h1>Ratchet run <code>${escape(run.id)}</code></h1>
 <table>
-${rows(['Workflow', run.workflow])}
-${rows(['Feature', run.feature])}
-${rows(['Status', `${run.status}${run.error ? ` — ${run.error}` : ''}`])}
-${rows(['Branch', `${run.branch ?? ''} from ${run.baseBranch ?? 'HEAD'} @ ${run.baseCommit?.slice(0, 8) ?? ''}`])}
-${rows(['Provider', `${run.provider ?? ''} ${modelText(data)}`])}
-${rows(['Model calls', `${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens`])}
-${rows(['Cost', costText(data)])}
-${rows(['Stage attempts', `${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected`])}
+${summaryRows(data)
+  .map((row) => rows(row))
+  .join('\n')}
 </table>
 ${refactorSection}
 <h2>Checkpoints</h2>

@@ -10,7 +10,7 @@ function duration(ms: number): string {
   return ms >= 60_000 ? `${(ms / 60_000).toFixed(1)} min` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-export function costText(data: ReportData): string {
+function costText(data: ReportData): string {
   const { costUsd, unpricedCalls } = data.summary.modelCalls;
   if (data.summary.modelCalls.total === 0) return '$0 (no model calls)';
   if (costUsd === 0 && unpricedCalls > 0) return `unknown (${unpricedCalls} calls to a model without a known price)`;
@@ -18,15 +18,52 @@ export function costText(data: ReportData): string {
 }
 
 /** The run's model: the configured one, else the models its calls report (Claude Code's default). */
-export function modelText(data: ReportData): string {
+function modelText(data: ReportData): string {
   if (data.run.model) return data.run.model;
   const used = [...new Set(data.modelCalls.map((call) => call.model))];
   return used.length > 0 ? used.join(', ') : 'default model';
 }
 
+/** The stage attempts by outcome, e.g. `23: 18 accepted, 5 rejected, 1 error` (outcomes with none left out but the first two). */
+function stageAttemptsText(data: ReportData): string {
+  const { total, accepted, rejected, error, skipped, open } = data.summary.stageAttempts;
+  const others = Object.entries({ error, skipped, open })
+    .filter(([, count]) => count > 0)
+    .map(([outcome, count]) => `, ${count} ${outcome}`)
+    .join('');
+  return `${total}: ${accepted} accepted, ${rejected} rejected${others}`;
+}
+
+/** One verification's result: `ok`, `exit N`, or the test counts (and whether it timed out). */
+export function verificationResult(verification: ReportData['verifications'][number]): string {
+  if (verification.ok !== null) return verification.ok ? 'ok' : `exit ${String(verification.exitCode)}`;
+  return `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed${verification.timedOut ? ', timed out' : ''}`;
+}
+
+/** The report's summary table, label and plain text, for the Markdown and the HTML report alike. */
+export function summaryRows(data: ReportData): Array<[label: string, text: string]> {
+  const { run, summary } = data;
+  return [
+    ['Workflow', run.workflow],
+    ['Feature', run.feature],
+    ['Status', `${run.status}${run.error ? ` — ${run.error}` : ''}`],
+    ['Branch', `${run.branch} from ${run.baseBranch ?? 'HEAD'} @ ${run.baseCommit.slice(0, 8)}`],
+    ['Provider', `${run.provider ?? ''} ${modelText(data)}`.trim()],
+    ['Duration', duration(summary.durationMs)],
+    [
+      'Model calls',
+      `${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens`,
+    ],
+    ['Cost', costText(data)],
+    ['Tool calls', `${summary.toolCalls.total} (${summary.toolCalls.errors} errors)`],
+    ['Stage attempts', stageAttemptsText(data)],
+    ['Verification runs', `${summary.verifications.total} (${summary.verifications.failing} failing)`],
+  ];
+}
+
 /** The run report as Markdown. */
 export function renderMarkdownReport(data: ReportData): string {
-  const { run, summary } = data;
+  const { run } = data;
   const lines: string[] = [];
   lines.push(`# Ratchet run ${run.id}`, '');
   lines.push(`| | |`, `| --- | --- |`);
@@ -34,19 +71,11 @@ export function renderMarkdownReport(data: ReportData): string {
   lines.push(`| Feature | ${cell(run.feature)} |`);
   lines.push(`| Status | **${run.status}**${run.error ? ` — ${cell(run.error)}` : ''} |`);
   lines.push(
-    `| Branch | \`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit?.slice(0, 8))}\` |`,
+    `| Branch | \`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit.slice(0, 8))}\` |`,
   );
   lines.push(`| Provider | ${cell(run.provider)} \`${cell(modelText(data))}\` |`);
-  lines.push(`| Duration | ${duration(summary.durationMs)} |`);
-  lines.push(
-    `| Model calls | ${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens |`,
-  );
-  lines.push(`| Cost | ${costText(data)} |`);
-  lines.push(`| Tool calls | ${summary.toolCalls.total} (${summary.toolCalls.errors} errors) |`);
-  lines.push(
-    `| Stage attempts | ${summary.stageAttempts.total}: ${summary.stageAttempts.accepted} accepted, ${summary.stageAttempts.rejected} rejected |`,
-  );
-  lines.push(`| Verification runs | ${summary.verifications.total} (${summary.verifications.failing} failing) |`);
+  // The rest as the HTML report shows it.
+  for (const [label, text] of summaryRows(data).slice(5)) lines.push(`| ${label} | ${cell(text)} |`);
   lines.push('');
   if (run.workflow === 'refactor') {
     // Refactor checkpoints carry no handoff notes: the batch is in the subject.
@@ -126,12 +155,7 @@ export function renderMarkdownReport(data: ReportData): string {
     '| --- | --- | --- | --- | --- | --- |',
   );
   for (const verification of data.verifications) {
-    const result =
-      verification.ok !== null
-        ? verification.ok
-          ? 'ok'
-          : `exit ${String(verification.exitCode)}`
-        : `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed${verification.timedOut ? ', timed out' : ''}`;
+    const result = verificationResult(verification);
     const failing = verification.failingTests
       .map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`)
       .join('; ');

@@ -542,7 +542,7 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     });
     expect(run.exitCode, describeResult(run)).toBe(3);
     expect(`${run.stdout}\n${run.stderr}`).toContain('anthropic rejected the credentials (HTTP 401)');
-    expect(run.stderr).toContain('hint: Check ANTHROPIC_API_KEY: it must hold a valid API key for anthropic.');
+    expect(run.stderr).toContain('hint: Check that ANTHROPIC_API_KEY holds a valid API key for anthropic.');
     // Authentication errors are not retried.
     expect(server.requests).toHaveLength(1);
     expect(`${run.stdout}\n${run.stderr}`).not.toContain(E2E_API_KEY);

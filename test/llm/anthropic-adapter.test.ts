@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isRatchetError, RatchetError } from '../../src/core/errors.js';
 import type { ModelRequest } from '../../src/core/model.js';
+import { createRedactor } from '../../src/core/redact.js';
 import { createModelClient } from '../../src/llm/providers.js';
 import { withRetry } from '../../src/llm/retry.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
@@ -227,6 +228,8 @@ describe('anthropic errors and retries', () => {
     const ratchetError = error as RatchetError;
     expect(ratchetError.retryable).toBe(false);
     expect(ratchetError.hint).toContain('ANTHROPIC_API_KEY');
+    // The hint reads the same once redacted for the ledger and --json ("KEY: it" would lose "it").
+    expect(createRedactor([API_KEY])(ratchetError.hint ?? '')).toBe(ratchetError.hint);
     expect(ratchetError.message).not.toContain(API_KEY);
     expect(ratchetError.message).toContain('[redacted]');
     expect(JSON.stringify(ratchetError.details)).not.toContain(API_KEY);

@@ -187,6 +187,26 @@ describe('openai-compatible and ollama', () => {
     expect(server.requests[0]?.headers.authorization).toBe('Bearer none');
   });
 
+  it('openai-compatible called without a key by a server that wants one: the hint says to set OPENAI_API_KEY', async () => {
+    server.enqueue({ kind: 'error', status: 401, message: 'Missing API key' });
+    const keyless = createModelClient({ provider: 'openai-compatible', model: 'm', baseUrl: server.url, env: {} });
+    const error = (await rejectionOf(keyless.generate(userRequest('hi')))) as RatchetError;
+    expect(error).toMatchObject({ code: 'auth', retryable: false });
+    expect(error.hint).toBe(
+      'The server wants an API key, and OPENAI_API_KEY is not set: export OPENAI_API_KEY with the key it expects.',
+    );
+
+    server.enqueue({ kind: 'error', status: 401 });
+    const keyed = createModelClient({
+      provider: 'openai-compatible',
+      model: 'm',
+      baseUrl: server.url,
+      env: { OPENAI_API_KEY: API_KEY },
+    });
+    const rejected = (await rejectionOf(keyed.generate(userRequest('hi')))) as RatchetError;
+    expect(rejected.hint).toBe('Check that OPENAI_API_KEY holds a valid API key for openai-compatible.');
+  });
+
   it('openai-compatible without a base URL is a config error', () => {
     expect(() => createModelClient({ provider: 'openai-compatible', model: 'm', env: {} })).toThrow(
       expect.objectContaining({ code: 'config' }),

@@ -103,6 +103,9 @@ describe('replay client', () => {
     expect(error.code).toBe('replay-mismatch');
     expect(error.message).toContain('exhausted');
     expect(error.message).toContain('+  "lastUser": "b"');
+    // There is no entry to edit: the hint says how to go on.
+    expect(error.hint).toContain('record a longer one');
+    expect(error.hint).not.toContain('"match"');
   });
 
   it('continues after the entries an earlier process played (startAt) and tells its position', async () => {

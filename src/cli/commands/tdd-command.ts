@@ -8,6 +8,7 @@ import {
   isFinished,
   startTdd,
   resumeTdd,
+  runModelFromFlag,
   runProviderFlags,
   type EngineServices,
   type ResumeTddOptions,
@@ -42,12 +43,12 @@ async function driveTddRun(
     options: Omit<ResumeTddOptions, 'runId'>,
     services: EngineServices,
   ) => AsyncGenerator<RatchetEvent, RunOutcome>,
-  flagsOf: (ledger: Ledger, output: Output) => Promise<TddFlags> = () => Promise.resolve(flags),
+  flagsOf: (ledger: Ledger, output: Output, repoRoot: string) => Promise<TddFlags> = () => Promise.resolve(flags),
 ): Promise<{ output: Output; code: number; outcome: RunOutcome }> {
   const output = createCliOutput(command);
   const repoRoot = await repositoryRoot(command);
   await using ledger = await openRepoLedger(repoRoot);
-  const config = await configFor(repoRoot, await flagsOf(ledger, output));
+  const config = await configFor(repoRoot, await flagsOf(ledger, output, repoRoot));
   if (flags.record && config.provider.cassette === resolve(flags.record)) {
     throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, {
       hint: 'Record into another file.',
@@ -112,7 +113,7 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
       command,
       flags,
       (options, services) => resumeTdd({ ...options, ...(runId ? { runId } : {}) }, services),
-      async (ledger, output) => {
+      async (ledger, output, repoRoot) => {
         const run = await resolveRun(ledger, runId);
         const recorded = runProviderFlags(run);
         // Another provider given: its own model and endpoint, not the run's.
@@ -129,7 +130,20 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
               : 'with the model given';
           output.out(pc.dim(`Resuming ${run.id} on ${recorded.provider}${model ? ` / ${model}` : ''}, ${how}.`));
         }
-        return { ...recorded, ...given };
+        const resumed: TddFlags = { ...recorded, ...given };
+        // A model flag applies to every stage: the run's model goes in as one when it was given as
+        // one or the configuration no longer names it, so the [stages.*] models the run started with
+        // still apply.
+        if (
+          given.model === undefined &&
+          recorded.model !== undefined &&
+          recorded.provider !== 'replay' &&
+          !runModelFromFlag(run)
+        ) {
+          const { model: _recorded, ...withoutModel } = resumed;
+          if ((await configFor(repoRoot, withoutModel)).provider.model === recorded.model) return withoutModel;
+        }
+        return resumed;
       },
     );
     setExit(code);

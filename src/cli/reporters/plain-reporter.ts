@@ -2,7 +2,7 @@ import pc from 'picocolors';
 import type { RatchetEvent } from '../../core/events.js';
 import type { TestRunResult, CheckResult } from '../../core/verification.js';
 import type { Output } from '../output.js';
-import { createRedactor, redactValue, secretsFromEnv } from '../../core/redact.js';
+import { createRedactor, REDACTED, redactValue, secretsFromEnv, type Redactor } from '../../core/redact.js';
 
 function short(sha: string): string {
   return sha.slice(0, 8);
@@ -25,15 +25,41 @@ function isTestRun(result: TestRunResult | CheckResult): result is TestRunResult
   return 'counts' in result;
 }
 
-/** Human-readable progress, one line per meaningful event. */
-export function createPlainReporter(output: Output): (event: RatchetEvent) => void {
+/**
+ * Removes the keys themselves (the values of `*_KEY`, `*_TOKEN`, ... variables, and `sk-...`
+ * keys) but, unlike the ledger's redactor, not the words after labels such as `Bearer` or
+ * `token:`: the terminal shows the user's own test names and messages as written.
+ */
+function keyRedactor(env: Readonly<Record<string, string | undefined>>): Redactor {
+  const secrets = secretsFromEnv(env).sort((a, b) => b.length - a.length);
+  return (text) =>
+    secrets
+      .reduce((result, secret) => result.split(secret).join(REDACTED), text)
+      .replace(/\bsk-[A-Za-z0-9_-]{16,}/g, REDACTED);
+}
+
+/**
+ * Human-readable progress, one line per meaningful event, without the keys a model may repeat
+ * (read in a file, say): terminals and CI logs keep what they are shown. Streamed text is shown
+ * a word at a time, so a key split over two deltas is still recognised.
+ */
+export function createPlainReporter(
+  output: Output,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): (event: RatchetEvent) => void {
+  const redact = keyRedactor(env);
   let streaming = false;
+  /** Streamed text not shown yet: the word being written. */
+  let pending = '';
+  const endStream = (): void => {
+    if (!streaming) return;
+    output.progress(`${redact(pending)}\n`);
+    pending = '';
+    streaming = false;
+  };
   const line = (text: string): void => {
-    if (streaming) {
-      output.progress('\n');
-      streaming = false;
-    }
-    output.out(text);
+    endStream();
+    output.out(redact(text));
   };
   return (event) => {
     switch (event.type) {
@@ -82,12 +108,17 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
       case 'model-retry':
         line(pc.yellow(`      ↻ ${event.reason}; retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)} s`));
         break;
-      case 'model-delta':
-        if (event.text) {
-          streaming = true;
-          output.progress(event.text);
+      case 'model-delta': {
+        if (!event.text) break;
+        streaming = true;
+        pending += event.text;
+        const shown = pending.search(/\s\S*$/) + 1;
+        if (shown > 0) {
+          output.progress(redact(pending.slice(0, shown)));
+          pending = pending.slice(shown);
         }
         break;
+      }
       case 'verify-end': {
         const result = event.result;
         if (isTestRun(result)) {
@@ -134,10 +165,7 @@ export function createPlainReporter(output: Output): (event: RatchetEvent) => vo
         break;
       case 'model-call':
         // Each reply streamed ends its own line: a retry's reply does not run on from the last one.
-        if (streaming) {
-          output.progress('\n');
-          streaming = false;
-        }
+        endStream();
         break;
       case 'note-write':
         break;

@@ -1,0 +1,107 @@
+/**
+ * The plain reporter shows what the ledger and --json would store: a key a model repeats (in a
+ * streamed answer, even split over deltas, or in a tool call) is redacted on the terminal too.
+ */
+import { describe, expect, it } from 'vitest';
+import type { EventInput, RatchetEvent } from '../../src/core/events.js';
+import type { Output } from '../../src/cli/output.js';
+import { createPlainReporter } from '../../src/cli/reporters/plain-reporter.js';
+
+const KEY = 'sk-ant-test-plain-reporter-0123456789';
+const ENV = { ANTHROPIC_API_KEY: KEY };
+
+function capture(): { output: Output; shown: () => string } {
+  const parts: string[] = [];
+  return {
+    output: {
+      json: false,
+      out: (line) => parts.push(`${line}\n`),
+      err: (line) => parts.push(`${line}\n`),
+      progress: (text) => parts.push(text),
+    },
+    // Without colours.
+    shown: () => parts.join('').replace(/\u001b\[[0-9;]*m/g, ''),
+  };
+}
+
+let seq = 0;
+const event = (input: EventInput): RatchetEvent => ({
+  ...input,
+  id: `run:${++seq}`,
+  runId: 'run',
+  timestamp: '2026-01-01T00:00:00.000Z',
+});
+
+describe('plain reporter', () => {
+  it('redacts a key streamed over several deltas, and shows the rest of the text', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    const text = `Nothing worth changing. (Debug: ANTHROPIC_API_KEY=${KEY})`;
+    for (let index = 0; index < text.length; index += 7)
+      report(event({ type: 'model-delta', text: text.slice(index, index + 7) }));
+    report(event({ type: 'warning', message: 'done' }));
+
+    expect(shown()).not.toContain(KEY);
+    expect(shown()).not.toContain('0123456789');
+    expect(shown()).toBe('Nothing worth changing. (Debug: ANTHROPIC_API_KEY=[REDACTED])\n  ! done\n');
+  });
+
+  it('redacts keys in tool calls and messages', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    report(
+      event({
+        type: 'tool-call',
+        stage: 'GREEN',
+        tool: 'Bash',
+        input: { command: `curl -H "x-api-key: ${KEY}" https://example.com` },
+        output: '',
+        isError: false,
+        durationMs: 1,
+      }),
+    );
+    report(event({ type: 'run-end', status: 'failed', message: `the key ${KEY} was rejected` }));
+
+    expect(shown()).not.toContain(KEY);
+    expect(shown()).toContain('· Bash curl -H "x-api-key: [REDACTED]');
+    expect(shown()).toContain('failed: the key [REDACTED] was rejected');
+  });
+
+  it('leaves the words after labels such as Bearer alone (they are not keys)', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    report(
+      event({
+        type: 'plan-select',
+        cycle: 1,
+        test: 'rejects a missing Bearer authorization header',
+        testFile: 't.js',
+        implFile: 'i.js',
+      }),
+    );
+    expect(shown()).toContain('next test: rejects a missing Bearer authorization header (t.js -> i.js)');
+  });
+
+  it('ends each streamed reply on its own line', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    report(event({ type: 'model-delta', text: 'first repl' }));
+    report(event({ type: 'model-delta', text: 'y' }));
+    report(
+      event({
+        type: 'model-call',
+        stage: 'PLAN',
+        provider: 'anthropic',
+        model: 'm',
+        request: { system: '', messages: [], tools: [] },
+        response: null,
+        error: { code: 'overloaded', message: 'overloaded' },
+        latencyMs: 1,
+      }),
+    );
+    report(event({ type: 'model-delta', text: 'second' }));
+    report(event({ type: 'cycle-start', cycle: 2, test: null }));
+
+    expect(shown()).toBe('first reply\nsecond\n\nCycle 2\n');
+  });
+});

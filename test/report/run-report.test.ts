@@ -1,0 +1,131 @@
+/**
+ * The Markdown and the HTML report show the same summary of a run: every stage outcome counted
+ * (errors and open attempts too), duration, tool calls and verification runs, and a test run
+ * that timed out says so in both.
+ */
+import { describe, expect, it } from 'vitest';
+import type { GitRun } from '../../src/engine/git-run.js';
+import type { RunSummary, StageRow, VerificationRow } from '../../src/ledger/types.js';
+import { renderHtmlReport } from '../../src/report/html-report.js';
+import { renderMarkdownReport } from '../../src/report/markdown-report.js';
+import type { ReportData } from '../../src/report/report-data.js';
+
+const RUN_ID = '20260101-000000-a1b2';
+const AT = '2026-01-01T00:00:00.000Z';
+
+const run: GitRun = {
+  id: RUN_ID,
+  workflow: 'tdd',
+  repoRoot: '/repo',
+  feature: 'A stack',
+  status: 'failed',
+  branch: `ratchet/${RUN_ID}`,
+  baseBranch: 'main',
+  baseCommit: '0123456789abcdef0123456789abcdef01234567',
+  worktree: '/home/worktrees/x',
+  provider: 'anthropic',
+  model: 'claude-x',
+  config: null,
+  error: 'auth: anthropic rejected the credentials (HTTP 401): invalid x-api-key',
+  createdAt: AT,
+  updatedAt: AT,
+  finishedAt: AT,
+  finalCommit: null,
+};
+
+const summary: RunSummary = {
+  runId: RUN_ID,
+  status: 'failed',
+  stageAttempts: { total: 4, accepted: 1, rejected: 1, error: 1, skipped: 0, open: 1 },
+  modelCalls: { total: 3, failed: 1, inputTokens: 100, outputTokens: 20, costUsd: 0.0123, unpricedCalls: 0 },
+  toolCalls: { total: 5, errors: 2 },
+  verifications: { total: 2, failing: 1 },
+  checkpoints: 0,
+  events: 10,
+  startedAt: AT,
+  finishedAt: AT,
+  durationMs: 12_300,
+};
+
+const stage = (row: Pick<StageRow, 'stage' | 'phase' | 'attempt' | 'outcome' | 'reason'>, id: number): StageRow => ({
+  id,
+  runId: RUN_ID,
+  cycle: 1,
+  startedAt: AT,
+  endedAt: row.outcome === null ? null : AT,
+  ...row,
+});
+
+const timedOut: VerificationRow = {
+  id: 1,
+  runId: RUN_ID,
+  seq: 3,
+  stage: 'GREEN',
+  kind: 'test',
+  command: 'npm test',
+  exitCode: null,
+  timedOut: true,
+  durationMs: 600_000,
+  passed: 1,
+  failed: 0,
+  skipped: 0,
+  total: 1,
+  ok: null,
+  failingTests: [],
+  collectionErrors: [],
+  outputFile: null,
+  createdAt: AT,
+};
+
+const data: ReportData = {
+  run,
+  summary,
+  stages: [
+    stage({ stage: 'PLAN', phase: 'PLAN', attempt: 1, outcome: 'accepted', reason: null }, 1),
+    stage({ stage: 'RED', phase: 'RED', attempt: 1, outcome: 'rejected', reason: 'passed-immediately' }, 2),
+    stage({ stage: 'RED_FIX', phase: 'RED', attempt: 2, outcome: 'error', reason: 'auth' }, 3),
+    stage({ stage: 'GREEN', phase: 'GREEN', attempt: 1, outcome: null, reason: null }, 4),
+  ],
+  verifications: [timedOut],
+  modelCalls: [],
+  checkpoints: [],
+  refactor: { batches: [], patchChecks: [], contracts: [], backup: null, plan: null },
+  generatedAt: AT,
+};
+
+/** The text of the HTML report without its tags. */
+function textOf(html: string): string {
+  return html
+    .replace(/<\/t[dh]><t[dh][^>]*>/g, ' | ')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&amp;/g, '&');
+}
+
+describe('run reports', () => {
+  const markdown = renderMarkdownReport(data);
+  const html = textOf(renderHtmlReport(data));
+
+  it('count every stage outcome, not only accepted and rejected', () => {
+    expect(markdown).toContain('| Stage attempts | 4: 1 accepted, 1 rejected, 1 error, 1 open |');
+    expect(html).toContain('Stage attempts | 4: 1 accepted, 1 rejected, 1 error, 1 open');
+  });
+
+  it('show the same summary in Markdown and HTML', () => {
+    for (const text of [
+      'Duration | 12.3 s',
+      'Model calls | 3 (1 failed), 100 input / 20 output tokens',
+      'Cost | $0.0123',
+      'Tool calls | 5 (2 errors)',
+      'Verification runs | 2 (1 failing)',
+    ]) {
+      expect(markdown).toContain(`| ${text} |`);
+      expect(html).toContain(text);
+    }
+    expect(html).toContain(`Status | failed — ${run.error ?? ''}`);
+  });
+
+  it('say that a test run timed out in both', () => {
+    expect(markdown).toContain('| GREEN | test | `npm test` | 1 passed, 0 failed, timed out | 600000 ms |');
+    expect(html).toContain('GREEN | test | npm test | 1 passed, 0 failed, timed out | 600000 ms');
+  });
+});
