@@ -37,6 +37,11 @@ export interface Checkpoint {
   state: HandoffState | null;
   /** Set when the note exists but cannot be read. */
   noteError: string | null;
+  /**
+   * Where `state` comes from: the git note, or (with a ledger, when the commit has no note in git,
+   * e.g. after `ratchet reject` removed the run's notes) the note the run recorded in its ledger.
+   */
+  noteSource: 'git' | 'ledger' | null;
 }
 
 function parseNote(text: string | null): { state: HandoffState | null; error: string | null } {
@@ -74,19 +79,38 @@ export async function orphanedRuns(
  * was accepted or rejected (the branch is gone), up to the commit the branch had then. A rejected
  * run's commits stay readable until git collects them.
  */
-export async function checkpointsOf(git: Git, run: GitRun): Promise<Checkpoint[]> {
+export async function checkpointsOf(git: Git, run: GitRun, ledger?: Ledger): Promise<Checkpoint[]> {
   const tip =
     (await git.revParse(run.branch)) ??
     (await git.revParse(`refs/heads/${run.branch}`)) ??
     (run.finalCommit ? await git.revParse(`${run.finalCommit}^{commit}`) : null);
   if (!tip) return [];
   const log = await git.log(`${run.baseCommit}..${tip}`);
+  const recorded = ledger ? await ledgerNotes(ledger, run.id) : new Map<string, HandoffState>();
   const result: Checkpoint[] = [];
   for (const entry of log.reverse()) {
-    const note = parseNote(await git.readNote(NOTES_REF, entry.sha));
-    result.push({ sha: entry.sha, subject: entry.subject, date: entry.date, state: note.state, noteError: note.error });
+    const text = await git.readNote(NOTES_REF, entry.sha);
+    const note = parseNote(text);
+    const fallback = text === null ? (recorded.get(entry.sha) ?? null) : null;
+    result.push({
+      sha: entry.sha,
+      subject: entry.subject,
+      date: entry.date,
+      state: note.state ?? fallback,
+      noteError: note.error,
+      noteSource: text !== null && note.state ? 'git' : fallback ? 'ledger' : null,
+    });
   }
   return result;
+}
+
+/** The handoff notes a run wrote (`note-write` events), by commit; the latest for a commit wins. */
+async function ledgerNotes(ledger: Ledger, runId: string): Promise<Map<string, HandoffState>> {
+  const written = new Map<string, HandoffState>();
+  for (const event of await ledger.events(runId, { types: ['note-write'] })) {
+    if (event.type === 'note-write') written.set(event.commit, event.state);
+  }
+  return written;
 }
 
 /**
@@ -293,7 +317,16 @@ export async function rejectRun(
   clock: Clock = systemClock,
 ): Promise<{ removedLocks: string[] }> {
   if (run.status === 'accepted')
-    throw new RatchetError('usage', `Run ${run.id} was accepted; use git to revert its merge.`);
+    throw new RatchetError(
+      'usage',
+      `Run ${run.id} was already accepted into ${run.baseBranch ?? 'your branch'}; it cannot be rejected.`,
+      { hint: 'Undo it with git (git revert of its merge or commits).' },
+    );
+  if (run.status === 'rejected')
+    throw new RatchetError(
+      'usage',
+      `Run ${run.id} was already rejected: its worktree and branch ${run.branch} were removed then.`,
+    );
   return withRunLocked(repoRoot, run, ledger, clock, async () => {
     const git = new Git(repoRoot);
     // The handoff notes of the dropped commits go with them (the notes ref is shared by all runs).
@@ -409,10 +442,7 @@ async function repairNotesLocked(
     await git.updateRef(movedAside, ref);
     await git.deleteRef(NOTES_REF);
   }
-  const written = new Map<string, HandoffState>();
-  for (const event of await ledger.events(run.id, { types: ['note-write'] })) {
-    if (event.type === 'note-write') written.set(event.commit, event.state);
-  }
+  const written = await ledgerNotes(ledger, run.id);
   let rewritten = 0;
   for (const checkpoint of await checkpointsOf(git, run)) {
     const known = written.get(checkpoint.sha);

@@ -1,5 +1,6 @@
 import { summaryRows, verificationResult } from './markdown-report.js';
 import type { ReportData } from './report-data.js';
+import { ledgerNotesText } from './summary-text.js';
 
 function escape(text: string | number | null | undefined): string {
   return String(text ?? '')
@@ -40,6 +41,7 @@ export function renderHtmlReport(data: ReportData): string {
   const rows = (cells: Array<string | number | null | undefined>, raw = false): string =>
     `<tr>${cells.map((value) => `<td>${raw ? String(value ?? '') : escape(value)}</td>`).join('')}</tr>`;
   const refactorRun = run.workflow === 'refactor';
+  const ledgerNote = ledgerNotesText(data.checkpoints, run.status);
   const checkpoints = data.checkpoints
     .map((checkpoint) =>
       refactorRun
@@ -155,7 +157,7 @@ ${refactorSection}
 <table id="checkpoints"><tr><th>Commit</th><th>Subject</th>${refactorRun ? '' : '<th>Phase</th><th>Cycle</th><th>Retries</th>'}</tr>
 ${checkpoints}
 </table>
-<h2>Stage attempts</h2>
+${ledgerNote ? `<p class="muted">${escape(ledgerNote)}</p>\n` : ''}<h2>Stage attempts</h2>
 <table id="stages"><tr><th>Cycle</th><th>Stage</th><th>Attempt</th><th>Outcome</th><th>Reason</th></tr>
 ${stages}
 </table>

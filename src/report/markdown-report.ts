@@ -1,4 +1,5 @@
 import type { ReportData } from './report-data.js';
+import { costText, ledgerNotesText, stageOutcomesText } from './summary-text.js';
 
 function cell(text: string | number | null | undefined): string {
   return String(text ?? '')
@@ -10,28 +11,15 @@ function duration(ms: number): string {
   return ms >= 60_000 ? `${(ms / 60_000).toFixed(1)} min` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function costText(data: ReportData): string {
-  const { costUsd, unpricedCalls } = data.summary.modelCalls;
-  if (data.summary.modelCalls.total === 0) return '$0 (no model calls)';
-  if (costUsd === 0 && unpricedCalls > 0) return `unknown (${unpricedCalls} calls to a model without a known price)`;
-  return `$${costUsd.toFixed(4)}${unpricedCalls > 0 ? ` + ${unpricedCalls} calls without a known price` : ''}`;
+/** The run's models: the configured one, else the models its calls report (Claude Code's default). */
+function modelsOf(data: ReportData): string[] {
+  if (data.run.model) return [data.run.model];
+  return [...new Set(data.modelCalls.map((call) => call.model))];
 }
 
-/** The run's model: the configured one, else the models its calls report (Claude Code's default). */
 function modelText(data: ReportData): string {
-  if (data.run.model) return data.run.model;
-  const used = [...new Set(data.modelCalls.map((call) => call.model))];
-  return used.length > 0 ? used.join(', ') : 'default model';
-}
-
-/** The stage attempts by outcome, e.g. `23: 18 accepted, 5 rejected, 1 error` (outcomes with none left out but the first two). */
-function stageAttemptsText(data: ReportData): string {
-  const { total, accepted, rejected, error, skipped, open } = data.summary.stageAttempts;
-  const others = Object.entries({ error, skipped, open })
-    .filter(([, count]) => count > 0)
-    .map(([outcome, count]) => `, ${count} ${outcome}`)
-    .join('');
-  return `${total}: ${accepted} accepted, ${rejected} rejected${others}`;
+  const models = modelsOf(data);
+  return models.length > 0 ? models.join(', ') : 'default model';
 }
 
 /** One verification's result: `ok`, `exit N`, or the test counts (and whether it timed out). */
@@ -54,9 +42,9 @@ export function summaryRows(data: ReportData): Array<[label: string, text: strin
       'Model calls',
       `${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens`,
     ],
-    ['Cost', costText(data)],
+    ['Cost', costText(summary.modelCalls, { provider: run.provider, models: modelsOf(data) })],
     ['Tool calls', `${summary.toolCalls.total} (${summary.toolCalls.errors} errors)`],
-    ['Stage attempts', stageAttemptsText(data)],
+    ['Stage attempts', `${summary.stageAttempts.total}: ${stageOutcomesText(summary.stageAttempts)}`],
     ['Verification runs', `${summary.verifications.total} (${summary.verifications.failing} failing)`],
   ];
 }
@@ -95,6 +83,8 @@ export function renderMarkdownReport(data: ReportData): string {
         `| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} | ${state ? `${state.phase} → ${state.nextPhase ?? '-'}` : cell(checkpoint.noteError ?? 'no note')} | ${state?.cycleNumber ?? ''} | ${state?.retryCount ?? ''} |`,
       );
     }
+    const note = ledgerNotesText(data.checkpoints, run.status);
+    if (note) lines.push('', `_${note}_`);
   }
   const { refactor } = data;
   if (refactor.plan || refactor.batches.length > 0) {

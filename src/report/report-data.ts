@@ -76,7 +76,8 @@ export interface ReportData {
 
 export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Ledger, now: Date): Promise<ReportData> {
   const git = new Git(repoRoot);
-  const checkpoints = await checkpointsOf(git, run);
+  // A note git no longer has (`ratchet reject` removes them) comes from the ledger.
+  const checkpoints = await checkpointsOf(git, run, ledger);
   const withDiffs = [];
   for (const checkpoint of checkpoints) {
     withDiffs.push({ ...checkpoint, diff: await git.diff(`${checkpoint.sha}~1`, checkpoint.sha) });

@@ -155,7 +155,7 @@ describe('kill -9, then ratchet resume', () => {
       // The ledger still says running; status says the process is gone and how to go on.
       const status = await runCli(project, ['status', runId]);
       expect(status.stdout).toContain(
-        `running, but its process is gone (killed?): \`ratchet resume ${runId}\` continues from the last checkpoint`,
+        `running, but its process is gone (killed?)\n  next      \`ratchet resume ${runId}\` continues from the last checkpoint\n`,
       );
       const statusJson = await runCli(project, ['status', runId, '--json']);
       expect(JSON.parse(statusJson.stdout.trim())).toMatchObject({ run: { status: 'running' }, active: false });

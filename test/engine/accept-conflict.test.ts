@@ -1,14 +1,15 @@
 /**
  * `ratchet accept` when the user's branch moved on and changed the same lines as the run: the
  * merge is refused as a usage error naming the files, nothing is merged, and after the user
- * merges by hand, accept records the run and removes its worktree.
+ * merges by hand, accept records the run and removes its worktree. Accept, reject and rollback
+ * refuse a run already accepted or rejected.
  */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { asGitRun, type GitRun } from '../../src/engine/git-run.js';
-import { acceptRun, rollbackRun } from '../../src/engine/run-control.js';
+import { acceptRun, rejectRun, rollbackRun } from '../../src/engine/run-control.js';
 import { Git } from '../../src/git/git.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
@@ -105,6 +106,28 @@ describe('accept and rollback say what state the run is in', () => {
     await expect(rollbackRun(repo.dir, accepted, baseCommit, ledger)).rejects.toMatchObject({
       code: 'usage',
       message: 'Run run-2 was accepted: its commits are on main.',
+    });
+    await expect(rejectRun(repo.dir, accepted, ledger)).rejects.toMatchObject({
+      code: 'usage',
+      message: 'Run run-2 was already accepted into main; it cannot be rejected.',
+      hint: expect.stringContaining('git revert') as unknown,
+    });
+    expect((await ledger.getRun('run-2'))?.status).toBe('accepted');
+  });
+
+  it('refuses to reject a run twice, as accept refuses a second time', async () => {
+    const run = await conflictingRun();
+    await rejectRun(repo.dir, run, ledger);
+    const rejected = asGitRun((await ledger.getRun('run-1')) ?? run);
+    expect(rejected.status).toBe('rejected');
+    expect(existsSync(run.worktree)).toBe(false);
+    await expect(rejectRun(repo.dir, rejected, ledger)).rejects.toMatchObject({
+      code: 'usage',
+      message: 'Run run-1 was already rejected: its worktree and branch ratchet/run-1 were removed then.',
+    });
+    await expect(acceptRun(repo.dir, rejected, ledger, { force: true })).rejects.toMatchObject({
+      code: 'usage',
+      message: 'Run run-1 was already rejected.',
     });
   });
 });

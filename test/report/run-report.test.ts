@@ -4,11 +4,13 @@
  * that timed out says so in both.
  */
 import { describe, expect, it } from 'vitest';
+import type { HandoffState } from '../../src/core/handoff.js';
 import type { GitRun } from '../../src/engine/git-run.js';
 import type { RunSummary, StageRow, VerificationRow } from '../../src/ledger/types.js';
 import { renderHtmlReport } from '../../src/report/html-report.js';
 import { renderMarkdownReport } from '../../src/report/markdown-report.js';
 import type { ReportData } from '../../src/report/report-data.js';
+import { costText } from '../../src/report/summary-text.js';
 
 const RUN_ID = '20260101-000000-a1b2';
 const AT = '2026-01-01T00:00:00.000Z';
@@ -127,5 +129,58 @@ describe('run reports', () => {
   it('say that a test run timed out in both', () => {
     expect(markdown).toContain('| GREEN | test | `npm test` | 1 passed, 0 failed, timed out | 600000 ms |');
     expect(html).toContain('GREEN | test | npm test | 1 passed, 0 failed, timed out | 600000 ms');
+  });
+
+  it('say the cost is unknown when every call to a model without a known price failed', () => {
+    const failed = { ...summary.modelCalls, total: 2, failed: 2, costUsd: 0, inputTokens: 0, outputTokens: 0 };
+    expect(costText(failed, { provider: 'openai-compatible', models: ['my-local-llm'] })).toBe(
+      'unknown (all 2 calls failed; no price known for my-local-llm)',
+    );
+    // A priced model's failed calls cost nothing; a replayed cassette never costs anything.
+    expect(costText(failed, { provider: 'anthropic', models: ['claude-sonnet-4-5'] })).toBe('$0.0000');
+    expect(costText(failed, { provider: 'replay', models: ['scripted'] })).toBe('$0.0000');
+    expect(costText({ ...failed, failed: 1, unpricedCalls: 1 }, { provider: null, models: ['x'] })).toBe(
+      'unknown (1 calls to a model without a known price)',
+    );
+    const unpriced = renderMarkdownReport({
+      ...data,
+      run: { ...run, model: 'my-local-llm' },
+      summary: { ...summary, modelCalls: { ...failed, total: 1, failed: 1 } },
+    });
+    expect(unpriced).toContain('| Cost | unknown (the only call failed; no price known for my-local-llm) |');
+  });
+
+  it('show the handoff notes git no longer has from the ledger, and say so', () => {
+    const state: HandoffState = {
+      phase: 'PLAN',
+      nextPhase: 'RED',
+      cycleNumber: 1,
+      currentTest: null,
+      completedTests: [],
+      pendingTests: [],
+      testResult: null,
+      error: null,
+      errorDetails: null,
+      retryCount: 0,
+    };
+    const checkpoint: ReportData['checkpoints'][number] = {
+      sha: 'abcdef0123456789abcdef0123456789abcdef01',
+      subject: 'plan: a new stack is empty',
+      date: AT,
+      state,
+      noteError: null,
+      noteSource: 'ledger',
+      diff: '',
+    };
+    const rejected = { ...data, run: { ...run, status: 'rejected' as const }, checkpoints: [checkpoint] };
+    const text =
+      'These handoff notes are no longer in git (rejecting the run removed them); shown as the ledger recorded them.';
+    const md = renderMarkdownReport(rejected);
+    expect(md).toContain('| `abcdef01` | plan: a new stack is empty | PLAN → RED | 1 | 0 |');
+    expect(md).toContain(`_${text}_`);
+    expect(textOf(renderHtmlReport(rejected))).toContain(text);
+    expect(renderMarkdownReport({ ...rejected, checkpoints: [{ ...checkpoint, noteSource: 'git' }] })).not.toContain(
+      'no longer in git',
+    );
   });
 });

@@ -507,7 +507,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       await restoreBackup(stored.target, stored.backup, runner, { branch: stored.isGit ? run.baseBranch : null });
       // A run that was not accepted still has its worktree and branch: the rollback drops them,
       // as a reject would, so that nothing of the run is left.
-      if (run.status !== 'accepted') await rejectRun(repoRoot, run, ledger);
+      if (run.status !== 'accepted' && run.status !== 'rejected') await rejectRun(repoRoot, run, ledger);
       await ledger.updateRun(run.id, { status: 'rejected' });
       if (output.json)
         output.out(

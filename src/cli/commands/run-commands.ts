@@ -4,6 +4,7 @@ import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
 import { checkpointsOf, orphanedRuns, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
+import { costText, ledgerNotesText, stageOutcomesText } from '../../report/summary-text.js';
 import { writeRunReport } from '../../report/write-report.js';
 import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
@@ -11,11 +12,6 @@ import { acceptAndReport, rejectAndReport } from './run-decisions.js';
 import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
 import type { GitRun } from '../../engine/git-run.js';
 import type { Ledger } from '../../ledger/types.js';
-
-function formatCost(cost: number, unpriced: number): string {
-  if (cost === 0 && unpriced > 0) return 'unknown (no price known for this model)';
-  return `$${cost.toFixed(4)}${unpriced > 0 ? ` + ${unpriced} calls without a known price` : ''}`;
-}
 
 /** What the commands on one run share: output, repository, ledger (closed on dispose) and the run. */
 interface RunSession extends AsyncDisposable {
@@ -64,7 +60,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'status',
     'Show the state of a run: phase, cycle, current test (or committed batches), progress, cost',
     async ({ output, repoRoot, ledger, run }) => {
-      const checkpoints = await checkpointsOf(new Git(repoRoot), run);
+      const checkpoints = await checkpointsOf(new Git(repoRoot), run, ledger);
       const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
       const summary = await ledger.summary(run.id);
       const orphaned = (await orphanedRuns(repoRoot, [run])).has(run.id);
@@ -85,8 +81,9 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         run.workflow === 'tdd'
           ? `\`ratchet resume ${run.id}\` continues from the last checkpoint`
           : `\`ratchet accept ${run.id} --force\` keeps its checkpoints, \`ratchet reject ${run.id}\` drops it`;
-      const shownStatus = orphaned ? pc.yellow(`running, but its process is gone (killed?): ${next}`) : run.status;
-      output.out(`${pc.bold('Run')} ${pc.cyan(run.id)}  ${shownStatus}  ${pc.dim(run.workflow)}`);
+      const shownStatus = orphaned ? pc.yellow('running, but its process is gone (killed?)') : run.status;
+      output.out(`${pc.bold('Run')} ${pc.cyan(run.id)} ${pc.dim(`(${run.workflow})`)}  ${shownStatus}`);
+      if (orphaned) output.out(`  next      ${next}`);
       output.out(`  feature   ${run.feature}`);
       const gone =
         run.status === 'accepted' || run.status === 'rejected' ? `; ${run.status}, the branch was removed` : '';
@@ -111,12 +108,18 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         output.out('  phase     no checkpoint yet (starts at PLAN, cycle 1)');
       }
       const { stageAttempts: stages, modelCalls: calls } = summary;
-      output.out(`  stages    ${stages.total} attempts (${stages.accepted} accepted, ${stages.rejected} rejected)`);
+      output.out(`  stages    ${counted(stages.total, 'attempt')} (${stageOutcomesText(stages)})`);
+      // The models for the cost: the run's, else (only when that decides it) those its calls name.
+      const models = run.model
+        ? [run.model]
+        : calls.total > 0 && calls.failed === calls.total
+          ? [...new Set((await ledger.modelCalls(run.id)).map((call) => call.model))]
+          : [];
       output.out(
-        `  model     ${calls.total} calls, ${calls.inputTokens} in / ${calls.outputTokens} out tokens, cost ${formatCost(calls.costUsd, calls.unpricedCalls)}`,
+        `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${calls.inputTokens} in / ${calls.outputTokens} out tokens, cost ${costText(calls, { provider: run.provider, models })}`,
       );
       output.out(
-        `  tests     ${summary.verifications.total} verification runs (${summary.verifications.failing} failing)`,
+        `  tests     ${counted(summary.verifications.total, 'verification run')} (${summary.verifications.failing} failing)`,
       );
       if (run.error) output.out(pc.red(`  last error ${run.error}`));
     },
@@ -128,7 +131,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'List the runs of this repository and the checkpoints of one run (with their handoff notes)',
     async ({ output, repoRoot, ledger, run }, runId) => {
       const runs = await ledger.listRuns(20);
-      const checkpoints = await checkpointsOf(new Git(repoRoot), run);
+      const checkpoints = await checkpointsOf(new Git(repoRoot), run, ledger);
       const gone = await orphanedRuns(repoRoot, runs);
       if (output.json) {
         output.out(
@@ -142,12 +145,13 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       }
       if (!runId) {
         output.out(pc.bold('Runs'));
-        for (const entry of runs) {
-          const status = gone.has(entry.id)
-            ? pc.yellow('running, but its process is gone (killed?)')
-            : entry.status.padEnd(11);
-          output.out(`  ${pc.cyan(entry.id)}  ${status} ${entry.workflow.padEnd(8)} ${entry.feature}`);
-        }
+        const rows = runs.map((entry): Cell[] => [
+          [entry.id, pc.cyan],
+          gone.has(entry.id) ? ['running, but its process is gone (killed?)', pc.yellow] : [entry.status],
+          [entry.workflow],
+          [entry.feature],
+        ]);
+        for (const line of alignedRows(rows)) output.out(`  ${line}`);
         output.out('');
       }
       if (run.workflow === 'refactor') {
@@ -160,13 +164,22 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       output.out(
         `${pc.bold('Handoffs of')} ${pc.cyan(run.id)} ${pc.dim(`(git notes --ref=${NOTES_REF.replace('refs/notes/', '')})`)}`,
       );
-      for (const checkpoint of checkpoints) {
+      const ledgerNote = ledgerNotesText(checkpoints, run.status);
+      if (ledgerNote) output.out(pc.dim(`  ${ledgerNote}`));
+      // The subject comes last: long subjects cannot push the other columns out of line.
+      const rows = checkpoints.map((checkpoint): Cell[] => {
         const state = checkpoint.state;
-        const detail = state
-          ? `${state.phase} -> ${state.nextPhase ?? '-'}  cycle ${state.cycleNumber}${state.retryCount ? `  retries ${state.retryCount}` : ''}${state.error ? pc.red(`  error: ${firstLine(state.error)}`) : ''}`
-          : pc.dim(checkpoint.noteError ?? 'no note');
-        output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject.padEnd(52)} ${detail}`);
-      }
+        const error = state?.error ? pc.red(`  error: ${firstLine(state.error)}`) : '';
+        return [
+          [checkpoint.sha.slice(0, 8), pc.yellow],
+          state ? [`${state.phase} -> ${state.nextPhase ?? '-'}`] : [checkpoint.noteError ?? 'no note', pc.dim],
+          [state ? `cycle ${state.cycleNumber}` : ''],
+          [state?.retryCount ? `retries ${state.retryCount}` : ''],
+          [`${checkpoint.subject}${error}`],
+        ];
+      });
+      for (const line of alignedRows(rows)) output.out(`  ${line}`);
+      if (checkpoints.length === 0) output.out(pc.dim('  none yet'));
     },
   );
 
@@ -251,8 +264,35 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
   );
 }
 
+/** `1 attempt`, `2 attempts`. */
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 /** The first line of a message, marked when more follows (a table row stays one line). */
 function firstLine(text: string): string {
   const [first = '', ...rest] = text.split('\n');
   return rest.some((line) => line.trim() !== '') ? `${first} ...` : first;
+}
+
+/** A table cell: its text and how to colour it (applied after the padding, so colours cannot skew it). */
+type Cell = [text: string, style?: (text: string) => string];
+
+/**
+ * Rows of cells as lines whose columns line up: every column but the last is padded to its widest
+ * cell, and a column that is empty in every row is left out.
+ */
+function alignedRows(rows: readonly Cell[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach(([text], index) => (widths[index] = Math.max(widths[index] ?? 0, text.length)));
+  return rows.map((row) =>
+    row
+      .flatMap(([text, style], index) => {
+        const last = index === row.length - 1;
+        if (!last && widths[index] === 0) return [];
+        const padded = last ? text : text.padEnd(widths[index] ?? 0);
+        return [style ? style(padded) : padded];
+      })
+      .join('  '),
+  );
 }

@@ -1,0 +1,54 @@
+import type { Checkpoint } from '../engine/run-control.js';
+import type { RunSummary } from '../ledger/types.js';
+import { priceOf } from '../llm/pricing.js';
+
+/**
+ * The stage attempts by outcome, e.g. `18 accepted, 5 rejected, 1 error` (outcomes with none left
+ * out but the first two). Shared by `ratchet status` and the reports.
+ */
+export function stageOutcomesText(stageAttempts: RunSummary['stageAttempts']): string {
+  const { accepted, rejected, error, skipped, open } = stageAttempts;
+  const others = Object.entries({ error, skipped, open })
+    .filter(([, count]) => count > 0)
+    .map(([outcome, count]) => `, ${count} ${outcome}`)
+    .join('');
+  return `${accepted} accepted, ${rejected} rejected${others}`;
+}
+
+/** Whether the run's calls have a price: a replayed cassette costs nothing, else the price table decides. */
+function hasKnownPrice(provider: string | null, models: readonly string[]): boolean {
+  if (provider === 'replay') return true;
+  return models.length > 0 && models.every((model) => priceOf(model) !== null);
+}
+
+/**
+ * The cost of a run's model calls, shared by `ratchet status` and the reports. `models` are the
+ * models the run called (its configured one, or those its calls report). A failed call costs
+ * nothing for a priced model; for a model without a known price its cost is unknown too, so a run
+ * whose calls all failed against such a model does not claim `$0.0000`.
+ */
+export function costText(
+  calls: RunSummary['modelCalls'],
+  run: { provider: string | null; models: readonly string[] },
+): string {
+  const { total, failed, costUsd, unpricedCalls } = calls;
+  if (total === 0) return '$0 (no model calls)';
+  if (costUsd === 0 && unpricedCalls > 0) return `unknown (${unpricedCalls} calls to a model without a known price)`;
+  if (costUsd === 0 && failed === total && !hasKnownPrice(run.provider, run.models)) {
+    const model = run.models.length > 0 ? run.models.join(', ') : 'the default model';
+    return `unknown (${failed === 1 ? 'the only call' : `all ${failed} calls`} failed; no price known for ${model})`;
+  }
+  return `$${costUsd.toFixed(4)}${unpricedCalls > 0 ? ` + ${unpricedCalls} calls without a known price` : ''}`;
+}
+
+/**
+ * Says that handoff notes shown come from the ledger because git no longer has them (`ratchet
+ * reject` removes a run's notes); null when none do. Shared by `ratchet history` and the reports.
+ */
+export function ledgerNotesText(checkpoints: readonly Checkpoint[], status: string): string | null {
+  const count = checkpoints.filter((checkpoint) => checkpoint.noteSource === 'ledger').length;
+  if (count === 0) return null;
+  const why = status === 'rejected' ? 'rejecting the run removed them' : 'they are missing';
+  const which = count === checkpoints.length ? 'These handoff notes are' : `${count} of these handoff notes are`;
+  return `${which} no longer in git (${why}); shown as the ledger recorded them.`;
+}
