@@ -51,10 +51,23 @@ function nextStepOf(outcome: RunOutcome): NextStep | null {
 }
 
 /**
- * Renders a run's events and returns the process exit code. After a run that failed or was
- * interrupted, plain output ends with the error's hint and the resume command on stderr; with
- * `--json` the final `run-end` object carries the same as `hint` (string or null) and `next`
- * (`{command, argv}`, or null once the run completed).
+ * The one line plain output ends an interrupted run with (instead of the reporter's `run-end`
+ * line and a separate resume line): what stopped it and how to go on, e.g.
+ * `Run X interrupted (SIGINT); resume with: ratchet resume X`.
+ */
+function interruptedLine(outcome: RunOutcome, step: NextStep | null): string {
+  const signal = outcome.error?.details?.signal;
+  const by = typeof signal === 'string' ? ` (${signal})` : '';
+  const next = step ? `; ${step.argv[0] === 'resume' ? 'resume with' : 'then'}: ${step.command}` : '';
+  return `${pc.red(pc.bold(`\nRun ${outcome.runId} interrupted${by}`))}${next}`;
+}
+
+/**
+ * Renders a run's events and returns the process exit code. After a run that failed, plain
+ * output ends with the error's hint and the resume command on stderr; an interrupted run ends
+ * with one line on stderr saying so, with the resume command. With `--json` the final `run-end`
+ * object carries the same as `hint` (string or null) and `next` (`{command, argv}`, or null once
+ * the run completed).
  */
 export async function driveRun(
   run: AsyncGenerator<RatchetEvent, RunOutcome>,
@@ -63,21 +76,27 @@ export async function driveRun(
 ): Promise<{ code: number; outcome: RunOutcome }> {
   const json = output.json ? createJsonReporter(output) : undefined;
   const report = json ?? createPlainReporter(output);
-  // --json: the run-end event is held back until the outcome (and its hint) is known.
+  // --json: the run-end event is held back until the outcome (and its hint) is known; plain
+  // output holds back an interrupted run's, which ends with its own line (see interruptedLine).
   let runEnd: RatchetEvent | undefined;
   let next = await run.next();
   while (!next.done) {
     if (runEnd) report(runEnd);
     runEnd = undefined;
-    if (json && next.value.type === 'run-end') runEnd = next.value;
-    else report(next.value);
+    const event = next.value;
+    if (event.type === 'run-end' && (json || event.status === 'interrupted')) runEnd = event;
+    else report(event);
     next = await run.next();
   }
   const outcome = next.value;
   const step = nextStepOf(outcome);
   if (json) {
     if (runEnd) json(runEnd, { hint: outcome.error?.hint ?? null, next: step });
+  } else if (outcome.status === 'interrupted') {
+    if (outcome.error?.hint) output.err(pc.dim(`hint: ${outcome.error.hint}`));
+    output.err(interruptedLine(outcome, step));
   } else if (outcome.error) {
+    if (runEnd) report(runEnd);
     if (outcome.error.hint) output.err(pc.dim(`hint: ${outcome.error.hint}`));
     if (step) output.err(pc.dim(`${step.argv[0] === 'resume' ? 'Resume with' : 'Then'}: ${step.command}`));
   }

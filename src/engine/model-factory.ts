@@ -10,7 +10,7 @@ import { createModelClient, endpointOf } from '../llm/providers.js';
 import { createRecordingModelClient } from '../llm/cassette.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
 import { createReplayModelClient, type ReplayModelClient } from '../llm/replay.js';
-import { withRetry } from '../llm/retry.js';
+import { retryCapNote, withRetry } from '../llm/retry.js';
 import { createToolLoopRuntime } from '../agent/tool-loop-runtime.js';
 import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
 
@@ -194,7 +194,8 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
         const client = withRetry(tracked, {
           maxRetries: config.provider.maxRetries,
           sleep: (ms, signal) => options.clock.sleep(ms, signal),
-          onRetry: ({ attempt, delayMs, error }) => {
+          onRetry: (info) => {
+            const { attempt, delayMs, error } = info;
             if (attemptStart) {
               const latencyMs = options.clock.now().getTime() - attemptStart.at;
               request.emit({
@@ -214,7 +215,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
               model: base.modelId,
               attempt,
               delayMs,
-              reason: `${error.code}: ${error.message}`,
+              reason: `${error.code}: ${error.message}${retryCapNote(info)}`,
             });
           },
         });

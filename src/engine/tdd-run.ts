@@ -32,7 +32,13 @@ import { CASSETTE_POSITION_EVENTS, cassettePositionAt } from './cassette-positio
 import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
 import { clearStaleGitLocks } from './stale-locks.js';
-import { RATCHET_EXCLUDES, shareDependencies } from './worktree-setup.js';
+import {
+  addRunWorktree,
+  discardRunWorktree,
+  RATCHET_EXCLUDES,
+  requireWritableHome,
+  shareDependencies,
+} from './worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from './tool-sandbox.js';
 import { checkClaudeCode } from '../agent/claude-code/checks.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
@@ -91,11 +97,13 @@ function tddRuntimes(
 
 /**
  * What can be known to fail before a run is created or touched: the provider and its key (the
- * runtime factory checks them), the Claude Code binary, a required sandbox, and the prompts
- * (a `.ratchet/prompts.toml` that does not parse or renames a stage).
+ * runtime factory checks them), the Claude Code binary, a required sandbox, the prompts
+ * (a `.ratchet/prompts.toml` that does not parse or renames a stage), and `$RATCHET_HOME`, where
+ * the run's worktree goes.
  */
 async function preflight(config: ResolvedConfig, services: EngineServices, repoRoot: string): Promise<PromptSet> {
   const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot });
+  await requireWritableHome(config.home);
   tddRuntimes(config, services, config.home)('PLAN');
   if (config.provider.name === 'claude-code')
     await checkClaudeCode({ binary: config.refactor.claude.binary, runner: services.runner, env: services.env });
@@ -142,28 +150,35 @@ export async function* startTdd(
     const baseBranch = await git.currentBranch();
     const branch = runBranch(runId);
     const worktree = worktreePath(config.home, runId);
-    await git.addWorktree(worktree, branch, baseCommit);
-    await shareDependencies(repoRoot, worktree, git);
-    const run = asGitRun(
-      await services.ledger.createRun({
-        id: runId,
-        workflow: 'tdd',
-        repoRoot,
-        feature: options.feature,
-        branch,
-        baseBranch,
-        baseCommit,
-        worktree,
-        provider: config.provider.name,
-        model: runModel(config),
-        config: {
-          testCommand: detected.command,
-          framework: detected.framework,
-          refactor: config.tdd.refactor,
-          ...providerSettings(config, services.env),
-        },
-      }),
-    );
+    await addRunWorktree(git, worktree, branch, baseCommit);
+    let run: GitRun;
+    try {
+      await shareDependencies(repoRoot, worktree, git);
+      run = asGitRun(
+        await services.ledger.createRun({
+          id: runId,
+          workflow: 'tdd',
+          repoRoot,
+          feature: options.feature,
+          branch,
+          baseBranch,
+          baseCommit,
+          worktree,
+          provider: config.provider.name,
+          model: runModel(config),
+          config: {
+            testCommand: detected.command,
+            framework: detected.framework,
+            refactor: config.tdd.refactor,
+            ...providerSettings(config, services.env),
+          },
+        }),
+      );
+    } catch (error) {
+      // No run in the ledger tracks them (`reject` could not find them): they go with the failure.
+      await discardRunWorktree(git, worktree, branch).catch(() => undefined);
+      throw error;
+    }
     // The notes ref is shared by every run: a run killed while writing a note leaves its lock.
     const removedLocks = await clearStaleGitLocks(repoRoot, run);
     const envelope = createEnveloper(runId, services.clock);
@@ -596,7 +611,7 @@ async function* executeRun(
       yield event;
     }
   } catch (error) {
-    const failure = toRatchetError(error);
+    const failure = interruptionBySignal(toRatchetError(error), options.signal);
     outcome = {
       runId: run.id,
       status: failure.code === 'interrupted' ? 'interrupted' : 'failed',
@@ -626,6 +641,25 @@ async function* executeRun(
   await services.ledger.record(endEvent);
   yield endEvent;
   return outcome;
+}
+
+/**
+ * An interruption says what interrupted the run when the run's signal was aborted with a signal's
+ * name (the CLI aborts with `Error('SIGINT')` or `Error('SIGTERM')`): `details.signal`, and a bare
+ * "Interrupted" becomes `Interrupted by SIGINT` (a message that says more, such as "Interrupted
+ * while running the tests", is kept). Anything else is returned as it is.
+ */
+function interruptionBySignal(failure: RatchetError, signal: AbortSignal | undefined): RatchetError {
+  if (failure.code !== 'interrupted' || !signal?.aborted) return failure;
+  const reason: unknown = signal.reason;
+  const name = reason instanceof Error && /^SIG[A-Z0-9]+$/.test(reason.message) ? reason.message : undefined;
+  if (name === undefined) return failure;
+  const message = failure.message === 'Interrupted' ? `Interrupted by ${name}` : failure.message;
+  return new RatchetError('interrupted', message, {
+    cause: failure,
+    ...(failure.hint ? { hint: failure.hint } : {}),
+    details: { ...failure.details, signal: name },
+  });
 }
 
 type StartedStage = Extract<EventInput, { type: 'stage-start' }>;

@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
-import { symlink } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { access, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { RatchetError } from '../core/errors.js';
 import type { Git } from '../git/git.js';
 
 /** What a run keeps in the repository but out of git (added to `.git/info/exclude`). */
@@ -25,4 +26,52 @@ export async function shareDependencies(source: string, worktree: string, git: G
     const to = join(worktree, name);
     if (!existsSync(to)) await symlink(join(source, name), to, 'dir');
   }
+}
+
+/**
+ * Makes sure `$RATCHET_HOME` (worktrees, backups and copies of runs live there) is a directory
+ * Ratchet can write, creating it when missing. A home that cannot be used is a configuration
+ * error, raised before any branch, worktree or run exists.
+ */
+export async function requireWritableHome(home: string): Promise<void> {
+  try {
+    await mkdir(home, { recursive: true });
+    await access(home, constants.W_OK);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RatchetError('config', `Ratchet's home ${home} is not a writable directory (${reason}).`, {
+      cause: error,
+      hint: 'Set RATCHET_HOME to a writable directory (it is created when missing), or unset it to use ~/.ratchet.',
+      details: { env: 'RATCHET_HOME' },
+    });
+  }
+}
+
+/**
+ * Creates the run's branch `branch` at `startPoint` and its worktree at `worktree`. When that
+ * fails half-way (git may have made the branch before failing to make the directory), what it
+ * made is removed again, so no branch is left behind that no run tracks; the error is rethrown.
+ */
+export async function addRunWorktree(git: Git, worktree: string, branch: string, startPoint: string): Promise<void> {
+  // A branch of that name that was there before is not ours to remove (git refuses to reuse it).
+  const existed = await git.branchExists(branch);
+  try {
+    await git.addWorktree(worktree, branch, startPoint);
+  } catch (error) {
+    if (!existed) {
+      // Each step on its own: the error to report is git's first one, not a cleanup's.
+      const quietly = (step: Promise<unknown>): Promise<unknown> => step.catch(() => undefined);
+      if (existsSync(worktree)) await quietly(git.removeWorktree(worktree, { force: true }));
+      await quietly(git.pruneWorktrees());
+      if (await git.branchExists(branch).catch(() => false)) await quietly(git.deleteBranch(branch, { force: true }));
+    }
+    throw error;
+  }
+}
+
+/** Removes a run's worktree and branch, as far as they exist. */
+export async function discardRunWorktree(git: Git, worktree: string, branch: string): Promise<void> {
+  if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
+  await git.pruneWorktrees();
+  if (await git.branchExists(branch)) await git.deleteBranch(branch, { force: true });
 }

@@ -1,7 +1,8 @@
 /**
  * Retry policy for model calls, separate from classification: adapters mark errors `retryable`
  * (and carry the server's `retryAfterMs`) where the HTTP status is seen; this module only reads
- * those flags. Backoff is 1 s, 2 s, 4 s, ... or what the server asked for, capped at 60 s.
+ * those flags. Backoff is 1 s, 2 s, 4 s, ... or what the server asked for, capped at 60 s (a
+ * longer `retry-after` is reported as capped, see `retryCapNote`).
  */
 import { RatchetError, throwIfAborted, toRatchetError } from '../core/errors.js';
 import type { GenerateOptions, ModelClient, ModelRequest, ModelResponse } from '../core/model.js';
@@ -27,6 +28,18 @@ export interface RetryInfo {
   attempt: number;
   delayMs: number;
   error: RatchetError;
+  /** The server's `retry-after` when it asked for longer than the cap (`delayMs` is the cap then). */
+  cappedRetryAfterMs?: number;
+}
+
+/**
+ * What a retry's progress line adds when the server's `retry-after` was longer than Ratchet
+ * waits: ` (the server asked to wait 600 s; waiting at most 60 s)`, else nothing.
+ */
+export function retryCapNote(info: Pick<RetryInfo, 'cappedRetryAfterMs' | 'delayMs'>): string {
+  if (info.cappedRetryAfterMs === undefined) return '';
+  const seconds = (ms: number): string => String(Math.round(ms / 100) / 10);
+  return ` (the server asked to wait ${seconds(info.cappedRetryAfterMs)} s; waiting at most ${seconds(info.delayMs)} s)`;
 }
 
 export interface RetryOptions {
@@ -59,7 +72,9 @@ export function withRetry(client: ModelClient, options: RetryOptions): ModelClie
           if (!error.retryable || attempt > maxRetries) throw error;
           throwIfAborted(generateOptions?.signal);
           const delayMs = retryDelayMs(attempt, error, options.baseDelayMs);
-          options.onRetry?.({ attempt, delayMs, error });
+          const capped =
+            error.retryAfterMs !== undefined && Number.isFinite(error.retryAfterMs) && error.retryAfterMs > delayMs;
+          options.onRetry?.({ attempt, delayMs, error, ...(capped ? { cappedRetryAfterMs: error.retryAfterMs } : {}) });
           await options.sleep(delayMs, generateOptions?.signal);
           throwIfAborted(generateOptions?.signal);
         }

@@ -67,6 +67,15 @@ describe('plain reporter', () => {
     expect(shown()).toContain('failed: the key [REDACTED] was rejected');
   });
 
+  it('says a bare interruption once: "Run X interrupted", not "Run X interrupted: Interrupted"', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    report(event({ type: 'run-end', status: 'interrupted', message: 'Interrupted' }));
+    report(event({ type: 'run-end', status: 'interrupted', message: 'Interrupted while running the fast verifier' }));
+
+    expect(shown()).toBe('\nRun run interrupted\n\nRun run interrupted: Interrupted while running the fast verifier\n');
+  });
+
   it('leaves the words after labels such as Bearer alone (they are not keys)', () => {
     const { output, shown } = capture();
     const report = createPlainReporter(output, ENV);

@@ -550,6 +550,16 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const ledger = await readLedger(repo.dir, runId);
     expect(ledger.run).toMatchObject({ status: 'failed', error: expect.stringMatching(/^auth: /) as unknown });
     expect(ledger.modelCalls.map((call) => call.errorCode)).toEqual(['auth']);
+    // Its one model call failed and the model has no known price: status and report say the
+    // cost is unknown (not $0.0000), and count the attempt that ended in an error.
+    const status = await runCli(['status'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
+    expect(status.exitCode, describeResult(status)).toBe(0);
+    const unknownCost = `unknown (the only call failed; no price known for ${E2E_MODEL})`;
+    expect(status.stdout).toContain('  stages    1 attempt (0 accepted, 0 rejected, 1 error)\n');
+    expect(status.stdout).toContain(`  model     1 call (1 failed), 0 in / 0 out tokens, cost ${unknownCost}\n`);
+    const report = await runCli(['report'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
+    expect(report.stdout).toContain(`| Cost | ${unknownCost} |`);
+    expect(report.stdout).toContain('| Stage attempts | 1: 0 accepted, 0 rejected, 1 error |');
   });
 
   it('refuses to --record into the cassette it replays (exit 2), before any run exists', async () => {
@@ -564,6 +574,72 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(run.stderr).toContain('is the cassette being replayed');
     expect(readFileSync(cassette, 'utf8')).toBe('');
     expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+  });
+
+  it('refuses an unusable RATCHET_HOME (exit 2) before any branch exists, for tdd and refactor run', async () => {
+    const repo = await project(NODE_PROJECT);
+    const server = await fakeServer(E2E_API_KEY);
+    // A home below a regular file can never be a directory.
+    writeFileSync(repo.path('a-file'), 'not a directory\n');
+    const env = { ...ratchetEnv(repo, server), RATCHET_HOME: repo.path('a-file', 'home') };
+    for (const args of [
+      ['tdd', 'Anything', ...ANTHROPIC_FLAGS],
+      ['refactor', 'run', '--yes', ...ANTHROPIC_FLAGS],
+    ]) {
+      const run = await runCli(args, { cwd: repo.dir, env });
+      expect(run.exitCode, describeResult(run)).toBe(2);
+      expect(run.stderr).toContain(`error: Ratchet's home ${repo.path('a-file', 'home')} is not a writable directory`);
+      expect(run.stderr).toContain('hint: Set RATCHET_HOME to a writable directory');
+      expect(run.stderr).not.toContain('git worktree add');
+      expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+      expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    }
+    expect(server.requests).toHaveLength(0);
+    const status = await runCli(['status'], { cwd: repo.dir, env });
+    expect(status.stderr).toContain('No runs in this repository yet.');
+  });
+
+  it('leaves no branch behind when the run`s worktree cannot be created', async () => {
+    const repo = await project(NODE_PROJECT);
+    const server = await fakeServer(E2E_API_KEY);
+    const env = ratchetEnv(repo, server);
+    // The home is a writable directory, but the worktrees cannot go where git is told to put them.
+    mkdirSync(repo.home, { recursive: true });
+    writeFileSync(join(repo.home, 'worktrees'), 'not a directory\n');
+    for (const args of [
+      ['tdd', 'Anything', ...ANTHROPIC_FLAGS],
+      ['refactor', 'run', '--yes', ...ANTHROPIC_FLAGS],
+    ]) {
+      const run = await runCli(args, { cwd: repo.dir, env });
+      expect(run.exitCode, describeResult(run)).toBe(1);
+      expect(run.stderr).toContain('git worktree add');
+      // git made the branch before it failed to make the directory: it is gone again.
+      expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+      expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    }
+    expect(server.requests).toHaveLength(0);
+    // No run was recorded for them either, so there is nothing `reject` would have to find.
+    const status = await runCli(['status'], { cwd: repo.dir, env });
+    expect(status.stderr).toContain('No runs in this repository yet.');
+  });
+
+  it('resume in a repository without runs says so (exit 2) and creates nothing', async () => {
+    const repo = await project(NODE_PROJECT);
+    const env = ratchetEnv(repo, null);
+    const resume = await runCli(['resume'], { cwd: repo.dir, env });
+    expect(resume.exitCode, describeResult(resume)).toBe(2);
+    expect(resume.stderr).toContain('error: No runs in this repository yet.');
+    const named = await runCli(['resume', '20260101-000000-abcd', '--json'], { cwd: repo.dir, env });
+    expect(named.exitCode, describeResult(named)).toBe(2);
+    expect(parseNdjson(named.stdout)).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        code: 'not-found',
+        message: 'No run 20260101-000000-abcd in this repository.',
+      }),
+    ]);
+    expect(existsSync(join(repo.dir, '.ratchet'))).toBe(false);
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
   });
 
   it('exits 2 with the config hint when the project has no test command', async () => {

@@ -87,7 +87,9 @@ describe('SIGINT', () => {
 
       const status = await statusJson(project);
       const runId = status.run.id;
-      expect(result.stderr).toContain(`Resume with: ratchet resume ${runId}`);
+      // One final line says what stopped the run and how to go on (not "interrupted: Interrupted").
+      expect(result.stderr).toContain(`Run ${runId} interrupted (SIGINT); resume with: ratchet resume ${runId}`);
+      expect(`${result.stdout}\n${result.stderr}`).not.toMatch(/Interrupted|Resume with/);
       expect(status.run.status).toBe('interrupted');
       // The last checkpoint is cycle 1's PLAN; RED is next.
       expect(status.handoff).toMatchObject({ phase: 'PLAN', nextPhase: 'RED' });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RatchetError } from '../../src/core/errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../src/core/model.js';
 import { parseRetryAfterMs } from '../../src/llm/provider-errors.js';
-import { retryDelayMs, withRetry, type RetryInfo } from '../../src/llm/retry.js';
+import { retryCapNote, retryDelayMs, withRetry, type RetryInfo } from '../../src/llm/retry.js';
 import { recordingSleep, rejectionOf, userRequest } from './model-fixtures.js';
 
 const overloaded = (retryAfterMs?: number) => new RatchetError('overloaded', 'busy', { retryable: true, retryAfterMs });
@@ -84,6 +84,17 @@ describe('withRetry', () => {
       modelId: 'scripted',
       specificationVersion: 'ratchet-model-v1',
     });
+  });
+
+  it('reports a retry-after longer than the cap as capped', async () => {
+    const inner = scriptedClient([overloaded(600_000), overloaded(60_000), 'done']);
+    const { delays, sleep } = recordingSleep();
+    const seen: RetryInfo[] = [];
+    const client = withRetry(inner, { sleep, onRetry: (info) => seen.push(info) });
+    expect((await client.generate(userRequest('x'))).text).toBe('done');
+    expect(delays).toEqual([60_000, 60_000]);
+    expect(seen.map((info) => info.cappedRetryAfterMs)).toEqual([600_000, undefined]);
+    expect(seen.map(retryCapNote)).toEqual([' (the server asked to wait 600 s; waiting at most 60 s)', '']);
   });
 
   it('fails fast on non-retryable errors', async () => {

@@ -228,7 +228,9 @@ describe('PLAN: the deterministic judge', () => {
     const failed = await harness.run();
 
     expect(failed.error?.code).toBe('gate-failed');
-    expect(failed.error?.message).toBe('PLAN failed after 3 attempts: unknown-item');
+    expect(failed.error?.message).toBe(
+      'PLAN failed after 3 attempts: unknown-item (currentTest.description must be the exact text of an unchecked item of test-list.md. Unchecked items: "adds two numbers", "subtracts two numbers")',
+    );
     expect(failed.error?.details).toEqual({ phase: 'PLAN', reason: 'unknown-item' });
     expect(harness.workspace.subjects()).toEqual(['initial']);
     expect(await harness.workspace.hasChanges()).toBe(false);
@@ -253,6 +255,45 @@ describe('PLAN: the deterministic judge', () => {
       errorDetails: null,
       retryCount: 0,
     });
+  });
+});
+
+describe('PLAN: a failure before the first checkpoint', () => {
+  it('keeps what was wrong with the model`s output in the error (no note can keep it)', async () => {
+    const invalid = (problem: string): AgentTurn => ({
+      status: 'invalid-output',
+      message: `The agent finished without a valid structured result. ${problem}`,
+    });
+    const harness = await setUp({
+      script: {
+        PLAN: [
+          invalid('Your reply contains no JSON result.'),
+          invalid('Your reply contains no JSON result.'),
+          invalid('The JSON in your reply does not match the schema:\n- currentTest.testFile: expected string'),
+        ],
+      },
+    });
+    const failed = await harness.run();
+
+    expect(failed.error?.code).toBe('gate-failed');
+    // The last attempt's problem, on one line.
+    expect(failed.error?.message).toBe(
+      'PLAN failed after 3 attempts: invalid-output (The agent finished without a valid structured result. The JSON in your reply does not match the schema: - currentTest.testFile: expected string)',
+    );
+    expect(failed.error?.details).toEqual({ phase: 'PLAN', reason: 'invalid-output' });
+    expect(harness.workspace.subjects()).toEqual(['initial']);
+    expect(eventsOf(failed.events, 'note-write')).toEqual([]);
+  });
+
+  it('cuts a long explanation short', async () => {
+    const long = `The agent finished without a valid structured result. ${'x'.repeat(1000)}`;
+    const turn: AgentTurn = { status: 'turn-limit', message: long };
+    const harness = await setUp({ script: { PLAN: [turn, turn, turn] } });
+    const failed = await harness.run();
+    const message = failed.error?.message ?? '';
+    expect(message.startsWith('PLAN failed after 3 attempts: turn-limit (The agent finished without')).toBe(true);
+    expect(message.endsWith('x…)')).toBe(true);
+    expect(message.length).toBeLessThan(400);
   });
 });
 

@@ -14,17 +14,20 @@ export async function acceptAndReport(
   options: { force: boolean },
 ): Promise<void> {
   const result = await acceptRun(repoRoot, run, ledger, options);
-  if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
+  // `unverified` only when there is something to say (a refactor run accepted with --force).
+  const { unverified, ...accepted } = result;
+  if (output.json)
+    output.out(JSON.stringify({ run: run.id, ...accepted, ...(unverified.length > 0 ? { unverified } : {}) }));
   else {
     if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));
     output.out(
       `Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`,
     );
     if (result.copiedTo) output.out(`Its changes were also copied into ${result.copiedTo} (not a git repository).`);
-    if (result.unverified.length > 0)
+    if (unverified.length > 0)
       output.err(
         pc.yellow(
-          `Warning: ${result.unverified.length === 1 ? 'this checkpoint' : `these ${result.unverified.length} checkpoints`} passed only the fast verifier (the run stopped before the full verifier ran on ${result.unverified.length === 1 ? 'it' : 'them'}); run your full test suite:\n${result.unverified.map((subject) => `  ${subject}`).join('\n')}`,
+          `Warning: ${unverified.length === 1 ? 'this checkpoint' : `these ${unverified.length} checkpoints`} passed only the fast verifier (the run stopped before the full verifier ran on ${unverified.length === 1 ? 'it' : 'them'}); run your full test suite:\n${unverified.map((subject) => `  ${subject}`).join('\n')}`,
         ),
       );
   }

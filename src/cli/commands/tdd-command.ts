@@ -19,6 +19,7 @@ import {
   configFor,
   createCliOutput,
   engineServices,
+  openExistingRepoLedger,
   openRepoLedger,
   repositoryRoot,
   type ProviderFlags,
@@ -44,10 +45,11 @@ async function driveTddRun(
     services: EngineServices,
   ) => AsyncGenerator<RatchetEvent, RunOutcome>,
   flagsOf: (ledger: Ledger, output: Output, repoRoot: string) => Promise<TddFlags> = () => Promise.resolve(flags),
+  openLedger: (repoRoot: string) => Promise<Ledger> = openRepoLedger,
 ): Promise<{ output: Output; code: number; outcome: RunOutcome }> {
   const output = createCliOutput(command);
   const repoRoot = await repositoryRoot(command);
-  await using ledger = await openRepoLedger(repoRoot);
+  await using ledger = await openLedger(repoRoot);
   const config = await configFor(repoRoot, await flagsOf(ledger, output, repoRoot));
   if (flags.record && config.provider.cassette === resolve(flags.record)) {
     throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, {
@@ -145,6 +147,8 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
         }
         return resumed;
       },
+      // A repository without a ledger has no run to resume: say so, and create nothing.
+      (repoRoot) => openExistingRepoLedger(repoRoot, runId),
     );
     setExit(code);
   });

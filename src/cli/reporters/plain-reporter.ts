@@ -156,13 +156,16 @@ export function createPlainReporter(
       case 'log':
         line(pc.dim(`  ${event.message}`));
         break;
-      case 'run-end':
+      case 'run-end': {
+        // "Run X interrupted: Interrupted" would say it twice.
+        const said = event.message && event.message.toLowerCase() !== event.status ? `: ${event.message}` : '';
         line(
           event.status === 'completed'
             ? pc.green(pc.bold(`\nRun ${event.runId} completed.`))
-            : pc.red(pc.bold(`\nRun ${event.runId} ${event.status}${event.message ? `: ${event.message}` : ''}`)),
+            : pc.red(pc.bold(`\nRun ${event.runId} ${event.status}${said}`)),
         );
         break;
+      }
       case 'model-call':
         // Each reply streamed ends its own line: a retry's reply does not run on from the last one.
         endStream();

@@ -33,7 +33,13 @@ import { loadRefactorSettings, type RefactorSettings } from './refactor-config.j
 import { gitCopyOf } from './safe-copy.js';
 import { runFormatBatch } from './format-batch.js';
 import { createCommandVerifier, createCommandsRunner } from './verifier.js';
-import { RATCHET_EXCLUDES, shareDependencies } from '../worktree-setup.js';
+import {
+  addRunWorktree,
+  discardRunWorktree,
+  RATCHET_EXCLUDES,
+  requireWritableHome,
+  shareDependencies,
+} from '../worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
 import { loadRolePrompts } from './role-prompts.js';
 import { deadFunctions } from './dead-code.js';
@@ -64,6 +70,7 @@ export async function refactorHome(
     return { runId, target: root, repoRoot: root, isGit: true };
   }
   const repoRoot = join(config.home, 'copies', runId, basename(target));
+  await requireWritableHome(config.home);
   await gitCopyOf(target, repoRoot);
   return { runId, target, repoRoot, isGit: false };
 }
@@ -310,8 +317,10 @@ export async function* prepareRefactor(
   // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
   roleRuntime(config, services, settings, runDir(repoRoot, runId), models, 'Read,Grep,Glob');
   await requireSandboxIfConfigured(config, services.runner);
-  // So is a project with nothing to verify it: before any backup or worktree.
+  // So is a project with nothing to verify it, or a $RATCHET_HOME that cannot hold the backup
+  // and the worktree: before any backup or worktree.
   await verifierCommands(target, settings, config);
+  await requireWritableHome(config.home);
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
     const baseCommit = await git.head();
@@ -320,7 +329,7 @@ export async function* prepareRefactor(
     const backup = await createBackup(target, backupDirectory(config.home, target, runId), services.runner, {
       git: isGit,
     });
-    await git.addWorktree(worktree, branch, baseCommit);
+    await addRunWorktree(git, worktree, branch, baseCommit);
     let created = false;
     try {
       await shareDependencies(target, worktree, git);
@@ -548,7 +557,7 @@ export async function* prepareRefactor(
       // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
       // backup stays). The ledger keeps the run with its error, as dropped: there is nothing to
       // accept or resume.
-      await discardWorktree(git, worktree, branch);
+      await discardRunWorktree(git, worktree, branch);
       if (created) {
         const failure = toRatchetError(error);
         await services.ledger.updateRun(runId, { status: 'rejected', error: `${failure.code}: ${failure.message}` });
@@ -558,13 +567,6 @@ export async function* prepareRefactor(
   } finally {
     await lock.release();
   }
-}
-
-/** Removes a run's worktree and branch, as far as they exist. */
-async function discardWorktree(git: Git, worktree: string, branch: string): Promise<void> {
-  if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
-  await git.pruneWorktrees();
-  if (await git.branchExists(branch)) await git.deleteBranch(branch, { force: true });
 }
 
 /** The batch loop, the final full verifier and the run's end (seed 002, 18). */

@@ -93,7 +93,7 @@ export async function* runTdd(
       if (!result.accepted) {
         const failed: HandoffState = {
           ...state,
-          error: `${result.stage ?? phase} failed after ${result.attempts} attempt${result.attempts === 1 ? '' : 's'}: ${result.reason}`,
+          error: `${result.stage ?? phase} failed after ${result.attempts} attempt${result.attempts === 1 ? '' : 's'}: ${result.reason}${whyFailed(phase, result.reason, result.feedback)}`,
           errorDetails: { type: result.reason, message: result.feedback.slice(0, 4000) },
           retryCount: result.attempts - 1,
         };
@@ -117,6 +117,26 @@ export async function* runTdd(
     throw failure;
   }
   return { state, cycles };
+}
+
+/** Reasons that are the agent's own outcome (see `StageOutcome`), whose message says what was wrong. */
+const AGENT_OUTCOMES = new Set(['invalid-output', 'turn-limit', 'timeout', 'path-violation']);
+
+/** At most this many characters of the explanation go into the error's message. */
+const MAX_WHY = 300;
+
+/**
+ * What was wrong, for the error's message (` (...)`, or nothing): the explanation the last
+ * attempt got, when it is the agent's own outcome (invalid structured output, the turn or time
+ * limit, a file it may not change) or PLAN's judgement of its answer. Those are one-line
+ * explanations, and before the run's first checkpoint there is no note to keep them: the message
+ * is all the ledger and the user see. Gate failures of test runs keep their output in the note.
+ */
+function whyFailed(phase: Phase, reason: string, feedback: string): string {
+  if (!AGENT_OUTCOMES.has(reason) && phase !== 'PLAN') return '';
+  const text = feedback.replace(/\s+/g, ' ').trim();
+  if (text === '') return '';
+  return ` (${text.length > MAX_WHY ? `${text.slice(0, MAX_WHY - 1)}…` : text})`;
 }
 
 /**
