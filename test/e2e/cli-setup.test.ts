@@ -137,6 +137,21 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
     expect(report.checks.filter((check) => check.name === 'test command')).toHaveLength(1);
   });
 
+  it('doctor fails an unusable RATCHET_HOME with the reason and the fix, as a run would refuse it', async () => {
+    const repo = await project(NODE_PROJECT);
+    // A path under a regular file can never be a directory.
+    const home = join(repo.path('session.ndjson'), 'home');
+    const run = await runCli(['doctor', '--json', '--no-baseline', ...replay(repo)], {
+      cwd: repo.dir,
+      env: { ...ratchetEnv(repo, null, null), RATCHET_HOME: home },
+    });
+    expect(run.exitCode, describeResult(run)).toBe(2);
+    const check = DoctorSchema.parse(JSON.parse(run.stdout)).checks.find((entry) => entry.name === 'RATCHET_HOME');
+    expect(check).toMatchObject({ status: 'fail' });
+    expect(check?.detail).toContain(`Ratchet's home ${home} is not a writable directory`);
+    expect(check?.hint).toContain('Set RATCHET_HOME to a writable directory');
+  });
+
   it('reads --cassette relative to the current directory, and names a cassette that does not exist', async () => {
     const repo = await project(NODE_PROJECT);
     const sub = join(repo.dir, 'sub');

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { access, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { stripVTControlCharacters } from 'node:util';
 import { dirname, join } from 'node:path';
@@ -10,7 +9,7 @@ import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
 import { RatchetError, isRatchetError, toRatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
-import { RATCHET_EXCLUDES } from '../../engine/worktree-setup.js';
+import { RATCHET_EXCLUDES, requireWritableHome } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
 import { bwrapWorks } from '../../process/sandbox.js';
@@ -244,15 +243,16 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
             }
             checks.push(await sandboxCheck(config.bash.sandbox, provider));
             try {
-              await mkdir(config.home, { recursive: true });
-              await access(config.home, constants.W_OK);
+              // The check the runs make before they create anything.
+              await requireWritableHome(config.home);
               checks.push({ name: 'RATCHET_HOME', status: 'ok', detail: config.home });
-            } catch {
+            } catch (error) {
+              const failure = toRatchetError(error);
               checks.push({
                 name: 'RATCHET_HOME',
                 status: 'fail',
-                detail: `${config.home} is not writable`,
-                hint: 'Set RATCHET_HOME to a writable directory.',
+                detail: failure.message,
+                ...(failure.hint ? { hint: failure.hint } : {}),
               });
             }
             // The first run creates the ledger: a check writes nothing into the repository.
