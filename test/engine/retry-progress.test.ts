@@ -3,6 +3,7 @@
  * progress line says so. The real Anthropic adapter talks to the loopback fake; only the clock
  * is a fake (its `sleep` records the wait and returns at once), so no test waits a minute.
  */
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/core/effects.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -49,8 +50,9 @@ async function stageAfter429(retryAfter: string): Promise<{ sleeps: number[]; li
   const lines: string[] = [];
   const output: Output = {
     json: false,
-    out: (line) => lines.push(line),
-    err: (line) => lines.push(line),
+    // Without colours (picocolors colours output when CI is set).
+    out: (line) => lines.push(stripVTControlCharacters(line)),
+    err: (line) => lines.push(stripVTControlCharacters(line)),
     progress: () => {},
   };
   const report = createPlainReporter(output, env);
