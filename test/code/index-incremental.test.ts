@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -155,20 +155,34 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
     await expect(buildIndex({ ...options, signal: controller.signal })).rejects.toMatchObject({ code: 'interrupted' });
   });
 
-  it('parses on worker threads when many files changed, with the same results', async () => {
+  it('parses on worker threads when many files changed, with the same results and the same cache', async () => {
     const many: Record<string, string> = {};
     for (let index = 0; index < 240; index++) {
+      // Every third module imports a namespace too.
       many[`gen/m${index}.ts`] =
+        (index % 3 === 0 ? `import * as cs from '../src/c.js';\nconst d = require('../src/d.js');\n` : '') +
         `import { c } from '../src/c.js';\n/** Module ${index}. */\nexport function f${index}(x: number): number {\n  return c() + x;\n}\n`;
     }
     await write(many);
+    const cacheFiles = async (): Promise<Record<string, string>> => {
+      const shards = join(root, 'cache', 'parsed');
+      const names = (await readdir(shards)).sort();
+      const files: Record<string, string> = {};
+      for (const name of names) files[name] = await readFile(join(shards, name), 'utf8');
+      const manifest = JSON.parse(await readFile(join(root, 'cache', 'manifest.json'), 'utf8')) as { files: unknown };
+      files['manifest.json'] = JSON.stringify(manifest.files);
+      return files;
+    };
     const threaded = await buildIndex({ ...options, workers: 2 });
     expect(threaded.stats.workers).toBeGreaterThan(0);
     expect(threaded.stats.parsed).toBe(244);
+    const threadedCache = await cacheFiles();
     await rm(join(root, 'cache'), { recursive: true });
     const inline = await buildIndex({ ...options, workers: 0 });
     expect(inline.stats.workers).toBe(0);
     expect(content(threaded)).toEqual(content(inline));
+    expect(threadedCache).toEqual(await cacheFiles());
+    expect(Object.keys(threadedCache)).toHaveLength(257);
     expect(threaded.dependents['src/c.ts']).toHaveLength(241);
   });
 });

@@ -146,6 +146,8 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     previous !== undefined && sameFileList(previous.files, listed) && !work.some((item) => isGoMod(item.path));
   const next: IndexCache = { writtenAt: scannedAt, files: new Map(), parsed: new Map(cache.parsed), complete: true };
   const changedKeys = new Set<string>();
+  /** Changed results the parse workers already serialised for the cache. */
+  const serialised = new Map<string, string>();
   const files: IndexedFile[] = [];
   const resolvedFiles = new Set<IndexedFile>();
   let parsedCount = 0;
@@ -187,6 +189,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
         const key = parseKey(outcome.hash, result.language);
         changedKeys.add(key);
         next.parsed.set(key, result);
+        if (outcome.stored !== undefined) serialised.set(key, outcome.stored);
       } else if (outcome.size <= maxParseBytes && languageIdForFile(file.path) !== undefined) {
         next.complete = false; // A binary file with a source extension: no result to stand for it.
       }
@@ -210,7 +213,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   throwIfAborted(signal);
   const resolver = (samePaths ? memory?.resolver : undefined) ?? new LazyResolver(files, goModules);
   const derived = deriveIndex(files, goModules, churn.perFile, resolvedFiles, resolver);
-  await saveCache(cacheDir, next, changedKeys, droppedKeys, cache.files.size === 0);
+  await saveCache(cacheDir, next, changedKeys, droppedKeys, cache.files.size === 0, serialised);
 
   const index: CodeIndex = {
     version: INDEX_VERSION,

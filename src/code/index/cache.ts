@@ -99,6 +99,8 @@ export async function saveCache(
   changedKeys: ReadonlySet<string>,
   droppedKeys: ReadonlySet<string>,
   rewriteAll: boolean,
+  /** `storableJson` of some of `cache.parsed`'s results, by key, already made (by the parse workers). */
+  serialised: ReadonlyMap<string, string> = new Map(),
 ): Promise<void> {
   await mkdir(join(cacheDir, 'parsed'), { recursive: true });
   const dirty = new Set<string>(rewriteAll ? SHARDS : []);
@@ -114,12 +116,18 @@ export async function saveCache(
   }
   await Promise.all(
     [...referenced].map(([shard, keys]) => {
-      const content: Record<string, FileParseResult> = {};
+      // The JSON of `{ [key]: storable(result) }`, sorted by key, made from the results' own JSON.
+      const entries: string[] = [];
       for (const key of [...keys].sort()) {
-        const result = cache.parsed.get(key);
-        if (result !== undefined) content[key] = storable(result);
+        let json = serialised.get(key);
+        if (json === undefined) {
+          const result = cache.parsed.get(key);
+          if (result === undefined) continue;
+          json = storableJson(result);
+        }
+        entries.push(`${JSON.stringify(key)}:${json}`);
       }
-      return writeAtomically(join(cacheDir, 'parsed', `${shard}.json`), JSON.stringify(content));
+      return writeAtomically(join(cacheDir, 'parsed', `${shard}.json`), `{${entries.join(',')}}`);
     }),
   );
   await writeManifest(cacheDir, cache);
@@ -129,6 +137,11 @@ async function writeManifest(cacheDir: string, cache: IndexCache): Promise<void>
   const manifest: ManifestJson = { version: INDEX_VERSION, writtenAt: cache.writtenAt, files: {} };
   for (const [path, file] of cache.files) manifest.files[path] = [file.hash, file.size, file.mtimeMs, file.lines];
   await writeAtomically(join(cacheDir, MANIFEST_FILE), JSON.stringify(manifest));
+}
+
+/** A parse result as a cache shard holds it: JSON of `storable(result)`. */
+export function storableJson(result: FileParseResult): string {
+  return JSON.stringify(storable(result));
 }
 
 /** Only the parse result's own fields: results taken from an index also carry resolved imports. */

@@ -24,6 +24,11 @@ export interface FileOutcome {
   lines: number;
   /** `unchanged`: the content hash equals `knownHash`; null: not parsed (unsupported, too large, binary). */
   parse: FileParseResult | null | 'unchanged';
+  /**
+   * The parse result already serialised as the cache stores it (`storableJson`), when it came from
+   * a parse worker: saving the cache then only concatenates it.
+   */
+  stored?: string;
 }
 
 /** Reads, hashes and (when needed) parses one file; undefined when it cannot be read. */

@@ -13,7 +13,7 @@
  * - Rust: `mod name;` to `name.rs` / `name/mod.rs`; `crate::`, `self::`, `super::` paths to the
  *   longest matching module file.
  */
-import { join, normalize } from 'node:path/posix';
+import { join } from 'node:path/posix';
 import type { LanguageId } from '../tree-sitter.js';
 import type { ImportRef } from './types.js';
 
@@ -79,7 +79,8 @@ export class ImportResolver {
   private javascript(from: string, specifier: string): string[] {
     if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..')
       return [];
-    const base = normalize(join(dirOf(from), specifier.split(/[?#]/)[0] ?? specifier));
+    // `join` normalises (`..`, `.`, repeated slashes).
+    const base = join(dirOf(from), specifier.split(/[?#]/)[0] ?? specifier);
     if (this.files.has(base)) return [base];
     const extension = /\.[cm]?jsx?$/.exec(base)?.[0];
     if (extension !== undefined) {

@@ -6,13 +6,16 @@
  *   initialise tree-sitter while the caller lists the tree and reads its cache.
  * - Work is handed out largest files first, in batches of roughly equal bytes, on demand: one
  *   large file never ends up last behind an idle worker, and small files travel many per message.
+ *   Each worker has a second batch queued while it works on one, so it never waits for this
+ *   thread (busy itself, or not even scheduled when every core is parsing) to send the next.
+ * - Parse results come back as JSON (see `parse-worker.ts`) and are parsed here as they arrive.
  *
  * From compiled output the worker is `parse-worker.js`; from TypeScript sources (tests, `tsx`)
  * it is `parse-worker.ts`, loaded through tsx's loader when the parent does not already run it.
  */
 import { Worker } from 'node:worker_threads';
 import { RatchetError } from '../../core/errors.js';
-import type { WorkerBatch, WorkerReply, WorkerSetup } from './parse-worker.js';
+import type { WireOutcome, WorkerBatch, WorkerReply, WorkerSetup } from './parse-worker.js';
 import type { FileOutcome, FileWork } from './process-file.js';
 
 export interface ParsePoolOptions extends WorkerSetup {
@@ -29,6 +32,8 @@ export interface ProcessOptions {
 
 const DEFAULT_BATCH_BYTES = 192 * 1024;
 const DEFAULT_BATCH_FILES = 64;
+/** Batches sent to a worker and not answered yet, at most. */
+const IN_FLIGHT = 2;
 
 function workerEntry(): { url: URL; execArgv?: string[] } {
   const here = import.meta.url;
@@ -136,11 +141,12 @@ export class ParsePool implements AsyncDisposable {
         this.onReply = (worker, reply) => {
           if (reply.error !== undefined) return finish(new Error(`Parse worker failed: ${reply.error}`));
           const batch = batches[reply.id] ?? [];
-          batch.forEach((position, offset) => (outcomes[position] = reply.outcomes[offset]));
+          batch.forEach((position, offset) => (outcomes[position] = fromWire(reply.outcomes[offset])));
           if (++done === batches.length) finish();
           else dispatch(worker);
         };
-        for (const worker of this.workers.slice(0, batches.length)) dispatch(worker);
+        // Round by round, so the largest batches go to different workers first.
+        for (let round = 0; round < IN_FLIGHT; round++) for (const worker of this.workers) dispatch(worker);
       });
     } finally {
       this.busy = false;
@@ -160,6 +166,11 @@ export class ParsePool implements AsyncDisposable {
     this.broken ??= failure;
     this.onFailure?.(failure);
   }
+}
+
+function fromWire(wire: WireOutcome | undefined): FileOutcome | undefined {
+  if (wire === undefined || wire.parse !== 'json') return wire as FileOutcome | undefined;
+  return { ...wire, parse: JSON.parse(wire.stored ?? 'null') as FileOutcome['parse'] };
 }
 
 /** Outcomes of `items`, in order, from a pool started for them and stopped afterwards. */
