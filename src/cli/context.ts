@@ -1,13 +1,12 @@
 import type { Command } from 'commander';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { existsSync, statSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { loadConfig, resolveProjectRoot, resolveRatchetHome } from '../config/load.js';
 import { RatchetError } from '../core/errors.js';
 import { createEngineServices } from '../engine/effects.js';
 import { ledgerPath } from '../engine/run-paths.js';
-import { snapshotSubject } from '../engine/refactor/safe-copy.js';
+import { copyPath, latestCopyOf } from '../engine/refactor/safe-copy.js';
 import { noRunError } from '../engine/run-control.js';
 import { RATCHET_EXCLUDES } from '../engine/worktree-setup.js';
 import type { EngineServices } from '../engine/tdd-run.js';
@@ -62,38 +61,14 @@ export async function repositoryRoot(command: Command, runId?: string): Promise<
     );
   }
   if (await Git.isRepository(dir)) return await new Git(dir).root();
-  // A run on a plain directory lives in a git copy of it under $RATCHET_HOME/copies/<run-id>/.
-  const copy = runId === undefined ? await latestCopyOf(dir) : join(copiesDir(), runId, basename(dir));
-  if (copy !== null && existsSync(join(copy, '.ratchet', 'ledger.db'))) return copy;
+  // A run on a plain directory lives in a git copy of it under $RATCHET_HOME/copies/<run-id>/:
+  // the one a run id names, else the newest (so `status`, `report`, `accept` work from `dir`).
+  const home = resolveRatchetHome(process.env);
+  const copy = runId === undefined ? await latestCopyOf(home, dir) : copyPath(home, runId, dir);
+  if (copy !== null && existsSync(ledgerPath(copy))) return copy;
   throw new RatchetError('usage', `${dir} is not inside a git repository.`, {
     hint: 'Run Ratchet from your project (or pass --cwd DIR); `git init` first if needed.',
   });
-}
-
-function copiesDir(): string {
-  return join(resolveRatchetHome(process.env), 'copies');
-}
-
-/**
- * The newest git copy that a refactor run made of the plain directory `dir` (its first commit
- * says `ratchet: snapshot of <dir>`), so that `status`, `report` or `accept` without a run id
- * work from the original directory; null when there is none.
- */
-async function latestCopyOf(dir: string): Promise<string | null> {
-  let runIds: string[];
-  try {
-    runIds = await readdir(copiesDir());
-  } catch {
-    return null;
-  }
-  // Run ids start with their start time: newest first.
-  for (const runId of runIds.sort().reverse()) {
-    const copy = join(copiesDir(), runId, basename(dir));
-    if (!existsSync(join(copy, '.ratchet', 'ledger.db'))) continue;
-    const first = (await new Git(copy).log().catch(() => [])).at(-1);
-    if (first?.subject === snapshotSubject(dir)) return copy;
-  }
-  return null;
 }
 
 export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Promise<ResolvedConfig> {

@@ -14,6 +14,8 @@
  * its second word in the stored copy. The engine and the model always see the original text.
  */
 
+import { escapeRegExp } from './regexp.js';
+
 /** Replaces secrets in a string. */
 export type Redactor = (text: string) => string;
 
@@ -33,9 +35,11 @@ const MIN_SECRET_LENGTH = 8;
  *    label is kept, the value replaced;
  * 4. the password of a URL (`https://user:password@host`); scheme and user name are kept.
  */
+const SK_KEY = String.raw`\bsk-[A-Za-z0-9_-]{16,}`;
+
 const KEY_SHAPES = new RegExp(
   [
-    String.raw`\bsk-[A-Za-z0-9_-]{16,}`,
+    SK_KEY,
     String.raw`\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}`,
     String.raw`((?:api[_-]?key|secret|password|passwd|token|authorization)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:Bearer|Basic|Token)\s+)?)(?!\[REDACTED\])[^\s"'\\,;&})\]]+`,
     String.raw`(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*:)(?!\[REDACTED\])[^\s/@"']+(?=@)`,
@@ -43,12 +47,11 @@ const KEY_SHAPES = new RegExp(
   'gi',
 );
 
+/** Only the keys themselves (`sk-...`), for `createRedactor(..., { shapes: 'keys' })`. */
+const KEYS_ONLY = new RegExp(SK_KEY, 'g');
+
 /** Object keys whose string values are secrets whatever they look like (e.g. `apiKey`). */
 const SECRET_KEY_NAME = /(?:api[_-]?key|secret|password|passwd|token|authorization)$/i;
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 function replaceKeyShape(
   _match: string,
@@ -71,15 +74,18 @@ function spellings(secret: string): string[] {
 /**
  * Builds a redactor for the given secrets (plus the built-in key shapes). Secrets shorter than
  * `MIN_SECRET_LENGTH` characters are ignored. Longer secrets win over shorter ones they contain.
+ * `shapes: 'keys'` recognises only `sk-...` keys among the shapes, not the words after labels
+ * such as `Bearer` or `token:` (for text shown to the user as written, test names included).
  */
-export function createRedactor(secrets: readonly string[]): Redactor {
+export function createRedactor(secrets: readonly string[], options: { shapes?: 'all' | 'keys' } = {}): Redactor {
+  const shapes = options.shapes === 'keys' ? KEYS_ONLY : KEY_SHAPES;
   const literals = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET_LENGTH).flatMap(spellings))].sort(
     (a, b) => b.length - a.length,
   );
   const literal = literals.length === 0 ? undefined : new RegExp(literals.map(escapeRegExp).join('|'), 'g');
   return (text: string): string => {
     const withoutLiterals = literal === undefined ? text : text.replace(literal, REDACTED);
-    return withoutLiterals.replace(KEY_SHAPES, replaceKeyShape);
+    return withoutLiterals.replace(shapes, replaceKeyShape);
   };
 }
 

@@ -18,7 +18,7 @@ import {
   prepareRefactor,
   refactorHome,
   verifierCommands,
-  verifierFileMatcher,
+  planBounds,
   type PreparedRefactor,
   type RefactorOutcome,
 } from '../../engine/refactor/refactor-run.js';
@@ -389,15 +389,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const commands = await verifierCommands(target, settings, config).catch(() => ({ fast: [], full: [] }));
       const plan = heuristicPlan(await fileFacts(index, target, config), {
         goal: flags.goal ?? null,
-        bounds: {
-          maxBatches: settings.maxBatches,
-          diffBudgetLoc: settings.diffBudgetLoc,
-          scopeExcludes: settings.scopeExcludes,
-          files: index.files.map((file) => file.path),
-          // A configured formatter starts the plan with its formatting-only batch, as in `run`.
-          formatting: settings.formatter.length > 0,
-          isProtected: verifierFileMatcher([...commands.fast, ...commands.full], target),
-        },
+        bounds: planBounds(settings, index, commands, target),
       });
       if (output.json) output.out(JSON.stringify({ batches: plan }));
       else printPlan(output, plan);

@@ -2,7 +2,7 @@ import pc from 'picocolors';
 import type { RatchetEvent } from '../../core/events.js';
 import type { TestRunResult, CheckResult } from '../../core/verification.js';
 import type { Output } from '../output.js';
-import { createRedactor, REDACTED, redactValue, secretsFromEnv, type Redactor } from '../../core/redact.js';
+import { createRedactor, redactValue, secretsFromEnv } from '../../core/redact.js';
 
 function short(sha: string): string {
   return sha.slice(0, 8);
@@ -26,19 +26,6 @@ function isTestRun(result: TestRunResult | CheckResult): result is TestRunResult
 }
 
 /**
- * Removes the keys themselves (the values of `*_KEY`, `*_TOKEN`, ... variables, and `sk-...`
- * keys) but, unlike the ledger's redactor, not the words after labels such as `Bearer` or
- * `token:`: the terminal shows the user's own test names and messages as written.
- */
-function keyRedactor(env: Readonly<Record<string, string | undefined>>): Redactor {
-  const secrets = secretsFromEnv(env).sort((a, b) => b.length - a.length);
-  return (text) =>
-    secrets
-      .reduce((result, secret) => result.split(secret).join(REDACTED), text)
-      .replace(/\bsk-[A-Za-z0-9_-]{16,}/g, REDACTED);
-}
-
-/**
  * Human-readable progress, one line per meaningful event, without the keys a model may repeat
  * (read in a file, say): terminals and CI logs keep what they are shown. Streamed text is shown
  * a word at a time, so a key split over two deltas is still recognised.
@@ -47,7 +34,9 @@ export function createPlainReporter(
   output: Output,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): (event: RatchetEvent) => void {
-  const redact = keyRedactor(env);
+  // The keys themselves (`*_KEY`, `*_TOKEN` values, `sk-...`), but not the words after labels
+  // such as `Bearer`: the terminal shows the user's own test names and messages as written.
+  const redact = createRedactor(secretsFromEnv(env), { shapes: 'keys' });
   let streaming = false;
   /** Streamed text not shown yet: the word being written. */
   let pending = '';

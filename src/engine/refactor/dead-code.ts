@@ -1,10 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CodeIndex } from '../../code/index/types.js';
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+import { escapeRegExp } from '../../core/regexp.js';
 
 /**
  * The top-level functions of each file that nothing uses, for the planner's "Remove dead code"

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, sep } from 'node:path';
+import { dirname, isAbsolute, join, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import type { AgentRuntime } from '../../core/agent.js';
@@ -30,7 +30,7 @@ import { artifactsDir, runBranch, runDir, worktreePath } from '../run-paths.js';
 import type { EngineServices } from '../tdd-run.js';
 import { backupDirectory, createBackup, type Backup } from './backup.js';
 import { loadRefactorSettings, type RefactorSettings } from './refactor-config.js';
-import { gitCopyOf } from './safe-copy.js';
+import { copyPath, gitCopyOf } from './safe-copy.js';
 import { runFormatBatch } from './format-batch.js';
 import { createCommandVerifier, createCommandsRunner } from './verifier.js';
 import {
@@ -69,7 +69,7 @@ export async function refactorHome(
     const root = await new Git(target).root();
     return { runId, target: root, repoRoot: root, isGit: true };
   }
-  const repoRoot = join(config.home, 'copies', runId, basename(target));
+  const repoRoot = copyPath(config.home, runId, target);
   await requireWritableHome(config.home);
   await gitCopyOf(target, repoRoot);
   return { runId, target, repoRoot, isGit: false };
@@ -216,6 +216,27 @@ export function verifierFileMatcher(commands: readonly string[], root: string): 
       ),
   );
   return (path) => byName(path) || named.has(path);
+}
+
+/**
+ * The bounds of a run's plan (seed 002, 11 and 15.1), for `refactor run` and `refactor plan`
+ * alike: a configured formatter starts it with the formatting-only batch, and no batch is planned
+ * on a file that defines verification (admission refuses every patch to it).
+ */
+export function planBounds(
+  settings: RefactorSettings,
+  index: CodeIndex,
+  commands: { fast: string[]; full: string[] },
+  root: string,
+): PlanBounds {
+  return {
+    maxBatches: settings.maxBatches,
+    diffBudgetLoc: settings.diffBudgetLoc,
+    scopeExcludes: settings.scopeExcludes,
+    files: index.files.map((file) => file.path),
+    formatting: settings.formatter.length > 0,
+    isProtected: verifierFileMatcher([...commands.fast, ...commands.full], root),
+  };
 }
 
 /** Facts the heuristic planner needs, per indexed source file. */
@@ -432,15 +453,7 @@ export async function* prepareRefactor(
         durationMs: index.stats.durationMs,
         artifacts,
       });
-      const bounds: PlanBounds = {
-        maxBatches: settings.maxBatches,
-        diffBudgetLoc: settings.diffBudgetLoc,
-        scopeExcludes: settings.scopeExcludes,
-        files: index.files.map((file) => file.path),
-        formatting: settings.formatter.length > 0,
-        // Admission refuses every patch to them: a batch on them could never land.
-        isProtected: verifierFileMatcher([...commands.fast, ...commands.full], worktree),
-      };
+      const bounds = planBounds(settings, index, commands, worktree);
       const heuristic = heuristicPlan(await fileFacts(index, worktree, config), { goal: options.goal, bounds });
       let plan = heuristic;
       let planSource: 'heuristic' | 'planner' = 'heuristic';
@@ -498,38 +511,14 @@ export async function* prepareRefactor(
             }
             for (const problem of bounded.dropped)
               yield await record({ type: 'warning', stage: 'PLANNER', message: `planner batch dropped: ${problem}` });
-            yield await record({
-              type: 'stage-end',
-              stage: 'PLANNER',
-              phase: 'SETUP',
-              cycle: 0,
-              attempt: 1,
-              outcome: 'accepted',
-              reason: `${bounded.batches.length} batches`,
-            });
+            yield await record(plannerEnd('accepted', `${bounded.batches.length} batches`));
           } else {
-            yield await record({
-              type: 'stage-end',
-              stage: 'PLANNER',
-              phase: 'SETUP',
-              cycle: 0,
-              attempt: 1,
-              outcome: 'rejected',
-              reason: outcome.status === 'completed' ? 'no plan' : outcome.message,
-            });
+            yield await record(plannerEnd('rejected', outcome.status === 'completed' ? 'no plan' : outcome.message));
           }
         } catch (error) {
           const failure = toRatchetError(error);
           if (failure.code === 'auth' || failure.code === 'config' || failure.code === 'interrupted') throw failure;
-          yield await record({
-            type: 'stage-end',
-            stage: 'PLANNER',
-            phase: 'SETUP',
-            cycle: 0,
-            attempt: 1,
-            outcome: 'error',
-            reason: `${failure.code}: ${failure.message}`,
-          });
+          yield await record(plannerEnd('error', `${failure.code}: ${failure.message}`));
           yield await record({
             type: 'warning',
             stage: 'PLANNER',
@@ -567,6 +556,11 @@ export async function* prepareRefactor(
   } finally {
     await lock.release();
   }
+}
+
+/** The end of the run's one PLANNER attempt. */
+function plannerEnd(outcome: 'accepted' | 'rejected' | 'error', reason: string): EventInput {
+  return { type: 'stage-end', stage: 'PLANNER', phase: 'SETUP', cycle: 0, attempt: 1, outcome, reason };
 }
 
 /** The batch loop, the final full verifier and the run's end (seed 002, 18). */
@@ -781,10 +775,8 @@ export async function* executeRefactor(
         attempt: 1,
         outcome: finalVerifier.ok ? 'accepted' : 'rejected',
       });
-      if (finalVerifier.ok) {
-        result.lastFullVerified = result.lastCheckpoint;
+      if (finalVerifier.ok)
         yield await record({ type: 'checkpoint-verify', commit: result.lastCheckpoint, level: 'full' });
-      }
       if (!finalVerifier.ok && result.lastCheckpoint !== result.lastFullVerified) {
         await deps.workspace.resetTo(result.lastFullVerified);
         yield await record({
