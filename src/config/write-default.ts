@@ -17,6 +17,9 @@ export function configPath(repoRoot: string): string {
 export interface DefaultConfigOptions {
   /** Written as an active `[test] command` (e.g. from framework detection). */
   testCommand?: string;
+  /** Written as active `[lint] command` / `[typecheck] command` (detected from the project). */
+  lintCommand?: string;
+  typecheckCommand?: string;
   provider?: ProviderName;
   /** Written as an active `[provider] model`; otherwise the default is shown commented. */
   model?: string;
@@ -48,6 +51,8 @@ export function renderDefaultConfig(options: DefaultConfigOptions = {}): string 
   };
   if (options.model !== undefined) active['provider.model'] = options.model;
   if (options.testCommand !== undefined) active['test.command'] = options.testCommand;
+  if (options.lintCommand !== undefined) active['lint.command'] = options.lintCommand;
+  if (options.typecheckCommand !== undefined) active['typecheck.command'] = options.typecheckCommand;
   const defaults = defaultConfigFile() as unknown as Record<string, unknown>;
   const blocks = [HEADER];
   for (const [section, schema] of Object.entries(objectFields(ConfigFileSchema))) {

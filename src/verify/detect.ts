@@ -112,6 +112,91 @@ async function detectIn(root: string, options: DetectOptions): Promise<DetectedT
   return undefined;
 }
 
+/** A lint or typecheck command found in a project's own files (written by `ratchet init`). */
+export interface DetectedCheckCommand {
+  command: string;
+  /** Where it came from, e.g. `package.json scripts.lint` or `pyproject.toml [tool.ruff]`. */
+  marker: string;
+}
+
+export interface DetectedCheckCommands {
+  lint?: DetectedCheckCommand;
+  typecheck?: DetectedCheckCommand;
+}
+
+const TYPECHECK_SCRIPTS = ['typecheck', 'type-check', 'check-types', 'types', 'tsc'];
+
+/**
+ * The project's own lint and typecheck commands, for VERIFY: the `lint` and `typecheck` scripts
+ * of package.json (else `npx tsc --noEmit` for a TypeScript project), ruff or flake8 and mypy
+ * when the project configures them and they are installed, and `go vet ./...` (part of the Go
+ * toolchain) for a Go module. A Python tool the project does not configure is not guessed.
+ */
+export async function detectCheckCommands(root: string, options: DetectOptions = {}): Promise<DetectedCheckCommands> {
+  const found: DetectedCheckCommands = {};
+  const pathEnv = options.pathEnv ?? process.env.PATH ?? '';
+  const pkg = await readPackageJson(root).catch(() => undefined); // The test command's detection reports it.
+  if (pkg !== undefined) {
+    const scripts = pkg.scripts ?? {};
+    if (scripts.lint?.trim()) found.lint = { command: 'npm run lint', marker: 'package.json scripts.lint' };
+    const script = TYPECHECK_SCRIPTS.find((name) => scripts[name]?.trim());
+    if (script !== undefined)
+      found.typecheck = { command: `npm run ${script}`, marker: `package.json scripts.${script}` };
+    else if ('typescript' in { ...pkg.dependencies, ...pkg.devDependencies } && (await exists(root, 'tsconfig.json')))
+      found.typecheck = { command: 'npx tsc --noEmit', marker: 'tsconfig.json' };
+  }
+  const pyproject = await readText(root, 'pyproject.toml');
+  const setupCfg = await readText(root, 'setup.cfg');
+  const tools: Array<{ kind: keyof DetectedCheckCommands; tool: string; command: string; marker?: string }> = [
+    {
+      kind: 'lint',
+      tool: 'ruff',
+      command: 'ruff check .',
+      marker:
+        (await firstExisting(root, ['ruff.toml', '.ruff.toml'])) ??
+        (/^\[tool\.ruff[\].]/m.test(pyproject) ? 'pyproject.toml [tool.ruff]' : undefined),
+    },
+    {
+      kind: 'lint',
+      tool: 'flake8',
+      command: 'flake8',
+      marker:
+        (await firstExisting(root, ['.flake8'])) ?? (/^\[flake8\]/m.test(setupCfg) ? 'setup.cfg [flake8]' : undefined),
+    },
+    {
+      kind: 'typecheck',
+      tool: 'mypy',
+      command: 'mypy .',
+      marker:
+        (await firstExisting(root, ['mypy.ini', '.mypy.ini'])) ??
+        (/^\[tool\.mypy[\].]/m.test(pyproject)
+          ? 'pyproject.toml [tool.mypy]'
+          : /^\[mypy\]/m.test(setupCfg)
+            ? 'setup.cfg [mypy]'
+            : undefined),
+    },
+    { kind: 'lint', tool: 'go', command: 'go vet ./...', marker: await firstExisting(root, ['go.mod']) },
+  ];
+  for (const { kind, tool, command, marker } of tools) {
+    if (found[kind] !== undefined || marker === undefined || !(await onPath(tool, pathEnv))) continue;
+    found[kind] = { command, marker };
+  }
+  return found;
+}
+
+async function readText(root: string, name: string): Promise<string> {
+  try {
+    return await readFile(path.join(root, name), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+async function firstExisting(root: string, names: readonly string[]): Promise<string | undefined> {
+  for (const name of names) if (await exists(root, name)) return name;
+  return undefined;
+}
+
 /** Projects one directory below `root` (at most three), for the hint of a root without markers. */
 async function nestedCandidates(
   root: string,
@@ -203,6 +288,8 @@ export async function missingExecutable(
   command: string,
   cwd: string,
   pathEnv: string = process.env.PATH ?? '',
+  /** The config table the command comes from, named in the hint. */
+  setting: 'test' | 'lint' | 'typecheck' = 'test',
 ): Promise<MissingExecutable | undefined> {
   const words = command.trim().split(/\s+/);
   let index = 0;
@@ -210,7 +297,7 @@ export async function missingExecutable(
   const program = words[index];
   if (program === undefined || program === '' || SHELL_WORDS.has(program) || /[$`'"\\*?(){};|&<>~]/.test(program))
     return undefined;
-  const otherwise = 'or set [test] command = "..." in .ratchet/config.toml';
+  const otherwise = `or set [${setting}] command = "..." in .ratchet/config.toml`;
   if (program.includes('/')) {
     const file = path.resolve(cwd, program);
     try {

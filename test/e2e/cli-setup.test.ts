@@ -197,9 +197,46 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
     expect(JSON.parse(forced.stdout)).toEqual({
       config: join(repo.dir, '.ratchet', 'config.toml'),
       testCommand: 'npm test',
+      lintCommand: null,
+      typecheckCommand: null,
       prompts: null,
     });
     expect(readFileSync(prompts, 'utf8')).toContain('# my own prompts');
+  });
+
+  it("init writes the project's lint and typecheck scripts for VERIFY, and doctor fails one that is red before any change", async () => {
+    const lint =
+      "node -e \"console.log('checking'); if (process.env.LINT_RED) { console.error('src/a.js: 1 problem'); process.exit(1) }\"";
+    const repo = await project({
+      ...NODE_PROJECT,
+      'package.json': `${JSON.stringify({ name: 'tiny', private: true, type: 'module', scripts: { test: 'node --test', lint, typecheck: 'node -e 0' } }, null, 2)}\n`,
+    });
+    const env = ratchetEnv(repo, null, null);
+    const init = await runCli(['init'], { cwd: repo.dir, env });
+    expect(init.exitCode, describeResult(init)).toBe(0);
+    expect(init.stdout).toContain('detected lint command: npm run lint (from package.json scripts.lint)');
+    expect(init.stdout).toContain(
+      'detected typecheck command: npm run typecheck (from package.json scripts.typecheck)',
+    );
+    const config = readFileSync(join(repo.dir, '.ratchet', 'config.toml'), 'utf8');
+    expect(config).toMatch(/^\[lint\]\n(?:#.*\n)*command = "npm run lint"$/m);
+    expect(config).toMatch(/^\[typecheck\]\n(?:#.*\n)*command = "npm run typecheck"$/m);
+
+    const green = await doctor(repo);
+    expect(green.checks.find((check) => check.name === 'lint')).toMatchObject({ status: 'ok' });
+    expect(green.checks.find((check) => check.name === 'typecheck')).toMatchObject({ status: 'ok' });
+
+    const red = await runCli(['doctor', '--json', ...replay(repo)], {
+      cwd: repo.dir,
+      env: { ...ratchetEnv(repo, null, null), LINT_RED: '1' },
+    });
+    expect(red.exitCode, describeResult(red)).toBe(2);
+    const lintCheck = DoctorSchema.parse(JSON.parse(red.stdout)).checks.find((check) => check.name === 'lint');
+    expect(lintCheck).toMatchObject({
+      status: 'fail',
+      detail: 'npm run lint exited 1 before any change: src/a.js: 1 problem',
+    });
+    expect(lintCheck?.hint).toContain('remove [lint] command');
   });
 
   it('says what is wrong with --cwd, and what a command group lacks, also in --json', async () => {

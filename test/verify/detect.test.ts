@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
 import { createProcessRunner } from '../../src/process/runner.js';
-import { detectFramework, detectTestCommand, missingExecutable } from '../../src/verify/detect.js';
+import { detectCheckCommands, detectFramework, detectTestCommand, missingExecutable } from '../../src/verify/detect.js';
 import { runTests } from '../../src/verify/run-tests.js';
 import { makeProject } from './helpers.js';
 
@@ -227,5 +227,65 @@ describe('runTests with a runner that is not installed', () => {
       message: 'Test command not found: ratchet-no-such-runner test (ratchet-no-such-runner: not found)',
       hint: 'Install ratchet-no-such-runner or set [test] command = "..." in .ratchet/config.toml',
     });
+  });
+});
+
+describe('detectCheckCommands', () => {
+  /** A PATH holding (do-nothing) executables of these names. */
+  async function toolsOnPath(names: string[]): Promise<string> {
+    const dir = await makeProject(Object.fromEntries(names.map((name) => [name, '#!/bin/sh\nexit 0\n'])));
+    for (const name of names) await chmod(path.join(dir, name), 0o755);
+    return dir;
+  }
+
+  it("takes package.json's lint and typecheck scripts, else tsc for a TypeScript project", async () => {
+    const scripts = await makeProject({
+      'package.json': pkg({ test: 'vitest', lint: 'eslint .', 'type-check': 'tsc -b' }),
+    });
+    expect(await detectCheckCommands(scripts, NO_PYTEST)).toEqual({
+      lint: { command: 'npm run lint', marker: 'package.json scripts.lint' },
+      typecheck: { command: 'npm run type-check', marker: 'package.json scripts.type-check' },
+    });
+    const typescript = await makeProject({
+      'package.json': pkg({ test: 'vitest' }, { typescript: '^6' }),
+      'tsconfig.json': '{}',
+    });
+    expect(await detectCheckCommands(typescript, NO_PYTEST)).toEqual({
+      typecheck: { command: 'npx tsc --noEmit', marker: 'tsconfig.json' },
+    });
+    // TypeScript named but no tsconfig.json: nothing to check against.
+    expect(
+      await detectCheckCommands(await makeProject({ 'package.json': pkg({}, { typescript: '^6' }) }), NO_PYTEST),
+    ).toEqual({});
+  });
+
+  it('takes the Python tools the project configures, only when they are installed', async () => {
+    const pyproject = '[project]\nname = "x"\n\n[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n';
+    const root = await makeProject({ 'pyproject.toml': pyproject });
+    expect(await detectCheckCommands(root, { pathEnv: await toolsOnPath(['ruff', 'mypy']) })).toEqual({
+      lint: { command: 'ruff check .', marker: 'pyproject.toml [tool.ruff]' },
+      typecheck: { command: 'mypy .', marker: 'pyproject.toml [tool.mypy]' },
+    });
+    expect(await detectCheckCommands(root, NO_PYTEST)).toEqual({});
+    // flake8 when ruff is not configured; mypy from setup.cfg.
+    const cfg = await makeProject({ 'setup.cfg': '[flake8]\nmax-line-length = 100\n\n[mypy]\n', 'ruff.toml': '' });
+    expect(await detectCheckCommands(cfg, { pathEnv: await toolsOnPath(['flake8', 'mypy']) })).toEqual({
+      lint: { command: 'flake8', marker: 'setup.cfg [flake8]' },
+      typecheck: { command: 'mypy .', marker: 'setup.cfg [mypy]' },
+    });
+    // Installed but not configured: not guessed.
+    expect(
+      await detectCheckCommands(await makeProject({ 'pytest.ini': '' }), {
+        pathEnv: await toolsOnPath(['ruff', 'mypy']),
+      }),
+    ).toEqual({});
+  });
+
+  it('vets a Go module with the Go toolchain', async () => {
+    const root = await makeProject({ 'go.mod': 'module x\n' });
+    expect(await detectCheckCommands(root, { pathEnv: await toolsOnPath(['go']) })).toEqual({
+      lint: { command: 'go vet ./...', marker: 'go.mod' },
+    });
+    expect(await detectCheckCommands(root, NO_PYTEST)).toEqual({});
   });
 });

@@ -16,7 +16,13 @@ import { bwrapWorks } from '../../process/sandbox.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import type { TestRunResult } from '../../core/verification.js';
 import { ledgerPath } from '../../engine/run-paths.js';
-import { detectTestCommand, missingExecutable, type DetectedTestCommand } from '../../verify/detect.js';
+import {
+  detectCheckCommands,
+  detectTestCommand,
+  missingExecutable,
+  type DetectedTestCommand,
+} from '../../verify/detect.js';
+import { runCheck } from '../../verify/checks.js';
 import { runTests } from '../../verify/run-tests.js';
 import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -41,7 +47,10 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
         // `init --prompts` on a configured repository adds the prompts and keeps the config.
         if (flags.prompts && !existsSync(prompts)) {
           await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
-          if (output.json) output.out(JSON.stringify({ config: null, testCommand: null, prompts }));
+          if (output.json)
+            output.out(
+              JSON.stringify({ config: null, testCommand: null, lintCommand: null, typecheckCommand: null, prompts }),
+            );
           else output.out(`Wrote ${prompts} (edit it to change what the agents are told); ${file} is kept as it is.`);
           return;
         }
@@ -68,8 +77,23 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
         const failure = toRatchetError(error);
         detail = `no test command detected (${failure.message}). ${failure.hint ?? 'Set [test] command = "..." in the file.'}`;
       }
+      // Lint and typecheck run in VERIFY: the project's own, when it has them.
+      const checks = await detectCheckCommands(repoRoot);
+      const checkLines = (['lint', 'typecheck'] as const).map((kind) => {
+        const found = checks[kind];
+        return found === undefined
+          ? `no ${kind} command detected (set [${kind}] command = "..." to run one in VERIFY)`
+          : `detected ${kind} command: ${found.command} (from ${found.marker})`;
+      });
       await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, renderDefaultConfig(testCommand ? { testCommand } : {}));
+      await writeFile(
+        file,
+        renderDefaultConfig({
+          ...(testCommand ? { testCommand } : {}),
+          ...(checks.lint ? { lintCommand: checks.lint.command } : {}),
+          ...(checks.typecheck ? { typecheckCommand: checks.typecheck.command } : {}),
+        }),
+      );
       await new Git(repoRoot).addInfoExclude(RATCHET_EXCLUDES);
       // --force is about config.toml: prompts the user edited are theirs (move them aside to reset).
       const keptPrompts = Boolean(flags.prompts) && existsSync(prompts);
@@ -77,12 +101,19 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
       if (wrotePrompts) await copyFile(join(packageRoot(), 'prompts', 'prompts.toml'), prompts);
       if (output.json) {
         output.out(
-          JSON.stringify({ config: file, testCommand: testCommand ?? null, prompts: wrotePrompts ? prompts : null }),
+          JSON.stringify({
+            config: file,
+            testCommand: testCommand ?? null,
+            lintCommand: checks.lint?.command ?? null,
+            typecheckCommand: checks.typecheck?.command ?? null,
+            prompts: wrotePrompts ? prompts : null,
+          }),
         );
         return;
       }
       output.out(`Wrote ${file}`);
       output.out(`  ${detail}`);
+      for (const line of checkLines) output.out(`  ${line}`);
       if (wrotePrompts) output.out(`Wrote ${prompts} (edit it to change what the agents are told)`);
       if (keptPrompts)
         output.out(
@@ -168,6 +199,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
               detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)',
             });
             checks.push(...(await testCommandChecks(repoRoot, config, flags.baseline)));
+            checks.push(...(await verifyCommandChecks(repoRoot, config, flags.baseline)));
             const provider = config.provider.name;
             const keyVar = KEY_VARS[provider];
             if (keyVar) {
@@ -373,6 +405,54 @@ async function testCommandChecks(repoRoot: string, config: ResolvedConfig, basel
   return checks;
 }
 
+/**
+ * The configured lint and typecheck commands: installed, and (unless `--no-baseline`) passing
+ * before any change. VERIFY runs them after every GREEN, so one that fails on the untouched
+ * project would stop every cycle at VERIFY.
+ */
+async function verifyCommandChecks(repoRoot: string, config: ResolvedConfig, baseline: boolean): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const kind of ['lint', 'typecheck'] as const) {
+    const command = config[kind].command;
+    if (!command) continue;
+    const missing = await missingExecutable(command, repoRoot, process.env.PATH, kind);
+    if (missing !== undefined) {
+      checks.push({
+        name: kind,
+        status: 'fail',
+        detail: `${command}: ${missing.executable} is not installed or not executable`,
+        hint: missing.hint,
+      });
+      continue;
+    }
+    if (!baseline) {
+      checks.push({ name: kind, status: 'ok', detail: `${command} (not run: --no-baseline)` });
+      continue;
+    }
+    const result = await runCheck({
+      name: kind,
+      command,
+      cwd: repoRoot,
+      runner: { run: runCommand },
+      timeoutMs: config.test.timeoutMs,
+    });
+    const reason = result.timedOut
+      ? `timed out after ${config.test.timeoutMs / 1000} s`
+      : `exited ${String(result.exitCode)}`;
+    checks.push(
+      result.ok
+        ? { name: kind, status: 'ok', detail: `${command} passes (${result.durationMs} ms)` }
+        : {
+            name: kind,
+            status: 'fail',
+            detail: `${command} ${reason} before any change${result.timedOut ? '' : `: ${reasonLine(result.output) ?? 'no output'}`}`,
+            hint: `VERIFY runs it after every GREEN, so every cycle would stop there: make it pass first, or remove [${kind}] command from .ratchet/config.toml.`,
+          },
+    );
+  }
+  return checks;
+}
+
 function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
   const { passed, failed } = result.counts;
   if (result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0 && !result.timedOut)
@@ -416,7 +496,8 @@ function reasonLine(output: string): string | undefined {
   const lines = output
     .split('\n')
     .map((text) => stripVTControlCharacters(text).trim())
-    .filter((text) => text !== '');
+    // npm's banner of the script it runs (`> pkg@1.0.0 lint`, `> eslint .`) says nothing of why.
+    .filter((text) => text !== '' && !text.startsWith('> '));
   const line =
     lines.find((text) => /\berror\b|exception|not found|no module named|cannot|failed/i.test(text)) ?? lines.at(-1);
   return line === undefined ? undefined : line.length > 200 ? `${line.slice(0, 200)}...` : line;
