@@ -186,7 +186,17 @@ describe('ratchet refactor run on a Python repository (real claude binary, heuri
     for (const call of patcherCalls) expect(call.costUsd ?? 0).toBeGreaterThan(0);
     expect(ledger.modelCalls.filter((call) => call.stage === 'PLANNER').length).toBeGreaterThanOrEqual(1);
     const dir = runDirectory(repo.dir, runId);
-    expect(await readFile(join(dir, 'report.md'), 'utf8')).toMatch(/\| batch-002 \| committed \| 2 \|/);
+    const markdown = await readFile(join(dir, 'report.md'), 'utf8');
+    expect(markdown).toMatch(/\| batch-002 \| committed \| 2 \|/);
+    // The verifier runs pytest as the TDD gates do: the ledger and the report name the test that broke.
+    const failing = ledger.verifications.filter((verification) => verification.failingTests.length > 0);
+    expect(
+      failing.map((verification) => verification.failingTests.map((test) => `${test.id} ${String(test.kind)}`)),
+    ).toEqual([[expect.stringMatching(/test_quote_rows_and_totals assertion$/)]]);
+    expect(failing[0]?.command).toBe(pyVerifiers().fast[0]);
+    expect(markdown).toMatch(
+      /\| `[^`]*pytest -q` \| \d+ passed, 1 failed \| \d+ ms \| [^|]*test_quote_rows_and_totals \(assertion\) \|/,
+    );
     const dom = await renderInChromium(join(dir, 'report.html'));
     expect(dom).toContain('<table id="batches">');
     expect(dom).toContain('batch-003');

@@ -1,10 +1,14 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { isRatchetError } from '../../core/errors.js';
 import type { StageName } from '../../core/stages.js';
 import type { Redactor } from '../../core/redact.js';
 import type { ProcessRunner } from '../../process/types.js';
 import { runCheck } from '../../verify/checks.js';
-import type { CommandsRun, RefactorVerifier } from '../../workflows/refactor/ports.js';
+import { detectFramework, detectTestCommand } from '../../verify/detect.js';
+import { runTests } from '../../verify/run-tests.js';
+import type { CommandsRun, RefactorVerifier, VerifierCommandResult } from '../../workflows/refactor/ports.js';
 
 export interface CommandRunnerOptions {
   cwd: string;
@@ -36,14 +40,7 @@ export function createCommandsRunner(options: CommandRunnerOptions): CommandsRun
   return async (commands, name, stage, signal) => {
     const run: CommandsRun = { ok: true, results: [] };
     for (const command of commands) {
-      const result = await runCheck({
-        name,
-        command,
-        cwd: options.cwd,
-        runner: options.runner,
-        timeoutMs: options.timeoutMs,
-        ...(signal ? { signal } : {}),
-      });
+      const result = await runCommand(options, command, name, signal);
       await mkdir(options.outputDir, { recursive: true });
       const file = join(options.outputDir, `${String(++seq).padStart(3, '0')}-${stage.toLowerCase()}.log`);
       await writeFile(file, redact(`$ ${command}\n${result.output}`));
@@ -55,6 +52,50 @@ export function createCommandsRunner(options: CommandRunnerOptions): CommandsRun
     }
     return run;
   };
+}
+
+/**
+ * Runs one command. A test runner Ratchet can read (`npm test`, `pytest`, `go test ./...`, ...)
+ * runs as the TDD gates run it, so the ledger and the report name the tests that failed; it
+ * passes or fails by its exit code all the same. Anything else runs as a plain check.
+ */
+async function runCommand(
+  options: CommandRunnerOptions,
+  command: string,
+  name: string,
+  signal: AbortSignal | undefined,
+): Promise<VerifierCommandResult> {
+  const check = (): Promise<VerifierCommandResult> =>
+    runCheck({
+      name,
+      command,
+      cwd: options.cwd,
+      runner: options.runner,
+      timeoutMs: options.timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+  if (detectFramework(command) === 'custom') return check();
+  const { framework } = await detectTestCommand(options.cwd, command);
+  const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-report-'));
+  try {
+    const tests = await runTests({
+      command,
+      framework,
+      cwd: options.cwd,
+      runner: options.runner,
+      timeoutMs: options.timeoutMs,
+      reportDir,
+      ...(signal ? { signal } : {}),
+    });
+    // The configured command (not the one with the reporter options added), as the report shows it.
+    return { ...tests, command, name, ok: tests.exitCode === 0 && !tests.timedOut };
+  } catch (error) {
+    // Its program is missing: a failing command like any other, as a plain check reports it.
+    if (isRatchetError(error, 'config')) return check();
+    throw error;
+  } finally {
+    await rm(reportDir, { recursive: true, force: true });
+  }
 }
 
 /**

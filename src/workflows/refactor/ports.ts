@@ -1,6 +1,6 @@
 import type { AgentRuntime } from '../../core/agent.js';
 import type { StageName } from '../../core/stages.js';
-import type { CheckResult } from '../../core/verification.js';
+import type { CheckResult, TestRunResult } from '../../core/verification.js';
 import type { PlannedBatch } from './schemas.js';
 
 /** The refactor run's worktree (engine-provided, over the git layer). */
@@ -17,10 +17,16 @@ export interface RefactorWorkspace {
   apply(patch: string): Promise<string[]>;
 }
 
+/**
+ * A verifier command's result: a check's (exit code and output), with the per-test outcomes
+ * when the command runs a test runner whose results Ratchet reads (`npm test`, `pytest`, ...).
+ */
+export type VerifierCommandResult = CheckResult | (TestRunResult & Pick<CheckResult, 'name' | 'ok'>);
+
 /** Commands run in order, stopping at the first failure. */
 export interface CommandsRun {
   ok: boolean;
-  results: Array<{ result: CheckResult; outputFile: string | null }>;
+  results: Array<{ result: VerifierCommandResult; outputFile: string | null }>;
 }
 
 /** `baseline`: every full verifier command, then the fast ones not among them (seed 002, 9.1). */
