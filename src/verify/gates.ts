@@ -140,8 +140,7 @@ export function greenGate(
   }
   const failing = testsFailing(after);
   if (failing !== undefined) return failing;
-  const passed = new Set(after.tests.filter((test) => test.status === 'passed').map((test) => test.id));
-  const gone = expectedTests.filter((id) => !passed.has(id));
+  const gone = testsGone(expectedTests, after);
   if (gone.length > 0) {
     return reject(
       'tests-not-run',
@@ -151,6 +150,12 @@ export function greenGate(
     );
   }
   return { accepted: true, summary: `All ${after.counts.passed} tests pass` };
+}
+
+/** Of `expected` (ids of tests that passed before), those that did not pass in `after`: failed, skipped or not run. */
+export function testsGone(expected: Iterable<string>, after: TestRunResult): string[] {
+  const passed = new Set(after.tests.filter((test) => test.status === 'passed').map((test) => test.id));
+  return [...expected].filter((id) => !passed.has(id));
 }
 
 /** VERIFY accepts when the tests pass (as in GREEN) and every check (lint, typecheck) passes. */

@@ -1,13 +1,15 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { isRatchetError } from '../../core/errors.js';
 import type { StageName } from '../../core/stages.js';
+import type { TestCaseResult } from '../../core/verification.js';
 import type { Redactor } from '../../core/redact.js';
 import type { ProcessRunner } from '../../process/types.js';
 import { runCheck } from '../../verify/checks.js';
 import { detectFramework, detectTestCommand } from '../../verify/detect.js';
-import { runTests } from '../../verify/run-tests.js';
+import { testsGone } from '../../verify/gates.js';
+import { countTests, runTests } from '../../verify/run-tests.js';
 import type { CommandsRun, RefactorVerifier, VerifierCommandResult } from '../../workflows/refactor/ports.js';
 
 export interface CommandRunnerOptions {
@@ -106,6 +108,8 @@ export function createCommandVerifier(
   options: CommandVerifierOptions,
   runCommands = createCommandsRunner(options),
 ): RefactorVerifier {
+  /** Per test command, the tests that passed at the baseline: every later run must still pass them. */
+  const passedAtBaseline = new Map<string, TestCaseResult[]>();
   return {
     async run(level, stage, signal) {
       const commands =
@@ -116,6 +120,42 @@ export function createCommandVerifier(
             : [...new Set([...options.full, ...options.fast])];
       // The check's name, in messages such as "Interrupted while running the fast verifier".
       const run = await runCommands(commands, `the ${level} verifier`, stage, signal);
+      for (const entry of run.results) {
+        const { result } = entry;
+        if (!('tests' in result) || result.source === 'exit-code') continue;
+        if (level === 'baseline') {
+          passedAtBaseline.set(
+            result.command,
+            result.tests.filter((test) => test.status === 'passed'),
+          );
+          continue;
+        }
+        const expected = passedAtBaseline.get(result.command);
+        if (expected === undefined || !result.ok) continue;
+        const gone = new Set(
+          testsGone(
+            expected.map((test) => test.id),
+            result,
+          ),
+        );
+        if (gone.size === 0) continue;
+        // Deleting or skipping a test makes a suite pass that should not: a refactoring keeps them all.
+        const note = `\n\nRatchet: these tests passed at the baseline and did not pass now (they no longer ran, or were skipped); a refactoring keeps every test running:\n${[...gone].map((id) => `- ${id}`).join('\n')}\n`;
+        const tests = [
+          ...result.tests.filter((test) => !gone.has(test.id)),
+          ...expected
+            .filter((test) => gone.has(test.id))
+            .map(({ durationMs: _, ...test }): TestCaseResult => ({
+              ...test,
+              status: 'failed',
+              failureKind: 'error',
+              message: 'passed at the baseline; skipped or not run after this change',
+            })),
+        ];
+        entry.result = { ...result, tests, counts: countTests(tests), output: `${result.output}${note}`, ok: false };
+        run.ok = false;
+        if (entry.outputFile !== null) await appendFile(join(options.repoRoot, entry.outputFile), note);
+      }
       return { level, ...run };
     },
   };

@@ -66,10 +66,18 @@ async function* rollBackAttempt(
   };
 }
 
+/** The first failing command: its failing tests first (reasons are cut short), then its output's tail. */
 function failureText(run: CommandsRun): string {
   const failed = run.results.find((entry) => !entry.result.ok);
   if (!failed) return 'verification failed';
-  return `$ ${failed.result.command} (exit ${String(failed.result.exitCode)}${failed.result.timedOut ? ', timed out' : ''})\n${failed.result.output.slice(-6000)}`;
+  const { result } = failed;
+  const failing = 'tests' in result ? result.tests.filter((test) => test.status === 'failed') : [];
+  const names = failing
+    .slice(0, 5)
+    .map((test) => `${test.id}${test.failureKind ? ` (${test.failureKind})` : ''}`)
+    .join('; ');
+  const more = failing.length > 5 ? `; and ${failing.length - 5} more` : '';
+  return `$ ${result.command} (exit ${String(result.exitCode)}${result.timedOut ? ', timed out' : ''})${names ? `\nFailing: ${names}${more}` : ''}\n${result.output.slice(-6000)}`;
 }
 
 async function* askPatcher(
