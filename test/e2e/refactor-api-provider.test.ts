@@ -109,4 +109,89 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);
     expect(await readFile(join(repo, 'src', 'math.js'), 'utf8')).not.toContain('unusedHelper');
   });
+
+  it('fails a batch that makes the suite pass by skipping a test that passed at the baseline', async () => {
+    const other = await createTempRepo({ files: REFACTOR_FILES });
+    const skipping = await startFakeAnthropicServer();
+    try {
+      skipping.setFallback((request) => {
+        const stage = stageOf(request);
+        const answer =
+          stage === 'Stage: PLANNER'
+            ? {
+                batches: [
+                  {
+                    id: 'batch-001',
+                    goal: 'Tidy the tests',
+                    scope_globs: ['test/**'],
+                    allowed_operations: ['edit'],
+                    diff_budget_loc: 20,
+                    risk_score: 10,
+                    verifier_level: 'fast',
+                  },
+                ],
+              }
+            : stage === 'Stage: PATCHER'
+              ? {
+                  status: 'ok',
+                  rationale: 'The test is slow.',
+                  risk_notes: [],
+                  patch_unified_diff: SKIP_TEST,
+                  touched_files: ['test/app.test.js'],
+                  expected_verifier: ['npm test'],
+                }
+              : undefined;
+        return answer === undefined
+          ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] }
+          : { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: answer }] };
+      });
+      const env = {
+        ANTHROPIC_BASE_URL: skipping.url,
+        ANTHROPIC_API_KEY: 'sk-ant-test-refactor-api-0000000000',
+        RATCHET_HOME: other.path('ratchet-home'),
+      };
+      const result = await runCli(
+        ['refactor', 'run', other.dir, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+        { cwd: other.dir, env },
+      );
+      const events = result.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { type: string; runId?: string; batch?: string; outcome?: string });
+      expect(
+        events
+          .filter((event) => event.type === 'batch-end')
+          .map((event) => `${event.batch ?? ''} ${event.outcome ?? ''}`),
+        describeResult(result),
+      ).toEqual(['batch-001 failed']);
+      const runId = events.find((event) => event.type === 'run-start')?.runId ?? '';
+      // Nothing was committed on the run's branch, and the patcher was told why its patch was refused.
+      expect(
+        execFileSync('git', ['rev-list', '--count', `main..ratchet/${runId}`], {
+          cwd: other.dir,
+          encoding: 'utf8',
+        }).trim(),
+      ).toBe('0');
+      const retries = skipping.requests
+        .filter((request) => stageOf(request) === 'Stage: PATCHER')
+        .map((request) => JSON.stringify(request.body));
+      expect(retries.some((body) => body.includes('a refactoring keeps every test running'))).toBe(true);
+      expect(retries.some((body) => body.includes('test/app.test.js::total'))).toBe(true);
+    } finally {
+      await skipping.close();
+      await other.cleanup();
+    }
+  });
 });
+
+/** A patch that turns the only test into a skipped one: `node --test` still exits 0. */
+const SKIP_TEST = `diff --git a/test/app.test.js b/test/app.test.js
+--- a/test/app.test.js
++++ b/test/app.test.js
+@@ -2,4 +2,4 @@ import { test } from 'node:test';
+ import assert from 'node:assert/strict';
+ import { total } from '../src/app.js';
+ 
+-test('total', () => assert.equal(total([1, 2, 3]), 6));
++test.skip('total', () => assert.equal(total([1, 2, 3]), 6));
+`;

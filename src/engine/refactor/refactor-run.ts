@@ -603,7 +603,7 @@ export async function* executeRefactor(
   };
   const runCommands = createCommandsRunner(commandOptions);
   const verifier: RefactorVerifier = createCommandVerifier(
-    { ...commandOptions, ...prepared.verifierCommands },
+    { ...commandOptions, ...prepared.verifierCommands, baseline: prepared.baseline },
     runCommands,
   );
   const ledgerFile = join(prepared.artifacts, TASK_LEDGER_FILE);

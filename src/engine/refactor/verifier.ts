@@ -10,7 +10,12 @@ import { runCheck } from '../../verify/checks.js';
 import { detectFramework, detectTestCommand } from '../../verify/detect.js';
 import { testsGone } from '../../verify/gates.js';
 import { countTests, runTests } from '../../verify/run-tests.js';
-import type { CommandsRun, RefactorVerifier, VerifierCommandResult } from '../../workflows/refactor/ports.js';
+import type {
+  CommandsRun,
+  RefactorVerifier,
+  VerifierCommandResult,
+  VerifierRun,
+} from '../../workflows/refactor/ports.js';
 
 export interface CommandRunnerOptions {
   cwd: string;
@@ -26,6 +31,8 @@ export interface CommandRunnerOptions {
 export interface CommandVerifierOptions extends CommandRunnerOptions {
   fast: string[];
   full: string[];
+  /** The run's baseline, when another verifier ran it: the tests it passed must keep passing. */
+  baseline?: VerifierRun;
 }
 
 /** Runs commands in the worktree in order, stopping at the first failure; output kept per command. */
@@ -110,6 +117,16 @@ export function createCommandVerifier(
 ): RefactorVerifier {
   /** Per test command, the tests that passed at the baseline: every later run must still pass them. */
   const passedAtBaseline = new Map<string, TestCaseResult[]>();
+  const remember = (baseline: VerifierRun): void => {
+    for (const { result } of baseline.results) {
+      if ('tests' in result && result.source !== 'exit-code')
+        passedAtBaseline.set(
+          result.command,
+          result.tests.filter((test) => test.status === 'passed'),
+        );
+    }
+  };
+  if (options.baseline !== undefined) remember(options.baseline);
   return {
     async run(level, stage, signal) {
       const commands =
@@ -120,16 +137,13 @@ export function createCommandVerifier(
             : [...new Set([...options.full, ...options.fast])];
       // The check's name, in messages such as "Interrupted while running the fast verifier".
       const run = await runCommands(commands, `the ${level} verifier`, stage, signal);
+      if (level === 'baseline') {
+        remember({ level, ...run });
+        return { level, ...run };
+      }
       for (const entry of run.results) {
         const { result } = entry;
         if (!('tests' in result) || result.source === 'exit-code') continue;
-        if (level === 'baseline') {
-          passedAtBaseline.set(
-            result.command,
-            result.tests.filter((test) => test.status === 'passed'),
-          );
-          continue;
-        }
         const expected = passedAtBaseline.get(result.command);
         if (expected === undefined || !result.ok) continue;
         const gone = new Set(
