@@ -47,6 +47,14 @@ export async function requireWritableHome(home: string): Promise<void> {
   }
 }
 
+/** A run starts from a commit: refuses a repository whose branch has none yet (a usage error). */
+export async function requireCommit(git: Git, repoRoot: string): Promise<void> {
+  if ((await git.revParse('HEAD')) !== null) return;
+  throw new RatchetError('usage', `${repoRoot} has no commits yet: a run starts from a commit.`, {
+    hint: 'Commit your project first (git add -A && git commit -m "initial"), then start the run.',
+  });
+}
+
 /**
  * Creates the run's branch `branch` at `startPoint` and its worktree at `worktree`. When that
  * fails half-way (git may have made the branch before failing to make the directory), what it

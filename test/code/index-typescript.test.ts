@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeIndexArtifacts } from '../../src/code/index/artifacts.js';
+import { createRedactor } from '../../src/core/redact.js';
 import { buildIndex } from '../../src/code/index/build-index.js';
 import { callGraphOf } from '../../src/code/index/call-graph.js';
 import { summarizeIndex } from '../../src/code/index/summary.js';
@@ -213,6 +215,30 @@ describe('buildIndex on a TypeScript project', () => {
     await writeFile(join(dir, 'TASK_LEDGER.jsonl'), '{"batch":1}\n');
     await writeIndexArtifacts(index, dir);
     expect(await readFile(join(dir, 'TASK_LEDGER.jsonl'), 'utf8')).toBe('{"batch":1}\n');
+  });
+
+  it('writes no key into the artifacts when given the redactor, though the code quotes one', async () => {
+    const key = 'sk-ant-api03-artifactKEY0123456789abcdefghij';
+    await repo.write({
+      'src/keyed.ts': `/** Calls the API with ${key}. */\nexport function keyed(): string {\n  return 'x';\n}\n`,
+    });
+    await repo.git.commitAll('a doc comment that quotes a key');
+    const keyed = await buildIndex({
+      root: repo.dir,
+      cacheDir: join(repo.dir, '.ratchet', 'index'),
+      excludes: [],
+      git: repo.git,
+    });
+    const plain = await writeIndexArtifacts(keyed, join(repo.root, 'plain'));
+    const texts = async (files: string[]): Promise<string> =>
+      (await Promise.all(files.map((path) => readFile(path, 'utf8')))).join('\n');
+    expect(await texts(plain.files)).toContain(key); // The doc comment reaches the symbol registry.
+    const redacted = await writeIndexArtifacts(keyed, join(repo.root, 'redacted'), { redact: createRedactor([key]) });
+    const written = await texts(redacted.files);
+    expect(written).not.toContain(key);
+    expect(written).toContain('Calls the API with');
+    for (const path of redacted.files.filter((path) => path.endsWith('.json')))
+      expect(() => JSON.parse(readFileSync(path, 'utf8')) as unknown, path).not.toThrow();
   });
 
   it('summarises the index for --json', () => {

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { snapshotPublicApi } from '../public-api.js';
 import { renderArchitectureSnapshot } from './architecture-snapshot.js';
 import { callGraphOf } from './call-graph.js';
+import type { Redactor } from '../../core/redact.js';
 import type { CodeIndex } from './types.js';
 
 /** The refactor run's task ledger in the artifacts folder, one JSON line per batch outcome. */
@@ -30,7 +31,20 @@ export interface IndexArtifacts {
   files: string[];
 }
 
-export async function writeIndexArtifacts(index: CodeIndex, dir: string): Promise<IndexArtifacts> {
+export interface IndexArtifactOptions {
+  /**
+   * Applied to every artifact: symbol docs and signatures quote the repository's text, which may
+   * hold a key the ledger and the reports never show either.
+   */
+  redact?: Redactor;
+}
+
+export async function writeIndexArtifacts(
+  index: CodeIndex,
+  dir: string,
+  options: IndexArtifactOptions = {},
+): Promise<IndexArtifacts> {
+  const redact = options.redact ?? ((text: string) => text);
   await mkdir(join(dir, 'CONTRACTS'), { recursive: true });
   const header = { version: index.version, root: index.root, builtAt: index.builtAt };
   const unresolved: Record<string, string[]> = {};
@@ -62,7 +76,7 @@ export async function writeIndexArtifacts(index: CodeIndex, dir: string): Promis
   for (const [name, content] of outputs) {
     const path = join(dir, name);
     const temporary = `${path}.${process.pid}.tmp`;
-    await writeFile(temporary, content);
+    await writeFile(temporary, redact(content));
     await rename(temporary, path);
     written.push(path);
   }

@@ -25,6 +25,7 @@ import { PlannerResponseSchema, type PlannedBatch } from '../../workflows/refact
 import { createProviderRuntime, promptDirectory } from '../agent-runtimes.js';
 import { createModelPool, runModel, type ModelPool } from '../model-factory.js';
 import { createEnveloper } from '../event-stream.js';
+import { pipeEvents } from '../../core/event-pipe.js';
 import { asGitRun, type GitRun } from '../git-run.js';
 import { artifactsDir, runBranch, runDir, worktreePath } from '../run-paths.js';
 import type { EngineServices } from '../tdd-run.js';
@@ -37,6 +38,7 @@ import {
   addRunWorktree,
   discardRunWorktree,
   RATCHET_EXCLUDES,
+  requireCommit,
   requireWritableHome,
   shareDependencies,
 } from '../worktree-setup.js';
@@ -321,6 +323,7 @@ export async function* prepareRefactor(
   const { config } = options;
   const { target, runId, repoRoot, isGit } = options.home;
   const git = new Git(repoRoot);
+  await requireCommit(git, repoRoot);
   await git.addInfoExclude(RATCHET_EXCLUDES);
   const status = await git.status();
   if (!status.clean && !options.allowDirty) {
@@ -396,6 +399,8 @@ export async function* prepareRefactor(
       });
       if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
       const outputs = join(runDir(repoRoot, runId), 'verify');
+      // Logs and artifacts quote the project's output and text: none of them holds a key.
+      const redact = createRedactor(secretsFromEnv(services.env));
       const verifier = createCommandVerifier({
         cwd: worktree,
         repoRoot,
@@ -404,7 +409,7 @@ export async function* prepareRefactor(
         full: commands.full,
         timeoutMs: config.test.timeoutMs,
         runner: sandbox.runner,
-        redact: createRedactor(secretsFromEnv(services.env)),
+        redact,
       });
       yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
       const baseline = await verifier.run('baseline', 'BASELINE', options.signal);
@@ -443,7 +448,7 @@ export async function* prepareRefactor(
         git: new Git(worktree),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      await writeIndexArtifacts(index, artifacts);
+      await writeIndexArtifacts(index, artifacts, { redact });
       yield await record({
         type: 'index-build',
         files: index.files.length,
@@ -478,31 +483,34 @@ export async function* prepareRefactor(
                 `- ${entry.path}: score ${entry.score}, fan-in ${entry.fanIn}, churn ${entry.churn}, ${entry.lines} lines, tests: ${entry.tests.length}`,
             ),
         ].join('\n');
-        const events: RatchetEvent[] = [];
         try {
-          const outcome = await roleRuntime(
-            config,
-            services,
-            settings,
-            runDir(repoRoot, runId),
-            models,
-            'Read,Grep,Glob',
-            'Read,Grep,Glob',
-            sandbox,
-          ).runStage({
-            stage: 'PLANNER',
-            worktree,
-            systemPrompt: prompts.planner,
-            prompt,
-            paths: { read: ['**'], write: [], denyWrite: ['**'] },
-            maxTurns: settings.claude.maxTurnsPlanner,
-            bashTimeoutMs: config.bash.timeoutMs,
-            outputSchema: PlannerResponseSchema,
-            ...(options.signal ? { signal: options.signal } : {}),
-            emit: (event) => events.push(emit(event)),
-          });
-          for (const event of events) if (event.type !== 'model-delta') await services.ledger.record(event);
-          yield* events;
+          // Its events (retries included) stream as they come, and are recorded even when it fails.
+          const stream = pipeEvents((emitInput) =>
+            roleRuntime(
+              config,
+              services,
+              settings,
+              runDir(repoRoot, runId),
+              models,
+              'Read,Grep,Glob',
+              'Read,Grep,Glob',
+              sandbox,
+            ).runStage({
+              stage: 'PLANNER',
+              worktree,
+              systemPrompt: prompts.planner,
+              prompt,
+              paths: { read: ['**'], write: [], denyWrite: ['**'] },
+              maxTurns: settings.claude.maxTurnsPlanner,
+              bashTimeoutMs: config.bash.timeoutMs,
+              outputSchema: PlannerResponseSchema,
+              ...(options.signal ? { signal: options.signal } : {}),
+              emit: emitInput,
+            }),
+          );
+          let step = await stream.next();
+          for (; !step.done; step = await stream.next()) yield await record(step.value);
+          const outcome = step.value;
           if (outcome.status === 'completed' && outcome.output) {
             const bounded = boundPlannerBatches(outcome.output, { ...bounds, heuristic });
             if (bounded.batches.length > 0) {
@@ -517,8 +525,10 @@ export async function* prepareRefactor(
           }
         } catch (error) {
           const failure = toRatchetError(error);
-          if (failure.code === 'auth' || failure.code === 'config' || failure.code === 'interrupted') throw failure;
+          // A provider that cannot be used or reached (after the retries) would fail every batch too:
+          // stop now, before anything is confirmed (seed 002, 19), rather than on the first patch.
           yield await record(plannerEnd('error', `${failure.code}: ${failure.message}`));
+          if (['auth', 'config', 'interrupted', 'network'].includes(failure.code)) throw failure;
           yield await record({
             type: 'warning',
             stage: 'PLANNER',
@@ -592,6 +602,8 @@ export async function* executeRefactor(
     patcherTools(config, settings.claude.tools, sandbox),
     sandbox,
   );
+  // Every file the run writes (logs, the task ledger) holds no key, whatever it quotes.
+  const redact = createRedactor(secretsFromEnv(services.env));
   // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
   const commandOptions = {
     cwd: run.worktree,
@@ -599,7 +611,7 @@ export async function* executeRefactor(
     outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'),
     timeoutMs: config.test.timeoutMs,
     runner: sandbox.runner,
-    redact: createRedactor(secretsFromEnv(services.env)),
+    redact,
   };
   const runCommands = createCommandsRunner(commandOptions);
   const verifier: RefactorVerifier = createCommandVerifier(
@@ -725,7 +737,7 @@ export async function* executeRefactor(
     },
     async appendTaskLedger(entry) {
       await mkdir(prepared.artifacts, { recursive: true });
-      await appendFile(ledgerFile, `${JSON.stringify({ at: services.clock.now().toISOString(), ...entry })}\n`);
+      await appendFile(ledgerFile, `${redact(JSON.stringify({ at: services.clock.now().toISOString(), ...entry }))}\n`);
     },
     now: () => services.clock.now(),
   };
