@@ -36,11 +36,20 @@ async function main(argv: string[]): Promise<number> {
   const setExit = (code: number): void => {
     exitCode = code;
   };
+  const ratchetVersion = version();
+  const json = argv.includes('--json');
   const program = new Command('ratchet')
     .description(
       'Test-gated workflows for LLM coding agents. The model proposes; Ratchet disposes: every change lands in an isolated git worktree, is verified by your own tests, checkpointed, recorded and reversible.',
     )
-    .version(version())
+    .version(ratchetVersion)
+    // `ratchet --json --version` is JSON like every other --json output.
+    .configureOutput({
+      writeOut: (text) =>
+        process.stdout.write(
+          json && text === `${ratchetVersion}\n` ? `${JSON.stringify({ version: ratchetVersion })}\n` : text,
+        ),
+    })
     .option('--cwd <dir>', 'the repository to work on (default: TDD_PROJECT_ROOT or the current directory)')
     .option('--json', 'machine-readable output (NDJSON)')
     .option('-y, --yes', 'answer yes to every confirmation')
@@ -69,7 +78,6 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
     await program.parseAsync(argv);
     return exitCode;
   } catch (error) {
-    const json = argv.includes('--json');
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.ok;
       // Commander has said it on stderr (with the help); a script reading --json gets it too.

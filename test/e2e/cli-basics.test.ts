@@ -110,6 +110,10 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       expect(tddHelp.stdout).toContain(option);
     }
 
+    const version = await runCli(['--json', '--version'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    expect(version.exitCode, describeResult(version)).toBe(0);
+    expect(JSON.parse(version.stdout)).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) as unknown });
+
     const unknown = await runCli(['no-such-command'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
     expect(unknown.exitCode, describeResult(unknown)).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'no-such-command'");
@@ -139,6 +143,15 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(demo.stdout).toContain('The model was scripted (replay cassette); the gates, tests and commits were real.');
     expect(demo.stdout).toContain('Run ');
     expect(demo.stdout).toMatch(/17 commits on ratchet\/\S+/);
+    expect(existsSync(join(dir, 'demo', 'stack-kata', '.ratchet', 'ledger.db'))).toBe(true);
+
+    // A second demo into the same directory is refused (exit 2), and the first one is left as it was.
+    const again = await runCli(['demo', '--dir', join(dir, 'demo')], {
+      cwd: dir,
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), GIT_CONFIG_NOSYSTEM: '1' },
+    });
+    expect(again.exitCode, describeResult(again)).toBe(2);
+    expect(again.stderr).toContain(`${join(dir, 'demo', 'stack-kata')} already exists`);
     expect(existsSync(join(dir, 'demo', 'stack-kata', '.ratchet', 'ledger.db'))).toBe(true);
   }, 90_000);
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -5,6 +6,7 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import { loadConfig } from '../../config/load.js';
 import { packageRoot } from '../../config/prompts.js';
+import { RatchetError } from '../../core/errors.js';
 import { NOTES_REF } from '../../core/handoff.js';
 import { startTdd } from '../../engine/tdd-run.js';
 import { checkpointsOf, resolveRun } from '../../engine/run-control.js';
@@ -31,6 +33,11 @@ export function registerDemoCommand(program: Command, setExit: (code: number) =>
       const base = flags.dir ? resolve(flags.dir) : await mkdtemp(join(tmpdir(), 'ratchet-demo-'));
       const repoRoot = join(base, 'stack-kata');
       const home = join(base, 'ratchet-home');
+      if (existsSync(repoRoot)) {
+        throw new RatchetError('usage', `${repoRoot} already exists: a demo starts from a fresh copy of the kata.`, {
+          hint: `Pass --dir with a new or empty directory, or look at the earlier demo there (cd ${repoRoot} && ratchet status).`,
+        });
+      }
       await mkdir(base, { recursive: true });
       await cp(join(root, 'demo', 'kata'), repoRoot, { recursive: true, errorOnExist: true, force: false });
       await Git.init(repoRoot, { initialBranch: 'main' });
