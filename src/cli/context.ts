@@ -78,7 +78,7 @@ export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Pr
       hint: 'Pass the number of attempts per stage, e.g. --max-attempts 3.',
     });
   }
-  return loadConfig({
+  const config = await loadConfig({
     repoRoot,
     env: process.env,
     flags: {
@@ -91,6 +91,15 @@ export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Pr
       ...(maxAttempts ? { maxAttempts } : {}),
     },
   });
+  // A cassette another provider would ignore: the user meant a replay (or forgot which provider runs).
+  if (flags.cassette && config.provider.name !== 'replay') {
+    throw new RatchetError(
+      'usage',
+      `--cassette plays a recorded session, but the provider is ${config.provider.name}${flags.provider ? '' : ' (from the config)'}.`,
+      { hint: 'Add --provider replay to replay the cassette, or drop --cassette (--record FILE records a session).' },
+    );
+  }
+  return config;
 }
 
 /**

@@ -191,7 +191,13 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const init = await runCli(['init', '--json'], { cwd: repo.dir, env });
     expect(init.exitCode, describeResult(init)).toBe(0);
     const file = join(repo.dir, '.ratchet', 'config.toml');
-    expect(JSON.parse(init.stdout)).toEqual({ config: file, testCommand: 'npm test', prompts: null });
+    expect(JSON.parse(init.stdout)).toEqual({
+      config: file,
+      testCommand: 'npm test',
+      lintCommand: null,
+      typecheckCommand: null,
+      prompts: null,
+    });
     expect(readFileSync(file, 'utf8')).toMatch(/^command = "npm test"$/m);
     // .ratchet/ stays out of git.
     expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');

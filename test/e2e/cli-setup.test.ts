@@ -6,6 +6,7 @@
  * `--cwd` that is not a directory, a command group without its subcommand, and the global
  * options in a subcommand's help.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -137,6 +138,67 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
     expect(report.checks.filter((check) => check.name === 'test command')).toHaveLength(1);
   });
 
+  it('doctor warns when the suite passes but Ratchet cannot read which tests ran', async () => {
+    const repo = await project({
+      ...NODE_PROJECT,
+      Makefile: 'test:\n\tnode --test\n',
+      '.ratchet/config.toml': '[test]\ncommand = "make test"\n',
+    });
+    const report = await doctor(repo);
+    const baseline = report.checks.find((check) => check.name === 'baseline');
+    expect(baseline).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(
+        /^make test passed in \d+ ms, but Ratchet could not read which tests ran/,
+      ) as unknown,
+    });
+    expect(baseline?.hint).toContain('every RED would fail with "no new test"');
+    // The same suite called directly is read test by test.
+    const direct = await project(NODE_PROJECT);
+    expect((await doctor(direct)).checks.find((check) => check.name === 'baseline')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^1 passed in \d+ ms$/) as unknown,
+    });
+  });
+
+  it('doctor fails `python3 -m pytest` when that python has no pytest, before running the baseline', async () => {
+    const repo = await project({
+      'pytest.ini': '[pytest]\n',
+      'tests/test_a.py': 'def test_a():\n    assert True\n',
+      '.gitignore': 'venv/\n',
+      '.ratchet/config.toml': '[test]\ncommand = "python3 -m pytest"\n',
+    });
+    // An activated virtualenv without pytest (as `python3 -m venv` leaves it).
+    execFileSync('/usr/bin/python3', ['-m', 'venv', '--without-pip', repo.path('venv')]);
+    const run = await runCli(['doctor', '--json', ...replay(repo)], {
+      cwd: repo.dir,
+      env: { ...ratchetEnv(repo, null, null), PATH: `${repo.path('venv/bin')}:${process.env.PATH ?? ''}` },
+    });
+    expect(run.exitCode, describeResult(run)).toBe(2);
+    const checks = DoctorSchema.parse(JSON.parse(run.stdout)).checks;
+    expect(checks.find((check) => check.name === 'test command')).toEqual({
+      name: 'test command',
+      status: 'fail',
+      detail: 'python3 -m pytest (from config): python3 cannot import pytest (No module named pytest)',
+      hint: 'Install pytest (python3 -m pip install pytest), or set [test] command = "python3 -m unittest"',
+    });
+    expect(checks.find((check) => check.name === 'baseline')).toBeUndefined();
+  });
+
+  it('doctor says a test file could not be collected, on one line', async () => {
+    const repo = await project({
+      ...NODE_PROJECT,
+      'test/broken.test.js': "import { missing } from '../src/missing.js';\nmissing();\n",
+    });
+    const baseline = (await doctor(repo)).checks.find((check) => check.name === 'baseline');
+    expect(baseline).toMatchObject({ status: 'fail' });
+    expect(baseline?.detail).toMatch(
+      /^1 could not be collected \(test\/broken\.test\.js\): .*ERR_MODULE_NOT_FOUND.*, 1 passed, exit 1$/,
+    );
+    expect(baseline?.detail).not.toContain('\n');
+    expect(baseline?.hint).toContain('import and compile');
+  });
+
   it('doctor fails an unusable RATCHET_HOME with the reason and the fix, as a run would refuse it', async () => {
     const repo = await project(NODE_PROJECT);
     // A path under a regular file can never be a directory.
@@ -184,6 +246,14 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
         detail: `replay: the cassette ${join(sub, 'other.ndjson')} does not exist`,
       },
     );
+    // A cassette without --provider replay is not silently ignored (it would call the configured API).
+    const ignored = await runCli(['tdd', 'add things', '--cassette', 'session.ndjson'], { cwd: sub, env });
+    expect(ignored.exitCode, describeResult(ignored)).toBe(2);
+    expect(ignored.stderr).toContain(
+      '--cassette plays a recorded session, but the provider is anthropic (from the config).',
+    );
+    expect(ignored.stderr).toContain('Add --provider replay');
+    expect(existsSync(join(repo.dir, '.ratchet')), 'nothing written into the repository').toBe(false);
   });
 
   it('init --force --prompts rewrites the config but keeps prompts the user edited', async () => {

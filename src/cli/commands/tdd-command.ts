@@ -44,13 +44,16 @@ async function driveTddRun(
     options: Omit<ResumeTddOptions, 'runId'>,
     services: EngineServices,
   ) => AsyncGenerator<RatchetEvent, RunOutcome>,
-  flagsOf: (ledger: Ledger, output: Output, repoRoot: string) => Promise<TddFlags> = () => Promise.resolve(flags),
+  /** How `resume` takes the run's own flags from the ledger; a new run has only the given ones. */
+  flagsOf?: (ledger: Ledger, output: Output, repoRoot: string) => Promise<TddFlags>,
   openLedger: (repoRoot: string) => Promise<Ledger> = openRepoLedger,
 ): Promise<{ output: Output; code: number; outcome: RunOutcome }> {
   const output = createCliOutput(command);
   const repoRoot = await repositoryRoot(command);
+  // A new run's flags are checked before the ledger exists: a refused one writes nothing.
+  const fresh = flagsOf === undefined ? await configFor(repoRoot, flags) : undefined;
   await using ledger = await openLedger(repoRoot);
-  const config = await configFor(repoRoot, await flagsOf(ledger, output, repoRoot));
+  const config = fresh ?? (await configFor(repoRoot, await flagsOf?.(ledger, output, repoRoot)));
   if (flags.record && config.provider.cassette === resolve(flags.record)) {
     throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, {
       hint: 'Record into another file.',
