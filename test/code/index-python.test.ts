@@ -8,6 +8,12 @@ import type { CodeIndex, IndexedFile } from '../../src/code/index/types.js';
 import { snapshotPublicApi } from '../../src/code/public-api.js';
 
 const FILES: Record<string, string> = {
+  // Left by pytest, Python, mypy, a virtualenv and npm: none of it is the project's code.
+  '.pytest_cache/v/cache/nodeids': '[]\n',
+  'pkg/__pycache__/core.cpython-311.pyc': 'compiled\n',
+  '.mypy_cache/3.11/pkg/core.meta.json': '{}\n',
+  '.venv/lib/python3.11/site-packages/dep/__init__.py': 'def vendored():\n    pass\n',
+  'node_modules/tool/index.js': 'module.exports = 1;\n',
   'pkg/__init__.py': "from .core import api_func\n\n__all__ = ['api_func', 'VERSION']\nVERSION = '1.0'\n_private = 1\n",
   'pkg/core.py': [
     '"""Core module."""',
@@ -75,6 +81,16 @@ describe('buildIndex on a Python package (and a Go module)', () => {
 
   afterAll(async () => {
     await rm(root, { recursive: true, force: true });
+  });
+
+  it('leaves out the caches and environments a tree outside git holds', () => {
+    const paths = index.files.map((entry) => entry.path);
+    expect(paths).toContain('pkg/core.py');
+    for (const generated of ['.pytest_cache/', '__pycache__/', '.venv/', 'node_modules/', '.mypy_cache/'])
+      expect(
+        paths.filter((path) => path.includes(generated)),
+        generated,
+      ).toEqual([]);
   });
 
   it('extracts Python symbols, docstrings and public names', () => {

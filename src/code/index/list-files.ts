@@ -23,6 +23,19 @@ export interface ListFilesOptions {
   signal?: AbortSignal;
 }
 
+/** Directories of tool caches and installed packages, left out of a tree that is not in git. */
+const GENERATED_DIRECTORIES = [
+  'node_modules',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.pytest_cache',
+  '.mypy_cache',
+  '.ruff_cache',
+  '.tox',
+  '.nox',
+].map((name) => `**/${name}/**`);
+
 /** Excludes as given, plus `.git/` and the cache directory when it lies under `root`. */
 function allExcludes(options: Pick<ListFilesOptions, 'root' | 'excludes' | 'cacheDir'>): string[] {
   const excludes = ['**/.git/**', ...options.excludes];
@@ -46,7 +59,8 @@ export async function listFiles(options: ListFilesOptions): Promise<ListedFile[]
   } else {
     paths = await glob('**/*', {
       cwd: options.root,
-      ignore: excludes,
+      // No .gitignore to say so: the caches and installed packages tools leave in a project.
+      ignore: [...excludes, ...GENERATED_DIRECTORIES],
       dot: true,
       onlyFiles: true,
       followSymbolicLinks: false,
