@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { constants, type Dirent } from 'node:fs';
 import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -57,7 +58,8 @@ export async function detectTestCommand(
   if (override !== undefined && override.trim() !== '') {
     const command = override.trim();
     let framework = detectFramework(command);
-    if (framework === 'npm') framework = await npmFramework(root);
+    // `cd frontend && npm test`: the script is in that directory's package.json.
+    if (framework === 'npm') framework = await npmFramework(path.resolve(root, leadingCd(command)?.dir ?? '.'));
     return { command, framework, source: 'config', marker: 'config' };
   }
   const found = await detectIn(root, options);
@@ -113,7 +115,7 @@ async function detectIn(root: string, options: DetectOptions): Promise<DetectedT
 }
 
 /** A lint or typecheck command found in a project's own files (written by `ratchet init`). */
-export interface DetectedCheckCommand {
+interface DetectedCheckCommand {
   command: string;
   /** Where it came from, e.g. `package.json scripts.lint` or `pyproject.toml [tool.ruff]`. */
   marker: string;
@@ -233,7 +235,8 @@ function shellWord(word: string): string {
 export interface MissingExecutable {
   /** The program as the command names it (`mvn`, `./gradlew`). */
   executable: string;
-  reason: 'not-installed' | 'not-executable';
+  /** `missing-module`: the program runs, but not the module the command names (`python3 -m pytest`). */
+  reason: 'not-installed' | 'not-executable' | 'missing-module';
   /** What to do about it. */
   hint: string;
 }
@@ -302,7 +305,7 @@ export async function missingExecutable(
     const file = path.resolve(cwd, program);
     try {
       await access(file, constants.X_OK);
-      return undefined;
+      return await missingPythonModule(words.slice(index), cwd, pathEnv, setting);
     } catch {
       // Missing, or there but not executable: tell which.
     }
@@ -318,9 +321,41 @@ export async function missingExecutable(
         }
       : { executable: program, reason: 'not-installed', hint: `${program} does not exist in ${cwd}: ${otherwise}.` };
   }
-  if (await onPath(program, pathEnv)) return undefined;
+  if (await onPath(program, pathEnv)) return missingPythonModule(words.slice(index), cwd, pathEnv, setting);
   const install = INSTALL_HINTS[program] ?? `Install ${program} (it is not on PATH)`;
   return { executable: program, reason: 'not-installed', hint: `${install}, ${otherwise}.` };
+}
+
+const PYTHON = /^python(?:\d+(?:\.\d+)?)?$/;
+
+/**
+ * `python3 -m pytest` with a python that has no pytest (`ratchet init` writes that command when
+ * no `pytest` executable is on PATH): every run would fail with "No module named pytest".
+ * Asks that python to import pytest; undefined when it can, or when asking failed otherwise.
+ */
+async function missingPythonModule(
+  words: string[],
+  cwd: string,
+  pathEnv: string,
+  setting: 'test' | 'lint' | 'typecheck',
+): Promise<MissingExecutable | undefined> {
+  const [program, flag, module] = words;
+  if (setting !== 'test' || program === undefined || !PYTHON.test(path.basename(program))) return undefined;
+  if (flag !== '-m' || module !== 'pytest') return undefined;
+  const importable = await new Promise<boolean>((resolve) => {
+    execFile(
+      program.includes('/') ? path.resolve(cwd, program) : program,
+      ['-c', 'import pytest'],
+      { cwd, timeout: 30_000, env: { ...process.env, PATH: pathEnv } },
+      (error, _stdout, stderr) => resolve(error === null || !/No module named/.test(String(stderr))),
+    );
+  });
+  if (importable) return undefined;
+  return {
+    executable: program,
+    reason: 'missing-module',
+    hint: `Install pytest (${program} -m pip install pytest), or set [test] command = "${program} -m unittest"`,
+  };
 }
 
 /**
@@ -328,6 +363,8 @@ export async function missingExecutable(
  * framework and yields 'npm'; an unknown command yields 'custom'.
  */
 export function detectFramework(command: string): Framework {
+  const cd = leadingCd(command);
+  if (cd !== undefined) return detectFramework(cd.rest);
   const text = command.trim();
   if (/(?:^|[\s/])mvnw?(?:\s|$)/.test(text)) return 'maven';
   if (/(?:^|[\s/])gradlew?(?:\s|$)/.test(text)) return 'gradle';
@@ -341,6 +378,40 @@ export function detectFramework(command: string): Framework {
   if (/(?:^|\s)cargo\s+(?:\+\S+\s+)?(?:test|nextest)\b/.test(text)) return 'cargo';
   if (/^(?:npm|pnpm|yarn)\s+(?:test|t|run\s+test|run-script\s+test)(?:\s|$)/.test(text)) return 'npm';
   return 'custom';
+}
+
+/** A command that first changes into a directory: `cd frontend && npm test`. */
+export interface LeadingCd {
+  /** The directory, relative to where the command starts (or absolute); nested `cd`s joined. */
+  dir: string;
+  /** The text up to the command proper, `cd frontend && `. */
+  prefix: string;
+  /** The command run in `dir`, `npm test`. */
+  rest: string;
+}
+
+/** One shell word a `cd` may take: plain, or quoted without expansions. */
+const CD_WORD = /^cd\s+(?:([^\s;&|<>()'"`$\\~-][^\s;&|<>()'"`$\\]*)|'([^']+)'|"([^"$`\\]+)")\s*&&\s*/;
+
+/**
+ * Splits a leading `cd <dir> &&` (repeated: `cd a && cd b && ...`) off a command, so a
+ * monorepo's `cd frontend && npm test` is read as `npm test` run in `frontend`. Undefined when
+ * the command does not start so, or the directory is not a plain word (`cd $DIR`, `cd ~/x`).
+ */
+export function leadingCd(command: string): LeadingCd | undefined {
+  const text = command.trimStart();
+  let offset = command.length - text.length;
+  let dir: string | undefined;
+  for (;;) {
+    const match = CD_WORD.exec(command.slice(offset));
+    const word = match?.[1] ?? match?.[2] ?? match?.[3];
+    if (match === null || word === undefined) break;
+    dir = dir === undefined || path.posix.isAbsolute(word) ? word : path.posix.join(dir, word);
+    offset += match[0].length;
+  }
+  const rest = command.slice(offset).trim();
+  if (dir === undefined || rest === '') return undefined;
+  return { dir, prefix: command.slice(0, offset), rest };
 }
 
 /** The `scripts.test` of `<root>/package.json`, when there is one. */

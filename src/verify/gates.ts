@@ -57,7 +57,7 @@ export function redGate(before: TestRunResult, after: TestRunResult): GateDecisi
   if (after.collectionErrors.length > 0) {
     return reject(
       'collection-error',
-      after.collectionErrors.map((error) => error.split(':')[0] ?? error),
+      after.collectionErrors.map(collectionSubject),
       `The tests could not be collected (import, syntax or compile error). A RED test must load and fail on an assertion; create the missing module, function or stub so the test runs.\n\n${after.collectionErrors.map((error) => `- ${clip(error, MESSAGE_CHARS)}`).join('\n')}`,
       after,
     );
@@ -243,6 +243,17 @@ function regressionNote(regressions: TestCaseResult[], statusAfter: Map<string, 
   if (regressions.length === 0) return '';
   const lines = regressions.map((test) => `- ${test.id}: ${statusAfter.get(test.id) ?? 'not reported'}`);
   return `\n\nAlso, tests that passed before no longer pass:\n${lines.join('\n')}`;
+}
+
+/**
+ * What a collection error is about: the file, module or package it starts with
+ * (`tests/test_a.py: ImportError ...`), else its first line (`error[E0463]: can't find crate`).
+ */
+export function collectionSubject(error: string): string {
+  const firstLine = (error.split('\n')[0] ?? error).trim();
+  const head = firstLine.split(':')[0]?.trim() ?? '';
+  if (head !== '' && head !== firstLine && !/^(?:error|warning|\[)/i.test(head)) return head;
+  return clip(firstLine, 200);
 }
 
 function clip(text: string, max: number): string {

@@ -1,5 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readTestScript, type Framework } from './detect.js';
+import { leadingCd, readTestScript, type Framework } from './detect.js';
 
 /**
  * How one run gets machine-readable results without changing what the user's command tests.
@@ -19,9 +20,11 @@ import { readTestScript, type Framework } from './detect.js';
  *   `.pytest_cache` written into the worktree).
  * - vitest/jest: reporter flags are appended only when the command (or the `npm test` script
  *   it runs) is a bare `vitest`/`jest` invocation, where appended arguments surely reach it.
+ * - mocha: likewise `--reporter tap` (TAP 13, parsed from stdout), unless a reporter is chosen.
+ * - `cd <dir> && <command>` (a monorepo's subproject) is planned as `<command>` run in `<dir>`.
  * - go: `-json` after `go test`; cargo: `--no-fail-fast`, so a failing test binary does not
  *   hide the results of the next ones (otherwise their tests would look removed).
- * - unittest: `-v` after `-m unittest`.
+ * - unittest: `-v` after `-m unittest` (after `-m unittest discover` for discovery).
  * - Maven/Gradle: their own XML reports, read after the run (only files newer than its start).
  */
 export type ReportSource =
@@ -50,6 +53,17 @@ const NPM_TEST = /^(?:npm)\s+(?:test|t|run\s+test|run-script\s+test)(?=\s|$)/;
 
 /** Decides the command, environment and report files for one test run. */
 export async function planReporter(input: PlanReporterInput): Promise<ReporterPlan> {
+  const cd = leadingCd(input.command);
+  if (cd !== undefined) {
+    // `cd frontend && npm test`: plan for `npm test` in `frontend`, then put the `cd` back.
+    const inner = await planReporter({
+      ...input,
+      command: cd.rest,
+      cwd: path.resolve(input.cwd, cd.dir),
+      reportDir: path.resolve(input.reportDir),
+    });
+    return { ...inner, command: inner.command === cd.rest ? input.command : `${cd.prefix}${inner.command}` };
+  }
   const { command, framework, reportDir, env } = input;
   const none: ReporterPlan = { command, env: {}, report: { kind: 'none' } };
   const isNpmTest = NPM_TEST.test(command.trim());
@@ -87,14 +101,22 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
     case 'vitest': {
       const file = path.join(reportDir, 'vitest.json');
       const args = `--reporter=default --reporter=json --outputFile.json=${shellQuote(file)}`;
-      const appended = appendArguments(command, effective, isNpmTest, /^(?:npx\s+)?(?:\S*\/)?vitest(?:\s|$)/, args);
+      const appended = appendArguments(command, effective, isNpmTest, runnerCall('vitest'), args);
       return appended === undefined ? none : { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
     }
     case 'jest': {
       const file = path.join(reportDir, 'jest.json');
       const args = `--json --outputFile=${shellQuote(file)}`;
-      const appended = appendArguments(command, effective, isNpmTest, /^(?:npx\s+)?(?:\S*\/)?jest(?:\s|$)/, args);
+      const appended = appendArguments(command, effective, isNpmTest, runnerCall('jest'), args);
       return appended === undefined ? none : { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
+    }
+    case 'mocha': {
+      // Mocha runs one reporter; TAP keeps every failure readable on the console and is parsed
+      // from stdout. A reporter the user picked (command line or `.mocharc`) is left alone.
+      if (/(?:^|\s)(?:--reporter|-R)(?:[\s=]|$)/.test(effective) || (await hasMocharcReporter(input.cwd))) return none;
+      const args = '--reporter tap --reporter-option tapVersion=13';
+      const appended = appendArguments(command, effective, isNpmTest, runnerCall('mocha'), args);
+      return appended === undefined ? none : { ...none, command: appended };
     }
     case 'go':
       if (/\s-json\b/.test(command) || !/^go\s+test\b/.test(command.trim())) return none;
@@ -103,8 +125,7 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
       if (/--no-fail-fast/.test(command) || !/^cargo\s+test\b/.test(command.trim())) return none;
       return { ...none, command: command.trim().replace(/^cargo\s+test\b/, 'cargo test --no-fail-fast') };
     case 'unittest':
-      if (/\s(?:-v|--verbose)\b/.test(command)) return none;
-      return { ...none, command: command.replace(/-m\s+unittest\b/, '-m unittest -v') };
+      return { ...none, command: unittestVerbose(command) };
     case 'maven':
     case 'gradle':
       return {
@@ -118,6 +139,33 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
     default:
       return none;
   }
+}
+
+/** A bare call of `runner`: `vitest run`, `npx vitest`, `node_modules/.bin/vitest`, `CI=1 vitest`. */
+function runnerCall(runner: string): RegExp {
+  return new RegExp(`^(?:[A-Za-z_][A-Za-z0-9_]*=\\S*\\s+)*(?:npx\\s+)?(?:\\S*/)?${runner}(?:\\s|$)`);
+}
+
+const MOCHARC = [
+  '.mocharc.js',
+  '.mocharc.cjs',
+  '.mocharc.mjs',
+  '.mocharc.yaml',
+  '.mocharc.yml',
+  '.mocharc.json',
+  '.mocharc.jsonc',
+];
+
+/** True when a mocha config file in `cwd` mentions a reporter (the command line would override it). */
+async function hasMocharcReporter(cwd: string): Promise<boolean> {
+  for (const name of MOCHARC) {
+    try {
+      if (/\breporter\b/.test(await readFile(path.join(cwd, name), 'utf8'))) return true;
+    } catch {
+      // No such file.
+    }
+  }
+  return false;
 }
 
 /**
@@ -136,6 +184,19 @@ function appendArguments(
   if (!isNpmTest) return `${command.trim()} ${args}`;
   if (SHELL_SYNTAX.test(command)) return undefined;
   return / -- /.test(command) ? `${command.trim()} ${args}` : `${command.trim()} -- ${args}`;
+}
+
+/**
+ * Adds `-v` where unittest accepts it: after `discover` when the command runs discovery
+ * (`-m unittest -v discover` is rejected), else right after `-m unittest`. The command is left
+ * alone when it is verbose already or has no `-m unittest` of that shape.
+ */
+function unittestVerbose(command: string): string {
+  if (/\s(?:-v|--verbose)(?=\s|$)/.test(command)) return command;
+  const match = /-m\s+unittest(\s+discover)?(?=\s|$)/.exec(command);
+  if (match === null) return command;
+  const end = match.index + match[0].length;
+  return `${command.slice(0, end)} -v${command.slice(end)}`;
 }
 
 /** Quotes a word for `/bin/sh` (and for pytest's shlex-split PYTEST_ADDOPTS). */

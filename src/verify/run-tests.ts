@@ -1,14 +1,16 @@
 import { withoutProviderSecrets } from '../process/env.js';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { glob } from 'tinyglobby';
 import { RatchetError } from '../core/errors.js';
 import type { ResultSource, TestCaseResult, TestRunResult } from '../core/verification.js';
 import type { ProcessRunner } from '../process/types.js';
-import type { Framework } from './detect.js';
-import { parseCargoText } from './parsers/cargo-text.js';
-import type { ParsedTestOutput } from './parsers/classify.js';
+import { cargoScopes } from './cargo-workspace.js';
+import { leadingCd, type Framework } from './detect.js';
+import { cargoTargets, parseCargoText, type CargoScope } from './parsers/cargo-text.js';
+import { relativeFile, shortMessage, type ParsedTestOutput } from './parsers/classify.js';
 import { parseGoJson } from './parsers/go-json.js';
 import { extractJestJson, parseJestJson } from './parsers/jest-json.js';
 import { looksLikeJunitXml, parseJunitXml } from './parsers/junit-xml.js';
@@ -71,8 +73,9 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
   if (run.exitCode === 127 && /(?:command )?not found/i.test(run.output)) {
     const program = programNotFound(run.output);
     // `npm test` runs, but the runner its script names (jest, vitest, ...) was never installed.
+    const dir = resolve(cwd, leadingCd(command)?.dir ?? '.');
     const uninstalled =
-      program !== undefined && existsSync(join(cwd, 'package.json')) && !existsSync(join(cwd, 'node_modules'));
+      program !== undefined && existsSync(join(dir, 'package.json')) && !existsSync(join(dir, 'node_modules'));
     throw new RatchetError(
       'config',
       `Test command not found: ${plan.command}${program === undefined ? '' : ` (${program}: not found)`}`,
@@ -85,9 +88,17 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
     );
   }
 
+  const cargo =
+    framework === 'cargo'
+      ? await cargoScopes(resolve(cwd, leadingCd(command)?.dir ?? '.'), cargoTargets(run.output))
+      : undefined;
   const collected =
-    (await fromReport(plan.report, cwd, run.output, startedAt)) ?? fromOutput(framework, run.stdout, run.output);
-  const tests = [...collected.tests];
+    (await fromReport(plan.report, cwd, run.output, startedAt)) ??
+    fromOutput(framework, run.stdout, run.output, { exitCode: run.exitCode, cwd, ...(cargo ? { cargo } : {}) });
+  // Colours (Maven colours even a pipe) would end up in gate feedback and subjects.
+  const tests = collected.tests.map((test) =>
+    test.message === undefined ? test : { ...test, message: stripVTControlCharacters(test.message) },
+  );
   if (run.timedOut) tests.push(timeoutCase(timeoutMs));
   const keep = options.maxOutputChars ?? DEFAULT_KEPT_CHARS;
   const output = collected.readable ?? run.output;
@@ -98,7 +109,7 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
     durationMs: run.durationMs,
     output: output.length > keep ? `[... output truncated ...]\n${output.slice(-keep)}` : output,
     tests,
-    collectionErrors: collected.collectionErrors,
+    collectionErrors: collected.collectionErrors.map((error) => stripVTControlCharacters(error)),
     source: collected.source,
     counts: countTests(tests),
   };
@@ -163,8 +174,15 @@ async function fromReportDirs(
   return { ...merged, source: 'junit-xml' };
 }
 
+interface OutputContext {
+  exitCode: number | null;
+  cwd: string;
+  /** The scopes of a Cargo workspace's test targets (see `cargoScopes`). */
+  cargo?: CargoScope[];
+}
+
 /** Parses the console output with the framework's parser, then TAP, then gives up. */
-function fromOutput(framework: Framework, stdout: string, output: string): Collected {
+function fromOutput(framework: Framework, stdout: string, output: string, context: OutputContext): Collected {
   const candidates: (() => Collected | undefined)[] = [];
   switch (framework) {
     case 'go':
@@ -174,7 +192,9 @@ function fromOutput(framework: Framework, stdout: string, output: string): Colle
       });
       break;
     case 'cargo':
-      candidates.push(() => attempt(() => parseCargoText(output), 'cargo'));
+      candidates.push(() =>
+        attempt(() => parseCargoText(output, context.cargo ? { scopes: context.cargo } : {}), 'cargo'),
+      );
       break;
     case 'pytest':
       if (looksLikePytest(output)) candidates.push(() => attempt(() => parsePytestText(output), 'pytest'));
@@ -197,16 +217,46 @@ function fromOutput(framework: Framework, stdout: string, output: string): Colle
     if (collected !== undefined && (collected.tests.length > 0 || collected.collectionErrors.length > 0))
       return collected;
   }
-  return { tests: [], collectionErrors: buildFailures(framework, output), source: 'exit-code' };
+  return { tests: [], collectionErrors: buildFailures(framework, output, context), source: 'exit-code' };
 }
 
-/** Maven/Gradle write no report when compiling the tests failed; the console says so. */
-function buildFailures(framework: Framework, output: string): string[] {
-  if (framework !== 'maven' && framework !== 'gradle') return [];
-  const lines = output.split('\n');
-  const index = lines.findIndex((line) => /COMPILATION ERROR|Compilation failed|compileTest\w* FAILED/.test(line));
-  if (index < 0) return [];
-  return [lines.slice(index, index + 12).join('\n')];
+/**
+ * Compile errors that kept the tests from running, read from the console when no test result
+ * was: Maven/Gradle write no report when compiling the tests failed, and a TypeScript build
+ * step (`tsc -p . && node --test dist/`) stops before the runner starts.
+ */
+function buildFailures(framework: Framework, output: string, context: OutputContext): string[] {
+  const lines = stripVTControlCharacters(output).split('\n');
+  if (framework === 'maven' || framework === 'gradle') {
+    const index = lines.findIndex((line) => /COMPILATION ERROR|Compilation failed|compileTest\w* FAILED/.test(line));
+    if (index >= 0) {
+      const block = lines.slice(index, index + 12).join('\n');
+      const source = /((?:file:\/\/)?[^\s:[\]]+\.(?:java|kt|groovy|scala))(?::\[?\d+|:\s)/.exec(block)?.[1];
+      return [source === undefined ? block : `${relativeFile(source, context.cwd)}: ${block}`];
+    }
+  }
+  if (context.exitCode === 0) return [];
+  return typescriptErrors(lines, context.cwd);
+}
+
+/**
+ * `tsc` errors, one collection error per file: `src/a.test.ts(2,10): error TS2305: ...`
+ * (`src/a.test.ts:2:10 - error TS2305: ...` with `--pretty`), or `tsc: error TS5058: ...` for
+ * an error that names no file.
+ */
+function typescriptErrors(lines: string[], cwd: string): string[] {
+  const byFile = new Map<string, string[]>();
+  for (const line of lines) {
+    const match = /^\s*(?:(.+?)(?:\((\d+),(\d+)\)|:(\d+):(\d+))\s*[:-]\s*)?(error TS\d+:.*)$/.exec(line.trimEnd());
+    if (match?.[6] === undefined) continue;
+    const file = match[1] === undefined ? 'tsc' : relativeFile(match[1], cwd);
+    const where = match[2] ?? match[4];
+    const text = where === undefined ? match[6] : `${where}:${match[3] ?? match[5] ?? ''} ${match[6]}`;
+    const list = byFile.get(file) ?? [];
+    list.push(text);
+    byFile.set(file, list);
+  }
+  return [...byFile].map(([file, errors]) => shortMessage(`${file}: ${errors.join('\n')}`));
 }
 
 function attempt(parse: () => ParsedTestOutput, source: ResultSource): Collected | undefined {

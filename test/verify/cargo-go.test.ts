@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { parseCargoText } from '../../src/verify/parsers/cargo-text.js';
 import { parseGoJson } from '../../src/verify/parsers/go-json.js';
+import { detectFramework, detectTestCommand } from '../../src/verify/detect.js';
+import { redGate } from '../../src/verify/gates.js';
 import { runTests } from '../../src/verify/run-tests.js';
 import { FIXTURES, makeProject, requireTool } from './helpers.js';
 
@@ -70,6 +72,55 @@ describe('cargo test (real toolchain)', () => {
     });
     const result = await cargoRun(root);
     expect(result.collectionErrors.join('\n')).toMatch(/error\[E0425\]: cannot find function `multiply`/);
+    // Led by the file it is about, which the RED gate names; cargo's "could not compile" recap is left out.
+    expect(result.collectionErrors).toEqual([expect.stringMatching(/^tests\/integration\.rs: error\[E0425\]/)]);
+    expect(redGate(result, result)).toMatchObject({ reason: 'collection-error', subjects: ['tests/integration.rs'] });
+  }, 300_000);
+
+  it('tells the crates of a workspace apart, and runs `cd <crate> && cargo test` as cargo', async () => {
+    const crate = (name: string, want: number): Record<string, string> => ({
+      [`crates/${name}/Cargo.toml`]: `[package]\nname = "${name}"\nversion = "0.1.0"\nedition = "2021"\n`,
+      [`crates/${name}/src/lib.rs`]: [
+        'pub fn add(a: i32, b: i32) -> i32 { a + b }',
+        '#[cfg(test)]',
+        `mod tests { #[test] fn it_works() { assert_eq!(super::add(2, 2), ${want}); } }`,
+        '',
+      ].join('\n'),
+      [`crates/${name}/tests/it.rs`]: `#[test] fn integrates() { assert_eq!(${name}::add(1, 1), 2); }\n`,
+    });
+    const root = await makeProject({
+      'Cargo.toml': '[workspace]\nmembers = ["crates/*"]\nresolver = "2"\n',
+      ...crate('alpha', 4),
+      ...crate('beta', 5),
+    });
+    const result = await cargoRun(root);
+    expect(result.tests.map((test) => [test.id, test.status, test.file])).toEqual([
+      ['crates/alpha/src/lib.rs::tests::it_works', 'passed', 'crates/alpha/src/lib.rs'],
+      ['crates/alpha/tests/it.rs::integrates', 'passed', 'crates/alpha/tests/it.rs'],
+      ['crates/beta/src/lib.rs::tests::it_works', 'failed', 'crates/beta/src/lib.rs'],
+      ['crates/beta/tests/it.rs::integrates', 'passed', 'crates/beta/tests/it.rs'],
+    ]);
+
+    // One crate of a monorepo: the same ids as a single crate, and --no-fail-fast added after the cd.
+    const single = await makeProject(
+      Object.fromEntries(Object.entries(CRATE).map(([file, text]) => [`rs/${file}`, text])),
+    );
+    const detected = await detectTestCommand(single, 'cd rs && cargo test --offline');
+    expect(detected.framework).toBe('cargo');
+    const inCrate = await runTests({
+      command: detected.command,
+      framework: detected.framework,
+      cwd: single,
+      runner: createProcessRunner(),
+      timeoutMs: 240_000,
+      reportDir: path.join(single, '.r'),
+      env: { CARGO_TERM_COLOR: 'never', RUST_BACKTRACE: '0' },
+    });
+    expect(inCrate.command).toBe('cd rs && cargo test --no-fail-fast --offline');
+    expect(inCrate.source).toBe('cargo');
+    expect(inCrate.tests).toContainEqual(
+      expect.objectContaining({ id: 'src/lib.rs::tests::wrong', status: 'failed', failureKind: 'assertion' }),
+    );
   }, 300_000);
 });
 
@@ -157,5 +208,33 @@ describe('go test -json', () => {
     ]);
     expect(result.output).toContain('want 3');
     expect(result.output).not.toContain('"Action"');
+  }, 300_000);
+
+  it('reports the test that hung at -timeout as a timeout, and runs `cd <module> && go test` with -json', async () => {
+    requireTool('go', ['version'], 'Install Go (`apt-get install -y golang-go`).');
+    const root = await makeProject({
+      'gosvc/go.mod': 'module example.com/calc\n\ngo 1.19\n',
+      'gosvc/calc.go': 'package calc\n\nfunc Add(a, b int) int { return a + b }\n',
+      'gosvc/calc_test.go':
+        'package calc\n\nimport (\n\t"testing"\n\t"time"\n)\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal("bad")\n\t}\n}\n\nfunc TestHang(t *testing.T) { time.Sleep(30 * time.Second) }\n',
+    });
+    const result = await runTests({
+      command: 'cd gosvc && go test -timeout 2s ./...',
+      framework: detectFramework('cd gosvc && go test -timeout 2s ./...'),
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 240_000,
+      reportDir: path.join(root, '.r'),
+      env: { GOFLAGS: '-mod=mod', GOCACHE: path.join(root, '.gocache'), GOPATH: path.join(root, '.gopath') },
+    });
+    expect(result.command).toBe('cd gosvc && go test -json -timeout 2s ./...');
+    expect(result.source).toBe('go-json');
+    expect(result.timedOut).toBe(false);
+    expect(result.tests.map((test) => [test.id, test.status, test.failureKind])).toEqual([
+      ['example.com/calc::TestAdd', 'passed', undefined],
+      ['example.com/calc::TestHang', 'failed', 'timeout'],
+    ]);
+    expect(result.tests[1]?.message).toContain('panic: test timed out after 2s');
+    expect(result.collectionErrors).toEqual([]);
   }, 300_000);
 });

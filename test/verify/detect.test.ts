@@ -1,11 +1,18 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
 import { createProcessRunner } from '../../src/process/runner.js';
-import { detectCheckCommands, detectFramework, detectTestCommand, missingExecutable } from '../../src/verify/detect.js';
+import {
+  detectCheckCommands,
+  detectFramework,
+  detectTestCommand,
+  leadingCd,
+  missingExecutable,
+} from '../../src/verify/detect.js';
 import { runTests } from '../../src/verify/run-tests.js';
-import { makeProject } from './helpers.js';
+import { makeProject, requireTool } from './helpers.js';
 
 const NO_PYTEST = { pathEnv: '/nonexistent' };
 const pkg = (scripts: Record<string, string>, devDependencies: Record<string, string> = {}): string =>
@@ -88,6 +95,17 @@ describe('detectTestCommand', () => {
     expect((await detectTestCommand(root, 'npm test')).framework).toBe('node-test');
   });
 
+  it('resolves `cd <dir> && npm test` through that directory’s package.json', async () => {
+    const root = await makeProject({
+      'package.json': pkg({ test: 'jest' }),
+      'frontend/package.json': pkg({ test: 'vitest run' }),
+      'web/app/package.json': pkg({ test: 'node --test' }),
+    });
+    expect((await detectTestCommand(root, 'cd frontend && npm test')).framework).toBe('vitest');
+    expect((await detectTestCommand(root, 'cd web && cd app && npm test')).framework).toBe('node-test');
+    expect((await detectTestCommand(root, 'cd "web/app" && npm run test')).framework).toBe('node-test');
+  });
+
   it('fails with a config error and a hint when nothing is found, naming what it looked for', async () => {
     const root = await makeProject({ 'README.md': '# nothing' });
     const error: unknown = await detectTestCommand(root).catch((caught: unknown) => caught);
@@ -165,6 +183,27 @@ describe('missingExecutable', () => {
     });
   });
 
+  it('fails `python3 -m pytest` when that python cannot import pytest', async () => {
+    requireTool('/usr/bin/python3', ['-m', 'pytest', '--version'], 'Install python3 and python3-pytest.');
+    const root = await makeProject({ 'pytest.ini': '' });
+    // A venv without pytest: the system python has it, this one does not see it.
+    execFileSync('/usr/bin/python3', ['-m', 'venv', '--without-pip', path.join(root, 'venv')]);
+    const bin = path.join(root, 'venv/bin');
+    expect(await missingExecutable('python3 -m pytest -q', root, `${bin}:/usr/bin:/bin`)).toEqual({
+      executable: 'python3',
+      reason: 'missing-module',
+      hint: 'Install pytest (python3 -m pip install pytest), or set [test] command = "python3 -m unittest"',
+    });
+    expect(await missingExecutable('venv/bin/python -m pytest', root, '/nonexistent')).toMatchObject({
+      executable: 'venv/bin/python',
+      reason: 'missing-module',
+    });
+    // The system python has pytest; unittest needs nothing; lint commands are not asked about.
+    expect(await missingExecutable('python3 -m pytest', root, '/usr/bin:/bin')).toBeUndefined();
+    expect(await missingExecutable('python3 -m unittest', root, `${bin}:/usr/bin:/bin`)).toBeUndefined();
+    expect(await missingExecutable('python3 -m pytest', root, `${bin}:/usr/bin:/bin`, 'lint')).toBeUndefined();
+  });
+
   it('does not guess about shell built-ins, variables and subshells', async () => {
     const root = await makeProject({});
     for (const command of ['cd backend && pytest', '$RUNNER test', '(make test)', 'env CI=1 npm test'])
@@ -190,8 +229,35 @@ describe('detectFramework', () => {
     ['npm test', 'npm'],
     ['npm run test', 'npm'],
     ['make check', 'custom'],
+    ['cd frontend && npm test', 'npm'],
+    ['cd gosvc && go test ./...', 'go'],
+    ['cd rs && cargo test', 'cargo'],
+    ['cd backend && python3 -m unittest discover', 'unittest'],
+    ['cd $DIR && npm test', 'custom'],
   ])('%s -> %s', (command, framework) => {
     expect(detectFramework(command)).toBe(framework);
+  });
+});
+
+describe('leadingCd', () => {
+  it('splits leading `cd <dir> &&` off a command', () => {
+    expect(leadingCd('cd frontend && npm test')).toEqual({
+      dir: 'frontend',
+      prefix: 'cd frontend && ',
+      rest: 'npm test',
+    });
+    expect(leadingCd("cd 'my app' &&npm test")).toEqual({ dir: 'my app', prefix: "cd 'my app' &&", rest: 'npm test' });
+    expect(leadingCd('cd a && cd b/c && go test ./...')).toMatchObject({ dir: 'a/b/c', rest: 'go test ./...' });
+    expect(leadingCd('cd a && cd /abs && go test')).toMatchObject({ dir: '/abs' });
+    for (const command of [
+      'npm test',
+      'cd $X && npm test',
+      'cd ~/x && npm test',
+      'cd - && x',
+      'cd x; npm test',
+      'cd x &&',
+    ])
+      expect(leadingCd(command)).toBeUndefined();
   });
 });
 

@@ -120,6 +120,25 @@ describe('redGate', () => {
     expect(decision.feedback).toContain('ERR_MODULE_NOT_FOUND');
   });
 
+  it('names a collection error by its file or module, else by its first line', () => {
+    const after = run(BASELINE.tests, {
+      collectionErrors: [
+        'tests/it.rs: error[E0425]: cannot find function `multiply`\n --> tests/it.rs:1:40',
+        "error[E0463]: can't find crate for `serde`\n  |",
+        'tests.test_new: ImportError: Failed to import test module: tests.test_new',
+        'example.com/m/sub: build failed\nsub/x_test.go:6:12: undefined: Y',
+        '[ERROR] COMPILATION ERROR : \n[ERROR] Foo.java:[1,2] cannot find symbol',
+      ],
+    });
+    expect(rejected(redGate(BASELINE, after)).subjects).toEqual([
+      'tests/it.rs',
+      "error[E0463]: can't find crate for `serde`",
+      'tests.test_new',
+      'example.com/m/sub',
+      '[ERROR] COMPILATION ERROR :',
+    ]);
+  });
+
   it('rejects timeout first', () => {
     const after = run([...BASELINE.tests, fail('(run)::timeout', 'timeout')], {
       timedOut: true,

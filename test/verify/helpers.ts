@@ -28,8 +28,11 @@ export async function makeProject(files: Record<string, string>): Promise<string
 /** Links packages from the repository's node_modules into a temporary project. */
 export async function linkPackages(root: string, names: string[]): Promise<void> {
   await mkdir(path.join(root, 'node_modules'), { recursive: true });
-  for (const name of names)
+  for (const name of names) {
+    // A scoped package (`@types/node`) needs its scope directory.
+    await mkdir(path.dirname(path.join(root, 'node_modules', name)), { recursive: true });
     await symlink(path.join(REPO_ROOT, 'node_modules', name), path.join(root, 'node_modules', name));
+  }
 }
 
 /**

@@ -1,9 +1,12 @@
-import { copyFile, mkdir, readFile, utimes } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { parseJestJson } from '../../src/verify/parsers/jest-json.js';
 import { parseJunitXml } from '../../src/verify/parsers/junit-xml.js';
+import { parseTap } from '../../src/verify/parsers/tap.js';
+import { detectTestCommand } from '../../src/verify/detect.js';
+import { redGate } from '../../src/verify/gates.js';
 import { runTests } from '../../src/verify/run-tests.js';
 import { FIXTURES, REPO_ROOT, linkPackages, makeProject } from './helpers.js';
 
@@ -68,6 +71,28 @@ describe('vitest (the project’s own vitest on a temp project)', () => {
     expect(result.counts).toMatchObject({ passed: 1, skipped: 1 });
   });
 
+  it('reads a monorepo subproject through `cd <dir> && npm test`, and a script that sets variables first', async () => {
+    const sub = await project(`NODE_ENV=test ${VITEST_BIN} run`);
+    const root = await makeProject({ 'README.md': '# monorepo\n' });
+    await rename(sub, path.join(root, 'frontend'));
+    const detected = await detectTestCommand(root, 'cd frontend && npm test');
+    expect(detected.framework).toBe('vitest');
+    const result = await runTests({
+      command: detected.command,
+      framework: detected.framework,
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 120_000,
+      reportDir: path.join(root, '.r'),
+    });
+    expect(result.command).toMatch(/^cd frontend && npm test -- --reporter=default --reporter=json /);
+    expect(result.source).toBe('jest-json');
+    expect(result.tests).toContainEqual(
+      expect.objectContaining({ id: 'frontend/test/math.test.js::compares', failureKind: 'assertion' }),
+    );
+    expect(result.counts).toMatchObject({ passed: 1, skipped: 1 });
+  });
+
   it('does not append to a compound script and falls back to the exit code', async () => {
     const root = await project(`${VITEST_BIN} run && echo done`);
     const result = await runTests({
@@ -120,6 +145,24 @@ describe('Maven Surefire reports', () => {
     expect(byId['com.example.CalcTest$Inner::innerOk']?.status).toBe('passed');
   });
 
+  it('calls a JUnit 5 @Timeout (java.util.concurrent.TimeoutException) a timeout', async () => {
+    // Captured from `mvn -o test` (surefire 3.2.5, JUnit Jupiter 5.11.4); <property> lines removed.
+    const xml = await readFile(path.join(FIXTURES, 'surefire/TEST-ex.FailTest$Inner.xml'), 'utf8');
+    const kinds = Object.fromEntries(
+      parseJunitXml(xml).tests.map((test) => [test.id, test.failureKind ?? test.status]),
+    );
+    expect(kinds).toEqual({
+      'ex.FailTest::timesOut': 'assertion', // assertTimeoutPreemptively fails an assertion
+      'ex.FailTest::plainRuntime': 'error',
+      'ex.FailTest::npe': 'error',
+      'ex.FailTest::unsupported': 'error',
+      'ex.FailTest::assertFails': 'assertion',
+      'ex.FailTest::annotatedTimeout': 'timeout',
+      'ex.FailTest::skipped': 'skipped',
+      'ex.FailTest$Inner::innerFails': 'assertion',
+    });
+  });
+
   it('reads only report files written by this run', async () => {
     const root = await makeProject({ 'pom.xml': '<project/>\n' });
     const reports = path.join(root, 'target/surefire-reports');
@@ -169,5 +212,43 @@ describe('Maven Surefire reports', () => {
     expect(result.source).toBe('exit-code');
     expect(result.collectionErrors).toHaveLength(1);
     expect(result.collectionErrors[0]).toContain('cannot find symbol');
+  });
+
+  it('strips the colours Maven writes even into a pipe, and names the file that does not compile', async () => {
+    const root = await makeProject({ 'pom.xml': '<project/>\n' });
+    // Captured console output of `mvn -o test` (no -B) through a pipe.
+    const fixture = path.join(FIXTURES, 'maven/mvn-test-compile-error-color.txt');
+    const result = await runTests({
+      command: `cat '${fixture}'; exit 1`,
+      framework: 'maven',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 30_000,
+      reportDir: path.join(root, '.r'),
+    });
+    expect(result.collectionErrors).toHaveLength(1);
+    const [error = ''] = result.collectionErrors;
+    expect(error).not.toContain('\u001b');
+    expect(error).toMatch(/^\/tmp\/mvc\/src\/test\/java\/ex\/MulTest\.java: \[ERROR\] COMPILATION ERROR/);
+    expect(error).toContain('cannot find symbol');
+    expect(redGate(result, result)).toMatchObject({ subjects: ['/tmp/mvc/src/test/java/ex/MulTest.java'] });
+  });
+});
+
+describe('mocha TAP (captured fixture)', () => {
+  it('classifies assertions, errors, a plain Error stub and timeouts from the TAP 13 diagnostics', async () => {
+    // Captured from `npx mocha --reporter tap --reporter-option tapVersion=13` with mocha 12.0.3.
+    const tap = await readFile(path.join(FIXTURES, 'mocha/mocha-12-tap13.txt'), 'utf8');
+    const parsed = parseTap(tap);
+    expect(parsed.tests.map((test) => [test.id, test.status, test.failureKind])).toEqual([
+      ['::m ok', 'passed', undefined],
+      ['::m bad', 'failed', 'assertion'],
+      ['::outer type error', 'failed', 'error'],
+      ['::outer plain error', 'failed', 'error'],
+      ['::outer later', 'skipped', undefined],
+      ['::outer slow', 'failed', 'timeout'],
+      ['::outer inner deep ok', 'passed', undefined],
+    ]);
+    expect(parsed.tests[1]?.message).toContain('AssertionError [ERR_ASSERTION]: 1 == 2');
   });
 });

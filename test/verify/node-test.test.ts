@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
+import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { parseTap } from '../../src/verify/parsers/tap.js';
 import { runTests } from '../../src/verify/run-tests.js';
-import { makeProject } from './helpers.js';
+import { linkPackages, makeProject } from './helpers.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -182,4 +183,96 @@ describe('RED gate on real node:test runs', () => {
       newFailing: [expect.objectContaining({ id: 'test/sub.test.js::subtracts' })],
     });
   });
+});
+
+describe('RED on a stub and on a TypeScript build step (real node:test, real tsc)', () => {
+  it('rejects a stub that throws a plain Error("not implemented") as not an assertion', async () => {
+    const { redGate } = await import('../../src/verify/gates.js');
+    const { writeFile } = await import('node:fs/promises');
+    const root = await makeProject({
+      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
+      'src/calc.js': 'export const add = (a, b) => a + b;\n',
+      'test/calc.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
+    });
+    const options = {
+      command: 'npm test',
+      framework: 'node-test' as const,
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    };
+    const baseline = await runTests(options);
+    await writeFile(path.join(root, 'src/mul.js'), "export function mul() { throw new Error('not implemented'); }\n");
+    await writeFile(
+      path.join(root, 'test/mul.test.js'),
+      "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { mul } from '../src/mul.js';\ntest('multiplies', () => { assert.equal(mul(2, 3), 6); });\n",
+    );
+    const after = await runTests(options);
+    expect(after.source).toBe('junit-xml');
+    expect(after.tests.find((test) => test.id === 'test/mul.test.js::multiplies')).toMatchObject({
+      status: 'failed',
+      failureKind: 'error',
+    });
+    expect(redGate(baseline, after)).toMatchObject({
+      accepted: false,
+      reason: 'not-assertion',
+      subjects: ['test/mul.test.js::multiplies'],
+    });
+  });
+
+  it('reports `error TS…` of `tsc -p . && node --test` as collection errors, not a regression', async () => {
+    const { redGate } = await import('../../src/verify/gates.js');
+    const { writeFile } = await import('node:fs/promises');
+    const root = await makeProject({
+      'package.json': JSON.stringify({
+        name: 'ts',
+        type: 'module',
+        scripts: { test: 'tsc -p . && node --test "dist/**/*.test.js"' },
+      }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          outDir: 'dist',
+          rootDir: 'src',
+          strict: true,
+          types: ['node'],
+          skipLibCheck: true,
+        },
+        include: ['src'],
+      }),
+      'src/add.ts': 'export const add = (a: number, b: number): number => a + b;\n',
+      'src/add.test.ts':
+        "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from './add.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
+    });
+    await linkPackages(root, ['typescript', '@types/node', 'undici-types']);
+    await mkdir(path.join(root, 'node_modules/.bin'), { recursive: true });
+    await symlink('../typescript/bin/tsc', path.join(root, 'node_modules/.bin/tsc'));
+    const options = {
+      command: 'npm test',
+      framework: 'node-test' as const,
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 120_000,
+      reportDir: path.join(root, '.r'),
+    };
+    const baseline = await runTests(options);
+    expect(baseline.counts).toMatchObject({ passed: 1, failed: 0 });
+
+    await writeFile(
+      path.join(root, 'src/mul.test.ts'),
+      "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { mul } from './add.js';\ntest('multiplies', () => { assert.equal(mul(2, 3), 6); });\n",
+    );
+    const after = await runTests(options);
+    expect(after.exitCode).not.toBe(0);
+    expect(after.collectionErrors).toEqual([expect.stringMatching(/^src\/mul\.test\.ts: 3:10 error TS2305: /)]);
+    expect(redGate(baseline, after)).toMatchObject({
+      accepted: false,
+      reason: 'collection-error',
+      subjects: ['src/mul.test.ts'],
+    });
+  }, 180_000);
 });

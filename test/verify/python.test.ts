@@ -68,6 +68,8 @@ describe('pytest (real runner, JUnit XML via PYTEST_ADDOPTS)', () => {
     expect(result.collectionErrors).toHaveLength(1);
     expect(result.collectionErrors[0]).toContain('tests/test_new.py');
     expect(result.collectionErrors[0]).toContain('ImportError');
+    // The traceback's last line (from the XML, not cut from the console) says what is missing.
+    expect(result.collectionErrors[0]).toContain("cannot import name 'multiply'");
     expect(result.tests).toContainEqual(
       expect.objectContaining({ id: 'tests/test_new.py::(collection)', failureKind: 'collection' }),
     );
@@ -117,6 +119,51 @@ describe('pytest (real runner, JUnit XML via PYTEST_ADDOPTS)', () => {
   });
 });
 
+describe('pytest: what RED needs to tell apart (real runner)', () => {
+  requireTool(PYTHON, ['-m', 'pytest', '--version'], HINT);
+
+  const KINDS: Record<string, string> = {
+    'pytest.ini': '[pytest]\n',
+    'tests/test_kinds.py': [
+      'import pytest',
+      'def test_assert():\n    assert 1 == 2',
+      'def test_not_implemented():\n    raise Exception("not implemented")',
+      'def test_not_implemented_error():\n    raise NotImplementedError()',
+      'def test_fail():\n    pytest.fail("explicit")',
+      '@pytest.mark.xfail\ndef test_xfail():\n    assert False',
+      '@pytest.mark.xfail\ndef test_xpass():\n    assert True',
+      '',
+    ].join('\n'),
+  };
+
+  it('calls a bare Exception an error, not an assertion, in the XML report and the console alike', async () => {
+    const root = await makeProject(KINDS);
+    const junit = await pytestRun(root);
+    const text = await runTests({
+      command: `${PYTEST} -rA -p no:cacheprovider`,
+      framework: 'custom',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    });
+    expect(junit.source).toBe('junit-xml');
+    const outcomes = (tests: { id: string; status: string; failureKind?: string }[]) =>
+      Object.fromEntries(tests.map((test) => [test.id, [test.status, test.failureKind]]));
+    const expected = {
+      'tests/test_kinds.py::test_assert': ['failed', 'assertion'],
+      'tests/test_kinds.py::test_not_implemented': ['failed', 'error'],
+      'tests/test_kinds.py::test_not_implemented_error': ['failed', 'error'],
+      'tests/test_kinds.py::test_fail': ['failed', 'assertion'],
+      // pytest's XML calls an expected failure skipped and an unexpected (non-strict) pass passed.
+      'tests/test_kinds.py::test_xfail': ['skipped', undefined],
+      'tests/test_kinds.py::test_xpass': ['passed', undefined],
+    };
+    expect(outcomes(junit.tests)).toEqual(expected);
+    expect(outcomes(parsePytestText(text.output).tests)).toEqual(expected);
+  });
+});
+
 describe('unittest (real runner, -v added)', () => {
   requireTool(PYTHON, ['-c', 'import unittest'], HINT);
 
@@ -153,5 +200,36 @@ describe('unittest (real runner, -v added)', () => {
     expect(result.collectionErrors).toHaveLength(1);
     expect(result.collectionErrors[0]).toContain('not_a_module');
     expect(parseUnittestText(result.output).tests).toHaveLength(result.tests.length);
+  });
+
+  it('adds -v after `discover` and reports a package module that fails to import', async () => {
+    const root = await makeProject({
+      'calc.py': 'def add(a, b):\n    return a + b\n',
+      'tests/__init__.py': '',
+      'tests/test_calc.py':
+        'import unittest\nfrom calc import add\nclass T(unittest.TestCase):\n    def test_adds(self):\n        self.assertEqual(add(1, 1), 2)\n',
+      'tests/test_new.py':
+        'import unittest\nfrom calc import mul\nclass M(unittest.TestCase):\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n',
+    });
+    const result = await runTests({
+      command: `${PYTHON} -m unittest discover -s tests -t .`,
+      framework: 'unittest',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.r'),
+    });
+    // `-m unittest -v discover ...` is a usage error; after `discover` it is an option of discovery.
+    expect(result.command).toBe(`${PYTHON} -m unittest discover -v -s tests -t .`);
+    expect(result.source).toBe('unittest');
+    expect(result.tests).toContainEqual(
+      expect.objectContaining({ id: 'tests.test_calc.T::test_adds', status: 'passed' }),
+    );
+    expect(result.tests).toContainEqual(
+      expect.objectContaining({ id: 'tests.test_new::(collection)', failureKind: 'collection' }),
+    );
+    expect(result.collectionErrors).toHaveLength(1);
+    expect(result.collectionErrors[0]).toMatch(/^tests\.test_new: /);
+    expect(result.collectionErrors[0]).toContain("cannot import name 'mul'");
   });
 });

@@ -23,6 +23,7 @@ import {
   type DetectedTestCommand,
 } from '../../verify/detect.js';
 import { runCheck } from '../../verify/checks.js';
+import { collectionSubject } from '../../verify/gates.js';
 import { runTests } from '../../verify/run-tests.js';
 import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -375,7 +376,9 @@ async function testCommandChecks(repoRoot: string, config: ResolvedConfig, basel
     const why =
       missing.reason === 'not-executable'
         ? `${missing.executable} is not executable`
-        : `${missing.executable} is not installed (not on PATH)`;
+        : missing.reason === 'missing-module'
+          ? `${missing.executable} cannot import pytest (No module named pytest)`
+          : `${missing.executable} is not installed (not on PATH)`;
     return [{ name: 'test command', status: 'fail', detail: `${described}: ${why}`, hint: missing.hint }];
   }
   const checks: Check[] = [{ name: 'test command', status: 'ok', detail: described }];
@@ -454,9 +457,21 @@ async function verifyCommandChecks(repoRoot: string, config: ResolvedConfig, bas
 }
 
 function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
-  const { passed, failed } = result.counts;
-  if (result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0 && !result.timedOut)
+  const { passed, failed, total } = result.counts;
+  if (result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0 && !result.timedOut) {
+    // RED looks for a new failing test by name: with no names, every RED fails with "no new test".
+    if (result.source === 'exit-code' || total === 0)
+      return {
+        name: 'baseline',
+        status: 'warn',
+        detail: `${result.command} passed in ${result.durationMs} ms, but Ratchet could not read which tests ran (no per-test results, only the exit code)`,
+        hint:
+          'TDD needs per-test results: RED must see a new failing test, so every RED would fail with "no new test". ' +
+          'Set [test] command in .ratchet/config.toml to a runner Ratchet reads (node --test, vitest, jest, mocha, pytest, python -m unittest, go test, cargo test, mvn test, gradle test), ' +
+          'called directly or as the whole `npm test` script (no `&&` chains, wrappers or `make`).',
+      };
     return { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` };
+  }
   const fix = 'Every test must pass before Ratchet starts: fix the suite first.';
   if (result.timedOut)
     return {
@@ -465,21 +480,33 @@ function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
       detail: `${result.command} timed out after ${timeoutMs / 1000} s`,
       hint: 'Raise [test] timeout (seconds) in .ratchet/config.toml, or make the suite faster.',
     };
-  if (failed > 0) {
-    const names = result.tests
-      .filter((test) => test.status === 'failed')
-      .slice(0, 3)
-      .map((test) => test.name);
-    const more = failed > names.length ? ', ...' : '';
+  const failedTests = result.tests.filter((test) => test.status === 'failed' && test.failureKind !== 'collection');
+  if (result.collectionErrors.length > 0) {
+    // A file that does not import or compile: it is not a failing test, nothing in it ran.
+    const subjects = result.collectionErrors.slice(0, 3).map(collectionSubject);
+    const more = result.collectionErrors.length > subjects.length ? ', ...' : '';
+    const first = result.collectionErrors[0] ?? '';
+    const subject = collectionSubject(first);
+    const why = reasonLine(first.startsWith(`${subject}: `) ? first.slice(subject.length + 2) : first) ?? '';
     return {
       name: 'baseline',
       status: 'fail',
-      detail: `${failed} failing (${names.join(', ')}${more}), ${passed} passed, exit ${String(result.exitCode)}`,
+      detail: `${result.collectionErrors.length} could not be collected (${subjects.join(', ')}${more})${why === '' ? '' : `: ${why}`}, ${failedTests.length > 0 ? `${failedTests.length} failing, ` : ''}${passed} passed, exit ${String(result.exitCode)}`,
+      hint: `Make every test file import and compile. ${fix}`,
+    };
+  }
+  if (failedTests.length > 0) {
+    const names = failedTests.slice(0, 3).map((test) => test.name);
+    const more = failedTests.length > names.length ? ', ...' : '';
+    return {
+      name: 'baseline',
+      status: 'fail',
+      detail: `${failedTests.length} failing (${names.join(', ')}${more}), ${passed} passed, exit ${String(result.exitCode)}`,
       hint: fix,
     };
   }
   // Nothing failed by name: the command itself failed (a build error, a missing plugin or module).
-  const reason = result.collectionErrors[0] ?? reasonLine(result.output);
+  const reason = reasonLine(result.output);
   return {
     name: 'baseline',
     status: 'fail',

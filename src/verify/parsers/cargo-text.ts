@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import type { FailureKind, TestStatus } from '../../core/verification.js';
 import { shortMessage, testId, type ParsedTestOutput } from './classify.js';
 
@@ -8,41 +9,82 @@ import { shortMessage, testId, type ParsedTestOutput } from './classify.js';
  * `assert_eq!` panics with "assertion failed" / "assertion `left == right` failed"; any other
  * panic (unwrap, index out of bounds, explicit panic!) is an 'error'. `assert!(cond, "msg")`
  * panics with the bare message and cannot be told apart from `panic!("msg")`.
- * Compiler errors (`error[E0425]: ...`, `error: could not compile ...`) are collection errors.
- * Ids are `<target source>::<test path>`, e.g. `src/lib.rs::tests::adds`.
+ * Compiler errors (`error[E0425]: ...`; `error: could not compile ...` when nothing else says
+ * why) are collection errors, led by the file they are about.
+ * Ids are `<target source>::<test path>`, e.g. `src/lib.rs::tests::adds`; in a workspace the
+ * caller passes scopes that tell the crates apart (`a/src/lib.rs::tests::adds`).
  */
 
-const RUNNING = /^\s*Running (?:unittests )?(\S+)/;
+const RUNNING = /^\s*Running (?:unittests )?(\S+)(?: \((\S+)\))?/;
 const DOC_TESTS = /^\s*Doc-tests (\S+)/;
 const RESULT = /^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?)\s*$/;
 const BLOCK = /^---- (.+?) stdout ----$/;
 const COMPILER_ERROR = /^error(?:\[E\d+\])?: /;
 const RUNNER_ERROR = /^error: (?:test failed, to rerun|\d+ targets? failed)/;
 
+/** One test binary cargo ran, in the order it ran them. */
+export interface CargoTarget {
+  /** The target's source relative to its package (`src/lib.rs`, `tests/it.rs`), or `doc-tests <crate>`. */
+  source: string;
+  /** The crate of the binary (`target/debug/deps/<crate>-<hash>`), when cargo names it. */
+  crate?: string;
+}
+
+/** How a workspace scopes the ids of one target's tests (`cargoScopes`). */
+export interface CargoScope {
+  /** The id scope, e.g. `crates/a/src/lib.rs`. */
+  scope: string;
+  /** The source file, relative to the workspace when known. */
+  file: string;
+}
+
+/** The test binaries of some `cargo test` output, in order. */
+export function cargoTargets(text: string): CargoTarget[] {
+  return stripVTControlCharacters(text)
+    .split('\n')
+    .flatMap((line): CargoTarget[] => {
+      const doc = DOC_TESTS.exec(line);
+      if (doc?.[1] !== undefined) return [{ source: `doc-tests ${doc[1]}` }];
+      const running = RUNNING.exec(line);
+      if (running?.[1] === undefined) return [];
+      const crate = /(?:^|[\\/])deps[\\/]([^\\/]+?)-[0-9a-f]{8,}(?:\.exe)?$/.exec(running[2] ?? '')?.[1];
+      return [{ source: running[1], ...(crate === undefined ? {} : { crate }) }];
+    });
+}
+
+export interface CargoParseOptions {
+  /**
+   * Per target (in `cargoTargets` order), the scope of its ids. A workspace needs them: every
+   * crate's unit tests run as `src/lib.rs`. Without them, the scope is the target's source.
+   */
+  scopes?: CargoScope[];
+}
+
 /** Parses `cargo test` output (stdout and stderr together). */
-export function parseCargoText(text: string): ParsedTestOutput {
-  const lines = text.split('\n').map((line) => line.replace(/\r$/, ''));
+export function parseCargoText(text: string, options: CargoParseOptions = {}): ParsedTestOutput {
+  const lines = stripVTControlCharacters(text)
+    .split('\n')
+    .map((line) => line.replace(/\r$/, ''));
   const result: ParsedTestOutput = { tests: [], collectionErrors: [] };
-  const outcomes: { target: string; name: string; word: string }[] = [];
+  const outcomes: { target: CargoScope; name: string; word: string }[] = [];
   const blocks = new Map<string, string[]>();
   // `Running <target>` goes to stderr and `running N tests` to stdout, so in merged output
   // their order against each other is not reliable; within each stream it is. The k-th
   // `running N tests` block belongs to the k-th target.
-  const targets = lines.flatMap((line) => {
-    const doc = DOC_TESTS.exec(line);
-    if (doc?.[1] !== undefined) return [`doc-tests ${doc[1]}`];
-    const running = RUNNING.exec(line);
-    return running?.[1] !== undefined ? [running[1]] : [];
-  });
+  const targets = cargoTargets(lines.join('\n')).map(
+    ({ source }, index): CargoScope => options.scopes?.[index] ?? { scope: source, file: source },
+  );
+  const unknown: CargoScope = { scope: '(unknown)', file: '(unknown)' };
   let binaries = 0;
-  let target = '(unknown)';
+  let target = unknown;
   let block: string[] | undefined;
+  let couldNotCompile: string[] = [];
 
   for (let index = 0; index < lines.length; index += 1) {
     const line = lines[index] ?? '';
     if (RUNNING.test(line) || DOC_TESTS.test(line)) continue;
     if (/^running \d+ tests?$/.test(line)) {
-      target = targets[binaries] ?? '(unknown)';
+      target = targets[binaries] ?? unknown;
       binaries += 1;
       block = undefined;
       continue;
@@ -50,7 +92,7 @@ export function parseCargoText(text: string): ParsedTestOutput {
     const header = BLOCK.exec(line);
     if (header?.[1] !== undefined) {
       block = [];
-      blocks.set(testId(target, header[1]), block);
+      blocks.set(testId(target.scope, header[1]), block);
       continue;
     }
     if (/^failures:$/.test(line) || /^test result: /.test(line)) block = undefined;
@@ -60,14 +102,25 @@ export function parseCargoText(text: string): ParsedTestOutput {
       continue;
     }
     if (COMPILER_ERROR.test(line) && !RUNNER_ERROR.test(line)) {
-      result.collectionErrors.push(compilerBlock(lines, index));
+      const error = compilerBlock(lines, index);
+      if (/^error: could not compile /.test(line)) couldNotCompile.push(error);
+      else result.collectionErrors.push(error);
       continue;
     }
     block?.push(line);
   }
+  // `could not compile \`calc\` (test "it")` repeats what the errors before it said.
+  if (result.collectionErrors.length === 0) {
+    couldNotCompile = couldNotCompile.map((error) => {
+      const crate = /^error: could not compile `([^`]+)`(?: \(([^)]*)\))?/.exec(error);
+      return crate?.[1] === undefined ? error : `${crate[1]}${crate[2] ? ` (${crate[2]})` : ''}: ${error}`;
+    });
+    result.collectionErrors.push(...couldNotCompile);
+  }
 
-  for (const { target: file, name, word } of outcomes) {
-    const id = testId(file, name);
+  for (const { target, name, word } of outcomes) {
+    const { file } = target;
+    const id = testId(target.scope, name);
     const status: TestStatus = word === 'ok' ? 'passed' : word === 'FAILED' ? 'failed' : 'skipped';
     if (status !== 'failed') {
       result.tests.push({ id, name, file, status });
@@ -91,7 +144,10 @@ function classifyPanic(detail: string): FailureKind {
   return 'error';
 }
 
-/** The compiler message starting at `start`: up to the next blank line. */
+/**
+ * The compiler message starting at `start`, up to the next blank line, led by the file it is
+ * about (its `--> file:line:col`), which then names the error: `tests/it.rs: error[E0425]: ...`.
+ */
 function compilerBlock(lines: string[], start: number): string {
   const block: string[] = [];
   for (let index = start; index < lines.length && index < start + 30; index += 1) {
@@ -99,5 +155,6 @@ function compilerBlock(lines: string[], start: number): string {
     if (index > start && line.trim() === '') break;
     block.push(line);
   }
-  return shortMessage(block.join('\n'));
+  const file = block.map((line) => /^\s*--> (.+?):\d+:\d+\s*$/.exec(line)?.[1]).find((found) => found !== undefined);
+  return shortMessage(`${file === undefined ? '' : `${file}: `}${block.join('\n')}`);
 }

@@ -38,7 +38,7 @@ const ASSERTION_NAME =
   /^(?:AssertionError|AssertionFailedError|ComparisonFailure|AssertionFailure|ERR_ASSERTION|JestAssertionError|MultipleFailuresError|ExpectationFailedError|Failed)$|Assert(?:ion)?(?:Failed)?(?:Error|Exception)$/;
 const COLLECTION_NAME =
   /^(?:ImportError|ModuleNotFoundError|SyntaxError|IndentationError|TabError|ERR_MODULE_NOT_FOUND|MODULE_NOT_FOUND|ERR_REQUIRE_ESM|ERR_UNKNOWN_FILE_EXTENSION|NoClassDefFoundError|ClassNotFoundException|ExceptionInInitializerError)$/;
-const TIMEOUT_NAME = /^(?:TimeoutError|Timeout|ERR_TEST_TIMEOUT|testTimeoutFailure)$/;
+const TIMEOUT_NAME = /^(?:TimeoutError|TimeoutException|Timeout|ERR_TEST_TIMEOUT|testTimeoutFailure)$/;
 
 /** The kind of failure an exception with this (possibly qualified) name stands for. */
 export function kindFromExceptionName(qualified: string): FailureKind {
@@ -50,10 +50,10 @@ export function kindFromExceptionName(qualified: string): FailureKind {
 }
 
 const ASSERTION_TEXT =
-  /\b(?:AssertionError|AssertionFailedError|ComparisonFailure|ERR_ASSERTION|JestAssertionError)\b|assertion `[^`]*` failed|\bassertion failed\b|expect\(received\)|^assert\s/m;
+  /\b(?:AssertionError|AssertionFailedError|ComparisonFailure|ERR_ASSERTION|JestAssertionError)\b|assertion `[^`]*` failed|\bassertion failed\b|\bexpect\((?:received|jest\.fn\(\)|function|element)\)|\bexpect\.(?:assertions|hasAssertions)\(|^assert\s/m;
 const COLLECTION_TEXT =
   /\b(?:ERR_MODULE_NOT_FOUND|ModuleNotFoundError|ImportError|SyntaxError|IndentationError|Cannot find module|Failed to import test module|collection failure|NoClassDefFoundError)\b|error\[E\d+\]/;
-const TIMEOUT_TEXT = /\b(?:timed out|Exceeded timeout|test timed out after)\b/i;
+const TIMEOUT_TEXT = /\b(?:timed out|Exceeded timeout|test timed out after)\b|\bTimeout of \d+ ?ms exceeded\b/i;
 
 /**
  * Classifies a failure from its text alone. `fallback` is returned when nothing is recognised:
@@ -62,12 +62,13 @@ const TIMEOUT_TEXT = /\b(?:timed out|Exceeded timeout|test timed out after)\b/i;
  */
 export function kindFromText(text: string, fallback: FailureKind): FailureKind {
   const exception = firstExceptionName(text);
-  // A bare `Error` says nothing (jest's matchers throw plain Errors): keep looking.
+  // A bare `Error` alone says little (jest's matchers throw plain Errors): look at the text first.
   if (exception !== undefined && exception !== 'Error') return kindFromExceptionName(exception);
   if (ASSERTION_TEXT.test(text)) return 'assertion';
   if (COLLECTION_TEXT.test(text)) return 'collection';
   if (TIMEOUT_TEXT.test(text)) return 'timeout';
-  return fallback;
+  // A plain `Error` that no matcher wrote (`throw new Error('not implemented')`) is not an assertion.
+  return exception === 'Error' ? 'error' : fallback;
 }
 
 /**
@@ -76,11 +77,12 @@ export function kindFromText(text: string, fallback: FailureKind): FailureKind {
  * `cause: TypeError: ...` and leading `TypeError: ...`, Java's `java.lang.X: ...`.
  */
 function firstExceptionName(text: string): string | undefined {
+  // The prefix is optional: a bare `Error` / `Exception` names an exception too.
   const patterns = [
-    /^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Interrupt|Warning))\b/m,
-    /^\S+:\d+: ([A-Za-z_][\w.]*(?:Error|Exception|Failed))$/m,
-    /\bcause: ([A-Za-z_][\w]*(?:Error|Exception))\b/,
-    /^\s*(?:Uncaught )?([A-Za-z_][\w.$]*(?:Error|Exception|Failure))(?: \[[A-Z_]+\])?:/m,
+    /^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Interrupt|Warning)|Error|Exception|Failed)\b/m,
+    /^\S+:\d+: ([A-Za-z_][\w.]*(?:Error|Exception|Failed)|Error|Exception|Failed)$/m,
+    /\bcause: ([A-Za-z_]\w*(?:Error|Exception)|Error|Exception)\b/,
+    /^\s*(?:Uncaught )?([A-Za-z_][\w.$]*(?:Error|Exception|Failure)|Error|Exception)(?: \[[A-Z_]+\])?:/m,
   ];
   for (const pattern of patterns) {
     const match = pattern.exec(text);

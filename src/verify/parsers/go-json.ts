@@ -5,7 +5,8 @@ import { shortMessage, testId, type ParsedTestOutput } from './classify.js';
 /*
  * `go test -json` (test2json) events, one JSON object per line. Go has no assertion type:
  * `t.Error`/`t.Fatal` is how a Go test asserts, so a failure is 'assertion' unless the test
- * panicked ('error') or hit the `-timeout` ('timeout').
+ * panicked ('error') or hit the `-timeout` ('timeout'). A test that ran but never finished
+ * (the `-timeout` panic kills the binary under it) counts as failed.
  *
  * Build failures are collection errors. Up to Go 1.23 they arrive as plain text
  * (`# pkg` + compiler lines on stderr, `FAIL\tpkg [build failed]` on stdout); Go 1.24+
@@ -28,7 +29,10 @@ interface TestState {
   pkg: string;
   test: string;
   output: string[];
+  started?: boolean;
   action?: string;
+  /** Set for a test that never finished: how its binary died. */
+  unfinished?: FailureKind;
   elapsed?: number;
 }
 
@@ -68,6 +72,7 @@ export function parseGoJson(text: string): ParsedTestOutput & { readable: string
     const key = testId(pkg, event.Test);
     const state = tests.get(key) ?? { pkg, test: event.Test, output: [] };
     tests.set(key, state);
+    if (event.Action === 'run') state.started = true;
     if (event.Action === 'output') state.output.push(event.Output ?? '');
     if (event.Action === 'pass' || event.Action === 'fail' || event.Action === 'skip') {
       state.action = event.Action;
@@ -76,6 +81,20 @@ export function parseGoJson(text: string): ParsedTestOutput & { readable: string
   }
 
   const result: ParsedTestOutput = { tests: [], collectionErrors: [] };
+  // A test that started but never finished: the binary died under it, most often at the
+  // `-timeout` (Go 1.19's test2json reports no `fail` for it; the panic is in its output).
+  const timedOut = new Set<string>();
+  for (const state of tests.values()) {
+    if (state.output.some((line) => line.startsWith('panic: test timed out'))) timedOut.add(state.pkg);
+  }
+  for (const [pkg, output] of packageOutput) {
+    if (output.some((line) => line.startsWith('panic: test timed out'))) timedOut.add(pkg);
+  }
+  for (const state of tests.values()) {
+    if (state.action !== undefined || state.started !== true) continue;
+    state.action = 'fail';
+    state.unfinished = timedOut.has(state.pkg) ? 'timeout' : 'error';
+  }
   const names = [...tests.values()].filter((state) => state.action !== undefined);
   for (const state of names) {
     const hasChildren = names.some((other) => other.pkg === state.pkg && other.test.startsWith(`${state.test}/`));
@@ -105,9 +124,11 @@ function toCase(state: TestState): TestCaseResult {
   const output = state.output.filter((line) => !/^(?:=== (?:RUN|PAUSE|CONT)|--- FAIL)/.test(line)).join('');
   const kind: FailureKind = /panic: test timed out after/.test(output)
     ? 'timeout'
-    : /^\s*panic: /m.test(output)
-      ? 'error'
-      : 'assertion';
+    : state.unfinished !== undefined
+      ? state.unfinished
+      : /^\s*panic: /m.test(output)
+        ? 'error'
+        : 'assertion';
   return { ...base, status: 'failed', failureKind: kind, message: shortMessage(output) };
 }
 

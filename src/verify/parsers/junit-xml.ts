@@ -114,7 +114,9 @@ function addCase(
   const text = issueText(issue);
   if (isCollectionCase(name, classname, file, issue)) {
     const where = file ?? name;
-    const detail = contextFromOutput(options.output, testCase['@_file'] ?? name) ?? text;
+    // pytest's element holds the whole traceback; node:test leaves the real error in the output.
+    const pytest = typeof issue !== 'string' && issue['@_message'] === 'collection failure';
+    const detail = (pytest ? undefined : contextFromOutput(options.output, testCase['@_file'] ?? name)) ?? text;
     const message = shortMessage(detail);
     result.collectionErrors.push(`${where}: ${message}`);
     result.tests.push({

@@ -10,7 +10,7 @@ import { kindFromText, shortMessage, type ParsedTestOutput } from './classify.js
  * Ids are pytest node ids, the same as the JUnit parser produces with `junit_family=xunit1`.
  */
 
-const SUMMARY = /^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)(?:\s+-\s+(.*))?$/;
+const SUMMARY = /^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)(?:\s+-\s+(.*?)|\s+.*?)?\s*$/;
 const VERBOSE = /^(\S+::\S.*?)\s+(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)(?:\s+\(.*\))?(?:\s+\[\s*\d+%\])?\s*$/;
 const SECTION = /^_{2,} (.+?) _{2,}$/;
 
@@ -64,14 +64,15 @@ function toCase(
   const parts = nodeId.split('::');
   const file = parts[0] ?? null;
   const name = parts.slice(1).join('::');
+  // As in pytest's JUnit XML: an expected failure is skipped, an unexpected pass (not strict) passed.
   const status: TestStatus =
-    word === 'PASSED' || word === 'XFAIL' ? 'passed' : word === 'SKIPPED' ? 'skipped' : 'failed';
+    word === 'PASSED' || word === 'XPASS' ? 'passed' : word === 'SKIPPED' || word === 'XFAIL' ? 'skipped' : 'failed';
   if (status !== 'failed') return { id: nodeId, name, file, status };
   // pytest titles a failure section with the test's name without the file (`TestK.test_m`).
   const section = sections.get(parts.slice(1).join('.')) ?? sections.get(`ERROR at setup of ${parts.at(-1) ?? ''}`);
   const text = [summaryMessage, section].filter((part) => part !== undefined).join('\n');
   const fallback: FailureKind = word === 'ERROR' ? 'error' : 'assertion';
-  const failureKind = word === 'XPASS' ? 'assertion' : kindFromText(section ?? summaryMessage ?? '', fallback);
+  const failureKind = kindFromText(section ?? summaryMessage ?? '', fallback);
   return { id: nodeId, name, file, status, failureKind, message: shortMessage(text || word) };
 }
 

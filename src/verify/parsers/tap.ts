@@ -13,7 +13,8 @@ import {
 
 /*
  * TAP 13/14 with YAML diagnostics, as written by node:test's `tap` reporter (subtests indented
- * under `# Subtest:`), mocha's `tap` reporter and any other TAP producer.
+ * under `# Subtest:`), mocha's `tap` reporter (`tapVersion=13`: `message` and `stack` in the
+ * diagnostics, each test named by its full title) and any other TAP producer.
  *
  * node:test puts the failing error's `name` and `code` (`ERR_ASSERTION`), and a `failureType`
  * (`testCodeFailure`, `testTimeoutFailure`, `hookFailure`, `subtestsFailed`, ...) in the
@@ -33,7 +34,8 @@ const diagnosticsSchema = z.looseObject({
   location: z.string().optional(),
   exitCode: z.number().nullable().optional(),
   duration_ms: z.number().optional(),
-  stack: z.string().optional(),
+  message: z.unknown().optional(),
+  stack: z.unknown().optional(),
 });
 type Diagnostics = z.infer<typeof diagnosticsSchema>;
 
@@ -90,7 +92,7 @@ function toCase(
   if (point.skip !== false || point.todo !== false) return { ...base, status: 'skipped' };
   if (point.ok) return { ...base, status: 'passed' };
 
-  const errorText = typeof diag.error === 'string' ? diag.error : '';
+  const errorText = typeof diag.error === 'string' ? diag.error : mochaError(diag);
   if (diag.exitCode !== undefined && diag.failureType === 'testCodeFailure' && errorText === 'test failed') {
     const message = shortMessage(context.filter((line) => !/^\s+at /.test(line)).join('\n') || errorText);
     result.collectionErrors.push(`${file ?? point.name}: ${message}`);
@@ -108,6 +110,11 @@ function toCase(
     failureKind: classify(diag, errorText),
     message: shortMessage(errorText || point.name),
   };
+}
+
+/** mocha's `tap` reporter (TAP 13) puts the error in `message` and `stack` (`TypeError: ...`). */
+function mochaError(diag: Diagnostics): string {
+  return [diag.message, diag.stack].filter((part): part is string => typeof part === 'string').join('\n');
 }
 
 function classify(diag: Diagnostics, errorText: string): FailureKind {

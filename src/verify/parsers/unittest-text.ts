@@ -7,13 +7,15 @@ import { kindFromText, shortMessage, type ParsedTestOutput } from './classify.js
  * (older); a docstring may sit on its own line between the name and ` ... ok`; a failing
  * subtest adds ` (i=1)`. Detail blocks follow, headed `FAIL: ...` / `ERROR: ...` between
  * `=====` rules. A module that failed to import shows up as the test
- * `unittest.loader._FailedTest.<module>` with `ImportError: Failed to import test module`.
+ * `unittest.loader._FailedTest.<module>` with `ImportError: Failed to import test module`;
+ * in a package the module is dotted (`tests.test_new (unittest.loader._FailedTest.tests.test_new)`).
  * Ids are `<module.Class>::<method>`; subtests fold into their method.
  */
 
-const HEADER = /^\s*(\w+) \(([\w.]+)\)(?: \((.*)\))?(?:\s*$|\s+\.\.\.)/;
+// The name is a method, or a dotted module for the loader's `_FailedTest` of an import error.
+const HEADER = /^\s*(\w[\w.]*) \(([\w.]+)\)(?: \((.*)\))?(?:\s*$|\s+\.\.\.)/;
 const OUTCOME = /\.\.\.\s*(ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)\s*$/;
-const DETAIL = /^(FAIL|ERROR): (\w+) \(([\w.]+)\)/;
+const DETAIL = /^(FAIL|ERROR): (\w[\w.]*) \(([\w.]+)\)/;
 
 interface Key {
   scope: string;
@@ -22,7 +24,7 @@ interface Key {
 
 /** True when `text` looks like verbose unittest output. */
 export function looksLikeUnittest(text: string): boolean {
-  return /^Ran \d+ tests? in /m.test(text) || /^\w+ \([\w.]+\) \.\.\. /m.test(text);
+  return /^Ran \d+ tests? in /m.test(text) || /^\w[\w.]* \([\w.]+\) \.\.\. /m.test(text);
 }
 
 /** Parses `python -m unittest -v` output. */
