@@ -9,6 +9,7 @@ import type {
   ToolCall,
   ToolResult,
 } from '../core/model.js';
+import { maxOutputTokensFor } from '../llm/model-limits.js';
 import type { ProcessRunner } from '../process/types.js';
 import { createFileGuard } from './file-guard.js';
 import { STRUCTURED_OUTPUT_TOOL, createStructuredOutput, type StructuredOutput } from './structured-output.js';
@@ -31,6 +32,11 @@ export interface ToolLoopRuntimeOptions {
   now?: () => number;
   /** Tools offered to the model (default `BUILTIN_TOOLS`: Read, Write, Edit, Bash, Glob, Grep). */
   tools?: readonly AgentTool[];
+  /**
+   * Output tokens per model call, as configured (`max_output_tokens`); default 16 000, or less
+   * when the model is known to allow less (`maxOutputTokensFor`).
+   */
+  maxOutputTokens?: number;
 }
 
 /** Running totals of one stage. */
@@ -51,6 +57,8 @@ interface Stage<T> {
   definitions: ModelRequest['tools'];
   structured: StructuredOutput<T> | undefined;
   context: ToolContext;
+  /** Output tokens asked for per call (`max_tokens`). */
+  maxOutputTokens: number;
 }
 
 /** What one round of tool calls produced: the results and, maybe, the accepted output. */
@@ -86,11 +94,21 @@ interface ToolRound<T> {
  *    validates, `completed`; otherwise, the first time, one corrective user message asks for a
  *    `StructuredOutput` call and the loop goes on; the second time -> `invalid-output`.
  *
- * `finalText` is the text of the last model reply. `usage` sums every call; `costUsd` is the
- * sum of the calls' costs, or null when any call had an unknown (null) cost.
+ * The finish reason of each reply is heeded:
+ * - `length` (cut off at the output limit, `maxOutputTokens`): the reply is incomplete. Its last
+ *   tool call (the one being written) is not run: its result says the input was cut off and asks
+ *   for smaller steps; the calls before it run. A reply without tool calls gets a user message
+ *   saying so (instead of passing for the agent's final answer); after 3 cut-off replies in a
+ *   row -> `invalid-output`, naming the output limit and the setting that raises it.
+ * - `content-filter` (the provider's filter, or a refusal): throws `RatchetError('provider')`
+ *   "The model refused ..." — the stage stops, and the refusal is not repeated.
+ *
+ * `finalText` is the text of the last model reply. `usage` sums every call (calls whose usage the
+ * server did not report count 0); `costUsd` is the sum of the calls' costs, or null when any call
+ * had an unknown (null) cost.
  */
-/** Output tokens per model call: room for a whole file written through a tool call. */
-const MAX_OUTPUT_TOKENS = 16_000;
+/** Cut-off replies in a row after which a stage stops (`invalid-output`). */
+const MAX_TRUNCATED_REPLIES = 3;
 
 export function createToolLoopRuntime(options: ToolLoopRuntimeOptions): AgentRuntime {
   return {
@@ -118,11 +136,13 @@ async function runToolLoop<T>(options: ToolLoopRuntimeOptions, request: StageReq
       bashTimeoutMs: request.bashTimeoutMs,
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     },
+    maxOutputTokens: maxOutputTokensFor(options.model.modelId, options.maxOutputTokens),
   };
   const messages: ModelMessage[] = [{ role: 'user', content: request.prompt }];
   const totals: Totals = { turns: 0, usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0 };
   let finalText = '';
   let corrected = false;
+  let truncatedInARow = 0;
 
   const stop = (status: 'turn-limit' | 'invalid-output', message: string): StageOutcome<T> => ({
     status,
@@ -153,12 +173,37 @@ async function runToolLoop<T>(options: ToolLoopRuntimeOptions, request: StageReq
     const response = await callModel(stage, messages);
     addTurn(totals, response);
     finalText = response.text;
+    if (response.finishReason === 'content-filter') throw refusal(stage, response);
     messages.push({ role: 'assistant', text: response.text, toolCalls: response.toolCalls });
+    const truncated = response.finishReason === 'length';
+    truncatedInARow = truncated ? truncatedInARow + 1 : 0;
+    const tooManyCutOff = (): StageOutcome<T> =>
+      stop(
+        'invalid-output',
+        `The model's replies were cut off at the output limit (${stage.maxOutputTokens} tokens per reply) ${truncatedInARow} times in a row. ` +
+          `Raise max_output_tokens ([provider], or [stages.<stage>] for ${request.stage}) if the model allows more, or ask for smaller steps.`,
+      );
 
     if (response.toolCalls.length > 0) {
-      const round = await runToolCalls(stage, response.toolCalls);
+      const round = await runToolCalls(stage, response.toolCalls, truncated);
       messages.push({ role: 'tool', results: round.results });
       if (round.output !== undefined) return complete(round.output.value);
+      if (truncatedInARow >= MAX_TRUNCATED_REPLIES) return tooManyCutOff();
+      continue;
+    }
+    if (truncated) {
+      // A reply cut off mid-way is not the agent's final answer (unless it already holds the result).
+      const parsed = structured?.fromText(response.text);
+      if (parsed?.ok === true) return complete(parsed.value);
+      if (truncatedInARow >= MAX_TRUNCATED_REPLIES) return tooManyCutOff();
+      messages.push({
+        role: 'user',
+        content:
+          `${cutOffNotice(stage.maxOutputTokens)} Continue in smaller steps.` +
+          (structured === undefined
+            ? ''
+            : ` When you are done, call the ${STRUCTURED_OUTPUT_TOOL} tool with your final result.`),
+      });
       continue;
     }
     if (structured === undefined) return complete(undefined);
@@ -180,8 +225,8 @@ async function runToolLoop<T>(options: ToolLoopRuntimeOptions, request: StageReq
 function addTurn(totals: Totals, response: ModelResponse): void {
   totals.turns += 1;
   totals.usage = {
-    inputTokens: totals.usage.inputTokens + response.usage.inputTokens,
-    outputTokens: totals.usage.outputTokens + response.usage.outputTokens,
+    inputTokens: totals.usage.inputTokens + (response.usage.inputTokens ?? 0),
+    outputTokens: totals.usage.outputTokens + (response.usage.outputTokens ?? 0),
   };
   totals.costUsd = totals.costUsd === null || response.costUsd === null ? null : totals.costUsd + response.costUsd;
 }
@@ -195,7 +240,7 @@ async function callModel<T>(stage: Stage<T>, messages: readonly ModelMessage[]):
     system: stage.system,
     messages: [...messages],
     tools: stage.definitions,
-    maxOutputTokens: MAX_OUTPUT_TOKENS,
+    maxOutputTokens: stage.maxOutputTokens,
   };
   const base = {
     type: 'model-call',
@@ -210,30 +255,65 @@ async function callModel<T>(stage: Stage<T>, messages: readonly ModelMessage[]):
       ...(request.signal === undefined ? {} : { signal: request.signal }),
       onTextDelta: (text) => request.emit({ type: 'model-delta', text }),
     });
-    request.emit({ ...base, response, error: null, latencyMs: stage.now() - started });
+    // The attempt that answered, without the retries (and their waits) before it.
+    request.emit({ ...base, response, error: null, latencyMs: response.latencyMs });
     return response;
   } catch (error) {
     const failure = request.signal?.aborted
       ? new RatchetError('interrupted', 'Interrupted', { cause: error })
       : toRatchetError(error);
+    // The last attempt's duration when the client measured it (`details.latencyMs`).
+    const attempt = failure.details?.latencyMs;
     request.emit({
       ...base,
       response: null,
       error: { code: failure.code, message: failure.message },
-      latencyMs: stage.now() - started,
+      latencyMs: typeof attempt === 'number' ? attempt : stage.now() - started,
     });
     throw failure;
   }
 }
 
-/** Runs one turn's tool calls in order; each emits a `tool-call` event. */
-async function runToolCalls<T>(stage: Stage<T>, calls: readonly ToolCall[]): Promise<ToolRound<T>> {
+/** What the model is told about a reply cut off at the output limit. */
+function cutOffNotice(maxOutputTokens: number): string {
+  return (
+    `Your reply was cut off at the output limit (${maxOutputTokens} tokens per reply) before it was complete. ` +
+    'Keep each reply short, and write a long file in parts (Write the first part, then add the rest with Edit).'
+  );
+}
+
+/** The stage stops when the provider filtered the reply or the model refused to answer. */
+function refusal<T>(stage: Stage<T>, response: ModelResponse): RatchetError {
+  const said = response.text.trim().split('\n', 1)[0]?.slice(0, 200) ?? '';
+  return new RatchetError(
+    'provider',
+    `The model refused: ${response.provider} ended the reply of model "${response.model}" in stage ${stage.request.stage} ` +
+      `with a refusal or content filter${said === '' ? '' : ` ("${said}")`}.`,
+    {
+      hint: 'A refusal is not retried. Check the feature request and the prompts for what may have caused it, then `ratchet resume`.',
+      details: { provider: response.provider, model: response.model, finishReason: response.finishReason },
+    },
+  );
+}
+
+/**
+ * Runs one turn's tool calls in order; each emits a `tool-call` event. In a reply cut off at the
+ * output limit (`truncated`), the last call is the one that was being written: it is not run.
+ */
+async function runToolCalls<T>(stage: Stage<T>, calls: readonly ToolCall[], truncated: boolean): Promise<ToolRound<T>> {
   const round: ToolRound<T> = { results: [], output: undefined };
-  for (const call of calls) {
+  for (const [index, call] of calls.entries()) {
     throwIfAborted(stage.request.signal);
     const started = stage.now();
     let execution: ToolExecution;
-    if (call.name === STRUCTURED_OUTPUT_TOOL && stage.structured !== undefined) {
+    if (truncated && index === calls.length - 1) {
+      execution = {
+        output:
+          `Not run: your reply was cut off at the output limit (${stage.maxOutputTokens} tokens per reply) while this ${call.name} call was being written, so its input is incomplete. ` +
+          'Work in smaller steps: keep each reply short, and write a long file in parts (Write the first part, then add the rest with Edit).',
+        isError: true,
+      };
+    } else if (call.name === STRUCTURED_OUTPUT_TOOL && stage.structured !== undefined) {
       const parsed = stage.structured.fromToolInput(call.input);
       if (parsed.ok) round.output ??= { value: parsed.value };
       execution = parsed.ok

@@ -3,7 +3,8 @@
  * filled) -> layer env, then flags, over it -> named cross-field rules -> `ResolvedConfig`.
  * Precedence per key: flags > env > file > defaults. Per-stage tables (`[stages.red]`) beat the
  * global value from the file or env; a command-line `--model` / `--max-attempts` is the most
- * explicit instruction and applies to every stage.
+ * explicit instruction and applies to every stage. The stage models `--model` overrides are kept
+ * in `overriddenStageModels`, for the run to warn about (`stageModelOverrideNotice`).
  */
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -13,7 +14,14 @@ import { RatchetError } from '../core/errors.js';
 import { parseToml, schemaIssueError } from './internal/issues.js';
 import { toResolvedConfig, type ConfigOrigin, type ResolvedConfig } from './resolved.js';
 import { checkConfigRules } from './rules.js';
-import { ConfigFileSchema, ProviderNameSchema, RefactorModeSchema, STAGE_KEYS, type ConfigFile } from './schema.js';
+import {
+  ConfigFileSchema,
+  ProviderNameSchema,
+  RefactorModeSchema,
+  STAGE_KEYS,
+  type ConfigFile,
+  type StageKey,
+} from './schema.js';
 import { configPath } from './write-default.js';
 
 /** Environment as read by Ratchet (pass `process.env` from the CLI; a plain object in tests). */
@@ -51,7 +59,7 @@ export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOption
     for (const key of parsed.keys) origins[key] = 'file';
   }
   applyEnv(config, env, origins);
-  applyFlags(config, flags, origins);
+  const overriddenStageModels = applyFlags(config, flags, origins);
   // An OpenAI-compatible server may be named by OPENAI_BASE_URL, as the OpenAI clients do.
   const openAiBaseUrl = env.OPENAI_BASE_URL?.trim();
   if (config.provider.name === 'openai-compatible' && config.provider.base_url === undefined && openAiBaseUrl) {
@@ -73,6 +81,7 @@ export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOption
     home: resolveRatchetHome(env),
     configFile: text === undefined ? null : file,
     origins,
+    overriddenStageModels,
   });
 }
 
@@ -124,7 +133,13 @@ function applyEnv(config: ConfigFile, env: ConfigEnv, origins: Record<string, Co
   }
 }
 
-function applyFlags(config: ConfigFile, flags: ConfigFlags, origins: Record<string, ConfigOrigin>): void {
+/** Applies the flags; returns the `[stages.*] model` settings `--model` overrode with another model. */
+function applyFlags(
+  config: ConfigFile,
+  flags: ConfigFlags,
+  origins: Record<string, ConfigOrigin>,
+): Array<{ stage: StageKey; model: string }> {
+  const overridden: Array<{ stage: StageKey; model: string }> = [];
   if (flags.provider !== undefined) {
     const name = flag('--provider', ProviderNameSchema, flags.provider);
     set(origins, 'provider.name', 'flag', () => (config.provider.name = name));
@@ -132,7 +147,11 @@ function applyFlags(config: ConfigFile, flags: ConfigFlags, origins: Record<stri
   if (flags.model !== undefined) {
     const model = flag('--model', z.string().min(1), flags.model);
     set(origins, 'provider.model', 'flag', () => (config.provider.model = model));
-    for (const key of STAGE_KEYS) delete config.stages[key]?.model;
+    for (const key of STAGE_KEYS) {
+      const stageModel = config.stages[key]?.model;
+      if (stageModel !== undefined && stageModel !== model) overridden.push({ stage: key, model: stageModel });
+      delete config.stages[key]?.model;
+    }
   }
   if (flags.baseUrl !== undefined) {
     const baseUrl = flag('--base-url', z.url(), flags.baseUrl);
@@ -151,6 +170,7 @@ function applyFlags(config: ConfigFile, flags: ConfigFlags, origins: Record<stri
     set(origins, 'tdd.max_attempts', 'flag', () => (config.tdd.max_attempts = attempts));
     for (const key of STAGE_KEYS) delete config.stages[key]?.max_attempts;
   }
+  return overridden;
 }
 
 function flag<T>(name: string, schema: z.ZodType<T>, value: unknown): T {

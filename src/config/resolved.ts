@@ -14,6 +14,7 @@ interface StageOverride {
   timeoutMs?: number;
   maxAttempts?: number;
   maxTurns?: number;
+  maxOutputTokens?: number;
 }
 
 /** What one agent stage runs with, after per-stage overrides. */
@@ -22,6 +23,8 @@ export interface StageSettings {
   timeoutMs: number;
   maxAttempts: number;
   maxTurns: number;
+  /** Configured output tokens per model call; undefined: the default for the model (`maxOutputTokensFor`). */
+  maxOutputTokens: number | undefined;
 }
 
 export interface ResolvedConfig {
@@ -39,6 +42,8 @@ export interface ResolvedConfig {
     cassette: string | undefined;
     maxRetries: number;
     stream: boolean;
+    /** `max_output_tokens`; undefined: the default for the model (see `llm/model-limits.ts`). */
+    maxOutputTokens: number | undefined;
   };
   test: { command: string | undefined; timeoutMs: number; patterns: string[] };
   lint: { command: string | undefined };
@@ -81,6 +86,11 @@ export interface ResolvedConfig {
   };
   /** Dotted snake_case key paths (`provider.model`) set by the file, env or flags. */
   origins: Record<string, ConfigOrigin>;
+  /**
+   * `[stages.<stage>] model` settings a command-line `--model` overrode (it applies to every
+   * stage), with a model other than the flag's; see `stageModelOverrideNotice`.
+   */
+  overriddenStageModels?: Array<{ stage: StageKey; model: string }>;
 }
 
 const STAGE_KEY_OF: Record<AgentStageName, StageKey> = {
@@ -105,7 +115,28 @@ export function stageSettings(config: ResolvedConfig, stage: AgentStageName): St
     timeoutMs: override.timeoutMs ?? config.tdd.stageTimeoutMs,
     maxAttempts: override.maxAttempts ?? config.tdd.maxAttempts,
     maxTurns: override.maxTurns ?? config.tdd.maxTurns,
+    maxOutputTokens: override.maxOutputTokens ?? config.provider.maxOutputTokens,
   };
+}
+
+/**
+ * The warning a run gives when `--model` overrides stage models of the configuration (flags win
+ * over the file, and `--model` applies to every stage; the model is never swapped silently), e.g.
+ * `--model gpt-4o applies to every stage: the stage models of .ratchet/config.toml are not used
+ * ([stages.red] model = "claude-x").`; null when it overrides none.
+ */
+export function stageModelOverrideNotice(
+  config: ResolvedConfig,
+  /** The stages the run has (default: all); a refactor run has only `refactor`. */
+  stages: readonly StageKey[] = Object.values(STAGE_KEY_OF),
+): string | null {
+  const overridden = (config.overriddenStageModels ?? []).filter(({ stage }) => stages.includes(stage));
+  if (overridden.length === 0) return null;
+  const settings = overridden.map(({ stage, model }) => `[stages.${stage}] model = ${JSON.stringify(model)}`);
+  return (
+    `--model ${config.provider.model} applies to every stage: the stage models of .ratchet/config.toml are not used ` +
+    `(${settings.join(', ')}). Leave out --model to use them.`
+  );
 }
 
 export interface ToResolvedInput {
@@ -114,12 +145,20 @@ export interface ToResolvedInput {
   home: string;
   configFile: string | null;
   origins: Record<string, ConfigOrigin>;
+  overriddenStageModels?: Array<{ stage: StageKey; model: string }>;
 }
 
 const seconds = (value: number): number => value * 1000;
 
 /** Converts the validated file type (defaults filled, layers applied) to the resolved type. */
-export function toResolvedConfig({ file, repoRoot, home, configFile, origins }: ToResolvedInput): ResolvedConfig {
+export function toResolvedConfig({
+  file,
+  repoRoot,
+  home,
+  configFile,
+  origins,
+  overriddenStageModels,
+}: ToResolvedInput): ResolvedConfig {
   const stages: Partial<Record<AgentStageName, StageOverride>> = {};
   for (const [stage, key] of Object.entries(STAGE_KEY_OF) as [AgentStageName, StageKey][]) {
     const override = file.stages[key];
@@ -129,6 +168,7 @@ export function toResolvedConfig({ file, repoRoot, home, configFile, origins }: 
       timeoutMs: override.timeout === undefined ? undefined : seconds(override.timeout),
       maxAttempts: override.max_attempts,
       maxTurns: override.max_turns,
+      maxOutputTokens: override.max_output_tokens,
     });
   }
   const { provider, refactor } = file;
@@ -143,6 +183,7 @@ export function toResolvedConfig({ file, repoRoot, home, configFile, origins }: 
       cassette: provider.cassette === undefined ? undefined : absolute(repoRoot, provider.cassette),
       maxRetries: provider.max_retries,
       stream: provider.stream,
+      maxOutputTokens: provider.max_output_tokens,
     },
     test: {
       command: file.test.command,
@@ -185,6 +226,7 @@ export function toResolvedConfig({ file, repoRoot, home, configFile, origins }: 
       },
     },
     origins,
+    ...(overriddenStageModels !== undefined && overriddenStageModels.length > 0 ? { overriddenStageModels } : {}),
   };
 }
 

@@ -60,6 +60,11 @@ const ProviderSectionSchema = z
       .default(3)
       .describe('Retries of a failed model call (rate limit, overload, network).'),
     stream: z.boolean().default(true).describe('Stream model output (progress display).'),
+    max_output_tokens: positiveInt()
+      .optional()
+      .describe(
+        "Output tokens per model call (max_tokens); when set, sent as given. Default: 16000, or the model's own lower limit when Ratchet knows it (claude-3-5-haiku 8192, claude-3-opus and gpt-4-turbo 4096). Set it lower for a local model with a small context. Not used by claude-code.",
+      ),
   })
   .describe('Which model answers, and how it is called.');
 
@@ -115,6 +120,9 @@ const StageOverrideSchema = z
     timeout: positiveInt().optional().describe('Stage attempt timeout in seconds (default: [tdd] stage_timeout).'),
     max_attempts: positiveInt().optional().describe('Attempts for this stage (default: [tdd] max_attempts).'),
     max_turns: positiveInt().optional().describe('Model turns for this stage (default: [tdd] max_turns).'),
+    max_output_tokens: positiveInt()
+      .optional()
+      .describe('Output tokens per model call for this stage (default: [provider] max_output_tokens).'),
   })
   .describe('Per-stage overrides.');
 
@@ -127,7 +135,7 @@ const StagesSectionSchema = z
     fix: StageOverrideSchema.optional(),
     refactor: StageOverrideSchema.optional(),
   })
-  .describe('Per-stage model, timeout, attempts and turns: [stages.plan], [stages.red], ...');
+  .describe('Per-stage model, timeout, attempts, turns and output tokens: [stages.plan], [stages.red], ...');
 
 const RefactorCheckSectionSchema = z
   .strictObject({

@@ -29,6 +29,7 @@ export interface DefaultConfigOptions {
 const EXAMPLES: Record<string, unknown> = {
   'provider.base_url': 'http://localhost:11434/v1',
   'provider.cassette': '.ratchet/cassettes/session.ndjson',
+  'provider.max_output_tokens': 8192,
   'test.command': 'npm test',
   'lint.command': 'npm run lint',
   'typecheck.command': 'npx tsc --noEmit',
@@ -37,6 +38,7 @@ const EXAMPLES: Record<string, unknown> = {
   'stages.timeout': 300,
   'stages.max_attempts': 3,
   'stages.max_turns': 60,
+  'stages.max_output_tokens': 32000,
 };
 
 const HEADER = `# Ratchet configuration. Precedence per key: command-line flags > environment

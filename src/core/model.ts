@@ -45,16 +45,26 @@ export interface TokenUsage {
   outputTokens: number;
 }
 
+/**
+ * The tokens of one call as the provider reported them; null when it reported none (an
+ * OpenAI-compatible server that ignores `stream_options.include_usage`): unknown, not zero.
+ */
+export interface CallUsage {
+  inputTokens: number | null;
+  outputTokens: number | null;
+}
+
 export interface ModelResponse {
   text: string;
   toolCalls: ToolCall[];
   finishReason: FinishReason;
-  usage: TokenUsage;
-  /** USD, from the price table; null for models without a known price. */
+  usage: CallUsage;
+  /** USD, from the price table; null for models without a known price or calls without usage. */
   costUsd: number | null;
   /** The model id exactly as requested (never swapped). */
   model: string;
   provider: string;
+  /** Duration of the attempt that produced this response (retries and their waits excluded). */
   latencyMs: number;
 }
 

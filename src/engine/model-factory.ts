@@ -157,7 +157,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
   const clientFor = (model: string): ModelClient => models.clientFor(model);
 
   return (stage) => {
-    const { model, timeoutMs } = stageSettings(config, stage);
+    const { model, timeoutMs, maxOutputTokens } = stageSettings(config, stage);
     if (config.provider.name === 'claude-code') {
       const claude = options.claude;
       if (!claude) throw new RatchetError('config', 'The claude-code provider needs the Claude Code CLI settings.');
@@ -219,7 +219,12 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
             });
           },
         });
-        return createToolLoopRuntime({ model: client, runner: options.toolRunner ?? options.runner }).runStage(request);
+        return createToolLoopRuntime({
+          model: client,
+          runner: options.toolRunner ?? options.runner,
+          // `max_output_tokens` as configured; else the default for the model (llm/model-limits.ts).
+          ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+        }).runStage(request);
       },
     };
   };

@@ -20,13 +20,13 @@ import {
 } from 'ai';
 import { RatchetError, throwIfAborted } from '../core/errors.js';
 import type {
+  CallUsage,
   FinishReason,
   GenerateOptions,
   ModelClient,
   ModelMessage,
   ModelRequest,
   ModelResponse,
-  TokenUsage,
   ToolCall,
   ToolDefinition,
 } from '../core/model.js';
@@ -70,6 +70,8 @@ export function createAiSdkModelClient(options: AiSdkModelClientOptions): ModelC
     provider: options.provider,
     modelId: options.modelId,
     async generate(request: ModelRequest, generateOptions: GenerateOptions = {}): Promise<ModelResponse> {
+      throwIfAborted(generateOptions.signal);
+      const started = now();
       const context: ProviderErrorContext = {
         provider: options.provider,
         modelId: options.modelId,
@@ -78,9 +80,9 @@ export function createAiSdkModelClient(options: AiSdkModelClientOptions): ModelC
         secrets: options.secrets,
         now,
         signal: generateOptions.signal,
+        startedAt: started,
+        streaming: stream,
       };
-      throwIfAborted(generateOptions.signal);
-      const started = now();
       const call = {
         model: options.languageModel,
         instructions: request.system === '' ? undefined : request.system,
@@ -103,7 +105,12 @@ export function createAiSdkModelClient(options: AiSdkModelClientOptions): ModelC
         // (connection cut mid-body): the partial text must not pass for a complete answer.
         throw new RatchetError('network', `The response stream from ${options.provider} ended before it was complete`, {
           retryable: true,
-          details: { provider: options.provider, model: options.modelId, partialTextLength: outcome.text.length },
+          details: {
+            provider: options.provider,
+            model: options.modelId,
+            partialTextLength: outcome.text.length,
+            latencyMs: Math.max(0, now() - started),
+          },
         });
       }
       const usage = toUsage(outcome.usage);
@@ -225,8 +232,9 @@ function toSdkTools(tools: readonly ToolDefinition[]): ToolSet {
   return set;
 }
 
-function toUsage(usage: LanguageModelUsage | undefined): TokenUsage {
-  return { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 };
+/** Token counts the server did not report stay null (unknown), never 0. */
+function toUsage(usage: LanguageModelUsage | undefined): CallUsage {
+  return { inputTokens: usage?.inputTokens ?? null, outputTokens: usage?.outputTokens ?? null };
 }
 
 function toFinishReason(reason: SdkFinishReason): FinishReason {

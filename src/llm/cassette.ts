@@ -169,13 +169,15 @@ function deriveMatch(request: ModelRequest): CassetteMatch {
 
 /** The cassette entry recording one call. */
 function recordEntry(request: ModelRequest, response: ModelResponse): CassetteEntry {
+  const { inputTokens, outputTokens } = response.usage;
   return {
     match: deriveMatch(request),
     response: {
       text: response.text,
       toolCalls: response.toolCalls.map((call) => ({ id: call.id, name: call.name, input: call.input })),
       finishReason: response.finishReason,
-      usage: { inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens },
+      // Usage the server did not report is left out (unknown), not recorded as 0.
+      ...(inputTokens !== null && outputTokens !== null ? { usage: { inputTokens, outputTokens } } : {}),
     },
     request,
   };

@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { createRedactor, REDACTED } from '../core/redact.js';
+import { cleanServerMessage } from './server-message.js';
 
 export interface ListModelsOptions {
   provider: 'anthropic' | 'openai' | 'openai-compatible' | 'ollama';
@@ -96,7 +97,7 @@ export async function listModels(options: ListModelsOptions): Promise<ModelListi
       url,
       status: response.status,
       ...(error.success && error.data.type !== undefined ? { errorType: redact(error.data.type) } : {}),
-      ...(error.success ? { message: cleanMessage(error.data.message, redact) } : {}),
+      ...(error.success ? { message: cleanServerMessage(error.data.message, redact, MAX_MESSAGE) } : {}),
       ...(location === undefined ? {} : { location: redact(location) }),
     };
   } catch (error) {
@@ -116,14 +117,6 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** First line, redacted, short; masked keys (`sk-abc***wxyz`, as OpenAI quotes them) go too. */
-function cleanMessage(message: string, redact: (text: string) => string): string {
-  const line = redact(message.split('\n')[0] ?? '')
-    .replace(/[\w-]*\*{3,}[\w-]*/g, REDACTED)
-    .trim();
-  return line.length > MAX_MESSAGE ? `${line.slice(0, MAX_MESSAGE)}...` : line;
 }
 
 function reasonOf(error: unknown, timeoutMs: number): string {

@@ -3,8 +3,10 @@
  * A model matches an entry by its exact id or a dated / `-latest` variant of it
  * (`claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`); anything else is unknown and costs
  * `null` — its tokens are still recorded. Prices are list prices without caching or batch discounts.
+ * A dated snapshot priced differently from its family is listed under its own id, which wins
+ * (`gpt-4o-2024-05-13` is $5 / $15, not the $2.50 / $10 of `gpt-4o`).
  */
-import type { TokenUsage } from '../core/model.js';
+import type { CallUsage } from '../core/model.js';
 
 /** USD per million tokens. */
 export interface ModelPrice {
@@ -36,6 +38,8 @@ const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
   'gpt-4.1-mini': { input: 0.4, output: 1.6 },
   'gpt-4.1-nano': { input: 0.1, output: 0.4 },
   'gpt-4o': { input: 2.5, output: 10 },
+  // The first gpt-4o snapshot kept its launch price.
+  'gpt-4o-2024-05-13': { input: 5, output: 15 },
   'gpt-4o-mini': { input: 0.15, output: 0.6 },
   o3: { input: 2, output: 8 },
   'o3-mini': { input: 1.1, output: 4.4 },
@@ -45,20 +49,32 @@ const MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
 /** What may follow a table id: nothing, a date (`-20250929`, `-2024-08-06`) or `-latest`. */
 const VARIANT_SUFFIX = /^(?:-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)?$/;
 
-/** The price of a model, or null when the table does not know it. */
-export function priceOf(model: string, table: Readonly<Record<string, ModelPrice>> = MODEL_PRICES): ModelPrice | null {
+/**
+ * The entry of a per-model table (prices, output limits) for a model id: the longest table id
+ * that is the model id or a dated / `-latest` variant's base; undefined when none is. Table ids
+ * are lower-case; so a dated snapshot listed under its own id wins over its family.
+ */
+export function modelTableEntry<T>(model: string, table: Readonly<Record<string, T>>): T | undefined {
   const id = model.trim().toLowerCase();
-  let best: { key: string; price: ModelPrice } | undefined;
-  for (const [key, price] of Object.entries(table)) {
+  let best: { key: string; value: T } | undefined;
+  for (const [key, value] of Object.entries(table)) {
     if (!id.startsWith(key) || !VARIANT_SUFFIX.test(id.slice(key.length))) continue;
-    if (best === undefined || key.length > best.key.length) best = { key, price };
+    if (best === undefined || key.length > best.key.length) best = { key, value };
   }
-  return best?.price ?? null;
+  return best?.value;
 }
 
-/** Cost of one call in USD, or null for models without a known price. */
-export function costUsd(model: string, usage: TokenUsage): number | null {
+/** The price of a model, or null when the table does not know it. */
+export function priceOf(model: string, table: Readonly<Record<string, ModelPrice>> = MODEL_PRICES): ModelPrice | null {
+  return modelTableEntry(model, table) ?? null;
+}
+
+/**
+ * Cost of one call in USD, or null when it is unknown: a model without a known price, or a call
+ * whose token counts the server did not report (null, not zero).
+ */
+export function costUsd(model: string, usage: CallUsage): number | null {
   const price = priceOf(model);
-  if (price === null) return null;
+  if (price === null || usage.inputTokens === null || usage.outputTokens === null) return null;
   return (usage.inputTokens * price.input + usage.outputTokens * price.output) / 1_000_000;
 }

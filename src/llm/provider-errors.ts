@@ -1,11 +1,15 @@
 /**
  * Maps what the AI SDK throws (or reports as a stream `error` part) to `RatchetError`, deciding
- * the code and retryability from the HTTP status, the stream error metadata or the socket error
- * code — never from message text. Keeps API keys out of every message.
+ * the code and retryability from the HTTP status, the error body's type or code, the stream error
+ * metadata or the socket error code — not from message prose (the exceptions are undici's
+ * `TypeError: terminated`, which carries no code of its own, and one @ai-sdk/anthropic error
+ * without a cause, both only for wording or as a last resort). Keeps API keys out of every
+ * message, masked ones included (`serverTextRedactor`).
  */
-import { APICallError, StreamProviderError } from 'ai';
+import { APICallError, JSONParseError, StreamProviderError, TypeValidationError } from 'ai';
 import { z } from 'zod';
 import { RatchetError } from '../core/errors.js';
+import { serverTextRedactor, withoutFinalPeriod } from './server-message.js';
 
 /** What the mapper needs to word errors and keep secrets out of them. */
 export interface ProviderErrorContext {
@@ -20,6 +24,10 @@ export interface ProviderErrorContext {
   /** Clock for HTTP-date `retry-after` values. */
   now: () => number;
   signal?: AbortSignal;
+  /** When the failed attempt started (a `now()` time): the error's `details.latencyMs` is its duration. */
+  startedAt?: number;
+  /** The call streamed its response (for the wording of an invalid response). */
+  streaming?: boolean;
 }
 
 const MAX_CAUSE_DEPTH = 6;
@@ -42,13 +50,43 @@ const NETWORK_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ]);
 
+/**
+ * undici's fetch rejects a body read with `TypeError: terminated` when the connection closes
+ * mid-body; its cause (a `SocketError`, `UND_ERR_SOCKET`) usually names the code, not always.
+ */
+const BODY_TERMINATED = 'terminated';
+
+/**
+ * What @ai-sdk/anthropic throws, without a cause, when the first event of a stream cannot be
+ * parsed (not JSON, or not a Messages API event). Only used to word the error.
+ */
+const ANTHROPIC_UNPARSABLE_FIRST_EVENT = 'Expected a normalized Anthropic stream error';
+
+/** OpenAI's error type and code for a 429 that is a used-up quota (billing), not a rate limit. */
+const QUOTA_EXCEEDED = 'insufficient_quota';
+
 const OVERLOADED_STATUSES = new Set([408, 409, 500, 502, 503, 504, 529]);
 
-/** `{error: {message}}` (Anthropic, OpenAI, vLLM), `{error: "..."}` (Ollama), `{message}`. */
+/** An error body as servers send it. */
+interface ServerError {
+  message: string;
+  type?: string;
+  code?: string;
+}
+
+/** `type` / `code` as strings (vLLM uses integer codes); absent when null. */
+const errorLabel = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((value) => (value === null || value === undefined ? undefined : String(value)));
+
+/** `{error: {message, type?, code?}}` (Anthropic, OpenAI, vLLM), `{error: "..."}` (Ollama), `{message}`. */
 const errorBodySchema = z.union([
-  z.object({ error: z.object({ message: z.string() }) }).transform((body) => body.error.message),
-  z.object({ error: z.string() }).transform((body) => body.error),
-  z.object({ message: z.string() }).transform((body) => body.message),
+  z
+    .object({ error: z.object({ message: z.string(), type: errorLabel, code: errorLabel }) })
+    .transform(({ error }): ServerError => ({ message: error.message, type: error.type, code: error.code })),
+  z.object({ error: z.string() }).transform((body): ServerError => ({ message: body.error })),
+  z.object({ message: z.string() }).transform((body): ServerError => ({ message: body.message })),
 ]);
 
 const codedSchema = z.looseObject({ code: z.string() });
@@ -93,11 +131,16 @@ function fromApiCallError(error: APICallError, context: ProviderErrorContext): R
     const code = findNetworkCode(error) ?? 'connection failed';
     return networkError(error, code, error.url, context);
   }
-  if (status >= 200 && status < 300) return malformed(error, context);
-  const serverMessage = serverMessageOf(error.responseBody) ?? error.message;
+  if (status >= 200 && status < 300) {
+    // The answer had begun when the connection broke (reset, closed by the other side): that is
+    // a network failure, retried like any reset, not an invalid answer.
+    const code = findNetworkCode(error);
+    return code === undefined ? malformed(error, context) : brokenResponse(error, code, status, context);
+  }
+  const server = serverErrorOf(error.responseBody) ?? { message: error.message };
   const retryAfterMs = parseRetryAfterMs(error.responseHeaders, context.now());
   const requestId = error.responseHeaders?.['request-id'] ?? error.responseHeaders?.['x-request-id'];
-  return fromStatus(status, serverMessage, retryAfterMs, error, context, requestId);
+  return fromStatus(status, server, retryAfterMs, error, context, requestId);
 }
 
 function fromStreamError(error: StreamProviderError, context: ProviderErrorContext): RatchetError {
@@ -105,11 +148,11 @@ function fromStreamError(error: StreamProviderError, context: ProviderErrorConte
   // A stream that already started answered 200; an `error` event in it is the server failing
   // mid-response, which is worth repeating unless it names a client-side problem.
   if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 409) {
-    return fromStatus(status, error.message, undefined, error, context, undefined);
+    return fromStatus(status, { message: error.message, type: error.type }, undefined, error, context, undefined);
   }
   return build(
     'overloaded',
-    `${context.provider} failed mid-stream${error.type === undefined ? '' : ` (${error.type})`}: ${error.message}`,
+    `${context.provider} failed mid-stream${error.type === undefined ? '' : ` (${error.type})`}: ${withoutFinalPeriod(error.message)}`,
     { cause: error, retryable: true, details: details(context, { status, errorType: error.type }) },
     context,
   );
@@ -117,14 +160,16 @@ function fromStreamError(error: StreamProviderError, context: ProviderErrorConte
 
 function fromStatus(
   status: number,
-  serverMessage: string,
+  server: ServerError,
   retryAfterMs: number | undefined,
   cause: unknown,
   context: ProviderErrorContext,
   requestId: string | undefined,
 ): RatchetError {
   const { provider, modelId } = context;
-  const info = details(context, { status, requestId });
+  // Server messages end our sentences (or are followed by `; retry 1 in 1.0 s`): no period of their own.
+  const serverMessage = withoutFinalPeriod(server.message.trim());
+  const info = details(context, { status, requestId, errorType: server.type, errorCode: server.code });
   if (status === 401 || status === 403) {
     return build(
       'auth',
@@ -138,6 +183,19 @@ function fromStatus(
             : context.keyMissing === true
               ? `The server wants an API key, and ${context.keyVar} is not set: export ${context.keyVar} with the key it expects.`
               : `Check that ${context.keyVar} holds a valid API key for ${provider}.`,
+      },
+      context,
+    );
+  }
+  if (status === 429 && (server.code === QUOTA_EXCEEDED || server.type === QUOTA_EXCEEDED)) {
+    // Waiting does not bring a quota back: fail at once, as for a 402.
+    return build(
+      'provider',
+      `${provider} refused the request: the account's quota is used up (HTTP 429 ${QUOTA_EXCEEDED}): ${serverMessage}`,
+      {
+        cause,
+        details: info,
+        hint: `Check the plan and billing details of the ${provider} account${context.keyVar === undefined ? '' : ` whose key is in ${context.keyVar}`}. This is not a rate limit, so it is not retried.`,
       },
       context,
     );
@@ -174,6 +232,9 @@ function fromStatus(
   );
 }
 
+const NETWORK_HINT =
+  'Check the network connection and the base URL (--base-url or the provider environment variables).';
+
 function networkError(
   cause: unknown,
   code: string,
@@ -184,24 +245,45 @@ function networkError(
   return build(
     'network',
     `Cannot reach ${context.provider}${where} (${code})`,
-    {
-      cause,
-      retryable: true,
-      hint: 'Check the network connection and the base URL (--base-url or the provider environment variables).',
-      details: details(context, { code }),
-    },
+    { cause, retryable: true, hint: NETWORK_HINT, details: details(context, { code }) },
+    context,
+  );
+}
+
+/** The server had answered (2xx) when the connection broke in the middle of the response. */
+function brokenResponse(cause: unknown, code: string, status: number, context: ProviderErrorContext): RatchetError {
+  return build(
+    'network',
+    `The connection to ${context.provider} broke while its response was arriving (${code})`,
+    { cause, retryable: true, hint: NETWORK_HINT, details: details(context, { code, status }) },
     context,
   );
 }
 
 function malformed(cause: unknown, context: ProviderErrorContext): RatchetError {
-  const reason = cause instanceof Error ? cause.message : String(cause);
   return build(
     'provider',
-    `${context.provider} returned an invalid response for model "${context.modelId}": ${firstLine(reason)}`,
+    `${context.provider} returned an invalid response for model "${context.modelId}": ${invalidReason(cause, context)}`,
     { cause, retryable: false, details: details(context, {}) },
     context,
   );
+}
+
+/** What was wrong with a 2xx answer, in words. */
+function invalidReason(cause: unknown, context: ProviderErrorContext): string {
+  const where = context.streaming === true ? 'the response stream carried' : 'the response body is';
+  if (inCauseChain(cause, (error) => JSONParseError.isInstance(error))) {
+    return context.streaming === true ? `${where} invalid JSON` : `${where} not valid JSON`;
+  }
+  if (cause instanceof Error && cause.message === ANTHROPIC_UNPARSABLE_FIRST_EVENT) {
+    return 'the response stream carried invalid JSON (its first event could not be parsed as a Messages API event)';
+  }
+  if (inCauseChain(cause, (error) => TypeValidationError.isInstance(error))) {
+    return context.streaming === true
+      ? `${where} an event of a shape the API does not define`
+      : `${where} not of the shape the API defines`;
+  }
+  return firstLine(cause instanceof Error ? cause.message : String(cause));
 }
 
 function build(
@@ -210,29 +292,26 @@ function build(
   options: ConstructorParameters<typeof RatchetError>[2],
   context: ProviderErrorContext,
 ): RatchetError {
-  const redact = (text: string | undefined): string | undefined => {
-    if (text === undefined) return undefined;
-    let result = text;
-    for (const secret of context.secrets ?? []) {
-      if (secret.length >= 4) result = result.split(secret).join('[redacted]');
-    }
-    return result;
-  };
-  return new RatchetError(code, redact(message) ?? message, { ...options, hint: redact(options?.hint) });
+  const redact = serverTextRedactor(context.secrets ?? []);
+  return new RatchetError(code, redact(message), {
+    ...options,
+    hint: options?.hint === undefined ? undefined : redact(options.hint),
+  });
 }
 
 function details(context: ProviderErrorContext, extra: Record<string, unknown>): Record<string, unknown> {
-  const entries = Object.entries(extra).filter(([, value]) => value !== undefined);
+  const latencyMs = context.startedAt === undefined ? undefined : Math.max(0, context.now() - context.startedAt);
+  const entries = Object.entries({ ...extra, latencyMs }).filter(([, value]) => value !== undefined);
   return { provider: context.provider, model: context.modelId, ...Object.fromEntries(entries) };
 }
 
-function serverMessageOf(body: string | undefined): string | undefined {
+function serverErrorOf(body: string | undefined): ServerError | undefined {
   if (body === undefined || body.trim() === '') return undefined;
   let json: unknown;
   try {
     json = JSON.parse(body) as unknown;
   } catch {
-    return firstLine(body).slice(0, 300);
+    return { message: firstLine(body).slice(0, 300) };
   }
   const parsed = errorBodySchema.safeParse(json);
   return parsed.success ? parsed.data : undefined;
@@ -251,7 +330,17 @@ function findNetworkCode(error: unknown, depth = 0): string | undefined {
     }
   }
   const caused = causedSchema.safeParse(error);
-  return caused.success ? findNetworkCode(caused.data.cause, depth + 1) : undefined;
+  const deeper = caused.success ? findNetworkCode(caused.data.cause, depth + 1) : undefined;
+  if (deeper !== undefined) return deeper;
+  return error instanceof TypeError && error.message === BODY_TERMINATED ? BODY_TERMINATED : undefined;
+}
+
+/** Whether `error` or one of its causes satisfies `test`. */
+function inCauseChain(error: unknown, test: (error: unknown) => boolean, depth = 0): boolean {
+  if (depth > MAX_CAUSE_DEPTH || typeof error !== 'object' || error === null) return false;
+  if (test(error)) return true;
+  const caused = causedSchema.safeParse(error);
+  return caused.success && inCauseChain(caused.data.cause, test, depth + 1);
 }
 
 function firstLine(text: string): string {

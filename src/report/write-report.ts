@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createRedactor, redactValue, secretsFromEnv } from '../core/redact.js';
 import type { GitRun } from '../engine/git-run.js';
 import { runDir } from '../engine/run-paths.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -14,14 +15,29 @@ export interface WrittenReport {
   htmlPath: string;
 }
 
-/** Writes a run's Markdown and self-contained HTML reports under `.ratchet/runs/<run-id>/`. */
+export interface WriteReportOptions {
+  /**
+   * Values to redact wherever they appear, as the ledger does (see `secretsFromEnv`); default:
+   * the keys and tokens of `process.env`, like the ledger's default.
+   */
+  secrets?: readonly string[];
+}
+
+/**
+ * Writes a run's Markdown and self-contained HTML reports under `.ratchet/runs/<run-id>/`. What
+ * they show goes through the ledger's redactor first: the checkpoint diffs come from git, not
+ * from the (redacted) ledger, and a key the agent wrote into a committed file must not reach a
+ * report meant to be shared.
+ */
 export async function writeRunReport(
   repoRoot: string,
   run: GitRun,
   ledger: Ledger,
   now: Date = new Date(),
+  options: WriteReportOptions = {},
 ): Promise<WrittenReport> {
-  const data = await gatherReportData(repoRoot, run, ledger, now);
+  const redact = createRedactor(options.secrets ?? secretsFromEnv(process.env));
+  const data = redactValue(await gatherReportData(repoRoot, run, ledger, now), redact);
   const dir = runDir(repoRoot, run.id);
   await mkdir(dir, { recursive: true });
   const markdown = renderMarkdownReport(data);

@@ -223,7 +223,7 @@ describe('createToolLoopRuntime', () => {
 
   it('emits model-delta, model-call and tool-call events in order', async () => {
     const { runtime } = runtimeFor(
-      [toolCall('Read', { file_path: 'src/a.ts' }, { text: 'Look.' }), text('Fine.', { costUsd: null })],
+      [toolCall('Read', { file_path: 'src/a.ts' }, { text: 'Look.', latencyMs: 7 }), text('Fine.', { costUsd: null })],
       {
         deltaSize: 3,
       },
@@ -246,7 +246,8 @@ describe('createToolLoopRuntime', () => {
       provider: 'fake',
       model: 'fake-model',
       error: null,
-      latencyMs: 5,
+      // The client's own measure of the attempt that answered (retry waits are not part of it).
+      latencyMs: 7,
     });
     expect(events[3]).toEqual({
       type: 'tool-call',

@@ -10,7 +10,7 @@ import {
   type ConfigEnv,
   type ConfigFlags,
 } from '../../src/config/load.js';
-import { stageSettings } from '../../src/config/resolved.js';
+import { stageModelOverrideNotice, stageSettings } from '../../src/config/resolved.js';
 import { DEFAULT_MODEL } from '../../src/config/schema.js';
 import { configPath } from '../../src/config/write-default.js';
 
@@ -184,6 +184,53 @@ max_turns = 12
       maxAttempts: 1,
       maxTurns: 30,
     });
+  });
+
+  it('resolves max_output_tokens: the stage value, else [provider], else undefined (the model default)', async () => {
+    expect(stageSettings(await loadConfig({ repoRoot, env }), 'RED').maxOutputTokens).toBeUndefined();
+    await writeConfig(`
+[provider]
+max_output_tokens = 4096
+
+[stages.green]
+max_output_tokens = 32000
+`);
+    const config = await loadConfig({ repoRoot, env });
+    expect(config.provider.maxOutputTokens).toBe(4096);
+    expect(stageSettings(config, 'RED').maxOutputTokens).toBe(4096);
+    expect(stageSettings(config, 'GREEN').maxOutputTokens).toBe(32_000);
+    await writeConfig('[provider]\nmax_output_tokens = 0\n');
+    expect((await loadError()).message).toContain('max_output_tokens');
+  });
+
+  it('keeps the stage models --model overrides, for the run to warn about', async () => {
+    await writeConfig(`
+[stages.red]
+model = "red-model"
+
+[stages.green]
+model = "flag-model"
+
+[stages.refactor]
+model = "refactor-model"
+`);
+    const unflagged = await loadConfig({ repoRoot, env });
+    expect(unflagged.overriddenStageModels).toBeUndefined();
+    expect(stageModelOverrideNotice(unflagged)).toBeNull();
+
+    const flagged = await loadConfig({ repoRoot, env, flags: { model: 'flag-model' } });
+    // Flags win over the file (and --model applies to every stage), but never silently.
+    expect(stageSettings(flagged, 'RED').model).toBe('flag-model');
+    expect(flagged.overriddenStageModels).toEqual([
+      { stage: 'red', model: 'red-model' },
+      { stage: 'refactor', model: 'refactor-model' },
+    ]);
+    expect(stageModelOverrideNotice(flagged)).toBe(
+      '--model flag-model applies to every stage: the stage models of .ratchet/config.toml are not used ([stages.red] model = "red-model", [stages.refactor] model = "refactor-model"). Leave out --model to use them.',
+    );
+    // A refactor run has only the refactor stage.
+    expect(stageModelOverrideNotice(flagged, ['refactor'])).toContain('([stages.refactor] model = "refactor-model")');
+    expect(stageModelOverrideNotice(flagged, ['plan'])).toBeNull();
   });
 
   it('reports invalid TOML with the file and line', async () => {

@@ -57,6 +57,7 @@ describe('renderDefaultConfig', () => {
     for (const key of [
       'provider.base_url',
       'provider.cassette',
+      'provider.max_output_tokens',
       'test.command',
       'lint.command',
       'typecheck.command',
@@ -64,7 +65,7 @@ describe('renderDefaultConfig', () => {
     ]) {
       expect(documented, key).toContain(key);
     }
-    for (const key of ['model', 'timeout', 'max_attempts', 'max_turns'])
+    for (const key of ['model', 'timeout', 'max_attempts', 'max_turns', 'max_output_tokens'])
       expect(documented).toContain(`stages.*.${key}`);
     expect(text).toContain(STAGE_KEYS.join(', '));
   });

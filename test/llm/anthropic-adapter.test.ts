@@ -4,7 +4,11 @@ import type { ModelRequest } from '../../src/core/model.js';
 import { createRedactor } from '../../src/core/redact.js';
 import { createModelClient } from '../../src/llm/providers.js';
 import { withRetry } from '../../src/llm/retry.js';
-import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import {
+  startFakeAnthropicServer,
+  type CommonReply,
+  type FakeAnthropicServer,
+} from '../support/fake-anthropic-server.js';
 import { recordingSleep, rejectionOf, silenceSdkWarnings, userRequest } from './model-fixtures.js';
 
 const API_KEY = 'sk-ant-test-secret-0123456789';
@@ -128,13 +132,69 @@ describe.each([
     expect(results[1]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_2', is_error: true });
   });
 
-  it('maps a 200 with malformed JSON to a non-retryable provider error', async () => {
+  it('maps a 200 with malformed JSON to a non-retryable provider error that says so', async () => {
     server.enqueue({ kind: 'malformed' });
     const error = await rejectionOf(client({ stream }).generate(userRequest('hi')));
     expect(error).toBeInstanceOf(RatchetError);
     expect(error).toMatchObject({ code: 'provider', retryable: false });
+    // Not the SDK's "Expected a normalized Anthropic stream error".
+    expect((error as RatchetError).message).toBe(
+      stream
+        ? 'anthropic returned an invalid response for model "claude-sonnet-4-5": the response stream carried invalid JSON (its first event could not be parsed as a Messages API event)'
+        : 'anthropic returned an invalid response for model "claude-sonnet-4-5": the response body is not valid JSON',
+    );
+  });
+
+  it('retries a connection reset after the 200 answer began, like any reset (1 s, 2 s)', async () => {
+    server.enqueue(resetMidBody(stream));
+    const error = (await rejectionOf(client({ stream }).generate(userRequest('hi')))) as RatchetError;
+    expect(error).toMatchObject({ code: 'network', retryable: true });
+    expect(error.message).toMatch(
+      /^The connection to anthropic broke while its response was arriving \((UND_ERR_SOCKET|ECONNRESET|terminated)\)$/,
+    );
+
+    server.enqueue(resetMidBody(stream), resetMidBody(stream), {
+      kind: 'message',
+      content: [{ type: 'text', text: 'third time lucky' }],
+    });
+    const { delays, sleep } = recordingSleep();
+    const response = await withRetry(client({ stream }), { sleep }).generate(userRequest('hi'));
+    expect(response.text).toBe('third time lucky');
+    expect(delays).toEqual([1000, 2000]);
   });
 });
+
+/** A 200 answer (SSE or JSON) whose connection is reset after its first bytes. */
+function resetMidBody(stream: boolean): CommonReply {
+  const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+  return stream
+    ? {
+        kind: 'reset-mid-body',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body:
+          event('message_start', {
+            message: {
+              id: 'm',
+              type: 'message',
+              role: 'assistant',
+              model: 'x',
+              content: [],
+              stop_reason: null,
+              stop_sequence: null,
+              usage: { input_tokens: 1, output_tokens: 1 },
+            },
+          }) +
+          event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+          event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'half an ans' } }),
+      }
+    : {
+        kind: 'reset-mid-body',
+        status: 200,
+        headers: { 'content-type': 'application/json', 'content-length': '400' },
+        body: '{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"half',
+      };
+}
 
 describe('anthropic base URL', () => {
   it.each([
@@ -231,7 +291,7 @@ describe('anthropic errors and retries', () => {
     // The hint reads the same once redacted for the ledger and --json ("KEY: it" would lose "it").
     expect(createRedactor([API_KEY])(ratchetError.hint ?? '')).toBe(ratchetError.hint);
     expect(ratchetError.message).not.toContain(API_KEY);
-    expect(ratchetError.message).toContain('[redacted]');
+    expect(ratchetError.message).toContain('[REDACTED]');
     expect(JSON.stringify(ratchetError.details)).not.toContain(API_KEY);
     expect(delays).toEqual([]);
     expect(server.requests).toHaveLength(1);

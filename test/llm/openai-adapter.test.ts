@@ -3,7 +3,8 @@ import type { RatchetError } from '../../src/core/errors.js';
 import type { ModelRequest } from '../../src/core/model.js';
 import { createModelClient, type CreateModelClientOptions } from '../../src/llm/providers.js';
 import { withRetry } from '../../src/llm/retry.js';
-import { startFakeOpenAiServer, type FakeOpenAiServer } from '../support/fake-openai-server.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
+import { startFakeOpenAiServer, type CommonReply, type FakeOpenAiServer } from '../support/fake-openai-server.js';
 import { recordingSleep, rejectionOf, silenceSdkWarnings, userRequest } from './model-fixtures.js';
 
 const API_KEY = 'sk-openai-test-secret-987654321';
@@ -113,9 +114,51 @@ describe.each([
     expect(await rejectionOf(openai({ stream }).generate(userRequest('hi')))).toMatchObject({
       code: 'provider',
       retryable: false,
+      message: `openai returned an invalid response for model "gpt-4o": ${stream ? 'the response stream carried invalid JSON' : 'the response body is not valid JSON'}`,
     });
   });
+
+  it('retries a connection reset after the 200 answer began, like any reset', async () => {
+    server.enqueue(resetMidBody(stream));
+    const error = (await rejectionOf(openai({ stream }).generate(userRequest('hi')))) as RatchetError;
+    expect(error).toMatchObject({ code: 'network', retryable: true });
+    expect(error.message).toMatch(/^The connection to openai broke while its response was arriving \(\w+\)$/);
+
+    server.enqueue(resetMidBody(stream), { kind: 'message', text: 'second try' });
+    const { delays, sleep } = recordingSleep();
+    const response = await withRetry(openai({ stream }), { sleep }).generate(userRequest('hi'));
+    expect(response.text).toBe('second try');
+    expect(delays).toEqual([1000]);
+  });
+
+  it('records usage the server did not report as unknown (null tokens, null cost), not 0', async () => {
+    server.enqueue({ kind: 'message', text: 'no usage here', usage: null });
+    const response = await openai({ stream }).generate(userRequest('hi'));
+    expect(response.text).toBe('no usage here');
+    expect(response.usage).toEqual({ inputTokens: null, outputTokens: null });
+    // gpt-4o has a price: the cost is unknown only because the tokens are.
+    expect(response.costUsd).toBeNull();
+  });
 });
+
+/** A 200 answer (chunks or JSON) whose connection is reset after its first bytes. */
+function resetMidBody(stream: boolean): CommonReply {
+  const chunk = (delta: object) =>
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+  return stream
+    ? {
+        kind: 'reset-mid-body',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body: chunk({ role: 'assistant', content: '' }) + chunk({ content: 'half an ans' }),
+      }
+    : {
+        kind: 'reset-mid-body',
+        status: 200,
+        headers: { 'content-type': 'application/json', 'content-length': '400' },
+        body: '{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"ind',
+      };
+}
 
 describe('openai errors', () => {
   it('honours retry-after-ms on 429', async () => {
@@ -127,6 +170,46 @@ describe('openai errors', () => {
     const response = await withRetry(openai(), { sleep }).generate(userRequest('hi'));
     expect(response.text).toBe('ok now');
     expect(delays).toEqual([1500]);
+  });
+
+  it('masks the key OpenAI quotes in a 401, and keeps the message free of stray periods', async () => {
+    server.enqueue({
+      kind: 'error',
+      status: 401,
+      message:
+        'Incorrect API key provided: sk-proj-*********************E456. You can find your API key at https://platform.openai.com/account/api-keys.',
+    });
+    const error = (await rejectionOf(openai().generate(userRequest('hi')))) as RatchetError;
+    expect(error.message).toBe(
+      'openai rejected the credentials (HTTP 401): Incorrect API key provided: [REDACTED]. You can find your API key at https://platform.openai.com/account/api-keys',
+    );
+    expect(error.message).not.toContain('E456');
+  });
+
+  it('fails fast on a 429 insufficient_quota (billing, not a rate limit), exit 3', async () => {
+    server.enqueue({
+      kind: 'error',
+      status: 429,
+      errorType: 'insufficient_quota',
+      code: 'insufficient_quota',
+      message: 'You exceeded your current quota, please check your plan and billing details.',
+    });
+    const { delays, sleep } = recordingSleep();
+    const error = (await rejectionOf(withRetry(openai(), { sleep }).generate(userRequest('hi')))) as RatchetError;
+    expect(error).toMatchObject({ code: 'provider', retryable: false });
+    expect(error.message).toBe(
+      "openai refused the request: the account's quota is used up (HTTP 429 insufficient_quota): You exceeded your current quota, please check your plan and billing details",
+    );
+    expect(error.hint).toContain('billing');
+    expect(exitCodeFor(error.code, false)).toBe(3);
+    expect(delays).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+
+    // An ordinary 429 is still a rate limit, waited out.
+    server.enqueue({ kind: 'error', status: 429 }, { kind: 'message', text: 'ok now' });
+    const limited = recordingSleep();
+    expect((await withRetry(openai(), { sleep: limited.sleep }).generate(userRequest('hi'))).text).toBe('ok now');
+    expect(limited.delays).toEqual([1000]);
   });
 
   it('fails fast on 401 without leaking the key', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_OUTPUT_TOKENS, maxOutputTokensFor, outputLimitOf } from '../../src/llm/model-limits.js';
 import { costUsd, priceOf } from '../../src/llm/pricing.js';
 
 describe('priceOf', () => {
@@ -12,6 +13,8 @@ describe('priceOf', () => {
     ['claude-3-7-sonnet-latest', 3, 15],
     ['gpt-4o', 2.5, 10],
     ['gpt-4o-2024-08-06', 2.5, 10],
+    // The first snapshot kept its launch price: listed under its own id, it wins over gpt-4o.
+    ['gpt-4o-2024-05-13', 5, 15],
     ['gpt-4o-mini', 0.15, 0.6],
     ['gpt-4o-mini-2024-07-18', 0.15, 0.6],
     ['gpt-4.1', 2, 8],
@@ -38,5 +41,37 @@ describe('costUsd', () => {
 
   it('is null for unknown models', () => {
     expect(costUsd('qwen2.5-coder:7b', { inputTokens: 10, outputTokens: 10 })).toBeNull();
+  });
+
+  it('is null (unknown, not $0) when the server reported no token usage', () => {
+    expect(costUsd('gpt-4o', { inputTokens: null, outputTokens: null })).toBeNull();
+    expect(costUsd('gpt-4o', { inputTokens: 10, outputTokens: null })).toBeNull();
+  });
+});
+
+describe('maxOutputTokensFor', () => {
+  it.each([
+    ['claude-sonnet-4-5-20250929', DEFAULT_MAX_OUTPUT_TOKENS],
+    ['claude-opus-4-5', DEFAULT_MAX_OUTPUT_TOKENS],
+    ['claude-3-5-haiku-20241022', 8192],
+    ['claude-3-5-haiku-latest', 8192],
+    ['claude-3-opus-20240229', 4096],
+    ['gpt-4-turbo', 4096],
+    ['gpt-4-turbo-2024-04-09', 4096],
+    ['gpt-4o', DEFAULT_MAX_OUTPUT_TOKENS],
+    ['gpt-4o-2024-05-13', 4096],
+    ['qwen2.5-coder:7b', DEFAULT_MAX_OUTPUT_TOKENS],
+  ])('%s: %s output tokens by default', (model, expected) => {
+    expect(maxOutputTokensFor(model)).toBe(expected);
+  });
+
+  it('sends a configured value as given', () => {
+    expect(maxOutputTokensFor('qwen2.5-coder:7b', 2048)).toBe(2048);
+    expect(maxOutputTokensFor('claude-sonnet-4-5', 64_000)).toBe(64_000);
+  });
+
+  it('knows the limits of the models it prices, and nothing of the others', () => {
+    expect(outputLimitOf('claude-sonnet-4-5')).toBe(64_000);
+    expect(outputLimitOf('my-gateway/claude-x')).toBeNull();
   });
 });

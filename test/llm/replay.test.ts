@@ -9,6 +9,7 @@ import { createRecordingModelClient, parseCassette } from '../../src/llm/cassett
 import { createModelClient } from '../../src/llm/providers.js';
 import { createReplayModelClient } from '../../src/llm/replay.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { startFakeOpenAiServer } from '../support/fake-openai-server.js';
 import { rejectionOf, silenceSdkWarnings, userRequest } from './model-fixtures.js';
 
 let dir: string;
@@ -231,6 +232,27 @@ describe('recording client', () => {
     });
     expect(replayed.map(comparable)).toEqual(recorded.map(comparable));
     expect(replayed.every((response) => response.provider === 'replay' && response.costUsd === 0)).toBe(true);
+  });
+
+  it('leaves out usage the server did not report, rather than recording 0 tokens', async () => {
+    const openai = await startFakeOpenAiServer();
+    try {
+      openai.enqueue({ kind: 'message', text: 'no usage', usage: null });
+      const cassettePath = join(dir, 'no-usage.ndjson');
+      const live = createModelClient({
+        provider: 'openai-compatible',
+        model: 'local-model',
+        baseUrl: openai.url,
+        env: {},
+      });
+      const response = await createRecordingModelClient(live, cassettePath).generate(userRequest('hi'));
+      expect(response.usage).toEqual({ inputTokens: null, outputTokens: null });
+      const [entry] = parseCassette(await readFile(cassettePath, 'utf8')).entries;
+      expect(entry?.response.text).toBe('no usage');
+      expect(entry?.response).not.toHaveProperty('usage');
+    } finally {
+      await openai.close();
+    }
   });
 
   it('writes no secret into the cassette when given a redactor', async () => {

@@ -27,7 +27,13 @@ export type CommonReply =
   /** Destroys the socket without answering: clients see ECONNRESET / "socket hang up". */
   | { kind: 'disconnect' }
   /** Writes exactly this response (for shapes the typed replies do not cover). */
-  | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string };
+  | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string }
+  /**
+   * Starts this response (status, headers, `body` as the first part of the body), then destroys
+   * the socket: a connection reset after the answer began (clients see `terminated`,
+   * `UND_ERR_SOCKET`). Give a `content-length` larger than `body` for a non-streamed answer.
+   */
+  | { kind: 'reset-mid-body'; status: number; headers?: Record<string, string>; body: string };
 
 /** Handle to a running fake server. */
 export interface FakeServer<Reply> {
@@ -102,6 +108,14 @@ export async function startFakeHttpServer<Reply extends { kind: string }>(
         req.socket.destroy();
         return;
       }
+      if (reply.kind === 'reset-mid-body') {
+        res.writeHead(reply.status, reply.headers ?? { 'content-type': 'application/json' });
+        res.write(reply.body);
+        // Let the head and the first part reach the client before the connection goes.
+        await pause(30);
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(reply.status, reply.headers ?? { 'content-type': 'application/json' });
       res.end(reply.body);
       return;
@@ -161,7 +175,7 @@ export function estimateTokens(value: unknown): number {
 }
 
 function isCommonReply(reply: { kind: string }): reply is CommonReply {
-  return reply.kind === 'disconnect' || reply.kind === 'raw';
+  return reply.kind === 'disconnect' || reply.kind === 'raw' || reply.kind === 'reset-mid-body';
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -67,7 +67,11 @@ export type OpenAiChatReply =
       toolCalls?: FakeOpenAiToolCall[];
       /** Default `tool_calls` when there are tool calls, else `stop`. */
       finishReason?: string;
-      usage?: { inputTokens: number; outputTokens: number };
+      /**
+       * Default: an estimate. `null`: no usage at all, as servers that ignore
+       * `stream_options.include_usage` answer (no usage chunk, no `usage` in the body).
+       */
+      usage?: { inputTokens: number; outputTokens: number } | null;
       /** Wait before answering (and between streamed chunks when streaming). */
       delayMs?: number;
     }
@@ -229,15 +233,21 @@ async function respond(
       }));
       const text = reply.text ?? '';
       const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
-      const usage = reply.usage ?? {
-        inputTokens: estimateTokens(body.messages),
-        outputTokens: estimateTokens(text + JSON.stringify(toolCalls)),
-      };
-      const usageBody = {
-        prompt_tokens: usage.inputTokens,
-        completion_tokens: usage.outputTokens,
-        total_tokens: usage.inputTokens + usage.outputTokens,
-      };
+      const usage =
+        reply.usage === null
+          ? null
+          : (reply.usage ?? {
+              inputTokens: estimateTokens(body.messages),
+              outputTokens: estimateTokens(text + JSON.stringify(toolCalls)),
+            });
+      const usageBody =
+        usage === null
+          ? null
+          : {
+              prompt_tokens: usage.inputTokens,
+              completion_tokens: usage.outputTokens,
+              total_tokens: usage.inputTokens + usage.outputTokens,
+            };
       if (reply.delayMs !== undefined) await pause(reply.delayMs);
       if (body.stream !== true) {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -256,7 +266,7 @@ async function respond(
                 finish_reason: finishReason,
               },
             ],
-            usage: usageBody,
+            ...(usageBody === null ? {} : { usage: usageBody }),
           }),
         );
         return;
@@ -285,7 +295,7 @@ async function respond(
         }
       }
       await send(chunk(base, {}, finishReason));
-      if (body.stream_options?.include_usage === true) {
+      if (body.stream_options?.include_usage === true && usageBody !== null) {
         await send({ ...base, object: 'chat.completion.chunk', choices: [], usage: usageBody });
       }
       writeSse(res, undefined, '[DONE]');
