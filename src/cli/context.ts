@@ -4,12 +4,13 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, resolveProjectRoot, resolveRatchetHome } from '../config/load.js';
 import { RatchetError } from '../core/errors.js';
-import { createEngineServices } from '../engine/effects.js';
+import { createEngineServices, createIdGenerator, systemClock } from '../engine/effects.js';
 import { ledgerPath } from '../engine/run-paths.js';
 import { copyPath, latestCopyOf } from '../engine/refactor/safe-copy.js';
 import { noRunError } from '../engine/run-control.js';
 import { RATCHET_EXCLUDES } from '../engine/worktree-setup.js';
-import type { EngineServices } from '../engine/tdd-run.js';
+import type { EngineServices, TddCheckServices } from '../engine/tdd-run.js';
+import { createProcessRunner } from '../process/runner.js';
 import { Git } from '../git/git.js';
 import { openLedger, secretsFromEnv, type Ledger } from '../ledger/ledger.js';
 import { createOutput, type Output } from './output.js';
@@ -123,4 +124,9 @@ export async function openExistingRepoLedger(repoRoot: string, runId?: string): 
 
 export function engineServices(ledger: Ledger): EngineServices {
   return createEngineServices(ledger, process.env);
+}
+
+/** The services of `engineServices` but the ledger: for the checks made before a run (and its ledger) exists. */
+export function checkServices(): TddCheckServices {
+  return { clock: systemClock, ids: createIdGenerator(systemClock), runner: createProcessRunner(), env: process.env };
 }

@@ -75,6 +75,19 @@ export interface EventMap {
   'git-lock-remove': { files: string[] };
   /** Refactor workflow (seed 002). */
   'backup-create': { bundle: string | null; snapshot: string; directory: string };
+  /**
+   * `ratchet refactor rollback`: `target` (the directory the run started from) was restored from
+   * the run's backup in `backup`, after the state it replaced was backed up into `safetyBackup`;
+   * `branch` is the branch put back at its commit of then (null when none was: not a git
+   * repository, or a detached HEAD). `previousStatus` is the run's status before the rollback.
+   */
+  'backup-restore': {
+    target: string;
+    backup: string;
+    safetyBackup: string;
+    branch: string | null;
+    previousStatus: string;
+  };
   'index-build': {
     files: number;
     parsed: number;

@@ -15,3 +15,11 @@ export function asGitRun(run: RunRow): GitRun {
   }
   return { ...run, branch, baseCommit, worktree };
 }
+
+/**
+ * Accepted, rejected or rolled back (`ratchet refactor rollback`): the run is over, and its
+ * worktree and branch are gone (removed then).
+ */
+export function isClosed(run: Pick<RunRow, 'status'>): boolean {
+  return run.status === 'accepted' || run.status === 'rejected' || run.status === 'rolled-back';
+}

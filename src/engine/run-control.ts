@@ -5,11 +5,13 @@ import { dirname, join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import type { Clock } from '../core/effects.js';
+import type { EventOf } from '../core/events.js';
 import { Git } from '../git/git.js';
 import { acquireRepoLock, runLockHeld } from '../git/repo-lock.js';
-import type { Ledger } from '../ledger/types.js';
+import type { Ledger, RunRow } from '../ledger/types.js';
 import { systemClock } from './effects.js';
-import { asGitRun, type GitRun } from './git-run.js';
+import { createEnveloper } from './event-stream.js';
+import { asGitRun, isClosed, type GitRun } from './git-run.js';
 import { clearStaleGitLocks, recordGitLockRemoval } from './stale-locks.js';
 
 /** The run named on the command line, or the latest run of the repository. */
@@ -76,8 +78,8 @@ export async function orphanedRuns(
 
 /**
  * The run's commits, oldest first, with their handoff notes: up to its branch, or, once the run
- * was accepted or rejected (the branch is gone), up to the commit the branch had then. A rejected
- * run's commits stay readable until git collects them.
+ * was accepted, rejected or rolled back (the branch is gone), up to the commit the branch had
+ * then. A rejected run's commits stay readable until git collects them.
  */
 export async function checkpointsOf(git: Git, run: GitRun, ledger?: Ledger): Promise<Checkpoint[]> {
   const tip =
@@ -125,6 +127,7 @@ export async function acceptRun(
   options: { force: boolean },
   clock: Clock = systemClock,
 ): Promise<AcceptResult & { removedLocks: string[] }> {
+  if (run.status === 'rolled-back') throw await rolledBackError(ledger, run, 'there is nothing to accept');
   if (run.status === 'accepted' || run.status === 'rejected')
     throw new RatchetError('usage', `Run ${run.id} was already ${run.status}.`);
   return withRunLocked(repoRoot, run, ledger, clock, () => acceptRunLocked(repoRoot, run, ledger, options));
@@ -320,8 +323,14 @@ export async function rejectRun(
     throw new RatchetError(
       'usage',
       `Run ${run.id} was already accepted into ${run.baseBranch ?? 'your branch'}; it cannot be rejected.`,
-      { hint: 'Undo it with git (git revert of its merge or commits).' },
+      {
+        hint: hasBackup(run)
+          ? `Undo it with \`ratchet refactor rollback ${run.id}\`: it restores the repository from the run's backup, as it was before the run (the current state is backed up first).`
+          : 'Undo it with git (git revert of its merge or commits).',
+      },
     );
+  if (run.status === 'rolled-back')
+    throw await rolledBackError(ledger, run, 'its worktree and branch are gone, so there is nothing to reject');
   if (run.status === 'rejected')
     throw new RatchetError(
       'usage',
@@ -373,17 +382,59 @@ export async function rollbackRun(
   ledger: Ledger,
   clock: Clock = systemClock,
 ): Promise<{ commit: string; state: HandoffState | null; removedLocks: string[] }> {
+  // A checkpoint of another run (an older one, when no run was named): say whose it is.
+  const owner = await otherRunWithCheckpoint(repoRoot, run, target, ledger);
+  if (owner !== null) {
+    throw new RatchetError(
+      'usage',
+      `${target} is not a checkpoint of run ${run.id}: it is a checkpoint of run ${owner.id}${isClosed(owner) ? `, which was ${owner.status}` : ''}.`,
+      {
+        hint: isClosed(owner)
+          ? `Run ${owner.id} is over: there is nothing of it left to roll back (\`ratchet history ${owner.id}\` shows its checkpoints).`
+          : `Pass that run: \`ratchet rollback ${target} --run ${owner.id}\`.`,
+      },
+    );
+  }
   if (run.status === 'accepted')
     throw new RatchetError(
       'usage',
       `Run ${run.id} was accepted: its commits are on ${run.baseBranch ?? 'your branch'}.`,
-      { hint: 'Undo it with git (git revert, or git reset on your branch).' },
+      {
+        hint: hasBackup(run)
+          ? `Undo it with \`ratchet refactor rollback ${run.id}\` (restores the repository from the run's backup).`
+          : 'Undo it with git (git revert, or git reset on your branch).',
+      },
     );
+  if (run.status === 'rolled-back')
+    throw await rolledBackError(ledger, run, 'there is nothing left to roll back to a checkpoint');
   if (run.status === 'rejected')
     throw new RatchetError('usage', `Run ${run.id} was rejected: there is nothing left to roll back.`);
   if (!existsSync(run.worktree))
     throw new RatchetError('not-found', `The worktree of run ${run.id} is gone (${run.worktree}).`);
   return withRunLocked(repoRoot, run, ledger, clock, () => rollbackLocked(run, target, ledger));
+}
+
+/**
+ * The run whose checkpoint `target` is, when that is a run other than `run` (looked up in the
+ * ledger's checkpoints of every run); null when `target` is `run`'s own, names no commit, or is
+ * no run's checkpoint.
+ */
+async function otherRunWithCheckpoint(
+  repoRoot: string,
+  run: GitRun,
+  target: string,
+  ledger: Ledger,
+): Promise<RunRow | null> {
+  if (target === run.id || target.startsWith('-')) return null;
+  const commit = await new Git(repoRoot).revParse(`${target}^{commit}`).catch(() => null);
+  if (commit === null) return null;
+  const isCheckpointOf = async (id: string): Promise<boolean> =>
+    (await ledger.checkpoints(id)).some((checkpoint) => checkpoint.commitSha === commit);
+  if (await isCheckpointOf(run.id)) return null;
+  for (const other of await ledger.listRuns(10_000)) {
+    if (other.id !== run.id && (await isCheckpointOf(other.id))) return other;
+  }
+  return null;
 }
 
 async function rollbackLocked(
@@ -426,6 +477,18 @@ export async function repairNotes(
   ledger: Ledger,
   clock: Clock = systemClock,
 ): Promise<{ movedAside: string | null; rewritten: number; removedLocks: string[] }> {
+  // A run that is over has no branch left: its notes are not written back onto its old commits
+  // (`reject` removed them on purpose; `history` still shows them, from the ledger).
+  if (run.status === 'rolled-back')
+    throw await rolledBackError(ledger, run, 'there are no handoff notes of it left to repair');
+  if (isClosed(run))
+    throw new RatchetError(
+      'usage',
+      `Run ${run.id} was ${run.status === 'accepted' ? `accepted into ${run.baseBranch ?? 'your branch'}` : 'rejected'}: it is over and its branch ${run.branch} is gone, so there are no handoff notes of it to repair.`,
+      {
+        hint: `\`ratchet history ${run.id}\` shows its handoff notes (from the ledger where git has none). repair-notes repairs those of a run that can still be resumed.`,
+      },
+    );
   return withRunLocked(repoRoot, run, ledger, clock, () => repairNotesLocked(repoRoot, run, ledger));
 }
 
@@ -454,4 +517,67 @@ async function repairNotesLocked(
     }
   }
   return { movedAside, rewritten };
+}
+
+/** A refactor run with a backup recorded (`refactor run` stores it in the run's configuration). */
+function hasBackup(run: GitRun): boolean {
+  const stored = run.config as { backup?: { directory?: unknown } } | null;
+  return run.workflow === 'refactor' && typeof stored?.backup?.directory === 'string';
+}
+
+/** The run's `ratchet refactor rollback`s (`backup-restore` events), oldest first. */
+export async function rollbacksOf(ledger: Ledger, runId: string): Promise<Array<EventOf<'backup-restore'>>> {
+  return (await ledger.events(runId, { types: ['backup-restore'] })).flatMap((event) =>
+    event.type === 'backup-restore' ? [event] : [],
+  );
+}
+
+/** What a `ratchet refactor rollback` restored (see the `backup-restore` event). */
+export interface BackupRestore {
+  target: string;
+  backup: string;
+  safetyBackup: string;
+  branch: string | null;
+}
+
+/**
+ * Records a `ratchet refactor rollback` of the run: a `backup-restore` event (as the commands
+ * that do not stream events record theirs, see `recordGitLockRemoval`), and the run's status
+ * `rolled-back`. Returns the event.
+ */
+export async function recordRollback(
+  ledger: Ledger,
+  run: GitRun,
+  restore: BackupRestore,
+  clock: Clock = systemClock,
+): Promise<EventOf<'backup-restore'>> {
+  const envelope = createEnveloper(run.id, clock, await ledger.lastEventNumber(run.id));
+  const event = envelope({
+    type: 'backup-restore',
+    ...restore,
+    previousStatus: run.status,
+  }) as EventOf<'backup-restore'>;
+  await ledger.record(event);
+  await ledger.updateRun(run.id, { status: 'rolled-back' });
+  return event;
+}
+
+/**
+ * The refusal for a command on a run `ratchet refactor rollback` restored the repository from:
+ * when it was rolled back, and where the state it replaced is kept.
+ */
+export async function rolledBackError(ledger: Ledger, run: GitRun, nothingLeft: string): Promise<RatchetError> {
+  const last = (await rollbacksOf(ledger, run.id)).at(-1);
+  const restored = last
+    ? `${last.target} was restored from the run's backup`
+    : "the repository was restored from the run's backup";
+  return new RatchetError(
+    'usage',
+    `Run ${run.id} was rolled back at ${last?.timestamp ?? run.updatedAt} (\`ratchet refactor rollback\`): ${restored}; ${nothingLeft}.`,
+    {
+      hint: last
+        ? `The state the rollback replaced is kept in ${last.safetyBackup}.`
+        : 'See `ratchet status` for the run.',
+    },
+  );
 }

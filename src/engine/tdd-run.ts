@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/effects.js';
-import { RatchetError, toRatchetError } from '../core/errors.js';
+import { isRatchetError, RatchetError, toRatchetError } from '../core/errors.js';
 import type { EventInput, RatchetEvent } from '../core/events.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import { z } from 'zod';
 import type { ConfigFlags } from '../config/load.js';
 import type { ResolvedConfig } from '../config/resolved.js';
-import { stageSettings } from '../config/resolved.js';
+import { stageModelOverrideNotice, stageSettings } from '../config/resolved.js';
 import { loadPrompts, packageRoot, renderTemplate, stagePrompt, type PromptSet } from '../config/prompts.js';
 import { Git } from '../git/git.js';
 import { acquireRepoLock } from '../git/repo-lock.js';
@@ -15,7 +15,8 @@ import type { ProcessRunner } from '../process/types.js';
 import { detectTestCommand } from '../verify/detect.js';
 import { checkNeedsRefactor } from '../code/size-check.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
-import { asGitRun, type GitRun } from './git-run.js';
+import { asGitRun, isClosed, type GitRun } from './git-run.js';
+import { rolledBackError } from './run-control.js';
 import type { TddDependencies, TddPolicy } from '../workflows/tdd/ports.js';
 import { initialHandoff, runTdd } from '../workflows/tdd/workflow.js';
 import { createEnveloper } from './event-stream.js';
@@ -28,7 +29,7 @@ import {
   runModel,
   type ModelPool,
 } from './model-factory.js';
-import { CASSETTE_POSITION_EVENTS, cassettePositionAt } from './cassette-position.js';
+import { CASSETTE_POSITION_EVENTS, cassettePositionAfterFailure, cassettePositionAt } from './cassette-position.js';
 import { runBranch, runDir, worktreePath } from './run-paths.js';
 import { createVerifierPort } from './verifier-port.js';
 import { clearStaleGitLocks } from './stale-locks.js';
@@ -36,6 +37,7 @@ import {
   addRunWorktree,
   discardRunWorktree,
   RATCHET_EXCLUDES,
+  requireCommit,
   requireWritableHome,
   shareDependencies,
 } from './worktree-setup.js';
@@ -67,12 +69,17 @@ export interface StartTddOptions {
   allowDirty: boolean;
   recordPath?: string;
   signal?: AbortSignal;
+  /** The result of `checkTddStart` when the caller made those checks already (the CLI does, before the ledger exists). */
+  checked?: TddStartCheck;
 }
+
+/** The services the checks before a run need: those of a run but the ledger (which a refused run never creates). */
+export type TddCheckServices = Omit<EngineServices, 'ledger'>;
 
 /** The per-stage agent runtimes of a TDD run (building one validates the provider and its key). */
 function tddRuntimes(
   config: ResolvedConfig,
-  services: EngineServices,
+  services: TddCheckServices,
   promptDir: string,
   models?: ModelPool,
   sandbox?: ToolSandbox,
@@ -101,7 +108,7 @@ function tddRuntimes(
  * (a `.ratchet/prompts.toml` that does not parse or renames a stage), and `$RATCHET_HOME`, where
  * the run's worktree goes.
  */
-async function preflight(config: ResolvedConfig, services: EngineServices, repoRoot: string): Promise<PromptSet> {
+async function preflight(config: ResolvedConfig, services: TddCheckServices, repoRoot: string): Promise<PromptSet> {
   const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot });
   await requireWritableHome(config.home);
   tddRuntimes(config, services, config.home)('PLAN');
@@ -111,11 +118,26 @@ async function preflight(config: ResolvedConfig, services: EngineServices, repoR
   return prompts;
 }
 
-/** Starts `ratchet tdd`: branch + worktree from HEAD, then the loop. */
-export async function* startTdd(
-  options: StartTddOptions,
-  services: EngineServices,
-): AsyncGenerator<RatchetEvent, RunOutcome> {
+/** What `checkTddStart` found, for `startTdd` (which then does not check again). */
+export interface TddStartCheck {
+  /** The working tree's uncommitted changes (some only with `allowDirty`), Ratchet's own `.ratchet/` left out. */
+  changes: number;
+  detected: Awaited<ReturnType<typeof detectTestCommand>>;
+  prompts: PromptSet;
+}
+
+/**
+ * Everything a new `ratchet tdd` run can be refused for, checked without writing anything: an
+ * empty feature, a directory that is not a git repository or has no commit, uncommitted changes
+ * (unless `allowDirty`), no test command, the provider and its key, the Claude Code binary, a
+ * required sandbox, the prompts and `$RATCHET_HOME`. The CLI calls it before it opens (creates)
+ * the ledger, so a refused run leaves nothing in the repository (no `.ratchet/ledger.db`, no line
+ * in `.git/info/exclude`); `startTdd` calls it unless given its result.
+ */
+export async function checkTddStart(
+  options: Pick<StartTddOptions, 'repoRoot' | 'feature' | 'config' | 'allowDirty'>,
+  services: TddCheckServices,
+): Promise<TddStartCheck> {
   const { config, repoRoot } = options;
   if (options.feature.trim() === '') {
     throw new RatchetError('usage', 'The feature to build is empty.', {
@@ -128,21 +150,32 @@ export async function* startTdd(
     });
   }
   const git = new Git(repoRoot);
-  if ((await git.revParse('HEAD')) === null) {
-    throw new RatchetError('usage', `${repoRoot} has no commits yet: a run starts from a commit.`, {
-      hint: 'Commit your project first (git add -A && git commit -m "initial"), then start the run.',
-    });
-  }
-  await git.addInfoExclude(RATCHET_EXCLUDES);
-  const status = await git.status();
-  if (!status.clean && !options.allowDirty) {
-    throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${status.files.length} files).`, {
+  await requireCommit(git, repoRoot);
+  // `.ratchet/` (config, ledger) is kept out of git once a run starts (`.git/info/exclude`);
+  // until then its untracked files are Ratchet's, not changes of the user's.
+  const changes = (await git.status()).files.filter(
+    (entry) => !(entry.index === '?' && entry.path.startsWith('.ratchet/')),
+  ).length;
+  if (changes > 0 && !options.allowDirty) {
+    throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${changes} files).`, {
       hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD without them.',
     });
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
   const prompts = await preflight(config, services, repoRoot);
+  return { changes, detected, prompts };
+}
+
+/** Starts `ratchet tdd`: branch + worktree from HEAD, then the loop. */
+export async function* startTdd(
+  options: StartTddOptions,
+  services: EngineServices,
+): AsyncGenerator<RatchetEvent, RunOutcome> {
+  const { config, repoRoot } = options;
+  const { changes, detected, prompts } = options.checked ?? (await checkTddStart(options, services));
+  const git = new Git(repoRoot);
+  await git.addInfoExclude(RATCHET_EXCLUDES);
   const runId = services.ids.runId();
   const lock = await acquireRepoLock(await git.commonDir(), { runId });
   try {
@@ -170,7 +203,7 @@ export async function* startTdd(
             testCommand: detected.command,
             framework: detected.framework,
             refactor: config.tdd.refactor,
-            ...providerSettings(config, services.env),
+            ...providerSettings(config, services.env, options.recordPath),
           },
         }),
       );
@@ -199,10 +232,10 @@ export async function* startTdd(
       await services.ledger.record(removal);
       yield removal;
     }
-    if (!status.clean) {
+    if (changes > 0) {
       const warning = envelope({
         type: 'warning',
-        message: `--allow-dirty: the run starts from HEAD (${baseCommit.slice(0, 8)}); your ${status.files.length} uncommitted changes are not part of it.`,
+        message: `--allow-dirty: the run starts from HEAD (${baseCommit.slice(0, 8)}); your ${changes} uncommitted changes are not part of it.`,
       });
       await services.ledger.record(warning);
       yield warning;
@@ -227,9 +260,9 @@ export interface ResumeTddOptions {
   signal?: AbortSignal;
 }
 
-/** A run that is over: completed, or decided on. `resume` has nothing to do for it. */
+/** A run that is over: completed, or accepted, rejected or rolled back. `resume` has nothing to do for it. */
 export function isFinished(run: Pick<RunRow, 'status'>): boolean {
-  return run.status === 'completed' || run.status === 'accepted' || run.status === 'rejected';
+  return run.status === 'completed' || isClosed(run);
 }
 
 const StoredTddSettingsSchema = z.object({
@@ -237,6 +270,7 @@ const StoredTddSettingsSchema = z.object({
   cassette: z.string().optional(),
   refactor: z.enum(['always', 'when-needed', 'never']).optional(),
   modelFlag: z.boolean().optional(),
+  record: z.string().optional(),
 });
 
 /**
@@ -248,10 +282,13 @@ const StoredTddSettingsSchema = z.object({
 function providerSettings(
   config: ResolvedConfig,
   env: EngineServices['env'],
-): { baseUrl?: string; cassette?: string; modelFlag?: true } {
+  recordPath: string | undefined,
+): { baseUrl?: string; cassette?: string; modelFlag?: true; record?: string } {
   const endpoint = runEndpoint(config, env);
   return {
     ...(endpoint ? { baseUrl: endpoint } : {}),
+    // `--record FILE` (absolute): `resume` keeps appending to it (see `resumeRecordPath`).
+    ...(recordPath ? { record: recordPath } : {}),
     ...(config.provider.name === 'replay' && config.provider.cassette ? { cassette: config.provider.cassette } : {}),
     // `--model` applies to every stage, [stages.*] models included (see `runModelFromFlag`).
     ...(config.origins['provider.model'] === 'flag' ? { modelFlag: true as const } : {}),
@@ -298,39 +335,98 @@ export function runProviderFlags(
   };
 }
 
-/** Finds the resume point of a run: the newest commit on its branch with a note of this run. */
+/**
+ * Finds the resume point of a run: the newest commit on its branch with a note of this run.
+ * Commits after it that never became checkpoints (a stage cut short between its commit and its
+ * note, a commit the agent made itself) are dropped by `resume`. A commit the ledger records as a
+ * checkpoint of the run that has no note in git, and a note that cannot be read, are refused
+ * (seed 003: notes errors fail fast with the recovery command): resuming would drop or misread
+ * work that `ratchet repair-notes` restores from the ledger. The refusal changes nothing.
+ */
 async function findResumePoint(
   git: Git,
   run: GitRun,
+  ledger: Ledger,
 ): Promise<{ commit: string; state: HandoffState | null; dropped: number }> {
   const commits = await git.log(`${run.baseCommit}..HEAD`);
+  const checkpoints = new Set((await ledger.checkpoints(run.id)).map((row) => row.commitSha));
   let dropped = 0;
-  for (const entry of [...commits, { sha: run.baseCommit, subject: '' }]) {
-    const text = await git.readNote(NOTES_REF, entry.sha);
-    if (text !== null) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (error) {
-        throw new RatchetError('notes', `The handoff note on ${entry.sha.slice(0, 8)} is not valid JSON.`, {
-          cause: error,
-          hint: "Run 'ratchet repair-notes' to recover.",
-        });
-      }
-      const state = HandoffStateSchema.safeParse(parsed);
-      if (!state.success) {
-        throw new RatchetError(
-          'notes',
-          `The handoff note on ${entry.sha.slice(0, 8)} does not match the handoff schema.`,
-          { hint: "Run 'ratchet repair-notes' to recover." },
-        );
-      }
-      if (state.data.runId === undefined || state.data.runId === run.id)
-        return { commit: entry.sha, state: state.data, dropped };
+  for (const [index, entry] of [...commits, { sha: run.baseCommit, subject: '' }].entries()) {
+    const text = await readResumeNote(git, run, entry.sha);
+    if (text === null) {
+      if (checkpoints.has(entry.sha)) throw await missingNotesError(git, run, commits.slice(index), checkpoints);
+      dropped++;
+      continue;
     }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw notesRefusal(run, `the handoff note on ${entry.sha.slice(0, 8)} is not valid JSON.`, error);
+    }
+    const state = HandoffStateSchema.safeParse(parsed);
+    if (!state.success)
+      throw notesRefusal(run, `the handoff note on ${entry.sha.slice(0, 8)} does not match the handoff schema.`);
+    if (state.data.runId === undefined || state.data.runId === run.id)
+      return { commit: entry.sha, state: state.data, dropped };
     dropped++;
   }
   return { commit: run.baseCommit, state: null, dropped: commits.length };
+}
+
+/** The handoff note on `commit`; a notes ref git cannot read is refused like a broken note. */
+async function readResumeNote(git: Git, run: GitRun, commit: string): Promise<string | null> {
+  try {
+    return await git.readNote(NOTES_REF, commit);
+  } catch (error) {
+    if (!isRatchetError(error, 'notes')) throw error;
+    throw notesRefusal(run, error.message, error);
+  }
+}
+
+/**
+ * `resume` refused because of the run's handoff notes (exit 2, as a usage error: the repository
+ * needs `ratchet repair-notes` first; exit 1 is for a run that failed its gates).
+ */
+function notesRefusal(run: GitRun, problem: string, cause?: unknown): RatchetError {
+  return new RatchetError('usage', `Run ${run.id} cannot be resumed: ${problem}`, {
+    ...(cause === undefined ? {} : { cause }),
+    hint: `Run \`ratchet repair-notes ${run.id}\` to restore its handoff notes from the ledger, then \`ratchet resume ${run.id}\`.`,
+  });
+}
+
+/**
+ * The refusal for checkpoints on the branch (`commits`, newest first, from the newest one that
+ * lacks its note) whose handoff notes are gone from git, e.g. after the notes ref was deleted.
+ */
+async function missingNotesError(
+  git: Git,
+  run: GitRun,
+  commits: ReadonlyArray<{ sha: string; subject: string }>,
+  checkpoints: ReadonlySet<string>,
+): Promise<RatchetError> {
+  const missing: Array<{ sha: string; subject: string }> = [];
+  for (const commit of commits) {
+    if (checkpoints.has(commit.sha) && (await git.readNote(NOTES_REF, commit.sha).catch(() => null)) === null)
+      missing.push(commit);
+  }
+  const newest = missing[0] ?? commits[0];
+  const count = missing.length === 1 ? '1 checkpoint' : `${missing.length} checkpoints`;
+  return notesRefusal(
+    run,
+    `${count} on branch ${run.branch} ${missing.length === 1 ? 'has' : 'have'} no handoff note in ${NOTES_REF}, though the ledger records ${missing.length === 1 ? 'it' : 'them'} (the newest: ${newest?.sha.slice(0, 8) ?? '?'} ${newest?.subject ?? ''}). Resuming would drop ${missing.length === 1 ? 'it' : 'them'}; nothing was changed.`,
+  );
+}
+
+/**
+ * Where a resumed run records its model calls: the `--record` given to `resume`, else the
+ * cassette the run was being recorded into, appended to so that it holds the whole run; nothing
+ * when this stretch is replayed (it may replay that very cassette).
+ */
+function resumeRecordPath(run: RunRow, config: ResolvedConfig, given: string | undefined): string | undefined {
+  if (given !== undefined) return given;
+  const stored = StoredTddSettingsSchema.safeParse(run.config).data?.record;
+  return stored === undefined || config.provider.name === 'replay' ? undefined : stored;
 }
 
 /** The settings a run stored (`runs.config`), as an object (empty when there are none). */
@@ -341,8 +437,11 @@ function storedConfig(run: RunRow): Record<string, unknown> {
 }
 
 /**
- * Where a resumed replay run's cassette continues: at the entries played when `commit` (the
- * checkpoint the run resumes from) was made. Undefined for other providers.
+ * Where a resumed replay run's cassette continues: after a run that failed (and was not rolled
+ * back since), after the entries its last process played, which its failure used (see
+ * `cassettePositionAfterFailure`); otherwise (killed, interrupted, rolled back) at the entries
+ * played when `commit` (the checkpoint the run resumes from) was made. Undefined for other
+ * providers.
  */
 async function resumeCassettePosition(
   run: GitRun,
@@ -353,6 +452,9 @@ async function resumeCassettePosition(
   const file = config.provider.name === 'replay' ? config.provider.cassette : undefined;
   if (file === undefined) return undefined;
   const events = await ledger.events(run.id, { types: CASSETTE_POSITION_EVENTS });
+  // `ratchet rollback` sets a failed run's status to `interrupted`: it re-does from its checkpoint.
+  const afterFailure = run.status === 'failed' ? cassettePositionAfterFailure(events, file) : null;
+  if (afterFailure !== null && afterFailure.commit === commit) return afterFailure.position;
   const position = cassettePositionAt(events, commit, file, run.baseCommit);
   if (position === null) {
     throw new RatchetError(
@@ -413,6 +515,9 @@ export async function* resumeTdd(
       },
     );
   }
+  // Restored from its backup: there is nothing of it left to resume, keep or drop.
+  if (found.status === 'rolled-back')
+    throw await rolledBackError(services.ledger, asGitRun(found), 'there is nothing to resume');
   if (found.workflow !== 'tdd') {
     throw new RatchetError('usage', `Run ${found.id} is a ${found.workflow} run; only tdd runs can be resumed.`, {
       hint: `Keep what it committed with \`ratchet accept ${found.id} --force\`, drop it with \`ratchet reject ${found.id}\`, or start a new \`ratchet refactor run\`.`,
@@ -436,7 +541,7 @@ export async function* resumeTdd(
     const worktreeGit = new Git(run.worktree);
     await worktreeGit.resetHard('HEAD');
     await worktreeGit.clean();
-    const point = await findResumePoint(worktreeGit, run);
+    const point = await findResumePoint(worktreeGit, run, services.ledger);
     const head = await worktreeGit.head();
     const cassetteStart = await resumeCassettePosition(run, point.commit, config, services.ledger);
     const envelope = createEnveloper(run.id, services.clock, await services.ledger.lastEventNumber(run.id));
@@ -451,13 +556,20 @@ export async function* resumeTdd(
       ...cassetteAt(config, point.commit, cassetteStart ?? 0),
     });
     // The provider, model, endpoint and cassette this stretch of the run uses (flags to `resume` may choose others).
-    const { baseUrl: _baseUrl, cassette: _cassette, modelFlag: _modelFlag, ...kept } = storedConfig(run);
+    const {
+      baseUrl: _baseUrl,
+      cassette: _cassette,
+      modelFlag: _modelFlag,
+      record: _record,
+      ...kept
+    } = storedConfig(run);
+    const recordPath = resumeRecordPath(run, config, options.recordPath);
     await services.ledger.updateRun(run.id, {
       status: 'running',
       error: null,
       provider: config.provider.name,
       model: runModel(config),
-      config: { ...kept, ...providerSettings(config, services.env) },
+      config: { ...kept, ...providerSettings(config, services.env, recordPath) },
     });
     await services.ledger.record(startEvent);
     yield startEvent;
@@ -468,6 +580,14 @@ export async function* resumeTdd(
       await services.ledger.record(
         envelope({ type: 'stage-end', stage, phase, cycle, attempt, outcome: 'error', reason: 'interrupted' }),
       );
+    }
+    if (recordPath !== undefined && recordPath !== options.recordPath) {
+      const continued = envelope({
+        type: 'log',
+        message: `Recording continues in ${recordPath} (the run was started with --record).`,
+      });
+      await services.ledger.record(continued);
+      yield continued;
     }
     const ignored = ignoredEndpointNotice(run, config, services.env);
     if (ignored !== null) {
@@ -503,6 +623,7 @@ export async function* resumeTdd(
         command: detected.command,
         framework: detected.framework,
         ...(cassetteStart ? { cassetteStart } : {}),
+        ...(recordPath ? { recordPath } : {}),
       },
       services,
     );
@@ -550,6 +671,13 @@ async function* executeRun(
   });
   if (sandbox.notice !== null) {
     const warning = envelope({ type: 'warning', message: sandbox.notice });
+    await services.ledger.record(warning);
+    yield warning;
+  }
+  // `--model` won over `[stages.*] model` settings: said, never silent.
+  const overridden = stageModelOverrideNotice(config);
+  if (overridden !== null) {
+    const warning = envelope({ type: 'warning', message: overridden });
     await services.ledger.record(warning);
     yield warning;
   }

@@ -162,7 +162,7 @@ class SqliteLedger implements Ledger {
       update.finished_at =
         patch.status === 'running'
           ? null
-          : patch.status === 'accepted' || patch.status === 'rejected'
+          : patch.status === 'accepted' || patch.status === 'rejected' || patch.status === 'rolled-back'
             ? sql<string>`coalesce(finished_at, ${now})`
             : now;
     }

@@ -12,9 +12,10 @@ import type { StagePhase as Phase, StageName } from '../core/stages.js';
 /**
  * Lifecycle of a run: `running`, then how it ended (`completed`, `failed`, `interrupted` — the
  * `run-end` statuses; `interrupted` runs can be resumed), then, after `ratchet accept` /
- * `ratchet reject`, `accepted` or `rejected`.
+ * `ratchet reject`, `accepted` or `rejected`; a refactor run restored from its backup by
+ * `ratchet refactor rollback` (accepted or not) is `rolled-back`, with a `backup-restore` event.
  */
-export type RunStatus = 'running' | EventMap['run-end']['status'] | 'accepted' | 'rejected';
+export type RunStatus = 'running' | EventMap['run-end']['status'] | 'accepted' | 'rejected' | 'rolled-back';
 
 /** How a stage attempt ended. */
 export type StageAttemptOutcome = EventMap['stage-end']['outcome'];
@@ -52,7 +53,7 @@ export interface NewRun extends RunSettings {
 /**
  * Fields `updateRun` may change. `finishedAt` is managed for you unless given: set to now when
  * the status becomes `completed`, `failed` or `interrupted`, cleared when it returns to `running`,
- * and kept (or set to now when there is none) on `accepted` / `rejected`.
+ * and kept (or set to now when there is none) on `accepted` / `rejected` / `rolled-back`.
  */
 export interface RunPatch extends RunSettings {
   /** Why the run failed; null clears it. */

@@ -1,5 +1,5 @@
 import type { ReportData } from './report-data.js';
-import { costText, ledgerNotesText, stageOutcomesText } from './summary-text.js';
+import { costText, ledgerNotesText, rollbackText, stageOutcomesText } from './summary-text.js';
 
 function cell(text: string | number | null | undefined): string {
   return String(text ?? '')
@@ -35,6 +35,11 @@ export function summaryRows(data: ReportData): Array<[label: string, text: strin
     ['Workflow', run.workflow],
     ['Feature', run.feature],
     ['Status', `${run.status}${run.error ? ` — ${run.error}` : ''}`],
+    // `ratchet refactor rollback`: when, and where the state it replaced is kept.
+    ...data.rollbacks.map((event): [string, string] => [
+      'Rolled back',
+      rollbackText(event).replace(/^rolled back /, ''),
+    ]),
     ['Branch', `${run.branch} from ${run.baseBranch ?? 'HEAD'} @ ${run.baseCommit.slice(0, 8)}`],
     ['Provider', `${run.provider ?? ''} ${modelText(data)}`.trim()],
     ['Duration', duration(summary.durationMs)],
@@ -55,15 +60,13 @@ export function renderMarkdownReport(data: ReportData): string {
   const lines: string[] = [];
   lines.push(`# Ratchet run ${run.id}`, '');
   lines.push(`| | |`, `| --- | --- |`);
-  lines.push(`| Workflow | ${cell(run.workflow)} |`);
-  lines.push(`| Feature | ${cell(run.feature)} |`);
-  lines.push(`| Status | **${run.status}**${run.error ? ` — ${cell(run.error)}` : ''} |`);
-  lines.push(
-    `| Branch | \`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit.slice(0, 8))}\` |`,
-  );
-  lines.push(`| Provider | ${cell(run.provider)} \`${cell(modelText(data))}\` |`);
-  // The rest as the HTML report shows it.
-  for (const [label, text] of summaryRows(data).slice(5)) lines.push(`| ${label} | ${cell(text)} |`);
+  // The rows the HTML report shows, some with Markdown of their own.
+  const marked: Record<string, string> = {
+    Status: `**${run.status}**${run.error ? ` — ${cell(run.error)}` : ''}`,
+    Branch: `\`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit.slice(0, 8))}\``,
+    Provider: `${cell(run.provider)} \`${cell(modelText(data))}\``,
+  };
+  for (const [label, text] of summaryRows(data)) lines.push(`| ${label} | ${marked[label] ?? cell(text)} |`);
   lines.push('');
   if (run.workflow === 'refactor') {
     // Refactor checkpoints carry no handoff notes: the batch is in the subject.

@@ -71,6 +71,8 @@ export interface ReportData {
     backup: EventOf<'backup-create'> | null;
     plan: EventOf<'plan-create'> | null;
   };
+  /** Each `ratchet refactor rollback` of the run (`backup-restore` events), oldest first. */
+  rollbacks: Array<EventOf<'backup-restore'>>;
   generatedAt: string;
 }
 
@@ -83,15 +85,17 @@ export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Le
     withDiffs.push({ ...checkpoint, diff: await git.diff(`${checkpoint.sha}~1`, checkpoint.sha) });
   }
   const events = await ledger.events(run.id, {
-    types: ['batch-end', 'patch-check', 'contract-check', 'backup-create', 'plan-create'],
+    types: ['batch-end', 'patch-check', 'contract-check', 'backup-create', 'plan-create', 'backup-restore'],
   });
   const refactor: ReportData['refactor'] = { batches: [], patchChecks: [], contracts: [], backup: null, plan: null };
+  const rollbacks: ReportData['rollbacks'] = [];
   for (const event of events) {
     if (event.type === 'batch-end') refactor.batches.push(event);
     else if (event.type === 'patch-check') refactor.patchChecks.push(event);
     else if (event.type === 'contract-check') refactor.contracts.push(event);
     else if (event.type === 'backup-create') refactor.backup = event;
     else if (event.type === 'plan-create') refactor.plan = event;
+    else if (event.type === 'backup-restore') rollbacks.push(event);
   }
   // The task ledger also has the batches that never ended (not started, interrupted).
   refactor.batches = (run.workflow === 'refactor' ? await taskLedgerRows(repoRoot, run.id) : null) ?? refactor.batches;
@@ -103,6 +107,7 @@ export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Le
     verifications: await ledger.verifications(run.id),
     modelCalls: await ledger.modelCalls(run.id),
     checkpoints: withDiffs,
+    rollbacks,
     generatedAt: now.toISOString(),
   };
 }

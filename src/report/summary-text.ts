@@ -1,3 +1,4 @@
+import type { EventOf } from '../core/events.js';
 import type { Checkpoint } from '../engine/run-control.js';
 import type { RunSummary } from '../ledger/types.js';
 import { priceOf } from '../llm/pricing.js';
@@ -25,7 +26,8 @@ function hasKnownPrice(provider: string | null, models: readonly string[]): bool
  * The cost of a run's model calls, shared by `ratchet status` and the reports. `models` are the
  * models the run called (its configured one, or those its calls report). A failed call costs
  * nothing for a priced model; for a model without a known price its cost is unknown too, so a run
- * whose calls all failed against such a model does not claim `$0.0000`.
+ * whose calls all failed against such a model does not claim `$0.0000`. A call whose server
+ * reported no token usage has an unknown cost too (`unpricedCalls`), whatever the model's price.
  */
 export function costText(
   calls: RunSummary['modelCalls'],
@@ -33,12 +35,18 @@ export function costText(
 ): string {
   const { total, failed, costUsd, unpricedCalls } = calls;
   if (total === 0) return '$0 (no model calls)';
-  if (costUsd === 0 && unpricedCalls > 0) return `unknown (${unpricedCalls} calls to a model without a known price)`;
-  if (costUsd === 0 && failed === total && !hasKnownPrice(run.provider, run.models)) {
+  const priced = hasKnownPrice(run.provider, run.models);
+  // A call to a priced model has no cost when the server reported no token usage (null, not 0).
+  const noUsage = 'calls whose token usage the server did not report';
+  if (costUsd === 0 && unpricedCalls > 0) {
+    return `unknown (${unpricedCalls} ${priced ? noUsage : 'calls to a model without a known price'})`;
+  }
+  if (costUsd === 0 && failed === total && !priced) {
     const model = run.models.length > 0 ? run.models.join(', ') : 'the default model';
     return `unknown (${failed === 1 ? 'the only call' : `all ${failed} calls`} failed; no price known for ${model})`;
   }
-  return `$${costUsd.toFixed(4)}${unpricedCalls > 0 ? ` + ${unpricedCalls} calls without a known price` : ''}`;
+  const unknown = priced ? noUsage : 'calls without a known price';
+  return `$${costUsd.toFixed(4)}${unpricedCalls > 0 ? ` + ${unpricedCalls} ${unknown}` : ''}`;
 }
 
 /**
@@ -48,7 +56,40 @@ export function costText(
 export function ledgerNotesText(checkpoints: readonly Checkpoint[], status: string): string | null {
   const count = checkpoints.filter((checkpoint) => checkpoint.noteSource === 'ledger').length;
   if (count === 0) return null;
-  const why = status === 'rejected' ? 'rejecting the run removed them' : 'they are missing';
+  const why =
+    status === 'rejected'
+      ? 'rejecting the run removed them'
+      : status === 'rolled-back'
+        ? 'rolling the run back removed them'
+        : 'they are missing';
   const which = count === checkpoints.length ? 'These handoff notes are' : `${count} of these handoff notes are`;
   return `${which} no longer in git (${why}); shown as the ledger recorded them.`;
+}
+
+/** What a run was before its rollback, by its status then. */
+const BEFORE_ROLLBACK: Partial<Record<string, string>> = {
+  'rolled-back': 'again',
+  completed: 'it had completed, never accepted',
+  failed: 'it had failed, never accepted',
+  interrupted: 'it had been interrupted, never accepted',
+  running: 'it was running, never accepted',
+};
+
+/**
+ * One `ratchet refactor rollback` of a run, e.g. `rolled back at 2026-01-01T00:00:00.000Z (it was
+ * accepted): /repo restored from /backups/x, branch main reset; the state it replaced is kept in
+ * /backups/x/before-rollback-y`. Shared by `ratchet status`, `ratchet history` and the reports.
+ */
+export function rollbackText(event: EventOf<'backup-restore'>): string {
+  const before =
+    BEFORE_ROLLBACK[event.previousStatus] ?? (event.previousStatus ? `it was ${event.previousStatus}` : '');
+  return (
+    `rolled back at ${event.timestamp}${before ? ` (${before})` : ''}: ${event.target} restored from ${event.backup}` +
+    `${event.branch ? `, branch ${event.branch} reset` : ''}; the state it replaced is kept in ${event.safetyBackup}`
+  );
+}
+
+/** A run's status as the reports and `ratchet status` say it: `rolled back` for `rolled-back`. */
+export function statusText(status: string): string {
+  return status === 'rolled-back' ? 'rolled back' : status;
 }

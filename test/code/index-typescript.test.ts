@@ -258,5 +258,7 @@ describe('buildIndex on a TypeScript project', () => {
     expect(summary.importEdges).toBe(7);
     expect(summary.callEdges).toBeGreaterThanOrEqual(7);
     expect(summary.durationMs).toBeGreaterThanOrEqual(0);
+    expect(summary.riskiest).toEqual(index.risk.slice(0, 5).map(({ path, score }) => ({ path, score })));
+    expect(summary.riskiest.length).toBeGreaterThan(0);
   });
 });

@@ -180,7 +180,12 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       importEdges: 1,
       reused: 3,
       git: true,
+      riskiest: [expect.objectContaining({ path: 'src/math.js' }), expect.objectContaining({ path: 'src/app.js' })],
     });
+    // A file is not a project: said so, without blaming permissions.
+    const file = await runCli(['index', join(repo.dir, 'src', 'math.js')], { cwd: repo.dir, env });
+    expect(file.exitCode, describeResult(file)).toBe(2);
+    expect(file.stderr).toContain(`${join(repo.dir, 'src', 'math.js')} is a file, not a directory.`);
     // The cache lives in the git-excluded .ratchet/ folder.
     expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
   });

@@ -253,7 +253,31 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
       '--cassette plays a recorded session, but the provider is anthropic (from the config).',
     );
     expect(ignored.stderr).toContain('Add --provider replay');
-    expect(existsSync(join(repo.dir, '.ratchet')), 'nothing written into the repository').toBe(false);
+    const exclude = join(repo.dir, '.git', 'info', 'exclude');
+    const excluded = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
+    const nothingWritten = (why: string): void => {
+      expect(existsSync(join(repo.dir, '.ratchet')), `${why}: no .ratchet/ in the repository`).toBe(false);
+      expect(existsSync(exclude) ? readFileSync(exclude, 'utf8') : '', `${why}: .git/info/exclude unchanged`).toBe(
+        excluded,
+      );
+    };
+    nothingWritten('a cassette without replay');
+    // A dirty tree (sub/ is untracked) is refused before the ledger exists...
+    const dirty = await runCli(['tdd', 'add things', '--provider', 'replay', '--cassette', 'session.ndjson'], {
+      cwd: sub,
+      env,
+    });
+    expect(dirty.exitCode, describeResult(dirty)).toBe(2);
+    expect(dirty.stderr).toContain('The working tree has uncommitted changes (1 files).');
+    nothingWritten('a dirty tree');
+    // ... and so is a missing API key (--allow-dirty gets past the dirty tree).
+    const keyless = await runCli(['tdd', 'add things', '--allow-dirty', '--provider', 'anthropic', '--model', 'm'], {
+      cwd: sub,
+      env,
+    });
+    expect(keyless.exitCode, describeResult(keyless)).toBe(3);
+    expect(keyless.stderr).toContain('ANTHROPIC_API_KEY is not set');
+    nothingWritten('a missing key');
   });
 
   it('init --force --prompts rewrites the config but keeps prompts the user edited', async () => {

@@ -375,6 +375,18 @@ describe('ratchet refactor, around the run', () => {
     expect(checkoutState(repo)).toEqual(before);
     expect(branches(repo)).toEqual([`main ${before.head}`]);
     expect(existsSync(worktree)).toBe(false);
+    // On record as rolled back (not rejected), with what it was before, and no worktree listed.
+    const status = await ratchet(['status', runId, '--json'], repo.dir, claudeEnv(repo, server));
+    expectExit(status, 0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      run: { status: 'rolled-back' },
+      worktree: null,
+      rollback: { type: 'backup-restore', previousStatus: 'failed', branch: 'main' },
+    });
+    const shown = await ratchet(['status', runId], repo.dir, claudeEnv(repo, server));
+    expect(shown.stdout).toMatch(/rolled back at \S+ \(it had failed, never accepted\): /);
+    expect(shown.stdout).toContain('rolled back, the branch was removed');
+    expect(shown.stdout).not.toContain(worktree);
   });
 
   it('exits 2 with the install hint when the claude binary is missing', async () => {
@@ -420,6 +432,42 @@ describe('ratchet refactor, around the run', () => {
     expect(branches(repo)).toEqual(before.branches);
     expect(worktreesUnder(repo.home)).toEqual([]);
     expect(existsSync(join(repo.home, 'backups'))).toBe(false);
+  });
+
+  it('stops with exit 3 when the planner cannot reach the provider after its retries, leaving no worktree or branch', async () => {
+    const repo = await tsRepo();
+    const before = { state: checkoutState(repo), branches: branches(repo) };
+    const result = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes', '--json'],
+      repo.dir,
+      // Nothing listens on port 1: every connection is refused.
+      { ...claudeEnv(repo, null), ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' },
+    );
+    expectExit(result, 3);
+    const lines = parseNdjson(result.stdout);
+    // The retries stream as they happen (1 s, 2 s, 4 s), then the planner's attempt ends in an error.
+    expect(lines.filter((line) => line.type === 'model-retry').map((line) => line.delayMs)).toEqual([1000, 2000, 4000]);
+    expect(
+      lines.some((line) => line.type === 'stage-end' && line.stage === 'PLANNER' && line.outcome === 'error'),
+    ).toBe(true);
+    expect(lines.some((line) => line.type === 'batch-start' || line.type === 'plan-create')).toBe(false);
+    expect(errorOf(lines).message).toContain('Cannot reach anthropic');
+    expect(checkoutState(repo)).toEqual(before.state);
+    expect(branches(repo)).toEqual(before.branches);
+    expect(worktreesUnder(repo.home)).toEqual([]);
+  });
+
+  it('exits 2 on a repository that has no commit yet', async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-empty-repo-')));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });
+    const result = await ratchet(['refactor', 'run', dir, '--provider', 'anthropic', '--yes', '--allow-dirty'], dir, {
+      RATCHET_HOME: join(dir, '.home'),
+      ANTHROPIC_API_KEY: 'sk-ant-test-no-commit-000000000000',
+    });
+    expectExit(result, 2);
+    expect(result.stderr).toContain(`${dir} has no commits yet: a run starts from a commit.`);
+    expect(result.stderr).toContain('git add -A && git commit -m "initial"');
   });
 
   it('exits 2 before any backup or worktree when nothing can verify the project, naming it', async () => {

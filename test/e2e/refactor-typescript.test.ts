@@ -54,6 +54,8 @@ import {
   type RefactorModel,
 } from '../support/refactor-harness.js';
 import { assertFreshBuild } from '../support/run-cli.js';
+import { openLedger } from '../../src/ledger/ledger.js';
+import type { EventOf } from '../../src/core/events.js';
 
 const GOALS = {
   'batch-001': 'Remove dead code in src/math.ts',
@@ -162,6 +164,14 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     await model?.server.close();
     await repo?.cleanup();
   });
+
+  /** The run's `backup-restore` events, as the ledger (`.ratchet/ledger.db`) stored them. */
+  async function rollbackEvents(runId: string): Promise<Array<EventOf<'backup-restore'>>> {
+    await using ledger = await openLedger(join(repo.dir, '.ratchet', 'ledger.db'), { secrets: [] });
+    return (await ledger.events(runId, { types: ['backup-restore'] })).flatMap((event) =>
+      event.type === 'backup-restore' ? [event] : [],
+    );
+  }
 
   it('completes every batch and exits 0, the model answering as scripted', () => {
     const { result, lines } = run;
@@ -389,6 +399,32 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
       expect(await readFile(join(repo.dir, path), 'utf8'), path).toBe(content);
   });
 
+  it('reject of the accepted run names refactor rollback, and status no longer lists its worktree', async () => {
+    const { lines, runId } = run;
+    const worktree = z.string().parse(
+      field(
+        lines.find((line) => line.type === 'run-start'),
+        'worktree',
+      ),
+    );
+    const refused = await ratchet(['reject', runId], repo.dir, env);
+    expectExit(refused, 2);
+    expect(refused.stderr).toContain(`Run ${runId} was already accepted into main; it cannot be rejected.`);
+    expect(refused.stderr).toContain(`hint: Undo it with \`ratchet refactor rollback ${runId}\``);
+    expect(refused.stderr).not.toContain('git revert');
+    expect(repo.run('rev-parse', 'HEAD')).toBe(tip);
+    // The worktree accept removed is not listed as if it were still there.
+    const status = await ratchet(['status', runId], repo.dir, env);
+    expectExit(status, 0);
+    expect(status.stdout).toContain('accepted, the branch was removed');
+    expect(status.stdout).not.toMatch(/^\s*worktree\b/m);
+    expect(status.stdout).not.toContain(worktree);
+    const json = z
+      .looseObject({ run: z.looseObject({ status: z.string() }), worktree: z.string().nullable() })
+      .parse(JSON.parse((await ratchet(['status', runId, '--json'], repo.dir, env)).stdout));
+    expect(json).toMatchObject({ run: { status: 'accepted' }, worktree: null });
+  });
+
   it('refactor rollback after the accept restores the repository exactly as it was before the run', async () => {
     const { beforeState, beforeTree, beforeBranches, runId } = run;
     // Work done since the run is what a rollback replaces: it asks first, and without a terminal
@@ -405,9 +441,8 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     const rolledBack = await ratchet(['refactor', 'rollback', runId, '--yes', '--json'], repo.dir, env);
     expectExit(rolledBack, 0);
     // ... and keeps the state it replaced: the later commit is in the new backup's bundle.
-    const previous = z
-      .object({ previousState: z.string() })
-      .parse(JSON.parse(rolledBack.stdout.trim().split('\n').at(-1) ?? ''));
+    const previous = RollbackLine.parse(JSON.parse(rolledBack.stdout.trim().split('\n').at(-1) ?? ''));
+    expect(previous).toMatchObject({ run: runId, status: 'rolled-back', branch: 'main' });
     expect(
       execFileSync('git', ['bundle', 'list-heads', join(previous.previousState, 'backup.bundle')], {
         encoding: 'utf8',
@@ -418,4 +453,122 @@ describe('ratchet refactor run on a TypeScript repository (real claude binary, s
     expect(await readFile(join(repo.dir, SCRATCH), 'utf8')).toBe(SCRATCH_TEXT);
     expect(branches(repo)).toEqual(beforeBranches);
   });
+
+  it('records the rollback: status, history and report say when, and where the state it replaced is kept', async () => {
+    const { runId } = run;
+    const [restore] = await rollbackEvents(runId);
+    expect(restore).toMatchObject({ branch: 'main', previousStatus: 'accepted' });
+    const at = restore?.timestamp ?? '';
+    const kept = restore?.safetyBackup ?? '';
+    expect(kept).toMatch(/before-rollback-/);
+    expect(existsSync(kept)).toBe(true);
+
+    const status = await ratchet(['status', runId], repo.dir, env);
+    expectExit(status, 0);
+    expect(status.stdout).toContain(`rolled back at ${at}`);
+    expect(status.stdout).toContain(
+      `(it was accepted): ${restore?.target ?? ''} restored from ${restore?.backup ?? ''}`,
+    );
+    expect(status.stdout).toContain(`the state it replaced is kept in ${kept}`);
+    expect(status.stdout).toContain('rolled back, the branch was removed');
+    expect(status.stdout).not.toContain('rejected, the branch was removed');
+    expect(status.stdout).not.toMatch(/^\s*worktree\b/m);
+    const statusJson = z
+      .looseObject({
+        run: z.looseObject({ status: z.string() }),
+        worktree: z.string().nullable(),
+        rollback: BackupRestore.nullable(),
+      })
+      .parse(JSON.parse((await ratchet(['status', runId, '--json'], repo.dir, env)).stdout));
+    expect(statusJson).toMatchObject({ run: { status: 'rolled-back' }, worktree: null, rollback: restore });
+
+    const history = await ratchet(['history', runId], repo.dir, env);
+    expectExit(history, 0);
+    expect(history.stdout).toContain(`Run ${runId} was rolled back at ${at} (it was accepted)`);
+    expect(history.stdout).toContain(kept);
+    const historyJson = z
+      .looseObject({
+        runs: z.array(z.looseObject({ id: z.string(), status: z.string() })),
+        rollbacks: z.array(BackupRestore),
+      })
+      .parse(JSON.parse((await ratchet(['history', '--json'], repo.dir, env)).stdout));
+    expect(historyJson.runs.find((entry) => entry.id === runId)?.status).toBe('rolled-back');
+    expect(historyJson.rollbacks).toEqual([restore]);
+
+    const report = await ratchet(['report', runId], repo.dir, env);
+    expectExit(report, 0);
+    expect(report.stdout).toContain('| Status | **rolled-back** |');
+    expect(report.stdout).toContain(`| Rolled back | at ${at} (it was accepted): `);
+    expect(report.stdout).toContain(`the state it replaced is kept in ${kept} |`);
+    expect(report.stdout).not.toContain('**rejected**');
+    const reportJson = z
+      .looseObject({ status: z.string(), rollback: BackupRestore.nullable(), html: z.string() })
+      .parse(JSON.parse((await ratchet(['report', runId, '--json'], repo.dir, env)).stdout));
+    expect(reportJson).toMatchObject({ status: 'rolled-back', rollback: restore });
+    const dom = await renderInChromium(reportJson.html);
+    expect(dom).toContain(`<td>Rolled back</td><td>at ${at} (it was accepted): `);
+    expect(dom).toContain(kept);
+  });
+
+  it('refuses to accept, reject, resume or trim the rolled-back run, saying when it was rolled back', async () => {
+    const { beforeState, runId } = run;
+    const [restore] = await rollbackEvents(runId);
+    for (const args of [
+      ['accept', runId],
+      ['accept', runId, '--force'],
+      ['reject', runId],
+      ['resume', runId],
+      ['rollback', runId],
+    ]) {
+      const refused = await ratchet(args, repo.dir, env);
+      expectExit(refused, 2);
+      expect(refused.stderr, args.join(' ')).toContain(
+        `Run ${runId} was rolled back at ${restore?.timestamp ?? ''} (\`ratchet refactor rollback\`)`,
+      );
+      expect(refused.stderr, args.join(' ')).toContain(`kept in ${restore?.safetyBackup ?? ''}`);
+    }
+    expect(checkoutState(repo)).toEqual(beforeState);
+  });
+
+  it('a second refactor rollback restores the same backup again, backing up first', async () => {
+    const { beforeState, beforeTree, beforeBranches, runId } = run;
+    const unconfirmed = await ratchet(['refactor', 'rollback', runId], repo.dir, env);
+    expectExit(unconfirmed, 2);
+    expect(unconfirmed.stderr).toContain(`Run ${runId} was already rolled back at `);
+    const again = await ratchet(['refactor', 'rollback', runId, '--yes', '--json'], repo.dir, env);
+    expectExit(again, 0);
+    const second = RollbackLine.parse(JSON.parse(again.stdout.trim().split('\n').at(-1) ?? ''));
+    expect(existsSync(second.previousState)).toBe(true);
+    expect(checkoutState(repo)).toEqual(beforeState);
+    expect(userTree(repo)).toEqual(beforeTree);
+    expect(branches(repo)).toEqual(beforeBranches);
+    const rollbacks = await rollbackEvents(runId);
+    expect(rollbacks.map((event) => event.previousStatus)).toEqual(['accepted', 'rolled-back']);
+    expect(rollbacks[1]).toMatchObject({ timestamp: second.rolledBackAt, safetyBackup: second.previousState });
+    const status = await ratchet(['status', runId], repo.dir, env);
+    expect(status.stdout).toContain(`rolled back at ${second.rolledBackAt}`);
+    expect(status.stdout).toContain(`(again)`);
+  });
+});
+
+/** The last line of `refactor rollback --json`. */
+const RollbackLine = z.looseObject({
+  run: z.string(),
+  status: z.string(),
+  rolledBackAt: z.string(),
+  restored: z.string(),
+  backup: z.string(),
+  previousState: z.string(),
+  branch: z.string().nullable(),
+});
+
+/** A `backup-restore` event, as `--json` outputs carry it. */
+const BackupRestore = z.looseObject({
+  type: z.literal('backup-restore'),
+  timestamp: z.string(),
+  target: z.string(),
+  backup: z.string(),
+  safetyBackup: z.string(),
+  branch: z.string().nullable(),
+  previousStatus: z.string(),
 });

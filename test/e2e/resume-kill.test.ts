@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RatchetEvent } from '../../src/core/events.js';
 import { NOTES_REF } from '../../src/core/handoff.js';
-import { RESUME_REFERENCE_SUBJECTS, type BrainCall } from '../support/resume-brain.js';
+import { RESUME_ITEMS, RESUME_REFERENCE_SUBJECTS, type BrainCall } from '../support/resume-brain.js';
 import { expectCompletedLikeReference, expectStarts } from '../support/resume-checks.js';
 import {
   branchCommits,
@@ -203,18 +203,48 @@ describe('kill -9, then ratchet resume', () => {
       });
       const created = result.events.find((event) => event.type === 'checkpoint-create' && event.stage === 'RED');
       if (created?.type !== 'checkpoint-create') throw new Error('no RED checkpoint');
-      // Recreate the crash window a kill can only hit by luck: the commit exists, its note does not.
       expect(project.repo.run('rev-parse', `ratchet/${runId}`)).toBe(created.commit);
+      // Recreate the crash window a kill can only hit by luck: GREEN's checkpoint commit exists,
+      // its note does not, and the process died before the ledger heard of it.
+      const worktree = (await ledgerRun(project, runId)).worktree ?? '';
+      const add = RESUME_ITEMS[0];
+      if (!add) throw new Error('no items');
+      await writeFile(join(worktree, add.implFile), add.impl);
+      project.repo.run('-C', worktree, 'commit', '--quiet', '-am', reference[2] ?? 'feat');
+      const noteless = project.repo.run('rev-parse', `ratchet/${runId}`);
+
+      // A checkpoint the ledger recorded whose note is gone (a lost notes ref) is not dropped
+      // with it: resume refuses, changing nothing, until repair-notes restores the note.
       await project.repo.git.removeNote(NOTES_REF, created.commit);
+      const refused = await runCli(project, ['resume', runId, '--json']);
+      expect(refused.code, describeResult(refused)).toBe(2);
+      expect(refused.lines).toEqual([
+        expect.objectContaining({
+          type: 'error',
+          code: 'usage',
+          message: expect.stringContaining(
+            `1 checkpoint on branch ratchet/${runId} has no handoff note in ${NOTES_REF}, though the ledger records it (the newest: ${created.commit.slice(0, 8)} ${reference[1]})`,
+          ) as unknown,
+          hint: expect.stringContaining(`ratchet repair-notes ${runId}`) as unknown,
+        }),
+      ]);
+      expect(project.repo.run('rev-parse', `ratchet/${runId}`)).toBe(noteless);
+      const repaired = await runCli(project, ['repair-notes', runId]);
+      expect(repaired.code, describeResult(repaired)).toBe(0);
+      expect(repaired.stdout).toContain(`Rewrote 1 handoff note(s) of run ${runId} from the ledger.`);
+
       const [resumed] = await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
       expect(
         resumed?.events
           .filter((event) => event.type === 'warning')
           .map((event) => (event.type === 'warning' ? event.message : '')),
-      ).toEqual([expect.stringMatching(/^Dropped 1 commit\(s\) after the last checkpoint/)]);
-      // The RED stage was redone, so the branch now has a different commit with the same subject.
+      ).toEqual([
+        `Dropped 1 commit(s) after the last checkpoint ${created.commit.slice(0, 8)} (they had no handoff note).`,
+      ]);
+      // GREEN was redone, so the branch now has a different commit with the same subject.
       const commits = branchCommits(project, (await ledgerRun(project, runId)).baseCommit ?? '', runId);
-      expect(commits.map((commit) => commit.sha)).not.toContain(created.commit);
+      expect(commits.map((commit) => commit.sha)).toContain(created.commit);
+      expect(commits.map((commit) => commit.sha)).not.toContain(noteless);
     },
     E2E_TIMEOUT_MS,
   );

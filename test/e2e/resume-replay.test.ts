@@ -3,12 +3,14 @@
  * resumed with a plain `ratchet resume`: the cassette continues where the run's last checkpoint
  * left it, however often the run was killed and resumed. The cassette is recorded first, with
  * `--record`, from a run against the loopback Anthropic fake answered by the resume brain.
- * Replay runs are recorded with the cassette's model, not the configured default.
+ * Replay runs are recorded with the cassette's model, not the configured default. A recorded
+ * session that failed a gate and was then resumed replays the same way: the replayed run fails
+ * as the recorded one did, and its `resume` continues after the answers the failure used.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCassette } from '../../src/llm/cassette.js';
-import { RESUME_REFERENCE_SUBJECTS } from '../support/resume-brain.js';
+import { RESUME_ITEMS, RESUME_REFERENCE_SUBJECTS } from '../support/resume-brain.js';
 import { expectCompletedLikeReference, expectStarts } from '../support/resume-checks.js';
 import {
   createResumeProject,
@@ -18,6 +20,7 @@ import {
   ledgerRun,
   readLockPid,
   releaseTests,
+  resumeArgs,
   resumeUntilDone,
   runCli,
   runIdOf,
@@ -136,6 +139,71 @@ describe('ratchet tdd --provider replay', () => {
       await expectStarts(project, runId, 2);
       expect(provider.brain.calls.length).toBe(calls);
       expect((await ledgerRun(project, runId)).model).toBe(RESUME_MODEL);
+    },
+    E2E_TIMEOUT_MS,
+  );
+
+  it(
+    'a recorded session that failed a gate and was resumed replays as recorded: the same failure, then `resume` finishes',
+    async () => {
+      // Recorded: GREEN of `add` writes a product instead of a sum in each of its 3 attempts, so
+      // the run fails (exit 1) on its RED checkpoint; resumed with the script's answers, the
+      // recording continues into the same cassette and the run completes.
+      const recording = await newProject();
+      const session = recording.repo.path('failed-then-resumed.ndjson');
+      const add = RESUME_ITEMS[0];
+      if (!add) throw new Error('no items');
+      const product = add.impl.replace('a + b', 'a * b');
+      provider.brain.override = (call) =>
+        call.stage === 'GREEN' && call.item?.fn === 'add' && call.turn === 0
+          ? {
+              kind: 'message',
+              content: [
+                { type: 'text', text: 'Implement add.' },
+                { type: 'tool_use', name: 'Write', input: { file_path: add.implFile, content: product } },
+              ],
+            }
+          : undefined;
+      let failed;
+      try {
+        failed = await runCli(recording, [...tddArgs(), '--record', session]);
+      } finally {
+        provider.brain.override = undefined;
+      }
+      expect(failed.code, describeResult(failed)).toBe(1);
+      const recordedRun = runIdOf(failed.events);
+      const failure = failed.events.at(-1);
+      expect(failure).toMatchObject({ type: 'run-end', status: 'failed' });
+      const recordedResume = await runCli(recording, resumeArgs(recordedRun));
+      expect(recordedResume.code, describeResult(recordedResume)).toBe(0);
+      const errorNoteOn = [RESUME_REFERENCE_SUBJECTS[1] ?? ''];
+      await expectCompletedLikeReference(recording, recordedRun, RESUME_REFERENCE_SUBJECTS, { errorNoteOn });
+
+      // Replayed in a fresh project: it fails as recorded, and a plain `resume` (more than once
+      // if need be, as a user would) plays what the recorded resume answered, to the end.
+      const project = await newProject();
+      const calls = provider.brain.calls.length;
+      const replayed = await runCli(project, [
+        'tdd',
+        'Build a tiny arithmetic module',
+        '--provider',
+        'replay',
+        '--cassette',
+        session,
+        '--json',
+      ]);
+      expect(replayed.code, describeResult(replayed)).toBe(1);
+      const runId = runIdOf(replayed.events);
+      expect(replayed.events.at(-1)).toMatchObject({
+        type: 'run-end',
+        status: 'failed',
+        message: failure?.type === 'run-end' ? failure.message : '(no message)',
+      });
+      const resumed = await runCli(project, resumeArgs());
+      expect(resumed.code, describeResult(resumed)).toBe(0);
+      await expectCompletedLikeReference(project, runId, RESUME_REFERENCE_SUBJECTS, { errorNoteOn });
+      await expectStarts(project, runId, 1);
+      expect(provider.brain.calls.length, 'a replay calls no model').toBe(calls);
     },
     E2E_TIMEOUT_MS,
   );

@@ -1,9 +1,11 @@
 /**
  * `ratchet rollback` + `ratchet resume` re-does a finished run from one of its checkpoints, and
  * `ratchet repair-notes` restores the handoff notes from the ledger after the notes ref was
- * destroyed. The built CLI runs against the loopback Anthropic fake answered by the stateless
- * script in test/support/resume-brain.ts. Both tests use one completed run: repair-notes leaves
- * it as it found it, rollback comes last; either also works alone (`-t`).
+ * destroyed; `resume` refuses (exit 2, naming repair-notes) a run whose checkpoints lost their
+ * notes or carry one that does not parse, instead of dropping them. The built CLI runs against
+ * the loopback Anthropic fake answered by the stateless script in test/support/resume-brain.ts.
+ * The tests use one completed run: repair-notes leaves it as it found it, the refusals leave it
+ * rolled back to its GREEN checkpoint, rollback comes last; each also works alone (`-t`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -19,6 +21,7 @@ import {
   handoffNote,
   ledgerRun,
   onlyLine,
+  resumeArgs,
   resumeUntilDone,
   runCli,
   runIdOf,
@@ -26,6 +29,7 @@ import {
   tddArgs,
   type BranchCommit,
   type ResumeProject,
+  withLedger,
   type ResumeProvider,
 } from '../support/resume-harness.js';
 
@@ -113,6 +117,61 @@ describe('repair-notes', () => {
         run: { id: runId, status: 'completed' },
         handoff: { nextPhase: 'COMPLETE' },
       });
+    },
+    E2E_TIMEOUT_MS,
+  );
+});
+
+describe('resume and the handoff notes of the checkpoints', () => {
+  it(
+    'refuses (exit 2, repair-notes hint) when the notes ref is gone, and when a note is not JSON; repair-notes restores them',
+    async () => {
+      const green = commits.find((commit) => commit.subject.startsWith('feat: '));
+      if (!green) throw new Error('no GREEN commit');
+      const rollback = await runCli(project, ['rollback', green.sha, '--json']);
+      expect(rollback.code, describeResult(rollback)).toBe(0);
+      const onBranch = commits.slice(0, commits.indexOf(green) + 1);
+      const tip = () => project.repo.run('rev-parse', `ratchet/${runId}`);
+      const eventsBefore = await withLedger(project, async (ledger) => (await ledger.events(runId)).length);
+
+      // The notes ref deleted: the ledger still records every checkpoint, so nothing is dropped.
+      project.repo.run('update-ref', '-d', NOTES_REF);
+      const refused = await runCli(project, resumeArgs());
+      expect(refused.code, describeResult(refused)).toBe(2);
+      const error = errorLine(refused);
+      expect(error.code).toBe('usage');
+      expect(error.message).toContain(`Run ${runId} cannot be resumed: ${onBranch.length} checkpoints on branch`);
+      expect(error.message).toContain(`have no handoff note in ${NOTES_REF}, though the ledger records them`);
+      expect(error.message).toContain(green.sha.slice(0, 8));
+      expect(error.hint).toContain(`ratchet repair-notes ${runId}`);
+      expect(refused.events.filter((event) => event.type === 'warning')).toEqual([]);
+      expect(tip()).toBe(green.sha);
+      expect((await ledgerRun(project, runId)).status).toBe('interrupted');
+      expect(await withLedger(project, async (ledger) => (await ledger.events(runId)).length)).toBe(eventsBefore);
+      const plain = await runCli(project, ['resume']);
+      expect(plain.code, describeResult(plain)).toBe(2);
+      expect(plain.stderr).not.toContain('Dropped');
+      expect(plain.stderr).toContain(`hint: Run \`ratchet repair-notes ${runId}\``);
+
+      const repair = await runCli(project, ['repair-notes', '--json']);
+      expect(repair.code, describeResult(repair)).toBe(0);
+      expect(RepairJsonSchema.parse(onlyLine(repair))).toMatchObject({ run: runId, rewritten: onBranch.length });
+      for (const commit of onBranch) expect(handoffNote(project, commit.sha).runId).toBe(runId);
+
+      // A note that is not JSON: a usage error with the same hint (exit 1 is for failed gates).
+      project.repo.run('notes', `--ref=${NOTES_REF}`, 'add', '-f', '-m', '{"phase": "GREEN", broken', green.sha);
+      const broken = await runCli(project, resumeArgs());
+      expect(broken.code, describeResult(broken)).toBe(2);
+      expect(errorLine(broken)).toMatchObject({
+        code: 'usage',
+        message: `Run ${runId} cannot be resumed: the handoff note on ${green.sha.slice(0, 8)} is not valid JSON.`,
+        hint: expect.stringContaining(`ratchet repair-notes ${runId}`) as unknown,
+      });
+      expect(tip()).toBe(green.sha);
+      const healed = await runCli(project, ['repair-notes', '--json']);
+      expect(healed.code, describeResult(healed)).toBe(0);
+      expect(RepairJsonSchema.parse(onlyLine(healed))).toMatchObject({ rewritten: 1 });
+      expect(handoffNote(project, green.sha)).toMatchObject({ phase: 'GREEN', nextPhase: 'REFACTOR', runId });
     },
     E2E_TIMEOUT_MS,
   );

@@ -1,17 +1,26 @@
 /**
  * End to end: what `status`, `history`, `report` and `reject` say about a finished run (the demo's,
  * on a real repository): aligned history columns however long a subject is, a killed run's status
- * line, a second `reject` refused like a second `accept`, and the handoff notes a reject removed
- * from git still shown, from the ledger.
+ * line, a second `reject` refused like a second `accept`, the handoff notes a reject removed
+ * from git still shown, from the ledger (and not written back by `repair-notes`), and a `rollback`
+ * to a checkpoint of another run naming that run.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOTES_REF } from '../../src/core/handoff.js';
 import { openLedger } from '../../src/ledger/ledger.js';
-import { assertFreshBuild, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
+import {
+  assertFreshBuild,
+  describeResult,
+  PACKAGE_ROOT,
+  parseNdjson,
+  runCli,
+  type CliResult,
+} from '../support/run-cli.js';
 
 let dir = '';
 let repoDir = '';
@@ -153,5 +162,58 @@ describe('status, history, report and reject of a finished run (built CLI, subpr
 
     const status = await ratchet('status');
     expect(status.stdout).toMatch(/phase {5}PLAN -> COMPLETE \(cycle 5\)/);
+    // Its worktree is gone, and status does not show it.
+    const statusJson = JSON.parse((await ratchet('status', '--json')).stdout) as {
+      run: { worktree: string };
+      worktree: string | null;
+    };
+    expect(existsSync(statusJson.run.worktree)).toBe(false);
+    expect(statusJson.worktree).toBeNull();
+    expect(status.stdout).not.toMatch(/^ {2}worktree /m);
+
+    // repair-notes does not write the notes the reject removed back onto the dropped commits.
+    const repair = await ratchet('repair-notes');
+    expect(repair.exitCode, describeResult(repair)).toBe(2);
+    expect(repair.stderr).toContain(`Run ${runId} was rejected: it is over and its branch ratchet/${runId} is gone`);
+    expect(repair.stdout).not.toContain('Rewrote');
+    expect(execFileSync('git', ['notes', `--ref=${NOTES_REF}`, 'list'], { cwd: repoDir, encoding: 'utf8' })).toBe('');
+  });
+
+  it('rollback to a checkpoint of another run names the run it belongs to', async () => {
+    // Two more runs that stop after their PLAN checkpoint (the cassette has no answer for RED).
+    const planOnly = join(dir, 'plan-only.ndjson');
+    const demoCassette = await readFile(join(PACKAGE_ROOT, 'demo', 'cassette.ndjson'), 'utf8');
+    writeFileSync(planOnly, `${demoCassette.split('\n').slice(0, 3).join('\n')}\n`);
+    const start = async (): Promise<{ id: string; plan: string }> => {
+      const run = await ratchet('tdd', 'A stack', '--provider', 'replay', '--cassette', planOnly, '--json');
+      expect(run.exitCode, describeResult(run)).toBe(3);
+      const id = String(parseNdjson(run.stdout)[0]?.runId);
+      const plan = execFileSync('git', ['rev-parse', `ratchet/${id}`], { cwd: repoDir, encoding: 'utf8' }).trim();
+      return { id, plan };
+    };
+    const older = await start();
+    const latest = await start();
+    const demoCheckpoint = (
+      JSON.parse((await ratchet('history', runId, '--json')).stdout) as {
+        checkpoints: Array<{ sha: string }>;
+      }
+    ).checkpoints[0]?.sha;
+    if (!demoCheckpoint) throw new Error('no checkpoint of the demo run');
+
+    const other = await ratchet('rollback', older.plan.slice(0, 10));
+    expect(other.exitCode, describeResult(other)).toBe(2);
+    expect(other.stderr).toContain(
+      `${older.plan.slice(0, 10)} is not a checkpoint of run ${latest.id}: it is a checkpoint of run ${older.id}.`,
+    );
+    expect(other.stderr).toContain(`Pass that run: \`ratchet rollback ${older.plan.slice(0, 10)} --run ${older.id}\`.`);
+    const rejected = await ratchet('rollback', demoCheckpoint);
+    expect(rejected.exitCode, describeResult(rejected)).toBe(2);
+    expect(rejected.stderr).toContain(
+      `${demoCheckpoint} is not a checkpoint of run ${latest.id}: it is a checkpoint of run ${runId}, which was rejected.`,
+    );
+    // Named, the run rolls back to it.
+    const named = await ratchet('rollback', older.plan, '--run', older.id);
+    expect(named.exitCode, describeResult(named)).toBe(0);
+    expect(named.stdout).toContain(`Run ${older.id} is back at ${older.plan.slice(0, 8)}`);
   });
 });

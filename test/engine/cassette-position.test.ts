@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EventInput, RatchetEvent } from '../../src/core/events.js';
 import type { ModelRequest } from '../../src/core/model.js';
-import { cassettePositionAt } from '../../src/engine/cassette-position.js';
+import { cassettePositionAfterFailure, cassettePositionAt } from '../../src/engine/cassette-position.js';
 
 const BASE = 'base000';
 const FILE = '/cassettes/run.ndjson';
@@ -49,6 +49,23 @@ const checkpoint = (commit: string, position?: number, file = FILE): EventInput 
   subject: `test: ${commit}`,
   ...(position === undefined ? {} : { cassette: { file, position } }),
 });
+const noteWrite = (commit: string): EventInput => ({
+  type: 'note-write',
+  commit,
+  state: {
+    phase: 'RED',
+    nextPhase: 'GREEN',
+    cycleNumber: 1,
+    currentTest: null,
+    completedTests: [],
+    pendingTests: [],
+    testResult: 'FAIL',
+    error: 'GREEN failed after 3 attempts: tests-failing',
+    errorDetails: null,
+    retryCount: 2,
+  },
+});
+const end = (status: 'completed' | 'failed' | 'interrupted'): EventInput => ({ type: 'run-end', status });
 const call = (provider = 'replay', failed = false): EventInput => ({
   type: 'model-call',
   stage: 'RED',
@@ -143,5 +160,62 @@ describe('cassettePositionAt', () => {
       call(),
     );
     expect(cassettePositionAt(other, 'c2', FILE, BASE)).toBeNull();
+  });
+});
+
+describe('cassettePositionAfterFailure', () => {
+  it('a run whose last process failed a gate: after every answer it played, on the checkpoint it failed on', () => {
+    // PLAN and RED checkpointed, then three GREEN attempts of two calls each were rejected.
+    const events = ledger(
+      start(BASE, 0),
+      call(),
+      checkpoint('c1', 1),
+      noteWrite('c1'),
+      call(),
+      checkpoint('c2', 2),
+      noteWrite('c2'),
+      ...Array.from({ length: 6 }, () => call()),
+      noteWrite('c2'),
+      end('failed'),
+    );
+    expect(cassettePositionAfterFailure(events, FILE)).toEqual({ commit: 'c2', position: 8 });
+    // The checkpoint rule (a kill or an interruption) would go back to c2's position.
+    expect(cassettePositionAt(events, 'c2', FILE, BASE)).toBe(2);
+    // A call that got no answer (the cassette had none left) did not move it.
+    const exhausted = ledger(start(BASE, 0), call(), checkpoint('c1', 1), call(), call('replay', true), end('failed'));
+    expect(cassettePositionAfterFailure(exhausted, FILE)).toEqual({ commit: 'c1', position: 2 });
+  });
+
+  it('counts from where a resumed process started, and before any checkpoint from the run start', () => {
+    const resumed = ledger(
+      start(BASE, 0),
+      call(),
+      checkpoint('c1', 1),
+      call(),
+      call(),
+      noteWrite('c1'),
+      end('failed'),
+      start('c1', 3),
+      call(),
+      call(),
+      noteWrite('c1'),
+      end('failed'),
+    );
+    expect(cassettePositionAfterFailure(resumed, FILE)).toEqual({ commit: 'c1', position: 5 });
+    // That resumed process's run-start also gives the position the first failure left at c1.
+    expect(cassettePositionAt(resumed, 'c1', FILE, BASE)).toBe(3);
+    const planFailed = ledger(start(BASE, 0), call(), call(), call(), end('failed'));
+    expect(cassettePositionAfterFailure(planFailed, FILE)).toEqual({ commit: BASE, position: 3 });
+  });
+
+  it('null unless the last process ended failed while replaying this cassette', () => {
+    const interrupted = ledger(start(BASE, 0), call(), checkpoint('c1', 1), call(), end('interrupted'));
+    expect(cassettePositionAfterFailure(interrupted, FILE)).toBeNull();
+    const killed = ledger(start(BASE, 0), call(), checkpoint('c1', 1), end('failed'), start('c1', 1), call());
+    expect(cassettePositionAfterFailure(killed, FILE)).toBeNull();
+    const other = ledger(start(BASE, 0, '/cassettes/other.ndjson'), call(), end('failed'));
+    expect(cassettePositionAfterFailure(other, FILE)).toBeNull();
+    const live = ledger(plainStart(), call('anthropic'), checkpoint('c1'), end('failed'));
+    expect(cassettePositionAfterFailure(live, FILE)).toBeNull();
   });
 });

@@ -96,6 +96,9 @@ describe('run lifecycle', () => {
     // Accepting keeps the time the run finished.
     const accepted = await ledger.updateRun('r1', { status: 'accepted' });
     expect(accepted).toMatchObject({ status: 'accepted', finishedAt: '2030-01-01T00:00:00.000Z' });
+    // So does rolling it back (`ratchet refactor rollback`).
+    const rolledBack = await ledger.updateRun('r1', { status: 'rolled-back' });
+    expect(rolledBack).toMatchObject({ status: 'rolled-back', finishedAt: '2030-01-01T00:00:00.000Z' });
     await ledger.createRun(newRun('r2', { feature: 'g' }));
     const rejected = await ledger.updateRun('r2', { status: 'rejected' });
     expect(rejected.finishedAt).toBe(rejected.updatedAt);

@@ -92,6 +92,7 @@ const data: ReportData = {
   modelCalls: [],
   checkpoints: [],
   refactor: { batches: [], patchChecks: [], contracts: [], backup: null, plan: null },
+  rollbacks: [],
   generatedAt: AT,
 };
 
@@ -142,6 +143,14 @@ describe('run reports', () => {
     expect(costText({ ...failed, failed: 1, unpricedCalls: 1 }, { provider: null, models: ['x'] })).toBe(
       'unknown (1 calls to a model without a known price)',
     );
+    // A priced model's calls whose usage the server did not report: unknown, not $0.
+    const noUsage = { ...summary.modelCalls, total: 3, failed: 0, costUsd: 0, unpricedCalls: 3 };
+    expect(costText(noUsage, { provider: 'openai', models: ['gpt-4o'] })).toBe(
+      'unknown (3 calls whose token usage the server did not report)',
+    );
+    expect(costText({ ...noUsage, costUsd: 0.5, unpricedCalls: 1 }, { provider: 'openai', models: ['gpt-4o'] })).toBe(
+      '$0.5000 + 1 calls whose token usage the server did not report',
+    );
     const unpriced = renderMarkdownReport({
       ...data,
       run: { ...run, model: 'my-local-llm' },
@@ -181,6 +190,40 @@ describe('run reports', () => {
     expect(textOf(renderHtmlReport(rejected))).toContain(text);
     expect(renderMarkdownReport({ ...rejected, checkpoints: [{ ...checkpoint, noteSource: 'git' }] })).not.toContain(
       'no longer in git',
+    );
+  });
+
+  it('say when a rolled-back run was rolled back and where the state it replaced is kept', () => {
+    const rollback: ReportData['rollbacks'][number] = {
+      type: 'backup-restore',
+      id: `${RUN_ID}:40`,
+      runId: RUN_ID,
+      timestamp: '2026-01-02T03:04:05.000Z',
+      target: '/repo',
+      backup: '/home/backups/repo/x',
+      safetyBackup: '/home/backups/repo/x/before-rollback-y',
+      branch: 'main',
+      previousStatus: 'accepted',
+    };
+    const rolledBack: ReportData = {
+      ...data,
+      run: { ...run, workflow: 'refactor', status: 'rolled-back', error: null },
+      rollbacks: [rollback],
+    };
+    const text =
+      'Rolled back | at 2026-01-02T03:04:05.000Z (it was accepted): /repo restored from /home/backups/repo/x, branch main reset; the state it replaced is kept in /home/backups/repo/x/before-rollback-y';
+    const md = renderMarkdownReport(rolledBack);
+    expect(md).toContain('| Status | **rolled-back** |');
+    expect(md).toContain(`| ${text} |`);
+    // Right below the status, as in the HTML report.
+    expect(md.indexOf('| Rolled back |')).toBe(md.indexOf('| Status |') + '| Status | **rolled-back** |\n'.length);
+    const page = textOf(renderHtmlReport(rolledBack));
+    expect(page).toContain('Status | rolled-back');
+    expect(page).toContain(text);
+    // A second rollback gets its own row.
+    const again = { ...rollback, id: `${RUN_ID}:41`, previousStatus: 'rolled-back' };
+    expect(renderMarkdownReport({ ...rolledBack, rollbacks: [rollback, again] })).toContain(
+      '| Rolled back | at 2026-01-02T03:04:05.000Z (again): /repo',
     );
   });
 });

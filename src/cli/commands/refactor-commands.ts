@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -7,7 +7,6 @@ import pc from 'picocolors';
 import { buildIndex } from '../../code/index/build-index.js';
 import { writeIndexArtifacts } from '../../code/index/artifacts.js';
 import { summarizeIndex, type IndexSummary } from '../../code/index/summary.js';
-import type { RiskEntry } from '../../code/index/types.js';
 import { RatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { checkClaudeAuth, checkClaudeCode } from '../../agent/claude-code-runtime.js';
@@ -25,7 +24,8 @@ import {
 import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
 import { createBackup, restoreBackup, type Backup } from '../../engine/refactor/backup.js';
 import { createCommandVerifier } from '../../engine/refactor/verifier.js';
-import { checkpointsOf, rejectRun, resolveRun } from '../../engine/run-control.js';
+import { checkpointsOf, recordRollback, rejectRun, resolveRun, rollbacksOf } from '../../engine/run-control.js';
+import { isClosed } from '../../engine/git-run.js';
 import type { Ledger } from '../../ledger/types.js';
 import { heuristicPlan } from '../../workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
@@ -64,6 +64,10 @@ interface RefactorFlags extends ProviderFlags {
 async function targetOf(repo: string | undefined, command: Command): Promise<string> {
   const dir = resolve(repo ?? globalOptions(command).cwd ?? process.env.TDD_PROJECT_ROOT ?? process.cwd());
   if (!existsSync(dir)) throw new RatchetError('usage', `${dir} does not exist.`);
+  if (!statSync(dir).isDirectory())
+    throw new RatchetError('usage', `${dir} is a file, not a directory.`, {
+      hint: "Name the project's directory (or run from it).",
+    });
   return (await Git.isRepository(dir)) ? await new Git(dir).root() : dir;
 }
 
@@ -97,12 +101,7 @@ async function excludeRatchetDir(target: string): Promise<void> {
   await git.addInfoExclude([inRepo ? `/${inRepo}/.ratchet/` : '/.ratchet/']);
 }
 
-function printIndexSummary(
-  output: Output,
-  summary: IndexSummary,
-  risk: readonly RiskEntry[],
-  artifacts: string | null,
-): void {
+function printIndexSummary(output: Output, summary: IndexSummary, artifacts: string | null): void {
   const languages =
     Object.entries(summary.languages)
       .map(([language, count]) => `${language} ${count}`)
@@ -116,15 +115,16 @@ function printIndexSummary(
   output.out(
     `  this run  ${summary.parsed} parsed, ${summary.reused} reused from the cache, ${summary.removed} removed, ${summary.durationMs} ms`,
   );
-  const riskiest = risk.slice(0, 5); // The register is sorted, riskiest first.
-  if (riskiest.length > 0) {
-    output.out('  riskiest  ' + riskiest.map((entry) => `${entry.path} ${pc.dim(`(${entry.score})`)}`).join(', '));
+  if (summary.riskiest.length > 0) {
+    output.out(
+      '  riskiest  ' + summary.riskiest.map((entry) => `${entry.path} ${pc.dim(`(${entry.score})`)}`).join(', '),
+    );
   }
   if (artifacts) output.out(`  artifacts ${artifacts}`);
 }
 
 function printPlan(output: Output, plan: PlannedBatch[]): void {
-  output.out(pc.bold(`Plan: ${plan.length} batches`));
+  output.out(pc.bold(`Plan: ${plan.length} ${plan.length === 1 ? 'batch' : 'batches'}`));
   for (const batch of plan) {
     output.out(`  ${pc.cyan(batch.id)} ${batch.goal}`);
     output.out(
@@ -368,7 +368,9 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
 
   refactor
     .command('plan')
-    .description('Index the repository and print the heuristic plan; changes nothing')
+    .description(
+      'Index the repository and print the heuristic plan; changes none of your files (the index cache goes to .ratchet/, kept out of git)',
+    )
     .argument('[repo]', 'the directory (default: --cwd or the current directory)')
     .option('--goal <text>', 'what the refactoring should achieve')
     .action(async (repo: string | undefined, flags: { goal?: string }, command: Command) => {
@@ -397,7 +399,9 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
 
   refactor
     .command('verify')
-    .description('Run the baseline verification (fast and full verifier commands) in the repository; changes nothing')
+    .description(
+      "Run the baseline verification (fast and full verifier commands) in the repository; changes none of your files (the commands' output goes to .ratchet/verify/, kept out of git)",
+    )
     .argument('[repo]', 'the directory (default: --cwd or the current directory)')
     .action(async (repo: string | undefined, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
@@ -468,13 +472,16 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (!stored?.backup || !stored.target)
         throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
       const yes = Boolean(globalOptions(command).yes);
+      const previous = run.status === 'rolled-back' ? (await rollbacksOf(ledger, run.id)).at(-1) : undefined;
       const warning =
         `This puts ${stored.target} back as it was before run ${run.id}: ${stored.isGit && run.baseBranch ? `branch ${run.baseBranch} goes back to its commit then (commits made on it since leave it), ` : ''}` +
         'and files changed or added since, committed or not, are replaced or removed.' +
         // Nothing of a run that was never accepted is on the user's branch: reject is enough.
-        (run.status === 'accepted' || run.status === 'rejected'
-          ? ''
-          : ` Run ${run.id} was never accepted: \`ratchet reject ${run.id}\` drops it and leaves your branch and files as they are.`);
+        (run.status === 'rolled-back'
+          ? ` Run ${run.id} was already rolled back${previous ? ` at ${previous.timestamp}` : ''}: this restores the same backup again.`
+          : isClosed(run)
+            ? ''
+            : ` Run ${run.id} was never accepted: \`ratchet reject ${run.id}\` drops it and leaves your branch and files as they are.`);
       if (!yes) {
         if (!process.stdin.isTTY) {
           throw new RatchetError('usage', `${warning} Confirm with --yes.`, {
@@ -496,23 +503,34 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
         runner,
         { git: Boolean(stored.isGit) },
       );
-      await restoreBackup(stored.target, stored.backup, runner, { branch: stored.isGit ? run.baseBranch : null });
+      const branch = stored.isGit ? run.baseBranch : null;
+      await restoreBackup(stored.target, stored.backup, runner, { branch });
       // A run that was not accepted still has its worktree and branch: the rollback drops them,
       // as a reject would, so that nothing of the run is left.
-      if (run.status !== 'accepted' && run.status !== 'rejected') await rejectRun(repoRoot, run, ledger);
-      await ledger.updateRun(run.id, { status: 'rejected' });
+      if (!isClosed(run)) await rejectRun(repoRoot, run, ledger);
+      // On record: status `rolled-back` and a `backup-restore` event (when, from what, and where
+      // the state it replaced is kept), which `status`, `history` and `report` show.
+      const restore = await recordRollback(ledger, run, {
+        target: stored.target,
+        backup: stored.backup.directory,
+        safetyBackup: safety.directory,
+        branch: stored.isGit && stored.backup.bundle ? branch : null,
+      });
       if (output.json)
         output.out(
           JSON.stringify({
             run: run.id,
+            status: 'rolled-back',
+            rolledBackAt: restore.timestamp,
             restored: stored.target,
             backup: stored.backup.directory,
             previousState: safety.directory,
+            branch: restore.branch,
           }),
         );
       else
         output.out(
-          `Restored ${stored.target} from ${stored.backup.directory}.\nThe state before the rollback is kept in ${safety.directory} (${safety.bundle ? 'git bundle + tar.gz snapshot' : 'tar.gz snapshot'}).`,
+          `Restored ${stored.target} from ${stored.backup.directory}${restore.branch ? ` (branch ${restore.branch} reset)` : ''}; run ${run.id} is now rolled back.\nThe state before the rollback is kept in ${safety.directory} (${safety.bundle ? 'git bundle + tar.gz snapshot' : 'tar.gz snapshot'}).`,
         );
     });
 
@@ -541,6 +559,6 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
       const summary = summarizeIndex(index);
       if (output.json) output.out(JSON.stringify(summary));
-      else printIndexSummary(output, summary, index.risk, flags.artifacts ? resolve(flags.artifacts) : null);
+      else printIndexSummary(output, summary, flags.artifacts ? resolve(flags.artifacts) : null);
     });
 }

@@ -1,16 +1,24 @@
+import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
-import { checkpointsOf, orphanedRuns, repairNotes, resolveRun, rollbackRun } from '../../engine/run-control.js';
+import {
+  checkpointsOf,
+  orphanedRuns,
+  repairNotes,
+  resolveRun,
+  rollbackRun,
+  rollbacksOf,
+} from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
-import { costText, ledgerNotesText, stageOutcomesText } from '../../report/summary-text.js';
+import { costText, ledgerNotesText, rollbackText, stageOutcomesText, statusText } from '../../report/summary-text.js';
 import { writeRunReport } from '../../report/write-report.js';
 import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
 import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
-import type { GitRun } from '../../engine/git-run.js';
+import { isClosed, type GitRun } from '../../engine/git-run.js';
 import type { Ledger } from '../../ledger/types.js';
 
 /** What the commands on one run share: output, repository, ledger (closed on dispose) and the run. */
@@ -64,6 +72,10 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const last = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null);
       const summary = await ledger.summary(run.id);
       const orphaned = (await orphanedRuns(repoRoot, [run])).has(run.id);
+      const rollback = (await rollbacksOf(ledger, run.id)).at(-1) ?? null;
+      // A run that is over has no worktree (accept, reject and rollback remove it), nor has one
+      // whose directory is gone.
+      const worktree = !isClosed(run) && existsSync(run.worktree) ? run.worktree : null;
       if (output.json) {
         output.out(
           JSON.stringify({
@@ -71,6 +83,10 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
             active: run.status === 'running' && !orphaned,
             handoff: last?.state ?? null,
             checkpoint: last?.sha ?? null,
+            // The run's worktree while it exists (`run.worktree` is where it was made).
+            worktree,
+            // The latest `ratchet refactor rollback` (a `backup-restore` event), null when none.
+            rollback,
             summary,
           }),
         );
@@ -81,16 +97,19 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         run.workflow === 'tdd'
           ? `\`ratchet resume ${run.id}\` continues from the last checkpoint`
           : `\`ratchet accept ${run.id} --force\` keeps its checkpoints, \`ratchet reject ${run.id}\` drops it`;
-      const shownStatus = orphaned ? pc.yellow('running, but its process is gone (killed?)') : run.status;
+      const shownStatus = orphaned
+        ? pc.yellow('running, but its process is gone (killed?)')
+        : run.status === 'rolled-back' && rollback
+          ? pc.yellow(`rolled back at ${rollback.timestamp}`)
+          : statusText(run.status);
       output.out(`${pc.bold('Run')} ${pc.cyan(run.id)} ${pc.dim(`(${run.workflow})`)}  ${shownStatus}`);
       if (orphaned) output.out(`  next      ${next}`);
       output.out(`  feature   ${run.feature}`);
-      const gone =
-        run.status === 'accepted' || run.status === 'rejected' ? `; ${run.status}, the branch was removed` : '';
+      const gone = isClosed(run) ? `; ${statusText(run.status)}, the branch was removed` : '';
       output.out(
         `  branch    ${run.branch} (from ${run.baseBranch ?? 'detached HEAD'} @ ${run.baseCommit.slice(0, 8)}${gone})`,
       );
-      output.out(`  worktree  ${run.worktree}`);
+      if (worktree) output.out(`  worktree  ${worktree}`);
       output.out(`  provider  ${[run.provider ?? 'unknown', run.model].filter(Boolean).join(' ')}`);
       if (run.workflow === 'refactor') {
         // Refactor checkpoints carry no handoff note: the batches are the progress.
@@ -99,6 +118,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         output.out(`  batches   ${batches} committed${tip ? ` (last ${tip.sha.slice(0, 8)} ${tip.subject})` : ''}`);
         const backup = (run.config as { backup?: { directory?: unknown } } | null)?.backup?.directory;
         if (typeof backup === 'string') output.out(`  backup    ${backup}`);
+        if (rollback) output.out(`  rollback  ${rollbackText(rollback)}`);
       } else if (state) {
         output.out(`  phase     ${state.phase} -> ${state.nextPhase ?? '-'} (cycle ${state.cycleNumber})`);
         output.out(`  test      ${state.currentTest?.description ?? '(none)'}`);
@@ -133,12 +153,15 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       const runs = await ledger.listRuns(20);
       const checkpoints = await checkpointsOf(new Git(repoRoot), run, ledger);
       const gone = await orphanedRuns(repoRoot, runs);
+      const rollbacks = await rollbacksOf(ledger, run.id);
       if (output.json) {
         output.out(
           JSON.stringify({
             runs: runs.map((entry) => ({ ...entry, active: entry.status === 'running' && !gone.has(entry.id) })),
             run: run.id,
             checkpoints,
+            // The run's `ratchet refactor rollback`s (`backup-restore` events), oldest first.
+            rollbacks,
           }),
         );
         return;
@@ -147,13 +170,14 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
         output.out(pc.bold('Runs'));
         const rows = runs.map((entry): Cell[] => [
           [entry.id, pc.cyan],
-          gone.has(entry.id) ? ['running, but its process is gone (killed?)', pc.yellow] : [entry.status],
+          gone.has(entry.id) ? ['running, but its process is gone (killed?)', pc.yellow] : [statusText(entry.status)],
           [entry.workflow],
           [entry.feature],
         ]);
         for (const line of alignedRows(rows)) output.out(`  ${line}`);
         output.out('');
       }
+      for (const rollback of rollbacks) output.out(pc.yellow(`Run ${run.id} was ${rollbackText(rollback)}.`));
       if (run.workflow === 'refactor') {
         output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
         for (const checkpoint of checkpoints)
@@ -190,7 +214,10 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     async ({ output, repoRoot, ledger, run }) => {
       const { markdown, markdownPath, htmlPath } = await writeRunReport(repoRoot, run, ledger);
       if (output.json) {
-        output.out(JSON.stringify({ run: run.id, markdown: markdownPath, html: htmlPath }));
+        const rollback = (await rollbacksOf(ledger, run.id)).at(-1) ?? null;
+        output.out(
+          JSON.stringify({ run: run.id, status: run.status, rollback, markdown: markdownPath, html: htmlPath }),
+        );
         return;
       }
       output.out(markdown);

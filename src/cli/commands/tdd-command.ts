@@ -5,6 +5,7 @@ import { RatchetError } from '../../core/errors.js';
 import type { RatchetEvent } from '../../core/events.js';
 import { resolveRun, runIsActive } from '../../engine/run-control.js';
 import {
+  checkTddStart,
   isFinished,
   startTdd,
   resumeTdd,
@@ -13,9 +14,12 @@ import {
   type EngineServices,
   type ResumeTddOptions,
   type RunOutcome,
+  type TddStartCheck,
 } from '../../engine/tdd-run.js';
+import type { ResolvedConfig } from '../../config/resolved.js';
 import type { Ledger } from '../../ledger/types.js';
 import {
+  checkServices,
   configFor,
   createCliOutput,
   engineServices,
@@ -47,18 +51,21 @@ async function driveTddRun(
   /** How `resume` takes the run's own flags from the ledger; a new run has only the given ones. */
   flagsOf?: (ledger: Ledger, output: Output, repoRoot: string) => Promise<TddFlags>,
   openLedger: (repoRoot: string) => Promise<Ledger> = openRepoLedger,
+  /** A new run's checks (see `checkTddStart`), made before the ledger is opened. */
+  precheck?: (repoRoot: string, config: ResolvedConfig) => Promise<void>,
 ): Promise<{ output: Output; code: number; outcome: RunOutcome }> {
   const output = createCliOutput(command);
   const repoRoot = await repositoryRoot(command);
-  // A new run's flags are checked before the ledger exists: a refused one writes nothing.
+  // A new run's flags, configuration, repository and provider are checked before the ledger
+  // exists: a refused one writes nothing into the repository.
   const fresh = flagsOf === undefined ? await configFor(repoRoot, flags) : undefined;
+  if (fresh !== undefined) {
+    refuseRecordingTheReplay(flags, fresh);
+    await precheck?.(repoRoot, fresh);
+  }
   await using ledger = await openLedger(repoRoot);
   const config = fresh ?? (await configFor(repoRoot, await flagsOf?.(ledger, output, repoRoot)));
-  if (flags.record && config.provider.cassette === resolve(flags.record)) {
-    throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, {
-      hint: 'Record into another file.',
-    });
-  }
+  refuseRecordingTheReplay(flags, config);
   const interrupt = interruptOnSignals();
   try {
     const run = makeRun(
@@ -68,6 +75,15 @@ async function driveTddRun(
     return { output, ...(await driveRun(run, output, interrupt.bySigint)) };
   } finally {
     interrupt.dispose();
+  }
+}
+
+/** `--record` naming the cassette being replayed would overwrite what is played. */
+function refuseRecordingTheReplay(flags: TddFlags, config: ResolvedConfig): void {
+  if (flags.record && config.provider.cassette === resolve(flags.record)) {
+    throw new RatchetError('usage', `--record ${flags.record} is the cassette being replayed.`, {
+      hint: 'Record into another file.',
+    });
   }
 }
 
@@ -97,8 +113,18 @@ export function registerTddCommands(program: Command, setExit: (code: number) =>
       '\nExamples:\n  ratchet tdd "Add a stack with push, pop and peek" --provider anthropic --model claude-sonnet-4-5\n  ratchet tdd "Parse durations like 1h30m" --provider ollama --model qwen2.5-coder\n',
     )
     .action(async (feature: string[], flags: TddFlags, command: Command) => {
-      const { output, code, outcome } = await driveTddRun(command, flags, (options, services) =>
-        startTdd({ ...options, feature: feature.join(' '), allowDirty: Boolean(flags.allowDirty) }, services),
+      const request = { feature: feature.join(' '), allowDirty: Boolean(flags.allowDirty) };
+      let checked: TddStartCheck | undefined;
+      const { output, code, outcome } = await driveTddRun(
+        command,
+        flags,
+        (options, services) => startTdd({ ...options, ...request, ...(checked ? { checked } : {}) }, services),
+        undefined,
+        openRepoLedger,
+        // A dirty tree, no test command, a missing key...: refused before the ledger exists.
+        async (repoRoot, config) => {
+          checked = await checkTddStart({ repoRoot, config, ...request }, checkServices());
+        },
       );
       if (code === 0 && !output.json) {
         output.out(

@@ -22,6 +22,8 @@ export interface IndexSummary {
   removed: number;
   durationMs: number;
   git: boolean;
+  /** The riskiest files of the risk register (at most five), riskiest first. */
+  riskiest: Array<{ path: string; score: number }>;
 }
 
 export function summarizeIndex(index: CodeIndex): IndexSummary {
@@ -55,5 +57,7 @@ export function summarizeIndex(index: CodeIndex): IndexSummary {
     removed: index.stats.removed,
     durationMs: index.stats.durationMs,
     git: index.git,
+    // The register is sorted, riskiest first.
+    riskiest: index.risk.slice(0, 5).map(({ path, score }) => ({ path, score })),
   };
 }

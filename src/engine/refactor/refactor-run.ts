@@ -6,7 +6,7 @@ import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
-import type { ResolvedConfig } from '../../config/resolved.js';
+import { stageModelOverrideNotice, type ResolvedConfig } from '../../config/resolved.js';
 import { checkNeedsRefactor } from '../../code/size-check.js';
 import { buildIndex } from '../../code/index/build-index.js';
 import type { CodeIndex } from '../../code/index/types.js';
@@ -398,6 +398,9 @@ export async function* prepareRefactor(
         dependenciesOf: target,
       });
       if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
+      // `--model` won over `[stages.refactor] model`: said, never silent.
+      const overridden = stageModelOverrideNotice(config, ['refactor']);
+      if (overridden !== null) yield await record({ type: 'warning', message: overridden });
       const outputs = join(runDir(repoRoot, runId), 'verify');
       // Logs and artifacts quote the project's output and text: none of them holds a key.
       const redact = createRedactor(secretsFromEnv(services.env));
@@ -519,7 +522,9 @@ export async function* prepareRefactor(
             }
             for (const problem of bounded.dropped)
               yield await record({ type: 'warning', stage: 'PLANNER', message: `planner batch dropped: ${problem}` });
-            yield await record(plannerEnd('accepted', `${bounded.batches.length} batches`));
+            yield await record(
+              plannerEnd('accepted', `${bounded.batches.length} ${bounded.batches.length === 1 ? 'batch' : 'batches'}`),
+            );
           } else {
             yield await record(plannerEnd('rejected', outcome.status === 'completed' ? 'no plan' : outcome.message));
           }
