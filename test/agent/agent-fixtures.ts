@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { PathPolicy } from '../../src/core/agent.js';
+import type { PathPolicy, StageRequest } from '../../src/core/agent.js';
+import type { EventInput } from '../../src/core/events.js';
 import { createFileGuard } from '../../src/agent/file-guard.js';
 import type { ToolContext } from '../../src/agent/tools/agent-tool.js';
 import { createProcessRunner } from '../../src/process/runner.js';
@@ -43,6 +44,25 @@ export function toolContext(
     guard: createFileGuard(dir, policy),
     runner: createProcessRunner(),
     bashTimeoutMs: 30_000,
+    ...overrides,
+  };
+}
+
+/** A GREEN stage request in `worktree`, open paths, its events collected into `events`. */
+export function greenStageRequest<T = unknown>(
+  worktree: string,
+  events: EventInput[],
+  overrides: Partial<StageRequest<T>> = {},
+): StageRequest<T> {
+  return {
+    stage: 'GREEN',
+    worktree,
+    systemPrompt: 'Stage: GREEN\nMake the test pass.',
+    prompt: 'Implement the feature.',
+    paths: OPEN_POLICY,
+    maxTurns: 10,
+    bashTimeoutMs: 10_000,
+    emit: (event) => events.push(event),
     ...overrides,
   };
 }

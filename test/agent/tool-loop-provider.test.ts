@@ -18,7 +18,7 @@ import { createProcessRunner } from '../../src/process/runner.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../support/fake-openai-server.js';
 import { rejectionOf, silenceSdkWarnings } from '../llm/model-fixtures.js';
-import { OPEN_POLICY, createTempWorktree, type TempWorktree } from './agent-fixtures.js';
+import { createTempWorktree, greenStageRequest, type TempWorktree } from './agent-fixtures.js';
 
 const ANTHROPIC_KEY = 'sk-ant-test-tool-loop-0123456789';
 const OPENAI_KEY = 'sk-openai-test-tool-loop-0123456789';
@@ -65,17 +65,7 @@ function gpt(model = 'gpt-4o') {
 }
 
 function stageRequest<T = unknown>(overrides: Partial<StageRequest<T>> = {}): StageRequest<T> {
-  return {
-    stage: 'GREEN',
-    worktree: tmp.dir,
-    systemPrompt: 'Stage: GREEN\nMake the test pass.',
-    prompt: 'Implement the feature.',
-    paths: OPEN_POLICY,
-    maxTurns: 10,
-    bashTimeoutMs: 10_000,
-    emit: (event) => events.push(event),
-    ...overrides,
-  };
+  return greenStageRequest(tmp.dir, events, overrides);
 }
 
 type AnthropicBody = {

@@ -9,7 +9,7 @@ import type { ModelMessage } from '../../src/core/model.js';
 import { createToolLoopRuntime } from '../../src/agent/tool-loop-runtime.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { FakeModelClient, text, toolCall, toolCalls, type FakeScript } from '../support/fake-model-client.js';
-import { OPEN_POLICY, createTempWorktree, type TempWorktree } from './agent-fixtures.js';
+import { createTempWorktree, greenStageRequest, type TempWorktree } from './agent-fixtures.js';
 
 let tmp: TempWorktree;
 let events: EventInput[];
@@ -23,17 +23,7 @@ afterEach(async () => {
 });
 
 function stageRequest<T = unknown>(overrides: Partial<StageRequest<T>> = {}): StageRequest<T> {
-  return {
-    stage: 'GREEN',
-    worktree: tmp.dir,
-    systemPrompt: 'Stage: GREEN\nMake the test pass.',
-    prompt: 'Implement the feature.',
-    paths: OPEN_POLICY,
-    maxTurns: 10,
-    bashTimeoutMs: 10_000,
-    emit: (event) => events.push(event),
-    ...overrides,
-  };
+  return greenStageRequest(tmp.dir, events, overrides);
 }
 
 function runtimeFor(script: FakeScript, options: { deltaSize?: number } = {}) {

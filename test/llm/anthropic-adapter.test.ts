@@ -164,30 +164,31 @@ describe.each([
   });
 });
 
+/** The first events of an Anthropic stream, up to half a sentence of text: no `message_stop`. */
+function halfStream(): string {
+  const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+  return (
+    event('message_start', {
+      message: {
+        id: 'm',
+        type: 'message',
+        role: 'assistant',
+        model: 'x',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    }) +
+    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+    event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'half an ans' } })
+  );
+}
+
 /** A 200 answer (SSE or JSON) whose connection is reset after its first bytes. */
 function resetMidBody(stream: boolean): CommonReply {
-  const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
   return stream
-    ? {
-        kind: 'reset-mid-body',
-        status: 200,
-        headers: { 'content-type': 'text/event-stream' },
-        body:
-          event('message_start', {
-            message: {
-              id: 'm',
-              type: 'message',
-              role: 'assistant',
-              model: 'x',
-              content: [],
-              stop_reason: null,
-              stop_sequence: null,
-              usage: { input_tokens: 1, output_tokens: 1 },
-            },
-          }) +
-          event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
-          event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'half an ans' } }),
-      }
+    ? { kind: 'reset-mid-body', status: 200, headers: { 'content-type': 'text/event-stream' }, body: halfStream() }
     : {
         kind: 'reset-mid-body',
         status: 200,
@@ -332,28 +333,7 @@ describe('anthropic errors and retries', () => {
   });
 
   it('rejects a stream cut off before message_stop as a retryable network error', async () => {
-    const event = (name: string, data: object) =>
-      `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
-    server.enqueue({
-      kind: 'raw',
-      status: 200,
-      headers: { 'content-type': 'text/event-stream' },
-      body:
-        event('message_start', {
-          message: {
-            id: 'm',
-            type: 'message',
-            role: 'assistant',
-            model: 'x',
-            content: [],
-            stop_reason: null,
-            stop_sequence: null,
-            usage: { input_tokens: 1, output_tokens: 1 },
-          },
-        }) +
-        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
-        event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'half an ans' } }),
-    });
+    server.enqueue({ kind: 'raw', status: 200, headers: { 'content-type': 'text/event-stream' }, body: halfStream() });
     expect(await rejectionOf(client().generate(userRequest('hi')))).toMatchObject({ code: 'network', retryable: true });
   });
 

@@ -69,14 +69,7 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
       'test/a.test.js':
         "import test from 'node:test';\nimport assert from 'node:assert';\ntest('flips', () => { assert.equal(process.env.FLIP, undefined); });\n",
     });
-    const common = {
-      command: 'npm test',
-      framework: 'node-test' as const,
-      cwd: root,
-      runner: createProcessRunner(),
-      timeoutMs: 60_000,
-      reportDir: path.join(root, '.r'),
-    };
+    const common = npmTestIn(root);
     const passing = await runTests(common);
     const failing = await runTests({ ...common, env: { FLIP: '1' } });
     expect(passing.tests.map((test) => [test.id, test.status])).toEqual([['test/a.test.js::flips', 'passed']]);
@@ -92,14 +85,7 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
         scripts: { test: 'node --test --test-reporter=tap' },
       }),
     });
-    const result = await runTests({
-      command: 'npm test',
-      framework: 'node-test',
-      cwd: root,
-      runner: createProcessRunner(),
-      timeoutMs: 60_000,
-      reportDir: path.join(root, '.r'),
-    });
+    const result = await runTests(npmTestIn(root));
     expect(result.source).toBe('tap');
     expect(result.tests.find((test) => test.name === 'compares')).toMatchObject({ failureKind: 'assertion' });
   });
@@ -148,24 +134,34 @@ describe('parseTap on real node:test TAP output', () => {
   });
 });
 
+/** A node:test project whose one test passes, and the options that run its `npm test`. */
+async function calcProject(): Promise<{ root: string; options: Parameters<typeof runTests>[0] }> {
+  const root = await makeProject({
+    'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
+    'src/calc.js': 'export const add = (a, b) => a + b;\n',
+    'test/calc.test.js':
+      "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
+  });
+  return { root, options: npmTestIn(root) };
+}
+
+/** Options that run `npm test` of a node:test project in `root`. */
+function npmTestIn(root: string): Parameters<typeof runTests>[0] {
+  return {
+    command: 'npm test',
+    framework: 'node-test',
+    cwd: root,
+    runner: createProcessRunner(),
+    timeoutMs: 60_000,
+    reportDir: path.join(root, '.r'),
+  };
+}
+
 describe('RED gate on real node:test runs', () => {
   it('accepts an assertion failure and rejects a test that cannot load', async () => {
     const { redGate } = await import('../../src/verify/gates.js');
     const { writeFile } = await import('node:fs/promises');
-    const root = await makeProject({
-      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
-      'src/calc.js': 'export const add = (a, b) => a + b;\n',
-      'test/calc.test.js':
-        "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
-    });
-    const options = {
-      command: 'npm test',
-      framework: 'node-test' as const,
-      cwd: root,
-      runner: createProcessRunner(),
-      timeoutMs: 60_000,
-      reportDir: path.join(root, '.r'),
-    };
+    const { root, options } = await calcProject();
     const baseline = await runTests(options);
     expect(baseline.counts).toMatchObject({ passed: 1, failed: 0 });
 
@@ -189,20 +185,7 @@ describe('RED on a stub and on a TypeScript build step (real node:test, real tsc
   it('rejects a stub that throws a plain Error("not implemented") as not an assertion', async () => {
     const { redGate } = await import('../../src/verify/gates.js');
     const { writeFile } = await import('node:fs/promises');
-    const root = await makeProject({
-      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
-      'src/calc.js': 'export const add = (a, b) => a + b;\n',
-      'test/calc.test.js':
-        "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/calc.js';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n",
-    });
-    const options = {
-      command: 'npm test',
-      framework: 'node-test' as const,
-      cwd: root,
-      runner: createProcessRunner(),
-      timeoutMs: 60_000,
-      reportDir: path.join(root, '.r'),
-    };
+    const { root, options } = await calcProject();
     const baseline = await runTests(options);
     await writeFile(path.join(root, 'src/mul.js'), "export function mul() { throw new Error('not implemented'); }\n");
     await writeFile(
