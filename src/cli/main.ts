@@ -53,7 +53,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--cwd <dir>', 'the repository to work on (default: TDD_PROJECT_ROOT or the current directory)')
     .option('--json', 'machine-readable output (NDJSON)')
     .option('-y, --yes', 'answer yes to every confirmation')
-    .showHelpAfterError()
+    // A script reading --json gets the error as JSON (below), not the help text.
+    .showHelpAfterError(!json)
     // `ratchet status --help` shows --json, --cwd and --yes too: every command takes them.
     .configureHelp({ showGlobalOptions: true })
     .exitOverride()

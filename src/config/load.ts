@@ -70,8 +70,10 @@ export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOption
   if (problem !== undefined) {
     const where = text === undefined ? '' : ` (${file})`;
     const more = others.length > 0 ? ` (and ${others.length} more problem${others.length > 1 ? 's' : ''})` : '';
+    // Every problem is said at once: fixing one should not only reveal the next.
+    const also = others.map((other) => ` Also: ${other.message} ${other.hint}`).join('');
     throw new RatchetError('config', `${problem.message}${where}${more}`, {
-      hint: problem.hint,
+      hint: `${problem.hint}${also}`,
       details: { file, keyPath: problem.keyPath, rule: problem.rule },
     });
   }

@@ -54,7 +54,9 @@ const ProviderSectionSchema = z
     base_url: z
       .url()
       .optional()
-      .describe('Provider endpoint (required for openai-compatible; Anthropic style: no trailing /v1).'),
+      .describe(
+        'Provider endpoint: required for openai-compatible, with its /v1 (e.g. vLLM http://127.0.0.1:8000/v1); for anthropic without /v1, as ANTHROPIC_BASE_URL.',
+      ),
     cassette: z.string().min(1).optional().describe('NDJSON cassette for the replay provider, relative to the repo.'),
     max_retries: nonNegativeInt()
       .default(3)

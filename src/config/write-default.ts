@@ -27,7 +27,7 @@ export interface DefaultConfigOptions {
 
 /** Example values for keys that have no default. */
 const EXAMPLES: Record<string, unknown> = {
-  'provider.base_url': 'http://localhost:11434/v1',
+  'provider.base_url': 'http://127.0.0.1:8000/v1',
   'provider.cassette': '.ratchet/cassettes/session.ndjson',
   'provider.max_output_tokens': 8192,
   'test.command': 'npm test',

@@ -411,7 +411,15 @@ export async function rollbackRun(
     throw new RatchetError('usage', `Run ${run.id} was rejected: there is nothing left to roll back.`);
   if (!existsSync(run.worktree))
     throw new RatchetError('not-found', `The worktree of run ${run.id} is gone (${run.worktree}).`);
-  return withRunLocked(repoRoot, run, ledger, clock, () => rollbackLocked(run, target, ledger));
+  // The target is checked first (read-only): a bad one changes nothing, stale locks included.
+  const checked = await rollbackTarget(run, target);
+  return withRunLocked(repoRoot, run, ledger, clock, async () => {
+    const git = new Git(run.worktree);
+    await git.resetHard(checked.commit);
+    await git.clean();
+    await ledger.updateRun(run.id, { status: 'interrupted' });
+    return checked;
+  });
 }
 
 /**
@@ -437,11 +445,8 @@ async function otherRunWithCheckpoint(
   return null;
 }
 
-async function rollbackLocked(
-  run: GitRun,
-  target: string,
-  ledger: Ledger,
-): Promise<{ commit: string; state: HandoffState | null }> {
+/** The commit `target` names, when it is the run's base or one of its checkpoints, with its handoff state. */
+async function rollbackTarget(run: GitRun, target: string): Promise<{ commit: string; state: HandoffState | null }> {
   const git = new Git(run.worktree);
   const commit = target === run.id ? run.baseCommit : await git.revParse(`${target}^{commit}`);
   if (!commit) throw new RatchetError('usage', `${target} is not a commit.`);
@@ -460,9 +465,6 @@ async function rollbackLocked(
       hint: 'Pick a commit listed by `ratchet history`.',
     });
   }
-  await git.resetHard(commit);
-  await git.clean();
-  await ledger.updateRun(run.id, { status: 'interrupted' });
   return { commit, state: note.state };
 }
 

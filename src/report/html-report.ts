@@ -134,7 +134,7 @@ export function renderHtmlReport(data: ReportData): string {
   const refactorSection =
     refactor.plan || refactor.batches.length > 0
       ? `<h2>Batches</h2>
-<p>${refactor.plan ? `Plan: ${escape(refactor.plan.batches)} batches (${escape(refactor.plan.source)}).` : ''} ${refactor.backup ? `Backup: <code>${escape(refactor.backup.directory)}</code>.` : ''}</p>
+<p>${refactor.plan ? `Plan: ${escape(refactor.plan.batches)} batch${refactor.plan.batches === 1 ? '' : 'es'} (${escape(refactor.plan.source)}).` : ''} ${refactor.backup ? `Backup: <code>${escape(refactor.backup.directory)}</code>.` : ''}</p>
 <table id="batches"><tr><th>Batch</th><th>Outcome</th><th>Attempts</th><th>Commit</th><th>Reason</th></tr>
 ${batchRows}
 </table>

@@ -305,6 +305,10 @@ model = "refactor-model"
     ).toMatchObject({
       rule: 'openai-compatible-needs-base-url',
     });
+    // Two problems at once: both are said, the second in the hint, so one fix is enough to know.
+    const both = await loadError({ flags: { provider: 'openai-compatible' } });
+    expect(both.message).toMatch(/needs a base URL.*\(and 1 more problem\)$/);
+    expect(both.hint).toMatch(/--base-url .* Also: .*model.* Pass --model <id>/);
     // OPENAI_BASE_URL names the server too, as the README's provider table says.
     const compatible = await loadConfig({
       repoRoot,

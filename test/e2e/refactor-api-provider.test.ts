@@ -157,7 +157,10 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
       const events = result.stdout
         .split('\n')
         .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { type: string; runId?: string; batch?: string; outcome?: string });
+        .map(
+          (line) =>
+            JSON.parse(line) as { type: string; runId?: string; batch?: string; outcome?: string; markdown?: string },
+        );
       expect(
         events
           .filter((event) => event.type === 'batch-end')
@@ -177,6 +180,8 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
         .map((request) => JSON.stringify(request.body));
       expect(retries.some((body) => body.includes('a refactoring keeps every test running'))).toBe(true);
       expect(retries.some((body) => body.includes('test/app.test.js::total'))).toBe(true);
+      const markdown = await readFile(events.find((event) => event.type === 'report')?.markdown ?? '', 'utf8');
+      expect(markdown).toContain('Plan: 1 batch (planner)');
     } finally {
       await skipping.close();
       await other.cleanup();

@@ -153,6 +153,12 @@ describe('rollback, repair-notes, accept and reject after a kill', () => {
     // Without the removal git refuses, as `ratchet rollback` did after a kill -9.
     await expect(worktree.resetHard(checkpoint)).rejects.toThrow(/index\.lock/);
 
+    // A target that is no commit is refused before anything is touched: the stale lock stays.
+    await expect(rollbackRun(repo.dir, run, 'no-such-commit', ledger)).rejects.toThrow(
+      'no-such-commit is not a commit.',
+    );
+    expect(existsSync(indexLock)).toBe(true);
+
     const result = await rollbackRun(repo.dir, run, checkpoint, ledger);
 
     expect(result).toMatchObject({ commit: checkpoint, removedLocks: [indexLock] });

@@ -12,7 +12,7 @@ const CLAUDE_AUTH_HINT = 'Run `claude` once interactively and use /login, or set
 
 /** What to do when the `claude` executable cannot be run. */
 export const CLAUDE_INSTALL_HINT =
-  'Install Claude Code with `npm install -g @anthropic-ai/claude-code`, or configure the path of the `claude` executable.';
+  'Install Claude Code with `npm install -g @anthropic-ai/claude-code`, or set the path of the `claude` executable in .ratchet/config.toml: [refactor.claude] binary = "/path/to/claude".';
 
 /** The answer of a CLI that has no credentials at all (no API key, never logged in). */
 const NOT_LOGGED_IN = 'Not logged in';

@@ -125,6 +125,12 @@ function printIndexSummary(output: Output, summary: IndexSummary, artifacts: str
 
 function printPlan(output: Output, plan: PlannedBatch[]): void {
   output.out(pc.bold(`Plan: ${plan.length} ${plan.length === 1 ? 'batch' : 'batches'}`));
+  if (plan.length === 0)
+    output.out(
+      pc.dim(
+        '  Nothing to do: the index found no dead code, over-long file or function, untested module or tangled structure in scope (and no formatter is configured). `ratchet index` shows the risk register.',
+      ),
+    );
   for (const batch of plan) {
     output.out(`  ${pc.cyan(batch.id)} ${batch.goal}`);
     output.out(
