@@ -87,6 +87,8 @@ export interface EventMap {
     safetyBackup: string;
     branch: string | null;
     previousStatus: string;
+    /** Set when the run was undone by the rollback of an earlier run (`refactor rollback --force`). */
+    undoneBy?: string;
   };
   'index-build': {
     files: number;

@@ -24,8 +24,9 @@ import {
 import { loadRefactorSettings } from '../../engine/refactor/refactor-config.js';
 import { createBackup, restoreBackup, type Backup } from '../../engine/refactor/backup.js';
 import { createCommandVerifier } from '../../engine/refactor/verifier.js';
+import { rollbackChain } from '../../engine/refactor/rollback-chain.js';
 import { checkpointsOf, recordRollback, rejectRun, resolveRun, rollbacksOf } from '../../engine/run-control.js';
-import { isClosed } from '../../engine/git-run.js';
+import { isClosed, type GitRun } from '../../engine/git-run.js';
 import type { Ledger } from '../../ledger/types.js';
 import { heuristicPlan } from '../../workflows/refactor/plan.js';
 import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
@@ -466,7 +467,11 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       "Restore the repository from a run's backup (git bundle + snapshot), as it was before the run: the branch the run started from and the files (other branches stay). Asks first (--yes skips it) and backs up the state it replaces",
     )
     .argument('<run-id>', 'the refactor run')
-    .action(async (runId: string, _flags: unknown, command: Command) => {
+    .option(
+      '--force',
+      'also when the rollback undoes runs accepted after this one started (they are marked rolled back too), or brings back the changes of a run rolled back since',
+    )
+    .action(async (runId: string, flags: { force?: boolean }, command: Command) => {
       const output = createCliOutput(command);
       const target = await targetOf(undefined, command);
       const repoRoot = (await Git.isRepository(target))
@@ -478,6 +483,42 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (!stored?.backup || !stored.target)
         throw new RatchetError('not-found', `Run ${runId} has no backup recorded.`);
       const yes = Boolean(globalOptions(command).yes);
+      const force = Boolean(flags.force);
+      const where = stored.isGit && run.baseBranch ? `branch ${run.baseBranch}` : stored.target;
+      // The backup is from before the run: runs accepted since go with it, runs rolled back since
+      // whose changes it holds come back. Neither happens silently (seed 002, 8.1: revertable).
+      const chain = await rollbackChain(ledger, run, { dir: stored.target, isGit: Boolean(stored.isGit) });
+      const undone = runList(chain.undone.map((other) => other.id));
+      const revived = runList(chain.revived.map((entry) => entry.run.id));
+      const revivedAt =
+        chain.revived.length === 1
+          ? `at ${chain.revived[0]?.rolledBackAt ?? ''}`
+          : chain.revived.map((entry) => `${entry.run.id} at ${entry.rolledBackAt}`).join(', ');
+      if (!force && (chain.undone.length > 0 || chain.revived.length > 0)) {
+        const newest = chain.undone[0];
+        const reasons = [
+          newest
+            ? `Rolling back run ${run.id} would also undo ${undone.text}, accepted after it started: the backup of run ${run.id} is from before ${undone.text}, so ${where} would lose ${undone.their} changes too, while ${undone.they} would still be marked accepted.`
+            : '',
+          chain.revived.length > 0
+            ? `The backup of run ${run.id} holds the changes of ${revived.text}, rolled back since (${revivedAt}): restoring it would bring them back on ${where}, while ${revived.they} would stay marked rolled back.`
+            : '',
+        ];
+        const hints = [
+          newest
+            ? hasRefactorBackup(newest)
+              ? `Roll back the newest first: \`ratchet refactor rollback ${newest.id}\`; or pass --force to undo ${undone.them} too (marked rolled back as well).`
+              : `Run ${newest.id} (${newest.workflow}) has no backup: undo it with git first (git revert), or pass --force to undo ${undone.them} too (marked rolled back as well).`
+            : '',
+          chain.revived.length > 0
+            ? `Pass --force to restore the backup anyway (the changes of ${revived.text} come back).`
+            : '',
+        ];
+        throw new RatchetError('usage', reasons.filter(Boolean).join(' '), {
+          hint: hints.filter(Boolean).join(' '),
+          details: { undone: undone.ids, revived: revived.ids },
+        });
+      }
       const previous = run.status === 'rolled-back' ? (await rollbacksOf(ledger, run.id)).at(-1) : undefined;
       const warning =
         `This puts ${stored.target} back as it was before run ${run.id}: ${stored.isGit && run.baseBranch ? `branch ${run.baseBranch} goes back to its commit then (commits made on it since leave it), ` : ''}` +
@@ -487,11 +528,17 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
           ? ` Run ${run.id} was already rolled back${previous ? ` at ${previous.timestamp}` : ''}: this restores the same backup again.`
           : isClosed(run)
             ? ''
-            : ` Run ${run.id} was never accepted: \`ratchet reject ${run.id}\` drops it and leaves your branch and files as they are.`);
+            : ` Run ${run.id} was never accepted: \`ratchet reject ${run.id}\` drops it and leaves your branch and files as they are.`) +
+        (chain.undone.length > 0
+          ? ` It also undoes ${undone.text}, accepted after run ${run.id} started: ${undone.they} ${undone.ids.length === 1 ? 'is' : 'are'} marked rolled back too.`
+          : '') +
+        (chain.revived.length > 0
+          ? ` The backup holds the changes of ${revived.text}, rolled back since (${revivedAt}): they come back on ${where}.`
+          : '');
       if (!yes) {
         if (!process.stdin.isTTY) {
           throw new RatchetError('usage', `${warning} Confirm with --yes.`, {
-            hint: `ratchet refactor rollback ${run.id} --yes (the current state is backed up first).`,
+            hint: `ratchet refactor rollback ${run.id}${force ? ' --force' : ''} --yes (the current state is backed up first).`,
           });
         }
         output.err(warning);
@@ -516,12 +563,15 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (!isClosed(run)) await rejectRun(repoRoot, run, ledger);
       // On record: status `rolled-back` and a `backup-restore` event (when, from what, and where
       // the state it replaced is kept), which `status`, `history` and `report` show.
-      const restore = await recordRollback(ledger, run, {
+      const restored = {
         target: stored.target,
         backup: stored.backup.directory,
         safetyBackup: safety.directory,
         branch: stored.isGit && stored.backup.bundle ? branch : null,
-      });
+      };
+      const restore = await recordRollback(ledger, run, restored);
+      // The runs it undid (--force) are rolled back too, each with its own event naming this run.
+      for (const other of chain.undone) await recordRollback(ledger, other, { ...restored, undoneBy: run.id });
       if (output.json)
         output.out(
           JSON.stringify({
@@ -532,11 +582,19 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
             backup: stored.backup.directory,
             previousState: safety.directory,
             branch: restore.branch,
+            alsoRolledBack: undone.ids,
+            broughtBack: revived.ids,
           }),
         );
       else
         output.out(
-          `Restored ${stored.target} from ${stored.backup.directory}${restore.branch ? ` (branch ${restore.branch} reset)` : ''}; run ${run.id} is now rolled back.\nThe state before the rollback is kept in ${safety.directory} (${safety.bundle ? 'git bundle + tar.gz snapshot' : 'tar.gz snapshot'}).`,
+          `Restored ${stored.target} from ${stored.backup.directory}${restore.branch ? ` (branch ${restore.branch} reset)` : ''}; run ${run.id} is now rolled back.\nThe state before the rollback is kept in ${safety.directory} (${safety.bundle ? 'git bundle + tar.gz snapshot' : 'tar.gz snapshot'}).` +
+            (chain.undone.length > 0
+              ? `\nThis also undid ${undone.text}, accepted after run ${run.id} started: now rolled back too.`
+              : '') +
+            (chain.revived.length > 0
+              ? `\nThe backup held the changes of ${revived.text}, rolled back before (${revivedAt}): they are back on ${where}, and ${revived.they} stay${revived.ids.length === 1 ? 's' : ''} marked rolled back.`
+              : ''),
         );
     });
 
@@ -567,4 +625,23 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (output.json) output.out(JSON.stringify(summary));
       else printIndexSummary(output, summary, flags.artifacts ? resolve(flags.artifacts) : null);
     });
+}
+
+/** Run ids as a sentence names them: `run A`, `runs A and B`, `runs A, B and C`, with pronouns. */
+function runList(ids: string[]): { ids: string[]; text: string; they: string; them: string; their: string } {
+  const one = ids.length === 1;
+  const names = ids.length > 1 ? `${ids.slice(0, -1).join(', ')} and ${ids.at(-1) ?? ''}` : (ids[0] ?? '');
+  return {
+    ids,
+    text: `${one ? 'run' : 'runs'} ${names}`,
+    they: one ? 'it' : 'they',
+    them: one ? 'it' : 'them',
+    their: one ? 'its' : 'their',
+  };
+}
+
+/** A refactor run with a backup recorded, which `refactor rollback` can restore. */
+function hasRefactorBackup(run: GitRun): boolean {
+  const stored = run.config as { backup?: { directory?: unknown } } | null;
+  return run.workflow === 'refactor' && typeof stored?.backup?.directory === 'string';
 }
