@@ -540,6 +540,11 @@ export interface BackupRestore {
   backup: string;
   safetyBackup: string;
   branch: string | null;
+  /**
+   * Set when the run was not the one named: it was accepted after that run started, and the
+   * rollback of that run (`refactor rollback <id> --force`) undid it too.
+   */
+  undoneBy?: string;
 }
 
 /**

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/effects.js';
 import { isRatchetError, RatchetError, toRatchetError } from '../core/errors.js';
 import type { EventInput, RatchetEvent } from '../core/events.js';
+import type { StageName } from '../core/stages.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import { z } from 'zod';
 import type { ConfigFlags } from '../config/load.js';
@@ -17,7 +18,7 @@ import { checkNeedsRefactor } from '../code/size-check.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
 import { asGitRun, isClosed, type GitRun } from './git-run.js';
 import { rolledBackError } from './run-control.js';
-import type { TddDependencies, TddPolicy } from '../workflows/tdd/ports.js';
+import { attemptCounterOf, type PriorAttempts, type TddDependencies, type TddPolicy } from '../workflows/tdd/ports.js';
 import { initialHandoff, runTdd } from '../workflows/tdd/workflow.js';
 import { createEnveloper } from './event-stream.js';
 import { createGitWorkspace } from './git-workspace.js';
@@ -335,6 +336,13 @@ export function runProviderFlags(
   };
 }
 
+/** A checkpoint of the run (a commit with a valid handoff note of this run), for `recordCheckpointsLeftOut`. */
+interface NotedCommit {
+  sha: string;
+  subject: string;
+  state: HandoffState;
+}
+
 /**
  * Finds the resume point of a run: the newest commit on its branch with a note of this run.
  * Commits after it that never became checkpoints (a stage cut short between its commit and its
@@ -342,12 +350,23 @@ export function runProviderFlags(
  * checkpoint of the run that has no note in git, and a note that cannot be read, are refused
  * (seed 003: notes errors fail fast with the recovery command): resuming would drop or misread
  * work that `ratchet repair-notes` restores from the ledger. The refusal changes nothing.
+ *
+ * A commit with a valid note of this run that the ledger does not record (a process killed
+ * between writing a checkpoint's note and recording it) is a checkpoint all the same: those
+ * up to the resume point are returned in `unrecorded` (oldest first), for `resume` to record.
  */
 async function findResumePoint(
   git: Git,
   run: GitRun,
   ledger: Ledger,
-): Promise<{ commit: string; state: HandoffState | null; dropped: number }> {
+): Promise<{
+  commit: string;
+  state: HandoffState | null;
+  dropped: number;
+  /** The resume point with its subject; null for the run's base commit. */
+  checkpoint: NotedCommit | null;
+  unrecorded: NotedCommit[];
+}> {
   const commits = await git.log(`${run.baseCommit}..HEAD`);
   const checkpoints = new Set((await ledger.checkpoints(run.id)).map((row) => row.commitSha));
   let dropped = 0;
@@ -367,11 +386,155 @@ async function findResumePoint(
     const state = HandoffStateSchema.safeParse(parsed);
     if (!state.success)
       throw notesRefusal(run, `the handoff note on ${entry.sha.slice(0, 8)} does not match the handoff schema.`);
-    if (state.data.runId === undefined || state.data.runId === run.id)
-      return { commit: entry.sha, state: state.data, dropped };
+    if (state.data.runId === undefined || state.data.runId === run.id) {
+      const unrecorded: NotedCommit[] = [];
+      for (const older of commits.slice(index)) {
+        if (checkpoints.has(older.sha)) continue;
+        const note = older.sha === entry.sha ? state.data : await ownNote(git, run, older.sha);
+        if (note !== null) unrecorded.unshift({ sha: older.sha, subject: older.subject, state: note });
+      }
+      const checkpoint =
+        entry.sha === run.baseCommit ? null : { sha: entry.sha, subject: entry.subject, state: state.data };
+      return { commit: entry.sha, state: state.data, dropped, checkpoint, unrecorded };
+    }
     dropped++;
   }
-  return { commit: run.baseCommit, state: null, dropped: commits.length };
+  return { commit: run.baseCommit, state: null, dropped: commits.length, checkpoint: null, unrecorded: [] };
+}
+
+/** The handoff note of this run on `commit`; null when it has none, or one that does not parse. */
+async function ownNote(git: Git, run: GitRun, commit: string): Promise<HandoffState | null> {
+  const text = await git.readNote(NOTES_REF, commit).catch(() => null);
+  if (text === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const state = HandoffStateSchema.safeParse(parsed);
+  return state.success && (state.data.runId === undefined || state.data.runId === run.id) ? state.data : null;
+}
+
+/**
+ * Records in the ledger what a killed process left out of it of the checkpoints it made: for each
+ * commit `findResumePoint` found unrecorded (oldest first), and for the checkpoint the run resumes
+ * from, its `checkpoint-create` and its `note-write` when the ledger lacks them (a kill between
+ * the commit and note and their events, or between the two events), and the stage attempt that
+ * made it, when still open, as accepted (`resume` would otherwise end it as interrupted). The
+ * stage is read from the ledger's attempts of the note's cycle, phase and attempt (RED or RED_FIX,
+ * say). On a replayed run, the checkpoint the run resumes from gets the cassette position it
+ * resumes at. Returns the notices for the terminal (recorded too), one per checkpoint whose
+ * `checkpoint-create` or `note-write` was missing.
+ */
+async function recordCheckpointsLeftOut(
+  run: GitRun,
+  point: { checkpoint: NotedCommit | null; unrecorded: readonly NotedCommit[] },
+  ledger: Ledger,
+  envelope: (event: EventInput) => RatchetEvent,
+  cassette: { file: string; position: number } | undefined,
+): Promise<RatchetEvent[]> {
+  const { checkpoint: resumedFrom, unrecorded } = point;
+  const recorded = new Set((await ledger.checkpoints(run.id)).map((row) => row.commitSha));
+  const noted = new Set(
+    (await ledger.events(run.id, { types: ['note-write'] })).flatMap((event) =>
+      event.type === 'note-write' ? [event.commit] : [],
+    ),
+  );
+  const candidates = [...unrecorded];
+  if (resumedFrom !== null && !candidates.some((entry) => entry.sha === resumedFrom.sha)) candidates.push(resumedFrom);
+  const notices: RatchetEvent[] = [];
+  for (const { state, sha, subject } of candidates) {
+    const phase = state.phase;
+    const rows = (await ledger.stages(run.id)).filter(
+      (row) =>
+        row.cycle === state.cycleNumber &&
+        row.phase === phase &&
+        row.attempt === state.retryCount + 1 &&
+        CHECKPOINT_STAGES[phase].includes(row.stage),
+    );
+    const made = rows.findLast((row) => row.endedAt === null) ?? rows.at(-1);
+    const stage = made?.stage ?? CHECKPOINT_STAGES[phase][0] ?? 'PLAN';
+    const done: string[] = [];
+    if (!recorded.has(sha)) {
+      await ledger.record(
+        envelope({
+          type: 'checkpoint-create',
+          stage,
+          phase,
+          commit: sha,
+          subject,
+          ...(sha === resumedFrom?.sha && cassette ? { cassette } : {}),
+        }),
+      );
+      done.push('the checkpoint');
+    }
+    if (!noted.has(sha)) {
+      await ledger.record(envelope({ type: 'note-write', commit: sha, state }));
+      done.push('its handoff note');
+    }
+    // An attempt left open after a checkpoint the ledger has in full is closed silently, as
+    // `resume` closes every attempt a killed process left open (but as accepted: it made the checkpoint).
+    const silent = done.length === 0;
+    if (made !== undefined && made.endedAt === null) {
+      const { cycle, attempt } = made;
+      const reason = 'checkpoint recorded by resume';
+      await ledger.record(envelope({ type: 'stage-end', stage, phase, cycle, attempt, outcome: 'accepted', reason }));
+      done.push(`its ${stage} attempt ${attempt} as accepted`);
+    }
+    if (silent) continue;
+    const what = done.length === 1 ? (done[0] ?? '') : `${done.slice(0, -1).join(', ')} and ${done.at(-1) ?? ''}`;
+    const message = `Checkpoint ${sha.slice(0, 8)} (${subject}) was made, but the process stopped before the ledger recorded all of it: recorded ${what}.`;
+    const notice = envelope({ type: 'warning', message });
+    await ledger.record(notice);
+    notices.push(notice);
+  }
+  return notices;
+}
+
+/** The stages that make a checkpoint of each phase, the phase's own first. */
+const CHECKPOINT_STAGES: Record<HandoffState['phase'], readonly StageName[]> = {
+  PLAN: ['PLAN'],
+  RED: ['RED', 'RED_FIX'],
+  GREEN: ['GREEN'],
+  REFACTOR: ['REFACTOR'],
+  COMPLETE: [],
+};
+
+/**
+ * What processes before this one left of the stages after `commit`, the checkpoint the run
+ * resumes from: per cycle and stage (RED and RED_FIX together), the highest attempt number they
+ * used and why the gate rejected the attempts it rejected (see `PriorAttempts`). Only attempts
+ * made since the run's last checkpoint count, and only when that is `commit` (a run rolled back to
+ * an older checkpoint starts its stages afresh), and none before a `run-end` that failed or
+ * completed: a run resumed after a failure (a gate that rejected its last attempt, say) gets the
+ * stage's attempts afresh, as the hint to fix the cause and resume promises. Attempts cut short
+ * by a kill or an interruption (outcome `error`) leave their numbers used but do not count.
+ */
+export async function priorAttempts(ledger: Ledger, run: GitRun, commit: string): Promise<PriorAttempts[]> {
+  const events = await ledger.events(run.id, { types: ['stage-start', 'stage-end', 'checkpoint-create', 'run-end'] });
+  let lastCheckpoint = run.baseCommit;
+  let counters = new Map<string, PriorAttempts>();
+  for (const event of events) {
+    if (event.type === 'checkpoint-create') {
+      lastCheckpoint = event.commit;
+      counters = new Map();
+    } else if (event.type === 'run-end') {
+      if (event.status !== 'interrupted') counters = new Map();
+    } else if (event.type === 'stage-start' || event.type === 'stage-end') {
+      const stage = attemptCounterOf(event.stage);
+      if (stage === null) continue;
+      const key = `${event.cycle}:${stage}`;
+      const counter = counters.get(key);
+      if (event.type === 'stage-start') {
+        if (counter) counter.last = Math.max(counter.last, event.attempt);
+        else counters.set(key, { cycle: event.cycle, stage, last: event.attempt, rejections: [] });
+      } else if (counter && event.attempt <= counter.last && event.outcome === 'rejected') {
+        counter.rejections.push(event.reason ?? 'rejected');
+      }
+    }
+  }
+  return lastCheckpoint === commit ? [...counters.values()] : [];
 }
 
 /** The handoff note on `commit`; a notes ref git cannot read is refused like a broken note. */
@@ -573,6 +736,16 @@ export async function* resumeTdd(
     });
     await services.ledger.record(startEvent);
     yield startEvent;
+    // Checkpoints a killed process made (commit and note) but did not record in full: recorded, said so.
+    const replayed = config.provider.name === 'replay' ? config.provider.cassette : undefined;
+    const notices = await recordCheckpointsLeftOut(
+      run,
+      point,
+      services.ledger,
+      envelope,
+      replayed !== undefined && cassetteStart !== undefined ? { file: replayed, position: cassetteStart } : undefined,
+    );
+    for (const notice of notices) yield notice;
     // Attempts a killed process left open (no stage-end): they ended with it.
     for (const row of await services.ledger.stages(run.id)) {
       if (row.endedAt !== null) continue;
@@ -610,6 +783,8 @@ export async function* resumeTdd(
       yield warning;
     }
     const start = point.state ?? initialHandoff(run.id);
+    // The stage a kill or an interruption cut short continues its attempts (numbers and limit).
+    const prior = await priorAttempts(services.ledger, run, point.commit);
     const settings = run.config as { testCommand?: string };
     const detected = await detectTestCommand(run.worktree, config.test.command ?? settings.testCommand);
     return yield* executeRun(
@@ -624,6 +799,7 @@ export async function* resumeTdd(
         framework: detected.framework,
         ...(cassetteStart ? { cassetteStart } : {}),
         ...(recordPath ? { recordPath } : {}),
+        priorAttempts: prior,
       },
       services,
     );
@@ -644,6 +820,8 @@ interface ExecuteOptions {
   signal?: AbortSignal;
   /** A replayed run: cassette entries played before this process (see `cassettePositionAt`). */
   cassetteStart?: number;
+  /** A resumed run: what processes before this one left of the stages after its checkpoint. */
+  priorAttempts?: readonly PriorAttempts[];
 }
 
 async function* executeRun(
@@ -716,7 +894,9 @@ async function* executeRun(
       return { maxAttempts: settings.maxAttempts, maxTurns: settings.maxTurns, timeoutMs: settings.timeoutMs };
     },
   };
-  const workflow = runTdd(policy, deps, start, options.signal);
+  const workflow = runTdd(policy, deps, start, options.signal, {
+    ...(options.priorAttempts ? { priorAttempts: options.priorAttempts } : {}),
+  });
   // Stage attempts started and not yet ended, oldest first: a run that stops inside one closes it.
   const open: StartedStage[] = [];
   let outcome: RunOutcome;

@@ -194,17 +194,27 @@ export interface RunSummary {
     total: number;
     /** Calls that ended in an error (no response). */
     failed: number;
-    inputTokens: number;
-    outputTokens: number;
     /**
-     * Sum of the known prices, in USD. It is a lower bound when `unpricedCalls > 0`: those
-     * calls succeeded but their model has no known price. Failed calls count as free.
+     * Sums of the tokens the servers reported. Null when calls were answered but none reported
+     * them (unknown, not 0); when only some did, the sums of those (see `unreportedUsageCalls`).
      */
-    costUsd: number;
+    inputTokens: number | null;
+    outputTokens: number | null;
+    /** Answered calls whose server did not report their token usage (input or output). */
+    unreportedUsageCalls: number;
+    /**
+     * Sum of the known prices, in USD. Null when the cost is unknown: calls were answered and
+     * none has a price (`unpricedCalls`: a model without a known price, or no token usage
+     * reported). When only some have one it is the sum of those, a lower bound (`costPartial`).
+     * Failed calls count as free; a run without calls costs 0.
+     */
+    costUsd: number | null;
+    /** `costUsd` sums only some of the answered calls: `unpricedCalls` have no known cost. */
+    costPartial: boolean;
     unpricedCalls: number;
   };
   toolCalls: { total: number; errors: number };
-  /** `failing` counts runs that exited non-zero or timed out. */
+  /** `failing` counts runs that exited non-zero, timed out, or reported a failing test or check. */
   verifications: { total: number; failing: number };
   checkpoints: number;
   /** Stored events (`model-delta` is never stored). */

@@ -1,5 +1,5 @@
 import type { ReportData } from './report-data.js';
-import { costText, ledgerNotesText, rollbackText, stageOutcomesText } from './summary-text.js';
+import { costText, ledgerNotesText, rollbackText, stageOutcomesText, tokensText } from './summary-text.js';
 
 function cell(text: string | number | null | undefined): string {
   return String(text ?? '')
@@ -45,7 +45,7 @@ export function summaryRows(data: ReportData): Array<[label: string, text: strin
     ['Duration', duration(summary.durationMs)],
     [
       'Model calls',
-      `${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${summary.modelCalls.inputTokens} input / ${summary.modelCalls.outputTokens} output tokens`,
+      `${summary.modelCalls.total} (${summary.modelCalls.failed} failed), ${tokensText(summary.modelCalls, { in: 'input', out: 'output' })}`,
     ],
     ['Cost', costText(summary.modelCalls, { provider: run.provider, models: modelsOf(data) })],
     ['Tool calls', `${summary.toolCalls.total} (${summary.toolCalls.errors} errors)`],
@@ -94,7 +94,7 @@ export function renderMarkdownReport(data: ReportData): string {
     lines.push('', '## Batches', '');
     if (refactor.plan)
       lines.push(
-        `Plan: ${refactor.plan.batches} batches (${refactor.plan.source})${refactor.plan.goal ? `, goal: ${cell(refactor.plan.goal)}` : ''}.`,
+        `Plan: ${refactor.plan.batches} batch${refactor.plan.batches === 1 ? '' : 'es'} (${refactor.plan.source})${refactor.plan.goal ? `, goal: ${cell(refactor.plan.goal)}` : ''}.`,
         '',
       );
     if (refactor.backup)

@@ -38,7 +38,7 @@ export function costText(
   const priced = hasKnownPrice(run.provider, run.models);
   // A call to a priced model has no cost when the server reported no token usage (null, not 0).
   const noUsage = 'calls whose token usage the server did not report';
-  if (costUsd === 0 && unpricedCalls > 0) {
+  if (costUsd === null) {
     return `unknown (${unpricedCalls} ${priced ? noUsage : 'calls to a model without a known price'})`;
   }
   if (costUsd === 0 && failed === total && !priced) {
@@ -47,6 +47,19 @@ export function costText(
   }
   const unknown = priced ? noUsage : 'calls without a known price';
   return `$${costUsd.toFixed(4)}${unpricedCalls > 0 ? ` + ${unpricedCalls} ${unknown}` : ''}`;
+}
+
+/**
+ * The tokens of a run's model calls, shared by `ratchet status` and the reports: `1200 in / 300
+ * out tokens`, with how many answered calls reported no usage when some did not (the sums leave
+ * them out: `... (+ 2 calls without reported usage)`), or `unknown tokens (...)` when none did.
+ */
+export function tokensText(calls: RunSummary['modelCalls'], words: { in: string; out: string }): string {
+  const missing = calls.unreportedUsageCalls;
+  const withoutUsage = `${missing} call${missing === 1 ? '' : 's'} without reported usage`;
+  if (calls.inputTokens === null && calls.outputTokens === null) return `unknown tokens (${withoutUsage})`;
+  const count = (tokens: number | null): string => (tokens === null ? 'unknown' : String(tokens));
+  return `${count(calls.inputTokens)} ${words.in} / ${count(calls.outputTokens)} ${words.out} tokens${missing > 0 ? ` (+ ${withoutUsage})` : ''}`;
 }
 
 /**
@@ -83,8 +96,9 @@ const BEFORE_ROLLBACK: Partial<Record<string, string>> = {
 export function rollbackText(event: EventOf<'backup-restore'>): string {
   const before =
     BEFORE_ROLLBACK[event.previousStatus] ?? (event.previousStatus ? `it was ${event.previousStatus}` : '');
+  const by = event.undoneBy ? `, undone by the rollback of run ${event.undoneBy}` : '';
   return (
-    `rolled back at ${event.timestamp}${before ? ` (${before})` : ''}: ${event.target} restored from ${event.backup}` +
+    `rolled back at ${event.timestamp}${before ? ` (${before})` : ''}${by}: ${event.target} restored from ${event.backup}` +
     `${event.branch ? `, branch ${event.branch} reset` : ''}; the state it replaced is kept in ${event.safetyBackup}`
   );
 }

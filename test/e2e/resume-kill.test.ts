@@ -9,11 +9,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { RatchetEvent } from '../../src/core/events.js';
 import { NOTES_REF } from '../../src/core/handoff.js';
+import { systemClock } from '../../src/engine/effects.js';
+import { createEnveloper } from '../../src/engine/event-stream.js';
 import { RESUME_ITEMS, RESUME_REFERENCE_SUBJECTS, type BrainCall } from '../support/resume-brain.js';
 import { expectCompletedLikeReference, expectStarts } from '../support/resume-checks.js';
 import {
@@ -21,6 +24,7 @@ import {
   createResumeProject,
   describeResult,
   E2E_TIMEOUT_MS,
+  handoffNote,
   HOLD_MS,
   holdTestsWhen,
   ledgerRun,
@@ -125,6 +129,17 @@ async function resumeAndCheck(
   await expectCompletedLikeReference(project, runId, reference);
   await expectStarts(project, runId, options.resumes);
   return results;
+}
+
+/** The ledger's attempts of `stage` in `cycle`: `GREEN#2 accepted`, `GREEN#1 error interrupted`. */
+async function stageRows(project: ResumeProject, runId: string, cycle: number, stage: string): Promise<string[]> {
+  const rows = await withLedger(project, (ledger) => ledger.stages(runId));
+  return rows
+    .filter((row) => row.cycle === cycle && row.stage === stage)
+    .map(
+      (row) =>
+        `${row.stage}#${row.attempt} ${row.outcome ?? 'open'}${row.outcome === 'error' ? ` ${row.reason ?? ''}` : ''}`,
+    );
 }
 
 const isStage = (event: RatchetEvent, type: 'stage-start' | 'stage-end', stage: string, cycle: number): boolean =>
@@ -249,6 +264,122 @@ describe('kill -9, then ratchet resume', () => {
     E2E_TIMEOUT_MS,
   );
 
+  it.each([
+    {
+      window: 'before the checkpoint reached the ledger',
+      recorded: false,
+      said: 'the checkpoint, its handoff note and its RED attempt 1 as accepted',
+    },
+    {
+      window: 'between its checkpoint-create and note-write events',
+      recorded: true,
+      said: 'its handoff note and its RED attempt 1 as accepted',
+    },
+  ])(
+    'killed after the checkpoint commit and note, $window: resume records what the ledger lacks and continues from it',
+    async ({ recorded, said }) => {
+      const project = await newProject();
+      // Killed while RED of `add` waits for its reply: its attempt is open, PLAN is the last checkpoint.
+      provider.brain.delayMs = holdCall('RED', 'add');
+      const since = provider.brain.calls.length;
+      const { runId, result } = await killAt(project, async () => {
+        await provider.brain.waitForCall((call) => call.stage === 'RED' && call.item?.fn === 'add', since);
+      });
+      const plan = result.events.find((event) => event.type === 'checkpoint-create');
+      if (plan?.type !== 'checkpoint-create') throw new Error('no PLAN checkpoint');
+      // Recreate the window a kill can only hit by luck: RED's checkpoint commit and its note are
+      // written, the process died before the ledger recorded them (or all of them), and before
+      // RED's stage-end.
+      const worktree = (await ledgerRun(project, runId)).worktree ?? '';
+      const add = RESUME_ITEMS[0];
+      if (!add) throw new Error('no items');
+      for (const [file, text] of [
+        [add.testFile, add.test],
+        [add.implFile, add.stub],
+      ] as const) {
+        await mkdir(dirname(join(worktree, file)), { recursive: true });
+        await writeFile(join(worktree, file), text);
+      }
+      project.repo.run('-C', worktree, 'add', '-A');
+      project.repo.run('-C', worktree, 'commit', '--quiet', '-m', reference[1] ?? 'test');
+      const red = project.repo.run('rev-parse', `ratchet/${runId}`);
+      const redNote = {
+        ...handoffNote(project, plan.commit),
+        phase: 'RED',
+        nextPhase: 'GREEN',
+        testResult: 'FAIL',
+        retryCount: 0,
+      };
+      project.repo.run('notes', `--ref=${NOTES_REF}`, 'add', '-m', JSON.stringify(redNote, null, 2), red);
+      const before = await withLedger(project, async (ledger) => {
+        if (recorded) {
+          const envelope = createEnveloper(runId, systemClock, await ledger.lastEventNumber(runId));
+          const subject = reference[1] ?? '';
+          await ledger.record(
+            envelope({ type: 'checkpoint-create', stage: 'RED', phase: 'RED', commit: red, subject }),
+          );
+        }
+        return {
+          checkpoints: (await ledger.checkpoints(runId)).map((row) => row.commitSha),
+          stages: (await ledger.stages(runId)).map((row) => `${row.stage}#${row.attempt} ${row.outcome ?? 'open'}`),
+        };
+      });
+      expect(before).toEqual({
+        checkpoints: recorded ? [plan.commit, red] : [plan.commit],
+        stages: ['PLAN#1 accepted', 'RED#1 open'],
+      });
+
+      const [resumed] = await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+      // Not dropped, not redone: recorded, and said so.
+      expect(
+        resumed?.events
+          .filter((event) => event.type === 'warning')
+          .map((event) => event.type === 'warning' && event.message),
+      ).toEqual([
+        `Checkpoint ${red.slice(0, 8)} (${reference[1]}) was made, but the process stopped before the ledger recorded all of it: recorded ${said}.`,
+      ]);
+      expect(
+        resumed?.events.some((event) => event.type === 'stage-start' && event.stage === 'RED' && event.cycle === 1),
+      ).toBe(false);
+      const commits = branchCommits(project, (await ledgerRun(project, runId)).baseCommit ?? '', runId);
+      expect(commits[1]?.sha).toBe(red);
+      const after = await withLedger(project, async (ledger) => ({
+        checkpoints: (await ledger.checkpoints(runId)).map((row) => row.commitSha),
+        redRows: (await ledger.stages(runId))
+          .filter((row) => row.cycle === 1 && row.phase === 'RED')
+          .map((row) => `${row.stage}#${row.attempt} ${row.outcome ?? 'open'} ${row.reason ?? ''}`),
+        notes: (await ledger.events(runId, { types: ['note-write'] })).flatMap((event) =>
+          event.type === 'note-write' ? [event.commit] : [],
+        ),
+      }));
+      expect(after.checkpoints).toEqual(commits.map((commit) => commit.sha));
+      expect(after.notes).toEqual(commits.map((commit) => commit.sha));
+      expect(after.redRows).toEqual(['RED#1 accepted checkpoint recorded by resume']);
+      // status and history agree on the checkpoints.
+      const status = await runCli(project, ['status', runId, '--json']);
+      const history = await runCli(project, ['history', runId, '--json']);
+      const summary = z
+        .object({
+          summary: z.object({
+            checkpoints: z.number(),
+            modelCalls: z.object({
+              costUsd: z.number().nullable(),
+              unpricedCalls: z.number(),
+              costPartial: z.boolean(),
+            }),
+          }),
+        })
+        .parse(JSON.parse(status.stdout.trim())).summary;
+      const listed = z.object({ checkpoints: z.array(z.unknown()) }).parse(JSON.parse(history.stdout.trim()));
+      expect(summary.checkpoints).toBe(reference.length);
+      expect(listed.checkpoints).toHaveLength(reference.length);
+      // The fake's model has no known price: the cost is unknown (null), not $0.
+      expect(summary.modelCalls).toMatchObject({ costUsd: null, costPartial: false });
+      expect(summary.modelCalls.unpricedCalls).toBeGreaterThan(0);
+    },
+    E2E_TIMEOUT_MS,
+  );
+
   it(
     'during a test run: GREEN has written the code, the gate is running the suite',
     async () => {
@@ -266,6 +397,12 @@ describe('kill -9, then ratchet resume', () => {
       // The orphaned test process of the killed run may go now; so may every later suite run.
       await releaseTests(project);
       await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+      // GREEN goes on with attempt 2: the killed attempt keeps its number (the note counts it as
+      // a retry) but does not use up one of the stage's attempts.
+      expect(await stageRows(project, runId, 1, 'GREEN')).toEqual(['GREEN#1 error interrupted', 'GREEN#2 accepted']);
+      const commits = branchCommits(project, (await ledgerRun(project, runId)).baseCommit ?? '', runId);
+      const feat = commits.find((commit) => commit.subject === reference[2]);
+      expect(handoffNote(project, feat?.sha ?? '')).toMatchObject({ phase: 'GREEN', retryCount: 1 });
     },
     E2E_TIMEOUT_MS,
   );
@@ -286,7 +423,14 @@ describe('kill -9, then ratchet resume', () => {
         attempt: 1,
         reason: 'tests-failing',
       });
-      await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+      const [resumed] = await resumeAndCheck(project, runId, { withId: false, resumes: 1 });
+      // The resumed GREEN is attempt 2 (its prompt says so), as in the run that was not killed.
+      expect(resumed?.events.find((event) => event.type === 'stage-start')).toMatchObject({
+        stage: 'GREEN',
+        cycle: 2,
+        attempt: 2,
+      });
+      expect(await stageRows(project, runId, 2, 'GREEN')).toEqual(['GREEN#1 rejected', 'GREEN#2 accepted']);
     },
     E2E_TIMEOUT_MS,
   );

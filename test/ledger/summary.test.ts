@@ -81,6 +81,13 @@ describe('run summary', () => {
         result: checkResult({ timedOut: true, exitCode: null, ok: false }),
         outputFile: null,
       }),
+      // Exit 0 with a failing test (a refactor batch that skipped a test): failing all the same.
+      ev('verify-end', {
+        stage: 'VERIFY',
+        kind: 'test',
+        result: testRunResult({ exitCode: 0, counts: { passed: 2, failed: 1, skipped: 0, total: 3 } }),
+        outputFile: null,
+      }),
       ev('stage-end', { stage: 'GREEN', phase: 'GREEN', attempt: 2, cycle: 1, outcome: 'accepted' }),
       ev('checkpoint-create', {
         stage: 'GREEN',
@@ -111,18 +118,20 @@ describe('run summary', () => {
         failed: 1,
         inputTokens: 3000,
         outputTokens: 350,
+        unreportedUsageCalls: 0,
         costUsd: 0.035,
+        costPartial: false,
         unpricedCalls: 0,
       },
       toolCalls: { total: 2, errors: 1 },
-      verifications: { total: 4, failing: 2 },
+      verifications: { total: 5, failing: 3 },
       checkpoints: 1,
       // 19 built, minus the model-delta.
-      events: 18,
+      events: 19,
       startedAt: '2026-01-01T00:00:00.000Z',
       finishedAt: null,
       // Still running: up to the latest event (the 19th built, at 00:00:29).
-      durationMs: 29_000,
+      durationMs: 30_000,
     });
 
     // A call without a known price makes the cost a lower bound.
@@ -137,7 +146,9 @@ describe('run summary', () => {
       failed: 1,
       inputTokens: 3010,
       outputTokens: 355,
+      unreportedUsageCalls: 0,
       costUsd: 0.035,
+      costPartial: true,
       unpricedCalls: 1,
     });
     expect(done.status).toBe('completed');
@@ -155,9 +166,67 @@ describe('run summary', () => {
       failed: 0,
       inputTokens: 0,
       outputTokens: 0,
+      unreportedUsageCalls: 0,
       costUsd: 0,
+      costPartial: false,
       unpricedCalls: 0,
     });
     expect(summary.durationMs).toBe(0);
+  });
+
+  it('says unknown (null), not 0, for a cost no call could be priced for and for token usage no server reported', async () => {
+    await using ledger = await openLedger(':memory:', { secrets: [], now: steppingClock() });
+    await ledger.createRun(newRun(RUN, { feature: 'sum' }));
+    const ev = eventFactory(RUN);
+    const call = (response: ReturnType<typeof modelResponse> | null) =>
+      ev('model-call', {
+        stage: 'GREEN',
+        provider: 'openai-compatible',
+        model: 'my-local-llm',
+        request: modelRequest('go'),
+        response,
+        error: response === null ? { code: 'overloaded', message: '529' } : null,
+        latencyMs: 10,
+      });
+    const noUsage = (text: string) => ({
+      ...modelResponse(text, { input: 0, output: 0 }, null),
+      usage: { inputTokens: null, outputTokens: null },
+    });
+
+    // Only failed calls: they cost nothing and used no tokens.
+    await ledger.record(call(null));
+    expect((await ledger.summary(RUN)).modelCalls).toMatchObject({
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      costPartial: false,
+      unreportedUsageCalls: 0,
+    });
+
+    // Answered calls, none priced and none reporting usage: unknown, not 0 tokens and $0.
+    await ledger.recordMany([call(noUsage('a')), call(noUsage('b'))]);
+    expect((await ledger.summary(RUN)).modelCalls).toEqual({
+      total: 3,
+      failed: 1,
+      inputTokens: null,
+      outputTokens: null,
+      unreportedUsageCalls: 2,
+      costUsd: null,
+      costPartial: false,
+      unpricedCalls: 2,
+    });
+
+    // One priced call with its usage: the known sums, marked partial, the others counted.
+    await ledger.record(call(modelResponse('c', { input: 100, output: 10 }, 0.5)));
+    expect((await ledger.summary(RUN)).modelCalls).toEqual({
+      total: 4,
+      failed: 1,
+      inputTokens: 100,
+      outputTokens: 10,
+      unreportedUsageCalls: 2,
+      costUsd: 0.5,
+      costPartial: true,
+      unpricedCalls: 2,
+    });
   });
 });

@@ -10,7 +10,7 @@ import type { RunSummary, StageRow, VerificationRow } from '../../src/ledger/typ
 import { renderHtmlReport } from '../../src/report/html-report.js';
 import { renderMarkdownReport } from '../../src/report/markdown-report.js';
 import type { ReportData } from '../../src/report/report-data.js';
-import { costText } from '../../src/report/summary-text.js';
+import { costText, tokensText } from '../../src/report/summary-text.js';
 
 const RUN_ID = '20260101-000000-a1b2';
 const AT = '2026-01-01T00:00:00.000Z';
@@ -39,7 +39,16 @@ const summary: RunSummary = {
   runId: RUN_ID,
   status: 'failed',
   stageAttempts: { total: 4, accepted: 1, rejected: 1, error: 1, skipped: 0, open: 1 },
-  modelCalls: { total: 3, failed: 1, inputTokens: 100, outputTokens: 20, costUsd: 0.0123, unpricedCalls: 0 },
+  modelCalls: {
+    total: 3,
+    failed: 1,
+    inputTokens: 100,
+    outputTokens: 20,
+    unreportedUsageCalls: 0,
+    costUsd: 0.0123,
+    costPartial: false,
+    unpricedCalls: 0,
+  },
   toolCalls: { total: 5, errors: 2 },
   verifications: { total: 2, failing: 1 },
   checkpoints: 0,
@@ -140,17 +149,37 @@ describe('run reports', () => {
     // A priced model's failed calls cost nothing; a replayed cassette never costs anything.
     expect(costText(failed, { provider: 'anthropic', models: ['claude-sonnet-4-5'] })).toBe('$0.0000');
     expect(costText(failed, { provider: 'replay', models: ['scripted'] })).toBe('$0.0000');
-    expect(costText({ ...failed, failed: 1, unpricedCalls: 1 }, { provider: null, models: ['x'] })).toBe(
+    expect(costText({ ...failed, failed: 1, costUsd: null, unpricedCalls: 1 }, { provider: null, models: ['x'] })).toBe(
       'unknown (1 calls to a model without a known price)',
     );
     // A priced model's calls whose usage the server did not report: unknown, not $0.
-    const noUsage = { ...summary.modelCalls, total: 3, failed: 0, costUsd: 0, unpricedCalls: 3 };
+    const noUsage = { ...summary.modelCalls, total: 3, failed: 0, costUsd: null, unpricedCalls: 3 };
     expect(costText(noUsage, { provider: 'openai', models: ['gpt-4o'] })).toBe(
       'unknown (3 calls whose token usage the server did not report)',
     );
-    expect(costText({ ...noUsage, costUsd: 0.5, unpricedCalls: 1 }, { provider: 'openai', models: ['gpt-4o'] })).toBe(
-      '$0.5000 + 1 calls whose token usage the server did not report',
+    expect(
+      costText(
+        { ...noUsage, costUsd: 0.5, costPartial: true, unpricedCalls: 1 },
+        { provider: 'openai', models: ['gpt-4o'] },
+      ),
+    ).toBe('$0.5000 + 1 calls whose token usage the server did not report');
+    // Token usage no server reported is said so, not summed as 0.
+    const words = { in: 'in', out: 'out' };
+    expect(tokensText({ ...noUsage, inputTokens: null, outputTokens: null, unreportedUsageCalls: 3 }, words)).toBe(
+      'unknown tokens (3 calls without reported usage)',
     );
+    expect(tokensText({ ...noUsage, inputTokens: 100, outputTokens: 20, unreportedUsageCalls: 1 }, words)).toBe(
+      '100 in / 20 out tokens (+ 1 call without reported usage)',
+    );
+    expect(
+      renderMarkdownReport({
+        ...data,
+        summary: {
+          ...summary,
+          modelCalls: { ...noUsage, inputTokens: null, outputTokens: null, unreportedUsageCalls: 3 },
+        },
+      }),
+    ).toContain('| Model calls | 3 (0 failed), unknown tokens (3 calls without reported usage) |');
     const unpriced = renderMarkdownReport({
       ...data,
       run: { ...run, model: 'my-local-llm' },

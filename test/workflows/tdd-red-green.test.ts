@@ -377,12 +377,13 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
       'verify-end VERIFY typecheck',
       'stage-end VERIFY#1 rejected (lint-failed)',
       'stage-start FIX#1',
-      'stage-end FIX#1 accepted',
       'stage-start RE_VERIFY#1',
       'verify-end RE_VERIFY test',
       'verify-end RE_VERIFY lint',
       'verify-end RE_VERIFY typecheck',
       'stage-end RE_VERIFY#1 accepted (All 1 tests pass; lint ok, typecheck ok)',
+      // FIX ends as RE_VERIFY judged it.
+      'stage-end FIX#1 accepted (All 1 tests pass; lint ok, typecheck ok)',
       'checkpoint-create feat: adds two numbers',
       'note-write GREEN->REFACTOR',
       'stage-start REFACTOR#1',
@@ -456,6 +457,51 @@ describe('VERIFY, FIX and RE_VERIFY', () => {
       },
       retryCount: 2,
     });
+  });
+
+  it('records a FIX attempt whose RE_VERIFY rejects it as rejected, like REFACTOR, not as accepted', async () => {
+    // FIX #1 leaves the lint error, FIX #2 fixes it: only FIX #2 is accepted.
+    const h = await setUp({
+      script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [{}, greenTurn(ADD)] }),
+    });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    const ends = eventsOf(run.events, 'stage-end').filter(
+      (event) => event.stage === 'FIX' || event.stage === 'RE_VERIFY',
+    );
+    expect(ends.map((event) => [event.stage, event.attempt, event.outcome, event.reason?.split(' (')[0]])).toEqual([
+      ['RE_VERIFY', 1, 'rejected', 'lint-failed'],
+      ['FIX', 1, 'rejected', 'lint-failed'],
+      ['RE_VERIFY', 2, 'accepted', 'All 1 tests pass; lint ok, typecheck ok'],
+      ['FIX', 2, 'accepted', 'All 1 tests pass; lint ok, typecheck ok'],
+    ]);
+    // Each FIX attempt ends after the RE_VERIFY that gates it.
+    expect(trace(run.events).filter((line) => /^stage-(start|end) (FIX|RE_VERIFY)/.test(line))).toEqual([
+      'stage-start FIX#1',
+      'stage-start RE_VERIFY#1',
+      'stage-end RE_VERIFY#1 rejected (lint-failed)',
+      'stage-end FIX#1 rejected (lint-failed)',
+      'stage-start FIX#2',
+      'stage-start RE_VERIFY#2',
+      'stage-end RE_VERIFY#2 accepted (All 1 tests pass; lint ok, typecheck ok)',
+      'stage-end FIX#2 accepted (All 1 tests pass; lint ok, typecheck ok)',
+    ]);
+  });
+
+  it('fails the run with three rejected FIX attempts, none of them shown accepted', async () => {
+    const h = await setUp({
+      script: cycleScript({ GREEN: [greenTurn(ADD, '// LINT-ERROR\n')], FIX: [{}, {}, {}] }),
+    });
+    const run = await h.run();
+
+    expect(run.error?.message).toBe('FIX failed after 3 attempts: lint-failed');
+    const fixes = eventsOf(run.events, 'stage-end').filter((event) => event.stage === 'FIX');
+    expect(fixes.map((event) => `${event.attempt} ${event.outcome} ${event.reason ?? ''}`)).toEqual([
+      '1 rejected lint-failed',
+      '2 rejected lint-failed',
+      '3 rejected lint-failed',
+    ]);
   });
 
   it('says that only RED can fix a check that fails in the locked test file, and how to get back to RED', async () => {

@@ -12,7 +12,14 @@ import {
   rollbacksOf,
 } from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
-import { costText, ledgerNotesText, rollbackText, stageOutcomesText, statusText } from '../../report/summary-text.js';
+import {
+  costText,
+  ledgerNotesText,
+  rollbackText,
+  stageOutcomesText,
+  statusText,
+  tokensText,
+} from '../../report/summary-text.js';
 import { writeRunReport } from '../../report/write-report.js';
 import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
@@ -136,7 +143,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
           ? [...new Set((await ledger.modelCalls(run.id)).map((call) => call.model))]
           : [];
       output.out(
-        `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${calls.inputTokens} in / ${calls.outputTokens} out tokens, cost ${costText(calls, { provider: run.provider, models })}`,
+        `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${tokensText(calls, { in: 'in', out: 'out' })}, cost ${costText(calls, { provider: run.provider, models })}`,
       );
       output.out(
         `  tests     ${counted(summary.verifications.total, 'verification run')} (${summary.verifications.failing} failing)`,

@@ -24,18 +24,34 @@ export async function computeSummary(db: Kysely<LedgerDatabase>, run: RunRow): P
     stageAttempts.total += n;
   }
 
-  const models = await db
+  const calls = await db
     .selectFrom('model_calls')
     .where('run_id', '=', runId)
     .select((eb) => [
       eb.fn.countAll<number>().as('total'),
       sql<number>`coalesce(sum(response_json is null), 0)`.as('failed'),
-      sql<number>`coalesce(sum(input_tokens), 0)`.as('inputTokens'),
-      sql<number>`coalesce(sum(output_tokens), 0)`.as('outputTokens'),
-      sql<number>`coalesce(sum(cost_usd), 0)`.as('costUsd'),
+      sql<number | null>`sum(input_tokens)`.as('inputTokens'),
+      sql<number | null>`sum(output_tokens)`.as('outputTokens'),
+      sql<number | null>`sum(cost_usd)`.as('costUsd'),
       sql<number>`coalesce(sum(response_json is not null and cost_usd is null), 0)`.as('unpricedCalls'),
+      sql<number>`coalesce(sum(response_json is not null and (input_tokens is null or output_tokens is null)), 0)`.as(
+        'unreportedUsageCalls',
+      ),
+      sql<number>`coalesce(sum(response_json is not null), 0)`.as('answered'),
     ])
     .executeTakeFirstOrThrow();
+  // A sum over no known value is unknown (null) when calls answered without it, 0 when none answered.
+  const known = (sum: number | null): number | null => sum ?? (calls.answered > 0 ? null : 0);
+  const models: RunSummary['modelCalls'] = {
+    total: calls.total,
+    failed: calls.failed,
+    inputTokens: known(calls.inputTokens),
+    outputTokens: known(calls.outputTokens),
+    unreportedUsageCalls: calls.unreportedUsageCalls,
+    costUsd: known(calls.costUsd),
+    costPartial: calls.costUsd !== null && calls.unpricedCalls > 0,
+    unpricedCalls: calls.unpricedCalls,
+  };
 
   const tools = await db
     .selectFrom('tool_calls')
@@ -48,7 +64,10 @@ export async function computeSummary(db: Kysely<LedgerDatabase>, run: RunRow): P
     .where('run_id', '=', runId)
     .select((eb) => [
       eb.fn.countAll<number>().as('total'),
-      sql<number>`coalesce(sum(exit_code is null or exit_code != 0 or timed_out != 0), 0)`.as('failing'),
+      // A suite that exits 0 with a failing test (a refactor batch that skipped one) fails too.
+      sql<number>`coalesce(sum(exit_code is null or exit_code != 0 or timed_out != 0 or coalesce(failed, 0) > 0 or ok = 0), 0)`.as(
+        'failing',
+      ),
     ])
     .executeTakeFirstOrThrow();
 

@@ -7,7 +7,7 @@ import type { HandoffState, TestCase } from '../../core/handoff.js';
 import type { AgentStageName, Phase, StageName } from '../../core/stages.js';
 import type { TestRunResult } from '../../core/verification.js';
 import type { ZodType } from 'zod';
-import type { StoredTestRun, TddDependencies, TddPolicy } from './ports.js';
+import type { AttemptCounter, PriorAttempts, StoredTestRun, TddDependencies, TddPolicy } from './ports.js';
 
 /** Shared, mutable-by-design state of one workflow execution (one process lifetime). */
 export interface TddContext {
@@ -27,6 +27,35 @@ export interface TddContext {
    * it since the last checkpoint, discard or reset. Saves asking git on the common path.
    */
   treeClean: boolean;
+  /**
+   * Attempts made before this process since the checkpoint it resumed from (see `PriorAttempts`):
+   * the stages up to the next checkpoint continue from them. Emptied by `checkpoint`.
+   */
+  priorAttempts: readonly PriorAttempts[];
+}
+
+/** The attempt numbers a stage may use in this process: `first` to `last` (none when `last < first`). */
+export interface AttemptRange {
+  first: number;
+  last: number;
+  /** What a process before this one left of the stage (see `PriorAttempts`), if anything. */
+  prior: PriorAttempts | undefined;
+}
+
+/**
+ * The attempts of `stage` in `cycle`: numbered from 1 up to the stage's `maxAttempts`, or, for a
+ * stage a killed or interrupted process had started, on from the numbers it used, as many more
+ * as its limit leaves once its rejected attempts are counted (one cut short is not).
+ */
+export function attemptRange(
+  context: TddContext,
+  stage: AttemptCounter,
+  cycle: number,
+  maxAttempts: number,
+): AttemptRange {
+  const prior = context.priorAttempts.find((entry) => entry.stage === stage && entry.cycle === cycle);
+  const before = prior?.last ?? 0;
+  return { first: before + 1, last: before + Math.max(0, maxAttempts - (prior?.rejections.length ?? 0)), prior };
 }
 
 /** Refreshes `cycleFiles` (for the GREEN, FIX and REFACTOR prompts). */
@@ -46,6 +75,8 @@ export interface AgentStageInput<T> {
   variables: Record<string, string | number>;
   paths: PathPolicy;
   outputSchema?: ZodType<T>;
+  /** The highest attempt number the stage may reach (default: its `maxAttempts`; more after a resume). */
+  lastAttempt?: number;
 }
 
 /**
@@ -64,7 +95,7 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
   const rendered = deps.prompt(input.stage, {
     ...input.variables,
     attempt: input.attempt,
-    max_attempts: settings.maxAttempts,
+    max_attempts: input.lastAttempt ?? settings.maxAttempts,
   });
   const before = await deps.workspace.head();
   const mayWrite = createWriteMatcher(input.paths);
@@ -273,6 +304,7 @@ export async function* checkpoint(
   const commit = await workspace.checkpoint(subject, { ...options, note: state });
   context.lastCheckpoint = commit;
   context.treeClean = true;
+  context.priorAttempts = [];
   yield { type: 'checkpoint-create', stage, phase: state.phase, commit, subject };
   yield { type: 'note-write', commit, state };
   return commit;

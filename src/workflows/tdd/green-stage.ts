@@ -3,6 +3,7 @@ import type { StageName } from '../../core/stages.js';
 import { fingerprintFiles } from '../../verify/fingerprint.js';
 import { greenGate } from '../../verify/gates.js';
 import {
+  attemptRange,
   checkpoint,
   outcomeProblem,
   refreshCycleFiles,
@@ -80,7 +81,8 @@ export async function* judgeImplementation(
 /**
  * VERIFY after a passing GREEN; on failure FIX -> RE_VERIFY, up to the FIX stage's attempts.
  * FIX has attempts of its own, numbered from 1 like every stage's (RE_VERIFY #n gates FIX #n),
- * whichever GREEN attempt passed: the number in the ledger is the one in FIX's prompt.
+ * whichever GREEN attempt passed: the number in the ledger is the one in FIX's prompt. Returns
+ * the verdict and the number of the last FIX attempt allowed.
  */
 async function* verifyAndFix(
   context: TddContext,
@@ -88,20 +90,21 @@ async function* verifyAndFix(
   test: TestCase,
   lockedTests: LockedTests,
   testedRun: StoredTestRun,
-): Step<Judgement> {
+): Step<{ verdict: Judgement; lastFix: number }> {
   const cycle = state.cycleNumber;
-  yield stageStart('VERIFY', 'GREEN', cycle, 1);
+  const verify = attemptRange(context, 'VERIFY', cycle, 1).first;
+  yield stageStart('VERIFY', 'GREEN', cycle, verify);
   let verdict = yield* judgeImplementation(context, 'VERIFY', lockedTests, { checks: true, testedRun });
   yield stageEnd(
     'VERIFY',
     'GREEN',
     cycle,
-    1,
+    verify,
     verdict.accepted ? 'accepted' : 'rejected',
     verdict.accepted ? verdict.summary : verdict.reason,
   );
-  const maxFixes = context.policy.stage('FIX').maxAttempts;
-  for (let attempt = 1; !verdict.accepted && attempt <= maxFixes; attempt++) {
+  const fixes = attemptRange(context, 'FIX', cycle, context.policy.stage('FIX').maxAttempts);
+  for (let attempt = fixes.first; !verdict.accepted && attempt <= fixes.last; attempt++) {
     await refreshCycleFiles(context);
     yield stageStart('FIX', 'GREEN', cycle, attempt);
     const outcome = yield* runAgentStage(context, {
@@ -111,21 +114,26 @@ async function* verifyAndFix(
       attempt,
       variables: { ...testVariables(context, state, test), feedback: verdict.feedback },
       paths: { read: ['**'], write: ['**'], denyWrite: [...lockedTests.globs, TEST_LIST_FILE] },
+      lastAttempt: fixes.last,
     });
+    // Whatever the agent's own outcome, RE_VERIFY judges the tree it left (a FIX that hit its turn
+    // limit may have fixed it), and FIX ends as RE_VERIFY decided, as REFACTOR does: a FIX whose
+    // RE_VERIFY rejects it is a rejected attempt, never an accepted one.
     const problem = outcomeProblem(outcome);
-    yield stageEnd('FIX', 'GREEN', cycle, attempt, problem ? 'rejected' : 'accepted', problem ?? undefined);
     yield stageStart('RE_VERIFY', 'GREEN', cycle, attempt);
     verdict = yield* judgeImplementation(context, 'RE_VERIFY', lockedTests, { checks: true });
+    const verdictReason = verdict.accepted ? verdict.summary : verdict.reason;
+    yield stageEnd('RE_VERIFY', 'GREEN', cycle, attempt, verdict.accepted ? 'accepted' : 'rejected', verdictReason);
     yield stageEnd(
-      'RE_VERIFY',
+      'FIX',
       'GREEN',
       cycle,
       attempt,
       verdict.accepted ? 'accepted' : 'rejected',
-      verdict.accepted ? verdict.summary : verdict.reason,
+      problem !== null && !verdict.accepted ? `${outcome.status}; ${verdict.reason}` : verdictReason,
     );
   }
-  return verdict;
+  return { verdict, lastFix: fixes.last };
 }
 
 /** GREEN: the least code that passes, without touching the tests; retried with the failures. */
@@ -140,9 +148,10 @@ export async function* greenStage(
   const maxAttempts = policy.stage('GREEN').maxAttempts;
   const lockedTests = await lockTests(context, test);
   await refreshCycleFiles(context);
+  const range = attemptRange(context, 'GREEN', cycle, maxAttempts);
   let feedback = '';
-  let reason = '';
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+  let reason = range.prior?.rejections.at(-1) ?? '';
+  for (let attempt = range.first; attempt <= range.last; attempt++) {
     yield stageStart('GREEN', 'GREEN', cycle, attempt);
     const outcome = yield* runAgentStage(context, {
       stage: 'GREEN',
@@ -151,6 +160,7 @@ export async function* greenStage(
       attempt,
       variables: { ...testVariables(context, state, test), feedback: feedback || '(none)' },
       paths: { read: ['**'], write: ['**'], denyWrite: [...lockedTests.globs, TEST_LIST_FILE] },
+      lastAttempt: range.last,
     });
     const problem = outcomeProblem(outcome);
     const gate: Judgement = problem
@@ -165,7 +175,7 @@ export async function* greenStage(
       continue;
     }
     yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'accepted', gate.summary);
-    const verified = yield* verifyAndFix(context, state, test, lockedTests, gate.run);
+    const { verdict: verified, lastFix } = yield* verifyAndFix(context, state, test, lockedTests, gate.run);
     if (!verified.accepted) {
       await deps.workspace.discardChanges();
       context.treeClean = true;
@@ -174,6 +184,7 @@ export async function* greenStage(
       return {
         accepted: false,
         attempts: policy.stage('FIX').maxAttempts,
+        lastAttempt: lastFix,
         stage: 'FIX',
         reason: verified.reason,
         feedback: verified.feedback,
@@ -214,5 +225,5 @@ export async function* greenStage(
     context.lastRun = { commit, run: verified.run };
     return { accepted: true, state: next };
   }
-  return { accepted: false, attempts: maxAttempts, reason, feedback };
+  return { accepted: false, attempts: maxAttempts, lastAttempt: range.last, reason, feedback };
 }

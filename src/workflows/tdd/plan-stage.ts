@@ -1,6 +1,7 @@
 import type { StageName } from '../../core/stages.js';
 import { PlanOutputSchema, type HandoffState, type PlanOutput, type TestCase } from '../../core/handoff.js';
 import {
+  attemptRange,
   checkpoint,
   outcomeProblem,
   requireGreenBaseline,
@@ -21,6 +22,8 @@ export type StageResult =
       attempts: number;
       reason: string;
       feedback: string;
+      /** The number of the last attempt (after a resume, more than `attempts` when attempts were cut short). */
+      lastAttempt?: number;
       /** The stage that ran out of attempts, when not the phase's own (FIX in GREEN). */
       stage?: StageName;
       /** What the user can do about it, when more is known than "fix the cause, then resume". */
@@ -115,9 +118,10 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
     context.lastRun = { commit: head, run: baseline };
   const beforeText = await deps.workspace.readFile(TEST_LIST_FILE);
   const before = beforeText === null ? [] : parseTestList(beforeText);
+  const range = attemptRange(context, 'PLAN', cycle, settings.maxAttempts);
   let feedback = '';
-  let reason = '';
-  for (let attempt = 1; attempt <= settings.maxAttempts; attempt++) {
+  let reason = range.prior?.rejections.at(-1) ?? '';
+  for (let attempt = range.first; attempt <= range.last; attempt++) {
     yield stageStart('PLAN', 'PLAN', cycle, attempt);
     const progress = progressOf(before);
     const outcome = yield* runAgentStage(context, {
@@ -136,6 +140,7 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
       },
       paths: { read: ['**'], write: [TEST_LIST_FILE], denyWrite: [] },
       outputSchema: PlanOutputSchema,
+      lastAttempt: range.last,
     });
     const problem = outcomeProblem(outcome);
     const previous = await deps.workspace.head();
@@ -183,5 +188,5 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
     yield stageEnd('PLAN', 'PLAN', cycle, attempt, 'accepted');
     return { accepted: true, state: next };
   }
-  return { accepted: false, attempts: settings.maxAttempts, reason, feedback };
+  return { accepted: false, attempts: settings.maxAttempts, lastAttempt: range.last, reason, feedback };
 }

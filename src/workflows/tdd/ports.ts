@@ -92,6 +92,45 @@ export interface TddDependencies {
   refactorCheck(files: string[]): Promise<RefactorCheckResult>;
 }
 
+/**
+ * The stages that number their attempts, each with a count of its own per cycle: RED and RED_FIX
+ * share RED's (RED_FIX is a later RED attempt); RE_VERIFY takes the number of the FIX or REFACTOR
+ * attempt it gates.
+ */
+export type AttemptCounter = 'PLAN' | 'RED' | 'GREEN' | 'VERIFY' | 'FIX' | 'REFACTOR';
+
+/** The counter a stage's attempts are numbered by; null for RE_VERIFY (and stages of other workflows). */
+export function attemptCounterOf(stage: StageName): AttemptCounter | null {
+  if (stage === 'RED_FIX') return 'RED';
+  return stage === 'PLAN' ||
+    stage === 'RED' ||
+    stage === 'GREEN' ||
+    stage === 'VERIFY' ||
+    stage === 'FIX' ||
+    stage === 'REFACTOR'
+    ? stage
+    : null;
+}
+
+/**
+ * Attempts of a stage in one cycle that processes before this one made after the checkpoint the
+ * run resumes from, before they were killed or interrupted: the resumed stage numbers its
+ * attempts on from `last`, and has as many left as its limit leaves once the rejected ones are
+ * counted (see `resumeTdd`).
+ */
+export interface PriorAttempts {
+  cycle: number;
+  stage: AttemptCounter;
+  /** The highest attempt number recorded. */
+  last: number;
+  /**
+   * Why the attempts the gate rejected were, oldest first: each counts against the stage's limit.
+   * An attempt cut short (by the kill or the interruption) does not, nor does one whose work the
+   * stop discarded after it was accepted (GREEN's, while VERIFY or FIX ran).
+   */
+  rejections: string[];
+}
+
 export interface TddPolicy {
   feature: string;
   refactor: 'always' | 'when-needed' | 'never';

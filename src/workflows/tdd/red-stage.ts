@@ -1,6 +1,7 @@
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import { redGate } from '../../verify/gates.js';
 import {
+  attemptRange,
   checkpoint,
   describeTest,
   outcomeProblem,
@@ -49,10 +50,12 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
   const maxAttempts = policy.stage('RED').maxAttempts;
   const baseline = yield* runSuite(context, 'RED', { reuse: true, baseline: true });
   requireGreenBaseline(baseline.result, 'RED');
+  const range = attemptRange(context, 'RED', cycle, maxAttempts);
   let feedback = '';
-  let reason = '';
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const stage = attempt === 1 ? 'RED' : 'RED_FIX';
+  let reason = range.prior?.rejections.at(-1) ?? '';
+  for (let attempt = range.first; attempt <= range.last; attempt++) {
+    // RED_FIX works on what the attempt before left; a resumed RED starts from its checkpoint again.
+    const stage = attempt === range.first ? 'RED' : 'RED_FIX';
     yield stageStart(stage, 'RED', cycle, attempt);
     const outcome = yield* runAgentStage(context, {
       stage,
@@ -65,6 +68,7 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
         feedback: feedback || '(none)',
       },
       paths: { read: ['**'], write: ['**'], denyWrite: [TEST_LIST_FILE] },
+      lastAttempt: range.last,
     });
     const problem = outcomeProblem(outcome);
     if (problem) {
@@ -106,5 +110,5 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
     yield stageEnd(stage, 'RED', cycle, attempt, 'accepted', decision.summary);
     return { accepted: true, state: next };
   }
-  return { accepted: false, attempts: maxAttempts, reason, feedback };
+  return { accepted: false, attempts: maxAttempts, lastAttempt: range.last, reason, feedback };
 }

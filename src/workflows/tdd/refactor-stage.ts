@@ -2,6 +2,7 @@ import type { StageOutcome } from '../../core/agent.js';
 import { toRatchetError, type ErrorCode, type RatchetError } from '../../core/errors.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import {
+  attemptRange,
   checkpoint,
   outcomeProblem,
   refreshCycleFiles,
@@ -38,16 +39,20 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
     check.reasons.length > 0
       ? check.reasons.map((reason) => `- ${reason}`).join('\n')
       : '(the static checker found nothing; improve names and duplication only if clearly worth it)';
+  const range = attemptRange(context, 'REFACTOR', cycle, maxAttempts);
   let feedback = '';
   let subject = 'refactor: no changes needed';
   let acceptedAttempt = 0;
-  let attempts = 0;
+  let attempts = range.first - 1;
   let agentFailure: RatchetError | undefined;
-  /** Why each rolled-back attempt was rejected: `timeout`, `path-violation` or a verification reason. */
-  const rejections: string[] = [];
+  /**
+   * Why each rolled-back attempt was rejected: `timeout`, `path-violation` or a verification
+   * reason (those of a process before a resume first).
+   */
+  const rejections: string[] = [...(range.prior?.rejections ?? [])];
   // The tree after this stage is either GREEN's (already verified) or the verified refactoring.
   let verifiedRun = context.lastRun?.run;
-  for (let attempt = 1; attempt <= maxAttempts && acceptedAttempt === 0; attempt++) {
+  for (let attempt = range.first; attempt <= range.last && acceptedAttempt === 0; attempt++) {
     attempts = attempt;
     yield stageStart('REFACTOR', 'REFACTOR', cycle, attempt);
     let outcome: StageOutcome<unknown>;
@@ -59,6 +64,7 @@ export async function* refactorStage(context: TddContext, state: HandoffState, t
         attempt,
         variables: { ...testVariables(context, state, test), reasons, feedback: feedback || '(none)' },
         paths: { read: ['**'], write: ['**'], denyWrite: [...lockedTests.globs, TEST_LIST_FILE] },
+        lastAttempt: range.last,
       });
     } catch (error) {
       // Seed 000: a model that errors or times out in REFACTOR does not fail the cycle.

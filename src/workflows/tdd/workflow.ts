@@ -4,7 +4,7 @@ import type { Phase } from '../../core/stages.js';
 import type { Step, TddContext } from './context.js';
 import { greenStage } from './green-stage.js';
 import { planStage, type StageResult } from './plan-stage.js';
-import type { TddDependencies, TddPolicy } from './ports.js';
+import type { PriorAttempts, TddDependencies, TddPolicy } from './ports.js';
 import { redStage } from './red-stage.js';
 import { refactorStage } from './refactor-stage.js';
 
@@ -48,12 +48,17 @@ function requireTest(state: HandoffState, phase: Phase): TestCase {
  * error is written into the note on HEAD and a `gate-failed` error is thrown), (c) a provider
  * error survives its retries (recorded the same way, rethrown), or (d) the signal fires
  * (`interrupted`, nothing recorded: the last checkpoint is the resume point).
+ *
+ * `options.priorAttempts`: what processes before this one left of the stages after `start` (a
+ * resume after a kill or an interruption): those stages number their attempts on from there,
+ * within what is left of their limits (see `attemptRange`).
  */
 export async function* runTdd(
   policy: TddPolicy,
   deps: TddDependencies,
   start: HandoffState,
   signal?: AbortSignal,
+  options: { priorAttempts?: readonly PriorAttempts[] } = {},
 ): Step<TddResult> {
   const context: TddContext = {
     policy,
@@ -64,6 +69,7 @@ export async function* runTdd(
     cycleFiles: [],
     lastCheckpoint: await deps.workspace.head(),
     treeClean: false,
+    priorAttempts: options.priorAttempts ?? [],
   };
   const refactorNext = async (test: TestCase): Promise<boolean> => {
     if (policy.refactor === 'never') return false;
@@ -95,7 +101,8 @@ export async function* runTdd(
           ...state,
           error: `${result.stage ?? phase} failed after ${result.attempts} attempt${result.attempts === 1 ? '' : 's'}: ${result.reason}${whyFailed(phase, result.reason, result.feedback)}`,
           errorDetails: { type: result.reason, message: result.feedback.slice(0, 4000) },
-          retryCount: result.attempts - 1,
+          // Retries made: after a resume, attempts cut short by a kill count too (their numbers are used).
+          retryCount: (result.lastAttempt ?? result.attempts) - 1,
         };
         yield* recordError(context, failed);
         throw new RatchetError('gate-failed', failed.error ?? 'stage failed', {
