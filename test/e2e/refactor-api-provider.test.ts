@@ -3,7 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { REFACTOR_FILES, REFACTOR_MATH, refactorBrain, stageOf } from '../support/refactor-js-fixture.js';
+import {
+  oneBatchBrain,
+  REFACTOR_FILES,
+  REFACTOR_MATH,
+  refactorBrain,
+  stageOf,
+} from '../support/refactor-js-fixture.js';
 import { describeResult, runCli } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
@@ -114,37 +120,12 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
     const other = await createTempRepo({ files: REFACTOR_FILES });
     const skipping = await startFakeAnthropicServer();
     try {
-      skipping.setFallback((request) => {
-        const stage = stageOf(request);
-        const answer =
-          stage === 'Stage: PLANNER'
-            ? {
-                batches: [
-                  {
-                    id: 'batch-001',
-                    goal: 'Tidy the tests',
-                    scope_globs: ['test/**'],
-                    allowed_operations: ['edit'],
-                    diff_budget_loc: 20,
-                    risk_score: 10,
-                    verifier_level: 'fast',
-                  },
-                ],
-              }
-            : stage === 'Stage: PATCHER'
-              ? {
-                  status: 'ok',
-                  rationale: 'The test is slow.',
-                  risk_notes: [],
-                  patch_unified_diff: SKIP_TEST,
-                  touched_files: ['test/app.test.js'],
-                  expected_verifier: ['npm test'],
-                }
-              : undefined;
-        return answer === undefined
-          ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] }
-          : { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: answer }] };
-      });
+      skipping.setFallback(
+        oneBatchBrain(
+          { goal: 'Tidy the tests', scope: ['test/**'], budget: 20 },
+          { diff: SKIP_TEST, files: ['test/app.test.js'], rationale: 'The test is slow.' },
+        ),
+      );
       const env = {
         ANTHROPIC_BASE_URL: skipping.url,
         ANTHROPIC_API_KEY: 'sk-ant-test-refactor-api-0000000000',

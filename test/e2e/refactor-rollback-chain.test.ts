@@ -4,13 +4,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  startFakeAnthropicServer,
-  type AnthropicReply,
-  type FakeAnthropicServer,
-  type RecordedRequest,
-} from '../support/fake-anthropic-server.js';
-import { REFACTOR_FILES, refactorBrain, stageOf } from '../support/refactor-js-fixture.js';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { oneBatchBrain, REFACTOR_FILES, refactorBrain } from '../support/refactor-js-fixture.js';
 import { assertFreshBuild, describeResult, runCli, type CliResult } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
@@ -33,37 +28,10 @@ const REORDER_IMPORTS = `diff --git a/src/app.js b/src/app.js
    return xs.reduce((sum, x) => add(sum, mul(x, 1)), 0);
 `;
 
-function secondRunBrain(request: RecordedRequest): AnthropicReply {
-  const stage = stageOf(request);
-  const answer =
-    stage === 'Stage: PLANNER'
-      ? {
-          batches: [
-            {
-              id: 'batch-001',
-              goal: 'Reorder imports',
-              scope_globs: ['src/app.js'],
-              allowed_operations: ['edit'],
-              diff_budget_loc: 30,
-              risk_score: 10,
-              verifier_level: 'fast',
-            },
-          ],
-        }
-      : stage === 'Stage: PATCHER'
-        ? {
-            status: 'ok',
-            rationale: 'Alphabetical is not the point; this is a test.',
-            risk_notes: [],
-            patch_unified_diff: REORDER_IMPORTS,
-            touched_files: ['src/app.js'],
-            expected_verifier: ['npm test'],
-          }
-        : undefined;
-  return answer === undefined
-    ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] }
-    : { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: answer }] };
-}
+const secondRunBrain = oneBatchBrain(
+  { goal: 'Reorder imports', scope: ['src/app.js'], budget: 30 },
+  { diff: REORDER_IMPORTS, files: ['src/app.js'], rationale: 'Alphabetical is not the point; this is a test.' },
+);
 
 const RollbackLine = z.looseObject({
   run: z.string(),

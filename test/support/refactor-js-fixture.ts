@@ -93,3 +93,44 @@ export function refactorBrain(request: RecordedRequest): AnthropicReply {
       };
   return { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: patch }] };
 }
+
+/**
+ * The brain of a run with one planned batch: the planner plans `batch-001` (`goal` over `scope`),
+ * the patcher answers with `diff` to `files`; every other role gets a plain text answer.
+ */
+export function oneBatchBrain(
+  batch: { goal: string; scope: string[]; budget: number },
+  patch: { diff: string; files: string[]; rationale: string },
+): (request: RecordedRequest) => AnthropicReply {
+  return (request) => {
+    const stage = stageOf(request);
+    const answer =
+      stage === 'Stage: PLANNER'
+        ? {
+            batches: [
+              {
+                id: 'batch-001',
+                goal: batch.goal,
+                scope_globs: batch.scope,
+                allowed_operations: ['edit'],
+                diff_budget_loc: batch.budget,
+                risk_score: 10,
+                verifier_level: 'fast',
+              },
+            ],
+          }
+        : stage === 'Stage: PATCHER'
+          ? {
+              status: 'ok',
+              rationale: patch.rationale,
+              risk_notes: [],
+              patch_unified_diff: patch.diff,
+              touched_files: patch.files,
+              expected_verifier: ['npm test'],
+            }
+          : undefined;
+    return answer === undefined
+      ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] }
+      : { kind: 'message', content: [{ type: 'tool_use', name: 'StructuredOutput', input: answer }] };
+  };
+}
