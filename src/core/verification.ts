@@ -3,9 +3,10 @@ export type TestStatus = 'passed' | 'failed' | 'skipped';
 
 /**
  * Why a test failed: an assertion (the only kind RED accepts), an error thrown in the test,
- * a collection/import/syntax/compile error (the file never ran), or a timeout.
+ * a collection/import/syntax/compile error (the file never ran), a timeout, or `missing`: it
+ * passed before and did not run now (deleted, renamed or skipped; a refactor batch's verifier).
  */
-export type FailureKind = 'assertion' | 'error' | 'collection' | 'timeout';
+export type FailureKind = 'assertion' | 'error' | 'collection' | 'timeout' | 'missing';
 
 export interface TestCaseResult {
   /** Stable id: `<file or suite>::<name>`; the same test has the same id across runs. */

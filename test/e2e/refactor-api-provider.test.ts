@@ -163,6 +163,8 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
       expect(retries.some((body) => body.includes('test/app.test.js::total'))).toBe(true);
       const markdown = await readFile(events.find((event) => event.type === 'report')?.markdown ?? '', 'utf8');
       expect(markdown).toContain('Plan: 1 batch (planner)');
+      // The report says the test went missing, not that it threw.
+      expect(markdown).toContain('test/app.test.js::total (missing)');
     } finally {
       await skipping.close();
       await other.cleanup();

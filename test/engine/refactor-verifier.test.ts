@@ -90,7 +90,7 @@ describe('refactor verifier commands', () => {
     expect(failing).toEqual([
       expect.objectContaining({
         id: expect.stringMatching(/b\.test\.js::subtracts$/) as unknown,
-        failureKind: 'error',
+        failureKind: 'missing',
         message: 'passed at the baseline; skipped or not run after this change',
       }),
     ]);

@@ -162,7 +162,7 @@ export function createCommandVerifier(
             .map(({ durationMs: _, ...test }): TestCaseResult => ({
               ...test,
               status: 'failed',
-              failureKind: 'error',
+              failureKind: 'missing',
               message: 'passed at the baseline; skipped or not run after this change',
             })),
         ];

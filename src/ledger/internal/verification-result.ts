@@ -10,7 +10,7 @@ import type { CheckResult, TestRunResult } from '../../core/verification.js';
 const TestCaseShape = z.looseObject({
   id: z.string(),
   status: z.enum(['passed', 'failed', 'skipped']),
-  failureKind: z.enum(['assertion', 'error', 'collection', 'timeout']).optional(),
+  failureKind: z.enum(['assertion', 'error', 'collection', 'timeout', 'missing']).optional(),
   message: z.string().optional(),
 });
 
