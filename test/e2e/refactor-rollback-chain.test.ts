@@ -233,3 +233,51 @@ describe('ratchet refactor rollback of one of two runs accepted in sequence', ()
     expect(safetyBackups(runA)).toHaveLength(2);
   });
 });
+
+describe('accepting a run whose branch started from a run rolled back since (built CLI)', () => {
+  it('refuses, naming that run, unless --force, which accepts it and says the changes are back', async () => {
+    const server = await startFakeAnthropicServer();
+    const fixture = await createTempRepo({ files: REFACTOR_FILES });
+    try {
+      const env = {
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'sk-ant-test-refactor-chain-0000000000',
+        RATCHET_HOME: fixture.path('ratchet-home'),
+      };
+      const ratchet = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: fixture.dir, env });
+      const run = async (): Promise<string> => {
+        const result = await ratchet('refactor', 'run', '--provider', 'anthropic', '--model', 'm', '--yes', '--json');
+        expect(result.exitCode, describeResult(result)).toBe(0);
+        const start = result.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { type: string; runId?: string })
+          .find((event) => event.type === 'run-start');
+        return start?.runId ?? '';
+      };
+      server.setFallback(refactorBrain);
+      const runA = await run();
+      expect((await ratchet('accept', runA)).exitCode).toBe(0);
+      server.setFallback(secondRunBrain);
+      const runC = await run(); // Its branch starts from A's accepted changes.
+      expect((await ratchet('refactor', 'rollback', runA, '--yes')).exitCode).toBe(0);
+      const math = (): Promise<string> => readFile(join(fixture.dir, 'src', 'math.js'), 'utf8');
+      expect(await math()).toContain('unusedHelper');
+
+      const refused = await ratchet('accept', runC);
+      expect(refused.exitCode, describeResult(refused)).toBe(2);
+      expect(refused.stderr).toContain(
+        `Accepting run ${runC} would bring back the changes of run ${runA} (rolled back at `,
+      );
+      expect(await math()).toContain('unusedHelper');
+
+      const forced = await ratchet('accept', runC, '--force');
+      expect(forced.exitCode, describeResult(forced)).toBe(0);
+      expect(forced.stderr).toContain(`Warning: the changes of run ${runA} (rolled back at `);
+      expect(await math()).not.toContain('unusedHelper');
+    } finally {
+      await server.close();
+      await fixture.cleanup();
+    }
+  }, 180_000);
+});

@@ -1,5 +1,7 @@
 import pc from 'picocolors';
 import type { GitRun } from '../../engine/git-run.js';
+import { RatchetError } from '../../core/errors.js';
+import { rollbackChain } from '../../engine/refactor/rollback-chain.js';
 import { acceptRun, rejectRun } from '../../engine/run-control.js';
 import type { Ledger } from '../../ledger/types.js';
 import type { Output } from '../output.js';
@@ -13,7 +15,20 @@ export async function acceptAndReport(
   ledger: Ledger,
   options: { force: boolean },
 ): Promise<void> {
+  // A branch started from the changes of a run rolled back since would bring them back.
+  const { revived } = await rollbackChain(ledger, run, { dir: repoRoot, isGit: true });
+  const names = revived.map(({ run: other, rolledBackAt }) => `run ${other.id} (rolled back at ${rolledBackAt})`);
+  if (revived.length > 0 && !options.force)
+    throw new RatchetError(
+      'usage',
+      `Accepting run ${run.id} would bring back the changes of ${names.join(' and ')}: its branch started from them.`,
+      {
+        hint: `Reject it and start again from ${run.baseBranch ?? 'your branch'} as it is now, or pass --force to accept it with those changes.`,
+      },
+    );
   const result = await acceptRun(repoRoot, run, ledger, options);
+  if (revived.length > 0 && !output.json)
+    output.err(pc.yellow(`Warning: the changes of ${names.join(' and ')} are back on ${run.baseBranch ?? 'HEAD'}.`));
   // `unverified` only when there is something to say (a refactor run accepted with --force).
   const { unverified, ...accepted } = result;
   if (output.json)
