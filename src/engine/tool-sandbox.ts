@@ -42,10 +42,13 @@ function real(path: string): string {
 
 /**
  * Download caches of package managers and build tools, written by test runs: their content is
- * fetched or built, never run from there by the user's shell (unlike `~/.cargo/bin`).
+ * fetched or built, never run from there by the user's shell (unlike `~/.cargo/bin`). Not the
+ * whole of `~/.cache`: programs live there too (tool installs, the Node.js that may run Ratchet
+ * itself), and one the agent rewrote would run outside the sandbox next time.
  */
 const CACHES = [
-  '.cache',
+  '.cache/go-build',
+  '.cache/pip',
   '.npm/_cacache',
   '.m2/repository',
   '.gradle/caches',

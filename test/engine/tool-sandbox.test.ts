@@ -6,7 +6,9 @@
  * these tests fail, not skip, without it.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../src/agent/tools/agent-tool.js';
@@ -79,6 +81,9 @@ describe('the tool sandbox', () => {
       'git update-ref refs/heads/ratchet/other HEAD',
       // Another process's root, seen through /proc, is the unsandboxed file system.
       `for p in /proc/[0-9]*; do echo pwned >> "$p/root${join(repo.dir, 'README.md')}" && exit 0; done; exit 1`,
+      // ~/.cache holds programs too (tool installs, maybe the Node.js running Ratchet): only its
+      // build caches are writable, not the rest of it.
+      `touch ${join(homedir(), '.cache', 'ratchet-sandbox-probe')}`,
     ];
     for (const command of attempts) {
       const result = await bash(runner, command);
@@ -89,6 +94,7 @@ describe('the tool sandbox', () => {
     }
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
     expect(repo.run('branch', '--list', 'hijacked')).toBe('');
+    expect(existsSync(join(homedir(), '.cache', 'ratchet-sandbox-probe'))).toBe(false);
   });
 
   it('lets the command work in the worktree, the temporary directory and the shared dependencies', async () => {

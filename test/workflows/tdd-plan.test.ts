@@ -124,6 +124,14 @@ const CASES: RejectionCase[] = [
     script: withList,
   },
   {
+    name: 'the test in the implementation file (Rust inline tests): GREEN could never change it',
+    list: LIST_TEXT,
+    bad: planTurn({ ...ADD, testFile: 'src/lib.rs', implFile: './src/lib.rs' }, null),
+    reason: 'bad-paths',
+    feedback: /same file \(src\/lib\.rs\).*integration test under tests\//,
+    script: withList,
+  },
+  {
     name: 'no structured output',
     list: LIST_TEXT,
     bad: {},

@@ -1,3 +1,4 @@
+import { normalize } from 'node:path';
 import type { StageName } from '../../core/stages.js';
 import { PlanOutputSchema, type HandoffState, type PlanOutput, type TestCase } from '../../core/handoff.js';
 import {
@@ -96,6 +97,14 @@ export function judgePlan(before: TestListItem[], listText: string | null, outpu
       ok: false,
       reason: 'bad-paths',
       feedback: 'testFile and implFile must be paths relative to the repository root, without "..".',
+    };
+  }
+  // GREEN may not touch the test file (it is fingerprinted after RED): one file cannot be both.
+  if (normalize(testFile) === normalize(implFile)) {
+    return {
+      ok: false,
+      reason: 'bad-paths',
+      feedback: `testFile and implFile are the same file (${testFile}): GREEN may not change the test file, so the test must live in a file of its own (for Rust, an integration test under tests/; for Go, a _test.go file; for Python, a test_*.py module).`,
     };
   }
   return { ok: true, test: { description: item.text, testFile, implFile }, items };
