@@ -1,4 +1,4 @@
-import { summaryRows, verificationResult } from './markdown-report.js';
+import { failingText, summaryRows, verificationResult } from './markdown-report.js';
 import type { ReportData } from './report-data.js';
 import { ledgerNotesText } from './summary-text.js';
 
@@ -85,7 +85,7 @@ export function renderHtmlReport(data: ReportData): string {
           `<code>${escape(verification.command)}</code>`,
           `<span class="${good ? 'ok' : 'failed'}">${escape(result)}</span>`,
           escape(`${verification.durationMs} ms`),
-          escape(verification.failingTests.map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`).join('; ')),
+          escape(failingText(verification)),
         ],
         true,
       );

@@ -28,6 +28,21 @@ export function verificationResult(verification: ReportData['verifications'][num
   return `${verification.passed ?? 0} passed, ${verification.failed ?? 0} failed${verification.timedOut ? ', timed out' : ''}`;
 }
 
+/**
+ * The Failing cell of a verification run: its failing tests with their kinds, else what could not
+ * be collected (a compile or import error fails a run before any test does), first lines only.
+ */
+export function failingText(verification: ReportData['verifications'][number]): string {
+  if (verification.failingTests.length > 0)
+    return verification.failingTests.map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`).join('; ');
+  return verification.collectionErrors
+    .map((error) => {
+      const line = error.split('\n').find((text) => text.trim() !== '') ?? error;
+      return `${line.length > 160 ? `${line.slice(0, 160)}...` : line} (collection)`;
+    })
+    .join('; ');
+}
+
 /** The report's summary table, label and plain text, for the Markdown and the HTML report alike. */
 export function summaryRows(data: ReportData): Array<[label: string, text: string]> {
   const { run, summary } = data;
@@ -149,9 +164,7 @@ export function renderMarkdownReport(data: ReportData): string {
   );
   for (const verification of data.verifications) {
     const result = verificationResult(verification);
-    const failing = verification.failingTests
-      .map((test) => `${test.id}${test.kind ? ` (${test.kind})` : ''}`)
-      .join('; ');
+    const failing = failingText(verification);
     lines.push(
       `| ${verification.stage} | ${verification.kind} | \`${cell(verification.command)}\` | ${result} | ${verification.durationMs} ms | ${cell(failing)} |`,
     );

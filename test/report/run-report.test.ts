@@ -136,6 +136,22 @@ describe('run reports', () => {
     expect(html).toContain(`Status | failed — ${run.error ?? ''}`);
   });
 
+  it('name what could not be collected when a run failed before any test did (a compile error)', () => {
+    const compile: VerificationRow = {
+      ...timedOut,
+      id: 2,
+      stage: 'RED',
+      exitCode: 2,
+      timedOut: false,
+      passed: 0,
+      total: 0,
+      collectionErrors: ['example.com/calc: build failed\n./calc_test.go:12:12: undefined: Subtract'],
+    };
+    const withCompile = { ...data, verifications: [compile] };
+    expect(renderMarkdownReport(withCompile)).toContain('| example.com/calc: build failed (collection) |');
+    expect(textOf(renderHtmlReport(withCompile))).toContain('example.com/calc: build failed (collection)');
+  });
+
   it('say that a test run timed out in both', () => {
     expect(markdown).toContain('| GREEN | test | `npm test` | 1 passed, 0 failed, timed out | 600000 ms |');
     expect(html).toContain('GREEN | test | npm test | 1 passed, 0 failed, timed out | 600000 ms');

@@ -24,7 +24,14 @@ const CRATE: Record<string, string> = {
     '}',
     '',
   ].join('\n'),
-  'tests/integration.rs': '#[test] fn integrates() { assert_eq!(calc::add(2, 2), 4); }\n',
+  'tests/integration.rs': [
+    '#[test] fn integrates() { assert_eq!(calc::add(2, 2), 4); }',
+    // An assertion with a message of its own prints only that message, at the test's own line.
+    '#[test] fn says_why() { assert!(calc::add(2, 2) == 5, "add(2, 2) should be 5"); }',
+    '#[test] #[should_panic] fn should_panic_but_does_not() { calc::add(1, 1); }',
+    '#[test] fn stub() { let v: Vec<i32> = vec![]; assert_eq!(v[3], 1); }',
+    '',
+  ].join('\n'),
 };
 
 function cargoRun(root: string) {
@@ -55,6 +62,13 @@ describe('cargo test (real toolchain)', () => {
     expect(byId['src/lib.rs::tests::later']?.status).toBe('skipped');
     // The integration target still ran although the unit tests failed.
     expect(byId['tests/integration.rs::integrates']?.status).toBe('passed');
+    expect(byId['tests/integration.rs::says_why']).toMatchObject({ status: 'failed', failureKind: 'assertion' });
+    expect(byId['tests/integration.rs::should_panic_but_does_not']).toMatchObject({
+      status: 'failed',
+      failureKind: 'assertion',
+    });
+    // An index out of bounds in the test's own file is the code failing, not a check.
+    expect(byId['tests/integration.rs::stub']).toMatchObject({ status: 'failed', failureKind: 'error' });
     expect(result.collectionErrors).toEqual([]);
     // stderr (`Running ...`) and stdout (`running N tests`) may interleave in any order.
     const lines = result.output.split('\n');

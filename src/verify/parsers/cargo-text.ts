@@ -1,3 +1,4 @@
+import { normalize } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import type { FailureKind, TestStatus } from '../../core/verification.js';
 import { shortMessage, testId, type ParsedTestOutput } from './classify.js';
@@ -132,16 +133,29 @@ export function parseCargoText(text: string, options: CargoParseOptions = {}): P
       name,
       file,
       status,
-      failureKind: classifyPanic(detail),
+      failureKind: classifyPanic(detail, file),
       message: shortMessage(detail || 'FAILED'),
     });
   }
   return result;
 }
 
-function classifyPanic(detail: string): FailureKind {
-  if (/assertion `[^`]*` failed|assertion failed|panicked at 'assertion/.test(detail)) return 'assertion';
-  return 'error';
+/** Panics of the standard library and of stubs: the code failed, no check of the test did. */
+const ERROR_PANIC =
+  /called `(?:Option|Result)::(?:unwrap|expect)(?:_err)?\(\)`|not (?:yet )?implemented|index out of bounds|attempt to \w+ with overflow|attempt to divide by zero|explicit panic|range end index|byte index/;
+
+/**
+ * A failed Rust test is an assertion when `assert!`/`assert_eq!`/`assert_ne!` said so, when a
+ * `#[should_panic]` test did not panic, or when the panic comes from the test's own file with a
+ * message of its own (`assert!(cond, "...")` prints only that message); a panic of the standard
+ * library or a stub (`unwrap()`, `todo!()`, an index out of bounds) is an error.
+ */
+function classifyPanic(detail: string, testFile: string | null): FailureKind {
+  if (/assertion `[^`]*` failed|assertion failed|panicked at 'assertion|test did not panic as expected/.test(detail))
+    return 'assertion';
+  if (ERROR_PANIC.test(detail)) return 'error';
+  const at = /panicked at (?:'[^']*', )?([^:\s']+):\d+:\d+/.exec(detail)?.[1];
+  return at !== undefined && testFile !== null && normalize(at) === normalize(testFile) ? 'assertion' : 'error';
 }
 
 /**
