@@ -46,16 +46,22 @@ export interface Checkpoint {
   noteSource: 'git' | 'ledger' | null;
 }
 
-function parseNote(text: string | null): { state: HandoffState | null; error: string | null } {
-  if (text === null) return { state: null, error: null };
+/**
+ * A handoff note's text as a state; `problem` says what is wrong with one that is there but does
+ * not parse ("is not valid JSON", "does not match the handoff schema"). No text: neither.
+ */
+export function parseNote(text: string | null): { state: HandoffState | null; problem: string | null } {
+  if (text === null) return { state: null, problem: null };
+  let json: unknown;
   try {
-    const parsed = HandoffStateSchema.safeParse(JSON.parse(text));
-    return parsed.success
-      ? { state: parsed.data, error: null }
-      : { state: null, error: 'note does not match the handoff schema' };
+    json = JSON.parse(text);
   } catch {
-    return { state: null, error: 'note is not valid JSON' };
+    return { state: null, problem: 'is not valid JSON' };
   }
+  const parsed = HandoffStateSchema.safeParse(json);
+  return parsed.success
+    ? { state: parsed.data, problem: null }
+    : { state: null, problem: 'does not match the handoff schema' };
 }
 
 /** Whether a live process holds the repository lock for this run (it is being worked on now). */
@@ -99,7 +105,7 @@ export async function checkpointsOf(git: Git, run: GitRun, ledger?: Ledger): Pro
       subject: entry.subject,
       date: entry.date,
       state: note.state ?? fallback,
-      noteError: note.error,
+      noteError: note.problem === null ? null : `note ${note.problem}`,
       noteSource: text !== null && note.state ? 'git' : fallback ? 'ledger' : null,
     });
   }
@@ -107,7 +113,7 @@ export async function checkpointsOf(git: Git, run: GitRun, ledger?: Ledger): Pro
 }
 
 /** The handoff notes a run wrote (`note-write` events), by commit; the latest for a commit wins. */
-async function ledgerNotes(ledger: Ledger, runId: string): Promise<Map<string, HandoffState>> {
+export async function ledgerNotes(ledger: Ledger, runId: string): Promise<Map<string, HandoffState>> {
   const written = new Map<string, HandoffState>();
   for (const event of await ledger.events(runId, { types: ['note-write'] })) {
     if (event.type === 'note-write') written.set(event.commit, event.state);
@@ -457,8 +463,7 @@ async function rollbackTarget(run: GitRun, target: string): Promise<{ commit: st
     throw new RatchetError('usage', `${target} is not a checkpoint of run ${run.id}.`, {
       hint: 'See `ratchet history` for its checkpoints.',
     });
-  const note =
-    commit === run.baseCommit ? { state: null, error: null } : parseNote(await git.readNote(NOTES_REF, commit));
+  const note = commit === run.baseCommit ? { state: null } : parseNote(await git.readNote(NOTES_REF, commit));
   // A TDD run resumes from the note; a refactor run's checkpoints carry none (it is not resumed).
   if (run.workflow === 'tdd' && commit !== run.baseCommit && note.state === null) {
     throw new RatchetError('usage', `${target} has no handoff note, so the run cannot resume from it.`, {

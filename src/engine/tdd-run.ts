@@ -4,7 +4,7 @@ import type { Clock, IdGenerator } from '../core/effects.js';
 import { isRatchetError, RatchetError, toRatchetError } from '../core/errors.js';
 import type { EventInput, RatchetEvent } from '../core/events.js';
 import type { StageName } from '../core/stages.js';
-import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
+import { NOTES_REF, type HandoffState } from '../core/handoff.js';
 import { z } from 'zod';
 import type { ConfigFlags } from '../config/load.js';
 import type { ResolvedConfig } from '../config/resolved.js';
@@ -17,7 +17,7 @@ import { detectTestCommand } from '../verify/detect.js';
 import { checkNeedsRefactor } from '../code/size-check.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
 import { asGitRun, isClosed, type GitRun } from './git-run.js';
-import { rolledBackError } from './run-control.js';
+import { ledgerNotes, parseNote, rolledBackError } from './run-control.js';
 import { attemptCounterOf, type PriorAttempts, type TddDependencies, type TddPolicy } from '../workflows/tdd/ports.js';
 import { initialHandoff, runTdd } from '../workflows/tdd/workflow.js';
 import { createEnveloper } from './event-stream.js';
@@ -377,25 +377,17 @@ async function findResumePoint(
       dropped++;
       continue;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      throw notesRefusal(run, `the handoff note on ${entry.sha.slice(0, 8)} is not valid JSON.`, error);
-    }
-    const state = HandoffStateSchema.safeParse(parsed);
-    if (!state.success)
-      throw notesRefusal(run, `the handoff note on ${entry.sha.slice(0, 8)} does not match the handoff schema.`);
-    if (state.data.runId === undefined || state.data.runId === run.id) {
+    const { state, problem } = parseNote(text);
+    if (state === null) throw notesRefusal(run, `the handoff note on ${entry.sha.slice(0, 8)} ${problem ?? ''}.`);
+    if (isOwnNote(state, run)) {
       const unrecorded: NotedCommit[] = [];
       for (const older of commits.slice(index)) {
         if (checkpoints.has(older.sha)) continue;
-        const note = older.sha === entry.sha ? state.data : await ownNote(git, run, older.sha);
+        const note = older.sha === entry.sha ? state : await ownNote(git, run, older.sha);
         if (note !== null) unrecorded.unshift({ sha: older.sha, subject: older.subject, state: note });
       }
-      const checkpoint =
-        entry.sha === run.baseCommit ? null : { sha: entry.sha, subject: entry.subject, state: state.data };
-      return { commit: entry.sha, state: state.data, dropped, checkpoint, unrecorded };
+      const checkpoint = entry.sha === run.baseCommit ? null : { sha: entry.sha, subject: entry.subject, state };
+      return { commit: entry.sha, state, dropped, checkpoint, unrecorded };
     }
     dropped++;
   }
@@ -404,16 +396,13 @@ async function findResumePoint(
 
 /** The handoff note of this run on `commit`; null when it has none, or one that does not parse. */
 async function ownNote(git: Git, run: GitRun, commit: string): Promise<HandoffState | null> {
-  const text = await git.readNote(NOTES_REF, commit).catch(() => null);
-  if (text === null) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  const state = HandoffStateSchema.safeParse(parsed);
-  return state.success && (state.data.runId === undefined || state.data.runId === run.id) ? state.data : null;
+  const { state } = parseNote(await git.readNote(NOTES_REF, commit).catch(() => null));
+  return state !== null && isOwnNote(state, run) ? state : null;
+}
+
+/** A note of this run (notes written before runs carried their id count as the run's). */
+function isOwnNote(state: HandoffState, run: GitRun): boolean {
+  return state.runId === undefined || state.runId === run.id;
 }
 
 /**
@@ -436,24 +425,24 @@ async function recordCheckpointsLeftOut(
 ): Promise<RatchetEvent[]> {
   const { checkpoint: resumedFrom, unrecorded } = point;
   const recorded = new Set((await ledger.checkpoints(run.id)).map((row) => row.commitSha));
-  const noted = new Set(
-    (await ledger.events(run.id, { types: ['note-write'] })).flatMap((event) =>
-      event.type === 'note-write' ? [event.commit] : [],
-    ),
-  );
+  const noted = await ledgerNotes(ledger, run.id);
+  const attempts = await ledger.stages(run.id);
+  /** Attempts this function closed: still open in `attempts`, read before it recorded their end. */
+  const closed = new Set<number>();
+  const isOpen = (row: (typeof attempts)[number]): boolean => row.endedAt === null && !closed.has(row.id);
   const candidates = [...unrecorded];
   if (resumedFrom !== null && !candidates.some((entry) => entry.sha === resumedFrom.sha)) candidates.push(resumedFrom);
   const notices: RatchetEvent[] = [];
   for (const { state, sha, subject } of candidates) {
     const phase = state.phase;
-    const rows = (await ledger.stages(run.id)).filter(
+    const rows = attempts.filter(
       (row) =>
         row.cycle === state.cycleNumber &&
         row.phase === phase &&
         row.attempt === state.retryCount + 1 &&
         CHECKPOINT_STAGES[phase].includes(row.stage),
     );
-    const made = rows.findLast((row) => row.endedAt === null) ?? rows.at(-1);
+    const made = rows.findLast(isOpen) ?? rows.at(-1);
     const stage = made?.stage ?? CHECKPOINT_STAGES[phase][0] ?? 'PLAN';
     const done: string[] = [];
     if (!recorded.has(sha)) {
@@ -476,7 +465,8 @@ async function recordCheckpointsLeftOut(
     // An attempt left open after a checkpoint the ledger has in full is closed silently, as
     // `resume` closes every attempt a killed process left open (but as accepted: it made the checkpoint).
     const silent = done.length === 0;
-    if (made !== undefined && made.endedAt === null) {
+    if (made !== undefined && isOpen(made)) {
+      closed.add(made.id);
       const { cycle, attempt } = made;
       const reason = 'checkpoint recorded by resume';
       await ledger.record(envelope({ type: 'stage-end', stage, phase, cycle, attempt, outcome: 'accepted', reason }));

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { StageName } from '../core/stages.js';
 import type { ResolvedConfig } from '../config/resolved.js';
@@ -36,21 +35,15 @@ export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
   return {
     testCommand: options.command,
     async runTests(stage, signal) {
-      const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-report-'));
-      try {
-        const result = await runTests({
-          command: options.command,
-          framework: options.framework,
-          cwd: options.worktree,
-          runner: options.runner,
-          timeoutMs: options.config.test.timeoutMs,
-          reportDir,
-          ...(signal ? { signal } : {}),
-        });
-        return { result, outputFile: await keep(stage, 'tests', result.output) };
-      } finally {
-        await rm(reportDir, { recursive: true, force: true });
-      }
+      const result = await runTests({
+        command: options.command,
+        framework: options.framework,
+        cwd: options.worktree,
+        runner: options.runner,
+        timeoutMs: options.config.test.timeoutMs,
+        ...(signal ? { signal } : {}),
+      });
+      return { result, outputFile: await keep(stage, 'tests', result.output) };
     },
     async runChecks(stage, signal) {
       const checks: StoredCheck[] = [];

@@ -1,6 +1,7 @@
 import { withoutProviderSecrets } from '../process/env.js';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { glob } from 'tinyglobby';
@@ -26,8 +27,11 @@ export interface RunTestsOptions {
   runner: ProcessRunner;
   timeoutMs: number;
   signal?: AbortSignal;
-  /** A directory Ratchet owns (outside the worktree's tracked files) for report files. */
-  reportDir: string;
+  /**
+   * A directory Ratchet owns (outside the worktree's tracked files) for report files; default: a
+   * temporary directory of this run only, removed afterwards.
+   */
+  reportDir?: string;
   /** Extra environment for the command. */
   env?: Record<string, string | undefined>;
   /** Cap of the output kept in the result (the tail is kept); default 256 KiB. */
@@ -51,7 +55,17 @@ interface Collected extends ParsedTestOutput {
  * 'timeout'. Throws `interrupted` when `signal` fires, `config` when the command is not found.
  */
 export async function runTests(options: RunTestsOptions): Promise<TestRunResult> {
-  const { command, framework, cwd, runner, timeoutMs, signal, reportDir } = options;
+  if (options.reportDir !== undefined) return runTestsReportingTo(options, options.reportDir);
+  const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-report-'));
+  try {
+    return await runTestsReportingTo(options, reportDir);
+  } finally {
+    await rm(reportDir, { recursive: true, force: true });
+  }
+}
+
+async function runTestsReportingTo(options: RunTestsOptions, reportDir: string): Promise<TestRunResult> {
+  const { command, framework, cwd, runner, timeoutMs, signal } = options;
   await mkdir(reportDir, { recursive: true });
   const baseEnv = { ...process.env, ...options.env };
   const plan = await planReporter({ command, framework, cwd, reportDir, env: baseEnv });

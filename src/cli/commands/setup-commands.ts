@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { stripVTControlCharacters } from 'node:util';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
@@ -383,15 +382,14 @@ async function testCommandChecks(repoRoot: string, config: ResolvedConfig, basel
   }
   const checks: Check[] = [{ name: 'test command', status: 'ok', detail: described }];
   if (!baseline) return checks;
-  const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-doctor-'));
   try {
+    // Its reports go to a temporary directory (runTests' own): doctor writes nothing into the repository.
     const result = await runTests({
       command: detected.command,
       framework: detected.framework,
       cwd: repoRoot,
       runner: { run: runCommand },
       timeoutMs: config.test.timeoutMs,
-      reportDir,
     });
     checks.push(baselineCheck(result, config.test.timeoutMs));
   } catch (error) {
@@ -402,8 +400,6 @@ async function testCommandChecks(repoRoot: string, config: ResolvedConfig, basel
       detail: failure.message,
       ...(failure.hint ? { hint: failure.hint } : {}),
     });
-  } finally {
-    await rm(reportDir, { recursive: true, force: true });
   }
   return checks;
 }

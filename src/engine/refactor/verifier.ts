@@ -1,5 +1,4 @@
-import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { isRatchetError } from '../../core/errors.js';
 import type { StageName } from '../../core/stages.js';
@@ -85,7 +84,6 @@ async function runCommand(
     });
   if (detectFramework(command) === 'custom') return check();
   const { framework } = await detectTestCommand(options.cwd, command);
-  const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-report-'));
   try {
     const tests = await runTests({
       command,
@@ -93,7 +91,6 @@ async function runCommand(
       cwd: options.cwd,
       runner: options.runner,
       timeoutMs: options.timeoutMs,
-      reportDir,
       ...(signal ? { signal } : {}),
     });
     // The configured command (not the one with the reporter options added), as the report shows it.
@@ -102,8 +99,6 @@ async function runCommand(
     // Its program is missing: a failing command like any other, as a plain check reports it.
     if (isRatchetError(error, 'config')) return check();
     throw error;
-  } finally {
-    await rm(reportDir, { recursive: true, force: true });
   }
 }
 
