@@ -1,4 +1,5 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { GitCommand, assertNotOption, commitConfigArgs, configValue } from './internal/git-command.js';
@@ -192,7 +193,9 @@ export class Git {
    * `commitAll` and `writeNote` in one go, as one short shell script (a checkpoint is on every
    * stage's path; each process Node spawns costs milliseconds). Stages everything, commits
    * (`null` when nothing changed and `allowEmpty` is false), then attaches `note` to the new
-   * commit. The note text must survive `git notes add -F` unchanged (JSON does).
+   * commit. The note text must survive `git notes add -F` unchanged (JSON does). The message
+   * and the note go to git through files, never through the environment or the command line,
+   * whose size the kernel limits (`spawn E2BIG` with a test list of 140 KB in a note).
    */
   async commitAllWithNote(
     message: string,
@@ -203,31 +206,40 @@ export class Git {
       'set -e',
       'git add -A',
       'if [ "$RATCHET_ALLOW_EMPTY" != 1 ] && git diff --cached --quiet --no-ext-diff; then exit 0; fi',
-      'printf "%s" "$RATCHET_MESSAGE" | git "$@" commit --quiet --file=- $RATCHET_COMMIT_FLAGS',
+      'git "$@" commit --quiet --file="$RATCHET_MESSAGE_FILE" $RATCHET_COMMIT_FLAGS',
       'sha=$(git rev-parse --verify HEAD)',
-      'if [ -n "$RATCHET_NOTE_REF" ]; then printf "%s" "$RATCHET_NOTE" | git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file=- "$sha" || exit 3; fi',
+      'if [ -n "$RATCHET_NOTE_REF" ]; then git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file="$RATCHET_NOTE_FILE" "$sha" || exit 3; fi',
       'echo "$sha"',
     ].join('\n');
     const flags = [options.allowEmpty ? '--allow-empty' : '', options.noVerify ? '--no-verify' : '']
       .filter(Boolean)
       .join(' ');
-    const result = await this.command.script(script, await this.commitArgs(), {
-      env: {
-        RATCHET_MESSAGE: message,
-        RATCHET_ALLOW_EMPTY: options.allowEmpty ? '1' : '0',
-        RATCHET_COMMIT_FLAGS: flags,
-        RATCHET_NOTE_REF: note ? (note.ref.startsWith('refs/') ? note.ref : `refs/notes/${note.ref}`) : '',
-        RATCHET_NOTE: note?.text ?? '',
-      },
-    });
-    if (result.exitCode === 3) {
-      throw new RatchetError('notes', `Could not write the note on the new commit: ${result.stderr.trim()}`, {
-        hint: notes.NOTES_HINT,
+    const texts = await mkdtemp(join(tmpdir(), 'ratchet-commit-'));
+    try {
+      const messageFile = join(texts, 'message');
+      const noteFile = join(texts, 'note');
+      await writeFile(messageFile, message, { mode: 0o600 });
+      if (note) await writeFile(noteFile, note.text, { mode: 0o600 });
+      const result = await this.command.script(script, await this.commitArgs(), {
+        env: {
+          RATCHET_MESSAGE_FILE: messageFile,
+          RATCHET_ALLOW_EMPTY: options.allowEmpty ? '1' : '0',
+          RATCHET_COMMIT_FLAGS: flags,
+          RATCHET_NOTE_REF: note ? (note.ref.startsWith('refs/') ? note.ref : `refs/notes/${note.ref}`) : '',
+          RATCHET_NOTE_FILE: noteFile,
+        },
       });
+      if (result.exitCode === 3) {
+        throw new RatchetError('notes', `Could not write the note on the new commit: ${result.stderr.trim()}`, {
+          hint: notes.NOTES_HINT,
+        });
+      }
+      if (result.exitCode !== 0) throw this.command.failure(['commit', '(checkpoint)'], result);
+      const sha = result.stdout.trim();
+      return sha === '' ? null : sha;
+    } finally {
+      await rm(texts, { recursive: true, force: true });
     }
-    if (result.exitCode !== 0) throw this.command.failure(['commit', '(checkpoint)'], result);
-    const sha = result.stdout.trim();
-    return sha === '' ? null : sha;
   }
 
   private commitArgs(): Promise<string[]> {
