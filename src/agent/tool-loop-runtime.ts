@@ -10,6 +10,7 @@ import type {
   ToolResult,
 } from '../core/model.js';
 import { maxOutputTokensFor } from '../llm/model-limits.js';
+import { commandEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 import { createFileGuard } from './file-guard.js';
 import { STRUCTURED_OUTPUT_TOOL, createStructuredOutput, type StructuredOutput } from './structured-output.js';
@@ -28,6 +29,11 @@ export interface ToolLoopRuntimeOptions {
   model: ModelClient;
   /** Runs Bash commands and ripgrep. */
   runner: ProcessRunner;
+  /**
+   * The environment Bash commands start from (see `commandEnvironment`); default: the
+   * allowlisted variables of Ratchet's own environment.
+   */
+  environment?: Readonly<Record<string, string>>;
   /** Milliseconds clock for latencies and durations (default `Date.now`). */
   now?: () => number;
   /** Tools offered to the model (default `BUILTIN_TOOLS`: Read, Write, Edit, Bash, Glob, Grep). */
@@ -133,6 +139,7 @@ async function runToolLoop<T>(options: ToolLoopRuntimeOptions, request: StageReq
     context: {
       guard: createFileGuard(request.worktree, request.paths),
       runner: options.runner,
+      environment: options.environment ?? commandEnvironment(process.env),
       bashTimeoutMs: request.bashTimeoutMs,
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     },

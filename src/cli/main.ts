@@ -4,6 +4,8 @@ import { Command, CommanderError } from 'commander';
 import pc from 'picocolors';
 import { packageRoot } from '../config/prompts.js';
 import { toRatchetError } from '../core/errors.js';
+import { createRedactor, redactValue, secretsFromEnv } from '../core/redact.js';
+import { escapeJsonControl, stripControl } from './terminal-text.js';
 import { registerDemoCommand } from './commands/demo-command.js';
 import { registerRunCommands } from './commands/run-commands.js';
 import { registerSetupCommands } from './commands/setup-commands.js';
@@ -94,13 +96,16 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
     const failure = toRatchetError(error);
     if (json)
       process.stdout.write(
-        `${JSON.stringify({ type: 'error', code: failure.code, message: failure.message, hint: failure.hint ?? null })}\n`,
+        `${escapeJsonControl(JSON.stringify(redactValue({ type: 'error', code: failure.code, message: failure.message, hint: failure.hint ?? null }, createRedactor(secretsFromEnv(process.env)))))}\n`,
       );
     else {
-      process.stderr.write(`${pc.red(`error: ${failure.message}`)}\n`);
-      if (failure.hint) process.stderr.write(`${pc.dim(`hint: ${failure.hint}`)}\n`);
+      // An error can quote a command's output or a test name: no key, no control sequence.
+      const redact = createRedactor(secretsFromEnv(process.env), { shapes: 'keys' });
+      const shown = (text: string): string => stripControl(redact(text));
+      process.stderr.write(`${pc.red(`error: ${shown(failure.message)}`)}\n`);
+      if (failure.hint) process.stderr.write(`${pc.dim(`hint: ${shown(failure.hint)}`)}\n`);
       if (failure.code === 'internal' && failure.cause instanceof Error && failure.cause.stack)
-        process.stderr.write(`${pc.dim(failure.cause.stack)}\n`);
+        process.stderr.write(`${pc.dim(shown(failure.cause.stack))}\n`);
     }
     return exitCodeFor(failure.code, false);
   }

@@ -48,7 +48,12 @@ export interface ResolvedConfig {
   test: { command: string | undefined; timeoutMs: number; patterns: string[] };
   lint: { command: string | undefined };
   typecheck: { command: string | undefined };
-  bash: { timeoutMs: number; sandbox: 'auto' | 'required' | 'off' };
+  bash: {
+    timeoutMs: number;
+    sandbox: 'auto' | 'required' | 'off';
+    /** Variables passed to commands besides the default set (see `commandEnvironment`). */
+    env: string[];
+  };
   tdd: {
     refactor: RefactorMode;
     maxAttempts: number;
@@ -192,7 +197,7 @@ export function toResolvedConfig({
     },
     lint: { command: file.lint.command },
     typecheck: { command: file.typecheck.command },
-    bash: { timeoutMs: seconds(file.bash.timeout), sandbox: file.bash.sandbox },
+    bash: { timeoutMs: seconds(file.bash.timeout), sandbox: file.bash.sandbox, env: file.bash.env },
     tdd: {
       refactor: file.tdd.refactor,
       maxAttempts: file.tdd.max_attempts,

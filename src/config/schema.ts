@@ -102,6 +102,12 @@ const BashSectionSchema = z
       .describe(
         'Run agent Bash commands under bubblewrap (bwrap), read-only outside the worktree: auto (when bwrap works here), required (refuse to start without it), off.',
       ),
+    env: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name, such as DATABASE_URL'))
+      .default([])
+      .describe(
+        "Environment variables passed to the commands Ratchet runs (the agent's Bash, tests, lint, typecheck, verifiers, formatters) besides the default set (PATH, HOME, USER, SHELL, TMPDIR, LANG/LC_*, TZ, TERM, CI and toolchain locations such as GOPATH, CARGO_HOME, JAVA_HOME, VIRTUAL_ENV). Every other variable is withheld, and values that look like secrets are redacted from prompts, the ledger, logs, reports, commits and notes, passed or not.",
+      ),
   })
   .describe('The agent Bash tool.');
 

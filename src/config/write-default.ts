@@ -33,6 +33,7 @@ const EXAMPLES: Record<string, unknown> = {
   'test.command': 'npm test',
   'lint.command': 'npm run lint',
   'typecheck.command': 'npx tsc --noEmit',
+  'bash.env': ['DATABASE_URL'],
   'refactor.max_runtime_minutes': 120,
   'stages.model': DEFAULT_MODEL,
   'stages.timeout': 300,
@@ -81,9 +82,15 @@ function renderTable(path: string[], schema: z.ZodType, defaults: unknown, activ
     lines.push(...comment(describeField(field)));
     const dotted = keyPath.join('.');
     if (dotted in active) lines.push(assignment(key, active[dotted]));
-    else lines.push(`# ${assignment(key, fallback ?? EXAMPLES[dotted] ?? '')}`);
+    else lines.push(`# ${assignment(key, shown(fallback, EXAMPLES[dotted]))}`);
   }
   return [lines.join('\n'), ...subtables];
+}
+
+/** The value a commented line shows: the default, or an example where the default is empty or unset. */
+function shown(fallback: unknown, example: unknown): unknown {
+  if (Array.isArray(fallback) && fallback.length === 0 && example !== undefined) return example;
+  return fallback ?? example ?? '';
 }
 
 function renderStagesExample(schema: z.ZodType): string {

@@ -5,6 +5,8 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
 import type { ProcessRunner } from '../process/types.js';
 import { createRuntimeFactory, type ModelPool } from './model-factory.js';
+import { redactingRuntime } from './prompt-redaction.js';
+import { createRedactor, secretsFromEnv } from '../core/redact.js';
 
 export interface RoleRuntimeOptions {
   config: ResolvedConfig;
@@ -12,6 +14,8 @@ export interface RoleRuntimeOptions {
   runner: ProcessRunner;
   /** Runs the agent's Bash commands (sandboxed, see `toolSandbox`); default `runner`. */
   toolRunner?: ProcessRunner;
+  /** The environment the agent's Bash commands start from (see `commandEnvironment`). */
+  environment?: Readonly<Record<string, string>>;
   /** Runs the Claude Code CLI, whose tools are its own (sandboxed, see `toolSandbox`); default `runner`. */
   claudeRunner?: ProcessRunner;
   clock: Clock;
@@ -37,7 +41,7 @@ export interface RoleRuntimeOptions {
 export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime {
   const { config } = options;
   if (config.provider.name === 'claude-code') {
-    return createClaudeCodeRuntime({
+    const runtime = createClaudeCodeRuntime({
       binary: options.claudeBinary,
       runner: options.claudeRunner ?? options.runner,
       env: options.env,
@@ -49,6 +53,7 @@ export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime
       timeoutMs: options.timeoutMs,
       uuid: () => options.ids.uuid(),
     });
+    return redactingRuntime(runtime, createRedactor(secretsFromEnv(options.env), { shapes: 'none' }));
   }
   // The configured model (a [stages.refactor] override applies here too).
   return createRuntimeFactory({
@@ -56,6 +61,7 @@ export function createProviderRuntime(options: RoleRuntimeOptions): AgentRuntime
     env: options.env,
     runner: options.runner,
     ...(options.toolRunner ? { toolRunner: options.toolRunner } : {}),
+    ...(options.environment ? { environment: options.environment } : {}),
     clock: options.clock,
     ...(options.recordPath ? { recordPath: options.recordPath } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -1,6 +1,7 @@
 import { lstat, mkdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
+import { redactValue, type Redactor } from '../core/redact.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
 import type { Git } from '../git/git.js';
 import type { Workspace } from '../workflows/tdd/ports.js';
@@ -49,8 +50,12 @@ export function linkLeadsOutside(linkPath: string, target: string): boolean {
   return resolved === '..' || resolved.startsWith('../');
 }
 
-/** The TDD workflow's `Workspace` over a git worktree. */
-export function createGitWorkspace(root: string, git: Git): Workspace {
+/**
+ * The TDD workflow's `Workspace` over a git worktree. `redact` is applied to every commit message
+ * and handoff note it writes (subjects and notes quote the test names the model wrote).
+ */
+export function createGitWorkspace(root: string, git: Git, redact: Redactor = (text) => text): Workspace {
+  const noteText = (state: HandoffState): string => `${JSON.stringify(redactValue(state, redact), null, 2)}\n`;
   // HEAD moves only through this object between agent stages (the workflow calls `refresh()`
   // after each), so it is asked of git once per change instead of before every step.
   let head: Promise<string> | undefined;
@@ -65,9 +70,9 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       head = undefined;
     },
     async checkpoint(subject, options = {}) {
-      const message = options.body ? `${subject}\n\n${options.body}` : subject;
+      const message = redact(options.body ? `${subject}\n\n${options.body}` : subject);
       // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
-      const note = options.note ? { ref: NOTES_REF, text: `${JSON.stringify(options.note, null, 2)}\n` } : undefined;
+      const note = options.note ? { ref: NOTES_REF, text: noteText(options.note) } : undefined;
       const sha = await track(
         git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }, note),
       );
@@ -105,7 +110,7 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       }
       return found;
     },
-    writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, `${JSON.stringify(state, null, 2)}\n`),
+    writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, noteText(state)),
     async readFile(path) {
       try {
         const full = inside(root, path);

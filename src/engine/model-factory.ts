@@ -13,6 +13,7 @@ import { createReplayModelClient, type ReplayModelClient } from '../llm/replay.j
 import { retryCapNote, withRetry } from '../llm/retry.js';
 import { createToolLoopRuntime } from '../agent/tool-loop-runtime.js';
 import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
+import { redactingModelClient, redactingRuntime } from './prompt-redaction.js';
 
 export interface RuntimeFactoryOptions {
   config: ResolvedConfig;
@@ -20,6 +21,8 @@ export interface RuntimeFactoryOptions {
   runner: ProcessRunner;
   /** Runs the agent's Bash commands (a sandboxed runner, see `toolSandbox`); default `runner`. */
   toolRunner?: ProcessRunner;
+  /** The environment the agent's Bash commands start from (see `commandEnvironment`). */
+  environment?: Readonly<Record<string, string>>;
   clock: Clock;
   /** Append every model call to this cassette (`--record FILE`); ignored with `models`. */
   recordPath?: string;
@@ -86,6 +89,8 @@ export function createModelPool(options: ModelPoolOptions): ModelPool {
           ...(options.fetch ? { fetch: options.fetch } : {}),
         });
       }
+      // What the run withholds from commands never reaches the provider (nor the cassette).
+      client = redactingModelClient(client, createRedactor(secretsFromEnv(options.env), { shapes: 'none' }));
       if (options.recordPath)
         client = createRecordingModelClient(client, options.recordPath, {
           redact: createRedactor(secretsFromEnv(options.env)),
@@ -161,7 +166,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
     if (config.provider.name === 'claude-code') {
       const claude = options.claude;
       if (!claude) throw new RatchetError('config', 'The claude-code provider needs the Claude Code CLI settings.');
-      return createClaudeCodeRuntime({
+      const runtime = createClaudeCodeRuntime({
         binary: claude.binary,
         runner: claude.runner ?? options.runner,
         env: options.env,
@@ -173,6 +178,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
         timeoutMs: Math.min(claude.timeoutMs, timeoutMs),
         uuid: claude.uuid,
       });
+      return redactingRuntime(runtime, createRedactor(secretsFromEnv(options.env), { shapes: 'none' }));
     }
     const base = clientFor(model);
     return {
@@ -222,6 +228,7 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
         return createToolLoopRuntime({
           model: client,
           runner: options.toolRunner ?? options.runner,
+          ...(options.environment ? { environment: options.environment } : {}),
           // `max_output_tokens` as configured; else the default for the model (llm/model-limits.ts).
           ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
         }).runStage(request);

@@ -12,6 +12,7 @@ import { stageModelOverrideNotice, stageSettings } from '../config/resolved.js';
 import { loadPrompts, packageRoot, renderTemplate, stagePrompt, type PromptSet } from '../config/prompts.js';
 import { Git } from '../git/git.js';
 import { acquireRepoLock } from '../git/repo-lock.js';
+import { commandEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 import { detectTestCommand } from '../verify/detect.js';
 import { checkNeedsRefactor } from '../code/size-check.js';
@@ -90,6 +91,7 @@ function tddRuntimes(
     env: services.env,
     runner: services.runner,
     ...(sandbox ? { toolRunner: sandbox.runner } : {}),
+    environment: commandEnvironment(services.env, config.bash.env),
     clock: services.clock,
     ...(models ? { models } : {}),
     ...(services.fetch ? { fetch: services.fetch } : {}),
@@ -849,8 +851,15 @@ async function* executeRun(
     await services.ledger.record(warning);
     yield warning;
   }
+  // Logs keep no secret whatever a command printed; commit messages and handoff notes keep no
+  // key either (a test name the model wrote may hold one), though the user's text is kept as written.
+  const redactStored = createRedactor(secretsFromEnv(services.env));
   const deps: TddDependencies = {
-    workspace: createGitWorkspace(run.worktree, worktreeGit),
+    workspace: createGitWorkspace(
+      run.worktree,
+      worktreeGit,
+      createRedactor(secretsFromEnv(services.env), { shapes: 'keys' }),
+    ),
     verifier: createVerifierPort({
       worktree: run.worktree,
       repoRoot: options.repoRoot,
@@ -860,7 +869,8 @@ async function* executeRun(
       config,
       // The tests run what the agent wrote: in the same sandbox as its shell.
       runner: sandbox.runner,
-      redact: createRedactor(secretsFromEnv(services.env)),
+      environment: commandEnvironment(services.env, config.bash.env),
+      redact: redactStored,
     }),
     agentFor: tddRuntimes(config, services, join(runDir(options.repoRoot, run.id), 'prompts'), models, sandbox),
     prompt(stage, variables) {

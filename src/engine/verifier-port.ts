@@ -18,6 +18,8 @@ export interface VerifierPortOptions {
   framework: Framework;
   config: ResolvedConfig;
   runner: ProcessRunner;
+  /** The environment the commands run with (see `commandEnvironment`). */
+  environment: Readonly<Record<string, string>>;
   /** Applied to every kept log: stored files hold no key, whatever a command printed. */
   redact: Redactor;
 }
@@ -40,6 +42,7 @@ export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
         framework: options.framework,
         cwd: options.worktree,
         runner: options.runner,
+        environment: options.environment,
         timeoutMs: options.config.test.timeoutMs,
         ...(signal ? { signal } : {}),
       });
@@ -58,6 +61,7 @@ export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
           command,
           cwd: options.worktree,
           runner: options.runner,
+          environment: options.environment,
           timeoutMs: options.config.test.timeoutMs,
           ...(signal ? { signal } : {}),
         });

@@ -1,30 +1,107 @@
-import { isSecretVariable } from '../core/redact.js';
+/**
+ * The environment of every command Ratchet runs for a project or an agent: the agent's Bash, the
+ * test, lint, typecheck and verifier commands, formatters (and, for `--provider claude-code`, the
+ * Claude Code CLI). It is built from an allowlist, never inherited: a variable reaches a command
+ * only when it is one of `COMMAND_VARIABLES` (or starts with `LC_`) or the user named it in
+ * `[bash] env`. Everything else (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `NPM_CONFIG__AUTH`,
+ * `PGPASSWORD`, provider keys, agent sockets, proxies) is withheld, and the values of those
+ * that look like secrets are redacted wherever Ratchet stores, shows or sends text
+ * (`secretsFromEnv`). Spawn with `extendEnv: false`.
+ */
 
 /**
- * An environment overlay that unsets every variable named like a secret in `env` (for the agent's
- * shell, which needs none of them; the project's own commands lose only the provider keys).
+ * Variables every command gets when Ratchet has them. Why each:
+ * - `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`: finding programs and the user's toolchains
+ *   (many live under `$HOME`: nvm, pyenv, rustup, sdkman); `TMPDIR`: where temporary files go;
+ * - `LANG`, `LANGUAGE`, `LC_*`, `TZ`, `TERM`: text encoding, collation and time zone change test
+ *   results (a suite that passes under UTF-8 may fail under `C`), `TERM` how output is written;
+ * - `CI`: test runners behave as the user's CI would when Ratchet itself runs there;
+ * - toolchain locations and settings, which say where a compiler, its caches and its installed
+ *   packages are (no credentials): Go (`GOROOT`, `GOPATH`, `GOFLAGS`, `GOCACHE`, `GOMODCACHE`,
+ *   `GOTOOLCHAIN`), Rust (`CARGO_HOME`, `RUSTUP_HOME`, `RUSTUP_TOOLCHAIN`), Python (`PYENV_ROOT`,
+ *   `PYENV_VERSION`, `VIRTUAL_ENV`, `CONDA_PREFIX`), Java (`JAVA_HOME`, `GRADLE_USER_HOME`,
+ *   `MAVEN_HOME`, `M2_HOME`), Node.js (`NVM_DIR`, `NVM_BIN`, `VOLTA_HOME`, `PNPM_HOME`,
+ *   `COREPACK_HOME`), and the XDG base directories where tools keep their caches and settings.
+ *
+ * Left out on purpose, for `[bash] env` to add when a project needs them: `NODE_OPTIONS`,
+ * `PYTHONPATH`, `LD_PRELOAD`/`LD_LIBRARY_PATH`, `JAVA_TOOL_OPTIONS`, `MAVEN_OPTS` (they load
+ * code or point the tests at other files, such as the user's checkout instead of the worktree),
+ * `CARGO_TARGET_DIR` (builds outside the worktree), proxies and registry settings (they carry
+ * credentials, and commands have no network by default), `SSH_AUTH_SOCK` and other agent sockets.
  */
-export function withoutSecretVariables(env: Readonly<Record<string, string | undefined>>): Record<string, undefined> {
-  return Object.fromEntries(
-    Object.keys(env)
-      .filter((name) => isSecretVariable(name))
-      .map((name) => [name, undefined]),
-  );
+export const COMMAND_VARIABLES: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TMPDIR',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'TERM',
+  'CI',
+  'GOROOT',
+  'GOPATH',
+  'GOFLAGS',
+  'GOCACHE',
+  'GOMODCACHE',
+  'GOTOOLCHAIN',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'RUSTUP_TOOLCHAIN',
+  'PYENV_ROOT',
+  'PYENV_VERSION',
+  'VIRTUAL_ENV',
+  'CONDA_PREFIX',
+  'JAVA_HOME',
+  'GRADLE_USER_HOME',
+  'MAVEN_HOME',
+  'M2_HOME',
+  'NVM_DIR',
+  'NVM_BIN',
+  'VOLTA_HOME',
+  'PNPM_HOME',
+  'COREPACK_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+];
+
+/** Prefixes of variables every command gets too (`LC_ALL`, `LC_CTYPE`, ...). */
+const COMMAND_VARIABLE_PREFIXES = ['LC_'];
+
+/**
+ * The environment a command starts from: the variables of `source` (Ratchet's own environment)
+ * that are in `COMMAND_VARIABLES`, start with `LC_`, or are named in `pass` (`[bash] env`), and
+ * nothing else. Pass it as `CommandSpec.env` with `extendEnv: false`, with the command's own
+ * additions spread over it.
+ */
+export function commandEnvironment(
+  source: Readonly<Record<string, string | undefined>>,
+  pass: readonly string[] = [],
+): Record<string, string> {
+  const allowed = new Set([...COMMAND_VARIABLES, ...pass]);
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    if (allowed.has(name) || COMMAND_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix))) env[name] = value;
+  }
+  return env;
 }
 
 /**
- * Model provider credentials that Ratchet itself uses. The project's own commands (tests, lint,
- * typecheck, verifiers) never need them, and a command that prints its environment would
- * otherwise put them in logs, reports and the next prompt.
+ * `base` with `overlay` spread over it, where an `undefined` value in `overlay` removes the
+ * variable: the complete environment for a spec with `extendEnv: false`.
  */
-const PROVIDER_SECRETS = [
-  'ANTHROPIC_API_KEY',
-  'ANTHROPIC_AUTH_TOKEN',
-  'CLAUDE_CODE_OAUTH_TOKEN',
-  'OPENAI_API_KEY',
-] as const;
-
-/** An environment overlay (for `CommandSpec.env`) that unsets the provider credentials. */
-export function withoutProviderSecrets(): Record<string, undefined> {
-  return Object.fromEntries(PROVIDER_SECRETS.map((name) => [name, undefined]));
+export function withEnvironment(
+  base: Readonly<Record<string, string>>,
+  overlay: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string> {
+  const env: Record<string, string> = { ...base };
+  for (const [name, value] of Object.entries(overlay)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
 }

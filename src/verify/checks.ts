@@ -1,6 +1,6 @@
 import { RatchetError } from '../core/errors.js';
 import type { CheckResult } from '../core/verification.js';
-import { withoutProviderSecrets } from '../process/env.js';
+import { commandEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 
 export interface RunCheckOptions {
@@ -11,6 +11,11 @@ export interface RunCheckOptions {
   runner: ProcessRunner;
   timeoutMs: number;
   signal?: AbortSignal;
+  /**
+   * The environment the command runs with (see `commandEnvironment`: an allowlist, nothing
+   * inherited); default: the allowlisted variables of Ratchet's own environment.
+   */
+  environment?: Readonly<Record<string, string>>;
   /** Cap of the output kept (tail), default 64 KiB. */
   maxOutputBytes?: number;
 }
@@ -24,7 +29,8 @@ export async function runCheck(options: RunCheckOptions): Promise<CheckResult> {
   const run = await runner.run({
     command,
     cwd,
-    env: withoutProviderSecrets(),
+    env: { ...(options.environment ?? commandEnvironment(process.env)) },
+    extendEnv: false,
     timeoutMs,
     maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
     ...(signal === undefined ? {} : { signal }),

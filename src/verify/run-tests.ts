@@ -1,4 +1,3 @@
-import { withoutProviderSecrets } from '../process/env.js';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { glob } from 'tinyglobby';
 import { RatchetError } from '../core/errors.js';
 import type { ResultSource, TestCaseResult, TestRunResult } from '../core/verification.js';
+import { commandEnvironment, withEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 import { cargoScopes } from './cargo-workspace.js';
 import { leadingCd, type Framework } from './detect.js';
@@ -32,7 +32,12 @@ export interface RunTestsOptions {
    * temporary directory of this run only, removed afterwards.
    */
   reportDir?: string;
-  /** Extra environment for the command. */
+  /**
+   * The environment the command starts from (see `commandEnvironment`: an allowlist, nothing
+   * inherited); default: the allowlisted variables of Ratchet's own environment.
+   */
+  environment?: Readonly<Record<string, string>>;
+  /** Extra environment for the command, over `environment` (`undefined` removes a variable). */
   env?: Record<string, string | undefined>;
   /** Cap of the output kept in the result (the tail is kept); default 256 KiB. */
   maxOutputChars?: number;
@@ -67,7 +72,7 @@ export async function runTests(options: RunTestsOptions): Promise<TestRunResult>
 async function runTestsReportingTo(options: RunTestsOptions, reportDir: string): Promise<TestRunResult> {
   const { command, framework, cwd, runner, timeoutMs, signal } = options;
   await mkdir(reportDir, { recursive: true });
-  const baseEnv = { ...process.env, ...options.env };
+  const baseEnv = withEnvironment(options.environment ?? commandEnvironment(process.env), options.env);
   const plan = await planReporter({ command, framework, cwd, reportDir, env: baseEnv });
   if (plan.report.kind === 'junit-file' || plan.report.kind === 'jest-json-file')
     await rm(plan.report.file, { force: true });
@@ -76,7 +81,9 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
   const run = await runner.run({
     command: plan.command,
     cwd,
-    env: { ...withoutProviderSecrets(), ...options.env, ...plan.env },
+    // Only the allowlisted environment: no key or token of Ratchet's reaches the tests.
+    env: withEnvironment(baseEnv, plan.env),
+    extendEnv: false,
     timeoutMs,
     maxOutputBytes: CAPTURE_BYTES,
     ...(signal === undefined ? {} : { signal }),

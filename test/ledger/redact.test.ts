@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor, REDACTED, redactValue, secretsFromEnv } from '../../src/ledger/index.js';
+import { isSecretVariable, looksLikeSecret } from '../../src/core/redact.js';
 
 const ANTHROPIC_KEY = 'sk-ant-api03-THIS-IS-SECRET-abcdefghijklmnopqrstuvwxyz0123456789_AA';
 const OPENAI_KEY = 'sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
@@ -109,5 +110,97 @@ describe('secretsFromEnv', () => {
         DUPLICATE_KEY: ANTHROPIC_KEY,
       }),
     ).toEqual([ANTHROPIC_KEY, OPENAI_KEY, 'ghp_abcdefghijkl', 'aws-secret-value', 'correct horse battery']);
+  });
+});
+
+describe('secret names and values (issue 11, finding 6)', () => {
+  it('recognises the names of the finding and their kin, not ordinary names', () => {
+    const secret = [
+      'GITHUB_TOKEN',
+      'AWS_SECRET_ACCESS_KEY',
+      'AWS_ACCESS_KEY_ID',
+      'GH_PAT',
+      'NPM_CONFIG__AUTH',
+      'npm_config__auth',
+      'PGPASSWORD',
+      'MYSQL_PWD_PASSWD',
+      'SENTRY_DSN',
+      'SSH_PRIVATE_KEY',
+      'SESSION_COOKIE',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'SLACK_WEBHOOK_URL',
+      'DB_PASS',
+    ];
+    const ordinary = ['PATH', 'HOME', 'GIT_AUTHOR_NAME', 'KEYBOARD', 'GOPRIVATE', 'COMPASS_DIR', 'PWD', 'PATCH_LEVEL'];
+    expect(secret.filter((name) => !isSecretVariable(name))).toEqual([]);
+    expect(ordinary.filter((name) => isSecretVariable(name))).toEqual([]);
+  });
+
+  it('recognises key-shaped and random-looking values, not paths, hashes or words', () => {
+    const secret = [
+      `ghp_${'a1B2'.repeat(9)}`,
+      'AKIAIOSFODNN7EXAMPLE',
+      'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      'Zx9Qw8Er7Ty6Ui5Op4As3Df2',
+      '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----',
+    ];
+    const ordinary = [
+      '/home/user/.cache/Something2Long',
+      '0123456789abcdef0123456789abcdef01234567',
+      '123e4567-e89b-12d3-a456-426614174000',
+      'correct-horse-battery-staple',
+      'C.UTF-8',
+      'rs=0:di=01;34:ln=01;36',
+    ];
+    expect(secret.filter((value) => !looksLikeSecret(value))).toEqual([]);
+    expect(ordinary.filter((value) => looksLikeSecret(value))).toEqual([]);
+  });
+
+  it('collects the values of the finding, the password of a URL, and random values whatever their names', () => {
+    const env = {
+      GITHUB_TOKEN: `ghp_${'a1B2'.repeat(9)}`,
+      AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      GH_PAT: 'github_pat_11AAAAAAA0123456789_abcdefghijklmnopqrstuvwxyz',
+      NPM_CONFIG__AUTH: 'dXNlcjpzM2NyM3QtbnBt',
+      PGPASSWORD: 'pg-s3cr3t-value',
+      DATABASE_URL: 'postgres://app:Hunter2Hunter2@db.internal:5432/app',
+      SOMETHING: 'Zx9Qw8Er7Ty6Ui5Op4As3Df2',
+      HOME: '/home/user',
+      PATH: '/usr/bin:/bin',
+      LANG: 'C.UTF-8',
+      GIT_COMMIT: '0123456789abcdef0123456789abcdef01234567',
+    };
+    expect(secretsFromEnv(env)).toEqual([
+      env.GITHUB_TOKEN,
+      env.AWS_SECRET_ACCESS_KEY,
+      env.GH_PAT,
+      env.NPM_CONFIG__AUTH,
+      env.PGPASSWORD,
+      env.DATABASE_URL,
+      'Hunter2Hunter2',
+      env.SOMETHING,
+    ]);
+  });
+
+  it('removes the start of a secret where text was cut with an ellipsis, not a shorter start', () => {
+    const redact = createRedactor(['pg-s3cr3t-value-1234']);
+    expect(redact('feat: uses pg-s3cr3t-va…')).toBe(`feat: uses ${REDACTED}…`);
+    expect(redact('feat: uses pg-s3cr…')).toBe('feat: uses pg-s3cr…');
+    expect(redact('pg-s3cr3t-value without a cut')).toBe('pg-s3cr3t-value without a cut');
+  });
+
+  it("removes only the configured secrets with shapes: 'none' (prompts keep the project's fixtures)", () => {
+    const redact = createRedactor(['pg-s3cr3t-value-1234'], { shapes: 'none' });
+    expect(redact(`password=hunter2 AKIAIOSFODNN7EXAMPLE pg-s3cr3t-value-1234`)).toBe(
+      `password=hunter2 AKIAIOSFODNN7EXAMPLE ${REDACTED}`,
+    );
+  });
+
+  it("removes GitHub, AWS and npm keys by shape with shapes: 'keys'", () => {
+    const redact = createRedactor([], { shapes: 'keys' });
+    const github = `ghp_${'a1B2'.repeat(9)}`;
+    expect(redact(`token ${github} and AKIAIOSFODNN7EXAMPLE, npm_${'x'.repeat(36)}`)).toBe(
+      `token ${REDACTED} and ${REDACTED}, ${REDACTED}`,
+    );
   });
 });

@@ -10,6 +10,12 @@ export interface ToolContext {
   /** Every path a tool touches goes through this guard. */
   guard: FileGuard;
   runner: ProcessRunner;
+  /**
+   * The environment Bash commands (and ripgrep) run with: an allowlist of Ratchet's own, never
+   * all of it (see `commandEnvironment`), so no key or token reaches the agent's shell.
+   * Default: the allowlisted variables of Ratchet's own environment.
+   */
+  environment?: Readonly<Record<string, string>>;
   /** The stage's Bash timeout in ms; a tool may only shorten it. */
   bashTimeoutMs: number;
   signal?: AbortSignal;

@@ -1,5 +1,5 @@
-import { withoutSecretVariables } from '../../process/env.js';
 import { z } from 'zod';
+import { commandEnvironment } from '../../process/env.js';
 import { RatchetError } from '../../core/errors.js';
 import type { AgentTool } from './agent-tool.js';
 import { truncateMiddle } from './truncate-output.js';
@@ -39,8 +39,10 @@ export const bashTool: AgentTool<BashInput> = {
     const result = await context.runner.run({
       command: input.command,
       cwd: context.guard.root,
-      // Provider keys and other secrets stay out of the agent's shell (and so out of tool output).
-      env: withoutSecretVariables(process.env),
+      // Only the allowlisted environment: provider keys and every other secret stay out of the
+      // agent's shell (and so out of tool output).
+      env: { ...(context.environment ?? commandEnvironment(process.env)) },
+      extendEnv: false,
       timeoutMs,
       ...(context.signal === undefined ? {} : { signal: context.signal }),
     });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { rgPath } from '@vscode/ripgrep';
 import { z } from 'zod';
+import { commandEnvironment } from '../../process/env.js';
 import { RatchetError } from '../../core/errors.js';
 import type { AgentTool } from './agent-tool.js';
 import { ToolError } from '../tool-error.js';
@@ -72,6 +73,8 @@ export const grepTool: AgentTool<GrepInput> = {
       command: rgPath,
       args,
       cwd: guard.root,
+      env: { ...(context.environment ?? commandEnvironment(process.env)) },
+      extendEnv: false,
       timeoutMs: context.bashTimeoutMs,
       ...(context.signal === undefined ? {} : { signal: context.signal }),
     });

@@ -3,6 +3,7 @@ import type { RatchetEvent } from '../../core/events.js';
 import type { TestRunResult, CheckResult } from '../../core/verification.js';
 import type { Output } from '../output.js';
 import { createRedactor, redactValue, secretsFromEnv } from '../../core/redact.js';
+import { stripControlDeep } from '../terminal-text.js';
 
 function short(sha: string): string {
   return sha.slice(0, 8);
@@ -28,7 +29,8 @@ function isTestRun(result: TestRunResult | CheckResult): result is TestRunResult
 /**
  * Human-readable progress, one line per meaningful event, without the keys a model may repeat
  * (read in a file, say): terminals and CI logs keep what they are shown. Streamed text is shown
- * a word at a time, so a key split over two deltas is still recognised.
+ * a word at a time, so a key split over two deltas is still recognised. Control characters and
+ * escape sequences are stripped from every field of every event first (see terminal-text.ts).
  */
 export function createPlainReporter(
   output: Output,
@@ -50,7 +52,9 @@ export function createPlainReporter(
     endStream();
     output.out(redact(text));
   };
-  return (event) => {
+  return (raw) => {
+    // Test names, subjects, tool input, replies: what a model wrote drives no terminal.
+    const event = stripControlDeep(raw);
     switch (event.type) {
       case 'run-start':
         line(

@@ -3,6 +3,7 @@ import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
+import { commandEnvironment } from '../../process/env.js';
 import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
@@ -299,6 +300,7 @@ function roleRuntime(
     env: services.env,
     runner: services.runner,
     ...(sandbox ? { toolRunner: sandbox.runner, claudeRunner: sandbox.claudeRunner } : {}),
+    environment: commandEnvironment(services.env, config.bash.env),
     models,
     clock: services.clock,
     ids: services.ids,
@@ -412,6 +414,7 @@ export async function* prepareRefactor(
         full: commands.full,
         timeoutMs: config.test.timeoutMs,
         runner: sandbox.runner,
+        environment: commandEnvironment(services.env, config.bash.env),
         redact,
       });
       yield await record({ type: 'stage-start', stage: 'BASELINE', phase: 'SETUP', cycle: 0, attempt: 1 });
@@ -609,6 +612,7 @@ export async function* executeRefactor(
   );
   // Every file the run writes (logs, the task ledger) holds no key, whatever it quotes.
   const redact = createRedactor(secretsFromEnv(services.env));
+  const redactCommit = createRedactor(secretsFromEnv(services.env), { shapes: 'keys' });
   // The verifiers and the formatter run the patched code: in the same sandbox as the agent.
   const commandOptions = {
     cwd: run.worktree,
@@ -616,6 +620,7 @@ export async function* executeRefactor(
     outputDir: join(runDir(prepared.repoRoot, run.id), 'verify'),
     timeoutMs: config.test.timeoutMs,
     runner: sandbox.runner,
+    environment: commandEnvironment(services.env, config.bash.env),
     redact,
   };
   const runCommands = createCommandsRunner(commandOptions);
@@ -660,7 +665,9 @@ export async function* executeRefactor(
       root: run.worktree,
       head: () => worktreeGit.head(),
       async checkpoint(subject, body) {
-        const sha = await worktreeGit.commitAll(body ? `${subject}\n\n${body}` : subject, {
+        // The goal and the rationale come from the user and the model: no key goes into a commit.
+        const message = redactCommit(body ? `${subject}\n\n${body}` : subject);
+        const sha = await worktreeGit.commitAll(message, {
           allowEmpty: true,
           noVerify: true,
         });

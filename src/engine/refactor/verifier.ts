@@ -23,6 +23,8 @@ export interface CommandRunnerOptions {
   outputDir: string;
   timeoutMs: number;
   runner: ProcessRunner;
+  /** The environment the commands run with (see `commandEnvironment`); default: the allowlisted variables of Ratchet's. */
+  environment?: Readonly<Record<string, string>>;
   /** Applied to every kept log: stored files hold no key, whatever a command printed. */
   redact: Redactor;
 }
@@ -79,6 +81,7 @@ async function runCommand(
       command,
       cwd: options.cwd,
       runner: options.runner,
+      ...(options.environment ? { environment: options.environment } : {}),
       timeoutMs: options.timeoutMs,
       ...(signal ? { signal } : {}),
     });
@@ -90,6 +93,7 @@ async function runCommand(
       framework,
       cwd: options.cwd,
       runner: options.runner,
+      ...(options.environment ? { environment: options.environment } : {}),
       timeoutMs: options.timeoutMs,
       ...(signal ? { signal } : {}),
     });
