@@ -49,6 +49,47 @@ export function escapeJsonControl(line: string): string {
   return line.replace(/[\x7f-\x9f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** Introducers of escape sequences: ESC and the 8-bit DCS, SOS, CSI, OSC, PM and APC. */
+const INTRODUCER = /[\x1b\x90\x98\x9b\x9d\x9e\x9f]/g;
+const COMPLETE_CSI = /^(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]/;
+const COMPLETE_ESC = /^\x1b[\x20-\x2f]*[\x30-\x7e]/;
+/** Longest unfinished sequence held back for the next chunk; a longer one is dropped. */
+const MAX_CARRY = 4096;
+
+/** Whether `tail`, which starts with an introducer, holds the whole sequence. */
+function complete(tail: string): boolean {
+  if (/^(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])/.test(tail)) return /[\x07\x9c]/.test(tail);
+  if (/^(?:\x1b\[|\x9b)/.test(tail)) return COMPLETE_CSI.test(tail);
+  return COMPLETE_ESC.test(tail);
+}
+
+/**
+ * `stripControl` for text that arrives in pieces (a streamed reply): a sequence cut between two
+ * pieces is held back until it is whole, so none of it, its payload included, is shown.
+ * `flush()` returns what is held back at the end, stripped.
+ */
+export function createStreamStripper(): { push(chunk: string): string; flush(): string } {
+  let carry = '';
+  return {
+    push(chunk) {
+      const text = carry + chunk;
+      carry = '';
+      const starts = [...text.matchAll(INTRODUCER)];
+      const last = starts.at(-1)?.index;
+      if (last !== undefined && text.length - last <= MAX_CARRY && !complete(text.slice(last))) {
+        carry = text.slice(last);
+        return stripControl(text.slice(0, last));
+      }
+      return stripControl(text);
+    },
+    flush() {
+      const rest = stripControl(carry);
+      carry = '';
+      return rest;
+    },
+  };
+}
+
 /** A JSON-like value with control characters stripped from every string (object keys included). */
 export function stripControlDeep<T>(value: T): T {
   return stripUnknown(value) as T;

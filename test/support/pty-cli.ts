@@ -21,6 +21,8 @@ export function plainTerminalText(text: string): string {
 export interface PtyCli {
   /** Everything the terminal showed so far, as plain text. */
   text(): string;
+  /** Everything the terminal received so far, byte for byte (escape sequences included). */
+  raw(): string;
   /** Resolves once `prompt` appears after the previous match; rejects when the CLI exits first. */
   waitFor(prompt: string): Promise<void>;
   /** Types `answer` and Enter. */
@@ -98,6 +100,7 @@ export function startPtyCli(args: readonly string[], options: { cwd: string; env
 
   return {
     text: () => plainTerminalText(raw),
+    raw: () => raw,
     waitFor(prompt: string): Promise<void> {
       return new Promise<void>((resolve, reject) => {
         const check = (): void => {

@@ -3,7 +3,7 @@ import type { RatchetEvent } from '../../core/events.js';
 import type { TestRunResult, CheckResult } from '../../core/verification.js';
 import type { Output } from '../output.js';
 import { createRedactor, redactValue, secretsFromEnv } from '../../core/redact.js';
-import { stripControlDeep } from '../terminal-text.js';
+import { createStreamStripper, stripControlDeep } from '../terminal-text.js';
 
 function short(sha: string): string {
   return sha.slice(0, 8);
@@ -40,10 +40,13 @@ export function createPlainReporter(
   // such as `Bearer`: the terminal shows the user's own test names and messages as written.
   const redact = createRedactor(secretsFromEnv(env), { shapes: 'keys' });
   let streaming = false;
+  // A streamed reply's escape sequences may be cut between deltas: stripped once whole.
+  const stream = createStreamStripper();
   /** Streamed text not shown yet: the word being written. */
   let pending = '';
   const endStream = (): void => {
     if (!streaming) return;
+    pending += stream.flush();
     output.progress(`${redact(pending)}\n`);
     pending = '';
     streaming = false;
@@ -54,7 +57,7 @@ export function createPlainReporter(
   };
   return (raw) => {
     // Test names, subjects, tool input, replies: what a model wrote drives no terminal.
-    const event = stripControlDeep(raw);
+    const event = raw.type === 'model-delta' ? raw : stripControlDeep(raw);
     switch (event.type) {
       case 'run-start':
         line(
@@ -104,7 +107,7 @@ export function createPlainReporter(
       case 'model-delta': {
         if (!event.text) break;
         streaming = true;
-        pending += event.text;
+        pending += stream.push(event.text);
         const shown = pending.search(/\s\S*$/) + 1;
         if (shown > 0) {
           output.progress(redact(pending.slice(0, shown)));
