@@ -1,9 +1,10 @@
-import { lstat, mkdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readlink, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { redactValue, type Redactor } from '../core/redact.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
 import type { Git } from '../git/git.js';
+import { replaceFile } from '../agent/tools/replace-file.js';
 import type { Workspace } from '../workflows/tdd/ports.js';
 
 function inside(root: string, path: string): string {
@@ -126,7 +127,8 @@ export function createGitWorkspace(root: string, git: Git, redact: Redactor = (t
       await unlinkParents(root, path);
       await mkdir(dirname(full), { recursive: true });
       if ((await lstat(full).catch(() => null))?.isSymbolicLink()) await rm(full, { force: true });
-      await writeFile(full, text);
+      // A new file renamed into place: a hard link planted to another file keeps that file as it was.
+      await replaceFile(full, text);
     },
     async removeFile(path) {
       await unlinkParents(root, path);

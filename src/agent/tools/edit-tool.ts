@@ -1,8 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { AgentTool } from './agent-tool.js';
 import { ToolError } from '../tool-error.js';
+import { refuseHardLinked, replaceFile } from './replace-file.js';
 
 const editInput = z.object({
   file_path: z.string().describe('Path of the file to edit, relative to the worktree (or absolute inside it).'),
@@ -28,7 +29,8 @@ function countOccurrences(content: string, search: string): number {
 /**
  * `Edit {file_path, old_string, new_string, replace_all?}`: exact string replacement.
  * `old_string` must match exactly once (or at least once with `replace_all`); the counts are
- * reported when it does not. An empty `old_string` creates a file that does not exist yet.
+ * reported when it does not. An empty `old_string` creates a file that does not exist yet. As
+ * with Write, a file with other hard links is refused and the new content replaces the file.
  */
 export const editTool: AgentTool<EditInput> = {
   name: 'Edit',
@@ -43,6 +45,7 @@ export const editTool: AgentTool<EditInput> = {
     }
     const absolute = await context.guard.resolveWrite(input.file_path);
     const shown = context.guard.relative(absolute);
+    await refuseHardLinked(absolute, shown);
     let content: string;
     try {
       content = await readFile(absolute, 'utf8');
@@ -52,7 +55,7 @@ export const editTool: AgentTool<EditInput> = {
         throw new ToolError(`File does not exist: ${shown}. Use Write to create it, or Glob to find the right path.`);
       }
       await mkdir(path.dirname(absolute), { recursive: true });
-      await writeFile(absolute, input.new_string, 'utf8');
+      await replaceFile(absolute, input.new_string);
       return { output: `Created ${shown}.`, isError: false };
     }
     if (input.old_string === '') {
@@ -76,7 +79,7 @@ export const editTool: AgentTool<EditInput> = {
       input.replace_all === true
         ? content.split(input.old_string).join(input.new_string)
         : spliceOnce(content, input.old_string, input.new_string);
-    await writeFile(absolute, updated, 'utf8');
+    await replaceFile(absolute, updated);
     const what = count === 1 ? '1 occurrence' : `${count} occurrences`;
     return { output: `Edited ${shown}: replaced ${what}.`, isError: false };
   },

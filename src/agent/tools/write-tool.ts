@@ -1,8 +1,9 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { AgentTool } from './agent-tool.js';
 import { ToolError } from '../tool-error.js';
+import { refuseHardLinked, replaceFile } from './replace-file.js';
 
 const writeInput = z.object({
   file_path: z.string().describe('Path of the file to write, relative to the worktree (or absolute inside it).'),
@@ -17,7 +18,11 @@ function countLines(text: string): number {
   return text.endsWith('\n') ? lines - 1 : lines;
 }
 
-/** `Write {file_path, content}`: creates or overwrites a file, creating parent directories. */
+/**
+ * `Write {file_path, content}`: creates or overwrites a file, creating parent directories. A file
+ * with other hard links is refused, and the write replaces the file (a new one renamed into
+ * place), so no other name of it ever changes.
+ */
 export const writeTool: AgentTool<WriteInput> = {
   name: 'Write',
   description:
@@ -29,8 +34,9 @@ export const writeTool: AgentTool<WriteInput> = {
     const shown = context.guard.relative(absolute);
     const existing = await stat(absolute).catch(() => undefined);
     if (existing?.isDirectory()) throw new ToolError(`${shown} is a directory; give the path of a file.`);
+    await refuseHardLinked(absolute, shown);
     await mkdir(path.dirname(absolute), { recursive: true });
-    await writeFile(absolute, input.content, 'utf8');
+    await replaceFile(absolute, input.content);
     const lines = countLines(input.content);
     const verb = existing === undefined ? 'Created' : 'Updated';
     return { output: `${verb} ${shown} (${lines} line${lines === 1 ? '' : 's'}).`, isError: false };
