@@ -14,6 +14,7 @@ import {
   toToolCallRow,
   toVerificationRow,
 } from './internal/rows.js';
+import { loadMessages, messageHashes } from './internal/model-messages.js';
 import { sqliteCode } from './internal/sqlite-code.js';
 import { computeSummary } from './internal/summary.js';
 import { migrateToLatest } from './migrate.js';
@@ -234,7 +235,12 @@ class SqliteLedger implements Ledger {
   }
 
   async modelCalls(runId: string): Promise<ModelCallRow[]> {
-    return (await this.#rowsBySeq('model_calls', runId)).map(toModelCallRow);
+    const rows = await this.#rowsBySeq('model_calls', runId);
+    const messages = await loadMessages(
+      this.#db,
+      rows.flatMap((row) => messageHashes(row.message_hashes_json)),
+    );
+    return rows.map((row) => toModelCallRow(row, messages));
   }
 
   async toolCalls(runId: string): Promise<ToolCallRow[]> {
@@ -267,14 +273,18 @@ class SqliteLedger implements Ledger {
       .leftJoin('model_calls as m', (join) => join.onRef('m.run_id', '=', 'e.run_id').onRef('m.seq', '=', 'e.seq'))
       .leftJoin('tool_calls as t', (join) => join.onRef('t.run_id', '=', 'e.run_id').onRef('t.seq', '=', 'e.seq'))
       .select(['e.run_id', 'e.seq', 'e.id', 'e.type', 'e.timestamp', 'e.payload_json'])
-      .select(['m.request_json', 'm.response_json', 't.input_json', 't.output'])
+      .select(['m.request_json', 'm.message_hashes_json', 'm.response_json', 't.input_json', 't.output'])
       .where('e.run_id', '=', runId);
     if (query.types !== undefined) {
       if (query.types.length === 0) return [];
       select = select.where('e.type', 'in', query.types);
     }
     const rows = await select.orderBy('e.seq').execute();
-    return rows.map(toEvent);
+    const messages = await loadMessages(
+      this.#db,
+      rows.flatMap((row) => messageHashes(row.message_hashes_json)),
+    );
+    return rows.map((row) => toEvent(row, messages));
   }
 
   async summary(runId: string): Promise<RunSummary> {

@@ -4,6 +4,7 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely/migrati
 import { RatchetError } from '../core/errors.js';
 import { initialMigration } from './migrations/0001-initial.js';
 import { finalCommitMigration } from './migrations/0002-final-commit.js';
+import { modelMessagesMigration } from './migrations/0003-model-messages.js';
 import type { LedgerDatabase } from './schema.js';
 
 /**
@@ -15,6 +16,7 @@ import type { LedgerDatabase } from './schema.js';
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initialMigration,
   '0002_final_commit': finalCommitMigration,
+  '0003_model_messages': modelMessagesMigration,
 };
 
 const provider: MigrationProvider = {

@@ -13,6 +13,7 @@ export interface LedgerDatabase {
   runs: RunsTable;
   stages: StagesTable;
   model_calls: ModelCallsTable;
+  model_messages: ModelMessagesTable;
   tool_calls: ToolCallsTable;
   verifications: VerificationsTable;
   checkpoints: CheckpointsTable;
@@ -60,7 +61,10 @@ export interface ModelCallsTable {
   stage: StageName | null;
   provider: string;
   model: string;
+  /** The request as sent (redacted); with `messages: null` when `message_hashes_json` is set. */
   request_json: string;
+  /** The sha256 of each message of the request, in order (see `model_messages`); null in calls recorded before 0003. */
+  message_hashes_json: string | null;
   response_json: string | null;
   finish_reason: FinishReason | null;
   input_tokens: number | null;
@@ -70,6 +74,17 @@ export interface ModelCallsTable {
   error_code: string | null;
   error: string | null;
   created_at: string;
+}
+
+/**
+ * Each message of a model conversation, once (content-addressed): a conversation's calls repeat
+ * every earlier message, and refer to them here by hash instead of storing them again.
+ */
+export interface ModelMessagesTable {
+  /** sha256 (hex) of `message_json`. */
+  hash: string;
+  /** The message as sent (redacted), JSON. */
+  message_json: string;
 }
 
 export interface ToolCallsTable {

@@ -5,7 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, openLedger } from '../../src/ledger/index.js';
 import { newRun, useTempDir } from './helpers.js';
 
-const TABLES = ['checkpoints', 'events', 'model_calls', 'runs', 'stages', 'tool_calls', 'verifications'];
+const TABLES = [
+  'checkpoints',
+  'events',
+  'model_calls',
+  'model_messages',
+  'runs',
+  'stages',
+  'tool_calls',
+  'verifications',
+];
 
 function inspect(file: string): {
   tables: string[];
@@ -68,10 +77,15 @@ describe('ledger migrations', () => {
     const first = await openLedger(file, { secrets: [] });
     await first.createRun(newRun('run-old', { repoRoot: temp.dir, feature: 'old' }));
     await first.close();
-    // Make it the ledger an earlier Ratchet wrote: no final_commit column, no record of 0002.
+    // Make it the ledger an earlier Ratchet wrote: no final_commit column, nothing of 0002 and 0003.
     const raw = new BetterSqlite3(file);
     raw.exec(
-      "alter table runs drop column final_commit; delete from kysely_migration where name = '0002_final_commit'",
+      [
+        'alter table runs drop column final_commit',
+        'drop table model_messages',
+        'alter table model_calls drop column message_hashes_json',
+        "delete from kysely_migration where name in ('0002_final_commit', '0003_model_messages')",
+      ].join('; '),
     );
     raw.close();
 

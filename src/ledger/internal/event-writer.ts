@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { InsertType } from 'kysely';
 import type { EventEnvelope, EventOf, EventType, RatchetEvent } from '../../core/events.js';
+import type { ModelMessage } from '../../core/model.js';
 import { redactValue, type Redactor } from '../../core/redact.js';
 import type {
   CheckpointsTable,
@@ -77,6 +79,15 @@ export class EventWriter {
     [Pick<StagesTable, 'run_id' | 'cycle' | 'stage' | 'attempt' | 'outcome' | 'reason' | 'ended_at'>]
   >;
   readonly #insertModelCall: Insert<ModelCallsTable>;
+  readonly #insertMessage: BetterSqlite3.Statement<[string, string]>;
+  /**
+   * The hash of each message object already stored: a conversation's calls share their earlier
+   * messages (the same objects, never changed once sent), so each is redacted, hashed and
+   * written once, not once per call. Others (copies) are hashed again and found stored.
+   */
+  readonly #messageHashes = new WeakMap<object, string>();
+  /** Hashes stored by the write in progress; known to `#messageHashes` once it commits. */
+  readonly #pendingHashes = new Map<object, string>();
   readonly #insertToolCall: Insert<ToolCallsTable>;
   readonly #insertVerification: Insert<VerificationsTable>;
   readonly #insertCheckpoint: Insert<CheckpointsTable>;
@@ -122,6 +133,7 @@ export class EventWriter {
       provider: true,
       model: true,
       request_json: true,
+      message_hashes_json: true,
       response_json: true,
       finish_reason: true,
       input_tokens: true,
@@ -132,6 +144,7 @@ export class EventWriter {
       error: true,
       created_at: true,
     });
+    this.#insertMessage = sqlite.prepare('insert or ignore into model_messages (hash, message_json) values (?, ?)');
     this.#insertToolCall = prepareInsert(sqlite, 'tool_calls', {
       run_id: true,
       seq: true,
@@ -190,10 +203,13 @@ export class EventWriter {
   #writeOnce(events: readonly RatchetEvent[]): void {
     if (events.length === 0) return;
     this.#pending.clear();
+    this.#pendingHashes.clear();
     const [only] = events;
     if (events.length === 1 && only !== undefined && !TYPED_EVENT_TYPES.has(only.type)) this.#write(only);
     else this.#writeBatch(events);
     for (const [runId, seq] of this.#pending) this.#seqs.set(runId, seq);
+    for (const [message, hash] of this.#pendingHashes) this.#messageHashes.set(message, hash);
+    this.#pendingHashes.clear();
   }
 
   #nextSeq(runId: string): number {
@@ -287,13 +303,16 @@ export class EventWriter {
     request: EventOf<'model-call'>['request'],
     response: EventOf<'model-call'>['response'],
   ): void {
+    const { messages } = request;
     this.#insertModelCall({
       run_id: event.runId,
       seq,
       stage: event.stage,
       provider: event.provider,
       model: event.model,
-      request_json: this.#json(request),
+      // `messages: null` keeps the key's place: the request reads back as it was sent.
+      request_json: this.#json({ ...request, messages: null }),
+      message_hashes_json: JSON.stringify(messages.map((message) => this.#message(message))),
       response_json: response === null ? null : this.#json(response),
       finish_reason: response?.finishReason ?? null,
       input_tokens: response?.usage.inputTokens ?? null,
@@ -304,6 +323,17 @@ export class EventWriter {
       error: event.error === null ? null : this.#redact(event.error.message),
       created_at: event.timestamp,
     });
+  }
+
+  /** Stores one message of a conversation (once: content-addressed); returns its hash. */
+  #message(message: ModelMessage): string {
+    const known = this.#messageHashes.get(message) ?? this.#pendingHashes.get(message);
+    if (known !== undefined) return known;
+    const json = this.#json(message);
+    const hash = createHash('sha256').update(json).digest('hex');
+    this.#insertMessage.run(hash, json);
+    this.#pendingHashes.set(message, hash);
+    return hash;
   }
 
   #toolCall(event: EventOf<'tool-call'>, seq: number, input: unknown, output: string): void {

@@ -9,6 +9,7 @@ import type {
   VerificationsTable,
 } from '../schema.js';
 import type { RatchetEvent } from '../../core/events.js';
+import { storedRequest } from './model-messages.js';
 import type {
   CheckpointRow,
   FailingTest,
@@ -63,7 +64,8 @@ export function toStageRow(row: Selectable<StagesTable>): StageRow {
   };
 }
 
-export function toModelCallRow(row: Selectable<ModelCallsTable>): ModelCallRow {
+/** A `model_calls` row; `messages` holds the stored messages its `message_hashes_json` names (see `loadMessages`). */
+export function toModelCallRow(row: Selectable<ModelCallsTable>, messages: ReadonlyMap<string, unknown>): ModelCallRow {
   return {
     id: row.id,
     runId: row.run_id,
@@ -71,7 +73,7 @@ export function toModelCallRow(row: Selectable<ModelCallsTable>): ModelCallRow {
     stage: row.stage,
     provider: row.provider,
     model: row.model,
-    request: parseJson(row.request_json),
+    request: storedRequest(row.request_json, row.message_hashes_json, messages),
     response: parseJson(row.response_json),
     finishReason: row.finish_reason,
     inputTokens: row.input_tokens,
@@ -138,16 +140,17 @@ export function toCheckpointRow(row: Selectable<CheckpointsTable>): CheckpointRo
 /** An `events` row with the split-off fields of `model-call` / `tool-call` joined back. */
 export interface JoinedEventRow extends Selectable<EventsTable> {
   request_json: string | null;
+  message_hashes_json: string | null;
   response_json: string | null;
   input_json: string | null;
   output: string | null;
 }
 
-/** Rebuilds the event as it was recorded (after redaction). */
-export function toEvent(row: JoinedEventRow): RatchetEvent {
+/** Rebuilds the event as it was recorded (after redaction); `messages` as for `toModelCallRow`. */
+export function toEvent(row: JoinedEventRow, messages: ReadonlyMap<string, unknown>): RatchetEvent {
   const payload = parseJson(row.payload_json) as Record<string, unknown>;
   if (row.type === 'model-call') {
-    payload.request = parseJson(row.request_json);
+    payload.request = storedRequest(row.request_json, row.message_hashes_json, messages);
     payload.response = parseJson(row.response_json);
   } else if (row.type === 'tool-call') {
     payload.input = parseJson(row.input_json);
