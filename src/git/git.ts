@@ -342,6 +342,12 @@ export class Git {
     }
   }
 
+  /** Adds a worktree at `path` with `commit` checked out, on no branch (`--detach`). */
+  async addDetachedWorktree(path: string, commit: string): Promise<void> {
+    assertNotOption(commit, 'commit');
+    await this.command.run(['worktree', 'add', '--quiet', '--detach', resolve(this.dir, path), commit]);
+  }
+
   /** Removes a worktree; `force` also discards its uncommitted changes (and overrides a lock). */
   async removeWorktree(path: string, options: { force?: boolean } = {}): Promise<void> {
     const args = ['worktree', 'remove'];

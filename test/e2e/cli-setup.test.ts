@@ -316,6 +316,13 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
     expect(config).toMatch(/^\[lint\]\n(?:#.*\n)*command = "npm run lint"$/m);
     expect(config).toMatch(/^\[typecheck\]\n(?:#.*\n)*command = "npm run typecheck"$/m);
 
+    // Commands see only an allowlisted environment: the lint script's switch is passed by name.
+    expect(config).toMatch(/^\[bash\]$/m);
+    writeFileSync(
+      join(repo.dir, '.ratchet', 'config.toml'),
+      config.replace(/^\[bash\]$/m, '[bash]\nenv = ["LINT_RED"]'),
+    );
+
     const green = await doctor(repo);
     expect(green.checks.find((check) => check.name === 'lint')).toMatchObject({ status: 'ok' });
     expect(green.checks.find((check) => check.name === 'typecheck')).toMatchObject({ status: 'ok' });

@@ -48,6 +48,8 @@ import { exitCodeFor, EXIT } from '../exit-codes.js';
 import type { Output } from '../output.js';
 import { createJsonReporter, createPlainReporter } from '../reporters/plain-reporter.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
+import { failedTests, failingTestLines } from './failing-tests.js';
+import { withScratchCheckout } from '../../engine/scratch-worktree.js';
 import { addProviderOptions } from './tdd-command.js';
 
 interface RefactorFlags extends ProviderFlags {
@@ -407,7 +409,7 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
   refactor
     .command('verify')
     .description(
-      "Run the baseline verification (fast and full verifier commands) in the repository; changes none of your files (the commands' output goes to .ratchet/verify/, kept out of git)",
+      "Run the baseline verification (fast and full verifier commands) as a run would: on HEAD, in a temporary worktree under $RATCHET_HOME, sandboxed; changes none of your files (the commands' output goes to .ratchet/verify/, kept out of git)",
     )
     .argument('[repo]', 'the directory (default: --cwd or the current directory)')
     .action(async (repo: string | undefined, _flags: unknown, command: Command) => {
@@ -415,43 +417,82 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       const target = await targetOf(repo, command);
       const config = await configFor(target);
       const settings = await loadRefactorSettings(target, config);
-      const commands = await verifierCommands(target, settings, config);
+      // Refuses a project with nothing to verify before anything is set up.
+      await verifierCommands(target, settings, config);
       // The command outputs: in the repository's (git-excluded) `.ratchet/verify`, or under
       // RATCHET_HOME for a directory that is not a repository (Ratchet never writes into one).
       const isGit = await Git.isRepository(target);
       if (isGit) await excludeRatchetDir(target);
       const logRoot = isGit ? target : homeFolderOf(config.home, 'verify', target);
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const verifier = createCommandVerifier({
-        cwd: target,
-        repoRoot: logRoot,
-        outputDir,
-        fast: commands.fast,
-        full: commands.full,
-        timeoutMs: config.test.timeoutMs,
-        runner: createProcessRunner(),
-        redact: createRedactor(secretsFromEnv(process.env)),
-      });
-      const result = await verifier.run('baseline', 'BASELINE');
+      const uncommitted = isGit ? (await new Git(target).status()).files.length : 0;
+      // The commands run where a run's would (a temporary worktree of HEAD, sandboxed): what they
+      // write and what the dependencies run stay away from the checkout.
+      const { result, commit, sandboxed } = await withScratchCheckout(
+        { target, config, runner: createProcessRunner(), env: process.env },
+        async (scratch) => {
+          const commands = await verifierCommands(scratch.dir, settings, config);
+          const verifier = createCommandVerifier({
+            cwd: scratch.dir,
+            repoRoot: logRoot,
+            outputDir,
+            fast: commands.fast,
+            full: commands.full,
+            timeoutMs: config.test.timeoutMs,
+            runner: scratch.runner,
+            environment: scratch.environment,
+            redact: createRedactor(secretsFromEnv(process.env)),
+          });
+          return {
+            result: await verifier.run('baseline', 'BASELINE'),
+            commit: scratch.commit,
+            sandboxed: scratch.sandboxed,
+          };
+        },
+      );
       const environment = { node: process.versions.node, platform: `${process.platform}-${process.arch}` };
       if (output.json)
         output.out(
           JSON.stringify({
             ok: result.ok,
             environment,
+            commit,
+            sandboxed,
             results: result.results.map((entry) => ({
               command: entry.result.command,
               exitCode: entry.result.exitCode,
               durationMs: entry.result.durationMs,
               outputFile: entry.outputFile ? join(logRoot, entry.outputFile) : null,
+              failingTests:
+                'tests' in entry.result
+                  ? failedTests(entry.result).map((test) => ({
+                      id: test.id,
+                      name: test.name,
+                      file: test.file,
+                      kind: test.failureKind ?? null,
+                      message: test.message ?? null,
+                    }))
+                  : [],
+              collectionErrors: 'tests' in entry.result ? entry.result.collectionErrors : [],
             })),
           }),
         );
       else {
-        for (const entry of result.results)
+        output.out(
+          pc.dim(
+            commit === null
+              ? `Verifying a copy of ${target} in a temporary directory${sandboxed ? ', sandboxed' : ''}.`
+              : `Verifying HEAD ${commit.slice(0, 8)} in a temporary worktree${sandboxed ? ', sandboxed' : ''}, as a run starts from HEAD${uncommitted > 0 ? ` (the ${uncommitted} uncommitted changes are not part of it)` : ''}.`,
+          ),
+        );
+        for (const entry of result.results) {
           output.out(
             `${entry.result.ok ? pc.green('✓') : pc.red('✗')} ${entry.result.command} ${pc.dim(`exit ${String(entry.result.exitCode)}, ${entry.result.durationMs} ms, output ${entry.outputFile ? join(logRoot, entry.outputFile) : '-'}`)}`,
           );
+          // A red test run names what failed, as doctor does.
+          if (!entry.result.ok && 'tests' in entry.result)
+            for (const line of failingTestLines(entry.result)) output.out(`    ${pc.red('✗')} ${line}`);
+        }
         output.out(
           result.ok
             ? pc.green('Baseline is green.')

@@ -27,6 +27,8 @@ import { runTests } from '../../verify/run-tests.js';
 import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { endpointChecks, type DoctorCheck as Check } from './doctor-endpoint.js';
+import { describeFailingTest, failedTests } from './failing-tests.js';
+import { withScratchCheckout, type ScratchCheckout } from '../../engine/scratch-worktree.js';
 
 const KEY_VARS: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' };
 
@@ -198,8 +200,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
               status: 'ok',
               detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)',
             });
-            checks.push(...(await testCommandChecks(repoRoot, config, flags.baseline)));
-            checks.push(...(await verifyCommandChecks(repoRoot, config, flags.baseline)));
+            checks.push(...(await projectCommandChecks(repoRoot, config, flags.baseline)));
             const provider = config.provider.name;
             const keyVar = KEY_VARS[provider];
             if (keyVar) {
@@ -349,12 +350,57 @@ async function sandboxCheck(mode: 'auto' | 'required' | 'off', provider: string)
 }
 
 /**
- * The `test command` check and, unless `--no-baseline`, the `baseline` check: the command must
- * name a program that is installed (`mvn`, `gradle`, `cargo`, ... or the project's wrapper), and
- * the suite must pass. The baseline's reports go to a temporary directory: doctor writes nothing
- * into the repository.
+ * The test, lint and typecheck checks. Unless `--no-baseline`, their commands run as a run's
+ * would: in a temporary worktree of HEAD under `$RATCHET_HOME` (removed afterwards), with the
+ * dependency folders shared into it, in the run's sandbox (see `withScratchCheckout`), so that
+ * what they write (`coverage/`, `dist/`, build caches) and whatever the dependencies run never
+ * reach the checkout. A `worktree` line says which commit they checked.
  */
-async function testCommandChecks(repoRoot: string, config: ResolvedConfig, baseline: boolean): Promise<Check[]> {
+async function projectCommandChecks(repoRoot: string, config: ResolvedConfig, baseline: boolean): Promise<Check[]> {
+  const git = new Git(repoRoot);
+  if (!baseline || (await git.revParse('HEAD')) === null)
+    return [
+      ...(await testCommandChecks(repoRoot, config, null)),
+      ...(await verifyCommandChecks(repoRoot, config, null)),
+    ];
+  const uncommitted = (await git.status()).files.length;
+  try {
+    return await withScratchCheckout(
+      { target: repoRoot, config, runner: createProcessRunner(), env: process.env },
+      async (scratch) => [
+        {
+          name: 'worktree',
+          status: 'ok',
+          detail: `the commands below ran on HEAD ${(scratch.commit ?? '').slice(0, 8)} in a temporary worktree (removed again), as a run starts from HEAD${uncommitted > 0 ? `: the ${uncommitted} uncommitted changes are not part of it` : ''}${scratch.sandboxed ? ', sandboxed' : ''}`,
+        },
+        ...(await testCommandChecks(repoRoot, config, scratch)),
+        ...(await verifyCommandChecks(repoRoot, config, scratch)),
+      ],
+    );
+  } catch (error) {
+    const failure = toRatchetError(error);
+    return [
+      {
+        name: 'baseline',
+        status: 'fail',
+        detail: `could not set up a temporary worktree for the baseline: ${failure.message}`,
+        ...(failure.hint ? { hint: failure.hint } : {}),
+      },
+    ];
+  }
+}
+
+/**
+ * The `test command` check and, given where to run it (see `projectCommandChecks`), the
+ * `baseline` check: the command must name a program that is installed (`mvn`, `gradle`,
+ * `cargo`, ... or the project's wrapper), and the suite must pass. The baseline's reports go to a
+ * temporary directory.
+ */
+async function testCommandChecks(
+  repoRoot: string,
+  config: ResolvedConfig,
+  baseline: ScratchCheckout | null,
+): Promise<Check[]> {
   let detected: DetectedTestCommand;
   try {
     detected = await detectTestCommand(repoRoot, config.test.command);
@@ -381,14 +427,15 @@ async function testCommandChecks(repoRoot: string, config: ResolvedConfig, basel
     return [{ name: 'test command', status: 'fail', detail: `${described}: ${why}`, hint: missing.hint }];
   }
   const checks: Check[] = [{ name: 'test command', status: 'ok', detail: described }];
-  if (!baseline) return checks;
+  if (baseline === null) return checks;
   try {
     // Its reports go to a temporary directory (runTests' own): doctor writes nothing into the repository.
     const result = await runTests({
       command: detected.command,
       framework: detected.framework,
-      cwd: repoRoot,
-      runner: { run: runCommand },
+      cwd: baseline.dir,
+      runner: baseline.runner,
+      environment: baseline.environment,
       timeoutMs: config.test.timeoutMs,
     });
     checks.push(baselineCheck(result, config.test.timeoutMs));
@@ -409,7 +456,11 @@ async function testCommandChecks(repoRoot: string, config: ResolvedConfig, basel
  * before any change. VERIFY runs them after every GREEN, so one that fails on the untouched
  * project would stop every cycle at VERIFY.
  */
-async function verifyCommandChecks(repoRoot: string, config: ResolvedConfig, baseline: boolean): Promise<Check[]> {
+async function verifyCommandChecks(
+  repoRoot: string,
+  config: ResolvedConfig,
+  baseline: ScratchCheckout | null,
+): Promise<Check[]> {
   const checks: Check[] = [];
   for (const kind of ['lint', 'typecheck'] as const) {
     const command = config[kind].command;
@@ -424,15 +475,16 @@ async function verifyCommandChecks(repoRoot: string, config: ResolvedConfig, bas
       });
       continue;
     }
-    if (!baseline) {
+    if (baseline === null) {
       checks.push({ name: kind, status: 'ok', detail: `${command} (not run: --no-baseline)` });
       continue;
     }
     const result = await runCheck({
       name: kind,
       command,
-      cwd: repoRoot,
-      runner: { run: runCommand },
+      cwd: baseline.dir,
+      runner: baseline.runner,
+      environment: baseline.environment,
       timeoutMs: config.test.timeoutMs,
     });
     const reason = result.timedOut
@@ -476,7 +528,7 @@ function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
       detail: `${result.command} timed out after ${timeoutMs / 1000} s`,
       hint: 'Raise [test] timeout (seconds) in .ratchet/config.toml, or make the suite faster.',
     };
-  const failedTests = result.tests.filter((test) => test.status === 'failed' && test.failureKind !== 'collection');
+  const failing = failedTests(result);
   if (result.collectionErrors.length > 0) {
     // A file that does not import or compile: it is not a failing test, nothing in it ran.
     const subjects = result.collectionErrors.slice(0, 3).map(collectionSubject);
@@ -487,17 +539,17 @@ function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
     return {
       name: 'baseline',
       status: 'fail',
-      detail: `${result.collectionErrors.length} could not be collected (${subjects.join(', ')}${more})${why === '' ? '' : `: ${why}`}, ${failedTests.length > 0 ? `${failedTests.length} failing, ` : ''}${passed} passed, exit ${String(result.exitCode)}`,
+      detail: `${result.collectionErrors.length} could not be collected (${subjects.join(', ')}${more})${why === '' ? '' : `: ${why}`}, ${failing.length > 0 ? `${failing.length} failing, ` : ''}${passed} passed, exit ${String(result.exitCode)}`,
       hint: `Make every test file import and compile. ${fix}`,
     };
   }
-  if (failedTests.length > 0) {
-    const names = failedTests.slice(0, 3).map((test) => test.name);
-    const more = failedTests.length > names.length ? ', ...' : '';
+  if (failing.length > 0) {
+    const names = failing.slice(0, 3).map(describeFailingTest);
+    const more = failing.length > names.length ? ', ...' : '';
     return {
       name: 'baseline',
       status: 'fail',
-      detail: `${failedTests.length} failing (${names.join(', ')}${more}), ${passed} passed, exit ${String(result.exitCode)}`,
+      detail: `${failing.length} failing (${names.join(', ')}${more}), ${passed} passed, exit ${String(result.exitCode)}`,
       hint: fix,
     };
   }

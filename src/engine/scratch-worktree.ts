@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { ResolvedConfig } from '../config/resolved.js';
+import { Git } from '../git/git.js';
+import { commandEnvironment } from '../process/env.js';
+import type { ProcessRunner } from '../process/types.js';
+import { gitCopyOf } from './refactor/safe-copy.js';
+import { toolSandbox } from './tool-sandbox.js';
+import { requireWritableHome, SHARED_DIRECTORIES, shareDependencies } from './worktree-setup.js';
+
+/** Where the project's commands run for `doctor` and `refactor verify`. */
+export interface ScratchCheckout {
+  /** The temporary worktree (or copy) the commands run in. */
+  dir: string;
+  /** The commit it holds: HEAD of the repository; null for a copy of a directory that is not one. */
+  commit: string | null;
+  /** Runs the commands there, in the sandbox a run's commands get (see `toolSandbox`). */
+  runner: ProcessRunner;
+  /** The environment the commands start from (see `commandEnvironment`). */
+  environment: Record<string, string>;
+  /** Whether `runner` sandboxes anything. */
+  sandboxed: boolean;
+  /** Why it does not, when a sandbox was wanted. */
+  notice: string | null;
+}
+
+export interface ScratchOptions {
+  /** A git repository's root, or a directory that is not one. */
+  target: string;
+  config: ResolvedConfig;
+  runner: ProcessRunner;
+  /** Ratchet's environment, which the commands' allowlisted one is made from. */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Runs `body` with a temporary checkout of `target` as a run would get it, and removes it
+ * afterwards whatever happens. `doctor`'s baseline and `refactor verify` run the project's own
+ * commands, which write (`coverage/`, `dist/`, `*.tsbuildinfo`, `target/`, lock files) and run
+ * whatever the dependencies hold: never in the user's checkout, never unsandboxed. A repository
+ * gets a detached worktree of HEAD under `$RATCHET_HOME/scratch/` (a run starts from HEAD too, so
+ * uncommitted changes are not part of it); a directory that is not a repository gets a copy there.
+ * The dependency folders (`node_modules`, `.venv`) are shared into it as into a run's worktree,
+ * and the commands run in the run's sandbox, with the checkout read-only.
+ */
+export async function withScratchCheckout<T>(
+  options: ScratchOptions,
+  body: (scratch: ScratchCheckout) => Promise<T>,
+): Promise<T> {
+  const { target, config } = options;
+  await requireWritableHome(config.home);
+  const parent = join(config.home, 'scratch');
+  await mkdir(parent, { recursive: true });
+  const dir = join(parent, `${basename(target)}-${randomBytes(4).toString('hex')}`);
+  const isGit = await Git.isRepository(target);
+  const git = isGit ? new Git(target) : undefined;
+  let commit: string | null = null;
+  try {
+    if (git !== undefined) {
+      commit = await git.head();
+      await git.addDetachedWorktree(dir, commit);
+      await shareDependencies(target, dir, git);
+    } else {
+      await shareDependencies(target, dir, await gitCopyOf(target, dir));
+    }
+    const sandbox = await toolSandbox(config, options.runner, {
+      protect: [target],
+      worktree: dir,
+      dependenciesOf: target,
+    });
+    return await body({
+      dir,
+      commit,
+      runner: sandbox.runner,
+      environment: commandEnvironment(options.env, config.bash.env),
+      sandboxed: sandbox.sandboxed,
+      notice: sandbox.notice,
+    });
+  } finally {
+    // The links first: removing the directory must never follow one into the checkout's folders.
+    for (const name of SHARED_DIRECTORIES) await rm(join(dir, name), { force: true }).catch(() => undefined);
+    if (git !== undefined && existsSync(dir)) await git.removeWorktree(dir, { force: true }).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    if (git !== undefined) await git.pruneWorktrees().catch(() => undefined);
+  }
+}
