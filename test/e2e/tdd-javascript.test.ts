@@ -254,7 +254,9 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     const env = ledger.toolCalls.find(
       (call) => call.tool === 'Bash' && JSON.stringify(call.input).includes('env | sort'),
     );
-    expect(env?.output).toContain('ANTHROPIC_BASE_URL=');
+    // The shell starts from an allowlisted environment: PATH, not Ratchet's provider settings.
+    expect(env?.output).toMatch(/^PATH=/m);
+    expect(env?.output).not.toContain('ANTHROPIC_BASE_URL');
     expect(env?.output).not.toContain('ANTHROPIC_API_KEY');
   });
 

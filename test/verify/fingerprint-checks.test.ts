@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
 import { createProcessRunner } from '../../src/process/runner.js';
+import { commandEnvironment } from '../../src/process/env.js';
 import { runCheck } from '../../src/verify/checks.js';
 import { DEFAULT_TEST_GLOBS, diffFingerprints, fingerprintFiles } from '../../src/verify/fingerprint.js';
 import { makeProject } from './helpers.js';
@@ -93,7 +94,18 @@ describe('runCheck', () => {
       expect(result.ok).toBe(true);
       expect(result.output).not.toContain('never-in-a-log');
       expect(result.output).not.toMatch(/^(ANTHROPIC|OPENAI)_API_KEY=/m);
-      expect(result.output).toContain('PROJECT_SETTING=kept');
+      // An allowlisted environment: a variable of the project's reaches it when named ([bash] env).
+      expect(result.output).not.toContain('PROJECT_SETTING');
+      const passed = await runCheck({
+        name: 'lint',
+        command: 'env',
+        cwd: root,
+        runner,
+        timeoutMs: 10_000,
+        environment: commandEnvironment(process.env, ['PROJECT_SETTING']),
+      });
+      expect(passed.output).toContain('PROJECT_SETTING=kept');
+      expect(passed.output).not.toContain('never-in-a-log');
     });
   });
 
