@@ -80,7 +80,7 @@ export interface ModelCallsTable {
  * Each message of a model conversation, once (content-addressed): a conversation's calls repeat
  * every earlier message, and refer to them here by hash instead of storing them again.
  */
-export interface ModelMessagesTable {
+interface ModelMessagesTable {
   /** sha256 (hex) of `message_json`. */
   hash: string;
   /** The message as sent (redacted), JSON. */

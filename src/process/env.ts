@@ -29,7 +29,7 @@
  * `CARGO_TARGET_DIR` (builds outside the worktree), proxies and registry settings (they carry
  * credentials, and commands have no network by default), `SSH_AUTH_SOCK` and other agent sockets.
  */
-export const COMMAND_VARIABLES: readonly string[] = [
+const COMMAND_VARIABLES: readonly string[] = [
   'PATH',
   'HOME',
   'USER',
