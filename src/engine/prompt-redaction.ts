@@ -1,5 +1,5 @@
 import type { AgentRuntime } from '../core/agent.js';
-import type { ModelClient, ModelMessage, ModelRequest } from '../core/model.js';
+import type { ModelClient, ModelMessage } from '../core/model.js';
 import { redactValue, type Redactor } from '../core/redact.js';
 
 /**
@@ -10,19 +10,22 @@ import { redactValue, type Redactor } from '../core/redact.js';
  * test fixtures included.
  */
 export function redactingModelClient(client: ModelClient, redact: Redactor): ModelClient {
+  // A conversation's calls resend every earlier message (the same objects, never changed once
+  // sent): each is redacted once, not once per call.
+  const redacted = new WeakMap<ModelMessage, ModelMessage>();
+  const message = (original: ModelMessage): ModelMessage => {
+    const known = redacted.get(original);
+    if (known !== undefined) return known;
+    const fresh = redactMessage(original, redact);
+    redacted.set(original, fresh);
+    return fresh;
+  };
   return {
     specificationVersion: client.specificationVersion,
     provider: client.provider,
     modelId: client.modelId,
-    generate: (request, options) => client.generate(redactRequest(request, redact), options),
-  };
-}
-
-function redactRequest(request: ModelRequest, redact: Redactor): ModelRequest {
-  return {
-    ...request,
-    system: redact(request.system),
-    messages: request.messages.map((m) => redactMessage(m, redact)),
+    generate: (request, options) =>
+      client.generate({ ...request, system: redact(request.system), messages: request.messages.map(message) }, options),
   };
 }
 
