@@ -1,11 +1,21 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/e2e/**'] },
+      },
+      {
+        // The end-to-end tests run the built CLI: their global setup rebuilds a stale dist/ first.
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/support/fresh-build.ts'] },
+      },
+    ],
   },
 });

@@ -45,6 +45,11 @@ function numbered(text: string, from: number, to: number): string {
     .join('\n');
 }
 
+/** Plain code-unit order, as the index sorts paths (not locale-dependent). */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 function signatures(file: IndexedFile, limit: number): string[] {
   return file.symbols
     .filter((symbol) => symbol.container === undefined || symbol.exported)
@@ -66,7 +71,9 @@ export function buildContextPack(input: ContextPackInput): string {
   const { batch, index } = input;
   const inScope = picomatch(batch.scope_globs, { dot: true });
   const byPath = new Map(index.files.map((file) => [file.path, file]));
-  const scoped = index.files.filter((file) => inScope(file.path));
+  // Files and links in path order, not in the order an index happens to list them (a built index
+  // is sorted; one assembled otherwise gives the same pack): the first files get the excerpt budget.
+  const scoped = index.files.filter((file) => inScope(file.path)).sort((a, b) => byCodeUnits(a.path, b.path));
   const parts: string[] = [];
   parts.push(`# Batch ${batch.id}: ${batch.goal}`);
   parts.push(
@@ -108,7 +115,7 @@ export function buildContextPack(input: ContextPackInput): string {
   const imported = new Set(
     scoped.flatMap((file) => index.dependencies[file.path] ?? []).filter((path) => !inScope(path)),
   );
-  const importedSignatures = [...imported].flatMap((path) => {
+  const importedSignatures = [...imported].sort(byCodeUnits).flatMap((path) => {
     const file = byPath.get(path);
     return file ? signatures(file, 20) : [];
   });
@@ -116,7 +123,7 @@ export function buildContextPack(input: ContextPackInput): string {
     parts.push(`## Signatures of files the scope imports\n${importedSignatures.join('\n')}`);
 
   const dependents = scoped.flatMap((file) =>
-    (index.dependents[file.path] ?? []).map((dependent) => {
+    [...(index.dependents[file.path] ?? [])].sort(byCodeUnits).map((dependent) => {
       const names =
         byPath
           .get(dependent)

@@ -1,20 +1,25 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { leadingCd, readTestScript, type Framework } from './detect.js';
+import { NODE_TEST_REPORTER_SOURCE } from './node-test-reporter.js';
 
 /**
  * How one run gets machine-readable results without changing what the user's command tests.
  *
- * - node:test: `NODE_OPTIONS` adds the `spec` reporter on stdout (what a terminal shows) and the
- *   `junit` reporter into a file. Measured on Node 24: when stdout is not a TTY, `node --test`
- *   under `npm test` prints `spec`, which has no stable per-test shape, so a reporter must be
+ * - node:test: `NODE_OPTIONS` adds the `spec` reporter on stdout (what a terminal shows) and
+ *   Ratchet's JUnit reporter module (`node-test-reporter.ts`, written into the report directory)
+ *   into a file. Measured on Node 22 and 24: when stdout is not a TTY, `node --test` under
+ *   `npm test` prints `spec`, which has no stable per-test shape, so a reporter must be
  *   injected. NODE_OPTIONS reaches `node --test` through npm and any shell script; test-file
  *   subprocesses and ordinary `node` children inherit it harmlessly (the reporter flags act only
- *   in a `--test` parent, and the report file stays one coherent document). JUnit is preferred
- *   to TAP because it gives every test its file, so ids do not change when a test starts
- *   failing. When the script sets `--test-reporter` itself, nothing is injected: node requires
- *   as many destinations as reporters and would refuse to start. A nested `node --test` inside
- *   a test would also write the report file; that case falls back to stdout parsing.
+ *   in a `--test` parent, and the report file stays one coherent document). JUnit with each
+ *   test's file is what ids need (they must not change when a test starts failing, and TAP
+ *   names the file of failures only); node's own `junit` reporter writes the file on Node 24
+ *   but not on Node 22, hence our module, the same on every version. When the script sets
+ *   `--test-reporter` itself, nothing is injected: node requires as many destinations as
+ *   reporters and would refuse to start. A nested `node --test` inside a test would also write
+ *   the report file; that case falls back to stdout parsing.
  * - pytest: `PYTEST_ADDOPTS` adds `--junitxml` (xunit1, which records each test's file),
  *   `-rA` (a parseable summary should the XML be missing) and `-p no:cacheprovider` (no
  *   `.pytest_cache` written into the worktree).
@@ -37,6 +42,8 @@ export interface ReporterPlan {
   command: string;
   env: Record<string, string>;
   report: ReportSource;
+  /** Files the command needs in the report directory (a reporter module), written before it runs. */
+  supportFiles?: Array<{ file: string; content: string }>;
 }
 
 export interface PlanReporterInput {
@@ -75,17 +82,20 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
       const existing = env.NODE_OPTIONS ?? '';
       if (/--test-reporter/.test(effective) || /--test-reporter/.test(existing)) return none;
       const file = path.join(reportDir, 'node-test.xml');
+      const reporter = path.join(reportDir, 'node-test-reporter.mjs');
       const options = [
         existing,
         '--test-reporter=spec',
         '--test-reporter-destination=stdout',
-        '--test-reporter=junit',
+        // A file URL: node imports the reporter as a module specifier.
+        `--test-reporter=${quoteNodeOption(pathToFileURL(reporter).href)}`,
         `--test-reporter-destination=${quoteNodeOption(file)}`,
       ];
       return {
         command,
         env: { NODE_OPTIONS: options.filter(Boolean).join(' ') },
         report: { kind: 'junit-file', file },
+        supportFiles: [{ file: reporter, content: NODE_TEST_REPORTER_SOURCE }],
       };
     }
     case 'pytest': {

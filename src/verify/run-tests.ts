@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -76,6 +76,11 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
   const plan = await planReporter({ command, framework, cwd, reportDir, env: baseEnv });
   if (plan.report.kind === 'junit-file' || plan.report.kind === 'jest-json-file')
     await rm(plan.report.file, { force: true });
+  for (const support of plan.supportFiles ?? []) {
+    // Written afresh, never through what an earlier run left there (`wx` refuses a symlink).
+    await rm(support.file, { force: true });
+    await writeFile(support.file, support.content, { flag: 'wx' });
+  }
 
   const startedAt = Date.now();
   const run = await runner.run({

@@ -259,10 +259,22 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
     const controller = new AbortController();
 
     const running = runtime().runStage(stageRequest({ signal: controller.signal }));
-    await vi.waitFor(() => readFile(pidFile, 'utf8'), { timeout: 30_000, interval: 100 });
+    const pids = await vi.waitFor(
+      async () => z.object({ pid: z.number(), child: z.number() }).parse(JSON.parse(await readFile(pidFile, 'utf8'))),
+      { timeout: 30_000, interval: 100 },
+    );
+    expect(await isAlive(pids.pid)).toBe(true);
     controller.abort();
 
     expect((await rejection(running)).code).toBe('interrupted');
+    // The CLI and the `sleep 600` it started are gone, not left running behind the rejection.
+    await vi.waitFor(
+      async () => {
+        expect(await isAlive(pids.pid)).toBe(false);
+        expect(await isAlive(pids.child)).toBe(false);
+      },
+      { timeout: 10_000 },
+    );
   });
 
   it('maps a missing executable to a config error with the install command', async () => {

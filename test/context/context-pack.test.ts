@@ -302,9 +302,42 @@ describe('buildContextPack', () => {
     );
   });
 
-  it('is deterministic', () => {
-    const input = { ledger: ['one', 'two'], feedback: 'again' };
+  it('is deterministic: the order in which the index lists files and their links does not matter', () => {
+    // consumer.ts imports util.ts too, so a scope of consumer.ts imports two files.
+    const index: CodeIndex = {
+      ...INDEX,
+      dependencies: { ...INDEX.dependencies, 'src/consumer.ts': ['src/target.ts', 'src/util.ts'] },
+    };
+    const reversed = <T>(items: readonly T[]): T[] => [...items].reverse();
+    const reversedLinks = (links: Record<string, string[]>): Record<string, string[]> =>
+      Object.fromEntries(reversed(Object.entries(links)).map(([path, targets]) => [path, reversed(targets)]));
+    const shuffled: CodeIndex = {
+      ...index,
+      files: reversed(index.files),
+      dependencies: reversedLinks(index.dependencies),
+      dependents: reversedLinks(index.dependents),
+    };
+    const budgets = { maxExcerptLines: 10 };
+    const packs = (scope: string[]): [string, string] => {
+      const input = { batch: brief(scope), ledger: ['one', 'two'] };
+      return [pack({ ...input, index }, budgets), pack({ ...input, index: shuffled }, budgets)];
+    };
 
-    expect(pack(input)).toBe(pack(input));
+    const [several, severalShuffled] = packs(['src/big.ts', 'src/target.ts', 'src/util.ts']);
+    expect(severalShuffled).toBe(several);
+    // The files come in path order, which decides who gets the excerpt budget first.
+    expect([...several.matchAll(/^### (\S+)/gm)].map((match) => match[1])).toEqual([
+      'src/big.ts',
+      'src/target.ts',
+      'src/util.ts',
+    ]);
+    expect(section(several, 'Who depends on the scope')).toContain(
+      '  src/consumer.ts uses src/target.ts: run, Config\n  src/side-effect.ts uses src/target.ts',
+    );
+    const [consumer, consumerShuffled] = packs(['src/consumer.ts']);
+    expect(consumerShuffled).toBe(consumer);
+    expect(section(consumer, 'Signatures of files the scope imports')).toMatch(
+      /src\/target\.ts:2 [^]*src\/util\.ts:2 /,
+    );
   });
 });

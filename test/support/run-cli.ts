@@ -70,14 +70,9 @@ export function describeResult(result: CliResult): string {
   return `exit ${result.exitCode}\n--- stdout (tail)\n${tail(result.stdout)}\n--- stderr (tail)\n${tail(result.stderr)}`;
 }
 
-/**
- * Throws unless `dist/cli/main.js` exists: these tests run the built CLI (`npm test` builds
- * first). Warns on stderr when a file of `src/` is newer than the build, since the tests then
- * exercise older code (a warning, not a failure: `src/` may be edited while the suite runs).
- */
-export function assertFreshBuild(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} does not exist: run \`npm run build\` before the end-to-end tests.`);
-  const built = statSync(CLI).mtimeMs;
+/** The files of `src/` changed since the build of `dist/` (all of them when there is no build). */
+export function sourcesNewerThanBuild(): string[] {
+  const built = existsSync(CLI) ? statSync(CLI).mtimeMs : -Infinity;
   const newer: string[] = [];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -87,9 +82,20 @@ export function assertFreshBuild(): void {
     }
   };
   walk(join(PACKAGE_ROOT, 'src'));
+  return newer;
+}
+
+/**
+ * Throws unless `dist/` is built from the current `src/`: these tests run the built CLI. The e2e
+ * project's global setup (`fresh-build.ts`) builds before they start when `src/` is newer; a
+ * file changed since then would have the tests exercise old code, so that fails too.
+ */
+export function assertFreshBuild(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} does not exist: run \`npm run build\` before the end-to-end tests.`);
+  const newer = sourcesNewerThanBuild();
   if (newer.length > 0) {
-    console.warn(
-      `warning: dist/ is older than ${newer.length} source file(s) (e.g. ${newer[0] ?? ''}); run \`npm run build\` to test the current code.`,
+    throw new Error(
+      `dist/ is older than ${newer.length} source file(s) (e.g. ${newer[0] ?? ''}), changed after the build: run \`npm run build\` (or the tests again) to test the current code.`,
     );
   }
 }

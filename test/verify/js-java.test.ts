@@ -1,6 +1,7 @@
 import { copyFile, mkdir, readFile, rename, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ZodError } from 'zod';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { parseJestJson } from '../../src/verify/parsers/jest-json.js';
 import { parseJunitXml } from '../../src/verify/parsers/junit-xml.js';
@@ -127,7 +128,18 @@ describe('jest JSON report (captured fixture)', () => {
   });
 
   it('rejects a report of another shape', () => {
-    expect(() => parseJestJson({ results: [] })).toThrow();
+    // The schema's refusal naming what is missing: a parser that crashed on the missing field
+    // (a TypeError) would throw as well.
+    let thrown: unknown;
+    try {
+      parseJestJson({ results: [] });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ZodError);
+    expect((thrown as ZodError).issues).toMatchObject([
+      { code: 'invalid_type', expected: 'array', path: ['testResults'] },
+    ]);
   });
 });
 

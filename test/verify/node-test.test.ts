@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, symlink } from 'node:fs/promises';
+import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +74,47 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
     const failing = await runTests({ ...common, env: { FLIP: '1' } });
     expect(passing.tests.map((test) => [test.id, test.status])).toEqual([['test/a.test.js::flips', 'passed']]);
     expect(failing.tests.map((test) => [test.id, test.status])).toEqual([['test/a.test.js::flips', 'failed']]);
+  });
+
+  it('names every test by its file on the Node that runs it: same names in two files, nested suites, todo, timeouts', async () => {
+    // Node 22's own junit reporter writes no `file`: these ids would collide as `test::same`.
+    const root = await makeProject({
+      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
+      'test/one.test.js': [
+        "import test, { describe } from 'node:test';",
+        "import assert from 'node:assert/strict';",
+        "test('same', () => {});",
+        "describe('outer', () => { describe('in <&\"> ner', () => { test('deep', () => { assert.equal(1, 2); }); test.todo('later'); }); });",
+        "test('slow', { timeout: 100 }, () => new Promise((resolve) => setTimeout(resolve, 2000)));",
+      ].join('\n'),
+      'test/two.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert/strict';\ntest('same', () => { assert.ok(false); });\n",
+    });
+    const result = await runTests(npmTestIn(root));
+    expect(result.source).toBe('junit-xml');
+    const outcomes = result.tests.map((test) => [test.id, test.status, test.failureKind ?? null]);
+    expect(outcomes.sort()).toEqual([
+      ['test/one.test.js::outer > in <&"> ner > deep', 'failed', 'assertion'],
+      ['test/one.test.js::outer > in <&"> ner > later', 'skipped', null],
+      ['test/one.test.js::same', 'passed', null],
+      ['test/one.test.js::slow', 'failed', 'timeout'],
+      ['test/two.test.js::same', 'failed', 'assertion'],
+    ]);
+    expect(result.tests.every((test) => test.file === test.id.split('::')[0])).toBe(true);
+  });
+
+  it('writes its reporter module afresh for every run, whatever an earlier run left there', async () => {
+    const { root } = await calcProject();
+    const options = npmTestIn(root);
+    const reporter = path.join(options.reportDir ?? '', 'node-test-reporter.mjs');
+    await mkdir(path.dirname(reporter), { recursive: true });
+    // A test of an earlier run could have replaced the module with one that reports a pass.
+    await writeFile(path.join(root, 'elsewhere.mjs'), '');
+    await symlink(path.join(root, 'elsewhere.mjs'), reporter);
+    const result = await runTests(options);
+    expect(result.tests.map((test) => [test.id, test.status])).toEqual([['test/calc.test.js::adds', 'passed']]);
+    expect(await readFile(path.join(root, 'elsewhere.mjs'), 'utf8')).toBe('');
+    expect((await lstat(reporter)).isSymbolicLink()).toBe(false);
   });
 
   it('leaves a script that picks its own reporter alone and parses its TAP output', async () => {

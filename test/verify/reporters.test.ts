@@ -74,8 +74,14 @@ describe('planReporter: commands that set variables or change directory first', 
     );
     const node = await plan('cd frontend && npm test', 'node-test', { 'frontend/package.json': pkg('node --test') });
     expect(node.command).toBe('cd frontend && npm test');
-    expect(node.env.NODE_OPTIONS).toContain('--test-reporter=junit');
+    expect(node.env.NODE_OPTIONS).toMatch(/--test-reporter=file:\/\/\/\S+\/node-test-reporter\.mjs /);
     expect(node.report).toMatchObject({ kind: 'junit-file', file: expect.stringMatching(/^\//) as unknown });
+    expect(node.supportFiles).toEqual([
+      {
+        file: expect.stringMatching(/^\/.*\/node-test-reporter\.mjs$/) as unknown,
+        content: expect.any(String) as unknown,
+      },
+    ]);
   });
 
   it('does not treat `cd $DIR && ...` or a cd that is not first as a subproject', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isRatchetError, RatchetError } from '../../src/core/errors.js';
 import type { EventInput } from '../../src/core/events.js';
+import { admitPatch } from '../../src/edit/admission.js';
 import { runBatchLoop } from '../../src/workflows/refactor/batch-loop.js';
 import type { RefactorPolicy } from '../../src/workflows/refactor/ports.js';
 import { FORMAT_OPERATION } from '../../src/workflows/refactor/plan.js';
@@ -60,6 +61,34 @@ async function runLoop(
   const run = await drive(runBatchLoop(batches, deps, { ...DEFAULT_POLICY, ...policy }, signal));
   expectWellFormed(run.events, run.error === undefined);
   return { deps, run };
+}
+
+/**
+ * The real admission (`admitPatch`) over the fake workspace, with the settings and the mapping of
+ * the engine's `admit` port (src/engine/refactor/refactor-run.ts).
+ */
+function admitAsTheEngineDoes(deps: FakeRefactorDeps): FakeRefactorDeps['admit'] {
+  return async (planned, patch, declared) => {
+    const admission = await admitPatch({
+      patchText: patch,
+      declaredFiles: declared,
+      scopeGlobs: planned.scope_globs,
+      scopeExcludes: [],
+      diffBudgetLoc: planned.diff_budget_loc,
+      allowBinary: false,
+      allowLockfiles: false,
+      applyCheck: (text) => deps.workspace.applyCheck(text),
+    });
+    return admission.admitted
+      ? { admitted: true, patchText: admission.patchText, files: admission.files, loc: admission.loc, violations: [] }
+      : {
+          admitted: false,
+          patchText: patch,
+          files: [],
+          loc: 0,
+          violations: admission.violations.map((v) => v.message),
+        };
+  };
 }
 
 function ofType<K extends EventInput['type']>(events: EventInput[], type: K): Array<Extract<EventInput, { type: K }>> {
@@ -313,13 +342,23 @@ describe('runBatchLoop: retries', () => {
 
   it('rejects a patch over the diff budget', async () => {
     const big = edit('src/a.ts', `${'// line\n'.repeat(10)}${source('src/a.ts')}`);
-    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts', { diff_budget_loc: 8 })], {
-      PATCHER: { 'batch-001': [big, tidy('src/a.ts')] },
-    });
+    const deps = createRefactorDeps(FILES, { PATCHER: { 'batch-001': [big, tidy('src/a.ts')] } });
+    // The budget is the admission's (src/edit/admission.ts), wired as the engine wires it.
+    deps.admit = admitAsTheEngineDoes(deps);
+    const run = await drive(
+      runBatchLoop([batch('batch-001', 'src/a.ts', { diff_budget_loc: 8 })], deps, DEFAULT_POLICY),
+    );
+    expectWellFormed(run.events, run.error === undefined);
 
-    expect(ofType(run.events, 'patch-check')[0]?.violations).toEqual(['the patch changes 16 lines; the budget is 8']);
-    expect(deps.contextCalls[1]?.feedback).toContain('the budget is 8');
-    expect(run.result?.batches[0]?.attempts).toBe(2);
+    const overBudget =
+      "The diff touches 16 lines (added + deleted), over this batch's budget of 8. Make a smaller change that still reaches the goal, or do part of it and leave the rest for a later batch. Largest files: src/a.ts (16).";
+    expect(ofType(run.events, 'patch-check').map((check) => [check.admitted, check.violations])).toEqual([
+      [false, [overBudget]],
+      [true, []],
+    ]);
+    expect(deps.contextCalls[1]?.feedback).toContain(overBudget);
+    expect(run.result?.batches[0]).toMatchObject({ outcome: 'committed', attempts: 2 });
+    expect(deps.workspace.file('src/a.ts')).toBe(`// tidied\n${source('src/a.ts')}`);
   });
 
   it('rolls a patch that fails the fast verifier back to the last checkpoint and retries with the output', async () => {

@@ -321,6 +321,15 @@ describe('judgePlan', () => {
   it('lets the agent append and split pending items', () => {
     const grown = `${LIST_ADD_DONE}- [ ] subtracts negative numbers\n`;
     expect(judgePlan(before, grown, { currentTest: SUB })).toMatchObject({ ok: true, test: SUB });
+    // The pending SUB item gives way to two narrower ones, and PLAN picks one of them.
+    const split = `# Calculator\n\n- [x] ${ADD.description}\n- [ ] subtracts a smaller number\n- [ ] subtracts a larger number\n`;
+    const narrower = { ...SUB, description: 'subtracts a larger number' };
+    expect(judgePlan(before, split, { currentTest: narrower })).toEqual({
+      ok: true,
+      test: narrower,
+      items: parseTestList(split),
+    });
+    expect(parseTestList(split).map((item) => item.text)).not.toContain(SUB.description);
   });
 
   it('checks the list before the output: a bad list is reported even without an answer', () => {
