@@ -69,7 +69,7 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
       const note = options.note ? { ref: NOTES_REF, text: `${JSON.stringify(options.note, null, 2)}\n` } : undefined;
       const sha = await track(
-        git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }, note),
+        git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note),
       );
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
       head = Promise.resolve(sha);

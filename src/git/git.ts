@@ -8,10 +8,14 @@ import * as notes from './internal/notes.js';
 import { LOG_FORMAT, parseLog, parseNumstat, parseStatus, parseWorktreeList, splitNul } from './internal/parse.js';
 import type { ApplyCheckResult, DiffStat, GitOptions, GitStatus, LogEntry, NoteEntry, WorktreeInfo } from './types.js';
 
-/** Options that make diffs independent of user config (noprefix, relative, external drivers). */
+/**
+ * Options that make diffs independent of user config (noprefix, relative) and of the
+ * repository's drivers: no external diff program, no textconv filter (diffs are data here).
+ */
 const DIFF_FLAGS = [
   '--no-color',
   '--no-ext-diff',
+  '--no-textconv',
   '--no-relative',
   '--no-renames',
   '--src-prefix=a/',
@@ -24,7 +28,9 @@ const DIFF_FLAGS = [
  * Every failure is a `RatchetError` with code `git` whose message names the command and git's
  * stderr (`details` holds `args`, `cwd`, `exitCode`, `stderr`); notes operations fail with code
  * `notes` and the hint "Run 'ratchet repair-notes' to recover.". Commands run without a shell,
- * with `GIT_DIR`-style variables inherited from a parent git process removed.
+ * with `GIT_DIR`-style variables inherited from a parent git process removed, and hardened: no
+ * hook, fsmonitor, pager, external diff, transport or signing program ever runs, whatever the
+ * repository's (or a nested repository's) config says (see `internal/hardening.ts`).
  *
  * Paths given to methods are relative to the repository root unless documented otherwise; `dir`
  * should be the top level of a repository or worktree.
@@ -171,9 +177,12 @@ export class Git {
 
   /**
    * Stages everything (`git add -A`) and commits it. Returns the new commit's sha, or null when
-   * there was nothing to commit and `allowEmpty` is false. User hooks run unless `noVerify`.
+   * there was nothing to commit and `allowEmpty` is false. No hook runs.
+   *
+   * `git add` asks `git status` inside every checked-out gitlink: refuse gitlinks and nested
+   * repositories (see `unsafeEntries`) before staging a tree the model wrote.
    */
-  async commitAll(message: string, options: { allowEmpty?: boolean; noVerify?: boolean } = {}): Promise<string | null> {
+  async commitAll(message: string, options: { allowEmpty?: boolean } = {}): Promise<string | null> {
     await this.command.run(['add', '-A']);
     if (!options.allowEmpty) {
       const args = ['diff', '--cached', '--quiet', '--no-ext-diff'];
@@ -183,7 +192,6 @@ export class Git {
     }
     const args = [...(await this.commitArgs()), 'commit', '--quiet', '--file=-'];
     if (options.allowEmpty) args.push('--allow-empty');
-    if (options.noVerify) args.push('--no-verify');
     await this.command.run(args, { input: message });
     return this.head();
   }
@@ -192,30 +200,28 @@ export class Git {
    * `commitAll` and `writeNote` in one go, as one short shell script (a checkpoint is on every
    * stage's path; each process Node spawns costs milliseconds). Stages everything, commits
    * (`null` when nothing changed and `allowEmpty` is false), then attaches `note` to the new
-   * commit. The note text must survive `git notes add -F` unchanged (JSON does).
+   * commit. The note text must survive `git notes add -F` unchanged (JSON does). The caveat of
+   * `commitAll` about gitlinks holds here too.
    */
   async commitAllWithNote(
     message: string,
-    options: { allowEmpty?: boolean; noVerify?: boolean },
+    options: { allowEmpty?: boolean },
     note?: { ref: string; text: string },
   ): Promise<string | null> {
     const script = [
       'set -e',
       'git add -A',
       'if [ "$RATCHET_ALLOW_EMPTY" != 1 ] && git diff --cached --quiet --no-ext-diff; then exit 0; fi',
-      'printf "%s" "$RATCHET_MESSAGE" | git "$@" commit --quiet --file=- $RATCHET_COMMIT_FLAGS',
+      'printf "%s" "$RATCHET_MESSAGE" | git "$@" commit --quiet --file=- $RATCHET_ALLOW_EMPTY_FLAG',
       'sha=$(git rev-parse --verify HEAD)',
       'if [ -n "$RATCHET_NOTE_REF" ]; then printf "%s" "$RATCHET_NOTE" | git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file=- "$sha" || exit 3; fi',
       'echo "$sha"',
     ].join('\n');
-    const flags = [options.allowEmpty ? '--allow-empty' : '', options.noVerify ? '--no-verify' : '']
-      .filter(Boolean)
-      .join(' ');
     const result = await this.command.script(script, await this.commitArgs(), {
       env: {
         RATCHET_MESSAGE: message,
         RATCHET_ALLOW_EMPTY: options.allowEmpty ? '1' : '0',
-        RATCHET_COMMIT_FLAGS: flags,
+        RATCHET_ALLOW_EMPTY_FLAG: options.allowEmpty ? '--allow-empty' : '',
         RATCHET_NOTE_REF: note ? (note.ref.startsWith('refs/') ? note.ref : `refs/notes/${note.ref}`) : '',
         RATCHET_NOTE: note?.text ?? '',
       },
@@ -247,9 +253,13 @@ export class Git {
     await this.command.run(['reset', '--soft', '--quiet', ref]);
   }
 
-  /** `git clean -fd`: removes untracked files and directories, keeps ignored ones. */
+  /**
+   * `git clean -ffd`: removes untracked files and directories, nested repositories included
+   * (`-fd` alone keeps them); ignored ones (the shared dependency links) stay. For Ratchet's own
+   * worktrees only: in a user's checkout it would delete their untracked clones.
+   */
   async clean(): Promise<void> {
-    await this.command.run(['clean', '-fd', '--quiet']);
+    await this.command.run(['clean', '-ffd', '--quiet']);
   }
 
   /** Checks out a branch (or detaches at any other commit-ish). */
@@ -438,7 +448,7 @@ export class Git {
     const result = await this.command.exec(args);
     if (result.exitCode === 0) return this.head();
     if ((await this.revParse('MERGE_HEAD')) === null) throw this.command.failure(args, result);
-    const files = splitNul(await this.command.run(['diff', '--name-only', '-z', '--diff-filter=U']));
+    const files = splitNul(await this.command.run(['diff', ...DIFF_FLAGS, '--name-only', '-z', '--diff-filter=U']));
     await this.command.run(['merge', '--abort']);
     throw this.command.failure(args, result, {
       details: { conflict: true, files },
@@ -462,6 +472,29 @@ export class Git {
   /** `git bundle create <file> --all`; `file` is resolved against `dir`. */
   async bundleCreate(file: string): Promise<void> {
     await this.command.run(['bundle', 'create', '--quiet', resolve(this.dir, file), '--all']);
+  }
+
+  /** The refs a bundle holds (`git bundle list-heads`): full ref name to sha. */
+  async bundleHeads(file: string): Promise<Map<string, string>> {
+    const heads = new Map<string, string>();
+    const output = await this.command.run(['bundle', 'list-heads', resolve(this.dir, file)]);
+    for (const line of output.split('\n')) {
+      const [sha, ref] = line.trim().split(/\s+/);
+      if (sha && ref) heads.set(ref, sha);
+    }
+    return heads;
+  }
+
+  /**
+   * Sets the full ref name `ref` here to what it is in the bundle `file` (forced; allowed for the
+   * checked-out branch). The only transport Ratchet's git ever allows: `file`, for this fetch.
+   */
+  async fetchFromBundle(file: string, ref: string): Promise<void> {
+    checkedRefPath(ref);
+    await this.command.run(
+      ['fetch', '--quiet', '--no-recurse-submodules', '--update-head-ok', resolve(this.dir, file), `+${ref}:${ref}`],
+      { env: { GIT_ALLOW_PROTOCOL: 'file' } },
+    );
   }
 
   // ---- Notes (failures have code `notes`) ----

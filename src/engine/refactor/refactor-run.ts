@@ -660,10 +660,7 @@ export async function* executeRefactor(
       root: run.worktree,
       head: () => worktreeGit.head(),
       async checkpoint(subject, body) {
-        const sha = await worktreeGit.commitAll(body ? `${subject}\n\n${body}` : subject, {
-          allowEmpty: true,
-          noVerify: true,
-        });
+        const sha = await worktreeGit.commitAll(body ? `${subject}\n\n${body}` : subject, { allowEmpty: true });
         if (sha === null) throw new RatchetError('git', `Nothing to commit for ${subject}`);
         return sha;
       },
