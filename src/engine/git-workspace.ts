@@ -1,8 +1,10 @@
-import { lstat, mkdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
+import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
+import { describeUnsafeEntries, type UnsafeEntry } from '../core/unsafe-entry.js';
 import type { Git } from '../git/git.js';
+import { unsafeStaged, unsafeWorkTreeEntries } from '../git/unsafe-entries.js';
 import type { Workspace } from '../workflows/tdd/ports.js';
 
 function inside(root: string, path: string): string {
@@ -37,16 +39,12 @@ async function unlinkParents(root: string, path: string): Promise<void> {
 }
 
 /**
- * Whether a symbolic link at `linkPath` (relative to the worktree) with this target leads
- * outside the worktree: an absolute target always does (once merged it names a place on the
- * user's machine, the worktree's own path included), a relative one when it climbs past the root.
+ * The unsafe entries (`UnsafeEntry`) among `paths` of the worktree at `root` and in its index
+ * (gitlinks staged against HEAD).
  */
-export function linkLeadsOutside(linkPath: string, target: string): boolean {
-  if (isAbsolute(target) || /^[A-Za-z]:[\\/]/.test(target)) return true;
-  const resolved = posix.normalize(
-    posix.join(posix.dirname(linkPath.split(sep).join('/')), target.split('\\').join('/')),
-  );
-  return resolved === '..' || resolved.startsWith('../');
+async function findUnsafeEntries(root: string, git: Git, paths: readonly string[]): Promise<UnsafeEntry[]> {
+  const [inTree, staged] = await Promise.all([unsafeWorkTreeEntries(root, paths), unsafeStaged(git, 'HEAD')]);
+  return [...inTree, ...staged];
 }
 
 /** The TDD workflow's `Workspace` over a git worktree. */
@@ -65,12 +63,22 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       head = undefined;
     },
     async checkpoint(subject, options = {}) {
-      const message = options.body ? `${subject}\n\n${options.body}` : subject;
-      // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
-      const note = options.note ? { ref: NOTES_REF, text: `${JSON.stringify(options.note, null, 2)}\n` } : undefined;
-      const sha = await track(
-        git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note),
+      // What the gates ran since the stage was checked (tests are the model's code too) may have
+      // made a link or a repository; `git add` would stage it, and enter it if it is a gitlink.
+      const unsafe = await findUnsafeEntries(
+        root,
+        git,
+        (await git.status()).files.map((file) => file.path),
       );
+      if (unsafe.length > 0) {
+        throw new RatchetError('gate-failed', `Refusing to commit "${subject}": ${describeUnsafeEntries(unsafe)}.`, {
+          hint: 'Something the tests ran made these. Remove them (and whatever made them), then `ratchet resume`.',
+          details: { unsafe },
+        });
+      }
+      const message = options.body ? `${subject}\n\n${options.body}` : subject;
+      const note = options.note ? { ref: NOTES_REF, text: `${JSON.stringify(options.note, null, 2)}\n` } : undefined;
+      const sha = await track(git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note));
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
       head = Promise.resolve(sha);
       return sha;
@@ -95,15 +103,22 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       const committed = await git.changedFiles(commit);
       return [...new Set([...committed, ...uncommitted])].sort();
     },
-    async escapingLinks(paths) {
-      const found: string[] = [];
-      for (const path of paths) {
-        const full = join(root, path);
-        if (!full.startsWith(`${root}/`)) continue;
-        const stats = await lstat(full).catch(() => null);
-        if (stats?.isSymbolicLink() && linkLeadsOutside(path, await readlink(full))) found.push(path);
+    unsafeEntries: (paths) => findUnsafeEntries(root, git, paths),
+    async removeUnsafeEntries(entries, commit) {
+      const gitlinks = entries.filter((entry) => entry.kind === 'gitlink').map((entry) => entry.path);
+      // Back to the commit's index entries: the gitlink goes (or is the commit's again).
+      await git.resetPaths(commit, gitlinks);
+      for (const entry of entries) {
+        if (entry.kind === 'nested-repository') {
+          // Its metadata only (a directory, or a `gitdir:` file): the files become plain files.
+          await rm(join(inside(root, entry.path), '.git'), { recursive: true, force: true });
+        } else if (entry.kind === 'link-outside') {
+          await rm(inside(root, entry.path), { force: true });
+        }
       }
-      return found;
+      // What the commit had at those links' paths comes back as it was (a file or a link).
+      const links = entries.filter((entry) => entry.kind === 'link-outside').map((entry) => entry.path);
+      await git.restorePaths(commit, await git.existingPaths(commit, links));
     },
     writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, `${JSON.stringify(state, null, 2)}\n`),
     async readFile(path) {

@@ -5,8 +5,26 @@ import { GitCommand, assertNotOption, commitConfigArgs, configValue } from './in
 import { buildGitEnv, execGit } from './internal/exec-git.js';
 import { appendMissingLines } from './internal/info-exclude.js';
 import * as notes from './internal/notes.js';
-import { LOG_FORMAT, parseLog, parseNumstat, parseStatus, parseWorktreeList, splitNul } from './internal/parse.js';
-import type { ApplyCheckResult, DiffStat, GitOptions, GitStatus, LogEntry, NoteEntry, WorktreeInfo } from './types.js';
+import {
+  LOG_FORMAT,
+  parseCatFileBatch,
+  parseLog,
+  parseNumstat,
+  parseRawDiff,
+  parseStatus,
+  parseWorktreeList,
+  splitNul,
+} from './internal/parse.js';
+import type {
+  ApplyCheckResult,
+  DiffStat,
+  GitOptions,
+  GitStatus,
+  LogEntry,
+  NoteEntry,
+  RawDiffEntry,
+  WorktreeInfo,
+} from './types.js';
 
 /**
  * Options that make diffs independent of user config (noprefix, relative) and of the
@@ -416,6 +434,71 @@ export class Git {
       if (type === 'blob' && object) ids.set(entry.slice(tab + 1), object);
     }
     return ids;
+  }
+
+  /** What the index holds that differs from `commit` (`diff-index --cached --raw`), renames off. */
+  async stagedChanges(commit: string): Promise<RawDiffEntry[]> {
+    assertNotOption(commit, 'ref');
+    return parseRawDiff(
+      await this.command.run(['diff-index', '--cached', '--raw', '-z', '--no-renames', commit, '--']),
+    );
+  }
+
+  /** Entries that differ between two commits (`diff-tree -r --raw`), renames off. */
+  async treeChanges(from: string, to: string): Promise<RawDiffEntry[]> {
+    assertNotOption(from, 'ref');
+    assertNotOption(to, 'ref');
+    return parseRawDiff(await this.command.run(['diff-tree', '-r', '--raw', '-z', '--no-renames', from, to, '--']));
+  }
+
+  /** The symbolic links of `commit`'s tree: path to target (the link blob's text). */
+  async symlinksAt(commit: string): Promise<Map<string, string>> {
+    assertNotOption(commit, 'ref');
+    const links: Array<{ path: string; object: string }> = [];
+    // `<mode> <type> <object>\t<path>\0` per entry.
+    for (const entry of splitNul(await this.command.run(['ls-tree', '-r', '-z', '--full-tree', commit]))) {
+      const tab = entry.indexOf('\t');
+      const [mode, , object] = entry.slice(0, tab).split(' ');
+      if (mode === '120000' && object) links.push({ path: entry.slice(tab + 1), object });
+    }
+    const targets = new Map<string, string>();
+    if (links.length === 0) return targets;
+    const result = await this.command.exec(['cat-file', '--batch'], {
+      input: `${links.map((link) => link.object).join('\n')}\n`,
+      binary: true,
+    });
+    if (result.exitCode !== 0) throw this.command.failure(['cat-file', '--batch'], result);
+    const contents = parseCatFileBatch(result.stdoutBytes ?? Buffer.alloc(0));
+    links.forEach((link, index) => targets.set(link.path, contents[index] ?? ''));
+    return targets;
+  }
+
+  /** Puts the index entries of `paths` back to what they are in `commit` (`reset <commit> -- paths`); the work tree is left alone. */
+  async resetPaths(commit: string, paths: readonly string[]): Promise<void> {
+    assertNotOption(commit, 'ref');
+    if (paths.length === 0) return;
+    await this.command.run(['reset', '--quiet', commit, '--', ...paths], { env: { GIT_LITERAL_PATHSPECS: '1' } });
+  }
+
+  /**
+   * Writes `paths` as they are in `commit` into the work tree and the index (`checkout <commit> --
+   * paths`), links as links; every path must exist there.
+   */
+  async restorePaths(commit: string, paths: readonly string[]): Promise<void> {
+    assertNotOption(commit, 'ref');
+    if (paths.length === 0) return;
+    await this.command.run(['checkout', '--quiet', commit, '--', ...paths], { env: { GIT_LITERAL_PATHSPECS: '1' } });
+  }
+
+  /** Of `paths`, those `commit`'s tree has (a file, a link, a directory or a gitlink). */
+  async existingPaths(commit: string, paths: readonly string[]): Promise<string[]> {
+    assertNotOption(commit, 'ref');
+    if (paths.length === 0) return [];
+    const output = await this.command.run(['ls-tree', '-z', '--full-tree', '--name-only', commit, '--', ...paths], {
+      env: { GIT_LITERAL_PATHSPECS: '1' },
+    });
+    const listed = new Set(splitNul(output));
+    return paths.filter((path) => listed.has(path));
   }
 
   /** True when commit `ancestor` is an ancestor of (or equal to) `descendant`. */

@@ -8,6 +8,8 @@ export interface GitExecResult {
   exitCode: number | null;
   stdout: string;
   stderr: string;
+  /** stdout as bytes, when asked for with `binary` (object contents are sized in bytes). */
+  stdoutBytes?: Buffer;
 }
 
 export interface GitExecOptions {
@@ -16,6 +18,8 @@ export interface GitExecOptions {
   env: Record<string, string>;
   /** Written to git's stdin. */
   input?: string;
+  /** Also return stdout as bytes (`stdoutBytes`). */
+  binary?: boolean;
 }
 
 /**
@@ -101,10 +105,12 @@ export function execProgram(
     child.on('close', (code) => {
       if (settled) return;
       settled = true;
+      const bytes = Buffer.concat(stdout);
       resolve({
         exitCode: code,
-        stdout: Buffer.concat(stdout).toString('utf8'),
+        stdout: bytes.toString('utf8'),
         stderr: Buffer.concat(stderr).toString('utf8'),
+        ...(options.binary ? { stdoutBytes: bytes } : {}),
       });
     });
   });

@@ -9,6 +9,8 @@ export interface GitCallOptions {
   /** Error code for failures (default `git`). */
   code?: ErrorCode;
   hint?: string;
+  /** Also return stdout as bytes. */
+  binary?: boolean;
 }
 
 const MAX_STDERR_IN_MESSAGE = 2000;
@@ -28,6 +30,7 @@ export class GitCommand {
       cwd: this.cwd,
       env: buildGitEnv({ ...this.env, ...options.env }),
       ...(options.input === undefined ? {} : { input: options.input }),
+      ...(options.binary ? { binary: true } : {}),
     });
   }
 
