@@ -501,6 +501,17 @@ export class Git {
     return paths.filter((path) => listed.has(path));
   }
 
+  /** The best common ancestor of two commits, or null when they have none. */
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    assertNotOption(a, 'ref');
+    assertNotOption(b, 'ref');
+    const args = ['merge-base', a, b];
+    const result = await this.command.exec(args);
+    if (result.exitCode === 1) return null;
+    if (result.exitCode !== 0) throw this.command.failure(args, result);
+    return result.stdout.trim();
+  }
+
   /** True when commit `ancestor` is an ancestor of (or equal to) `descendant`. */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     assertNotOption(ancestor, 'ref');
