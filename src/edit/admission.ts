@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import type { ApplyCheckResult } from '../git/types.js';
+import { indexLineMode, modeKind } from './patch-modes.js';
 import { isLockfile, normaliseDeclaredPath, pathEscapeReason } from './patch-paths.js';
 import {
   locTouched,
@@ -8,6 +9,7 @@ import {
   patchFilePath,
   touchedFiles,
   type ParsedPatch,
+  type PatchFile,
 } from './unified-diff.js';
 
 /** Everything `admitPatch` decides on; no IO except the `applyCheck` callback. */
@@ -33,6 +35,8 @@ export interface AdmissionInput {
   isVerifierFile?: (path: string) => boolean;
   /** `git apply --check` of the normalised patch in the target work tree (`Git.applyCheck`). */
   applyCheck: (patchText: string) => Promise<ApplyCheckResult>;
+  /** Whether a (repository-relative, already checked) path is a symbolic link in the work tree. */
+  isSymlink?: (path: string) => Promise<boolean>;
 }
 
 /**
@@ -77,7 +81,9 @@ export type Admission =
  * is non-empty and parses; no path escapes the work tree; every touched path (both sides of a
  * rename) matches `scopeGlobs` and no `scopeExcludes`; every file section is declared in
  * `declaredFiles` (a rename counts as declared when either of its paths is); no binary files or
- * lockfiles unless allowed; added + deleted lines within `diffBudgetLoc`; and finally
+ * lockfiles unless allowed; no symbolic link or gitlink, whatever the spelling of the mode that
+ * makes one, nor a change to a path that is a link now (`isSymlink`); no verifier file; added +
+ * deleted lines within `diffBudgetLoc`; and finally
  * `git apply --check`. All violations found are returned together so one retry can fix them;
  * `applyCheck` is skipped when the patch is empty, unparseable or has path escapes.
  */
@@ -127,13 +133,21 @@ export async function admitPatch(input: AdmissionInput): Promise<Admission> {
       });
     }
     // A symbolic link can lead anywhere (a user's key file, say) once merged; a gitlink pulls in
-    // another repository. Patches make regular files only.
-    if (file.newMode === '120000' || file.newMode === '160000') {
-      const what = file.newMode === '120000' ? 'a symbolic link' : 'a submodule (gitlink)';
+    // another repository. Patches make and change regular files only, however a mode is spelled.
+    const special = specialFileViolation(file, path);
+    if (special !== null) violations.push(special);
+  }
+  const { isSymlink } = input;
+  if (isSymlink) {
+    for (const file of patch.files) {
+      // Without a mode line, a patch to a link's path rewrites where the link points.
+      if (file.oldPath === null || !safeFiles.includes(file.oldPath) || !(await isSymlink(file.oldPath))) continue;
+      if (violations.some((violation) => violation.kind === 'special-file' && violation.file === patchFilePath(file)))
+        continue;
       violations.push({
         kind: 'special-file',
-        file: path,
-        message: `The diff makes '${path}' ${what}; only regular files may be changed here. Write '${path}' as a regular file, or leave it out.`,
+        file: file.oldPath,
+        message: `'${file.oldPath}' is a symbolic link; patches may not change symbolic links (their target is their content). Leave '${file.oldPath}' out of the diff.`,
       });
     }
   }
@@ -192,6 +206,34 @@ function emptyPatch(): Violation {
 
 function unparseableMessage(errors: readonly string[]): string {
   return `patch_unified_diff could not be read as a unified diff:\n${errors.map((error) => `- ${error}`).join('\n')}\nWrite a plain unified diff as 'git diff' prints it: a '--- a/<path>' and '+++ b/<path>' line per file, then '@@ -start,count +start,count @@' hunks whose lines start with ' ', '+' or '-'.`;
+}
+
+/**
+ * The first mode a file section states (new file, old, new, deleted, or its `index` line's) that
+ * is not a regular file's, judged by its octal value (`modeKind`): `0120000` and `120777` make a
+ * symbolic link as surely as `120000` does.
+ */
+function specialFileViolation(file: PatchFile, path: string): Violation | null {
+  const stated = [file.newMode, file.oldMode, file.indexLine === null ? null : indexLineMode(file.indexLine)];
+  for (const mode of stated) {
+    if (mode === null) continue;
+    const kind = modeKind(mode);
+    if (kind === 'regular') continue;
+    const what =
+      kind === 'symbolic link'
+        ? `a symbolic link (mode ${mode})`
+        : kind === 'gitlink'
+          ? `a submodule (gitlink, mode ${mode})`
+          : kind === 'unreadable'
+            ? `a file of the unreadable mode '${mode}'`
+            : `a special file (mode ${mode})`;
+    return {
+      kind: 'special-file',
+      file: path,
+      message: `The diff makes '${path}' ${what}; only regular files (mode 100644 or 100755) may be changed here. Write '${path}' as a regular file, or leave it out.`,
+    };
+  }
+  return null;
 }
 
 function pathEscapes(files: readonly string[]): Array<Extract<Violation, { kind: 'path-escape' }>> {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
@@ -707,6 +707,7 @@ export async function* executeRefactor(
         allowLockfiles: false,
         isVerifierFile,
         applyCheck: (text) => worktreeGit.applyCheck(text),
+        isSymlink: async (path) => (await lstat(join(run.worktree, path)).catch(() => null))?.isSymbolicLink() ?? false,
       });
       return admission.admitted
         ? { admitted: true, patchText: admission.patchText, files: admission.files, loc: admission.loc, violations: [] }
