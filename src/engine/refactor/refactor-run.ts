@@ -234,6 +234,7 @@ export function planBounds(
   return {
     maxBatches: settings.maxBatches,
     diffBudgetLoc: settings.diffBudgetLoc,
+    scopeGlobs: settings.scopeGlobs,
     scopeExcludes: settings.scopeExcludes,
     files: index.files.map((file) => file.path),
     formatting: settings.formatter.length > 0,
@@ -473,6 +474,7 @@ export async function* prepareRefactor(
             ? `Goal of this run: ${options.goal}`
             : 'Goal of this run: improve the code base safely, in small batches.',
           `At most ${settings.maxBatches} batches; diff budget per batch at most ${settings.diffBudgetLoc} lines.`,
+          `Every batch's scope_globs must stay within: ${settings.scopeGlobs.join(', ')}.`,
           `Excluded from every scope: ${settings.scopeExcludes.join(', ') || 'nothing'}.`,
           '',
           'Heuristic plan (from the index):',
@@ -701,6 +703,7 @@ export async function* executeRefactor(
         patchText: patch,
         declaredFiles: declared,
         scopeGlobs: batch.scope_globs,
+        configuredScope: settings.scopeGlobs,
         scopeExcludes: settings.scopeExcludes,
         diffBudgetLoc: batch.diff_budget_loc,
         allowBinary: false,
@@ -724,6 +727,7 @@ export async function* executeRefactor(
         worktree: run.worktree,
         git: worktreeGit,
         commands: settings.formatter,
+        scopeGlobs: settings.scopeGlobs,
         scopeExcludes: settings.scopeExcludes,
         runCommands,
         ...(signal ? { signal } : {}),
