@@ -2,9 +2,9 @@ import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
-import { describeUnsafeEntries, type UnsafeEntry } from '../core/unsafe-entry.js';
+import { describeUnsafeEntries } from '../core/unsafe-entry.js';
 import type { Git } from '../git/git.js';
-import { unsafeStaged, unsafeWorkTreeEntries } from '../git/unsafe-entries.js';
+import { unsafeUncommitted } from '../git/unsafe-entries.js';
 import type { Workspace } from '../workflows/tdd/ports.js';
 
 function inside(root: string, path: string): string {
@@ -38,15 +38,6 @@ async function unlinkParents(root: string, path: string): Promise<void> {
   for (const link of await linkedParents(root, path)) await rm(link, { force: true });
 }
 
-/**
- * The unsafe entries (`UnsafeEntry`) among `paths` of the worktree at `root` and in its index
- * (gitlinks staged against HEAD).
- */
-async function findUnsafeEntries(root: string, git: Git, paths: readonly string[]): Promise<UnsafeEntry[]> {
-  const [inTree, staged] = await Promise.all([unsafeWorkTreeEntries(root, paths), unsafeStaged(git, 'HEAD')]);
-  return [...inTree, ...staged];
-}
-
 /** The TDD workflow's `Workspace` over a git worktree. */
 export function createGitWorkspace(root: string, git: Git): Workspace {
   // HEAD moves only through this object between agent stages (the workflow calls `refresh()`
@@ -65,11 +56,7 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
     async checkpoint(subject, options = {}) {
       // What the gates ran since the stage was checked (tests are the model's code too) may have
       // made a link or a repository; `git add` would stage it, and enter it if it is a gitlink.
-      const unsafe = await findUnsafeEntries(
-        root,
-        git,
-        (await git.status()).files.map((file) => file.path),
-      );
+      const unsafe = await unsafeUncommitted(git);
       if (unsafe.length > 0) {
         throw new RatchetError('gate-failed', `Refusing to commit "${subject}": ${describeUnsafeEntries(unsafe)}.`, {
           hint: 'Something the tests ran made these. Remove them (and whatever made them), then `ratchet resume`.',
@@ -103,7 +90,7 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       const committed = await git.changedFiles(commit);
       return [...new Set([...committed, ...uncommitted])].sort();
     },
-    unsafeEntries: (paths) => findUnsafeEntries(root, git, paths),
+    unsafeEntries: (paths) => unsafeUncommitted(git, paths),
     async removeUnsafeEntries(entries, commit) {
       const gitlinks = entries.filter((entry) => entry.kind === 'gitlink').map((entry) => entry.path);
       // Back to the commit's index entries: the gitlink goes (or is the commit's again).

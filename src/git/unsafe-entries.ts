@@ -117,6 +117,16 @@ export async function unsafeWorkTreeEntries(root: string, paths: readonly string
   return found;
 }
 
+/**
+ * The unsafe entries of `git`'s work tree among `paths` (default: its uncommitted changes, as
+ * `git status` lists them), and the gitlinks its index holds that HEAD does not.
+ */
+export async function unsafeUncommitted(git: Git, paths?: readonly string[]): Promise<UnsafeEntry[]> {
+  const changed = paths ?? (await git.status()).files.map((file) => file.path);
+  const [inTree, staged] = await Promise.all([unsafeWorkTreeEntries(git.dir, changed), unsafeStaged(git, 'HEAD')]);
+  return [...inTree, ...staged];
+}
+
 /** Gitlinks the index holds that `commit` does not have (added, or pointing at another commit). */
 export async function unsafeStaged(git: Git, commit: string): Promise<UnsafeEntry[]> {
   return (await git.stagedChanges(commit))

@@ -16,6 +16,7 @@ import { admitPatch } from '../../edit/admission.js';
 import { applyPatchAtomically } from '../../edit/apply.js';
 import { Git } from '../../git/git.js';
 import { acquireRepoLock } from '../../git/repo-lock.js';
+import { unsafeUncommitted } from '../../git/unsafe-entries.js';
 import { buildContextPack } from '../../context/context-pack.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { markRolledBack, runBatchLoop, type RefactorLoopResult } from '../../workflows/refactor/batch-loop.js';
@@ -674,6 +675,7 @@ export async function* executeRefactor(
       async apply(patch) {
         return (await applyPatchAtomically(worktreeGit, patch)).files;
       },
+      unsafeEntries: () => unsafeUncommitted(worktreeGit),
     },
     verifier,
     agentFor: () => runtime,
