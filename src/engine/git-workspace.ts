@@ -95,17 +95,12 @@ export function createGitWorkspace(root: string, git: Git): Workspace {
       const gitlinks = entries.filter((entry) => entry.kind === 'gitlink').map((entry) => entry.path);
       // Back to the commit's index entries: the gitlink goes (or is the commit's again).
       await git.resetPaths(commit, gitlinks);
-      for (const entry of entries) {
-        if (entry.kind === 'nested-repository') {
-          // Its metadata only (a directory, or a `gitdir:` file): the files become plain files.
-          await rm(join(inside(root, entry.path), '.git'), { recursive: true, force: true });
-        } else if (entry.kind === 'link-outside') {
-          await rm(inside(root, entry.path), { force: true });
-        }
-      }
-      // What the commit had at those links' paths comes back as it was (a file or a link).
-      const links = entries.filter((entry) => entry.kind === 'link-outside').map((entry) => entry.path);
-      await git.restorePaths(commit, await git.existingPaths(commit, links));
+      // A link, or a nested repository's whole directory (reached without a link on the way,
+      // and removed without following one): nothing of it stays.
+      const removed = entries.filter((entry) => entry.kind !== 'gitlink').map((entry) => entry.path);
+      for (const path of removed) await rm(inside(root, path), { recursive: true, force: true });
+      // What the commit had at those paths comes back as it was (files, links, directories).
+      await git.restorePaths(commit, await git.existingPaths(commit, removed));
     },
     writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, `${JSON.stringify(state, null, 2)}\n`),
     async readFile(path) {

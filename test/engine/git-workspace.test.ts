@@ -112,12 +112,23 @@ describe('the git workspace finds what no checkpoint may hold', () => {
     expect(unsafe.map((entry) => `${entry.kind} ${entry.path}`)).toEqual(['nested-repository sub', 'gitlink sub']);
 
     await workspace.removeUnsafeEntries(unsafe, head);
-    expect(existsSync(join(sub, '.git'))).toBe(false);
-    expect(repo.run('ls-files', '--stage', 'sub')).toBe('');
-    expect(await workspace.unsafeEntries(await workspace.changedFilesSince(head))).toEqual([]);
-    // What is left is plain files, which discarding the attempt removes.
-    await workspace.discardChanges();
     expect(existsSync(sub)).toBe(false);
+    expect(repo.run('ls-files', '--stage', 'sub')).toBe('');
+    expect(await workspace.changedFilesSince(head)).toEqual([]);
+  });
+
+  it('takes out a repository made over tracked files, and puts the files back', async () => {
+    await rm(join(repo.dir, 'src'));
+    await restoreSrc();
+    const head = await workspace.head();
+    execFileSync('git', ['init', '-q', 'test'], { cwd: repo.dir, env: { ...process.env, ...repo.env } });
+    await writeFile(join(repo.dir, 'test', 'math.test.js'), 'changed\n');
+    const unsafe = await workspace.unsafeEntries(await workspace.changedFilesSince(head));
+    expect(unsafe.map((entry) => `${entry.kind} ${entry.path}`)).toEqual(['nested-repository test']);
+    await workspace.removeUnsafeEntries(unsafe, head);
+    expect(existsSync(join(repo.dir, 'test', '.git'))).toBe(false);
+    expect(readFileSync(join(repo.dir, 'test', 'math.test.js'), 'utf8')).toBe('test\n');
+    expect(await workspace.changedFilesSince(head)).toEqual([]);
   });
 
   it('removes a link leading outside and puts back what the commit had at its path', async () => {

@@ -179,15 +179,17 @@ export class FakeWorkspace implements Workspace {
   }
 
   /**
-   * Removes the links and `.git` directories on disk, which the in-memory tree never held; a file
-   * the tree has at a link's path is written back on disk.
+   * Removes the links and nested repositories on disk, which the in-memory tree never held; what
+   * the tree has at or below such a path is written back on disk.
    */
   async removeUnsafeEntries(entries: readonly UnsafeEntry[], _commit: string): Promise<void> {
     for (const entry of entries) {
-      const nested = entry.kind === 'nested-repository';
-      await rm(join(this.root, entry.path, ...(nested ? ['.git'] : [])), { recursive: true, force: true });
-      const text = nested ? undefined : this.files.get(entry.path);
-      if (text !== undefined) await writeFile(join(this.root, entry.path), text);
+      await rm(join(this.root, entry.path), { recursive: true, force: true });
+      for (const [path, text] of this.files) {
+        if (path !== entry.path && !path.startsWith(`${entry.path}/`)) continue;
+        await mkdir(dirname(join(this.root, path)), { recursive: true });
+        await writeFile(join(this.root, path), text);
+      }
     }
   }
 

@@ -182,7 +182,7 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
       : []),
     ...(repositories !== ''
       ? [
-          `Nested git repositories are not allowed: ${repositories} (their .git was removed). Do not run git init or git clone inside the repository; write plain files.`,
+          `Nested git repositories are not allowed: ${repositories} (removed). Do not run git init or git clone inside the repository; write plain files.`,
         ]
       : []),
     ...(gitlinks !== ''

@@ -48,9 +48,9 @@ export interface Workspace {
    */
   unsafeEntries(paths: readonly string[]): Promise<UnsafeEntry[]>;
   /**
-   * Takes `entries` out: a nested repository loses its `.git` (its files stay, as plain files), a
-   * gitlink goes back to `commit`'s index entry, a link is removed and what `commit` had at its
-   * path (a file, or a link) comes back.
+   * Takes `entries` out: a link or a nested repository's directory is removed and what `commit`
+   * had at its path comes back (a file, a link, a directory's files); a gitlink goes back to
+   * `commit`'s index entry.
    */
   removeUnsafeEntries(entries: readonly UnsafeEntry[], commit: string): Promise<void>;
 }
