@@ -168,9 +168,7 @@ describe('a nested repository, a gitlink and a link chain made by the agent (bui
   });
 
   const planted = (): string[] =>
-    Object.entries(markers)
-      .filter(([, path]) => existsSync(path))
-      .map(([name]) => name);
+    (Object.entries(markers) as Array<[string, string]>).filter(([, path]) => existsSync(path)).map(([name]) => name);
 
   it('completes, each attack rejected with its reason, which the model sees on its retry', () => {
     expect(model.brain.unexpected).toEqual([]);
