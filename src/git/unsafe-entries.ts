@@ -81,7 +81,7 @@ export function treeLinkReader(links: ReadonlyMap<string, string>): LinkReader {
  * `.git` (a repository, or a `gitdir:` file pointing at one). Gitlinks in the index are for
  * `unsafeStaged`. Reads nothing outside `root`.
  */
-export async function unsafeWorkTreeEntries(root: string, paths: readonly string[]): Promise<UnsafeEntry[]> {
+async function unsafeWorkTreeEntries(root: string, paths: readonly string[]): Promise<UnsafeEntry[]> {
   const readLink = diskLinkReader(root);
   // Per directory prefix already looked at: whether the lookup may go below it. Never below a
   // link (the kernel would follow it) or a nested repository.
@@ -128,7 +128,7 @@ export async function unsafeUncommitted(git: Git, paths?: readonly string[]): Pr
 }
 
 /** Gitlinks the index holds that `commit` does not have (added, or pointing at another commit). */
-export async function unsafeStaged(git: Git, commit: string): Promise<UnsafeEntry[]> {
+async function unsafeStaged(git: Git, commit: string): Promise<UnsafeEntry[]> {
   return (await git.stagedChanges(commit))
     .filter((entry) => entry.newMode === GITLINK)
     .map((entry) => ({

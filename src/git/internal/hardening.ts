@@ -19,7 +19,7 @@
  */
 
 /** `-c` settings, each with what it closes. */
-export const HARDENED_CONFIG: ReadonlyArray<readonly [key: string, value: string, closes: string]> = [
+const HARDENED_CONFIG: ReadonlyArray<readonly [key: string, value: string, closes: string]> = [
   ['core.fsmonitor', 'false', 'the fsmonitor hook, run on every index refresh (status, add, diff, commit, reset)'],
   [
     'core.hooksPath',
