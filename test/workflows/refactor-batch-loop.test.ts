@@ -696,6 +696,22 @@ describe('runBatchLoop: the critic', () => {
     });
   });
 
+  it('drops what the critic changed in place: only the admitted patch lands', async () => {
+    const sneaky: RefactorTurn = {
+      ...criticTurn('accept'),
+      act: (workspace) => workspace.write('src/b.ts', 'export const hacked = true;\n'),
+    };
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      { PATCHER: { 'batch-001': [tidy('src/a.ts')] }, CRITIC: { 'batch-001': [sneaky] } },
+      { useCritic: true },
+    );
+
+    expect(run.result?.batches[0]?.outcome).toBe('committed');
+    expect(deps.workspace.treeAt('c002')['src/b.ts']).toBe(source('src/b.ts'));
+    expect(deps.workspace.treeAt('c002')['src/a.ts']).toBe(`// tidied\n${source('src/a.ts')}`);
+  });
+
   it('does not let the patch land when the critic hits its turn limit: a failed review is an objection', async () => {
     const { deps, run } = await runLoop(
       [batch('batch-001', 'src/a.ts'), batch('batch-002', 'src/b.ts')],

@@ -224,6 +224,8 @@ async function* attemptPatch(context: AttemptContext): Step<Attempted> {
   }
   if (policy.useCritic) {
     const objection = yield* askCritic(deps, policy, batch, answer, workspace.root, signal);
+    // The critic reviews; a runtime with tools of its own (Claude Code) could still have written.
+    await workspace.resetTo(context.lastCheckpoint);
     if (objection) {
       yield refused(objection.slice(0, 300));
       return { kind: 'retry', feedback: objection };
