@@ -198,7 +198,7 @@ export class Git {
    * there was nothing to commit and `allowEmpty` is false. No hook runs.
    *
    * `git add` asks `git status` inside every checked-out gitlink: refuse gitlinks and nested
-   * repositories (see `unsafeEntries`) before staging a tree the model wrote.
+   * repositories (`unsafe-entries.ts`) before staging a tree the model wrote.
    */
   async commitAll(message: string, options: { allowEmpty?: boolean } = {}): Promise<string | null> {
     await this.command.run(['add', '-A']);
@@ -230,7 +230,7 @@ export class Git {
       'set -e',
       'git add -A',
       'if [ "$RATCHET_ALLOW_EMPTY" != 1 ] && git diff --cached --quiet --no-ext-diff; then exit 0; fi',
-      'printf "%s" "$RATCHET_MESSAGE" | git "$@" commit --quiet --file=- $RATCHET_ALLOW_EMPTY_FLAG',
+      'printf "%s" "$RATCHET_MESSAGE" | git "$@" commit --quiet --file=- $RATCHET_COMMIT_FLAGS',
       'sha=$(git rev-parse --verify HEAD)',
       'if [ -n "$RATCHET_NOTE_REF" ]; then printf "%s" "$RATCHET_NOTE" | git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file=- "$sha" || exit 3; fi',
       'echo "$sha"',
@@ -239,7 +239,7 @@ export class Git {
       env: {
         RATCHET_MESSAGE: message,
         RATCHET_ALLOW_EMPTY: options.allowEmpty ? '1' : '0',
-        RATCHET_ALLOW_EMPTY_FLAG: options.allowEmpty ? '--allow-empty' : '',
+        RATCHET_COMMIT_FLAGS: options.allowEmpty ? '--allow-empty' : '',
         RATCHET_NOTE_REF: note ? (note.ref.startsWith('refs/') ? note.ref : `refs/notes/${note.ref}`) : '',
         RATCHET_NOTE: note?.text ?? '',
       },
@@ -358,7 +358,11 @@ export class Git {
     }
   }
 
-  /** Removes a worktree; `force` also discards its uncommitted changes (and overrides a lock). */
+  /**
+   * Removes a worktree; `force` also discards its uncommitted changes (and overrides a lock).
+   * Without `force`, git first runs `status --ignore-submodules=none` inside the worktree, which
+   * enters its checked-out gitlinks: for a run's worktree, pass `force`.
+   */
   async removeWorktree(path: string, options: { force?: boolean } = {}): Promise<void> {
     const args = ['worktree', 'remove'];
     if (options.force) args.push('--force', '--force');
