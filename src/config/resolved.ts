@@ -75,6 +75,8 @@ export interface ResolvedConfig {
     runFullVerifierEvery: number;
     fastVerifier: string[];
     fullVerifier: string[];
+    /** What any batch may change at most (a batch's own `scope_globs` only narrow it). */
+    scopeGlobs: string[];
     scopeExcludes: string[];
     allowPublicApiChanges: boolean;
     /** Formatter commands of the formatting-only batch (seed 002, 17.3); empty: no such batch. */
@@ -218,6 +220,7 @@ export function toResolvedConfig({
       runFullVerifierEvery: refactor.run_full_verifier_every,
       fastVerifier: refactor.fast_verifier,
       fullVerifier: refactor.full_verifier,
+      scopeGlobs: refactor.scope_globs,
       scopeExcludes: refactor.scope_excludes,
       allowPublicApiChanges: refactor.allow_public_api_changes,
       formatter: refactor.formatter,

@@ -175,6 +175,11 @@ const RefactorSectionSchema = z
       .array(command())
       .default([])
       .describe('Commands run periodically and at the end (default: test, lint, typecheck).'),
+    scope_globs: z
+      .array(z.string().min(1))
+      .min(1)
+      .default(['**'])
+      .describe('Globs a batch may change at most: a planned batch can narrow them, never widen them.'),
     scope_excludes: z
       .array(z.string().min(1))
       .default(['**/dist/**', '**/build/**', '**/.venv/**', '**/node_modules/**'])

@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import type { ApplyCheckResult } from '../git/types.js';
+import { indexLineMode, modeKind } from './patch-modes.js';
 import { isLockfile, normaliseDeclaredPath, pathEscapeReason } from './patch-paths.js';
 import {
   locTouched,
@@ -8,6 +9,7 @@ import {
   patchFilePath,
   touchedFiles,
   type ParsedPatch,
+  type PatchFile,
 } from './unified-diff.js';
 
 /** Everything `admitPatch` decides on; no IO except the `applyCheck` callback. */
@@ -20,6 +22,11 @@ export interface AdmissionInput {
   scopeGlobs: readonly string[];
   /** `scope_excludes`: globs no patch may touch even when in scope. */
   scopeExcludes: readonly string[];
+  /**
+   * The run's configured scope (`[refactor] scope_globs`), which a batch's `scopeGlobs` (the
+   * planner's, a model's) may narrow but never widen: a file must match both. Absent: no bound.
+   */
+  configuredScope?: readonly string[];
   /** `diff_budget_loc`: the most added + deleted lines the patch may have. */
   diffBudgetLoc: number;
   /** Accept binary file changes. */
@@ -33,6 +40,8 @@ export interface AdmissionInput {
   isVerifierFile?: (path: string) => boolean;
   /** `git apply --check` of the normalised patch in the target work tree (`Git.applyCheck`). */
   applyCheck: (patchText: string) => Promise<ApplyCheckResult>;
+  /** Whether a (repository-relative, already checked) path is a symbolic link in the work tree. */
+  isSymlink?: (path: string) => Promise<boolean>;
 }
 
 /**
@@ -75,9 +84,11 @@ export type Admission =
 /**
  * Seed 002 §17.1: decides whether a model's patch may be applied. Checks, in order: the patch
  * is non-empty and parses; no path escapes the work tree; every touched path (both sides of a
- * rename) matches `scopeGlobs` and no `scopeExcludes`; every file section is declared in
+ * rename) matches `scopeGlobs` and `configuredScope`, and no `scopeExcludes`; every file section is declared in
  * `declaredFiles` (a rename counts as declared when either of its paths is); no binary files or
- * lockfiles unless allowed; added + deleted lines within `diffBudgetLoc`; and finally
+ * lockfiles unless allowed; no symbolic link or gitlink, whatever the spelling of the mode that
+ * makes one, nor a change to a path that is a link now (`isSymlink`); no verifier file; added +
+ * deleted lines within `diffBudgetLoc`; and finally
  * `git apply --check`. All violations found are returned together so one retry can fix them;
  * `applyCheck` is skipped when the patch is empty, unparseable or has path escapes.
  */
@@ -95,7 +106,7 @@ export async function admitPatch(input: AdmissionInput): Promise<Admission> {
   const escapes = pathEscapes(files);
   violations.push(...escapes);
   const safeFiles = files.filter((file) => !escapes.some((escape) => escape.file === file));
-  violations.push(...scopeViolations(safeFiles, input.scopeGlobs, input.scopeExcludes));
+  violations.push(...scopeViolations(safeFiles, input.scopeGlobs, input.scopeExcludes, input.configuredScope));
 
   const declared = new Set(input.declaredFiles.map(normaliseDeclaredPath).filter((path) => path !== ''));
   for (const file of patch.files) {
@@ -127,13 +138,21 @@ export async function admitPatch(input: AdmissionInput): Promise<Admission> {
       });
     }
     // A symbolic link can lead anywhere (a user's key file, say) once merged; a gitlink pulls in
-    // another repository. Patches make regular files only.
-    if (file.newMode === '120000' || file.newMode === '160000') {
-      const what = file.newMode === '120000' ? 'a symbolic link' : 'a submodule (gitlink)';
+    // another repository. Patches make and change regular files only, however a mode is spelled.
+    const special = specialFileViolation(file, path);
+    if (special !== null) violations.push(special);
+  }
+  const { isSymlink } = input;
+  if (isSymlink) {
+    for (const file of patch.files) {
+      // Without a mode line, a patch to a link's path rewrites where the link points.
+      if (file.oldPath === null || !safeFiles.includes(file.oldPath) || !(await isSymlink(file.oldPath))) continue;
+      if (violations.some((violation) => violation.kind === 'special-file' && violation.file === patchFilePath(file)))
+        continue;
       violations.push({
         kind: 'special-file',
-        file: path,
-        message: `The diff makes '${path}' ${what}; only regular files may be changed here. Write '${path}' as a regular file, or leave it out.`,
+        file: file.oldPath,
+        message: `'${file.oldPath}' is a symbolic link; patches may not change symbolic links (their target is their content). Leave '${file.oldPath}' out of the diff.`,
       });
     }
   }
@@ -194,6 +213,34 @@ function unparseableMessage(errors: readonly string[]): string {
   return `patch_unified_diff could not be read as a unified diff:\n${errors.map((error) => `- ${error}`).join('\n')}\nWrite a plain unified diff as 'git diff' prints it: a '--- a/<path>' and '+++ b/<path>' line per file, then '@@ -start,count +start,count @@' hunks whose lines start with ' ', '+' or '-'.`;
 }
 
+/**
+ * The first mode a file section states (new file, old, new, deleted, or its `index` line's) that
+ * is not a regular file's, judged by its octal value (`modeKind`): `0120000` and `120777` make a
+ * symbolic link as surely as `120000` does.
+ */
+function specialFileViolation(file: PatchFile, path: string): Violation | null {
+  const stated = [file.newMode, file.oldMode, file.indexLine === null ? null : indexLineMode(file.indexLine)];
+  for (const mode of stated) {
+    if (mode === null) continue;
+    const kind = modeKind(mode);
+    if (kind === 'regular') continue;
+    const what =
+      kind === 'symbolic link'
+        ? `a symbolic link (mode ${mode})`
+        : kind === 'gitlink'
+          ? `a submodule (gitlink, mode ${mode})`
+          : kind === 'unreadable'
+            ? `a file of the unreadable mode '${mode}'`
+            : `a special file (mode ${mode})`;
+    return {
+      kind: 'special-file',
+      file: path,
+      message: `The diff makes '${path}' ${what}; only regular files (mode 100644 or 100755) may be changed here. Write '${path}' as a regular file, or leave it out.`,
+    };
+  }
+  return null;
+}
+
 function pathEscapes(files: readonly string[]): Array<Extract<Violation, { kind: 'path-escape' }>> {
   const result: Array<Extract<Violation, { kind: 'path-escape' }>> = [];
   for (const file of files) {
@@ -213,8 +260,15 @@ function scopeViolations(
   files: readonly string[],
   scopeGlobs: readonly string[],
   scopeExcludes: readonly string[],
+  configuredScope: readonly string[] | undefined,
 ): Violation[] {
   const inScope = scopeGlobs.length === 0 ? () => false : picomatch([...scopeGlobs], { dot: true });
+  const inConfigured =
+    configuredScope === undefined
+      ? () => true
+      : configuredScope.length === 0
+        ? () => false
+        : picomatch([...configuredScope], { dot: true });
   const excluded = scopeExcludes.length === 0 ? () => false : picomatch([...scopeExcludes], { dot: true });
   const scopeText = scopeGlobs.length === 0 ? '(no files)' : scopeGlobs.map((glob) => `'${glob}'`).join(', ');
   const result: Violation[] = [];
@@ -225,6 +279,13 @@ function scopeViolations(
         file,
         reason: 'not-in-scope',
         message: `'${file}' is outside this batch's scope ${scopeText}. Change only files matching the scope.`,
+      });
+    } else if (!inConfigured(file)) {
+      result.push({
+        kind: 'out-of-scope',
+        file,
+        reason: 'not-in-scope',
+        message: `'${file}' is outside the run's configured scope ${(configuredScope ?? []).map((glob) => `'${glob}'`).join(', ') || '(no files)'}, which no batch can widen. Leave it out of the diff.`,
       });
     } else if (excluded(file)) {
       const patterns = scopeExcludes.filter((glob) => picomatch.isMatch(file, glob, { dot: true }));

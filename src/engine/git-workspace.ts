@@ -1,10 +1,12 @@
-import { lstat, mkdir, readFile, readlink, rm } from 'node:fs/promises';
-import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
+import { lstat, mkdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { redactValue, type Redactor } from '../core/redact.js';
 import { NOTES_REF, type HandoffState } from '../core/handoff.js';
+import { describeUnsafeEntries } from '../core/unsafe-entry.js';
 import type { Git } from '../git/git.js';
 import { replaceFile } from '../agent/tools/replace-file.js';
+import { unsafeUncommitted } from '../git/unsafe-entries.js';
 import type { Workspace } from '../workflows/tdd/ports.js';
 
 function inside(root: string, path: string): string {
@@ -39,19 +41,6 @@ async function unlinkParents(root: string, path: string): Promise<void> {
 }
 
 /**
- * Whether a symbolic link at `linkPath` (relative to the worktree) with this target leads
- * outside the worktree: an absolute target always does (once merged it names a place on the
- * user's machine, the worktree's own path included), a relative one when it climbs past the root.
- */
-export function linkLeadsOutside(linkPath: string, target: string): boolean {
-  if (isAbsolute(target) || /^[A-Za-z]:[\\/]/.test(target)) return true;
-  const resolved = posix.normalize(
-    posix.join(posix.dirname(linkPath.split(sep).join('/')), target.split('\\').join('/')),
-  );
-  return resolved === '..' || resolved.startsWith('../');
-}
-
-/**
  * The TDD workflow's `Workspace` over a git worktree. `redact` is applied to every commit message
  * and handoff note it writes (subjects and notes quote the test names the model wrote).
  */
@@ -71,12 +60,18 @@ export function createGitWorkspace(root: string, git: Git, redact: Redactor = (t
       head = undefined;
     },
     async checkpoint(subject, options = {}) {
+      // What the gates ran since the stage was checked (tests are the model's code too) may have
+      // made a link or a repository; `git add` would stage it, and enter it if it is a gitlink.
+      const unsafe = await unsafeUncommitted(git);
+      if (unsafe.length > 0) {
+        throw new RatchetError('gate-failed', `Refusing to commit "${subject}": ${describeUnsafeEntries(unsafe)}.`, {
+          hint: 'Something the tests ran made these. Remove them (and whatever made them), then `ratchet resume`.',
+          details: { unsafe },
+        });
+      }
       const message = redact(options.body ? `${subject}\n\n${options.body}` : subject);
-      // Our gates are the verification; user hooks (which may rewrite files) do not run on checkpoints.
       const note = options.note ? { ref: NOTES_REF, text: noteText(options.note) } : undefined;
-      const sha = await track(
-        git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false, noVerify: true }, note),
-      );
+      const sha = await track(git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note));
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
       head = Promise.resolve(sha);
       return sha;
@@ -101,15 +96,17 @@ export function createGitWorkspace(root: string, git: Git, redact: Redactor = (t
       const committed = await git.changedFiles(commit);
       return [...new Set([...committed, ...uncommitted])].sort();
     },
-    async escapingLinks(paths) {
-      const found: string[] = [];
-      for (const path of paths) {
-        const full = join(root, path);
-        if (!full.startsWith(`${root}/`)) continue;
-        const stats = await lstat(full).catch(() => null);
-        if (stats?.isSymbolicLink() && linkLeadsOutside(path, await readlink(full))) found.push(path);
-      }
-      return found;
+    unsafeEntries: (paths) => unsafeUncommitted(git, paths),
+    async removeUnsafeEntries(entries, commit) {
+      const gitlinks = entries.filter((entry) => entry.kind === 'gitlink').map((entry) => entry.path);
+      // Back to the commit's index entries: the gitlink goes (or is the commit's again).
+      await git.resetPaths(commit, gitlinks);
+      // A link, or a nested repository's whole directory (reached without a link on the way,
+      // and removed without following one): nothing of it stays.
+      const removed = entries.filter((entry) => entry.kind !== 'gitlink').map((entry) => entry.path);
+      for (const path of removed) await rm(inside(root, path), { recursive: true, force: true });
+      // What the commit had at those paths comes back as it was (files, links, directories).
+      await git.restorePaths(commit, await git.existingPaths(commit, removed));
     },
     writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, noteText(state)),
     async readFile(path) {

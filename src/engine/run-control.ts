@@ -6,7 +6,9 @@ import { RatchetError } from '../core/errors.js';
 import { HandoffStateSchema, NOTES_REF, type HandoffState } from '../core/handoff.js';
 import type { Clock } from '../core/effects.js';
 import type { EventOf } from '../core/events.js';
+import { describeUnsafeEntries } from '../core/unsafe-entry.js';
 import { Git } from '../git/git.js';
+import { unsafeChanges } from '../git/unsafe-entries.js';
 import { acquireRepoLock, runLockHeld } from '../git/repo-lock.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
 import { systemClock } from './effects.js';
@@ -213,6 +215,7 @@ async function acceptRunLocked(
   const head = await git.head();
   const tip = await git.revParse(run.branch);
   if (!tip) throw new RatchetError('not-found', `Branch ${run.branch} no longer exists.`);
+  await refuseUnsafeChanges(git, run, head, tip);
   await refuseChangedOriginal(git, run, head, tip);
   const unverified = await fastOnlyCheckpoints(git, run, ledger, tip);
   let mode: 'fast-forward' | 'merge';
@@ -242,6 +245,26 @@ async function acceptRunLocked(
   const copiedTo = await copyBackToOriginal(git, repoRoot, run, head);
   await ledger.updateRun(run.id, { status: 'accepted', finalCommit: tip });
   return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}), unverified };
+}
+
+/**
+ * Whatever the workflow, and with --force too: nothing the merge would bring in may be a gitlink,
+ * a path inside a `.git`, or a symbolic link that leads outside the repository once resolved in
+ * the run's own tree (see `unsafeChanges`). The run's stages refuse these as they happen; this is
+ * the last check before the user's branch, and catches a branch changed by other means.
+ */
+async function refuseUnsafeChanges(git: Git, run: GitRun, head: string, tip: string): Promise<void> {
+  const base = await git.mergeBase(head, tip);
+  const unsafe = await unsafeChanges(git, base ?? head, tip);
+  if (unsafe.length === 0) return;
+  throw new RatchetError(
+    'usage',
+    `Run ${run.id} would bring ${unsafe.length === 1 ? 'an entry' : `${unsafe.length} entries`} into ${run.baseBranch ?? 'your branch'} that no run may: ${describeUnsafeEntries(unsafe)}. Nothing was merged.`,
+    {
+      hint: `Inspect the branch (\`git diff ${head.slice(0, 12)} ${run.branch}\`) and \`ratchet reject ${run.id}\`; --force does not override this check.`,
+      details: { unsafe },
+    },
+  );
 }
 
 /** The original directory of a run on a plain directory (null for a run on a git repository). */

@@ -6,13 +6,35 @@ import { GitCommand, assertNotOption, commitConfigArgs, configValue } from './in
 import { buildGitEnv, execGit } from './internal/exec-git.js';
 import { appendMissingLines } from './internal/info-exclude.js';
 import * as notes from './internal/notes.js';
-import { LOG_FORMAT, parseLog, parseNumstat, parseStatus, parseWorktreeList, splitNul } from './internal/parse.js';
-import type { ApplyCheckResult, DiffStat, GitOptions, GitStatus, LogEntry, NoteEntry, WorktreeInfo } from './types.js';
+import {
+  LOG_FORMAT,
+  parseCatFileBatch,
+  parseLog,
+  parseNumstat,
+  parseRawDiff,
+  parseStatus,
+  parseWorktreeList,
+  splitNul,
+} from './internal/parse.js';
+import type {
+  ApplyCheckResult,
+  DiffStat,
+  GitOptions,
+  GitStatus,
+  LogEntry,
+  NoteEntry,
+  RawDiffEntry,
+  WorktreeInfo,
+} from './types.js';
 
-/** Options that make diffs independent of user config (noprefix, relative, external drivers). */
+/**
+ * Options that make diffs independent of user config (noprefix, relative) and of the
+ * repository's drivers: no external diff program, no textconv filter (diffs are data here).
+ */
 const DIFF_FLAGS = [
   '--no-color',
   '--no-ext-diff',
+  '--no-textconv',
   '--no-relative',
   '--no-renames',
   '--src-prefix=a/',
@@ -25,7 +47,9 @@ const DIFF_FLAGS = [
  * Every failure is a `RatchetError` with code `git` whose message names the command and git's
  * stderr (`details` holds `args`, `cwd`, `exitCode`, `stderr`); notes operations fail with code
  * `notes` and the hint "Run 'ratchet repair-notes' to recover.". Commands run without a shell,
- * with `GIT_DIR`-style variables inherited from a parent git process removed.
+ * with `GIT_DIR`-style variables inherited from a parent git process removed, and hardened: no
+ * hook, fsmonitor, pager, external diff, transport or signing program ever runs, whatever the
+ * repository's (or a nested repository's) config says (see `internal/hardening.ts`).
  *
  * Paths given to methods are relative to the repository root unless documented otherwise; `dir`
  * should be the top level of a repository or worktree.
@@ -172,9 +196,12 @@ export class Git {
 
   /**
    * Stages everything (`git add -A`) and commits it. Returns the new commit's sha, or null when
-   * there was nothing to commit and `allowEmpty` is false. User hooks run unless `noVerify`.
+   * there was nothing to commit and `allowEmpty` is false. No hook runs.
+   *
+   * `git add` asks `git status` inside every checked-out gitlink: refuse gitlinks and nested
+   * repositories (`unsafe-entries.ts`) before staging a tree the model wrote.
    */
-  async commitAll(message: string, options: { allowEmpty?: boolean; noVerify?: boolean } = {}): Promise<string | null> {
+  async commitAll(message: string, options: { allowEmpty?: boolean } = {}): Promise<string | null> {
     await this.command.run(['add', '-A']);
     if (!options.allowEmpty) {
       const args = ['diff', '--cached', '--quiet', '--no-ext-diff'];
@@ -184,7 +211,6 @@ export class Git {
     }
     const args = [...(await this.commitArgs()), 'commit', '--quiet', '--file=-'];
     if (options.allowEmpty) args.push('--allow-empty');
-    if (options.noVerify) args.push('--no-verify');
     await this.command.run(args, { input: message });
     return this.head();
   }
@@ -195,11 +221,12 @@ export class Git {
    * (`null` when nothing changed and `allowEmpty` is false), then attaches `note` to the new
    * commit. The note text must survive `git notes add -F` unchanged (JSON does). The message
    * and the note go to git through files, never through the environment or the command line,
-   * whose size the kernel limits (`spawn E2BIG` with a test list of 140 KB in a note).
+   * whose size the kernel limits (`spawn E2BIG` with a test list of 140 KB in a note). The caveat
+   * of `commitAll` about gitlinks holds here too.
    */
   async commitAllWithNote(
     message: string,
-    options: { allowEmpty?: boolean; noVerify?: boolean },
+    options: { allowEmpty?: boolean },
     note?: { ref: string; text: string },
   ): Promise<string | null> {
     const script = [
@@ -211,10 +238,7 @@ export class Git {
       'if [ -n "$RATCHET_NOTE_REF" ]; then git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file="$RATCHET_NOTE_FILE" "$sha" || exit 3; fi',
       'echo "$sha"',
     ].join('\n');
-    const flags = [options.allowEmpty ? '--allow-empty' : '', options.noVerify ? '--no-verify' : '']
-      .filter(Boolean)
-      .join(' ');
-    const texts = await mkdtemp(join(tmpdir(), 'ratchet-commit-'));
+        const texts = await mkdtemp(join(tmpdir(), 'ratchet-commit-'));
     try {
       const messageFile = join(texts, 'message');
       const noteFile = join(texts, 'note');
@@ -224,7 +248,7 @@ export class Git {
         env: {
           RATCHET_MESSAGE_FILE: messageFile,
           RATCHET_ALLOW_EMPTY: options.allowEmpty ? '1' : '0',
-          RATCHET_COMMIT_FLAGS: flags,
+          RATCHET_COMMIT_FLAGS: options.allowEmpty ? '--allow-empty' : '',
           RATCHET_NOTE_REF: note ? (note.ref.startsWith('refs/') ? note.ref : `refs/notes/${note.ref}`) : '',
           RATCHET_NOTE_FILE: noteFile,
         },
@@ -259,9 +283,13 @@ export class Git {
     await this.command.run(['reset', '--soft', '--quiet', ref]);
   }
 
-  /** `git clean -fd`: removes untracked files and directories, keeps ignored ones. */
+  /**
+   * `git clean -ffd`: removes untracked files and directories, nested repositories included
+   * (`-fd` alone keeps them); ignored ones (the shared dependency links) stay. For Ratchet's own
+   * worktrees only: in a user's checkout it would delete their untracked clones.
+   */
   async clean(): Promise<void> {
-    await this.command.run(['clean', '-fd', '--quiet']);
+    await this.command.run(['clean', '-ffd', '--quiet']);
   }
 
   /** Checks out a branch (or detaches at any other commit-ish). */
@@ -348,7 +376,11 @@ export class Git {
     await this.command.run(['worktree', 'add', '--quiet', '--detach', resolve(this.dir, path), commit]);
   }
 
-  /** Removes a worktree; `force` also discards its uncommitted changes (and overrides a lock). */
+  /**
+   * Removes a worktree; `force` also discards its uncommitted changes (and overrides a lock).
+   * Without `force`, git first runs `status --ignore-submodules=none` inside the worktree, which
+   * enters its checked-out gitlinks: for a run's worktree, pass `force`.
+   */
   async removeWorktree(path: string, options: { force?: boolean } = {}): Promise<void> {
     const args = ['worktree', 'remove'];
     if (options.force) args.push('--force', '--force');
@@ -426,6 +458,82 @@ export class Git {
     return ids;
   }
 
+  /** What the index holds that differs from `commit` (`diff-index --cached --raw`), renames off. */
+  async stagedChanges(commit: string): Promise<RawDiffEntry[]> {
+    assertNotOption(commit, 'ref');
+    return parseRawDiff(
+      await this.command.run(['diff-index', '--cached', '--raw', '-z', '--no-renames', commit, '--']),
+    );
+  }
+
+  /** Entries that differ between two commits (`diff-tree -r --raw`), renames off. */
+  async treeChanges(from: string, to: string): Promise<RawDiffEntry[]> {
+    assertNotOption(from, 'ref');
+    assertNotOption(to, 'ref');
+    return parseRawDiff(await this.command.run(['diff-tree', '-r', '--raw', '-z', '--no-renames', from, to, '--']));
+  }
+
+  /** The symbolic links of `commit`'s tree: path to target (the link blob's text). */
+  async symlinksAt(commit: string): Promise<Map<string, string>> {
+    assertNotOption(commit, 'ref');
+    const links: Array<{ path: string; object: string }> = [];
+    // `<mode> <type> <object>\t<path>\0` per entry.
+    for (const entry of splitNul(await this.command.run(['ls-tree', '-r', '-z', '--full-tree', commit]))) {
+      const tab = entry.indexOf('\t');
+      const [mode, , object] = entry.slice(0, tab).split(' ');
+      if (mode === '120000' && object) links.push({ path: entry.slice(tab + 1), object });
+    }
+    const targets = new Map<string, string>();
+    if (links.length === 0) return targets;
+    const result = await this.command.exec(['cat-file', '--batch'], {
+      input: `${links.map((link) => link.object).join('\n')}\n`,
+      binary: true,
+    });
+    if (result.exitCode !== 0) throw this.command.failure(['cat-file', '--batch'], result);
+    const contents = parseCatFileBatch(result.stdoutBytes ?? Buffer.alloc(0));
+    links.forEach((link, index) => targets.set(link.path, contents[index] ?? ''));
+    return targets;
+  }
+
+  /** Puts the index entries of `paths` back to what they are in `commit` (`reset <commit> -- paths`); the work tree is left alone. */
+  async resetPaths(commit: string, paths: readonly string[]): Promise<void> {
+    assertNotOption(commit, 'ref');
+    if (paths.length === 0) return;
+    await this.command.run(['reset', '--quiet', commit, '--', ...paths], { env: { GIT_LITERAL_PATHSPECS: '1' } });
+  }
+
+  /**
+   * Writes `paths` as they are in `commit` into the work tree and the index (`checkout <commit> --
+   * paths`), links as links; every path must exist there.
+   */
+  async restorePaths(commit: string, paths: readonly string[]): Promise<void> {
+    assertNotOption(commit, 'ref');
+    if (paths.length === 0) return;
+    await this.command.run(['checkout', '--quiet', commit, '--', ...paths], { env: { GIT_LITERAL_PATHSPECS: '1' } });
+  }
+
+  /** Of `paths`, those `commit`'s tree has (a file, a link, a directory or a gitlink). */
+  async existingPaths(commit: string, paths: readonly string[]): Promise<string[]> {
+    assertNotOption(commit, 'ref');
+    if (paths.length === 0) return [];
+    const output = await this.command.run(['ls-tree', '-z', '--full-tree', '--name-only', commit, '--', ...paths], {
+      env: { GIT_LITERAL_PATHSPECS: '1' },
+    });
+    const listed = new Set(splitNul(output));
+    return paths.filter((path) => listed.has(path));
+  }
+
+  /** The best common ancestor of two commits, or null when they have none. */
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    assertNotOption(a, 'ref');
+    assertNotOption(b, 'ref');
+    const args = ['merge-base', a, b];
+    const result = await this.command.exec(args);
+    if (result.exitCode === 1) return null;
+    if (result.exitCode !== 0) throw this.command.failure(args, result);
+    return result.stdout.trim();
+  }
+
   /** True when commit `ancestor` is an ancestor of (or equal to) `descendant`. */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     assertNotOption(ancestor, 'ref');
@@ -456,7 +564,7 @@ export class Git {
     const result = await this.command.exec(args);
     if (result.exitCode === 0) return this.head();
     if ((await this.revParse('MERGE_HEAD')) === null) throw this.command.failure(args, result);
-    const files = splitNul(await this.command.run(['diff', '--name-only', '-z', '--diff-filter=U']));
+    const files = splitNul(await this.command.run(['diff', ...DIFF_FLAGS, '--name-only', '-z', '--diff-filter=U']));
     await this.command.run(['merge', '--abort']);
     throw this.command.failure(args, result, {
       details: { conflict: true, files },
@@ -480,6 +588,29 @@ export class Git {
   /** `git bundle create <file> --all`; `file` is resolved against `dir`. */
   async bundleCreate(file: string): Promise<void> {
     await this.command.run(['bundle', 'create', '--quiet', resolve(this.dir, file), '--all']);
+  }
+
+  /** The refs a bundle holds (`git bundle list-heads`): full ref name to sha. */
+  async bundleHeads(file: string): Promise<Map<string, string>> {
+    const heads = new Map<string, string>();
+    const output = await this.command.run(['bundle', 'list-heads', resolve(this.dir, file)]);
+    for (const line of output.split('\n')) {
+      const [sha, ref] = line.trim().split(/\s+/);
+      if (sha && ref) heads.set(ref, sha);
+    }
+    return heads;
+  }
+
+  /**
+   * Sets the full ref name `ref` here to what it is in the bundle `file` (forced; allowed for the
+   * checked-out branch). The only transport Ratchet's git ever allows: `file`, for this fetch.
+   */
+  async fetchFromBundle(file: string, ref: string): Promise<void> {
+    checkedRefPath(ref);
+    await this.command.run(
+      ['fetch', '--quiet', '--no-recurse-submodules', '--update-head-ok', resolve(this.dir, file), `+${ref}:${ref}`],
+      { env: { GIT_ALLOW_PROTOCOL: 'file' } },
+    );
   }
 
   // ---- Notes (failures have code `notes`) ----

@@ -81,3 +81,15 @@ export interface NoteEntry {
   /** Full sha of the blob holding the note text. */
   noteBlob: string;
 }
+
+/** One entry of a raw diff (`--raw`, renames off). */
+export interface RawDiffEntry {
+  /** Repository-relative path. */
+  path: string;
+  /** Mode before (`0o100644`, `0o120000`, `0o160000`...); 0 when the path is added. */
+  oldMode: number;
+  /** Mode after; 0 when the path is deleted. */
+  newMode: number;
+  /** Object after (a blob, or a commit for a gitlink); all zeros when deleted. */
+  newObject: string;
+}

@@ -153,7 +153,7 @@ describe('Ctrl-C in a terminal (SIGINT to the whole foreground process group)', 
     'during a checkpoint commit: git is not killed under the run, exit 130, then resume completes it',
     async () => {
       const project = await newProject();
-      // GREEN's checkpoint of cycle 1 is committed, then held in git's post-commit hook.
+      // GREEN's checkpoint of cycle 1 is committed, then held inside its `git commit`.
       await holdCommitWhen(project, 'feat: add');
       const cli = startCli(project, tddArgs(), { processGroup: true });
       await waitForHeldCommit(project);

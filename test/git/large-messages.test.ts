@@ -33,7 +33,7 @@ describe('commitAllWithNote with large texts', () => {
 
     const sha = await repo.git.commitAllWithNote(
       message,
-      { allowEmpty: false, noVerify: true },
+      { allowEmpty: false },
       {
         ref: 'tdd-handoffs',
         text: note,
@@ -48,7 +48,7 @@ describe('commitAllWithNote with large texts', () => {
   it('commits a 200 KB message without a note', async () => {
     const message = `feat: big\n\n${bigText('only')}`;
     await writeFile(join(repo.dir, 'a.txt'), 'a\n');
-    const sha = await repo.git.commitAllWithNote(message, { allowEmpty: false, noVerify: true });
+    const sha = await repo.git.commitAllWithNote(message, { allowEmpty: false });
     expect(repo.run('log', '-1', '--format=%B', sha ?? '')).toBe(message.trimEnd());
     expect(await repo.git.readNote('tdd-handoffs', sha ?? '')).toBeNull();
   });

@@ -3,6 +3,7 @@ import type { AgentRuntime, PathPolicy, StageOutcome, StageRequest } from '../..
 import { RatchetError } from '../../src/core/errors.js';
 import type { EventInput } from '../../src/core/events.js';
 import type { StageName } from '../../src/core/stages.js';
+import type { UnsafeEntry } from '../../src/core/unsafe-entry.js';
 import type { CheckResult } from '../../src/core/verification.js';
 import { locTouched, parseUnifiedDiff, patchFilePath, touchedFiles } from '../../src/edit/unified-diff.js';
 import type { RefactorLoopResult } from '../../src/workflows/refactor/batch-loop.js';
@@ -102,6 +103,8 @@ export class FakeRefactorWorkspace implements RefactorWorkspace {
   private readonly commits = new Map<string, FakeCommit>();
   private headSha: string;
   private counter = 0;
+  /** What a command made in the work tree that no checkpoint may hold (not part of `files`). */
+  private unsafe: UnsafeEntry[] = [];
 
   constructor(files: FileMap) {
     this.files = { ...files };
@@ -158,6 +161,7 @@ export class FakeRefactorWorkspace implements RefactorWorkspace {
   }
 
   checkpoint(subject: string, body?: string): Promise<string> {
+    if (this.unsafe.length > 0) throw new Error(`FakeRefactorWorkspace: "${subject}" would commit unsafe entries`);
     this.headSha = this.commit(subject, body ?? '');
     return Promise.resolve(this.headSha);
   }
@@ -165,7 +169,17 @@ export class FakeRefactorWorkspace implements RefactorWorkspace {
   resetTo(commit: string): Promise<void> {
     this.files = this.treeAt(commit);
     this.headSha = commit;
+    this.unsafe = [];
     return Promise.resolve();
+  }
+
+  /** As a command run in the work tree would: a nested repository, a link leading out... */
+  plantUnsafe(entry: UnsafeEntry): void {
+    this.unsafe.push(entry);
+  }
+
+  unsafeEntries(): Promise<UnsafeEntry[]> {
+    return Promise.resolve([...this.unsafe]);
   }
 
   applyCheck(patch: string): Promise<{ ok: boolean; error: string }> {
@@ -203,6 +217,10 @@ export class FakeRefactorVerifier implements RefactorVerifier {
     if (signal?.aborted) return Promise.reject(new RatchetError('interrupted', 'Interrupted'));
     const tree = this.workspace.tree();
     this.calls.push({ level, stage, tree });
+    // Tests that make a repository of their own in the work tree (`git init fixture`).
+    if (Object.values(tree).some((text) => text.includes('GIT_INIT_IN_TESTS'))) {
+      this.workspace.plantUnsafe({ kind: 'nested-repository', path: 'fixture', detail: 'fixture/.git exists' });
+    }
     const markers = level === 'fast' ? ['BROKEN'] : ['BROKEN', 'FULL_BUG'];
     const bad = Object.entries(tree).filter(([, text]) => markers.some((marker) => text.includes(marker)));
     const output = bad.length > 0 ? bad.map(([path]) => `FAIL ${path}: marker found`).join('\n') : 'all tests passed';

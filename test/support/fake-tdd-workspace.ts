@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { linkLeadsOutside } from '../../src/engine/git-workspace.js';
+import type { UnsafeEntry } from '../../src/core/unsafe-entry.js';
+import { diskLinkReader, linkEscape } from '../../src/git/unsafe-entries.js';
 import { RatchetError } from '../../src/core/errors.js';
 import { HandoffStateSchema, type HandoffState } from '../../src/core/handoff.js';
 import type { Workspace } from '../../src/workflows/tdd/ports.js';
@@ -158,18 +159,38 @@ export class FakeWorkspace implements Workspace {
   }
 
   /**
-   * The in-memory tree holds regular files only, so links are looked for on disk, wherever they
-   * are (`paths` names the changed files, which a link made on disk is not one of here).
+   * The in-memory tree holds regular files only, so links and nested repositories are looked for
+   * on disk, wherever they are (`paths` names the changed files, which a link made on disk is not
+   * one of here). There is no index: no gitlinks.
    */
-  async escapingLinks(_paths: readonly string[]): Promise<string[]> {
+  async unsafeEntries(_paths: readonly string[]): Promise<UnsafeEntry[]> {
     const entries = await readdir(this.root, { recursive: true, withFileTypes: true });
-    const found: string[] = [];
+    const found: UnsafeEntry[] = [];
     for (const entry of entries) {
-      if (!entry.isSymbolicLink()) continue;
       const path = relative(this.root, join(entry.parentPath, entry.name));
-      if (linkLeadsOutside(path, await readlink(join(this.root, path)))) found.push(path);
+      if (entry.isSymbolicLink()) {
+        const escape = await linkEscape(path, diskLinkReader(this.root));
+        if (escape !== null) found.push({ kind: 'link-outside', path, detail: escape });
+      } else if (entry.name === '.git') {
+        found.push({ kind: 'nested-repository', path: relative(this.root, entry.parentPath), detail: '.git exists' });
+      }
     }
-    return found.sort();
+    return found.sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /**
+   * Removes the links and nested repositories on disk, which the in-memory tree never held; what
+   * the tree has at or below such a path is written back on disk.
+   */
+  async removeUnsafeEntries(entries: readonly UnsafeEntry[], _commit: string): Promise<void> {
+    for (const entry of entries) {
+      await rm(join(this.root, entry.path), { recursive: true, force: true });
+      for (const [path, text] of this.files) {
+        if (path !== entry.path && !path.startsWith(`${entry.path}/`)) continue;
+        await mkdir(dirname(join(this.root, path)), { recursive: true });
+        await writeFile(join(this.root, path), text);
+      }
+    }
   }
 
   // --- helpers for fakes and assertions ---

@@ -6,10 +6,10 @@
  * Nothing here mocks our modules: the CLI is the real binary, git, SQLite and `node --test` are
  * real. The ledger is read back through the real ledger module after the CLI has exited.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -469,33 +469,53 @@ export async function releaseTests(project: ResumeProject): Promise<void> {
   await rm(project.repo.path('hold-tests.running'), { force: true });
 }
 
-// ---- Holding a checkpoint commit (a post-commit hook; checkpoints skip only pre-commit/commit-msg) ----
+// ---- Holding or killing git inside a checkpoint ----
+//
+// Ratchet's git runs no hook (not even the user's), so the harness cannot step into a commit from
+// `.git/hooks`. It puts a `git` of its own first on the CLI's PATH instead: it runs the real git,
+// and after a `git ... commit` that made a commit whose subject starts with the armed prefix it
+// holds or dies, still inside the checkpoint (the commit exists, the note does not yet).
 
 /**
- * Installs a post-commit hook (shared by every worktree) that, while `<root>/hold-git` exists,
- * holds the commit whose subject starts with `subjectPrefix` after it was made: git is then
- * still running inside the checkpoint. The hook marks `<root>/hold-git.running`.
+ * Puts a `git` in front of the real one on the CLI's PATH (`project.env.PATH`): after a commit
+ * whose subject starts with the prefix in `<root>/<armed>` (while that file exists), it runs
+ * `action` (shell, with `$ARMED` set) before returning git's status.
  */
-export async function holdCommitWhen(project: ResumeProject, subjectPrefix: string): Promise<void> {
-  const hold = project.repo.path('hold-git');
-  const hook = join(project.repo.dir, '.git', 'hooks', 'post-commit');
-  await mkdir(dirname(hook), { recursive: true });
+async function wrapCommits(project: ResumeProject, armed: string, action: string): Promise<void> {
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const dir = project.repo.path('git-wrapper');
+  await mkdir(dir, { recursive: true });
   await writeFile(
-    hook,
+    join(dir, 'git'),
     `#!/bin/sh
-HOLD=${JSON.stringify(hold)}
-[ -f "$HOLD" ] || exit 0
-case "$(git log -1 --format=%s)" in
-  ${JSON.stringify(subjectPrefix)}*) ;;
+REAL=${JSON.stringify(real)}
+ARMED=${JSON.stringify(project.repo.path(armed))}
+"$REAL" "$@"
+status=$?
+[ "$status" = 0 ] && [ -f "$ARMED" ] || exit "$status"
+committing=
+for arg in "$@"; do [ "$arg" = commit ] && committing=1; done
+[ -n "$committing" ] || exit 0
+case "$("$REAL" log -1 --format=%s)" in
+  "$(cat "$ARMED")"*) ;;
   *) exit 0 ;;
 esac
-: > "$HOLD.running"
-while [ -f "$HOLD" ]; do sleep 0.05; done
+${action}
 exit 0
 `,
     { mode: 0o755 },
   );
-  await writeFile(hold, subjectPrefix);
+  project.env.PATH = `${dir}:${process.env.PATH ?? ''}`;
+}
+
+/**
+ * While `<root>/hold-git` exists, holds the checkpoint commit whose subject starts with
+ * `subjectPrefix` after it was made: git is then still running inside the checkpoint. Marks
+ * `<root>/hold-git.running`.
+ */
+export async function holdCommitWhen(project: ResumeProject, subjectPrefix: string): Promise<void> {
+  await wrapCommits(project, 'hold-git', ': > "$ARMED.running"\nwhile [ -f "$ARMED" ]; do sleep 0.05; done');
+  await writeFile(project.repo.path('hold-git'), subjectPrefix);
 }
 
 export async function waitForHeldCommit(project: ResumeProject, timeoutMs = 45_000): Promise<void> {
@@ -508,28 +528,11 @@ export async function releaseCommit(project: ResumeProject): Promise<void> {
 }
 
 /**
- * Installs a post-commit hook that kills its `git commit` (SIGKILL to the hook's parent) once,
- * for the first commit whose subject starts with `subjectPrefix`: the commit exists, but git
- * died before the checkpoint finished, as after an OOM kill. The hook then disarms itself.
+ * Kills the checkpoint's `git commit` (SIGKILL) once, for the first commit whose subject starts
+ * with `subjectPrefix`: the commit exists, but git died before the checkpoint finished, as after
+ * an OOM kill. Then disarms itself.
  */
 export async function killCommitOnceWhen(project: ResumeProject, subjectPrefix: string): Promise<void> {
-  const armed = project.repo.path('kill-git-armed');
-  const hook = join(project.repo.dir, '.git', 'hooks', 'post-commit');
-  await mkdir(dirname(hook), { recursive: true });
-  await writeFile(
-    hook,
-    `#!/bin/sh
-ARMED=${JSON.stringify(armed)}
-[ -f "$ARMED" ] || exit 0
-case "$(git log -1 --format=%s)" in
-  ${JSON.stringify(subjectPrefix)}*) ;;
-  *) exit 0 ;;
-esac
-rm -f "$ARMED"
-kill -KILL "$PPID"
-exit 0
-`,
-    { mode: 0o755 },
-  );
-  await writeFile(armed, subjectPrefix);
+  await wrapCommits(project, 'kill-git-armed', 'rm -f "$ARMED"\nkill -KILL $$');
+  await writeFile(project.repo.path('kill-git-armed'), subjectPrefix);
 }

@@ -260,6 +260,24 @@ describe('runBatchLoop: committed batches', () => {
     expect(deps.workspace.treeAt('c002')['src/b.ts']).toBe(source('src/b.ts'));
   });
 
+  it('rolls back an attempt whose verified tree holds a nested repository (made by the tests it ran), with the reason', async () => {
+    const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts')], {
+      PATCHER: {
+        'batch-001': [edit('src/a.ts', `// GIT_INIT_IN_TESTS\n${source('src/a.ts')}`), tidy('src/a.ts')],
+      },
+    });
+
+    expect(run.result?.batches[0]).toMatchObject({ outcome: 'committed', attempts: 2 });
+    expect(ofType(run.events, 'checkpoint-rollback')).toMatchObject([
+      { to: 'c001', reason: 'batch-001 left fixture (a nested git repository: fixture/.git exists)' },
+    ]);
+    expect(ofType(run.events, 'stage-end').find((event) => event.outcome === 'rejected')?.reason).toBe(
+      'unsafe entries',
+    );
+    expect(deps.contextCalls[1]?.feedback).toMatch(/^After your patch was applied and verified, the work tree held/);
+    expect(deps.workspace.file('src/a.ts')).toBe(`// tidied\n${source('src/a.ts')}`);
+  });
+
   it('runs the full verifier for a batch whose verifier_level is full', async () => {
     const { deps, run } = await runLoop([batch('batch-001', 'src/a.ts', { verifier_level: 'full', risk_score: 70 })], {
       PATCHER: { 'batch-001': [tidy('src/a.ts')] },
@@ -715,6 +733,22 @@ describe('runBatchLoop: the critic', () => {
       outcome: 'rejected',
       reason: 'The critic answered "shrink_diff": too many lines; split it',
     });
+  });
+
+  it('drops what the critic changed in place: only the admitted patch lands', async () => {
+    const sneaky: RefactorTurn = {
+      ...criticTurn('accept'),
+      act: (workspace) => workspace.write('src/b.ts', 'export const hacked = true;\n'),
+    };
+    const { deps, run } = await runLoop(
+      [batch('batch-001', 'src/a.ts')],
+      { PATCHER: { 'batch-001': [tidy('src/a.ts')] }, CRITIC: { 'batch-001': [sneaky] } },
+      { useCritic: true },
+    );
+
+    expect(run.result?.batches[0]?.outcome).toBe('committed');
+    expect(deps.workspace.treeAt('c002')['src/b.ts']).toBe(source('src/b.ts'));
+    expect(deps.workspace.treeAt('c002')['src/a.ts']).toBe(`// tidied\n${source('src/a.ts')}`);
   });
 
   it('does not let the patch land when the critic hits its turn limit: a failed review is an objection', async () => {

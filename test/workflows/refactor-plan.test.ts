@@ -28,7 +28,7 @@ function facts(path: string, overrides: Partial<FileFacts> = {}): FileFacts {
 }
 
 function bounds(overrides: Partial<PlanBounds> = {}): PlanBounds {
-  return { maxBatches: 200, diffBudgetLoc: 300, scopeExcludes: [], files: [], ...overrides };
+  return { maxBatches: 200, diffBudgetLoc: 300, scopeGlobs: ['**'], scopeExcludes: [], files: [], ...overrides };
 }
 
 const plan = (files: FileFacts[], overrides: Partial<PlanBounds> = {}, goal: string | null = null): PlannedBatch[] =>
@@ -356,6 +356,29 @@ describe('boundPlannerBatches', () => {
 
     expect(result.dropped).toEqual(['gen: scope src/generated/** matches no file a patch may change']);
     expect(result.batches.map((entry) => entry.goal)).toEqual(['goal of mixed']);
+  });
+
+  it('never widens the configured scope: a batch matching only files outside scope_globs is dropped', () => {
+    const files = [...FILES, '.github/workflows/ci.yml', 'scripts/deploy.sh'];
+    const result = boundPlannerBatches(
+      {
+        batches: [
+          proposed('ci', ['.github/**', 'scripts/**']),
+          proposed('all', ['**']),
+          proposed('code', ['src/a.ts']),
+        ],
+      },
+      bounds({ files, scopeGlobs: ['src/**', 'test/**'] }),
+    );
+
+    expect(result.dropped).toEqual(['ci: scope .github/**, scripts/** matches no file a patch may change']);
+    // `**` stays a batch, but narrowed in effect: admission checks each file against both scopes.
+    expect(result.batches.map((entry) => entry.goal)).toEqual(['goal of all', 'goal of code']);
+    expect(
+      plan([facts('scripts/deploy.ts', { sizeReasons: ['long'] }), facts('src/a.ts', { sizeReasons: ['long'] })], {
+        scopeGlobs: ['src/**'],
+      }).map((entry) => entry.scope_globs),
+    ).toEqual([['src/a.ts']]);
   });
 
   it('clamps each diff budget to the configured one', () => {

@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -166,6 +167,30 @@ describe('RED: the gate and RED_FIX', () => {
     expect(await h.workspace.isLinkOnDisk('docs/up.txt')).toBe(false);
     // A link that stays inside the worktree is an ordinary thing for a repository to have.
     expect(await h.workspace.isLinkOnDisk('docs/ok.txt')).toBe(true);
+  });
+
+  it('takes out a chain of links RED made that leads outside, and a nested repository, with the reasons for RED_FIX', async () => {
+    const planting: AgentTurn = {
+      ...redTurn(ADD),
+      // mkdir d && ln -s .. d/x && ln -s d/x/.. docs/a: each target alone stays inside.
+      link: { 'd/x': '..', a: 'd/x/..' },
+      act: async ({ workspace }) => {
+        await mkdir(join(workspace.root, 'vendor', 'sub', '.git'), { recursive: true });
+        await writeFile(join(workspace.root, 'vendor', 'sub', '.git', 'config'), '[core]\n\tfsmonitor = true\n');
+      },
+    };
+    const h = await setUp({ files: addOnlyFiles(), script: cycleScript({ RED: [planting], RED_FIX: [{}] }) });
+    const run = await h.run();
+
+    expect(run.error).toBeUndefined();
+    expect(trace(run.events)).toContain('stage-end RED#1 rejected (path-violation)');
+    const [fix] = h.agent.callsOf('RED_FIX');
+    expect(String(fix?.variables.feedback)).toBe(
+      'Symbolic links that lead outside the repository are not allowed: a (removed). Make regular files instead. ' +
+        'Nested git repositories are not allowed: vendor/sub (removed). Do not run git init or git clone inside the repository; write plain files.',
+    );
+    expect(await h.workspace.isLinkOnDisk('a')).toBe(false);
+    expect(existsSync(join(h.workspace.root, 'vendor', 'sub'))).toBe(false);
   });
 
   it('sends a RED that breaks a passing test to RED_FIX', async () => {

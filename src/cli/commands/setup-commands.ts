@@ -8,6 +8,7 @@ import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
 import { RatchetError, isRatchetError, toRatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
+import { hardenedGit } from '../../git/hardened-git.js';
 import { RATCHET_EXCLUDES, requireWritableHome } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
@@ -152,7 +153,8 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
                 hint: 'Ratchet needs Node >= 22 (24 LTS recommended).',
               },
         );
-        const gitVersion = await runCommand({ command: 'git', args: ['--version'], shell: false, cwd: process.cwd() });
+        const gitInvocation = hardenedGit(['--version']);
+        const gitVersion = await runCommand({ ...gitInvocation, shell: false, cwd: process.cwd(), extendEnv: false });
         checks.push(
           gitVersion.exitCode === 0
             ? { name: 'git', status: 'ok', detail: gitVersion.stdout.trim() }

@@ -4,28 +4,26 @@
  * directory, so paths come back relative to it (`--relative` for the log).
  */
 import { RatchetError } from '../../core/errors.js';
+import { hardenedGit } from '../../git/hardened-git.js';
 import { runCommand } from '../../process/runner.js';
 import type { CommandResult } from '../../process/types.js';
 
-/** Environment that keeps a parent git process (hooks, aliases) from redirecting these commands. */
-const GIT_ENV = {
-  GIT_DIR: undefined,
-  GIT_WORK_TREE: undefined,
-  GIT_INDEX_FILE: undefined,
-  GIT_COMMON_DIR: undefined,
-  GIT_PREFIX: undefined,
-  GIT_OPTIONAL_LOCKS: '0',
-  GIT_TERMINAL_PROMPT: '0',
-};
 /** Output is read whole: file lists and logs of large repositories run to tens of megabytes. */
 const MAX_OUTPUT = 512 * 1024 * 1024;
 
+/**
+ * Runs git hardened as the `Git` wrapper does (no repository-controlled program runs: the
+ * indexed tree is a run's worktree), without a parent git's `GIT_DIR` and friends, and without
+ * taking optional locks.
+ */
 async function git(cwd: string, args: string[], signal: AbortSignal | undefined): Promise<CommandResult> {
+  const invocation = hardenedGit(args, { GIT_OPTIONAL_LOCKS: '0' });
   const result = await runCommand({
-    command: 'git',
-    args,
+    command: invocation.command,
+    args: invocation.args,
     cwd,
-    env: GIT_ENV,
+    env: invocation.env,
+    extendEnv: false,
     maxOutputBytes: MAX_OUTPUT,
     ...(signal === undefined ? {} : { signal }),
   });

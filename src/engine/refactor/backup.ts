@@ -72,26 +72,9 @@ export async function restoreBackup(
     throw new RatchetError('not-found', `The backup snapshot ${backup.snapshot} is missing.`);
   if (backup.bundle && (await exists(backup.bundle))) {
     const git = new Git(repoRoot);
-    const heads = await runner.run({
-      command: 'git',
-      args: ['bundle', 'list-heads', backup.bundle],
-      shell: false,
-      cwd: repoRoot,
-    });
-    if (heads.exitCode !== 0)
-      throw new RatchetError('git', `Cannot read the bundle ${backup.bundle}: ${heads.output.slice(-300)}`);
-    for (const line of heads.stdout.split('\n')) {
-      const [sha, ref] = line.trim().split(/\s+/);
-      if (!sha || !ref || options.branch === null || ref !== `refs/heads/${options.branch}`) continue;
-      const fetched = await runner.run({
-        command: 'git',
-        args: ['fetch', '--quiet', '--update-head-ok', backup.bundle, `+${ref}:${ref}`],
-        shell: false,
-        cwd: repoRoot,
-      });
-      if (fetched.exitCode !== 0)
-        throw new RatchetError('git', `Could not restore ${ref} from the bundle: ${fetched.output.slice(-300)}`);
-    }
+    const heads = await git.bundleHeads(backup.bundle);
+    const ref = options.branch === null ? null : `refs/heads/${options.branch}`;
+    if (ref !== null && heads.has(ref)) await git.fetchFromBundle(backup.bundle, ref);
     if (options.branch) await git.checkout(options.branch);
     await git.resetHard('HEAD');
   }

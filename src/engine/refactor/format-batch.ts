@@ -18,6 +18,8 @@ export interface FormatBatchOptions {
   /** Git of the worktree; HEAD is the last checkpoint. */
   git: Git;
   commands: readonly string[];
+  /** The configured scope (`[refactor] scope_globs`): the batch's own only narrows it. */
+  scopeGlobs: readonly string[];
   scopeExcludes: readonly string[];
   runCommands: CommandsRunner;
   signal?: AbortSignal;
@@ -27,7 +29,9 @@ export async function runFormatBatch(batch: PlannedBatch, options: FormatBatchOp
   const { git, worktree } = options;
   const run = await options.runCommands(options.commands, 'format', 'FORMAT', options.signal);
   if (!run.ok) return { run, files: [], loc: 0, reverted: [] };
-  const inScope = picomatch(batch.scope_globs, { dot: true });
+  const inBatch = picomatch(batch.scope_globs, { dot: true });
+  const inConfigured = picomatch([...options.scopeGlobs], { dot: true });
+  const inScope = (path: string): boolean => inBatch(path) && inConfigured(path);
   const excluded = picomatch(options.scopeExcludes.length > 0 ? [...options.scopeExcludes] : ['\0'], { dot: true });
   const kept = new Map<string, Buffer>();
   const reverted: string[] = [];

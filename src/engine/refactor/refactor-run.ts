@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
@@ -17,6 +17,7 @@ import { admitPatch } from '../../edit/admission.js';
 import { applyPatchAtomically } from '../../edit/apply.js';
 import { Git } from '../../git/git.js';
 import { acquireRepoLock } from '../../git/repo-lock.js';
+import { unsafeUncommitted } from '../../git/unsafe-entries.js';
 import { buildContextPack } from '../../context/context-pack.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { markRolledBack, runBatchLoop, type RefactorLoopResult } from '../../workflows/refactor/batch-loop.js';
@@ -235,6 +236,7 @@ export function planBounds(
   return {
     maxBatches: settings.maxBatches,
     diffBudgetLoc: settings.diffBudgetLoc,
+    scopeGlobs: settings.scopeGlobs,
     scopeExcludes: settings.scopeExcludes,
     files: index.files.map((file) => file.path),
     formatting: settings.formatter.length > 0,
@@ -476,6 +478,7 @@ export async function* prepareRefactor(
             ? `Goal of this run: ${options.goal}`
             : 'Goal of this run: improve the code base safely, in small batches.',
           `At most ${settings.maxBatches} batches; diff budget per batch at most ${settings.diffBudgetLoc} lines.`,
+          `Every batch's scope_globs must stay within: ${settings.scopeGlobs.join(', ')}.`,
           `Excluded from every scope: ${settings.scopeExcludes.join(', ') || 'nothing'}.`,
           '',
           'Heuristic plan (from the index):',
@@ -667,10 +670,7 @@ export async function* executeRefactor(
       async checkpoint(subject, body) {
         // The goal and the rationale come from the user and the model: no key goes into a commit.
         const message = redactCommit(body ? `${subject}\n\n${body}` : subject);
-        const sha = await worktreeGit.commitAll(message, {
-          allowEmpty: true,
-          noVerify: true,
-        });
+        const sha = await worktreeGit.commitAll(message, { allowEmpty: true });
         if (sha === null) throw new RatchetError('git', `Nothing to commit for ${subject}`);
         return sha;
       },
@@ -682,6 +682,7 @@ export async function* executeRefactor(
       async apply(patch) {
         return (await applyPatchAtomically(worktreeGit, patch)).files;
       },
+      unsafeEntries: () => unsafeUncommitted(worktreeGit),
     },
     verifier,
     agentFor: () => runtime,
@@ -711,12 +712,14 @@ export async function* executeRefactor(
         patchText: patch,
         declaredFiles: declared,
         scopeGlobs: batch.scope_globs,
+        configuredScope: settings.scopeGlobs,
         scopeExcludes: settings.scopeExcludes,
         diffBudgetLoc: batch.diff_budget_loc,
         allowBinary: false,
         allowLockfiles: false,
         isVerifierFile,
         applyCheck: (text) => worktreeGit.applyCheck(text),
+        isSymlink: async (path) => (await lstat(join(run.worktree, path)).catch(() => null))?.isSymbolicLink() ?? false,
       });
       return admission.admitted
         ? { admitted: true, patchText: admission.patchText, files: admission.files, loc: admission.loc, violations: [] }
@@ -733,6 +736,7 @@ export async function* executeRefactor(
         worktree: run.worktree,
         git: worktreeGit,
         commands: settings.formatter,
+        scopeGlobs: settings.scopeGlobs,
         scopeExcludes: settings.scopeExcludes,
         runCommands,
         ...(signal ? { signal } : {}),

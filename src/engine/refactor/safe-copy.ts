@@ -18,7 +18,7 @@ export async function gitCopyOf(source: string, target: string): Promise<Git> {
     await cp(join(source, entry), join(target, entry), { recursive: true, verbatimSymlinks: true });
   }
   const git = await Git.init(target, { initialBranch: 'main' });
-  await git.commitAll(snapshotSubject(source), { allowEmpty: true, noVerify: true });
+  await git.commitAll(snapshotSubject(source), { allowEmpty: true });
   return git;
 }
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { RatchetError } from '../../core/errors.js';
+import { HARDENED_ENV, hardenedConfigArgs } from './hardening.js';
 
 /** Outcome of one git invocation; a non-zero exit is data here, callers decide what it means. */
 export interface GitExecResult {
@@ -7,6 +8,8 @@ export interface GitExecResult {
   exitCode: number | null;
   stdout: string;
   stderr: string;
+  /** stdout as bytes, when asked for with `binary` (object contents are sized in bytes). */
+  stdoutBytes?: Buffer;
 }
 
 export interface GitExecOptions {
@@ -15,6 +18,8 @@ export interface GitExecOptions {
   env: Record<string, string>;
   /** Written to git's stdin. */
   input?: string;
+  /** Also return stdout as bytes (`stdoutBytes`). */
+  binary?: boolean;
 }
 
 /**
@@ -34,33 +39,41 @@ const INHERITED_GIT_VARIABLES = [
 
 /**
  * Builds the child environment: `process.env` without the repository-selecting variables above,
- * then `overrides` (where `undefined` removes a variable), then settings that keep git from ever
- * waiting on a terminal.
+ * then the hardened environment (`HARDENED_ENV`: no pager, editor, transport, ssh or external
+ * diff from the environment, never a terminal prompt), then `overrides` (where `undefined`
+ * removes a variable).
  */
 export function buildGitEnv(overrides: Record<string, string | undefined> = {}): Record<string, string> {
   const merged: Record<string, string | undefined> = { ...process.env };
   for (const name of INHERITED_GIT_VARIABLES) delete merged[name];
-  Object.assign(merged, overrides, { GIT_TERMINAL_PROMPT: '0' });
+  Object.assign(merged, HARDENED_ENV, overrides);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(merged)) if (value !== undefined) env[key] = value;
   return env;
 }
 
 /**
- * Runs `git <args>` without a shell. Output is collected in full (git output we read is bounded
- * by the repository; unified diffs are the largest). Never rejects except when git cannot be
- * spawned at all, which becomes a `git` RatchetError.
+ * Runs `git <hardened -c settings> <args>` without a shell (see `hardening.ts`). Output is
+ * collected in full (git output we read is bounded by the repository; unified diffs are the
+ * largest). Never rejects except when git cannot be spawned at all, which becomes a `git`
+ * RatchetError naming `args`.
  */
 export function execGit(args: readonly string[], options: GitExecOptions): Promise<GitExecResult> {
-  return execProgram('git', args, options);
+  return execProgram('git', [...hardenedConfigArgs(), ...args], options, args);
 }
 
 /**
  * Runs `program <args>` like `execGit` (own process group, collected output). Used for short
  * `/bin/sh` scripts that chain several git commands: one spawn from Node (which costs
- * milliseconds in a large process) instead of one per command.
+ * milliseconds in a large process) instead of one per command; such a script starts with
+ * `hardenedShellPreamble()` (see `GitCommand.script`). `shown`: the arguments an error names.
  */
-export function execProgram(program: string, args: readonly string[], options: GitExecOptions): Promise<GitExecResult> {
+export function execProgram(
+  program: string,
+  args: readonly string[],
+  options: GitExecOptions,
+  shown: readonly string[] = args,
+): Promise<GitExecResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, {
       cwd: options.cwd,
@@ -82,20 +95,22 @@ export function execProgram(program: string, args: readonly string[], options: G
       if (settled) return;
       settled = true;
       reject(
-        new RatchetError('git', `Could not run git ${args.join(' ')} in ${options.cwd}: ${error.message}`, {
+        new RatchetError('git', `Could not run git ${shown.join(' ')} in ${options.cwd}: ${error.message}`, {
           cause: error,
           hint: 'Check that git is installed and on PATH, and that the directory exists.',
-          details: { args: [...args], cwd: options.cwd },
+          details: { args: [...shown], cwd: options.cwd },
         }),
       );
     });
     child.on('close', (code) => {
       if (settled) return;
       settled = true;
+      const bytes = Buffer.concat(stdout);
       resolve({
         exitCode: code,
-        stdout: Buffer.concat(stdout).toString('utf8'),
+        stdout: bytes.toString('utf8'),
         stderr: Buffer.concat(stderr).toString('utf8'),
+        ...(options.binary ? { stdoutBytes: bytes } : {}),
       });
     });
   });

@@ -1,5 +1,6 @@
 import { RatchetError, type ErrorCode } from '../../core/errors.js';
 import { buildGitEnv, execGit, execProgram, type GitExecResult } from './exec-git.js';
+import { hardenedShellPreamble } from './hardening.js';
 
 export interface GitCallOptions {
   input?: string;
@@ -8,6 +9,8 @@ export interface GitCallOptions {
   /** Error code for failures (default `git`). */
   code?: ErrorCode;
   hint?: string;
+  /** Also return stdout as bytes. */
+  binary?: boolean;
 }
 
 const MAX_STDERR_IN_MESSAGE = 2000;
@@ -27,12 +30,16 @@ export class GitCommand {
       cwd: this.cwd,
       env: buildGitEnv({ ...this.env, ...options.env }),
       ...(options.input === undefined ? {} : { input: options.input }),
+      ...(options.binary ? { binary: true } : {}),
     });
   }
 
-  /** Runs a `/bin/sh` script (with `args` as `$1...`) in the same environment as git commands. */
+  /**
+   * Runs a `/bin/sh` script (with `args` as `$1...`) in the same environment as git commands;
+   * every `git` it runs is hardened like `exec`'s.
+   */
   script(script: string, args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
-    return execProgram('/bin/sh', ['-c', script, 'ratchet-git', ...args], {
+    return execProgram('/bin/sh', ['-c', `${hardenedShellPreamble()}\n${script}`, 'ratchet-git', ...args], {
       cwd: this.cwd,
       env: buildGitEnv({ ...this.env, ...options.env }),
       ...(options.input === undefined ? {} : { input: options.input }),
@@ -98,13 +105,13 @@ const FALLBACK_NAME = 'Ratchet';
 const FALLBACK_EMAIL = 'ratchet@localhost';
 
 /**
- * `-c` options for commands that create commits (commit, merge, notes): never sign, and fall
- * back to Ratchet's identity when git resolves no `user.email` here (or no `user.name`). Nothing
- * is written to the user's config.
+ * `-c` options for commands that create commits (commit, merge, notes): fall back to Ratchet's
+ * identity when git resolves no `user.email` here (or no `user.name`). Nothing is written to the
+ * user's config. (Signing is off for every command: see `hardening.ts`.)
  */
 export async function commitConfigArgs(command: GitCommand): Promise<string[]> {
   const [email, name] = await Promise.all([configValue(command, 'user.email'), configValue(command, 'user.name')]);
-  const args = ['-c', 'commit.gpgsign=false'];
+  const args: string[] = [];
   if (!email) args.push('-c', `user.name=${FALLBACK_NAME}`, '-c', `user.email=${FALLBACK_EMAIL}`);
   else if (!name) args.push('-c', `user.name=${FALLBACK_NAME}`);
   return args;

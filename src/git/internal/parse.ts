@@ -1,4 +1,4 @@
-import type { DiffStat, DiffStatFile, LogEntry, StatusEntry, WorktreeInfo } from '../types.js';
+import type { DiffStat, DiffStatFile, LogEntry, RawDiffEntry, StatusEntry, WorktreeInfo } from '../types.js';
 
 /**
  * Parses `git status --porcelain=v1 -z`: entries `XY path\0`, where renames and copies are
@@ -109,4 +109,44 @@ export function parseNumstat(output: string): DiffStat {
 /** Splits NUL-separated path output (`--name-only -z`, `ls-files -z`). */
 export function splitNul(output: string): string[] {
   return output.split('\0').filter((item) => item !== '');
+}
+
+/**
+ * Parses `--raw -z` output with renames off: `:<old mode> <new mode> <old> <new> <status>\0<path>\0`
+ * per entry. Modes are octal.
+ */
+export function parseRawDiff(output: string): RawDiffEntry[] {
+  const fields = output.split('\0');
+  const entries: RawDiffEntry[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const match = /^:([0-7]+) ([0-7]+) ([0-9a-f]+) ([0-9a-f]+) /.exec(fields[i] ?? '');
+    const path = fields[i + 1];
+    if (!match || path === undefined) continue;
+    entries.push({
+      path,
+      oldMode: parseInt(match[1] ?? '0', 8),
+      newMode: parseInt(match[2] ?? '0', 8),
+      newObject: match[4] ?? '',
+    });
+  }
+  return entries;
+}
+
+/**
+ * Parses `git cat-file --batch` output: `<object> <type> <size>\n<content>\n` per object, sizes in
+ * bytes. Returns the contents in order, as UTF-8.
+ */
+export function parseCatFileBatch(output: Buffer): string[] {
+  const contents: string[] = [];
+  let offset = 0;
+  while (offset < output.length) {
+    const end = output.indexOf(0x0a, offset);
+    if (end === -1) break;
+    const header = output.subarray(offset, end).toString('utf8').split(' ');
+    const size = Number(header[2]);
+    if (!Number.isInteger(size)) break; // `<object> missing`
+    contents.push(output.subarray(end + 1, end + 1 + size).toString('utf8'));
+    offset = end + 1 + size + 1;
+  }
+  return contents;
 }

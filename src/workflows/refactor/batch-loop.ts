@@ -2,6 +2,7 @@ import { pipeEvents } from '../../core/event-pipe.js';
 import { RatchetError, isRatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';
 import type { StageName } from '../../core/stages.js';
+import { describeUnsafeEntries } from '../../core/unsafe-entry.js';
 import { isFormatBatch } from './plan.js';
 import type { CommandsRun, RefactorDependencies, RefactorPolicy, VerifierRun } from './ports.js';
 import { CriticResponseSchema, PatchResponseSchema, type PatchResponse, type PlannedBatch } from './schemas.js';
@@ -223,6 +224,8 @@ async function* attemptPatch(context: AttemptContext): Step<Attempted> {
   }
   if (policy.useCritic) {
     const objection = yield* askCritic(deps, policy, batch, answer, workspace.root, signal);
+    // The critic reviews; a runtime with tools of its own (Claude Code) could still have written.
+    await workspace.resetTo(context.lastCheckpoint);
     if (objection) {
       yield refused(objection.slice(0, 300));
       return { kind: 'retry', feedback: objection };
@@ -414,6 +417,15 @@ export async function* runBatchLoop(
             `${level} verifier failed`,
           );
           feedback = `Your patch applied, but the ${level} verifier failed, so it was rolled back:\n${failureText(verified)}`;
+          continue;
+        }
+        // What the verifier ran (the patched code, its tests) may have made a link, a repository or
+        // a gitlink that the checkpoint would stage: never committed.
+        const unsafe = await workspace.unsafeEntries();
+        if (unsafe.length > 0) {
+          const found = describeUnsafeEntries(unsafe);
+          yield* rollBackAttempt(rejected, owner, `${batch.id} left ${found}`, 'unsafe entries');
+          feedback = `After your patch was applied and verified, the work tree held what no checkpoint may: ${found}. It was rolled back. Make only regular files; never create symbolic links, nested git repositories or submodules (in code or in tests).`;
           continue;
         }
         const api = await deps.apiChanges();

@@ -25,6 +25,8 @@ export interface PlanBounds {
   /** A formatter is configured: the plan may (heuristic: does) start with a formatting-only batch. */
   formatting?: boolean;
   diffBudgetLoc: number;
+  /** The configured scope (`scope_globs`): what any batch may change at most. */
+  scopeGlobs: string[];
   scopeExcludes: string[];
   /** Every file of the index: a planned batch must match at least one. */
   files: string[];
@@ -150,12 +152,8 @@ export function heuristicPlan(
   files: FileFacts[],
   options: { goal: string | null; bounds: PlanBounds },
 ): PlannedBatch[] {
-  const isExcluded = picomatch(options.bounds.scopeExcludes.length > 0 ? options.bounds.scopeExcludes : ['\0'], {
-    dot: true,
-  });
-  const candidates = files
-    .filter((file) => !isExcluded(file.path) && options.bounds.isProtected?.(file.path) !== true)
-    .flatMap((file) => candidatesFor(file, options.goal));
+  const mayChange = changeableMatcher(options.bounds);
+  const candidates = files.filter((file) => mayChange(file.path)).flatMap((file) => candidatesFor(file, options.goal));
   candidates.sort(
     (a, b) =>
       CATEGORY_ORDER.indexOf(a.category) - CATEGORY_ORDER.indexOf(b.category) ||
@@ -181,6 +179,16 @@ export function heuristicPlan(
   return batches.slice(0, options.bounds.maxBatches).map((batch, index) => ({ id: batchId(index), ...batch }));
 }
 
+/**
+ * Whether a file is one any batch may change: in the configured scope, not excluded, not
+ * protected (a verifier file).
+ */
+function changeableMatcher(bounds: PlanBounds): (path: string) => boolean {
+  const inScope = picomatch(bounds.scopeGlobs, { dot: true });
+  const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
+  return (path) => inScope(path) && !isExcluded(path) && bounds.isProtected?.(path) !== true;
+}
+
 /** Files a planner batch may always cover, whatever the heuristic batches look like. */
 const MIN_PLANNER_FILES = 3;
 
@@ -196,16 +204,17 @@ function largestBatch(heuristic: readonly PlannedBatch[], eligible: readonly str
 
 /**
  * The planner's refinement, kept within bounds (seed 002, 11.3: it cannot invent unbounded
- * tasks): batches whose scope matches no indexed file, or only excluded or protected files, are
- * dropped; budgets are clamped; ids are renumbered; the count is capped. Returns the problems
- * too, so the caller can report them. An empty result means the heuristic plan stands.
+ * tasks): batches whose scope matches no indexed file in the configured scope, or only excluded
+ * or protected files, are dropped; budgets are clamped; ids are renumbered; the count is capped.
+ * A batch's scope only ever narrows the configured one: admission checks a patch against both.
+ * Returns the problems too, so the caller can report them. An empty result means the heuristic
+ * plan stands.
  */
 export function boundPlannerBatches(
   response: PlannerResponse,
   bounds: PlanBounds,
 ): { batches: PlannedBatch[]; dropped: string[] } {
-  const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
-  const eligible = bounds.files.filter((file) => !isExcluded(file) && bounds.isProtected?.(file) !== true);
+  const eligible = bounds.files.filter(changeableMatcher(bounds));
   const dropped: string[] = [];
   const kept: PlannedBatch[] = [];
   const maxFiles =

@@ -1,5 +1,6 @@
 import type { AgentRuntime } from '../../core/agent.js';
 import type { StageName } from '../../core/stages.js';
+import type { UnsafeEntry } from '../../core/unsafe-entry.js';
 import type { CheckResult, TestRunResult } from '../../core/verification.js';
 import type { PlannedBatch } from './schemas.js';
 
@@ -15,6 +16,11 @@ export interface RefactorWorkspace {
   applyCheck(patch: string): Promise<{ ok: boolean; error: string }>;
   /** Applies all of the patch or none of it; returns the files it touched. */
   apply(patch: string): Promise<string[]>;
+  /**
+   * What no checkpoint may hold among the uncommitted changes: symbolic links leading outside
+   * the worktree, nested repositories, gitlinks (see `UnsafeEntry`).
+   */
+  unsafeEntries(): Promise<UnsafeEntry[]>;
 }
 
 /**

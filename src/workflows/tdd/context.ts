@@ -5,6 +5,7 @@ import { isRatchetError, RatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import type { AgentStageName, Phase, StageName } from '../../core/stages.js';
+import type { UnsafeEntry } from '../../core/unsafe-entry.js';
 import type { TestRunResult } from '../../core/verification.js';
 import type { ZodType } from 'zod';
 import type { AttemptCounter, PriorAttempts, StoredTestRun, TddDependencies, TddPolicy } from './ports.js';
@@ -86,8 +87,10 @@ export interface AgentStageInput<T> {
  * it write, but which it changed anyway (through its shell, or in a runtime that does not go
  * through our file guard, such as the Claude Code CLI), are put back as they were before the
  * stage and the outcome becomes `path-violation`, which each stage rejects like any other agent
- * failure: whatever the runtime, nothing outside a stage's policy is ever accepted. A runtime
- * that guards its writes (the built-in tools) and ran no Bash needs neither check.
+ * failure: whatever the runtime, nothing outside a stage's policy is ever accepted. So does a
+ * stage that left a symbolic link leading outside the worktree, a nested repository or a gitlink
+ * (see `removeUnsafeEntries`). A runtime that guards its writes (the built-in tools) and ran no
+ * Bash needs none of these checks.
  */
 export async function* runAgentStage<T>(context: TddContext, input: AgentStageInput<T>): Step<StageOutcome<T>> {
   const { deps, policy } = context;
@@ -153,9 +156,18 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
       message: 'The agent committed by itself; its commits were undone (the orchestrator commits).',
     };
   }
+  // Unsafe entries first: nothing below is read or restored through a planted link.
+  const unsafe = await removeUnsafeEntries(context, before);
   const restored = await restoreProtected(context, before, mayWrite, protectedBefore);
-  const links = await removeEscapingLinks(context, before);
-  if (restored.length === 0 && links.length === 0) return outcome;
+  if (restored.length === 0 && unsafe.length === 0) return outcome;
+  const pathsOf = (kind: UnsafeEntry['kind']): string =>
+    unsafe
+      .filter((entry) => entry.kind === kind)
+      .map((entry) => entry.path)
+      .join(', ');
+  const links = pathsOf('link-outside');
+  const repositories = pathsOf('nested-repository');
+  const gitlinks = pathsOf('gitlink');
   const except = input.paths.denyWrite.length > 0 ? `, except ${input.paths.denyWrite.join(', ')}` : '';
   const problems = [
     ...(restored.length > 0
@@ -163,9 +175,19 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
           `${input.stage} may not change ${restored.join(', ')} (writable: ${input.paths.write.join(', ') || 'nothing'}${except}). Those changes were undone; leave these files as they are.`,
         ]
       : []),
-    ...(links.length > 0
+    ...(links !== ''
       ? [
-          `Symbolic links that lead outside the repository are not allowed: ${links.join(', ')} (removed). Make regular files instead.`,
+          `Symbolic links that lead outside the repository are not allowed: ${links} (removed). Make regular files instead.`,
+        ]
+      : []),
+    ...(repositories !== ''
+      ? [
+          `Nested git repositories are not allowed: ${repositories} (removed). Do not run git init or git clone inside the repository; write plain files.`,
+        ]
+      : []),
+    ...(gitlinks !== ''
+      ? [
+          `Gitlinks (submodule entries) are not allowed: ${gitlinks} (unstaged). Do not git add another repository; the orchestrator stages and commits.`,
         ]
       : []),
   ];
@@ -181,19 +203,17 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
 }
 
 /**
- * Takes out the symbolic links a stage made (through its shell) that lead outside the worktree:
- * committed and merged, they would point anywhere on the user's machine. What the path held at
- * the stage's start comes back. Returns the links removed.
+ * Takes out what a stage made (through its shell, or a runtime with tools of its own) that no
+ * checkpoint may hold: symbolic links whose resolution leaves the worktree (committed and merged,
+ * they would point anywhere on the user's machine), nested repositories and gitlinks (Ratchet's
+ * own git would run their programs, and `accept` would bring them into the user's branch). What
+ * a link's path held at the stage's start comes back. Returns what was taken out.
  */
-async function removeEscapingLinks(context: TddContext, head: string): Promise<string[]> {
+async function removeUnsafeEntries(context: TddContext, head: string): Promise<UnsafeEntry[]> {
   const { workspace } = context.deps;
-  const links = await workspace.escapingLinks(await workspace.changedFilesSince(head));
-  for (const path of links) {
-    await workspace.removeFile(path);
-    const was = await workspace.readFileAt(head, path);
-    if (was !== null) await workspace.writeFile(path, was);
-  }
-  return links;
+  const unsafe = await workspace.unsafeEntries(await workspace.changedFilesSince(head));
+  if (unsafe.length > 0) await workspace.removeUnsafeEntries(unsafe, head);
+  return unsafe;
 }
 
 function seconds(ms: number): string {

@@ -1,6 +1,7 @@
 import type { AgentRuntime } from '../../core/agent.js';
 import type { HandoffState } from '../../core/handoff.js';
 import type { AgentStageName, StageName } from '../../core/stages.js';
+import type { UnsafeEntry } from '../../core/unsafe-entry.js';
 import type { CheckResult, TestRunResult } from '../../core/verification.js';
 
 /**
@@ -19,7 +20,8 @@ export interface Workspace {
   refresh(): void;
   /**
    * Stages everything and commits; returns the sha. An empty commit needs `allowEmpty`. With
-   * `note`, the handoff note is written on the new commit in the same step.
+   * `note`, the handoff note is written on the new commit in the same step. Refuses (`gate-failed`)
+   * a tree with unsafe entries (`unsafeEntries`) among its changes.
    */
   checkpoint(subject: string, options?: { allowEmpty?: boolean; body?: string; note?: HandoffState }): Promise<string>;
   hasChanges(): Promise<boolean>;
@@ -39,8 +41,18 @@ export interface Workspace {
   writeFile(path: string, text: string): Promise<void>;
   /** Deletes a file of the working tree (nothing when it is not there). */
   removeFile(path: string): Promise<void>;
-  /** Of `paths`, the symbolic links that lead outside the worktree (absolute, or up past its root). */
-  escapingLinks(paths: readonly string[]): Promise<string[]>;
+  /**
+   * What no checkpoint may hold, among `paths` (changed paths) and in the index: symbolic links
+   * whose resolution leaves the worktree (the directories on each path included), nested
+   * repositories, and gitlinks staged against HEAD (see `UnsafeEntry`).
+   */
+  unsafeEntries(paths: readonly string[]): Promise<UnsafeEntry[]>;
+  /**
+   * Takes `entries` out: a link or a nested repository's directory is removed and what `commit`
+   * had at its path comes back (a file, a link, a directory's files); a gitlink goes back to
+   * `commit`'s index entry.
+   */
+  removeUnsafeEntries(entries: readonly UnsafeEntry[], commit: string): Promise<void>;
 }
 
 export interface StoredTestRun {
