@@ -14,6 +14,7 @@ import { Git } from '../git/git.js';
 import { acquireRepoLock } from '../git/repo-lock.js';
 import type { ProcessRunner } from '../process/types.js';
 import { detectTestCommand } from '../verify/detect.js';
+import { requireReadableResults } from '../verify/run-tests.js';
 import { checkNeedsRefactor } from '../code/size-check.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
 import { asGitRun, isClosed, type GitRun } from './git-run.js';
@@ -163,6 +164,8 @@ export async function checkTddStart(
     });
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
+  // A test command whose per-test results surely cannot be read would leave every gate blind.
+  await requireReadableResults({ command: detected.command, framework: detected.framework, cwd: repoRoot });
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
   const prompts = await preflight(config, services, repoRoot);
   return { changes, detected, prompts };

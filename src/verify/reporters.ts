@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { leadingCd, readTestScript, type Framework } from './detect.js';
 
@@ -20,7 +19,14 @@ import { leadingCd, readTestScript, type Framework } from './detect.js';
  *   `.pytest_cache` written into the worktree).
  * - vitest/jest: reporter flags are appended only when the command (or the `npm test` script
  *   it runs) is a bare `vitest`/`jest` invocation, where appended arguments surely reach it.
- * - mocha: likewise `--reporter tap` (TAP 13, parsed from stdout), unless a reporter is chosen.
+ * - mocha: `--reporter tap` (TAP 13, parsed from stdout) is appended to a bare mocha call
+ *   whatever reporter it names: mocha takes the last value of a repeated option (checked with
+ *   mocha 12), so `mocha --reporter spec` (body-parser's and express's `npm test`) is read too.
+ *   Inside a longer shell line it goes in `MOCHA_OPTIONS`, which beats `.mocharc` and the
+ *   `mocha` key of package.json but not the command line.
+ * - ava: `--tap` appended to a bare ava call.
+ * Where none of that can reach the runner, the plan says so (`unreadable`): no gate could judge
+ * a run whose per-test results cannot be read, so a run stops before its first model call.
  * - `cd <dir> && <command>` (a monorepo's subproject) is planned as `<command>` run in `<dir>`.
  * - go: `-json` after `go test`; cargo: `--no-fail-fast`, so a failing test binary does not
  *   hide the results of the next ones (otherwise their tests would look removed).
@@ -37,6 +43,8 @@ export interface ReporterPlan {
   command: string;
   env: Record<string, string>;
   report: ReportSource;
+  /** Set when the runner's per-test results surely cannot be read: why, and what to configure. */
+  unreadable?: { cause: string; hint: string };
 }
 
 export interface PlanReporterInput {
@@ -73,7 +81,8 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
   switch (framework) {
     case 'node-test': {
       const existing = env.NODE_OPTIONS ?? '';
-      if (/--test-reporter/.test(effective) || /--test-reporter/.test(existing)) return none;
+      if (/--test-reporter/.test(effective) || /--test-reporter/.test(existing))
+        return { ...none, ...ownNodeReporters(`${existing} ${effective}`) };
       const file = path.join(reportDir, 'node-test.xml');
       const options = [
         existing,
@@ -102,21 +111,31 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
       const file = path.join(reportDir, 'vitest.json');
       const args = `--reporter=default --reporter=json --outputFile.json=${shellQuote(file)}`;
       const appended = appendArguments(command, effective, isNpmTest, runnerCall('vitest'), args);
-      return appended === undefined ? none : { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
+      if (appended !== undefined) return { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
+      return /--reporter[=\s]+json\b/.test(effective) ? none : { ...none, unreadable: notBare('vitest', effective) };
     }
     case 'jest': {
       const file = path.join(reportDir, 'jest.json');
       const args = `--json --outputFile=${shellQuote(file)}`;
       const appended = appendArguments(command, effective, isNpmTest, runnerCall('jest'), args);
-      return appended === undefined ? none : { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
+      if (appended !== undefined) return { command: appended, env: {}, report: { kind: 'jest-json-file', file } };
+      return /--json\b/.test(effective) ? none : { ...none, unreadable: notBare('jest', effective) };
     }
     case 'mocha': {
-      // Mocha runs one reporter; TAP keeps every failure readable on the console and is parsed
-      // from stdout. A reporter the user picked (command line or `.mocharc`) is left alone.
-      if (/(?:^|\s)(?:--reporter|-R)(?:[\s=]|$)/.test(effective) || (await hasMocharcReporter(input.cwd))) return none;
+      // Mocha runs one reporter, the last one named; TAP keeps every failure readable on the
+      // console and is parsed from stdout.
       const args = '--reporter tap --reporter-option tapVersion=13';
       const appended = appendArguments(command, effective, isNpmTest, runnerCall('mocha'), args);
-      return appended === undefined ? none : { ...none, command: appended };
+      if (appended !== undefined) return { ...none, command: appended };
+      if (/(?:^|\s)(?:--reporter|-R)(?:[\s=]|$)/.test(effective))
+        return { ...none, unreadable: notBare('mocha', effective) };
+      const existing = env.MOCHA_OPTIONS ?? '';
+      return { ...none, env: { MOCHA_OPTIONS: [existing, args].filter(Boolean).join(' ') } };
+    }
+    case 'ava': {
+      const appended = appendArguments(command, effective, isNpmTest, runnerCall('ava'), '--tap');
+      if (appended !== undefined) return { ...none, command: appended };
+      return /(?:^|\s)--tap\b/.test(effective) ? none : { ...none, unreadable: notBare('ava', effective) };
     }
     case 'go':
       if (/\s-json\b/.test(command) || !/^go\s+test\b/.test(command.trim())) return none;
@@ -141,31 +160,46 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
   }
 }
 
-/** A bare call of `runner`: `vitest run`, `npx vitest`, `node_modules/.bin/vitest`, `CI=1 vitest`. */
+/**
+ * A bare call of `runner`: `vitest run`, `npx vitest`, `node_modules/.bin/vitest`, `CI=1 vitest`,
+ * `cross-env NODE_ENV=test mocha`.
+ */
 function runnerCall(runner: string): RegExp {
-  return new RegExp(`^(?:[A-Za-z_][A-Za-z0-9_]*=\\S*\\s+)*(?:npx\\s+)?(?:\\S*/)?${runner}(?:\\s|$)`);
+  return new RegExp(
+    `^(?:[A-Za-z_][A-Za-z0-9_]*=\\S*\\s+)*(?:cross-env\\s+(?:[A-Za-z_][A-Za-z0-9_]*=\\S*\\s+)*)?(?:npx\\s+)?(?:\\S*/)?${runner}(?:\\s|$)`,
+  );
 }
 
-const MOCHARC = [
-  '.mocharc.js',
-  '.mocharc.cjs',
-  '.mocharc.mjs',
-  '.mocharc.yaml',
-  '.mocharc.yml',
-  '.mocharc.json',
-  '.mocharc.jsonc',
-];
+const REPORTER_FLAGS: Record<string, string> = {
+  jest: '--json --outputFile=<file>',
+  vitest: '--reporter=json --outputFile.json=<file>',
+  mocha: '--reporter tap',
+  ava: '--tap',
+};
 
-/** True when a mocha config file in `cwd` mentions a reporter (the command line would override it). */
-async function hasMocharcReporter(cwd: string): Promise<boolean> {
-  for (const name of MOCHARC) {
-    try {
-      if (/\breporter\b/.test(await readFile(path.join(cwd, name), 'utf8'))) return true;
-    } catch {
-      // No such file.
-    }
-  }
-  return false;
+/** Why a runner inside a longer shell line cannot be read, and what to configure. */
+function notBare(runner: string, script: string): { cause: string; hint: string } {
+  return {
+    cause: `the test command runs ${runner} inside a shell command line (\`${script.trim()}\`), where Ratchet cannot add the reporter it reads (${REPORTER_FLAGS[runner] ?? 'a machine-readable reporter'}), and ${runner}'s own console output names no test reliably`,
+    hint: `Set [test] command = "npx ${runner} ..." in .ratchet/config.toml (the bare ${runner} call of your test script), or make the package.json test script a bare ${runner} call; Ratchet adds its reporter to it.`,
+  };
+}
+
+/**
+ * node:test with reporters chosen by the script: readable when each one writing to the console
+ * is TAP or JUnit (parsed from stdout), else not (`spec`, `dot`, a module, a file destination).
+ */
+function ownNodeReporters(options: string): Pick<ReporterPlan, 'unreadable'> {
+  const reporters = [...options.matchAll(/--test-reporter[=\s]+(\S+)/g)].map((match) => match[1] ?? '');
+  const destinations = [...options.matchAll(/--test-reporter-destination[=\s]+(\S+)/g)].map((match) => match[1] ?? '');
+  const toConsole = reporters.filter((_, index) => ['stdout', undefined].includes(destinations[index]));
+  if (toConsole.length > 0 && toConsole.every((reporter) => reporter === 'tap' || reporter === 'junit')) return {};
+  return {
+    unreadable: {
+      cause: `the test command chooses node:test's reporters itself (${reporters.map((reporter) => `--test-reporter=${reporter}`).join(' ')}), so Ratchet cannot add the JUnit report it reads, and none of them prints TAP or JUnit on the console`,
+      hint: 'Remove --test-reporter from the test command (Ratchet adds spec for the console and a JUnit report for itself), or use --test-reporter=tap.',
+    },
+  };
 }
 
 /**
