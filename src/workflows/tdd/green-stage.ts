@@ -2,7 +2,9 @@ import type { HandoffState, TestCase } from '../../core/handoff.js';
 import type { StageName } from '../../core/stages.js';
 import { fingerprintFiles } from '../../verify/fingerprint.js';
 import { greenGate, verificationGate } from '../../verify/gates.js';
+import { addedLines, suspectSpecialCasing } from '../../verify/special-cases.js';
 import { diffVerification, type VerificationLock } from '../../verify/verification-files.js';
+import picomatch from 'picomatch';
 import {
   attemptRange,
   checkpoint,
@@ -69,6 +71,31 @@ async function verificationChanged(context: TddContext, locked: LockedTests): Pr
   }
   context.treeClean = false;
   return { accepted: false, reason: decision.reason, feedback: decision.feedback };
+}
+
+/**
+ * The warning for an implementation that passes by recognising the test's exact inputs (see
+ * `suspectSpecialCasing`), over the lines GREEN (and FIX) added outside the test files.
+ */
+async function specialCasing(context: TddContext, test: TestCase, locked: LockedTests): Promise<string | undefined> {
+  const { workspace } = context.deps;
+  const testText = await workspace.readFile(test.testFile);
+  if (testText === null) return undefined;
+  const head = await workspace.head();
+  const isTest = picomatch(locked.globs, { dot: true });
+  const evidence: string[] = [];
+  const files: string[] = [];
+  for (const file of await workspace.changedFilesSince(head)) {
+    if (isTest(file) || file === TEST_LIST_FILE) continue;
+    const now = await workspace.readFile(file);
+    if (now === null) continue;
+    const finding = suspectSpecialCasing(testText, addedLines(await workspace.readFileAt(head, file), now));
+    if (finding === undefined) continue;
+    files.push(file);
+    evidence.push(...finding.evidence);
+  }
+  if (evidence.length === 0) return undefined;
+  return `GREEN: special-cased inputs suspected in ${files.join(', ')}: ${evidence.map((line) => `\`${line}\``).join('; ')} returns the test's expected values for the test's exact inputs. A next test with other inputs will tell; check the implementation before accepting the run.`;
 }
 
 /** Tests pass and no test file changed since RED, then lint and typecheck (VERIFY / RE_VERIFY). */
@@ -236,6 +263,8 @@ export async function* greenStage(
           : {}),
       };
     }
+    const suspected = await specialCasing(context, test, lockedTests);
+    if (suspected !== undefined) yield { type: 'warning', stage: 'GREEN', message: suspected };
     const listText = await deps.workspace.readFile(TEST_LIST_FILE);
     const items = listText === null ? [] : parseTestList(listText);
     const item = findPendingItem(items, test.description);
