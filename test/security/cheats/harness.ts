@@ -18,7 +18,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { expect } from 'vitest';
-import type { ScriptedTurn, ScriptStep } from '../../support/scripted-brain.js';
+import type { ScriptedTool, ScriptedTurn, ScriptStep } from '../../support/scripted-brain.js';
 import { planSteps, say, write } from '../../support/scripted-brain.js';
 import {
   ANTHROPIC_FLAGS,
@@ -46,6 +46,12 @@ export interface CheatProject {
   solved: string;
   /** Extra environment of the CLI (e.g. pytest without the machine's plugins). */
   env?: Record<string, string>;
+  /**
+   * What the honest GREEN also does besides the implementation: an edit of a part of a mixed
+   * file that is not locked (a description in package.json or pyproject.toml), which no gate may
+   * take for a cheat.
+   */
+  honestExtras?: ScriptedTool[];
 }
 
 export interface Cheat {
@@ -74,7 +80,11 @@ function scriptFor(project: CheatProject, cheat: Cheat | null): ScriptStep[] {
     write(project.testFile, project.test),
     write(project.implFile, project.stub),
   );
-  const honestGreen = say('The implementation.', write(project.implFile, project.solved));
+  const honestGreen = say(
+    'The implementation.',
+    write(project.implFile, project.solved),
+    ...(project.honestExtras ?? []),
+  );
   const steps: ScriptStep[] = [
     ...planSteps(project.name, [{ text: item, testFile: project.testFile, implFile: project.implFile }]),
   ];
@@ -181,7 +191,7 @@ export function expectCaught(project: CheatProject, cheat: Cheat | null, played:
 /** Files of `commit` that contain `text` (git grep exits 1 when there are none). */
 function filesHolding(repo: ProjectRepo, commit: string, text: string): string[] {
   try {
-    return execFileSync('git', ['grep', '-l', '--fixed-strings', text, commit, '--'], {
+    return execFileSync('git', ['grep', '-l', '--fixed-strings', '-e', text, commit, '--'], {
       cwd: repo.dir,
       env: { ...process.env, ...repo.env },
       encoding: 'utf8',

@@ -48,6 +48,8 @@ test('add returns the sum of two numbers', () => {
   test: TEST,
   stub: 'export function multiply(a, b) {\n  return 0;\n}\n',
   solved: 'export function multiply(a, b) {\n  return a * b;\n}\n',
+  // Not a part that decides how tests run: GREEN may change it.
+  honestExtras: [bash(`npm pkg set description='A calculator' exports='./src/multiply.js'`)],
 };
 
 /** Issue 11, finding 5: the test script runs a script that finds the JUnit path and deletes the failures. */
@@ -272,6 +274,7 @@ describe('the cheat corpus on node:test: every trick caught, the honest run unto
     played.set('honest', run);
     expectCaught(NODE_PROJECT, null, run);
     expect(run.warnings).toEqual([]);
+    expect(run.repo.run('show', `ratchet/${run.run.runId}:package.json`)).toContain('"description": "A calculator"');
   }, 120_000);
 
   it.each(CHEATS.map((cheat) => [cheat.name, cheat] as const))(
