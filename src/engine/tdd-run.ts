@@ -15,6 +15,7 @@ import { acquireRepoLock } from '../git/repo-lock.js';
 import type { ProcessRunner } from '../process/types.js';
 import { detectTestCommand } from '../verify/detect.js';
 import { requireReadableResults } from '../verify/run-tests.js';
+import { editableInstallPaths } from '../verify/editable-installs.js';
 import { checkNeedsRefactor } from '../code/size-check.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
 import { asGitRun, isClosed, type GitRun } from './git-run.js';
@@ -44,6 +45,7 @@ import {
   shareDependencies,
 } from './worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from './tool-sandbox.js';
+import { PYTHON_ENVIRONMENTS, withEditableInstalls } from './editable-install-env.js';
 import { checkClaudeCode } from '../agent/claude-code/checks.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
 
@@ -835,11 +837,14 @@ async function* executeRun(
     ...(services.fetch ? { fetch: services.fetch } : {}),
     ...(options.cassetteStart ? { cassetteStart: options.cassetteStart } : {}),
   });
-  const sandbox = await toolSandbox(config, services.runner, {
-    protect: [options.repoRoot],
-    worktree: run.worktree,
-    dependenciesOf: options.repoRoot,
-  });
+  const sandbox = withEditableInstalls(
+    await toolSandbox(config, services.runner, {
+      protect: [options.repoRoot],
+      worktree: run.worktree,
+      dependenciesOf: options.repoRoot,
+    }),
+    await editableInstallPaths(options.repoRoot, run.worktree, PYTHON_ENVIRONMENTS),
+  );
   if (sandbox.notice !== null) {
     const warning = envelope({ type: 'warning', message: sandbox.notice });
     await services.ledger.record(warning);

@@ -34,9 +34,13 @@ const MOCHA_TESTS = {
   ].join('\n'),
 };
 
-async function project(scripts: Record<string, string>, files: Record<string, string>): Promise<string> {
+async function project(
+  scripts: Record<string, string>,
+  files: Record<string, string>,
+  fields: Record<string, unknown> = {},
+): Promise<string> {
   const root = await makeProject({
-    'package.json': JSON.stringify({ name: 'x', version: '1.0.0', scripts }),
+    'package.json': JSON.stringify({ name: 'x', version: '1.0.0', scripts, ...fields }),
     ...files,
   });
   await symlink(modules, path.join(root, 'node_modules'), 'dir');

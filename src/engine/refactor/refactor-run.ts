@@ -18,6 +18,8 @@ import { acquireRepoLock } from '../../git/repo-lock.js';
 import { buildContextPack } from '../../context/context-pack.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { verificationFileMatcher } from '../../verify/verification-files.js';
+import { editableInstallPaths } from '../../verify/editable-installs.js';
+import { PYTHON_ENVIRONMENTS, withEditableInstalls } from '../editable-install-env.js';
 import { markRolledBack, runBatchLoop, type RefactorLoopResult } from '../../workflows/refactor/batch-loop.js';
 import { boundPlannerBatches, heuristicPlan, type FileFacts, type PlanBounds } from '../../workflows/refactor/plan.js';
 import type { RefactorDependencies, RefactorVerifier, VerifierRun } from '../../workflows/refactor/ports.js';
@@ -341,11 +343,14 @@ export async function* prepareRefactor(
         snapshot: backup.snapshot,
         directory: backup.directory,
       });
-      const sandbox = await toolSandbox(config, services.runner, {
-        protect: [repoRoot, target],
-        worktree,
-        dependenciesOf: target,
-      });
+      const sandbox = withEditableInstalls(
+        await toolSandbox(config, services.runner, {
+          protect: [repoRoot, target],
+          worktree,
+          dependenciesOf: target,
+        }),
+        await editableInstallPaths(target, worktree, PYTHON_ENVIRONMENTS),
+      );
       if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
       // `--model` won over `[stages.refactor] model`: said, never silent.
       const overridden = stageModelOverrideNotice(config, ['refactor']);
