@@ -46,7 +46,7 @@ export async function editableInstallPaths(
 }
 
 /** `PYTHONPATH` with `paths` first (nothing to add: undefined). */
-export function pythonPathWith(paths: readonly string[], existing: string | undefined): string | undefined {
+function pythonPathWith(paths: readonly string[], existing: string | undefined): string | undefined {
   if (paths.length === 0) return undefined;
   return [...paths, ...(existing ?? '').split(path.delimiter).filter(Boolean)].join(path.delimiter);
 }

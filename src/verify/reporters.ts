@@ -5,15 +5,18 @@ import { leadingCd, readTestScript, type Framework } from './detect.js';
  * How one run gets machine-readable results without changing what the user's command tests.
  *
  * - node:test: `NODE_OPTIONS` adds the `spec` reporter on stdout (what a terminal shows) and the
- *   `junit` reporter into a file. Measured on Node 24: when stdout is not a TTY, `node --test`
+ *   `junit` reporter on stderr. Measured on Node 24: when stdout is not a TTY, `node --test`
  *   under `npm test` prints `spec`, which has no stable per-test shape, so a reporter must be
  *   injected. NODE_OPTIONS reaches `node --test` through npm and any shell script; test-file
  *   subprocesses and ordinary `node` children inherit it harmlessly (the reporter flags act only
- *   in a `--test` parent, and the report file stays one coherent document). JUnit is preferred
- *   to TAP because it gives every test its file, so ids do not change when a test starts
- *   failing. When the script sets `--test-reporter` itself, nothing is injected: node requires
- *   as many destinations as reporters and would refuse to start. A nested `node --test` inside
- *   a test would also write the report file; that case falls back to stdout parsing.
+ *   in a `--test` parent). The report goes to stderr, not to a file, so no path to it appears in
+ *   the environment the code under test sees (NODE_OPTIONS is every test process's): what the
+ *   tests print, on stdout or stderr, reaches the parent through its pipes and comes out in the
+ *   `spec` output, and a nested `node --test` inside a test writes its report to that test's
+ *   stderr, not to ours. JUnit is preferred to TAP because it gives every test its file, so ids
+ *   do not change when a test starts failing. When the script sets `--test-reporter` itself,
+ *   nothing is injected: node requires as many destinations as reporters and would refuse to
+ *   start.
  * - pytest: `PYTEST_ADDOPTS` adds `--junitxml` (xunit1, which records each test's file),
  *   `-rA` (a parseable summary should the XML be missing) and `-p no:cacheprovider` (no
  *   `.pytest_cache` written into the worktree).
@@ -35,6 +38,8 @@ import { leadingCd, readTestScript, type Framework } from './detect.js';
  */
 export type ReportSource =
   | { kind: 'junit-file'; file: string }
+  /** The last JUnit XML document on the command's stderr. */
+  | { kind: 'junit-stderr' }
   | { kind: 'jest-json-file'; file: string }
   | { kind: 'junit-dirs'; patterns: string[] }
   | { kind: 'none' };
@@ -83,18 +88,17 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
       const existing = env.NODE_OPTIONS ?? '';
       if (/--test-reporter/.test(effective) || /--test-reporter/.test(existing))
         return { ...none, ...ownNodeReporters(`${existing} ${effective}`) };
-      const file = path.join(reportDir, 'node-test.xml');
       const options = [
         existing,
         '--test-reporter=spec',
         '--test-reporter-destination=stdout',
         '--test-reporter=junit',
-        `--test-reporter-destination=${quoteNodeOption(file)}`,
+        '--test-reporter-destination=stderr',
       ];
       return {
         command,
         env: { NODE_OPTIONS: options.filter(Boolean).join(' ') },
-        report: { kind: 'junit-file', file },
+        report: { kind: 'junit-stderr' },
       };
     }
     case 'pytest': {
@@ -236,9 +240,4 @@ function unittestVerbose(command: string): string {
 /** Quotes a word for `/bin/sh` (and for pytest's shlex-split PYTEST_ADDOPTS). */
 function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/** NODE_OPTIONS splits on spaces but honours double quotes. */
-function quoteNodeOption(value: string): string {
-  return /[\s"\\]/.test(value) ? `"${value.replace(/(["\\])/g, '\\$1')}"` : value;
 }

@@ -107,7 +107,7 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
     framework === 'cargo'
       ? await cargoScopes(resolve(cwd, leadingCd(command)?.dir ?? '.'), cargoTargets(run.output))
       : undefined;
-  const report = await fromReport(plan.report, cwd, run.output, startedAt);
+  const report = await fromReport(plan.report, cwd, run, startedAt);
   const collected =
     report.collected ??
     fromOutput(framework, run.stdout, run.output, { exitCode: run.exitCode, cwd, ...(cargo ? { cargo } : {}) });
@@ -154,6 +154,7 @@ function withPlanHint(problem: ResultProblem, planned: { cause: string; hint: st
 function reportKindOf(report: ReportSource): 'junit' | 'jest-json' | 'junit-dirs' | 'none' {
   switch (report.kind) {
     case 'junit-file':
+    case 'junit-stderr':
       return 'junit';
     case 'jest-json-file':
       return 'jest-json';
@@ -204,9 +205,10 @@ export function countTests(tests: TestCaseResult[]): TestRunResult['counts'] {
 async function fromReport(
   report: ReportSource,
   cwd: string,
-  output: string,
+  run: { output: string; stdout: string; stderr: string },
   startedAt: number,
 ): Promise<{ collected: Collected | undefined; state: ReportState }> {
+  const { output } = run;
   const read = (
     collected: Collected | undefined,
     text: string | undefined,
@@ -226,6 +228,19 @@ async function fromReport(
         json,
       );
     }
+    case 'junit-stderr': {
+      const xml = lastJunitDocument(run.stderr);
+      if (xml === undefined) return read(undefined, undefined);
+      // What the user and the model read: the console output without the report's XML.
+      const rest = `${run.stderr.slice(0, xml.start)}${run.stderr.slice(xml.end)}`.trim();
+      const readable = output.includes(xml.text)
+        ? output.replace(xml.text, '')
+        : rest === ''
+          ? run.stdout
+          : `${run.stdout}\n${rest}`;
+      const parsed = attempt(() => parseJunitXml(xml.text, { cwd, output: readable }), 'junit-xml');
+      return read(parsed && { ...parsed, readable }, xml.text);
+    }
     case 'junit-dirs': {
       const collected = await fromReportDirs(report.patterns, cwd, output, startedAt);
       return { collected, state: collected === undefined ? 'missing' : 'read' };
@@ -233,6 +248,17 @@ async function fromReport(
     case 'none':
       return { collected: undefined, state: 'not-asked' };
   }
+}
+
+/** The last JUnit XML document of `text` (what else the command wrote to stderr is left around it). */
+function lastJunitDocument(text: string): { text: string; start: number; end: number } | undefined {
+  const closing = '</testsuites>';
+  const end = text.lastIndexOf(closing);
+  if (end < 0) return undefined;
+  const declaration = text.lastIndexOf('<?xml', end);
+  const start = declaration >= 0 ? declaration : text.lastIndexOf('<testsuites', end);
+  if (start < 0) return undefined;
+  return { text: text.slice(start, end + closing.length), start, end: end + closing.length };
 }
 
 async function fromReportDirs(
