@@ -22,6 +22,19 @@ export interface TestCaseResult {
 export type ResultSource =
   'junit-xml' | 'tap' | 'pytest' | 'unittest' | 'jest-json' | 'go-json' | 'cargo' | 'exit-code';
 
+/** Why a run's results cannot be taken for a pass (see `TestRunResult.problem`). */
+export interface ResultProblem {
+  /**
+   * `unreadable`: no per-test result could be read at all. `inconsistent`: the results disagree
+   * with the runner's exit code or its own summary, or the report it was asked to write is
+   * missing or broken although it exited 0 (a runner stopped early, a report tampered with).
+   */
+  kind: 'unreadable' | 'inconsistent';
+  message: string;
+  /** What to configure about it, when the user can. */
+  hint?: string;
+}
+
 export interface TestRunResult {
   command: string;
   exitCode: number | null;
@@ -34,6 +47,8 @@ export interface TestRunResult {
   collectionErrors: string[];
   source: ResultSource;
   counts: { passed: number; failed: number; skipped: number; total: number };
+  /** Set when these results cannot be taken for a pass, whatever they say: every gate then rejects. */
+  problem?: ResultProblem;
 }
 
 /** Result of a non-test check (lint, typecheck). */

@@ -15,6 +15,8 @@ import { acquireRepoLock } from '../git/repo-lock.js';
 import { commandEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 import { detectTestCommand } from '../verify/detect.js';
+import { requireReadableResults } from '../verify/run-tests.js';
+import { editableInstallPaths } from '../verify/editable-installs.js';
 import { checkNeedsRefactor } from '../code/size-check.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
 import { asGitRun, isClosed, type GitRun } from './git-run.js';
@@ -44,6 +46,7 @@ import {
   shareDependencies,
 } from './worktree-setup.js';
 import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from './tool-sandbox.js';
+import { PYTHON_ENVIRONMENTS, withEditableInstalls } from './editable-install-env.js';
 import { checkClaudeCode } from '../agent/claude-code/checks.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
 
@@ -165,6 +168,8 @@ export async function checkTddStart(
     });
   }
   const detected = await detectTestCommand(repoRoot, config.test.command);
+  // A test command whose per-test results surely cannot be read would leave every gate blind.
+  await requireReadableResults({ command: detected.command, framework: detected.framework, cwd: repoRoot });
   // Fail fast on a missing key or a bad endpoint, before any branch, worktree or run exists.
   const prompts = await preflight(config, services, repoRoot);
   return { changes, detected, prompts };
@@ -834,11 +839,14 @@ async function* executeRun(
     ...(services.fetch ? { fetch: services.fetch } : {}),
     ...(options.cassetteStart ? { cassetteStart: options.cassetteStart } : {}),
   });
-  const sandbox = await toolSandbox(config, services.runner, {
-    protect: [options.repoRoot],
-    worktree: run.worktree,
-    dependenciesOf: options.repoRoot,
-  });
+  const sandbox = withEditableInstalls(
+    await toolSandbox(config, services.runner, {
+      protect: [options.repoRoot],
+      worktree: run.worktree,
+      dependenciesOf: options.repoRoot,
+    }),
+    await editableInstallPaths(options.repoRoot, run.worktree, PYTHON_ENVIRONMENTS),
+  );
   if (sandbox.notice !== null) {
     const warning = envelope({ type: 'warning', message: sandbox.notice });
     await services.ledger.record(warning);

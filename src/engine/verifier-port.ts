@@ -7,6 +7,7 @@ import type { ProcessRunner } from '../process/types.js';
 import { runCheck } from '../verify/checks.js';
 import type { Framework } from '../verify/detect.js';
 import { runTests } from '../verify/run-tests.js';
+import { lockVerification } from '../verify/verification-files.js';
 import type { StoredCheck, VerifierPort } from '../workflows/tdd/ports.js';
 
 export interface VerifierPortOptions {
@@ -34,8 +35,12 @@ export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
     await writeFile(file, redact(output));
     return relative(options.repoRoot, file);
   };
+  const commands = [options.command, options.config.lint.command, options.config.typecheck.command].filter(
+    (command): command is string => typeof command === 'string' && command !== '',
+  );
   return {
     testCommand: options.command,
+    lockVerification: () => lockVerification(options.worktree, commands),
     async runTests(stage, signal) {
       const result = await runTests({
         command: options.command,

@@ -13,6 +13,7 @@ export type Framework =
   | 'jest'
   | 'vitest'
   | 'mocha'
+  | 'ava'
   | 'npm'
   | 'pytest'
   | 'unittest'
@@ -371,6 +372,7 @@ export function detectFramework(command: string): Framework {
   if (/\bvitest\b/.test(text)) return 'vitest';
   if (/\bjest\b/.test(text)) return 'jest';
   if (/\bmocha\b/.test(text)) return 'mocha';
+  if (/(?:^|[\s/])ava(?:\s|$)/.test(text)) return 'ava';
   if (/(?:^|[\s/])node(?:\s+\S+)*?\s+--test\b/.test(text)) return 'node-test';
   if (/(?:^|[\s/])(?:py\.test|pytest)(?:\s|$)|-m\s+pytest\b/.test(text)) return 'pytest';
   if (/-m\s+unittest\b/.test(text)) return 'unittest';
@@ -423,7 +425,7 @@ function frameworkOfPackage(pkg: PackageJson): Framework {
   const fromScript = detectFramework(pkg.scripts?.test ?? '');
   if (fromScript !== 'custom' && fromScript !== 'npm') return fromScript;
   const dependencies = { ...pkg.dependencies, ...pkg.devDependencies };
-  for (const name of ['vitest', 'jest', 'mocha'] as const) if (name in dependencies) return name;
+  for (const name of ['vitest', 'jest', 'mocha', 'ava'] as const) if (name in dependencies) return name;
   return 'npm';
 }
 

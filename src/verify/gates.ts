@@ -1,5 +1,6 @@
 import type { CheckResult, TestCaseResult, TestRunResult } from '../core/verification.js';
 import { diffFingerprints } from './fingerprint.js';
+import { describeVerificationChanges, type VerificationChange } from './verification-files.js';
 
 /*
  * The deterministic gates of the TDD loop (DESIGN.md "The TDD loop"; seed 003's recovery
@@ -27,7 +28,11 @@ type GateRejectionReason =
   /** GREEN: a test file was changed, added or removed since RED. */
   | 'test-files-changed'
   /** VERIFY: lint or typecheck failed. */
-  | 'checks-failing';
+  | 'checks-failing'
+  /** GREEN / FIX / REFACTOR: a file (or part) that decides how tests run or are reported changed since RED. */
+  | 'verification-files-changed'
+  /** Any: the results cannot be read, or disagree with the runner's exit code or its own summary. */
+  | 'results-untrusted';
 
 export type GateDecision =
   | { accepted: true; summary: string; newFailing?: TestCaseResult[] }
@@ -62,6 +67,7 @@ export function redGate(before: TestRunResult, after: TestRunResult): GateDecisi
       after,
     );
   }
+  if (after.problem !== undefined) return untrusted(after);
   const statusBefore = new Map(before.tests.map((test) => [test.id, test.status]));
   const statusAfter = new Map(after.tests.map((test) => [test.id, test.status]));
   const newFailing = after.tests.filter(
@@ -181,9 +187,37 @@ export function verifyGate(tests: TestRunResult, checks: CheckResult[]): GateDec
   return { accepted: true, summary: `All ${tests.counts.passed} tests pass${names === '' ? '' : `; ${names} clean`}` };
 }
 
+/**
+ * Rejects a change to the files that decide how tests run and are reported (`diffVerification`
+ * of the lock taken after RED and the tree now); undefined when nothing locked changed.
+ */
+export function verificationGate(changes: readonly VerificationChange[]): GateDecision | undefined {
+  if (changes.length === 0) return undefined;
+  return reject(
+    'verification-files-changed',
+    [...new Set(changes.map((change) => change.file))],
+    `The files that decide how the tests run and are reported are fixed after RED (test scripts, runner configuration, setup files, conftest.py, the settings of lint and typecheck). These changes were undone:\n${describeVerificationChanges(
+      changes,
+    )
+      .map((line) => `- ${line}`)
+      .join('\n')}\nMake the tests pass by changing the implementation only.`,
+    undefined,
+  );
+}
+
+function untrusted(run: TestRunResult): GateDecision {
+  const problem = run.problem;
+  const text =
+    problem === undefined
+      ? 'The test results cannot be trusted.'
+      : `${problem.message}${problem.hint === undefined ? '' : `\n${problem.hint}`}`;
+  return reject('results-untrusted', [], `The test results cannot be taken for a pass: ${text}`, run);
+}
+
 function testsFailing(run: TestRunResult): GateDecision | undefined {
   const failed = run.tests.filter((test) => test.status === 'failed');
-  if (!run.timedOut && failed.length === 0 && run.collectionErrors.length === 0 && run.exitCode === 0) return undefined;
+  if (!run.timedOut && failed.length === 0 && run.collectionErrors.length === 0 && run.exitCode === 0)
+    return run.problem === undefined ? undefined : untrusted(run);
   const parts: string[] = [];
   if (run.timedOut) parts.push('The test run timed out.');
   if (run.collectionErrors.length > 0) {

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { glob } from 'tinyglobby';
 import { RatchetError } from '../core/errors.js';
-import type { ResultSource, TestCaseResult, TestRunResult } from '../core/verification.js';
+import type { ResultProblem, ResultSource, TestCaseResult, TestRunResult } from '../core/verification.js';
 import { commandEnvironment, withEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 import { cargoScopes } from './cargo-workspace.js';
@@ -19,6 +19,7 @@ import { looksLikePytest, parsePytestText } from './parsers/pytest-text.js';
 import { looksLikeTap, parseTap } from './parsers/tap.js';
 import { looksLikeUnittest, parseUnittestText } from './parsers/unittest-text.js';
 import { planReporter, type ReportSource } from './reporters.js';
+import { checkResultIntegrity, type ReportState } from './result-integrity.js';
 
 export interface RunTestsOptions {
   command: string;
@@ -118,8 +119,9 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
     framework === 'cargo'
       ? await cargoScopes(resolve(cwd, leadingCd(command)?.dir ?? '.'), cargoTargets(run.output))
       : undefined;
+  const report = await fromReport(plan.report, cwd, run, startedAt);
   const collected =
-    (await fromReport(plan.report, cwd, run.output, startedAt)) ??
+    report.collected ??
     fromOutput(framework, run.stdout, run.output, { exitCode: run.exitCode, cwd, ...(cargo ? { cargo } : {}) });
   // Colours (Maven colours even a pipe) would end up in gate feedback and subjects.
   const tests = collected.tests.map((test) =>
@@ -128,6 +130,19 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
   if (run.timedOut) tests.push(timeoutCase(timeoutMs));
   const keep = options.maxOutputChars ?? DEFAULT_KEPT_CHARS;
   const output = collected.readable ?? run.output;
+  const problem = checkResultIntegrity({
+    framework,
+    command,
+    reportKind: reportKindOf(plan.report),
+    reportState: report.state,
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    stdout: run.stdout,
+    output: run.output,
+    tests,
+    collectionErrors: collected.collectionErrors,
+    source: collected.source,
+  });
   return {
     command: plan.command,
     exitCode: run.exitCode,
@@ -138,7 +153,49 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
     collectionErrors: collected.collectionErrors.map((error) => stripVTControlCharacters(error)),
     source: collected.source,
     counts: countTests(tests),
+    ...(problem === undefined ? {} : { problem: withPlanHint(problem, plan.unreadable) }),
   };
+}
+
+/** The reporter plan knows best why results were unreadable: its cause and hint win. */
+function withPlanHint(problem: ResultProblem, planned: { cause: string; hint: string } | undefined): ResultProblem {
+  if (problem.kind !== 'unreadable' || planned === undefined) return problem;
+  return { kind: 'unreadable', message: `${planned.cause}.`, hint: planned.hint };
+}
+
+function reportKindOf(report: ReportSource): 'junit' | 'jest-json' | 'junit-dirs' | 'none' {
+  switch (report.kind) {
+    case 'junit-file':
+    case 'junit-stderr':
+      return 'junit';
+    case 'jest-json-file':
+      return 'jest-json';
+    case 'junit-dirs':
+      return 'junit-dirs';
+    case 'none':
+      return 'none';
+  }
+}
+
+/**
+ * Refuses, before anything runs, a test command whose per-test results surely cannot be read
+ * (see `ReporterPlan.unreadable`): no gate could judge a model's work on it.
+ */
+export async function requireReadableResults(options: {
+  command: string;
+  framework: Framework;
+  cwd: string;
+}): Promise<void> {
+  const plan = await planReporter({ ...options, reportDir: tmpdir(), env: process.env });
+  if (plan.unreadable === undefined) return;
+  throw new RatchetError(
+    'config',
+    `Ratchet cannot read per-test results from \`${options.command}\`: ${plan.unreadable.cause}.`,
+    {
+      hint: plan.unreadable.hint,
+      details: { reason: 'results-unreadable', framework: options.framework },
+    },
+  );
 }
 
 /** The program a shell said it could not find (`sh: 1: jest: not found`, `zsh: command not found: jest`). */
@@ -160,23 +217,60 @@ export function countTests(tests: TestCaseResult[]): TestRunResult['counts'] {
 async function fromReport(
   report: ReportSource,
   cwd: string,
-  output: string,
+  run: { output: string; stdout: string; stderr: string },
   startedAt: number,
-): Promise<Collected | undefined> {
+): Promise<{ collected: Collected | undefined; state: ReportState }> {
+  const { output } = run;
+  const read = (
+    collected: Collected | undefined,
+    text: string | undefined,
+  ): { collected: Collected | undefined; state: ReportState } => ({
+    collected,
+    state: text === undefined ? 'missing' : collected === undefined ? 'unparseable' : 'read',
+  });
   switch (report.kind) {
     case 'junit-file': {
       const xml = await readIfPresent(report.file);
-      return xml === undefined ? undefined : attempt(() => parseJunitXml(xml, { cwd, output }), 'junit-xml');
+      return read(xml === undefined ? undefined : attempt(() => parseJunitXml(xml, { cwd, output }), 'junit-xml'), xml);
     }
     case 'jest-json-file': {
       const json = await readIfPresent(report.file);
-      return json === undefined ? undefined : attempt(() => parseJestJson(JSON.parse(json), { cwd }), 'jest-json');
+      return read(
+        json === undefined ? undefined : attempt(() => parseJestJson(JSON.parse(json), { cwd }), 'jest-json'),
+        json,
+      );
     }
-    case 'junit-dirs':
-      return fromReportDirs(report.patterns, cwd, output, startedAt);
+    case 'junit-stderr': {
+      const xml = lastJunitDocument(run.stderr);
+      if (xml === undefined) return read(undefined, undefined);
+      // What the user and the model read: the console output without the report's XML.
+      const rest = `${run.stderr.slice(0, xml.start)}${run.stderr.slice(xml.end)}`.trim();
+      const readable = output.includes(xml.text)
+        ? output.replace(xml.text, '')
+        : rest === ''
+          ? run.stdout
+          : `${run.stdout}\n${rest}`;
+      const parsed = attempt(() => parseJunitXml(xml.text, { cwd, output: readable }), 'junit-xml');
+      return read(parsed && { ...parsed, readable }, xml.text);
+    }
+    case 'junit-dirs': {
+      const collected = await fromReportDirs(report.patterns, cwd, output, startedAt);
+      return { collected, state: collected === undefined ? 'missing' : 'read' };
+    }
     case 'none':
-      return undefined;
+      return { collected: undefined, state: 'not-asked' };
   }
+}
+
+/** The last JUnit XML document of `text` (what else the command wrote to stderr is left around it). */
+function lastJunitDocument(text: string): { text: string; start: number; end: number } | undefined {
+  const closing = '</testsuites>';
+  const end = text.lastIndexOf(closing);
+  if (end < 0) return undefined;
+  const declaration = text.lastIndexOf('<?xml', end);
+  const start = declaration >= 0 ? declaration : text.lastIndexOf('<testsuites', end);
+  if (start < 0) return undefined;
+  return { text: text.slice(start, end + closing.length), start, end: end + closing.length };
 }
 
 async function fromReportDirs(

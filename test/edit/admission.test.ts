@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { admitPatch, describeViolations, type AdmissionInput, type Violation } from '../../src/edit/admission.js';
-import { verifierFileMatcher } from '../../src/engine/refactor/refactor-run.js';
+import { verificationFileMatcher } from '../../src/verify/verification-files.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 import { numberedLines, realDiff } from './helpers.js';
 
@@ -284,14 +284,14 @@ describe('admitPatch', () => {
 
   it('refuses changes to the files that define how the project is verified', async () => {
     const patchText = await realDiff(repo, { 'src/app.ts': numberedLines(30, 'v2') });
-    const isVerifierFile = verifierFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
+    const isVerifierFile = verificationFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
     expect(await violationsOf(patchText, { isVerifierFile: (path) => path === 'src/app.ts' })).toMatchObject([
       { kind: 'verifier-file', file: 'src/app.ts' },
     ]);
     expect(await admitPatch(input(patchText, { isVerifierFile }))).toMatchObject({ admitted: true });
     // The matcher: runner configuration by name, Ratchet's settings, and files a command names.
     await repo.write({ 'scripts/check.sh': 'exit 0\n' });
-    const withScript = verifierFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
+    const withScript = verificationFileMatcher(['npm test', './scripts/check.sh --all'], repo.dir);
     for (const path of [
       'package.json',
       'web/package.json',

@@ -1,6 +1,7 @@
 import { RatchetError } from '../../src/core/errors.js';
 import type { StageName } from '../../src/core/stages.js';
 import type { FailureKind, TestCaseResult, TestRunResult } from '../../src/core/verification.js';
+import { lockVerification, type VerificationLock } from '../../src/verify/verification-files.js';
 import type { StoredCheck, StoredTestRun, VerifierPort } from '../../src/workflows/tdd/ports.js';
 import type { FakeWorkspace, FileMap } from './fake-tdd-workspace.js';
 
@@ -132,6 +133,11 @@ export class FakeVerifier implements VerifierPort {
     const isTestFile = options.isTestFile ?? ((path: string) => path.endsWith('.test.ts'));
     this.evaluate = options.evaluate ?? ((files) => evaluateFakeSuite(files, isTestFile));
     this.checks = options.checks ?? DEFAULT_FAKE_CHECKS;
+  }
+
+  /** The real lock over the workspace's files on disk, for the fake test command. */
+  lockVerification(): Promise<VerificationLock> {
+    return lockVerification(this.workspace.root, [this.testCommand]);
   }
 
   runTests(stage: StageName, signal?: AbortSignal): Promise<StoredTestRun> {

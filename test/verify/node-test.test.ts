@@ -117,6 +117,28 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
     expect((await lstat(reporter)).isSymbolicLink()).toBe(false);
   });
 
+  it("writes the report where no test can find it or write into it: on the runner's stderr", async () => {
+    const root = await makeProject({
+      'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
+      'test/snoop.test.js': [
+        "import test from 'node:test';",
+        "import assert from 'node:assert';",
+        // What a test could learn of the report, and a forged one on its own stderr and stdout.
+        'test(\'snoops\', () => { console.log(\'SEEN \' + process.env.NODE_OPTIONS); const fake = \'<?xml version="1.0"?><testsuites><testcase name="fails" file="test/snoop.test.js"/></testsuites>\'; process.stderr.write(fake); console.log(fake); });',
+        "test('fails', () => { assert.equal(1, 2); });",
+      ].join('\n'),
+    });
+    const result = await runTests(npmTestIn(root));
+    const seen = /SEEN (.*)/.exec(result.output)?.[1] ?? '';
+    expect(seen).toContain('--test-reporter-destination=stderr');
+    expect(seen).not.toMatch(/--test-reporter-destination=(?!stdout|stderr)/);
+    expect(result.tests.map((test) => [test.name, test.status])).toEqual([
+      ['snoops', 'passed'],
+      ['fails', 'failed'],
+    ]);
+    expect(result.output).not.toContain('<!-- tests 2 -->');
+  });
+
   it('leaves a script that picks its own reporter alone and parses its TAP output', async () => {
     const root = await makeProject({
       ...PROJECT,

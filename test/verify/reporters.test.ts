@@ -38,13 +38,46 @@ describe('planReporter: mocha', () => {
     );
   });
 
-  it('leaves a chosen reporter, a compound script and a wrapped call alone', async () => {
-    expect((await plan('mocha --reporter dot', 'mocha')).command).toBe('mocha --reporter dot');
-    expect((await plan('mocha -R spec', 'mocha')).command).toBe('mocha -R spec');
-    expect((await plan('npm test', 'mocha', { 'package.json': pkg('mocha && echo done') })).command).toBe('npm test');
-    expect((await plan('nyc mocha', 'mocha')).command).toBe('nyc mocha');
+  it('overrides a reporter the command or .mocharc chose: mocha takes the last --reporter', async () => {
+    // body-parser's and express's `npm test` (issue 11, finding 9).
+    expect((await plan('mocha --reporter dot', 'mocha')).command).toBe(`mocha --reporter dot ${TAP}`);
+    expect((await plan('mocha -R spec', 'mocha')).command).toBe(`mocha -R spec ${TAP}`);
+    const express = pkg('mocha --require test/support/env --reporter spec --check-leaks test/ test/acceptance/');
+    expect((await plan('npm test', 'mocha', { 'package.json': express })).command).toBe(`npm test -- ${TAP}`);
     const rc = { '.mocharc.yml': 'reporter: dot\n', 'package.json': pkg('mocha') };
-    expect((await plan('npm test', 'mocha', rc)).command).toBe('npm test');
+    expect((await plan('npm test', 'mocha', rc)).command).toBe(`npm test -- ${TAP}`);
+  });
+
+  it('reaches mocha inside a longer command line through MOCHA_OPTIONS, unless the line names a reporter', async () => {
+    const compound = await plan('npm test', 'mocha', { 'package.json': pkg('mocha && echo done') });
+    expect(compound).toMatchObject({ command: 'npm test', env: { MOCHA_OPTIONS: TAP } });
+    expect(compound.unreadable).toBeUndefined();
+    expect(await plan('nyc mocha', 'mocha')).toMatchObject({ command: 'nyc mocha', env: { MOCHA_OPTIONS: TAP } });
+    // The command line beats MOCHA_OPTIONS: such a script cannot be read.
+    const chosen = await plan('npm test', 'mocha', { 'package.json': pkg('mocha --reporter spec && echo done') });
+    expect(chosen.unreadable?.cause).toContain('inside a shell command line');
+    expect(chosen.unreadable?.hint).toContain('npx mocha');
+  });
+});
+
+describe('planReporter: ava', () => {
+  it('appends --tap to a bare ava call; a longer command line cannot be read', async () => {
+    expect((await plan('npm test', 'ava', { 'package.json': pkg('ava --verbose') })).command).toBe('npm test -- --tap');
+    expect((await plan('npx ava', 'ava')).command).toBe('npx ava --tap');
+    expect((await plan('npm test', 'ava', { 'package.json': pkg('xo && ava') })).unreadable?.hint).toContain('npx ava');
+  });
+});
+
+describe('planReporter: runners whose reporter cannot be added', () => {
+  it('says why, and what to configure', async () => {
+    const jest = await plan('npm test', 'jest', { 'package.json': pkg('jest && eslint .') });
+    expect(jest.unreadable?.cause).toMatch(/runs jest inside a shell command line/);
+    expect((await plan('npm test', 'jest', { 'package.json': pkg('jest --json && x') })).unreadable).toBeUndefined();
+    expect((await plan('cross-env NODE_ENV=test jest', 'jest')).command).toMatch(/ --json --outputFile=/);
+    const spec = await plan('npm test', 'node-test', { 'package.json': pkg('node --test --test-reporter=spec') });
+    expect(spec.unreadable?.hint).toContain('Remove --test-reporter');
+    const tap = await plan('npm test', 'node-test', { 'package.json': pkg('node --test --test-reporter=tap') });
+    expect(tap.unreadable).toBeUndefined();
   });
 });
 
@@ -75,7 +108,8 @@ describe('planReporter: commands that set variables or change directory first', 
     const node = await plan('cd frontend && npm test', 'node-test', { 'frontend/package.json': pkg('node --test') });
     expect(node.command).toBe('cd frontend && npm test');
     expect(node.env.NODE_OPTIONS).toMatch(/--test-reporter=file:\/\/\/\S+\/node-test-reporter\.mjs /);
-    expect(node.report).toMatchObject({ kind: 'junit-file', file: expect.stringMatching(/^\//) as unknown });
+    expect(node.env.NODE_OPTIONS).toContain('--test-reporter-destination=stderr');
+    expect(node.report).toEqual({ kind: 'junit-stderr' });
     expect(node.supportFiles).toEqual([
       {
         file: expect.stringMatching(/^\/.*\/node-test-reporter\.mjs$/) as unknown,

@@ -20,6 +20,9 @@ import { acquireRepoLock } from '../../git/repo-lock.js';
 import { unsafeUncommitted } from '../../git/unsafe-entries.js';
 import { buildContextPack } from '../../context/context-pack.js';
 import { detectTestCommand } from '../../verify/detect.js';
+import { verificationFileMatcher } from '../../verify/verification-files.js';
+import { editableInstallPaths } from '../../verify/editable-installs.js';
+import { PYTHON_ENVIRONMENTS, withEditableInstalls } from '../editable-install-env.js';
 import { markRolledBack, runBatchLoop, type RefactorLoopResult } from '../../workflows/refactor/batch-loop.js';
 import { boundPlannerBatches, heuristicPlan, type FileFacts, type PlanBounds } from '../../workflows/refactor/plan.js';
 import type { RefactorDependencies, RefactorVerifier, VerifierRun } from '../../workflows/refactor/ports.js';
@@ -172,57 +175,6 @@ export async function verifierCommands(
 }
 
 /**
- * Files that define how a project is verified, which no refactoring patch may change (seed 002,
- * 3.2: acceptance rests on deterministic checks the model cannot move): test runner and build
- * configuration by name, Ratchet's and the seed's settings, and any file a verifier command
- * names (`./scripts/check.sh`, `make test` -> Makefile).
- */
-const VERIFIER_FILE_GLOBS = [
-  '**/package.json',
-  '.refactor-bot.config.json',
-  '.ratchet/**',
-  '**/{jest,vitest,vite,karma,playwright,cypress}.config.*',
-  '**/vitest.workspace.*',
-  '**/.mocharc*',
-  '**/{pytest.ini,tox.ini,setup.cfg,pyproject.toml,noxfile.py,conftest.py}',
-  '**/{Makefile,makefile,GNUmakefile,justfile,Taskfile.yml}',
-  '**/{go.mod,Cargo.toml,pom.xml,build.gradle,build.gradle.kts,settings.gradle,settings.gradle.kts}',
-  // Compiler, type checker and linter settings: loosening them would let a change pass the checks.
-  '**/{tsconfig,jsconfig}*.json',
-  '**/{eslint.config.*,.eslintrc,.eslintrc.*,.eslintignore,biome.json,biome.jsonc,.oxlintrc.json}',
-  '**/{babel.config.*,.babelrc,.babelrc.*,.swcrc}',
-  '**/{.prettierrc,.prettierrc.*,prettier.config.*,.prettierignore,.editorconfig}',
-  '**/{ruff.toml,.ruff.toml,.flake8,mypy.ini,.mypy.ini,.pylintrc,pylintrc,pyrightconfig.json,.coveragerc}',
-  '**/{.golangci.yml,.golangci.yaml,.golangci.toml,clippy.toml,.clippy.toml,rustfmt.toml,.rustfmt.toml,rust-toolchain,rust-toolchain.toml}',
-];
-
-/** The configuration files that define verification, by name. */
-const isVerifierConfigFile: (path: string) => boolean = picomatch(VERIFIER_FILE_GLOBS, { dot: true });
-
-/**
- * The files no patch may change, so the planner plans no batch for them and admission refuses a
- * patch to them: the verification configuration by name (`isVerifierConfigFile`) and every file a
- * verifier command names (`./scripts/check.sh`, `node -e "import('./src/index.ts')"`).
- */
-export function verifierFileMatcher(commands: readonly string[], root: string): (path: string) => boolean {
-  const byName = isVerifierConfigFile;
-  const named = new Set(
-    commands
-      .flatMap((command) => command.split(/[\s"'=]+/))
-      .map((token) => token.replace(/^\.\//, ''))
-      .filter(
-        (token) =>
-          token !== '' &&
-          !token.startsWith('-') &&
-          !isAbsolute(token) &&
-          existsSync(join(root, token)) &&
-          !token.includes('*'),
-      ),
-  );
-  return (path) => byName(path) || named.has(path);
-}
-
-/**
  * The bounds of a run's plan (seed 002, 11 and 15.1), for `refactor run` and `refactor plan`
  * alike: a configured formatter starts it with the formatting-only batch, and no batch is planned
  * on a file that defines verification (admission refuses every patch to it).
@@ -240,7 +192,7 @@ export function planBounds(
     scopeExcludes: settings.scopeExcludes,
     files: index.files.map((file) => file.path),
     formatting: settings.formatter.length > 0,
-    isProtected: verifierFileMatcher([...commands.fast, ...commands.full], root),
+    isProtected: verificationFileMatcher([...commands.fast, ...commands.full], root),
   };
 }
 
@@ -396,11 +348,14 @@ export async function* prepareRefactor(
         snapshot: backup.snapshot,
         directory: backup.directory,
       });
-      const sandbox = await toolSandbox(config, services.runner, {
-        protect: [repoRoot, target],
-        worktree,
-        dependenciesOf: target,
-      });
+      const sandbox = withEditableInstalls(
+        await toolSandbox(config, services.runner, {
+          protect: [repoRoot, target],
+          worktree,
+          dependenciesOf: target,
+        }),
+        await editableInstallPaths(target, worktree, PYTHON_ENVIRONMENTS),
+      );
       if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
       // `--model` won over `[stages.refactor] model`: said, never silent.
       const overridden = stageModelOverrideNotice(config, ['refactor']);
@@ -632,7 +587,7 @@ export async function* executeRefactor(
     runCommands,
   );
   const ledgerFile = join(prepared.artifacts, TASK_LEDGER_FILE);
-  const isVerifierFile = verifierFileMatcher(
+  const isVerifierFile = verificationFileMatcher(
     [...prepared.verifierCommands.fast, ...prepared.verifierCommands.full],
     run.worktree,
   );

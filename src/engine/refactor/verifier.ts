@@ -98,7 +98,10 @@ async function runCommand(
       ...(signal ? { signal } : {}),
     });
     // The configured command (not the one with the reporter options added), as the report shows it.
-    return { ...tests, command, name, ok: tests.exitCode === 0 && !tests.timedOut };
+    // Results that disagree with the runner (a report rewritten, a runner stopped early) fail it;
+    // a command whose results cannot be read passes or fails by its exit code, as a plain check.
+    const ok = tests.exitCode === 0 && !tests.timedOut && tests.problem?.kind !== 'inconsistent';
+    return { ...tests, command, name, ok };
   } catch (error) {
     // Its program is missing: a failing command like any other, as a plain check reports it.
     if (isRatchetError(error, 'config')) return check();

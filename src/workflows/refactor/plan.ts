@@ -31,7 +31,7 @@ export interface PlanBounds {
   /** Every file of the index: a planned batch must match at least one. */
   files: string[];
   /**
-   * Files no patch may change (those that define verification, see `verifierFileMatcher`): a
+   * Files no patch may change (those that define verification, see `verificationFileMatcher` in verify/verification-files.ts): a
    * batch scoped only to them could never land, so none is planned.
    */
   isProtected?: (path: string) => boolean;

@@ -283,6 +283,20 @@ export async function* runSuite(
  * naming those tests: they are fixed on the user's branch, and a new run starts from there.
  */
 export function requireGreenBaseline(result: TestRunResult, phase: Phase): void {
+  const { problem } = result;
+  if (problem !== undefined) {
+    // No gate could judge a model's work on these results: stop before spending anything.
+    throw new RatchetError(
+      problem.kind === 'unreadable' ? 'config' : 'gate-failed',
+      `Ratchet cannot use the results of \`${result.command}\`: ${problem.message}`,
+      {
+        hint:
+          problem.hint ??
+          'Set [test] command = "..." in .ratchet/config.toml to a command whose results Ratchet reads.',
+        details: { phase, reason: problem.kind === 'unreadable' ? 'results-unreadable' : 'results-inconsistent' },
+      },
+    );
+  }
   const failing = result.tests.filter((test) => test.status === 'failed').map((test) => test.id);
   const broken = [...failing, ...result.collectionErrors.map((error) => error.split('\n')[0] ?? error)];
   if (broken.length === 0 && !result.timedOut) return;

@@ -1,7 +1,10 @@
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import type { StageName } from '../../core/stages.js';
 import { fingerprintFiles } from '../../verify/fingerprint.js';
-import { greenGate } from '../../verify/gates.js';
+import { greenGate, verificationGate } from '../../verify/gates.js';
+import { addedLines, suspectSpecialCasing } from '../../verify/special-cases.js';
+import { diffVerification, type VerificationLock } from '../../verify/verification-files.js';
+import picomatch from 'picomatch';
 import {
   attemptRange,
   checkpoint,
@@ -23,21 +26,76 @@ import { findPendingItem, markDone, parseTestList, TEST_LIST_FILE } from './test
 type Judgement =
   { accepted: true; summary: string; run: StoredTestRun } | { accepted: false; reason: string; feedback: string };
 
-/** What RED fixed for the rest of the cycle: the test files (by fingerprint) and the tests that ran. */
+/**
+ * What RED fixed for the rest of the cycle: the test files (by fingerprint), the tests that ran,
+ * and the files that decide how the tests run and are reported.
+ */
 export interface LockedTests {
   /** The configured test globs plus the current item's test file (a runner may run files no glob names). */
   globs: string[];
   fingerprints: Record<string, string>;
   /** Test ids of the last accepted run on this cycle's tree (none right after a resume). */
   expected: string[];
+  /** Test scripts, runner configuration, setup files, conftest.py, lint and typecheck settings. */
+  verification: VerificationLock;
 }
 
-/** Locks the test files and the tests that ran, as they are now. */
+/** Locks the test files, the tests that ran and the files that define verification, as they are now. */
 export async function lockTests(context: TddContext, test: TestCase): Promise<LockedTests> {
   const globs = [...context.policy.testGlobs, test.testFile];
   const head = await context.deps.workspace.head();
   const expected = context.lastRun?.commit === head ? context.lastRun.run.result.tests.map((entry) => entry.id) : [];
-  return { globs, fingerprints: await fingerprintFiles(context.deps.workspace.root, globs), expected };
+  return {
+    globs,
+    fingerprints: await fingerprintFiles(context.deps.workspace.root, globs),
+    expected,
+    verification: await context.deps.verifier.lockVerification(),
+  };
+}
+
+/**
+ * Whether a file that decides how tests run and are reported changed since the lock (through
+ * the agent's tools, its shell, or the code under test while the tests ran): when one did, the
+ * locked files are put back as they were and the rejection is returned.
+ */
+async function verificationChanged(context: TddContext, locked: LockedTests): Promise<Judgement | undefined> {
+  const now = await context.deps.verifier.lockVerification();
+  const changes = diffVerification(locked.verification, now);
+  const decision = verificationGate(changes);
+  if (decision === undefined || decision.accepted) return undefined;
+  const { workspace } = context.deps;
+  for (const file of new Set(changes.map((change) => change.file))) {
+    const was = locked.verification.contents[file];
+    if (was === undefined) await workspace.removeFile(file);
+    else await workspace.writeFile(file, was);
+  }
+  context.treeClean = false;
+  return { accepted: false, reason: decision.reason, feedback: decision.feedback };
+}
+
+/**
+ * The warning for an implementation that passes by recognising the test's exact inputs (see
+ * `suspectSpecialCasing`), over the lines GREEN (and FIX) added outside the test files.
+ */
+async function specialCasing(context: TddContext, test: TestCase, locked: LockedTests): Promise<string | undefined> {
+  const { workspace } = context.deps;
+  const testText = await workspace.readFile(test.testFile);
+  if (testText === null) return undefined;
+  const head = await workspace.head();
+  const isTest = picomatch(locked.globs, { dot: true });
+  const evidence: string[] = [];
+  const files: string[] = [];
+  for (const file of await workspace.changedFilesSince(head)) {
+    if (isTest(file) || file === TEST_LIST_FILE) continue;
+    const now = await workspace.readFile(file);
+    if (now === null) continue;
+    const finding = suspectSpecialCasing(testText, addedLines(await workspace.readFileAt(head, file), now));
+    if (finding === undefined) continue;
+    files.push(file);
+    evidence.push(...finding.evidence);
+  }
+  if (evidence.length === 0) return undefined;
+  return `GREEN: special-cased inputs suspected in ${files.join(', ')}: ${evidence.map((line) => `\`${line}\``).join('; ')} returns the test's expected values for the test's exact inputs. A next test with other inputs will tell; check the implementation before accepting the run.`;
 }
 
 /** Tests pass and no test file changed since RED, then lint and typecheck (VERIFY / RE_VERIFY). */
@@ -47,8 +105,16 @@ export async function* judgeImplementation(
   locked: LockedTests,
   options: { checks: boolean; testedRun?: StoredTestRun },
 ): Step<Judgement> {
+  // Checked before the tests run (the changed test command or runner configuration is not run at
+  // all) and after (the code under test may have rewritten them while the tests ran).
+  if (options.testedRun === undefined) {
+    const changed = await verificationChanged(context, locked);
+    if (changed !== undefined) return changed;
+  }
   // VERIFY right after GREEN's gate reuses its run: nothing changed in between.
   const run = options.testedRun ?? (yield* runSuite(context, stage, { reuse: false }));
+  const changed = options.testedRun === undefined ? await verificationChanged(context, locked) : undefined;
+  if (changed !== undefined) return changed;
   const now = await fingerprintFiles(context.deps.workspace.root, locked.globs);
   const decision = greenGate(run.result, locked.fingerprints, now, locked.expected);
   if (!decision.accepted) return { accepted: false, reason: decision.reason, feedback: decision.feedback };
@@ -197,6 +263,8 @@ export async function* greenStage(
           : {}),
       };
     }
+    const suspected = await specialCasing(context, test, lockedTests);
+    if (suspected !== undefined) yield { type: 'warning', stage: 'GREEN', message: suspected };
     const listText = await deps.workspace.readFile(TEST_LIST_FILE);
     const items = listText === null ? [] : parseTestList(listText);
     const item = findPendingItem(items, test.description);

@@ -111,6 +111,22 @@ export function judgePlan(before: TestListItem[], listText: string | null, outpu
 }
 
 /**
+ * GREEN may not change a file that decides how the tests run (locked after RED, see
+ * `lockVerification`): one cannot be the implementation file.
+ */
+async function judgeImplFile(context: TddContext, verdict: Verdict, test: TestCase): Promise<Verdict> {
+  const lock = await context.deps.verifier.lockVerification();
+  const implFile = normalize(test.implFile).split('\\').join('/');
+  if (!lock.files.includes(implFile)) return verdict;
+  const namedBy = lock.namedBy[implFile];
+  return {
+    ok: false,
+    reason: 'bad-paths',
+    feedback: `implFile ${test.implFile} decides how the tests run${namedBy === undefined ? '' : ` (${namedBy} names it)`}, and GREEN may not change such files: pick the file that holds the implementation.`,
+  };
+}
+
+/**
  * PLAN: pick the next unchecked item of the test list (or report that none remain), on a suite
  * that passes (its run is RED's baseline). PLAN edits the test list and nothing else: anything
  * more the agent changed (through Bash, say) would slip into the `plan:` commit, untested. Such an
@@ -155,9 +171,10 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
     const previous = await deps.workspace.head();
     const changed = await deps.workspace.changedFilesSince(previous);
     // Changes outside the test list come back as `path-violation` (see runAgentStage).
-    const verdict: Verdict = problem
+    const judged: Verdict = problem
       ? { ok: false, reason: outcome.status, feedback: problem }
       : judgePlan(before, await deps.workspace.readFile(TEST_LIST_FILE), outcome.output);
+    const verdict = judged.ok && judged.test !== null ? await judgeImplFile(context, judged, judged.test) : judged;
     if (!verdict.ok) {
       yield stageEnd('PLAN', 'PLAN', cycle, attempt, 'rejected', verdict.reason);
       await deps.workspace.discardChanges();

@@ -3,6 +3,7 @@ import type { HandoffState } from '../../core/handoff.js';
 import type { AgentStageName, StageName } from '../../core/stages.js';
 import type { UnsafeEntry } from '../../core/unsafe-entry.js';
 import type { CheckResult, TestRunResult } from '../../core/verification.js';
+import type { VerificationLock } from '../../verify/verification-files.js';
 
 /**
  * What the TDD workflow needs from the outside world, passed in explicitly (DESIGN.md,
@@ -74,6 +75,11 @@ export interface VerifierPort {
   runChecks(stage: StageName, signal?: AbortSignal): Promise<StoredCheck[]>;
   /** The test command, for prompts. */
   readonly testCommand: string;
+  /**
+   * The files, and parts of files, that decide how the test, lint and typecheck commands run and
+   * report, as they are now in the worktree (see `lockVerification`): locked after RED.
+   */
+  lockVerification(): Promise<VerificationLock>;
 }
 
 export interface RefactorCheckResult {

@@ -1,5 +1,6 @@
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import { redGate } from '../../verify/gates.js';
+import { describeVerificationChanges, diffVerification } from '../../verify/verification-files.js';
 import {
   attemptRange,
   checkpoint,
@@ -51,6 +52,8 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
   const baseline = yield* runSuite(context, 'RED', { reuse: true, baseline: true });
   requireGreenBaseline(baseline.result, 'RED');
   const range = attemptRange(context, 'RED', cycle, maxAttempts);
+  // RED may change how the tests run (a new test directory, a fixture): said, and locked after it.
+  const verificationBefore = await deps.verifier.lockVerification();
   let feedback = '';
   let reason = range.prior?.rejections.at(-1) ?? '';
   for (let attempt = range.first; attempt <= range.last; attempt++) {
@@ -105,6 +108,14 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
       errorDetails: null,
       retryCount: attempt - 1,
     };
+    const changes = diffVerification(verificationBefore, await deps.verifier.lockVerification());
+    if (changes.length > 0) {
+      yield {
+        type: 'warning',
+        stage,
+        message: `RED changed files that decide how the tests run or are reported: ${describeVerificationChanges(changes).join('; ')}. They are locked from GREEN on.`,
+      };
+    }
     const commit = yield* checkpoint(context, stage, subjectFor('test', test.description), next);
     context.lastRun = { commit, run: after };
     yield stageEnd(stage, 'RED', cycle, attempt, 'accepted', decision.summary);
