@@ -3,7 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { RatchetError } from '../core/errors.js';
-import { createSandboxedClaudeRunner } from '../agent/claude-code/sandboxed-cli.js';
+import { createClaudeRunner } from '../agent/claude-code/sandboxed-cli.js';
 import { bwrapWorks, createSandboxedRunner, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
 import { SHARED_DIRECTORIES } from './worktree-setup.js';
@@ -12,9 +12,10 @@ export interface ToolSandbox {
   /** The runner for the agent's Bash tool, and for the test, lint and verifier commands. */
   runner: ProcessRunner;
   /**
-   * The runner for the Claude Code CLI (`--provider claude-code`): in the same sandbox, so its own
-   * Bash, Write and Edit cannot write outside the worktree, with a private copy of its
-   * configuration (see `createSandboxedClaudeRunner`).
+   * The runner for the Claude Code CLI (`--provider claude-code`): in the same sandbox (so its own
+   * Bash, Write and Edit cannot write outside the worktree) without network, its credentials
+   * added by an API proxy outside, an allowlisted environment and a private copy of its
+   * configuration (see `createClaudeRunner`); without a sandbox, all of that but the sandbox.
    */
   claudeRunner: ProcessRunner;
   /** Whether those runners sandbox anything (bubblewrap works and `[bash] sandbox` is not off). */
@@ -84,7 +85,9 @@ export async function toolSandbox(
   runner: ProcessRunner,
   paths: ToolSandboxPaths,
 ): Promise<ToolSandbox> {
-  if (config.bash.sandbox === 'off') return { runner, claudeRunner: runner, sandboxed: false, notice: null };
+  const stateDir = claudeStateDirectory(config);
+  if (config.bash.sandbox === 'off')
+    return { runner, claudeRunner: createClaudeRunner({ runner, stateDir }), sandboxed: false, notice: null };
   if (!(await bwrapWorks(runner))) {
     if (config.bash.sandbox === 'required') throw sandboxMissing();
     const what =
@@ -93,7 +96,7 @@ export async function toolSandbox(
         : "The agent's Bash commands run";
     return {
       runner,
-      claudeRunner: runner,
+      claudeRunner: createClaudeRunner({ runner, stateDir }),
       sandboxed: false,
       notice: `${what} without a sandbox: bubblewrap (bwrap) is not available here. Install it to keep everything outside the worktree read-only ([bash] sandbox).`,
     };
@@ -121,8 +124,34 @@ export async function toolSandbox(
   ];
   return {
     runner: createSandboxedRunner(runner, mounts),
-    claudeRunner: createSandboxedClaudeRunner({ runner, mounts, stateDir: join(config.home, 'claude-code') }),
+    claudeRunner: createClaudeRunner({ runner, sandbox: { mounts }, stateDir }),
     sandboxed: true,
     notice: null,
   };
+}
+
+/** Where the Claude Code CLI's private per-call directories go (see `createClaudeRunner`). */
+function claudeStateDirectory(config: ResolvedConfig): string {
+  return join(config.home, 'claude-code');
+}
+
+/**
+ * The runner for the Claude Code authentication check before a run (`checkClaudeAuth`), which
+ * runs the CLI with no tools in an empty temporary directory: as every other call of the CLI,
+ * through the API proxy, in a sandbox without network where bubblewrap works (nothing but the
+ * temporary directory writable), under `[bash] sandbox` as a run would be.
+ */
+export async function claudeCheckRunner(config: ResolvedConfig, runner: ProcessRunner): Promise<ProcessRunner> {
+  const stateDir = claudeStateDirectory(config);
+  if (config.bash.sandbox === 'off') return createClaudeRunner({ runner, stateDir });
+  if (!(await bwrapWorks(runner))) {
+    if (config.bash.sandbox === 'required') throw sandboxMissing();
+    return createClaudeRunner({ runner, stateDir });
+  }
+  const writable = [...new Set([tmpdir(), '/tmp'].filter((path) => existsSync(path)).map(real))];
+  const mounts: SandboxMount[] = [
+    ...writable.map((path) => ({ path, writable: true })),
+    ...(existsSync(config.home) ? [{ path: real(config.home), writable: false }] : []),
+  ];
+  return createClaudeRunner({ runner, sandbox: { mounts }, stateDir });
 }
