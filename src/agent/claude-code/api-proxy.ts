@@ -79,17 +79,19 @@ export function upstreamUrl(base: string): URL {
   return url;
 }
 
-function sameSecret(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
+function sameSecret(given: string, expected: string): boolean {
   const [a, b] = [Buffer.from(given), Buffer.from(expected)];
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function presented(headers: IncomingHttpHeaders): string | undefined {
+/** What the request presents as its credential: `x-api-key` (API key mode), or the Bearer token (OAuth mode). */
+function presented(headers: IncomingHttpHeaders): string[] {
   const key = headers['x-api-key'];
-  if (typeof key === 'string') return key;
   const authorization = headers.authorization;
-  return authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined;
+  return [
+    ...(typeof key === 'string' ? [key] : []),
+    ...(authorization?.startsWith('Bearer ') ? [authorization.slice('Bearer '.length)] : []),
+  ];
 }
 
 function apiError(res: ServerResponse, status: number, type: string, message: string): void {
@@ -108,7 +110,7 @@ export async function startClaudeApiProxy(options: ClaudeApiProxyOptions): Promi
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (!sameSecret(presented(req.headers), options.token)) {
+    if (!presented(req.headers).some((given) => sameSecret(given, options.token))) {
       req.resume();
       apiError(res, 401, 'authentication_error', 'Ratchet API proxy: invalid credentials');
       return;

@@ -291,7 +291,7 @@ function placeholderEnv(credential: ClaudeCredential, token: string): Record<str
 function noCredentials(): RatchetError {
   return new RatchetError(
     'auth',
-    'Claude Code has no credentials Ratchet can pass to it: Ratchet runs it without network access of its own and adds the credentials in its API proxy.',
+    'Claude Code is not authenticated: no credentials Ratchet can pass to it (Ratchet runs it without network access and adds the credentials in its own API proxy).',
     { hint: `${CLAUDE_AUTH_HINT} (An apiKeyHelper, Bedrock or Vertex cannot be used with --provider claude-code.)` },
   );
 }
