@@ -42,7 +42,13 @@ async function proxy(
 /** One request through the proxy's socket, as the CLI sends it. */
 function send(
   socketPath: string,
-  options: { path?: string; method?: string; headers?: Record<string, string>; body?: string; onChunk?: (text: string) => void } = {},
+  options: {
+    path?: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    onChunk?: (text: string) => void;
+  } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const body = options.body ?? BODY;
@@ -80,7 +86,10 @@ describe.concurrent('the Claude Code API proxy', () => {
   }) => {
     const server = await startFakeAnthropicServer({ apiKey: REAL_KEY });
     onTestFinished(() => server.close());
-    const socket = await proxy(onTestFinished, { upstream: server.url, credential: { header: 'x-api-key', value: REAL_KEY } });
+    const socket = await proxy(onTestFinished, {
+      upstream: server.url,
+      credential: { header: 'x-api-key', value: REAL_KEY },
+    });
 
     const plain = await send(socket);
     const streamed = await send(socket, { body: JSON.stringify({ ...JSON.parse(BODY), stream: true }) });
@@ -132,7 +141,10 @@ describe.concurrent('the Claude Code API proxy', () => {
   }) => {
     const server = await startFakeAnthropicServer({ apiKey: REAL_KEY });
     onTestFinished(() => server.close());
-    const socket = await proxy(onTestFinished, { upstream: server.url, credential: { header: 'x-api-key', value: REAL_KEY } });
+    const socket = await proxy(onTestFinished, {
+      upstream: server.url,
+      credential: { header: 'x-api-key', value: REAL_KEY },
+    });
 
     const refused = [
       await send(socket, { headers: { 'x-api-key': REAL_KEY } }),
@@ -160,7 +172,10 @@ describe.concurrent('the Claude Code API proxy', () => {
   it('passes 429 (with retry-after), 500 and 529 through unchanged', async ({ onTestFinished }) => {
     const server = await startFakeAnthropicServer({ apiKey: REAL_KEY });
     onTestFinished(() => server.close());
-    const socket = await proxy(onTestFinished, { upstream: server.url, credential: { header: 'x-api-key', value: REAL_KEY } });
+    const socket = await proxy(onTestFinished, {
+      upstream: server.url,
+      credential: { header: 'x-api-key', value: REAL_KEY },
+    });
     server.enqueue(
       { kind: 'error', status: 429, headers: { 'retry-after': '7', 'retry-after-ms': '7000' } },
       { kind: 'error', status: 500 },
@@ -181,7 +196,9 @@ describe.concurrent('the Claude Code API proxy', () => {
     expect(failed.status).toBe(500);
     expect(JSON.parse(failed.body)).toMatchObject({ error: { type: 'api_error' } });
     expect(overloaded.status).toBe(529);
-    expect(JSON.parse(overloaded.body)).toMatchObject({ error: { type: 'overloaded_error', message: 'Overloaded right now' } });
+    expect(JSON.parse(overloaded.body)).toMatchObject({
+      error: { type: 'overloaded_error', message: 'Overloaded right now' },
+    });
   });
 
   it('streams without buffering: the first event arrives before the upstream has sent the rest', async ({

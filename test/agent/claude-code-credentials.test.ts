@@ -72,7 +72,11 @@ describe('refreshToKeep', () => {
     ['an expiry no later than before', { ...REFRESH, expiresAt: LOGIN.expiresAt }, /newer expiry/],
     ['an expiry in the past', { ...REFRESH, expiresAt: NOW - 1 }, /newer expiry/],
     ['an expiry years away', { ...REFRESH, expiresAt: NOW + 1000 * 24 * HOUR }, /newer expiry/],
-    ['an access token not of the issued shape', { ...REFRESH, accessToken: 'sk-ant-api03-a-console-key' }, /access token/],
+    [
+      'an access token not of the issued shape',
+      { ...REFRESH, accessToken: 'sk-ant-api03-a-console-key' },
+      /access token/,
+    ],
     ['a token carrying a newline', { ...REFRESH, accessToken: 'sk-ant-oat01-abcdefgh\nrm -rf' }, /access token/],
     ['a refresh token not of the issued shape', { ...REFRESH, refreshToken: 'attacker' }, /refresh token/],
     ['wider scopes', { ...REFRESH, scopes: [...LOGIN.scopes, 'org:create_api_key'] }, /scopes/],
@@ -135,7 +139,11 @@ describe('findClaudeCredential', () => {
       login: { file: join(dir, '.claude', '.credentials.json'), expiresAt: LOGIN.expiresAt },
     });
     await writeFile(join(dir, '.claude', '.credentials.json'), '{}');
-    expect(await find(none)).toEqual({ kind: 'api-key', value: 'sk-ant-api03-saved', source: '/login (Console API key)' });
+    expect(await find(none)).toEqual({
+      kind: 'api-key',
+      value: 'sk-ant-api03-saved',
+      source: '/login (Console API key)',
+    });
     await writeFile(join(dir, '.claude.json'), '{}');
     expect(await find(none)).toBeUndefined();
   });

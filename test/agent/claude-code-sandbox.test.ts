@@ -334,7 +334,12 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     }
     // Valid for hours now: no refresh before the next call.
     expect((await call(attacker)).exitCode).toBe(0);
-    expect((await readFile(log, 'utf8')).trim().split('\n').filter((line) => line.startsWith('refresh: '))).toHaveLength(2);
+    expect(
+      (await readFile(log, 'utf8'))
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('refresh: ')),
+    ).toHaveLength(2);
     expect(await readFile(file, 'utf8')).toBe(refreshed);
     expect(await readdir(join(w.ratchetHome, 'claude-code'))).toEqual([]);
   }, 60_000);

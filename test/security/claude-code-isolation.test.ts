@@ -70,7 +70,11 @@ const LOGIN = {
   },
 };
 const ATTACKER_LOGIN = JSON.stringify({
-  claudeAiOauth: { ...LOGIN.claudeAiOauth, accessToken: 'sk-ant-oat01-ATTACKER', refreshToken: 'sk-ant-ort01-ATTACKER' },
+  claudeAiOauth: {
+    ...LOGIN.claudeAiOauth,
+    accessToken: 'sk-ant-oat01-ATTACKER',
+    refreshToken: 'sk-ant-ort01-ATTACKER',
+  },
 });
 
 /** Everything a secret looks like: what an attacker greps for, in environments, files and memory. */
@@ -184,7 +188,13 @@ async function makeWorld(user: TestUser, login: boolean): Promise<Omit<World, 'r
     ...TS_FILES,
     ...configFile({
       ...config,
-      claude: { ...config.claude, binary: tools.claude, allowed_tools: 'Read,Edit,Bash,Grep,Glob', max_turns_patcher: 20, max_turns_planner: 12 },
+      claude: {
+        ...config.claude,
+        binary: tools.claude,
+        allowed_tools: 'Read,Edit,Bash,Grep,Glob',
+        max_turns_patcher: 20,
+        max_turns_planner: 12,
+      },
     }),
     '.ratchet/config.toml': '[bash]\ntimeout = 10\n',
   });
@@ -259,7 +269,9 @@ function everythingSent(world: World): string {
 }
 
 function resultsOf(world: World, role: string, name?: string): ToolExchange[] {
-  return world.brain.toolResults().filter((exchange) => exchange.role === role && (name === undefined || exchange.name === name));
+  return world.brain
+    .toolResults()
+    .filter((exchange) => exchange.role === role && (name === undefined || exchange.name === name));
 }
 
 async function processesWith(text: string): Promise<string[]> {
@@ -300,7 +312,11 @@ describe.each(testUsers())('the claude-code provider against a hostile model, ru
   it('sends no secret of the Ratchet process to the model, whatever its tools tried (18.3, 18.4)', () => {
     const world = runs();
     const sent = everythingSent(world);
-    for (const [name, secret] of Object.entries({ ...SECRETS, sshKey: SECRETS.sshKey.split('\n')[1] ?? '', apiKey: E2E_API_KEY }))
+    for (const [name, secret] of Object.entries({
+      ...SECRETS,
+      sshKey: SECRETS.sshKey.split('\n')[1] ?? '',
+      apiKey: E2E_API_KEY,
+    }))
       expect(sent.includes(secret), `${name} reached the model`).toBe(false);
     // The key reached the API all the same: added by Ratchet's proxy, outside the sandbox.
     const messages = world.server.requests.filter((request) => request.path === '/v1/messages');
@@ -312,7 +328,13 @@ describe.each(testUsers())('the claude-code provider against a hostile model, ru
     const world = runs();
     const [environment] = resultsOf(world, 'PATCHER', 'Bash');
     expect(environment?.isError, environment?.result).toBe(false);
-    for (const name of ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'SSH_AUTH_SOCK', 'ANTHROPIC_AUTH_TOKEN'])
+    for (const name of [
+      'ANTHROPIC_API_KEY',
+      'GITHUB_TOKEN',
+      'AWS_SECRET_ACCESS_KEY',
+      'SSH_AUTH_SOCK',
+      'ANTHROPIC_AUTH_TOKEN',
+    ])
       expect(environment?.result).not.toContain(`${name}=`);
     // Not even the placeholder of the call: the CLI read it from descriptor 3, and closed it.
     expect(environment?.result).not.toContain('ratchet-proxy-');

@@ -69,9 +69,13 @@ export function upstreamUrl(base: string): URL {
     });
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
-    throw new RatchetError('config', `The Claude Code API endpoint '${base}' must be an http(s) URL without credentials.`, {
-      hint: 'Set --base-url (or ANTHROPIC_BASE_URL) to the API base URL, without /v1, e.g. https://api.anthropic.com.',
-    });
+    throw new RatchetError(
+      'config',
+      `The Claude Code API endpoint '${base}' must be an http(s) URL without credentials.`,
+      {
+        hint: 'Set --base-url (or ANTHROPIC_BASE_URL) to the API base URL, without /v1, e.g. https://api.anthropic.com.',
+      },
+    );
   }
   url.pathname = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
   url.search = '';
@@ -117,7 +121,12 @@ export async function startClaudeApiProxy(options: ClaudeApiProxyOptions): Promi
     }
     if (req.method !== 'POST' || !MESSAGES_PATHS.has(url.pathname)) {
       req.resume();
-      apiError(res, 404, 'not_found_error', `Ratchet API proxy: only the Messages API is forwarded, not ${req.method ?? '?'} ${url.pathname}`);
+      apiError(
+        res,
+        404,
+        'not_found_error',
+        `Ratchet API proxy: only the Messages API is forwarded, not ${req.method ?? '?'} ${url.pathname}`,
+      );
       return;
     }
     const headers: Record<string, string | string[]> = {};

@@ -126,8 +126,7 @@ export function refreshToKeep(seeded: string, written: string, now: number): Ref
   if (expiry === undefined || expiry <= (old.expiresAt ?? 0) || expiry <= now || expiry > now + MAX_LIFETIME_MS)
     return { keep: false, reason: 'not a newer expiry' };
   const rest = (file: Record<string, unknown>): string => canonical({ ...file, claudeAiOauth: undefined });
-  if (rest(before.file) !== rest(after.file))
-    return { keep: false, reason: 'other entries of the file changed' };
+  if (rest(before.file) !== rest(after.file)) return { keep: false, reason: 'other entries of the file changed' };
   return { keep: true, text: written };
 }
 

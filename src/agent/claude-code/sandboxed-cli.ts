@@ -1,6 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, chmod, copyFile, mkdir, mkdtemp, readdir, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  access,
+  chmod,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { RatchetError } from '../../core/errors.js';
@@ -285,7 +298,9 @@ export function createClaudeRunner(options: ClaudeRunnerOptions): ProcessRunner 
 
 /** How the CLI learns it is signed in: the placeholder on descriptor 3, or as its OAuth token. */
 function placeholderEnv(credential: ClaudeCredential, token: string): Record<string, string> {
-  return credential.kind === 'oauth' ? { CLAUDE_CODE_OAUTH_TOKEN: token } : { CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR: '3' };
+  return credential.kind === 'oauth'
+    ? { CLAUDE_CODE_OAUTH_TOKEN: token }
+    : { CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR: '3' };
 }
 
 function noCredentials(): RatchetError {
@@ -313,7 +328,8 @@ async function userConfigMounts(
   }
   for (const file of [join(paths.credentialsDir, CREDENTIALS_FILE), paths.globalConfig]) {
     const real = await existing(file);
-    if (real !== undefined && (await stat(real)).isFile()) mounts.push({ path: real, source: '/dev/null', writable: false });
+    if (real !== undefined && (await stat(real)).isFile())
+      mounts.push({ path: real, source: '/dev/null', writable: false });
   }
   const executable = await executablePath(command, path);
   if (executable !== undefined) mounts.push({ path: dirname(executable), writable: false });
