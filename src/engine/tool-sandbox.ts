@@ -76,8 +76,8 @@ function sandboxMissing(): RatchetError {
  * outside the worktree is reachable). With bubblewrap, everything is read-only but the worktree,
  * the temporary directory, download and build caches and the shared dependency folders (test
  * runners write caches there); the user's checkout and `$RATCHET_HOME` are mounted read-only
- * again on top, in case they lie under a writable place. The Claude Code CLI also gets a private,
- * writable copy of its configuration for each call. `auto` without a working bwrap runs
+ * again on top, in case they lie under a writable place. The Claude Code CLI runs in the same
+ * mounts without network, reaching its API through Ratchet's proxy (see `createClaudeRunner`). `auto` without a working bwrap runs
  * unsandboxed and says so; `required` refuses.
  */
 export async function toolSandbox(
@@ -85,9 +85,8 @@ export async function toolSandbox(
   runner: ProcessRunner,
   paths: ToolSandboxPaths,
 ): Promise<ToolSandbox> {
-  const stateDir = claudeStateDirectory(config);
   if (config.bash.sandbox === 'off')
-    return { runner, claudeRunner: createClaudeRunner({ runner, stateDir }), sandboxed: false, notice: null };
+    return { runner, claudeRunner: claudeRunnerOf(config, runner), sandboxed: false, notice: null };
   if (!(await bwrapWorks(runner))) {
     if (config.bash.sandbox === 'required') throw sandboxMissing();
     const what =
@@ -96,7 +95,7 @@ export async function toolSandbox(
         : "The agent's Bash commands run";
     return {
       runner,
-      claudeRunner: createClaudeRunner({ runner, stateDir }),
+      claudeRunner: claudeRunnerOf(config, runner),
       sandboxed: false,
       notice: `${what} without a sandbox: bubblewrap (bwrap) is not available here. Install it to keep everything outside the worktree read-only ([bash] sandbox).`,
     };
@@ -124,15 +123,28 @@ export async function toolSandbox(
   ];
   return {
     runner: createSandboxedRunner(runner, mounts),
-    claudeRunner: createClaudeRunner({ runner, sandbox: { mounts }, stateDir }),
+    claudeRunner: claudeRunnerOf(config, runner, mounts),
     sandboxed: true,
     notice: null,
   };
 }
 
-/** Where the Claude Code CLI's private per-call directories go (see `createClaudeRunner`). */
-function claudeStateDirectory(config: ResolvedConfig): string {
-  return join(config.home, 'claude-code');
+/**
+ * The runner of the Claude Code CLI (see `createClaudeRunner`), in a sandbox with `mounts` when
+ * given; its private per-call directories go under `$RATCHET_HOME/claude-code`.
+ * TODO([bash] env): pass `passEnv: config.bash.env` once the configuration has that key (the
+ * secrets work adds it), so that the names it lists reach the CLI as they reach the agent's Bash.
+ */
+function claudeRunnerOf(
+  config: ResolvedConfig,
+  runner: ProcessRunner,
+  mounts?: readonly SandboxMount[],
+): ProcessRunner {
+  return createClaudeRunner({
+    runner,
+    stateDir: join(config.home, 'claude-code'),
+    ...(mounts === undefined ? {} : { sandbox: { mounts } }),
+  });
 }
 
 /**
@@ -142,16 +154,15 @@ function claudeStateDirectory(config: ResolvedConfig): string {
  * temporary directory writable), under `[bash] sandbox` as a run would be.
  */
 export async function claudeCheckRunner(config: ResolvedConfig, runner: ProcessRunner): Promise<ProcessRunner> {
-  const stateDir = claudeStateDirectory(config);
-  if (config.bash.sandbox === 'off') return createClaudeRunner({ runner, stateDir });
+  if (config.bash.sandbox === 'off') return claudeRunnerOf(config, runner);
   if (!(await bwrapWorks(runner))) {
     if (config.bash.sandbox === 'required') throw sandboxMissing();
-    return createClaudeRunner({ runner, stateDir });
+    return claudeRunnerOf(config, runner);
   }
   const writable = [...new Set([tmpdir(), '/tmp'].filter((path) => existsSync(path)).map(real))];
   const mounts: SandboxMount[] = [
     ...writable.map((path) => ({ path, writable: true })),
     ...(existsSync(config.home) ? [{ path: real(config.home), writable: false }] : []),
   ];
-  return createClaudeRunner({ runner, sandbox: { mounts }, stateDir });
+  return claudeRunnerOf(config, runner, mounts);
 }
