@@ -3,7 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { RatchetError } from '../core/errors.js';
-import { createClaudeRunner } from '../agent/claude-code/sandboxed-cli.js';
+import { createClaudeRunner } from '../agent/claude-code/claude-runner.js';
 import { bwrapWorks, createSandboxedRunner, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
 import { SHARED_DIRECTORIES } from './worktree-setup.js';

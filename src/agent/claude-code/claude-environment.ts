@@ -3,7 +3,7 @@
  * allowlist, never inherited, because the CLI's tools (its Bash and what that runs) inherit it.
  * `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, provider keys, `SSH_AUTH_SOCK`, proxies and everything
  * else not named here stay with Ratchet; the CLI's own credential reaches it through the API
- * proxy (see `sandboxed-cli.ts`).
+ * proxy (see `claude-runner.ts`).
  *
  * The base list is the one every command Ratchet runs gets; `src/process/env.ts` is growing the
  * same allowlist for the agent's Bash and the project's commands (`commandEnvironment`, with
