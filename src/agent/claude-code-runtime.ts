@@ -55,7 +55,8 @@ type Verdict<T> =
  * (seed 002, sections 14 and 21), with the CLI running its own tool loop in the worktree:
  *
  * `claude -p --output-format json [--json-schema <schema>] --system-prompt-file <file>
- *  --tools <tools> --allowedTools <tools> --max-turns <n> --session-id <fresh uuid> [--model <model>]`
+ *  --tools <tools> --allowedTools <tools> --restricted --max-turns <n> --session-id <fresh uuid>
+ *  [--model <model>]`
  *
  * - The prompt goes to the CLI's stdin (`-p` without a prompt argument reads it there): a
  *   prompt starting with `-` would otherwise be taken for an option, and a single argument is
@@ -63,6 +64,10 @@ type Verdict<T> =
  * - The system prompt is written to `<promptDir>/<stage>-<sha256 prefix>.txt`, so every
  *   version of a prompt has its own file.
  * - Every call gets a fresh `--session-id`; `--continue` / `--resume` are never used.
+ * - `--restricted` confines the CLI's file tools (Read, Grep, Glob, Edit, Write) to the working
+ *   directory, the worktree, even where the allowed tools approve them, and makes it ignore the
+ *   user, project and local settings files (a file a tool wrote cannot widen its permissions):
+ *   the second layer under the sandbox, which `createClaudeRunner` provides.
  * - With an `outputSchema`, its JSON Schema goes to `--json-schema` (non-object schemas wrapped
  *   as `{ value }`, as for the built-in runtime); the CLI offers the model a `StructuredOutput`
  *   tool and ends the run on a call that matches.
@@ -79,7 +84,9 @@ type Verdict<T> =
  * (`interrupted`) and a missing executable (`config`).
  *
  * The CLI gets the stage's Bash timeout as `BASH_DEFAULT_TIMEOUT_MS` and `BASH_MAX_TIMEOUT_MS`
- * in its environment (over `env`), so a command it runs cannot outlive `bash.timeout`.
+ * in its environment (over `env`), and `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1` (a Bash call
+ * with `run_in_background` is refused: it would ignore the timeout and hold the call open until
+ * it ended), so a command it runs cannot outlive `bash.timeout`.
  *
  * Each CLI call emits one `model-call` event (request: the system prompt and the prompt;
  * response: the final text, tokens and `total_cost_usd`; latency: `duration_ms`) and one `log`
@@ -214,6 +221,9 @@ async function callClaude<T>(
     options.tools ?? options.allowedTools,
     '--allowedTools',
     options.allowedTools,
+    // Read, Grep, Glob, Edit and Write reach the working directory (the worktree) and nothing
+    // else, whatever the allowed tools say, and no settings file (which a tool could plant) widens that.
+    '--restricted',
     '--max-turns',
     String(request.maxTurns),
     '--session-id',
@@ -280,7 +290,8 @@ async function callClaude<T>(
 /**
  * The CLI's environment for one stage: the configured one, with the stage's per-command Bash
  * timeout (`bash.timeout`) as both the default and the maximum Claude Code's Bash tool allows
- * (`BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS`), as the built-in runtime's Bash tool has it.
+ * (`BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS`), as the built-in runtime's Bash tool has it,
+ * and no background Bash (which no timeout bounds).
  */
 function stageEnv(
   env: Record<string, string | undefined>,
@@ -288,7 +299,12 @@ function stageEnv(
   baseUrl: string | undefined,
 ): Record<string, string | undefined> {
   const timeout = String(Math.max(1, Math.round(bashTimeoutMs)));
-  return { ...withBaseUrl(env, baseUrl), BASH_DEFAULT_TIMEOUT_MS: timeout, BASH_MAX_TIMEOUT_MS: timeout };
+  return {
+    ...withBaseUrl(env, baseUrl),
+    BASH_DEFAULT_TIMEOUT_MS: timeout,
+    BASH_MAX_TIMEOUT_MS: timeout,
+    CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: '1',
+  };
 }
 
 function finishReasonOf(result: ClaudeResult): FinishReason {

@@ -3,7 +3,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { RatchetError } from '../core/errors.js';
-import { createSandboxedClaudeRunner } from '../agent/claude-code/sandboxed-cli.js';
+import { createClaudeRunner } from '../agent/claude-code/claude-runner.js';
 import { bwrapWorks, createSandboxedRunner, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
 import { SHARED_DIRECTORIES } from './worktree-setup.js';
@@ -12,9 +12,10 @@ export interface ToolSandbox {
   /** The runner for the agent's Bash tool, and for the test, lint and verifier commands. */
   runner: ProcessRunner;
   /**
-   * The runner for the Claude Code CLI (`--provider claude-code`): in the same sandbox, so its own
-   * Bash, Write and Edit cannot write outside the worktree, with a private copy of its
-   * configuration (see `createSandboxedClaudeRunner`).
+   * The runner for the Claude Code CLI (`--provider claude-code`): in the same sandbox (so its own
+   * Bash, Write and Edit cannot write outside the worktree) without network, its credentials
+   * added by an API proxy outside, an allowlisted environment and a private copy of its
+   * configuration (see `createClaudeRunner`); without a sandbox, all of that but the sandbox.
    */
   claudeRunner: ProcessRunner;
   /** Whether those runners sandbox anything (bubblewrap works and `[bash] sandbox` is not off). */
@@ -75,8 +76,8 @@ function sandboxMissing(): RatchetError {
  * outside the worktree is reachable). With bubblewrap, everything is read-only but the worktree,
  * the temporary directory, download and build caches and the shared dependency folders (test
  * runners write caches there); the user's checkout and `$RATCHET_HOME` are mounted read-only
- * again on top, in case they lie under a writable place. The Claude Code CLI also gets a private,
- * writable copy of its configuration for each call. `auto` without a working bwrap runs
+ * again on top, in case they lie under a writable place. The Claude Code CLI runs in the same
+ * mounts without network, reaching its API through Ratchet's proxy (see `createClaudeRunner`). `auto` without a working bwrap runs
  * unsandboxed and says so; `required` refuses.
  */
 export async function toolSandbox(
@@ -84,7 +85,8 @@ export async function toolSandbox(
   runner: ProcessRunner,
   paths: ToolSandboxPaths,
 ): Promise<ToolSandbox> {
-  if (config.bash.sandbox === 'off') return { runner, claudeRunner: runner, sandboxed: false, notice: null };
+  if (config.bash.sandbox === 'off')
+    return { runner, claudeRunner: claudeRunnerOf(config, runner), sandboxed: false, notice: null };
   if (!(await bwrapWorks(runner))) {
     if (config.bash.sandbox === 'required') throw sandboxMissing();
     const what =
@@ -93,7 +95,7 @@ export async function toolSandbox(
         : "The agent's Bash commands run";
     return {
       runner,
-      claudeRunner: runner,
+      claudeRunner: claudeRunnerOf(config, runner),
       sandboxed: false,
       notice: `${what} without a sandbox: bubblewrap (bwrap) is not available here. Install it to keep everything outside the worktree read-only ([bash] sandbox).`,
     };
@@ -121,8 +123,46 @@ export async function toolSandbox(
   ];
   return {
     runner: createSandboxedRunner(runner, mounts),
-    claudeRunner: createSandboxedClaudeRunner({ runner, mounts, stateDir: join(config.home, 'claude-code') }),
+    claudeRunner: claudeRunnerOf(config, runner, mounts),
     sandboxed: true,
     notice: null,
   };
+}
+
+/**
+ * The runner of the Claude Code CLI (see `createClaudeRunner`), in a sandbox with `mounts` when
+ * given; its private per-call directories go under `$RATCHET_HOME/claude-code`.
+ * TODO([bash] env): pass `passEnv: config.bash.env` once the configuration has that key (the
+ * secrets work adds it), so that the names it lists reach the CLI as they reach the agent's Bash.
+ */
+function claudeRunnerOf(
+  config: ResolvedConfig,
+  runner: ProcessRunner,
+  mounts?: readonly SandboxMount[],
+): ProcessRunner {
+  return createClaudeRunner({
+    runner,
+    stateDir: join(config.home, 'claude-code'),
+    ...(mounts === undefined ? {} : { sandbox: { mounts } }),
+  });
+}
+
+/**
+ * The runner for the Claude Code authentication check before a run (`checkClaudeAuth`), which
+ * runs the CLI with no tools in an empty temporary directory: as every other call of the CLI,
+ * through the API proxy, in a sandbox without network where bubblewrap works (nothing but the
+ * temporary directory writable), under `[bash] sandbox` as a run would be.
+ */
+export async function claudeCheckRunner(config: ResolvedConfig, runner: ProcessRunner): Promise<ProcessRunner> {
+  if (config.bash.sandbox === 'off') return claudeRunnerOf(config, runner);
+  if (!(await bwrapWorks(runner))) {
+    if (config.bash.sandbox === 'required') throw sandboxMissing();
+    return claudeRunnerOf(config, runner);
+  }
+  const writable = [...new Set([tmpdir(), '/tmp'].filter((path) => existsSync(path)).map(real))];
+  const mounts: SandboxMount[] = [
+    ...writable.map((path) => ({ path, writable: true })),
+    ...(existsSync(config.home) ? [{ path: real(config.home), writable: false }] : []),
+  ];
+  return claudeRunnerOf(config, runner, mounts);
 }

@@ -66,12 +66,21 @@ export function runCommand(spec: CommandSpec): Promise<CommandResult> {
     let settled = false;
     let forceTimer: NodeJS.Timeout | undefined;
 
+    const extra = spec.descriptorInputs ?? [];
     const child = spawn(file, args, {
       cwd: spec.cwd,
       env,
       detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      // Node makes each extra 'pipe' a socket pair the child inherits as descriptor 3, 4, ...
+      stdio: ['pipe', 'pipe', 'pipe', ...extra.map(() => 'pipe' as const)],
     });
+    for (const [index, text] of extra.entries()) {
+      const stream = child.stdio[3 + index];
+      if (stream !== null && stream !== undefined && 'end' in stream) {
+        stream.on('error', () => undefined);
+        stream.end(text);
+      }
+    }
 
     const terminate = (): void => {
       killGroup(child.pid, 'SIGTERM');

@@ -7,6 +7,17 @@ const SANDBOX_BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-pid', '
 export interface SandboxMount {
   path: string;
   writable: boolean;
+  /** What appears at `path` (default `path` itself): `/dev/null` hides a file. */
+  source?: string;
+}
+
+export interface SandboxOptions {
+  /**
+   * Whether the command keeps the host's network (default true). False gives it a network
+   * namespace of its own with only a loopback interface: nothing outside the sandbox is
+   * reachable over IP, while Unix sockets in bound directories still are.
+   */
+  network?: boolean;
 }
 
 /**
@@ -21,8 +32,14 @@ export function createSandboxedRunner(
   inner: ProcessRunner,
   mounts: readonly SandboxMount[],
   bwrap = 'bwrap',
+  options: SandboxOptions = {},
 ): ProcessRunner {
-  const binds = mounts.flatMap((mount) => [mount.writable ? '--bind' : '--ro-bind', mount.path, mount.path]);
+  const binds = mounts.flatMap((mount) => [
+    mount.writable ? '--bind' : '--ro-bind',
+    mount.source ?? mount.path,
+    mount.path,
+  ]);
+  const network = options.network === false ? ['--unshare-net'] : [];
   return {
     async run(spec: CommandSpec) {
       const useShell = spec.shell ?? spec.args === undefined;
@@ -30,7 +47,7 @@ export function createSandboxedRunner(
       const result = await inner.run({
         ...spec,
         command: bwrap,
-        args: [...SANDBOX_BASE, ...binds, '--die-with-parent', '--chdir', spec.cwd, '--', ...command],
+        args: [...SANDBOX_BASE, ...network, ...binds, '--die-with-parent', '--chdir', spec.cwd, '--', ...command],
         shell: false,
       });
       // bwrap exits 1 when it cannot start the command; the plain runner says 127, as a shell does.

@@ -15,6 +15,12 @@ export interface CommandSpec {
   maxOutputBytes?: number;
   signal?: AbortSignal;
   input?: string;
+  /**
+   * Texts the command reads on extra inherited descriptors: the first on descriptor 3, the next
+   * on 4, and so on, each written then closed at the start (a credential that must not sit in the
+   * environment, where every process the command starts would see it).
+   */
+  descriptorInputs?: readonly string[];
 }
 
 export interface CommandResult {

@@ -4,6 +4,7 @@
  * to see the exact command line and stdin the runtime hands over.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -121,6 +122,7 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
       'Read,Grep,Glob',
       '--allowedTools',
       'Read,Edit,Bash,Grep,Glob',
+      '--restricted',
       '--max-turns',
       '8',
       '--session-id',
@@ -141,7 +143,7 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
     expect(flagValue(again?.argv ?? [], '--system-prompt-file')).toBe(promptFile);
   });
 
-  it("passes the stage's Bash timeout as BASH_DEFAULT_TIMEOUT_MS and BASH_MAX_TIMEOUT_MS", async () => {
+  it("passes the stage's Bash timeout as BASH_DEFAULT_TIMEOUT_MS and BASH_MAX_TIMEOUT_MS, and no background Bash", async () => {
     const { runtime, stageRequest, calls } = harness('success', {
       BASH_DEFAULT_TIMEOUT_MS: '999999',
       ANTHROPIC_API_KEY: 'sk-ant-fake-cli-key',
@@ -152,7 +154,11 @@ describe.concurrent('createClaudeCodeRuntime with a fake claude executable', () 
     await agent.runStage(stageRequest({ bashTimeoutMs: 2_500 }));
 
     const [first, second] = await calls();
-    expect(first?.env).toMatchObject({ BASH_DEFAULT_TIMEOUT_MS: '45000', BASH_MAX_TIMEOUT_MS: '45000' });
+    expect(first?.env).toMatchObject({
+      BASH_DEFAULT_TIMEOUT_MS: '45000',
+      BASH_MAX_TIMEOUT_MS: '45000',
+      CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: '1',
+    });
     expect(second?.env).toMatchObject({ BASH_DEFAULT_TIMEOUT_MS: '2500', BASH_MAX_TIMEOUT_MS: '2500' });
     // The rest of the environment is the one given, and nothing else is inherited.
     expect(first?.env).toMatchObject({ FAKE_CLAUDE_MODE: 'success', HOME: worktree.root, ANTHROPIC_API_KEY: '[set]' });
@@ -316,7 +322,11 @@ describe.concurrent('Claude Code checks with a fake claude executable', () => {
       result: 'done',
       costUsd: 0.0021,
     });
-    expect((await calls())[0]?.argv).toEqual(['-p', 'Respond with OK', '--output-format', 'json']);
+    // No tools at all, in an empty directory made for it and removed afterwards.
+    const [call] = await calls();
+    expect(call?.argv).toEqual(['-p', 'Respond with OK', '--output-format', 'json', '--tools', '', '--restricted']);
+    expect(call?.cwd).toMatch(/ratchet-claude-check-/);
+    expect(existsSync(call?.cwd ?? '/')).toBe(false);
   });
 
   it('asks the endpoint the runs will use: --base-url reaches the check as ANTHROPIC_BASE_URL, without /v1', async () => {

@@ -202,12 +202,12 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
 
     expect(outcome.status, outcome.finalText).toBe('completed');
     expect(w.server.requests).toHaveLength(script.replies.length);
-    // Every attempt outside failed in the CLI's tools (read-only file system), the two inside did not.
+    // Every attempt outside failed, the two inside did not: Bash on the read-only file system, the
+    // Write tool already in the CLI (--restricted confines its file tools to the worktree).
     const results = toolResults(w.server);
-    for (const result of results.slice(0, 5)) {
-      expect(result.isError, result.text).toBe(true);
-      expect(result.text).toMatch(/read-only file system/i);
-    }
+    for (const result of results.slice(0, 5)) expect(result.isError, result.text).toBe(true);
+    for (const result of results.slice(0, 2)) expect(result.text).toMatch(/read-only file system/i);
+    for (const result of results.slice(2, 5)) expect(result.text).toMatch(/--restricted confines the file tools/);
     for (const result of results.slice(5)) expect(result.isError, result.text).toBe(false);
 
     expect(await contentOf(script.outside.bashCheckout)).toBeNull();
@@ -221,13 +221,16 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     // The CLI kept its state in a private configuration directory, gone after the call: the
     // user's configuration has no transcript, session or backup, and `.claude.json` is as it was.
     expect((await readdir(join(w.home, '.claude'))).sort()).toEqual(['CLAUDE.md', 'settings.json']);
-    // It read the user's configuration all the same (here their CLAUDE.md, sent to the model).
-    expect(JSON.stringify(w.server.requests[0]?.body)).toContain(USER_MEMORY.trim());
+    // Under --restricted the CLI leaves the user's settings and memory out (their CLAUDE.md does
+    // not reach the model): nothing in its configuration steers the agent.
+    expect(JSON.stringify(w.server.requests[0]?.body)).not.toContain(USER_MEMORY.trim());
     expect(await contentOf(join(w.home, '.claude.json'))).toBe(GLOBAL_CONFIG);
     expect(await readdir(join(w.ratchetHome, 'claude-code'))).toEqual([]);
   }, 90_000);
 
-  it('writes outside the worktree with the same script when the sandbox is off', async ({ onTestFinished }) => {
+  it('writes outside the worktree with the same script when the sandbox is off (Bash; the file tools stay confined)', async ({
+    onTestFinished,
+  }) => {
     const w = await world(onTestFinished);
     const sandbox = await w.sandbox('off');
     expect(sandbox.sandboxed).toBe(false);
@@ -239,11 +242,13 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     expect(outcome.status, outcome.finalText).toBe('completed');
     expect(await contentOf(script.outside.bashCheckout)).toBe('escaped\n');
     expect(await contentOf(script.outside.bashSettings)).toContain('pwned');
-    expect(await contentOf(script.outside.writeCheckout)).toBe('escaped\n');
-    expect(await contentOf(script.outside.writeHome)).toContain('hijacked');
+    // --restricted holds without the sandbox: the Write tool reaches the worktree only.
+    expect(await contentOf(script.outside.writeCheckout)).toBeNull();
+    expect(await contentOf(script.outside.writeHome)).toBeNull();
+    expect(await contentOf(join(w.worktree, 'write-inside.txt'))).toBe('inside\n');
   }, 90_000);
 
-  it('uses the credentials of a /login user (no API key), read-only', async ({ onTestFinished }) => {
+  it('uses the credentials of a /login user (no API key), which the sandbox hides', async ({ onTestFinished }) => {
     const token = 'sk-ant-oat01-sandbox-test';
     const w = await world(onTestFinished, token);
     const credentials = `${JSON.stringify({ claudeAiOauth: { accessToken: token, refreshToken: 'sk-ant-ort01-sandbox-test', expiresAt: 4_102_444_800_000, scopes: ['user:inference', 'user:profile'], subscriptionType: 'max' } })}\n`;
@@ -259,40 +264,82 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     );
 
     expect(outcome.status, outcome.finalText).toBe('completed');
+    // Added by Ratchet's API proxy: the CLI itself ran with a placeholder.
     expect(w.server.requests[0]?.headers.authorization).toBe(`Bearer ${token}`);
-    expect(toolResults(w.server)[0]?.text).toMatch(/read-only file system/i);
+    expect(toolResults(w.server)[0]?.text).toMatch(/permission denied/i);
     expect(await readFile(file, 'utf8')).toBe(credentials);
   }, 90_000);
 
-  it('keeps tokens the CLI refreshed, and nothing else it wrote into its configuration', async ({ onTestFinished }) => {
+  it('refreshes a /login token about to expire with a call that has no tools, and keeps only a genuine refresh', async ({
+    onTestFinished,
+  }) => {
     const w = await world(onTestFinished);
     const file = join(w.home, '.claude', '.credentials.json');
-    const original = `${JSON.stringify({ claudeAiOauth: { accessToken: 'old', refreshToken: 'old-refresh' } })}\n`;
-    await writeFile(file, original);
+    const login = (accessToken: string, refreshToken: string, expiresAt: number, accountUuid = 'account-1') =>
+      `${JSON.stringify({ claudeAiOauth: { accessToken, refreshToken, expiresAt, scopes: ['user:inference'], subscriptionType: 'max', accountUuid } })}\n`;
+    const soon = Date.now() + 60_000;
+    const later = Date.now() + 8 * 60 * 60 * 1000;
+    // Stands in for the CLI: with tokens in its configuration (the refresh call) it "refreshes"
+    // them into what `refreshed.json` holds; without (the call itself) it reports what it got.
+    // (Its own directory is read-only in the sandbox, as the real CLI's is: the log goes elsewhere.)
+    await mkdir(w.repo.path('fake-cli'));
+    const cli = w.repo.path('fake-cli', 'claude');
+    const log = w.repo.path('calls.log');
+    const next = w.repo.path('refreshed.json');
+    await writeFile(
+      cli,
+      [
+        '#!/bin/sh',
+        'if [ -f "$CLAUDE_CONFIG_DIR/.credentials.json" ]; then',
+        `  echo "refresh: $*" >> ${log}; cat ${next} > "$CLAUDE_CONFIG_DIR/.credentials.json"; exit 0`,
+        'fi',
+        `echo "call: token=\${CLAUDE_CODE_OAUTH_TOKEN:-none} files=$(ls -A "$CLAUDE_CONFIG_DIR" | tr "\\n" " ")" >> ${log}`,
+        '',
+      ].join('\n'),
+    );
+    await chmod(cli, 0o755);
     const { claudeRunner } = await w.sandbox('auto');
-    // Stands in for the CLI: what it finds in its private configuration, and what it writes there.
-    const cli = (script: string) =>
-      claudeRunner.run({
-        command: '/bin/sh',
-        args: ['-c', script],
+    const call = async (refreshed: string) => {
+      await writeFile(next, refreshed);
+      return claudeRunner.run({
+        command: cli,
+        args: ['-p'],
         cwd: w.worktree,
-        env: w.env(),
+        env: w.env({ ANTHROPIC_API_KEY: undefined }),
         extendEnv: false,
         timeoutMs: 20_000,
       });
+    };
 
-    const refreshed = `${JSON.stringify({ claudeAiOauth: { accessToken: 'new', refreshToken: 'new-refresh' } })}\n`;
-    const first = await cli(
-      `cat "$CLAUDE_CONFIG_DIR/.credentials.json" "$CLAUDE_CONFIG_DIR/.claude.json" "$CLAUDE_CONFIG_DIR/settings.json" && printf '%s\\n' '${refreshed.trim()}' > "$CLAUDE_CONFIG_DIR/.credentials.json" && echo '{"hooks":{}}' > "$CLAUDE_CONFIG_DIR/settings.json"`,
-    );
-    expect(first.exitCode, first.output).toBe(0);
-    expect(first.stdout).toBe(original + GLOBAL_CONFIG + SETTINGS);
+    // Another account's tokens (or anything but a refresh of the same login) are not kept.
+    const original = login('sk-ant-oat01-original-token', 'sk-ant-ort01-original-refresh', soon);
+    await writeFile(file, original);
+    const attacker = login('sk-ant-oat01-ATTACKER', 'sk-ant-ort01-ATTACKER', later, 'account-2');
+    expect((await call(attacker)).exitCode).toBe(0);
+    expect(await readFile(file, 'utf8')).toBe(original);
+
+    // A refresh of the same login with a newer expiry is kept, and the call runs on it.
+    const refreshed = login('sk-ant-oat01-refreshed-token', 'sk-ant-ort01-refreshed-refresh', later);
+    expect((await call(refreshed)).exitCode).toBe(0);
     expect(await readFile(file, 'utf8')).toBe(refreshed);
-    expect(await readFile(join(w.home, '.claude', 'settings.json'), 'utf8')).toBe(SETTINGS);
-
-    // Not JSON (or written over the real file directly): the user's tokens stay as they are.
-    const second = await cli(`echo garbage > "$CLAUDE_CONFIG_DIR/.credentials.json"; echo garbage > ${file}`);
-    expect(second.output).toMatch(/read-only file system/i);
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(lines.filter((line) => line.startsWith('refresh: '))).toEqual([
+      'refresh: -p --output-format json --tools  --max-turns 1',
+      'refresh: -p --output-format json --tools  --max-turns 1',
+    ]);
+    // The calls themselves never held the tokens: a placeholder, and no credentials file.
+    for (const line of lines.filter((entry) => entry.startsWith('call: '))) {
+      expect(line).toMatch(/^call: token=ratchet-proxy-[0-9a-f]{48} files=/);
+      expect(line).not.toContain('.credentials.json');
+    }
+    // Valid for hours now: no refresh before the next call.
+    expect((await call(attacker)).exitCode).toBe(0);
+    expect(
+      (await readFile(log, 'utf8'))
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('refresh: ')),
+    ).toHaveLength(2);
     expect(await readFile(file, 'utf8')).toBe(refreshed);
     expect(await readdir(join(w.ratchetHome, 'claude-code'))).toEqual([]);
   }, 60_000);

@@ -180,20 +180,31 @@ describe('the tool sandbox', () => {
         dependenciesOf: repo.dir,
       });
       expect(result).toMatchObject({ sandboxed: true, notice: null });
-      // The CLI's process (here a shell standing in for it) sees the file system as the agent's Bash does.
+      // The CLI's process (here a shell standing in for it) sees the file system as the agent's
+      // Bash does, and has no network (only a loopback interface of its own).
+      const env = { HOME: repo.path('home'), PATH: process.env.PATH, ANTHROPIC_API_KEY: 'sk-ant-test-sandbox' };
       const escaped = await result.claudeRunner.run({
         command: `echo pwned >> ${join(repo.dir, 'README.md')}`,
         cwd: worktree,
-        env: { HOME: repo.path('home') },
+        env,
+        extendEnv: false,
       });
       expect(escaped.exitCode).not.toBe(0);
       expect(escaped.output).toMatch(/Read-only file system/);
       const inside = await result.claudeRunner.run({
         command: 'echo made > made.txt',
         cwd: worktree,
-        env: { HOME: repo.path('home') },
+        env,
+        extendEnv: false,
       });
       expect(inside.exitCode, inside.output).toBe(0);
+      const network = await result.claudeRunner.run({
+        command: 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "',
+        cwd: worktree,
+        env,
+        extendEnv: false,
+      });
+      expect(network.stdout.trim()).toBe('lo');
     }
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
     expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');

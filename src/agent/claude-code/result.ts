@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { RatchetError } from '../../core/errors.js';
 
 /** What to do when Claude Code is not authenticated. */
-const CLAUDE_AUTH_HINT = 'Run `claude` once interactively and use /login, or set ANTHROPIC_API_KEY in the environment.';
+export const CLAUDE_AUTH_HINT =
+  'Run `claude` once interactively and use /login, or set ANTHROPIC_API_KEY in the environment.';
 
 /** What to do when the `claude` executable cannot be run. */
 export const CLAUDE_INSTALL_HINT =

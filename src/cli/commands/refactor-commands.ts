@@ -34,6 +34,7 @@ import { writeRunReport } from '../../report/write-report.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import { createIdGenerator } from '../../engine/effects.js';
+import { claudeCheckRunner } from '../../engine/tool-sandbox.js';
 import {
   configFor,
   createCliOutput,
@@ -263,10 +264,11 @@ export function registerRefactorCommands(program: Command, setExit: (code: numbe
       if (config.provider.name === 'claude-code') {
         const runner = createProcessRunner();
         const version = await checkClaudeCode({ binary: settings.claude.binary, runner, env: process.env });
-        // The same endpoint the run's calls will use (`--base-url`, `[provider] base_url`).
+        // The same endpoint the run's calls will use (`--base-url`, `[provider] base_url`), and the
+        // same way there: sandboxed, through the API proxy, but with no tools in an empty directory.
         await checkClaudeAuth({
           binary: settings.claude.binary,
-          runner,
+          runner: await claudeCheckRunner(config, runner),
           env: process.env,
           ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
         });
