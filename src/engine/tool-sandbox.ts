@@ -131,9 +131,8 @@ export async function toolSandbox(
 
 /**
  * The runner of the Claude Code CLI (see `createClaudeRunner`), in a sandbox with `mounts` when
- * given; its private per-call directories go under `$RATCHET_HOME/claude-code`.
- * TODO([bash] env): pass `passEnv: config.bash.env` once the configuration has that key (the
- * secrets work adds it), so that the names it lists reach the CLI as they reach the agent's Bash.
+ * given; its private per-call directories go under `$RATCHET_HOME/claude-code`. The names
+ * `[bash] env` lists reach the CLI as they reach the agent's Bash.
  */
 function claudeRunnerOf(
   config: ResolvedConfig,
@@ -143,6 +142,7 @@ function claudeRunnerOf(
   return createClaudeRunner({
     runner,
     stateDir: join(config.home, 'claude-code'),
+    passEnv: config.bash.env,
     ...(mounts === undefined ? {} : { sandbox: { mounts } }),
   });
 }

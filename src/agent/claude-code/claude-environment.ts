@@ -5,53 +5,10 @@
  * else not named here stay with Ratchet; the CLI's own credential reaches it through the API
  * proxy (see `claude-runner.ts`).
  *
- * The base list is the one every command Ratchet runs gets; `src/process/env.ts` is growing the
- * same allowlist for the agent's Bash and the project's commands (`commandEnvironment`, with
- * `[bash] env` adding names): the two are to become one.
+ * The base is the allowlist every command Ratchet runs for a project or an agent starts from
+ * (`commandEnvironment`, with the names `[bash] env` adds), plus the CLI's own settings below.
  */
-
-/**
- * What any command needs (finding programs and toolchains, temporary files, text encoding and
- * time zone, which change test results) and toolchain locations, which hold no credentials.
- */
-const BASE_VARIABLES = [
-  'PATH',
-  'HOME',
-  'USER',
-  'LOGNAME',
-  'SHELL',
-  'TMPDIR',
-  'LANG',
-  'LANGUAGE',
-  'TZ',
-  'TERM',
-  'CI',
-  'GOROOT',
-  'GOPATH',
-  'GOFLAGS',
-  'GOCACHE',
-  'GOMODCACHE',
-  'GOTOOLCHAIN',
-  'CARGO_HOME',
-  'RUSTUP_HOME',
-  'RUSTUP_TOOLCHAIN',
-  'PYENV_ROOT',
-  'PYENV_VERSION',
-  'VIRTUAL_ENV',
-  'CONDA_PREFIX',
-  'JAVA_HOME',
-  'GRADLE_USER_HOME',
-  'MAVEN_HOME',
-  'M2_HOME',
-  'NVM_DIR',
-  'NVM_BIN',
-  'VOLTA_HOME',
-  'PNPM_HOME',
-  'COREPACK_HOME',
-  'XDG_CACHE_HOME',
-  'XDG_CONFIG_HOME',
-  'XDG_DATA_HOME',
-];
+import { commandEnvironment } from '../../process/env.js';
 
 /**
  * Settings of the CLI itself the user may have made (models, output and thinking budgets, its
@@ -80,21 +37,13 @@ const CLAUDE_SETTINGS = [
   'DISABLE_PROMPT_CACHING',
 ];
 
-const PREFIXES = ['LC_'];
-
 /**
- * The variables of `source` that are in the lists above, start with `LC_`, or are named in
- * `pass` (`[bash] env`, once the configuration has it), and nothing else.
+ * The variables of `source` that every command gets (see `commandEnvironment`), the CLI's own
+ * settings above, and those named in `pass` (`[bash] env`), and nothing else.
  */
 export function claudeEnvironment(
   source: Readonly<Record<string, string | undefined>>,
   pass: readonly string[] = [],
 ): Record<string, string> {
-  const allowed = new Set([...BASE_VARIABLES, ...CLAUDE_SETTINGS, ...pass]);
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(source)) {
-    if (value === undefined) continue;
-    if (allowed.has(name) || PREFIXES.some((prefix) => name.startsWith(prefix))) env[name] = value;
-  }
-  return env;
+  return commandEnvironment(source, [...CLAUDE_SETTINGS, ...pass]);
 }
