@@ -173,7 +173,7 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
       files['manifest.json'] = JSON.stringify(manifest.files);
       return files;
     };
-    const threaded = await buildIndex({ ...options, workers: 2 });
+    const threaded = await buildIndex({ ...options, workers: 2, javaScriptInThread: false });
     expect(threaded.stats.workers).toBeGreaterThan(0);
     expect(threaded.stats.parsed).toBe(244);
     const threadedCache = await cacheFiles();
