@@ -249,5 +249,6 @@ function platform() {
 module.exports = platform;
 `,
   'src/component.jsx': `export const Item = ({ name }) => <li>{name}</li>;\n`,
-  'src/values.cts': "import fs = require('fs');\nexport const size = (file: string): number => fs.statSync(file).size;\n",
+  'src/values.cts':
+    "import fs = require('fs');\nexport const size = (file: string): number => fs.statSync(file).size;\n",
 };

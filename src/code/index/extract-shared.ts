@@ -19,7 +19,7 @@ const MAX_DOC = 300;
  * would keep the whole file in memory for as long as the index lives: for a large repository,
  * all of its source (tens of MB). Slicing a fresh concatenation copies the characters instead.
  */
-export function detached(value: string): string {
+function detached(value: string): string {
   return value.length < 13 ? value : ` ${value}`.slice(1);
 }
 
@@ -30,16 +30,18 @@ export function compactSignature(text: string, start: number, end: number): stri
   return signature.length > MAX_SIGNATURE ? `${signature.slice(0, MAX_SIGNATURE - 1)}…` : signature;
 }
 
+const DOC_OPEN = /^\s*(\/\*\*?|\/\/\/?|#|"""|''')/;
+/** Each line's indentation and comment marker (`*`, `//`, `///`, `#`). */
+const DOC_LINE_START = /(^|\n)\s*(\*(?!\/)|\/\/\/?|#)?/g;
+
 /** A comment or docstring without its delimiters, whitespace collapsed, capped. */
 export function cleanDoc(raw: string): string | undefined {
-  const doc = raw
-    .replace(/^\s*(\/\*\*?|\/\/\/?|#|"""|''')/, '')
-    .replace(/(\*\/|"""|''')\s*$/, '')
-    .split('\n')
-    .map((line) => line.replace(/^\s*(\*(?!\/)|\/\/\/?|#)?\s?/, '').trim())
-    .join(' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  let body = raw.replace(DOC_OPEN, '');
+  const trimmed = body.trimEnd();
+  if (trimmed.endsWith('*/')) body = trimmed.slice(0, -2);
+  else if (trimmed.endsWith('"""') || trimmed.endsWith("'''")) body = trimmed.slice(0, -3);
+  // One pass over the whole comment: line starts become spaces, then whitespace collapses.
+  const doc = body.replace(DOC_LINE_START, ' ').replace(/\s+/g, ' ').trim();
   if (doc === '') return undefined;
   return doc.length > MAX_DOC ? `${doc.slice(0, MAX_DOC - 1)}…` : doc;
 }
@@ -97,7 +99,8 @@ export class FileFacts {
   readonly cliFlags = new Set<string>();
   private readonly scopes: Scope[] = [];
   private readonly calls: CallSite[] = [];
-  private readonly seenCalls = new Set<string>();
+  /** Callees recorded per caller (one set per caller name: overloads share theirs). */
+  private readonly seenCalls = new Map<string | null, Set<string>>();
 
   /** Records a symbol found in a tree-sitter tree (see `addSymbolAt`). */
   addSymbol(input: SymbolInput): CodeSymbol {
@@ -151,9 +154,10 @@ export class FileFacts {
   /** Records a call at `index` (a source offset) to `callee`. */
   addCall(index: number, callee: string): void {
     const caller = this.callerAt(index);
-    const key = `${caller ?? ''}\0${callee}`;
-    if (this.seenCalls.has(key)) return;
-    this.seenCalls.add(key);
+    let seen = this.seenCalls.get(caller);
+    if (seen === undefined) this.seenCalls.set(caller, (seen = new Set()));
+    if (seen.has(callee)) return;
+    seen.add(callee);
     this.calls.push({ caller, callee: detached(callee) });
   }
 

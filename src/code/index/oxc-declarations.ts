@@ -50,6 +50,8 @@ interface Declared {
 export class OxcDeclarations {
   /** `export { a as b }` without a source: resolved once every declaration is known. */
   private readonly localExports: { name: string; local: string }[] = [];
+  /** The top-level statement being walked; its doc comment is found only when a symbol needs it. */
+  private current: { node: LazyNode; previousEnd: number; doc: string | undefined | null } | undefined;
   private commentStarts: Int32Array | undefined;
   private commentEnds: Int32Array | undefined;
 
@@ -72,7 +74,10 @@ export class OxcDeclarations {
           if (record.start === start) this.importRecord(record);
           record = imports[++nextImport];
         }
-      } else this.statement(node, this.docBefore(previousEnd, this.leadingStart(node)));
+      } else {
+        this.current = { node, previousEnd, doc: null };
+        this.statement(node);
+      }
       previousEnd = node.end;
     }
     for (const { name, local } of this.localExports) {
@@ -90,14 +95,22 @@ export class OxcDeclarations {
     return first === undefined ? node.start : Math.min(first.start, node.start);
   }
 
-  private statement(node: LazyNode, doc: string | undefined): void {
+  /** The doc comment of the statement being walked, found when a symbol needs it. */
+  private statementDoc(): string | undefined {
+    const { current } = this;
+    if (current === undefined) return undefined;
+    if (current.doc === null) current.doc = this.docBefore(current.previousEnd, this.leadingStart(current.node));
+    return current.doc;
+  }
+
+  private statement(node: LazyNode): void {
     switch (node.type) {
       case 'ExportDeclaration':
-        for (const { name, kind } of this.declaration((node as LazyExportDeclaration).declaration, true, doc))
+        for (const { name, kind } of this.declaration((node as LazyExportDeclaration).declaration, true))
           this.facts.addExport({ name, kind });
         return;
       case 'ExportDefaultDeclaration':
-        return this.exportDefault((node as LazyExportDeclaration).declaration, doc);
+        return this.exportDefault((node as LazyExportDeclaration).declaration);
       case 'ExportNamedDeclaration':
         for (const specifier of (node as LazyExportSpecifiers).specifiers)
           this.localExports.push({ name: this.textOf(specifier.exported), local: this.textOf(specifier.local) });
@@ -115,7 +128,7 @@ export class OxcDeclarations {
       case 'ExpressionStatement':
         return this.commonJsExport(node as LazyExpressionStatement);
       default:
-        this.declaration(node, false, doc);
+        this.declaration(node, false);
     }
   }
 
@@ -139,10 +152,10 @@ export class OxcDeclarations {
   }
 
   /** `export default <declaration or expression>`. */
-  private exportDefault(declaration: LazyNode, doc: string | undefined): void {
+  private exportDefault(declaration: LazyNode): void {
     const { type } = declaration;
     if (!DEFAULT_DECLARATIONS.has(type)) return this.exportValue(declaration);
-    const named = this.declaration(declaration, true, doc);
+    const named = this.declaration(declaration, true);
     for (const { name, kind } of named) this.facts.addExport({ name: 'default', kind, local: name });
     if (named.length === 0)
       this.facts.addExport({ name: 'default', kind: type === 'ClassDeclaration' ? 'class' : 'function' });
@@ -204,9 +217,10 @@ export class OxcDeclarations {
   }
 
   /** Records the symbols a declaration introduces and returns their names and kinds. */
-  private declaration(node: LazyNode, exported: boolean, doc: string | undefined): Declared[] {
+  private declaration(node: LazyNode, exported: boolean): Declared[] {
     const add = (name: string, kind: SymbolKind, start: number, bodyStart: number): Declared[] => {
       const signature = compactSignature(this.text, start, bodyStart);
+      const doc = this.statementDoc();
       this.facts.addSymbolAt({ name, kind, exported, span: this.span(start, node.end), signature, doc });
       return [{ name, kind }];
     };
@@ -244,13 +258,13 @@ export class OxcDeclarations {
         return add(this.textOf(id), 'variable', this.declarationStart(node), body?.start ?? node.end);
       }
       case 'VariableDeclaration':
-        return this.variables(node as LazyVariableDeclaration, exported, doc);
+        return this.variables(node as LazyVariableDeclaration, exported);
       default:
         return [];
     }
   }
 
-  private variables(node: LazyVariableDeclaration, exported: boolean, doc: string | undefined): Declared[] {
+  private variables(node: LazyVariableDeclaration, exported: boolean): Declared[] {
     const keyword = node.kind === 'const' ? 'const' : node.kind === 'let' ? 'let' : 'var';
     const result: Declared[] = [];
     for (const declarator of node.declarations) {
@@ -262,7 +276,7 @@ export class OxcDeclarations {
       const end = isFunction ? this.bodyStart(init) : (init?.start ?? declarator.end);
       const signature = `${keyword} ${compactSignature(this.text, declarator.start, end)}`;
       const span = this.span(declarator.start, declarator.end);
-      this.facts.addSymbolAt({ name, kind, exported, span, signature, doc });
+      this.facts.addSymbolAt({ name, kind, exported, span, signature, doc: this.statementDoc() });
       result.push({ name, kind });
     }
     return result;

@@ -122,14 +122,14 @@ export interface LazyImportExpression extends LazyNode {
 }
 
 /** A name with its span in the module record; `value` is the name as declared. */
-export interface LazyNameSpan {
+interface LazyNameSpan {
   readonly value: string;
   readonly start: number;
   readonly end: number;
 }
 
 /** One binding of an import statement, from the module record. */
-export interface LazyImportEntry {
+interface LazyImportEntry {
   /** A named import: a name span; `import * as ns`: `'namespaceObject'`; a default import: a span without `value`. */
   readonly importName: LazyNameSpan | 'namespaceObject' | { readonly start: number; readonly end: number };
   readonly localName: LazyNameSpan;
@@ -191,7 +191,8 @@ export async function loadOxcLazy(): Promise<OxcLazyApi | undefined> {
     const oxc = (await import('oxc-parser')) as OxcModule;
     const { parseSync, rawTransferSupported, experimentalGetLazyVisitor } = oxc;
     if (typeof parseSync !== 'function' || typeof experimentalGetLazyVisitor !== 'function') return undefined;
-    if (typeof rawTransferSupported !== 'function' || rawTransferSupported() !== true) return undefined;
+    if (typeof rawTransferSupported !== 'function' || (rawTransferSupported as () => unknown)() !== true)
+      return undefined;
     const Visitor = (experimentalGetLazyVisitor as () => unknown)();
     if (typeof Visitor !== 'function') return undefined;
     return { parseSync, Visitor } as OxcLazyApi;
