@@ -28,6 +28,8 @@ import type {
 } from './oxc-lazy.js';
 import type { FileParseResult } from './types.js';
 
+/** Text that may bind a module to a variable: `require(` or `import(`. */
+const BINDS_MODULE = /\b(?:require|import)\s*\(/;
 /** Methods whose first string argument defines command-line flags (commander, yargs). */
 const CLI_METHODS: ReadonlySet<string> = new Set(['option', 'requiredOption']);
 /** Receivers kept in a member callee (`receiver.name`); any other receiver leaves `.name`. */
@@ -43,16 +45,24 @@ interface CurrentFile {
 }
 
 export class OxcExtractor {
+  /** Calls and dynamic imports; with variable declarations too, for files that may bind a `require`. */
   private readonly visitor: LazyVisitor;
+  private readonly withDeclarators: LazyVisitor;
   private current: CurrentFile | undefined;
 
   constructor(private readonly oxc: OxcLazyApi) {
-    this.visitor = new oxc.Visitor({
+    const calls = {
       CallExpression: (node: LazyCall) => this.call(node),
       NewExpression: (node: LazyCall) => this.construct(node),
       // A tagged template calls its tag (tree-sitter's grammar parses it as a call, too).
       TaggedTemplateExpression: (node: LazyTaggedTemplate) => this.tag(node),
       ImportExpression: (node: LazyImportExpression) => this.dynamicImport(node, node.source),
+    };
+    this.visitor = new oxc.Visitor(calls);
+    // A visited node costs an object: only files that can bind `x = require(...)` or
+    // `x = import(...)` pay for every declarator.
+    this.withDeclarators = new oxc.Visitor({
+      ...calls,
       VariableDeclarator: (node: LazyVariableDeclarator) => this.declarator(node),
     });
   }
@@ -73,7 +83,7 @@ export class OxcExtractor {
       if (!declarationFile) {
         this.current = { text, lines, facts, declared: undefined };
         try {
-          result.visit(this.visitor);
+          result.visit(BINDS_MODULE.test(text) ? this.withDeclarators : this.visitor);
         } finally {
           this.current = undefined;
         }

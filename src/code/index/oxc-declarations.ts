@@ -34,6 +34,9 @@ import type { SymbolKind } from './types.js';
 /** Values that make a variable, a field or a CommonJS export a function. */
 const FUNCTION_VALUES: ReadonlySet<string> = new Set(['ArrowFunctionExpression', 'FunctionExpression']);
 
+const AT = 64;
+const LOWER_D = 100;
+
 /** What `export default` declares rather than evaluates. */
 const DEFAULT_DECLARATIONS: ReadonlySet<string> = new Set([
   'FunctionDeclaration',
@@ -322,7 +325,8 @@ export class OxcDeclarations {
       : this.textOf(key);
     // Decorators stay out of the signature and the span, as in tree-sitter's TypeScript grammar;
     // the doc comment above them is still the member's.
-    const decorators = member.decorators;
+    // A member's span starts at its first decorator: read them only when there is one.
+    const decorators = text.charCodeAt(member.start) === AT ? member.decorators : [];
     const last = decorators.length > 0 ? decorators[decorators.length - 1] : undefined;
     const start = last === undefined ? member.start : this.skipSpace(last.end);
     const signature = compactSignature(text, start, this.bodyStart(value, member.end));
@@ -348,7 +352,8 @@ export class OxcDeclarations {
   /** After a leading `declare` (tree-sitter's ambient declarations start their inner node after it). */
   private declarationStart(node: LazyNode): number {
     const { start } = node;
-    if (!this.text.startsWith('declare', start) || !/\s/.test(this.text.charAt(start + 7))) return start;
+    if (this.text.charCodeAt(start) !== LOWER_D || !this.text.startsWith('declare', start)) return start;
+    if (!/\s/.test(this.text.charAt(start + 7))) return start;
     return this.skipSpace(start + 7);
   }
 
