@@ -96,13 +96,18 @@ export async function git(cwd: string, args: readonly string[]): Promise<string>
  * keeps each side's memory, and so the cost of every process it spawns, its own; `fork` of a big
  * process is slow.
  */
-export async function runSide<Job, Result>(script: string, job: Job): Promise<Result> {
+export async function runSide<Job, Result>(
+  script: string,
+  job: Job,
+  /** Options for `node` itself, before the script (e.g. V8 heap settings). */
+  nodeOptions: readonly string[] = [],
+): Promise<Result> {
   const dir = await mkdtemp(join(tmpdir(), 'ratchet-bench-job-'));
   try {
     const jobFile = join(dir, 'job.json');
     const resultFile = join(dir, 'result.json');
     await writeFile(jobFile, JSON.stringify(job));
-    const child = await spawnCollect(process.execPath, [script, jobFile, resultFile], process.cwd());
+    const child = await spawnCollect(process.execPath, [...nodeOptions, script, jobFile, resultFile], process.cwd());
     if (child.exitCode !== 0) {
       throw new Error(`${script} failed (exit ${String(child.exitCode)}):\n${child.output.trim()}`);
     }

@@ -149,6 +149,63 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
     expect(content(hinted)).toEqual(content(scanned));
   });
 
+  it('patches the graphs, coverage and risk of a same-paths update to what a full build derives', async () => {
+    await write({ 'test/checks.test.ts': 'export const pending = true;\n' });
+    const first = await buildIndex(options);
+    // a.ts now imports c instead of b (b loses its only importer), a test (named for no source
+    // file) starts covering c by importing it, c grows, and a non-source file changes.
+    await write({
+      'src/a.ts': "import { c } from './c.js';\nexport function a(): number {\n  return c();\n}\n",
+      'test/checks.test.ts': "import { c } from '../src/c.js';\nif (c() !== 1) throw new Error('c');\n",
+      'src/c.ts': 'export function c(): number {\n  return 1;\n}\n\nexport const more = 2;\n',
+      'notes.txt': 'still not code\n',
+    });
+    const changedPaths = ['src/a.ts', 'test/checks.test.ts', 'src/c.ts', 'notes.txt'];
+    const patched = await buildIndex({ ...options, previous: first, changedPaths });
+    expect(patched.stats).toMatchObject({ parsed: 3, removed: 0 });
+    expect(patched.dependents['src/b.ts']).toBeUndefined();
+    expect(patched.dependents['src/c.ts']).toEqual(['src/a.ts', 'src/b.ts', 'test/checks.test.ts']);
+    expect(patched.risk.find((entry) => entry.path === 'src/c.ts')).toMatchObject({
+      fanIn: 2,
+      lines: 5,
+      tests: ['test/checks.test.ts'],
+    });
+    const full = await buildIndex({ ...options, cacheDir: join(root, 'fresh-cache') });
+    expect(full.stats.reused).toBe(0);
+    expect(content(patched)).toEqual(content(full));
+    // Key order too, as the artifacts print them.
+    expect(Object.keys(patched.dependencies)).toEqual(Object.keys(full.dependencies));
+    expect(Object.keys(patched.dependents)).toEqual(Object.keys(full.dependents));
+  });
+
+  it('shares the previous graphs when an edit leaves every import as it was', async () => {
+    const first = await buildIndex(options);
+    await write({ 'src/b.ts': "import { c } from './c.js';\nexport function b(): number {\n  return c() + 1;\n}\n" });
+    const next = await buildIndex({ ...options, previous: first, changedPaths: ['src/b.ts'] });
+    expect(next.stats).toMatchObject({ parsed: 1 });
+    expect(next.dependencies).toBe(first.dependencies);
+    expect(next.dependents).toBe(first.dependents);
+    const full = await buildIndex({ ...options, cacheDir: join(root, 'fresh-cache') });
+    expect(content(next)).toEqual(content(full));
+  });
+
+  it('keeps JavaScript and TypeScript in the calling thread when told to, and other languages on workers', async () => {
+    const many: Record<string, string> = {};
+    for (let index = 0; index < 210; index++) many[`gen/m${index}.ts`] = `export const m${index} = ${index};\n`;
+    await write(many);
+    const typescriptOnly = await buildIndex({ ...options, workers: 2, javaScriptInThread: true });
+    expect(typescriptOnly.stats).toMatchObject({ parsed: 214, workers: 0 });
+    const python: Record<string, string> = {};
+    for (let index = 0; index < 210; index++) python[`py/p${index}.py`] = `def p${index}():\n    return ${index}\n`;
+    await write(python);
+    await rm(join(root, 'cache'), { recursive: true });
+    const mixed = await buildIndex({ ...options, workers: 2, javaScriptInThread: true });
+    expect(mixed.stats).toMatchObject({ parsed: 424, workers: 2 });
+    await rm(join(root, 'cache'), { recursive: true });
+    const inline = await buildIndex({ ...options, workers: 0 });
+    expect(content(mixed)).toEqual(content(inline));
+  });
+
   it('stops with an interrupted error when the signal is aborted', async () => {
     const controller = new AbortController();
     controller.abort();
@@ -173,7 +230,7 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
       files['manifest.json'] = JSON.stringify(manifest.files);
       return files;
     };
-    const threaded = await buildIndex({ ...options, workers: 2 });
+    const threaded = await buildIndex({ ...options, workers: 2, javaScriptInThread: false });
     expect(threaded.stats.workers).toBeGreaterThan(0);
     expect(threaded.stats.parsed).toBe(244);
     const threadedCache = await cacheFiles();

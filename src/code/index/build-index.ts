@@ -4,7 +4,8 @@
  * 1. List the files (`git ls-files` or a glob, minus excludes) and stat them.
  * 2. A file whose size and mtime match the cache keeps its cached hash and parse results (see
  *    `isReusable`). Every other file is read once and hashed; it is parsed only when the hash
- *    differs from the cached one. Many files are parsed on worker threads, a few in this thread.
+ *    differs from the cached one. Many files are parsed on worker threads, a few in this thread;
+ *    JavaScript and TypeScript (parsed by oxc) stay in this thread on machines of two cores.
  * 3. Derive the import graph, fan-in, test coverage, churn and the risk register from the
  *    per-file results (cheap, so always recomputed: a new file can change how others resolve).
  * 4. Save the cache: the manifest and only the parse-result shards that changed.
@@ -32,6 +33,7 @@ import {
 } from './build-steps.js';
 import { MANIFEST_FILE, loadCache, parseKey, saveCache, type CachedFile, type IndexCache } from './cache.js';
 import { LazyResolver, deriveIndex } from './derive.js';
+import { deriveChanged } from './derive-changed.js';
 import { applyChangedPaths, listFiles, type ListedFile } from './list-files.js';
 import type { FileWork } from './process-file.js';
 import { ParsePool } from './worker-pool.js';
@@ -55,6 +57,13 @@ export interface BuildIndexOptions {
   churnCommits?: number;
   /** Worker threads for parsing; default: one per core (at most 4) when there are many files to parse. */
   workers?: number;
+  /**
+   * Parse JavaScript and TypeScript in the calling thread even when there are workers (default:
+   * with at most two cores). oxc parses them natively, several times faster than tree-sitter, so
+   * on two cores one thread beats two workers: V8 already keeps the second core busy (garbage
+   * collection, compilation), and workers add their start-up and the copy of every result.
+   */
+  javaScriptInThread?: boolean;
   /** Files larger than this are hashed but not parsed (default 1 MiB: minified bundles). */
   maxParseBytes?: number;
   /** Clock for `builtAt` and the cache's timestamps (default `Date.now`). */
@@ -104,10 +113,13 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   const churnPromise = useGit ? readChurn(root, churnCommits, previous, signal) : Promise.resolve(noChurn());
   churnPromise.catch(() => undefined); // Awaited below; avoids an unhandled rejection meanwhile.
   const listing = { root, excludes: options.excludes, cacheDir };
-  // Without any cache every file will be parsed: start the workers now, so they load tree-sitter
-  // while the tree is listed. (Left unused, and stopped, when the tree turns out to be small.)
+  // Without any cache every file will be parsed: start the workers now, so they load their parsers
+  // while the tree is listed. (Left unused, and stopped, when the tree turns out to be small.) When
+  // JavaScript stays in this thread, workers start only once there is enough else for them to do.
   const workers = options.workers ?? Math.min(4, availableParallelism());
-  const coldStart = previous === undefined && workers > 0 && !existsSync(join(cacheDir, MANIFEST_FILE));
+  const javaScriptInThread = options.javaScriptInThread ?? availableParallelism() <= 2;
+  const coldStart =
+    previous === undefined && workers > 0 && !javaScriptInThread && !existsSync(join(cacheDir, MANIFEST_FILE));
   await using pool = coldStart ? startPool({ root, maxParseBytes, workers }) : undefined;
   const [listed, cache] = await Promise.all([
     previous !== undefined && options.changedPaths !== undefined
@@ -132,6 +144,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   const processed = await processWork(root, work, {
     maxParseBytes,
     workers,
+    javaScriptInThread,
     ...(signal ? { signal } : {}),
     ...(pool ? { pool } : {}),
   });
@@ -212,7 +225,17 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   const churn = await churnPromise;
   throwIfAborted(signal);
   const resolver = (samePaths ? memory?.resolver : undefined) ?? new LazyResolver(files, goModules);
-  const derived = deriveIndex(files, goModules, churn.perFile, resolvedFiles, resolver);
+  // The same paths and the same churn: only what the changed files touch needs deriving again.
+  const derived =
+    samePaths && churn.head === previous.gitHead && churnCommits === previous.churnCommits
+      ? deriveChanged(
+          previous,
+          files,
+          files.filter((file) => !resolvedFiles.has(file)),
+          churn.perFile,
+          resolver,
+        )
+      : deriveIndex(files, goModules, churn.perFile, resolvedFiles, resolver);
   await saveCache(cacheDir, next, changedKeys, droppedKeys, cache.files.size === 0, serialised);
 
   const index: CodeIndex = {

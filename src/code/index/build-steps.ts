@@ -7,7 +7,7 @@ import { parseKey, type CachedFile, type IndexCache } from './cache.js';
 import { gitChurn, gitHead } from './git-files.js';
 import { processFile, type FileOutcome, type FileWork } from './process-file.js';
 import { goModulePath, type GoModule } from './resolve-imports.js';
-import { SourceExtractor } from './source-extractor.js';
+import { SourceExtractor, isParsedByOxc } from './source-extractor.js';
 import { isTestPath } from './test-files.js';
 import type { CodeIndex, FileParseResult, IndexedFile } from './types.js';
 import { processInWorkers, type ParsePool } from './worker-pool.js';
@@ -70,34 +70,77 @@ export function isReusable(
   return language === undefined || cache.parsed.has(parseKey(cached.hash, language));
 }
 
+export interface ProcessWorkOptions {
+  maxParseBytes: number;
+  workers: number;
+  /** JavaScript and TypeScript files are parsed in this thread, whatever `workers` says. */
+  javaScriptInThread: boolean;
+  signal?: AbortSignal;
+  pool?: ParsePool;
+}
+
+/** Files parsed in this thread between two turns of the event loop while workers parse the rest. */
+const YIELD_EVERY = 32;
+
 /**
- * Reads, hashes and parses `work`: when there is much of it, on `pool` if one was started early,
- * else on worker threads started for it; otherwise in this thread.
+ * Reads, hashes and parses `work`: the files worker threads take (every file, or all but the
+ * JavaScript and TypeScript ones with `javaScriptInThread`), when there are many, on `pool` if
+ * one was started early, else on a pool started for them; the rest in this thread, meanwhile.
  */
 export async function processWork(
   root: string,
   work: readonly FileWork[],
-  options: { maxParseBytes: number; workers: number; signal?: AbortSignal; pool?: ParsePool },
+  options: ProcessWorkOptions,
 ): Promise<{ outcomes: (FileOutcome | undefined)[]; workers: number }> {
   const { pool, signal } = options;
-  if (options.workers > 0 && work.length >= WORKER_THRESHOLD) {
-    try {
-      if (pool !== undefined)
-        return { outcomes: await pool.process(work, signal ? { signal } : {}), workers: pool.size };
-      const outcomes = await processInWorkers(work, { root, ...options });
-      return { outcomes, workers: options.workers };
-    } catch {
-      throwIfAborted(signal);
-      // Workers could not start (or one crashed): parse in this thread instead.
-    }
+  const outcomes = new Array<FileOutcome | undefined>(work.length);
+  const positions = work.map((_, position) => position);
+  const forWorkers =
+    options.workers > 0
+      ? positions.filter((position) => !options.javaScriptInThread || !isParsedByOxc(work[position]?.path ?? ''))
+      : [];
+  if (forWorkers.length < WORKER_THRESHOLD) forWorkers.length = 0;
+  let workers = 0;
+  let workersFailed = false;
+  let inWorkers: Promise<void> | undefined;
+  if (forWorkers.length > 0) {
+    const items = forWorkers.map((position) => work[position] as FileWork);
+    const started =
+      pool !== undefined
+        ? pool.process(items, signal ? { signal } : {})
+        : processInWorkers(items, { root, ...options });
+    inWorkers = started.then(
+      (results) => {
+        workers = pool?.size ?? options.workers;
+        results.forEach((outcome, index) => (outcomes[forWorkers[index] as number] = outcome));
+      },
+      () => void (workersFailed = true), // Could not start, crashed or aborted: see below.
+    );
   }
   using extractor = new SourceExtractor();
-  const outcomes: (FileOutcome | undefined)[] = [];
-  for (const item of work) {
+  const parseHere = async (selected: readonly number[]): Promise<void> => {
+    let sinceYield = 0;
+    for (const position of selected) {
+      throwIfAborted(signal);
+      outcomes[position] = await processFile(extractor, root, work[position] as FileWork, options.maxParseBytes);
+      // Let the workers' replies in: awaiting a parse alone never leaves the microtask queue.
+      if (inWorkers !== undefined && ++sinceYield === YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+  };
+  const taken = new Set(forWorkers);
+  await parseHere(positions.filter((position) => !taken.has(position)));
+  if (inWorkers !== undefined) {
+    await inWorkers;
     throwIfAborted(signal);
-    outcomes.push(await processFile(extractor, root, item, options.maxParseBytes));
+    if (workersFailed) {
+      inWorkers = undefined;
+      await parseHere(forWorkers);
+    }
   }
-  return { outcomes, workers: 0 };
+  return { outcomes, workers };
 }
 
 export function toIndexedFile(path: string, entry: CachedFile, result: FileParseResult | undefined): IndexedFile {

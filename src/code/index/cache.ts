@@ -8,6 +8,7 @@
  * A cache written by another `INDEX_VERSION` (or unreadable) is ignored: everything is parsed
  * again and the cache rewritten.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { languageIdForFile, type LanguageId } from '../tree-sitter.js';
@@ -42,6 +43,9 @@ interface ManifestJson {
 
 /** The manifest's file name in the cache directory. */
 export const MANIFEST_FILE = 'manifest.json';
+
+/** Shards being made and written at once. */
+const SHARD_WRITERS = 8;
 
 const SHARDS: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 
@@ -102,7 +106,7 @@ export async function saveCache(
   /** `storableJson` of some of `cache.parsed`'s results, by key, already made (by the parse workers). */
   serialised: ReadonlyMap<string, string> = new Map(),
 ): Promise<void> {
-  await mkdir(join(cacheDir, 'parsed'), { recursive: true });
+  if (!existsSync(join(cacheDir, 'parsed'))) await mkdir(join(cacheDir, 'parsed'), { recursive: true });
   const dirty = new Set<string>(rewriteAll ? SHARDS : []);
   for (const key of changedKeys) dirty.add(shardOf(key));
   for (const key of droppedKeys) dirty.add(shardOf(key));
@@ -114,29 +118,56 @@ export async function saveCache(
     const language = keys === undefined ? undefined : languageIdForFile(path);
     if (language !== undefined) keys?.add(parseKey(file.hash, language));
   }
-  await Promise.all(
-    [...referenced].map(([shard, keys]) => {
-      // The JSON of `{ [key]: storable(result) }`, sorted by key, made from the results' own JSON.
-      const entries: string[] = [];
-      for (const key of [...keys].sort()) {
-        let json = serialised.get(key);
-        if (json === undefined) {
-          const result = cache.parsed.get(key);
-          if (result === undefined) continue;
-          json = storableJson(result);
-        }
-        entries.push(`${JSON.stringify(key)}:${json}`);
-      }
-      return writeAtomically(join(cacheDir, 'parsed', `${shard}.json`), `{${entries.join(',')}}`);
-    }),
-  );
+  // A few shards at a time: each one's JSON is made just before it is written, so a cold build
+  // (every shard) never holds the JSON of the whole cache at once.
+  const pending = [...referenced];
+  const writeNext = async (): Promise<void> => {
+    for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
+      const [shard, keys] = next;
+      await writeAtomically(join(cacheDir, 'parsed', `${shard}.json`), shardJson(cache, keys, serialised));
+    }
+  };
+  await Promise.all(Array.from({ length: SHARD_WRITERS }, writeNext));
   await writeManifest(cacheDir, cache);
 }
 
+/** The JSON of `{ [key]: storable(result) }` for `keys`, sorted, made from the results' own JSON. */
+function shardJson(cache: IndexCache, keys: ReadonlySet<string>, serialised: ReadonlyMap<string, string>): string {
+  const entries: string[] = [];
+  for (const key of [...keys].sort()) {
+    let json = serialised.get(key);
+    if (json === undefined) {
+      const result = cache.parsed.get(key);
+      if (result === undefined) continue;
+      json = storableJson(result);
+    }
+    entries.push(`${JSON.stringify(key)}:${json}`);
+  }
+  return `{${entries.join(',')}}`;
+}
+
+/**
+ * The manifest's JSON entry of each cache entry (`"path":[hash,size,mtimeMs,lines]`), kept while
+ * the entry lives: an update of a large tree serialises only the entries of the files it changed.
+ */
+const manifestEntries = new WeakMap<CachedFile, { path: string; json: string }>();
+
 async function writeManifest(cacheDir: string, cache: IndexCache): Promise<void> {
-  const manifest: ManifestJson = { version: INDEX_VERSION, writtenAt: cache.writtenAt, files: {} };
-  for (const [path, file] of cache.files) manifest.files[path] = [file.hash, file.size, file.mtimeMs, file.lines];
-  await writeAtomically(join(cacheDir, MANIFEST_FILE), JSON.stringify(manifest));
+  const entries: string[] = [];
+  for (const [path, file] of cache.files) {
+    let entry = manifestEntries.get(file);
+    if (entry?.path !== path) {
+      entry = {
+        path,
+        json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
+      };
+      manifestEntries.set(file, entry);
+    }
+    entries.push(entry.json);
+  }
+  // The JSON of a `ManifestJson`, made from the entries' own JSON.
+  const json = `{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{${entries.join(',')}}}`;
+  await writeAtomically(join(cacheDir, MANIFEST_FILE), json);
 }
 
 /** A parse result as a cache shard holds it: JSON of `storable(result)`. */

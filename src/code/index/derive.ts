@@ -28,6 +28,47 @@ export class LazyResolver {
 
 export type DerivedViews = Pick<CodeIndex, 'dependencies' | 'dependents' | 'risk'>;
 
+/** Resolves the imports of a file in a supported language, in place. */
+export function resolveImports(file: IndexedFile, resolver: LazyResolver): void {
+  const { language } = file;
+  if (language === null) return;
+  file.imports = file.imports.map((ref) => ({
+    ...ref,
+    resolved: resolver.resolve(file.path, language, ref).filter((path) => path !== file.path),
+  }));
+}
+
+/** The repository files a file's resolved imports name, sorted. */
+export function importTargets(file: IndexedFile): string[] {
+  const targets = new Set<string>();
+  for (const ref of file.imports) for (const path of ref.resolved) targets.add(path);
+  return [...targets].sort();
+}
+
+/** Test paths among the source files (coverage counts only tests the index parsed). */
+export function testPathsOf(files: readonly IndexedFile[]): Set<string> {
+  const paths = new Set<string>();
+  for (const file of files) if (file.language !== null && file.isTest) paths.add(file.path);
+  return paths;
+}
+
+/** The risk signals of a non-test source file, given the graphs and its tests. */
+export function riskSignals(
+  file: IndexedFile,
+  views: Pick<DerivedViews, 'dependencies' | 'dependents'>,
+  testPaths: ReadonlySet<string>,
+  churn: ReadonlyMap<string, number>,
+  tests: string[],
+): RiskSignals {
+  return {
+    fanIn: (views.dependents[file.path] ?? []).filter((importer) => !testPaths.has(importer)).length,
+    fanOut: views.dependencies[file.path]?.length ?? 0,
+    churn: churn.get(file.path) ?? 0,
+    lines: file.lines,
+    tests,
+  };
+}
+
 /**
  * Resolves `files[].imports` in place (except for files in `alreadyResolved`, whose imports
  * resolve the same way because the set of paths has not changed) and returns the graphs and
@@ -45,16 +86,10 @@ export function deriveIndex(
   for (const file of files) {
     const language = file.language;
     if (language === null || file.imports.length === 0) continue;
-    const targets = new Set<string>();
-    if (!alreadyResolved.has(file)) {
-      file.imports = file.imports.map((ref) => ({
-        ...ref,
-        resolved: resolver.resolve(file.path, language, ref).filter((path) => path !== file.path),
-      }));
-    }
-    for (const ref of file.imports) for (const path of ref.resolved) targets.add(path);
-    if (targets.size === 0) continue;
-    dependencies[file.path] = [...targets].sort();
+    if (!alreadyResolved.has(file)) resolveImports(file, resolver);
+    const targets = importTargets(file);
+    if (targets.length === 0) continue;
+    dependencies[file.path] = targets;
     for (const target of targets) {
       let set = dependentSets.get(target);
       if (set === undefined) dependentSets.set(target, (set = new Set()));
@@ -65,7 +100,7 @@ export function deriveIndex(
   for (const path of [...dependentSets.keys()].sort()) dependents[path] = [...(dependentSets.get(path) ?? [])].sort();
 
   const sources = files.filter((file) => file.language !== null);
-  const testPaths = new Set(sources.filter((file) => file.isTest).map((file) => file.path));
+  const testPaths = testPathsOf(files);
   const tests = testsBySource(
     sources.map((file) => file.path),
     testPaths,
@@ -74,13 +109,10 @@ export function deriveIndex(
   const signals = new Map<string, RiskSignals>();
   for (const file of sources) {
     if (file.isTest) continue;
-    signals.set(file.path, {
-      fanIn: (dependents[file.path] ?? []).filter((importer) => !testPaths.has(importer)).length,
-      fanOut: dependencies[file.path]?.length ?? 0,
-      churn: churn.get(file.path) ?? 0,
-      lines: file.lines,
-      tests: tests.get(file.path) ?? [],
-    });
+    signals.set(
+      file.path,
+      riskSignals(file, { dependencies, dependents }, testPaths, churn, tests.get(file.path) ?? []),
+    );
   }
   return { dependencies, dependents, risk: buildRiskRegister(signals) };
 }

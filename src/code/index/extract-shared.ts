@@ -13,6 +13,16 @@ import type { CallSite, CodeSymbol, ExportEntry, FileParseResult, ImportRef, Sym
 const MAX_SIGNATURE = 300;
 const MAX_DOC = 300;
 
+/**
+ * `value` as a string of its own. V8 keeps a slice (or a concatenation) of 13 characters or more
+ * as a view into the string it was cut from, so a name or a signature cut from a file's text
+ * would keep the whole file in memory for as long as the index lives: for a large repository,
+ * all of its source (tens of MB). Slicing a fresh concatenation copies the characters instead.
+ */
+function detached(value: string): string {
+  return value.length < 13 ? value : ` ${value}`.slice(1);
+}
+
 /** Text of `[start, end)` with whitespace collapsed, a trailing body opener removed, capped. */
 export function compactSignature(text: string, start: number, end: number): string {
   let signature = text.slice(start, end).replace(/\s+/g, ' ').trim();
@@ -20,16 +30,18 @@ export function compactSignature(text: string, start: number, end: number): stri
   return signature.length > MAX_SIGNATURE ? `${signature.slice(0, MAX_SIGNATURE - 1)}…` : signature;
 }
 
+const DOC_OPEN = /^\s*(\/\*\*?|\/\/\/?|#|"""|''')/;
+/** Each line's indentation and comment marker (`*`, `//`, `///`, `#`). */
+const DOC_LINE_START = /(^|\n)\s*(\*(?!\/)|\/\/\/?|#)?/g;
+
 /** A comment or docstring without its delimiters, whitespace collapsed, capped. */
 export function cleanDoc(raw: string): string | undefined {
-  const doc = raw
-    .replace(/^\s*(\/\*\*?|\/\/\/?|#|"""|''')/, '')
-    .replace(/(\*\/|"""|''')\s*$/, '')
-    .split('\n')
-    .map((line) => line.replace(/^\s*(\*(?!\/)|\/\/\/?|#)?\s?/, '').trim())
-    .join(' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  let body = raw.replace(DOC_OPEN, '');
+  const trimmed = body.trimEnd();
+  if (trimmed.endsWith('*/')) body = trimmed.slice(0, -2);
+  else if (trimmed.endsWith('"""') || trimmed.endsWith("'''")) body = trimmed.slice(0, -3);
+  // One pass over the whole comment: line starts become spaces, then whitespace collapses.
+  const doc = body.replace(DOC_LINE_START, ' ').replace(/\s+/g, ' ').trim();
   if (doc === '') return undefined;
   return doc.length > MAX_DOC ? `${doc.slice(0, MAX_DOC - 1)}…` : doc;
 }
@@ -48,14 +60,31 @@ interface Scope {
   children: Scope[];
 }
 
-export interface SymbolInput {
+/** Where a declaration is: offsets into the text (calls inside it are attributed to it) and 1-based lines. */
+export interface SourceSpan {
+  start: number;
+  end: number;
+  startLine: number;
+  endLine: number;
+}
+
+interface SymbolFields {
   name: string;
   kind: SymbolKind;
   exported: boolean;
-  node: Node;
   signature: string;
   container?: string;
   doc?: string | undefined;
+}
+
+/** A declaration found in a tree-sitter tree. */
+export interface SymbolInput extends SymbolFields {
+  node: Node;
+}
+
+/** A declaration found by an extractor that works on offsets (oxc). */
+export interface SpanSymbolInput extends SymbolFields {
+  span: SourceSpan;
 }
 
 /**
@@ -70,24 +99,37 @@ export class FileFacts {
   readonly cliFlags = new Set<string>();
   private readonly scopes: Scope[] = [];
   private readonly calls: CallSite[] = [];
-  private readonly seenCalls = new Set<string>();
+  /** Callees recorded per caller (one set per caller name: overloads share theirs). */
+  private readonly seenCalls = new Map<string | null, Set<string>>();
 
-  /** Records a symbol; methods (with `container`) nest inside the last top-level scope. */
+  /** Records a symbol found in a tree-sitter tree (see `addSymbolAt`). */
   addSymbol(input: SymbolInput): CodeSymbol {
-    const node = input.node;
-    const symbol: CodeSymbol = {
-      name: input.name,
-      kind: input.kind,
-      exported: input.exported,
+    const { node } = input;
+    const span = {
+      start: node.startIndex,
+      end: node.endIndex,
       startLine: node.startPosition.row + 1,
       endLine: node.endPosition.row + 1,
-      signature: input.signature,
     };
-    if (input.container !== undefined) symbol.container = input.container;
-    if (input.doc !== undefined) symbol.doc = input.doc;
+    return this.addSymbolAt({ ...input, span });
+  }
+
+  /** Records a symbol; methods (with `container`) nest inside the last top-level scope. */
+  addSymbolAt(input: SpanSymbolInput): CodeSymbol {
+    const { span } = input;
+    const symbol: CodeSymbol = {
+      name: detached(input.name),
+      kind: input.kind,
+      exported: input.exported,
+      startLine: span.startLine,
+      endLine: span.endLine,
+      signature: detached(input.signature),
+    };
+    if (input.container !== undefined) symbol.container = detached(input.container);
+    if (input.doc !== undefined) symbol.doc = detached(input.doc);
     this.symbols.push(symbol);
-    const qualified = input.container === undefined ? input.name : `${input.container}.${input.name}`;
-    const scope: Scope = { start: node.startIndex, end: node.endIndex, name: qualified, children: [] };
+    const qualified = symbol.container === undefined ? symbol.name : `${symbol.container}.${symbol.name}`;
+    const scope: Scope = { start: span.start, end: span.end, name: qualified, children: [] };
     const parent = this.scopes.at(-1);
     if (input.container !== undefined && parent !== undefined && parent.start <= scope.start && scope.end <= parent.end)
       parent.children.push(scope);
@@ -96,26 +138,33 @@ export class FileFacts {
   }
 
   addImport(ref: ImportRef): void {
-    this.imports.push(ref);
+    const { specifier, names, namespace, line } = ref;
+    const imported: ImportRef = { specifier: detached(specifier), names: names.map(detached), line };
+    if (namespace !== undefined) imported.namespace = detached(namespace);
+    this.imports.push(imported);
   }
 
   addExport(entry: ExportEntry): void {
-    this.exports.push(entry);
+    const exported: ExportEntry = { name: detached(entry.name), kind: entry.kind };
+    if (entry.local !== undefined) exported.local = detached(entry.local);
+    if (entry.source !== undefined) exported.source = detached(entry.source);
+    this.exports.push(exported);
   }
 
   /** Records a call at `index` (a source offset) to `callee`. */
   addCall(index: number, callee: string): void {
     const caller = this.callerAt(index);
-    const key = `${caller ?? ''}\0${callee}`;
-    if (this.seenCalls.has(key)) return;
-    this.seenCalls.add(key);
-    this.calls.push({ caller, callee });
+    let seen = this.seenCalls.get(caller);
+    if (seen === undefined) this.seenCalls.set(caller, (seen = new Set()));
+    if (seen.has(callee)) return;
+    seen.add(callee);
+    this.calls.push({ caller, callee: detached(callee) });
   }
 
   /** Adds the `-x` / `--long` flags named in a flag definition string such as `-x, --long <value>`. */
   addCliFlags(definition: string): void {
     for (const match of definition.matchAll(/(?:^|[\s,|])(--?[A-Za-z0-9][\w-]*)/g)) {
-      if (match[1] !== undefined) this.cliFlags.add(match[1]);
+      if (match[1] !== undefined) this.cliFlags.add(detached(match[1]));
     }
   }
 
@@ -219,12 +268,18 @@ const MAX_RAW_DOC = 8000;
  */
 function leadingDoc(comment: Node | undefined, node: Node, text: string): string | undefined {
   if (comment === undefined) return undefined;
-  const start = comment.startIndex;
-  const end = comment.endIndex;
+  return docComment(text, comment.startIndex, comment.endIndex, node.startIndex);
+}
+
+/**
+ * The doc of the comment at `[start, end)` for a declaration starting at `declarationStart`, the
+ * comment being the last thing before it: none when a blank line separates them.
+ */
+export function docComment(text: string, start: number, end: number, declarationStart: number): string | undefined {
   const firstBreak = text.indexOf('\n', end);
-  if (firstBreak !== -1 && firstBreak < node.startIndex) {
+  if (firstBreak !== -1 && firstBreak < declarationStart) {
     const secondBreak = text.indexOf('\n', firstBreak + 1);
-    if (secondBreak !== -1 && secondBreak < node.startIndex) return undefined;
+    if (secondBreak !== -1 && secondBreak < declarationStart) return undefined;
   }
   return cleanDoc(text.slice(start, Math.min(end, start + MAX_RAW_DOC)));
 }

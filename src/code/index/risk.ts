@@ -37,12 +37,20 @@ function riskScore(signals: Pick<RiskSignals, 'fanIn' | 'churn' | 'lines' | 'tes
   return Math.round(100 * score);
 }
 
-/** Entries sorted by score (highest first), then by fan-in, churn, and path. */
+/** The register's order: by score (highest first), then by fan-in, churn, and path. */
+export function compareRisk(a: RiskEntry, b: RiskEntry): number {
+  return (
+    b.score - a.score || b.fanIn - a.fanIn || b.churn - a.churn || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  );
+}
+
+export function riskEntry(path: string, signals: RiskSignals): RiskEntry {
+  return { path, ...signals, score: riskScore(signals) };
+}
+
+/** Entries sorted by `compareRisk`. */
 export function buildRiskRegister(signals: ReadonlyMap<string, RiskSignals>): RiskEntry[] {
   const entries: RiskEntry[] = [];
-  for (const [path, signal] of signals) entries.push({ path, ...signal, score: riskScore(signal) });
-  return entries.sort(
-    (a, b) =>
-      b.score - a.score || b.fanIn - a.fanIn || b.churn - a.churn || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
-  );
+  for (const [path, signal] of signals) entries.push(riskEntry(path, signal));
+  return entries.sort(compareRisk);
 }

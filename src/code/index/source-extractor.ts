@@ -1,17 +1,21 @@
 /**
- * Parses files and extracts their symbols, imports, exports, calls and CLI flags. One extractor
- * keeps one parser per language for its lifetime (creating one per file costs more than parsing
- * a small file); dispose it to free their wasm memory.
+ * Parses files and extracts their symbols, imports, exports, calls and CLI flags: JavaScript and
+ * TypeScript with oxc (see `extract-oxc.ts`), falling back to tree-sitter for a file oxc rejects
+ * or where oxc cannot run; Python, Go, Java and Rust with tree-sitter. One extractor keeps one
+ * parser per language for its lifetime (creating one per file costs more than parsing a small
+ * file); dispose it to free their wasm memory.
  */
 import { Parser, Query, type Language } from 'web-tree-sitter';
 import { languageIdForFile, loadLanguage, type LanguageId } from '../tree-sitter.js';
 import { FileFacts } from './extract-shared.js';
 import { goExtractor } from './extract-go.js';
+import { OxcExtractor } from './extract-oxc.js';
 import { javaExtractor } from './extract-java.js';
 import { javascriptExtractor } from './extract-javascript.js';
 import { pythonExtractor } from './extract-python.js';
 import { rustExtractor } from './extract-rust.js';
 import type { LanguageExtractor } from './language-extractor.js';
+import { loadOxcLazy } from './oxc-lazy.js';
 import type { FileParseResult } from './types.js';
 
 const EXTRACTORS: Readonly<Record<LanguageId, LanguageExtractor>> = {
@@ -45,14 +49,58 @@ interface LanguageTools {
   callQuery: Query;
 }
 
+/** oxc's extractor, or undefined where oxc cannot run (or its lazy API no longer has a node type the visitor names). */
+async function loadOxcExtractor(): Promise<OxcExtractor | undefined> {
+  const api = await loadOxcLazy();
+  try {
+    return api === undefined ? undefined : new OxcExtractor(api);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Languages oxc parses (and tree-sitter when oxc rejects a file). */
+const OXC_LANGUAGES: ReadonlySet<LanguageId> = new Set(['typescript', 'tsx', 'javascript']);
+
+/** True for the files oxc parses (JavaScript and TypeScript). */
+export function isParsedByOxc(path: string): boolean {
+  const language = languageIdForFile(path);
+  return language !== undefined && OXC_LANGUAGES.has(language);
+}
+
+export interface SourceExtractorOptions {
+  /** What parses JavaScript and TypeScript (default `oxc`); `tree-sitter` serves to compare the two. */
+  javascript?: 'oxc' | 'tree-sitter';
+}
+
 /** Parses files and extracts what the index records; dispose it to free its parsers. */
 export class SourceExtractor implements Disposable {
   private readonly tools = new Map<LanguageId, Promise<LanguageTools>>();
+  private oxc: Promise<OxcExtractor | undefined> | undefined;
+  private readonly useOxc: boolean;
+
+  constructor(options: SourceExtractorOptions = {}) {
+    this.useOxc = options.javascript !== 'tree-sitter';
+  }
 
   /** Parse results for `text`, read from `path` (which selects the language); undefined when unsupported. */
   async extract(path: string, text: string): Promise<FileParseResult | undefined> {
     const language = languageIdForFile(path);
     if (language === undefined) return undefined;
+    if (this.useOxc && OXC_LANGUAGES.has(language)) {
+      this.oxc ??= loadOxcExtractor();
+      const oxc = await this.oxc;
+      try {
+        const result = oxc?.extract(path, text, language);
+        if (result !== undefined) return result;
+      } catch {
+        // An AST shape this version of the extractor does not expect: tree-sitter still reads the file.
+      }
+    }
+    return this.treeSitter(path, text, language);
+  }
+
+  private async treeSitter(path: string, text: string, language: LanguageId): Promise<FileParseResult | undefined> {
     const { parser, callQuery } = await this.toolsFor(language);
     const tree = parser.parse(text);
     if (tree === null) return undefined;

@@ -9,7 +9,7 @@ import type { LanguageId } from '../tree-sitter.js';
  * Version of the per-file parse results. Bump it whenever extraction changes what it records:
  * a cache written with another version is discarded and every file is parsed again.
  */
-export const INDEX_VERSION = 2;
+export const INDEX_VERSION = 3;
 
 export type SymbolKind = 'function' | 'class' | 'method' | 'interface' | 'type' | 'variable' | 'const';
 

@@ -1,0 +1,64 @@
+/**
+ * One cold index in a fresh process, run by `bench/index.ts` as a plain `node` process:
+ * `node bench/index-cold-side.ts <job.json> <result.json>`. A fresh process is what `ratchet
+ * index` is on a new clone: nothing compiled by V8 yet, no cache, and its peak RSS is the
+ * indexing's own (getrusage's maxRSS at the end).
+ *
+ * Node runs this file by stripping its types, so it imports nothing but `node:` modules, `dist/`
+ * by URL, and types (`import type` only: it is erased).
+ */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { buildIndex as BuildIndex } from '../src/code/index/build-index.js';
+
+export interface ColdSideJob {
+  root: string;
+  cacheDir: string;
+}
+
+export interface ColdSideResult {
+  /** Wall time of the `buildIndex` call. */
+  buildMs: number;
+  /** CPU time of this thread during it, and of the whole process (GC and compiler threads too). */
+  threadCpuMs: number;
+  processCpuMs: number;
+  /** getrusage's maxRSS at the end, in bytes. */
+  maxRss: number;
+  files: number;
+  symbols: number;
+  workers: number;
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+async function main(jobFile: string, resultFile: string): Promise<void> {
+  const job = JSON.parse(await readFile(jobFile, 'utf8')) as ColdSideJob;
+  const { buildIndex } = (await import(pathToFileURL(join(ROOT, 'dist', 'code', 'index', 'build-index.js')).href)) as {
+    buildIndex: typeof BuildIndex;
+  };
+  await rm(job.cacheDir, { recursive: true, force: true });
+  const processCpu = process.cpuUsage();
+  const threadCpu = process.threadCpuUsage();
+  const started = performance.now();
+  const index = await buildIndex({ root: job.root, cacheDir: job.cacheDir, excludes: [], git: false });
+  const buildMs = performance.now() - started;
+  const thread = process.threadCpuUsage(threadCpu);
+  const whole = process.cpuUsage(processCpu);
+  const result: ColdSideResult = {
+    buildMs,
+    threadCpuMs: (thread.user + thread.system) / 1000,
+    processCpuMs: (whole.user + whole.system) / 1000,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    files: index.files.length,
+    symbols: index.files.reduce((sum, file) => sum + file.symbols.length, 0),
+    workers: index.stats.workers,
+  };
+  await writeFile(resultFile, JSON.stringify(result));
+}
+
+const [jobFile, resultFile] = process.argv.slice(2);
+if (jobFile === undefined || resultFile === undefined) {
+  console.error('usage: node bench/index-cold-side.ts <job.json> <result.json>');
+  process.exitCode = 2;
+} else await main(jobFile, resultFile);
