@@ -73,6 +73,8 @@ export function runCommand(spec: CommandSpec): Promise<CommandResult> {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
 
+    if (child.pid !== undefined) spec.onSpawn?.(child.pid);
+
     const terminate = (): void => {
       killGroup(child.pid, 'SIGTERM');
       forceTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS);

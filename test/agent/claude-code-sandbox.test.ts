@@ -78,7 +78,7 @@ async function world(onFinished: (hook: () => Promise<void>) => void, serverKey 
       toolSandbox(
         { ...config, provider: { ...config.provider, name: 'claude-code' }, bash: { ...config.bash, sandbox: mode } },
         createProcessRunner(),
-        { protect: [repo.dir], worktree, dependenciesOf: repo.dir },
+        { protect: [repo.dir], worktree, dependenciesOf: repo.dir, runId: 'run-1' },
       ),
     env: (overrides = {}) => ({
       PATH: process.env.PATH,

@@ -17,7 +17,7 @@ import {
 } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createSandboxedRunner, type SandboxMount } from '../../process/sandbox.js';
+import type { SandboxMount } from '../../process/sandbox.js';
 import type { CommandSpec, ProcessRunner } from '../../process/types.js';
 
 /**
@@ -215,10 +215,11 @@ async function removeStale(stateDir: string): Promise<void> {
 }
 
 export interface SandboxedClaudeOptions {
-  /** Runs bubblewrap itself. */
-  runner: ProcessRunner;
-  /** The tool sandbox's mounts: the CLI and the tools it runs see the file system as the agent's Bash does. */
-  mounts: readonly SandboxMount[];
+  /**
+   * A runner in the tool sandbox with these mounts added: the CLI and the tools it runs see the
+   * file system as the agent's Bash does, plus its configuration.
+   */
+  sandbox: (mounts: readonly SandboxMount[]) => ProcessRunner;
   /** Where each call's private configuration directory is made (a place no sandbox can write). */
   stateDir: string;
 }
@@ -253,11 +254,7 @@ export function createSandboxedClaudeRunner(options: SandboxedClaudeOptions): Pr
           const real = await existing(path);
           if (real !== undefined) readOnly.push({ path: real, writable: false });
         }
-        const sandboxed = createSandboxedRunner(options.runner, [
-          ...options.mounts,
-          ...readOnly,
-          { path: dir, writable: true },
-        ]);
+        const sandboxed = options.sandbox([...readOnly, { path: dir, writable: true }]);
         const result = await sandboxed.run({
           ...spec,
           env: { ...env, CLAUDE_CONFIG_DIR: dir, CLAUDE_SECURESTORAGE_CONFIG_DIR: undefined },

@@ -42,7 +42,7 @@ import {
   requireWritableHome,
   shareDependencies,
 } from '../worktree-setup.js';
-import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
+import { requireSandbox, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
 import { loadRolePrompts } from './role-prompts.js';
 import { deadFunctions } from './dead-code.js';
 
@@ -340,7 +340,8 @@ export async function* prepareRefactor(
   });
   // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
   roleRuntime(config, services, settings, runDir(repoRoot, runId), models, 'Read,Grep,Glob');
-  await requireSandboxIfConfigured(config, services.runner);
+  // Model-written commands run only in a sandbox, unless the user opted out.
+  await requireSandbox(config, services.runner);
   // So is a project with nothing to verify it, or a $RATCHET_HOME that cannot hold the backup
   // and the worktree: before any backup or worktree.
   await verifierCommands(target, settings, config);
@@ -355,6 +356,7 @@ export async function* prepareRefactor(
     });
     await addRunWorktree(git, worktree, branch, baseCommit);
     let created = false;
+    let sandbox: ToolSandbox | undefined;
     try {
       await shareDependencies(target, worktree, git);
       const commands = await verifierCommands(worktree, settings, config);
@@ -392,12 +394,13 @@ export async function* prepareRefactor(
         snapshot: backup.snapshot,
         directory: backup.directory,
       });
-      const sandbox = await toolSandbox(config, services.runner, {
+      sandbox = await toolSandbox(config, services.runner, {
         protect: [repoRoot, target],
         worktree,
         dependenciesOf: target,
+        runId,
       });
-      if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
+      yield await record({ type: 'sandbox-start', ...sandbox.start });
       // `--model` won over `[stages.refactor] model`: said, never silent.
       const overridden = stageModelOverrideNotice(config, ['refactor']);
       if (overridden !== null) yield await record({ type: 'warning', message: overridden });
@@ -561,6 +564,7 @@ export async function* prepareRefactor(
       // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
       // backup stays). The ledger keeps the run with its error, as dropped: there is nothing to
       // accept or resume.
+      await sandbox?.[Symbol.asyncDispose]();
       await discardRunWorktree(git, worktree, branch);
       if (created) {
         const failure = toRatchetError(error);
@@ -836,6 +840,8 @@ export async function* executeRefactor(
     };
   } finally {
     await lock.release();
+    // The run's private /tmp goes with the run.
+    await prepared.sandbox[Symbol.asyncDispose]();
   }
   await services.ledger.updateRun(run.id, {
     status: outcome.status,
