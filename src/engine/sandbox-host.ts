@@ -2,12 +2,14 @@
  * The edge of the sandbox: what is on this host (homes, toolchains, the git directory, secret
  * files), the run's private area on disk, and the layout `planSandbox` makes of them.
  */
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir, release, tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { nprocLimit } from '../process/sandbox-args.js';
+import { findPidsCgroup } from '../process/sandbox-cgroup.js';
 import type { SandboxLayout, SandboxMount } from '../process/sandbox.js';
 import { runCommand } from '../process/runner.js';
 import { sanitizeGitConfig } from './sandbox-git-config.js';
@@ -155,7 +157,7 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Makes `$RATCHET_HOME/tmp/<name>.<pid>` (0700) with its parts, after removing the areas whose
+ * Makes `$RATCHET_HOME/tmp/<name>-<random>.<pid>` (0700) with its parts, after removing the areas whose
  * process is gone (killed runs). Nothing a sandbox runs can see the area itself: `$RATCHET_HOME`
  * is hidden, only its `tmp` (as `/tmp`) and `shm` are mounted, and each scratch directory only
  * into the one command that gets it.
@@ -168,7 +170,11 @@ export async function createSandboxArea(ratchetHome: string, name: string): Prom
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid))
       await rm(join(parent, entry), { recursive: true, force: true });
   }
-  const root = join(realpathSync(parent), `${name.replace(/[^\w-]/g, '_')}.${process.pid}`);
+  // Unique: a process may make more than one sandbox for a run (a refused start, then another).
+  const root = join(
+    realpathSync(parent),
+    `${name.replace(/[^\w-]/g, '_')}-${randomBytes(4).toString('hex')}.${process.pid}`,
+  );
   await mkdir(root, { recursive: true, mode: 0o700 });
   await chmod(root, 0o700);
   const area = {
@@ -278,6 +284,7 @@ export async function sandboxLayout(
   const limits = config.bash.limits;
   const mib = 2 ** 20;
   const prlimit = findProgram('prlimit', process.env.PATH);
+  const pidsCgroup = findPidsCgroup();
   return planSandbox({
     homes,
     system,
@@ -302,6 +309,7 @@ export async function sandboxLayout(
       minFreeDiskBytes: limits.minFreeDiskMb * mib,
     },
     nproc: nprocLimit(limits.processes, release(), processesOfUser()),
+    ...(pidsCgroup === undefined ? {} : { pidsCgroup }),
     ...(prlimit === undefined ? {} : { prlimit }),
   });
 }

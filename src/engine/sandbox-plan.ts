@@ -49,6 +49,7 @@ export interface SandboxPlanInput {
   limits: SandboxLimits;
   nproc: number;
   prlimit?: string;
+  pidsCgroup?: string;
 }
 
 /** Folders of programs named in PATH, whose parent is the toolchain (`~/.cargo/bin` -> `~/.cargo`). */
@@ -128,6 +129,7 @@ export function planSandbox(input: SandboxPlanInput): SandboxLayout {
     limits: input.limits,
     nproc: input.nproc,
     ...(input.prlimit === undefined ? {} : { prlimit: input.prlimit }),
+    ...(input.pidsCgroup === undefined ? {} : { pidsCgroup: input.pidsCgroup }),
     watchDisks: [input.worktree.real, input.area.tmp],
   };
 }

@@ -42,7 +42,7 @@ export interface ToolSandboxPaths {
   worktree: string;
   /** Where the shared dependency folders live (the checkout the worktree links them from). */
   dependenciesOf: string;
-  /** Names the run's private area (`$RATCHET_HOME/tmp/<run-id>.<pid>`). */
+  /** Names the run's private area (`$RATCHET_HOME/tmp/<run-id>-<random>.<pid>`). */
   runId: string;
 }
 
@@ -142,7 +142,7 @@ export async function sandboxFactory(
  * The agent's shell (for `claude-code`, the Claude Code CLI with all its tools), and the test,
  * lint and verifier commands that run the code it wrote, under `[bash] sandbox` (DESIGN.md,
  * Security model; `sandbox-plan.ts` for what is seen): writes only to the worktree and the run's
- * private `/tmp` (`$RATCHET_HOME/tmp/<run-id>.<pid>`, removed when the sandbox is disposed, or by
+ * private `/tmp` (`$RATCHET_HOME/tmp/<run-id>-<random>.<pid>`, removed when the sandbox is disposed, or by
  * the next run once this process is gone), dependencies and toolchains read-only, the user's home
  * and checkout hidden, no network unless `[bash] network = "on"`, with limits. Without a working
  * bubblewrap it throws (`requireSandbox` said so before the run); with `sandbox = "off"` the

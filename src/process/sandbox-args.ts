@@ -46,6 +46,8 @@ export interface SandboxLayout {
   watchDisks: readonly string[];
   /** The value of RLIMIT_NPROC to set (see `nprocLimit`). */
   nproc: number;
+  /** A pids cgroup to make each command's own cgroup in (see `findPidsCgroup`), where one can be made. */
+  pidsCgroup?: string;
 }
 
 /** The command to run in the sandbox, and the writable paths of that one command (report directories). */

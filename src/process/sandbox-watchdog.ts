@@ -1,6 +1,8 @@
 import { readFileSync, readdirSync, readlinkSync, statfsSync } from 'node:fs';
 
 export interface WatchdogLimits {
+  /** How often to look. */
+  intervalMs: number;
   /** Processes in the sandbox's PID namespace at once. */
   processes: number;
   /** Resident memory of all of them together. */
@@ -18,7 +20,6 @@ export interface Watchdog {
 }
 
 const FIRST_CHECK_MS = 200;
-const INTERVAL_MS = 500;
 const PAGE_BYTES = 4096;
 
 function mib(bytes: number): string {
@@ -70,8 +71,8 @@ function freeBytes(path: string): number | undefined {
  * sandbox dies with it, and the kernel then ends every process of the namespace) when it has
  * more processes than allowed (root's are not limited by RLIMIT_NPROC, see `nprocLimit`), uses
  * more resident memory than allowed (RLIMIT_DATA only limits each process), or leaves less free
- * disk than the floor (a limit per file does not stop many files). Polls twice a second: a short
- * command is never looked at.
+ * disk than the floor (a limit per file does not stop many files). Polls every `intervalMs`: a
+ * short command is never looked at.
  */
 export function startWatchdog(bwrapPid: number, limits: WatchdogLimits): Watchdog {
   let reason: string | undefined;
@@ -104,10 +105,13 @@ export function startWatchdog(bwrapPid: number, limits: WatchdogLimits): Watchdo
     }
   };
   let interval: NodeJS.Timeout | undefined;
-  const first = setTimeout(() => {
-    check();
-    if (reason === undefined) interval = setInterval(check, INTERVAL_MS);
-  }, FIRST_CHECK_MS);
+  const first = setTimeout(
+    () => {
+      check();
+      if (reason === undefined) interval = setInterval(check, limits.intervalMs);
+    },
+    Math.min(FIRST_CHECK_MS, limits.intervalMs),
+  );
   const stop = (): void => {
     clearTimeout(first);
     if (interval) clearInterval(interval);

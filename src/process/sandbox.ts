@@ -1,8 +1,13 @@
 import { bwrapArgs, sandboxEnv, type SandboxLayout } from './sandbox-args.js';
+import { createCommandCgroup, type CommandCgroup } from './sandbox-cgroup.js';
 import { startWatchdog, type Watchdog } from './sandbox-watchdog.js';
 import type { CommandResult, CommandSpec, ProcessRunner } from './types.js';
 
 export { isWithin, type SandboxLayout, type SandboxLimits, type SandboxMount } from './sandbox-args.js';
+
+/** Joins the cgroup whose `cgroup.procs` is `$0`, then becomes bwrap; refuses to run outside it. */
+const JOIN_CGROUP =
+  'echo $$ > "$0" || { echo "ratchet: cannot join the sandbox\'s cgroup $0" >&2; exit 125; }; exec "$@"';
 
 export interface SandboxedRunnerOptions {
   /** The bubblewrap executable (default `bwrap` on PATH). */
@@ -39,19 +44,26 @@ export function createSandboxedRunner(
       const argv = useShell ? ['/bin/sh', '-c', spec.command] : [spec.command, ...(spec.args ?? [])];
       const base = spec.extendEnv === false ? { ...spec.env } : { ...process.env, ...spec.env };
       let watchdog: Watchdog | undefined;
+      const args = bwrapArgs(layout, {
+        argv,
+        cwd: spec.cwd,
+        ...(spec.writablePaths ? { writablePaths: spec.writablePaths } : {}),
+      });
+      const cgroup = commandCgroup(layout);
+      // bwrap joins the command's cgroup before it starts anything: everything the command forks is counted.
+      const launch = cgroup
+        ? { command: '/bin/sh', args: ['-c', JOIN_CGROUP, cgroup.procs, bwrap, ...args] }
+        : { command: bwrap, args };
       const result = await inner.run({
         ...spec,
-        command: bwrap,
-        args: bwrapArgs(layout, {
-          argv,
-          cwd: spec.cwd,
-          ...(spec.writablePaths ? { writablePaths: spec.writablePaths } : {}),
-        }),
+        ...launch,
         shell: false,
         env: sandboxEnv(base, options.home, options.gradleCaches ?? false),
         extendEnv: false,
         onSpawn(pid) {
           watchdog = startWatchdog(pid, {
+            // Without a cgroup, root's processes have no other limit: looked at more often.
+            intervalMs: cgroup === undefined && process.getuid?.() === 0 ? 100 : 500,
             processes: layout.limits.processes,
             memoryBytes: layout.limits.memoryBytes,
             minFreeDiskBytes: layout.limits.minFreeDiskBytes,
@@ -61,6 +73,7 @@ export function createSandboxedRunner(
         },
       });
       watchdog?.stop();
+      await cgroup?.remove();
       const stopped = watchdog?.reason;
       if (stopped !== undefined) return withNote(result, `The sandbox stopped the command: ${stopped}.`);
       // bwrap exits 1 when it cannot start the command; the plain runner says 127, as a shell does.
@@ -68,6 +81,17 @@ export function createSandboxedRunner(
       return notStarted ? { ...result, exitCode: 127 } : result;
     },
   };
+}
+
+/** The command's own pids cgroup, when the layout has a place for one and it can still be made there. */
+function commandCgroup(layout: SandboxLayout): CommandCgroup | undefined {
+  if (layout.pidsCgroup === undefined) return undefined;
+  try {
+    return createCommandCgroup(layout.pidsCgroup, layout.limits.processes);
+  } catch {
+    // Gone meanwhile: the watchdog counts the processes instead.
+    return undefined;
+  }
 }
 
 function withNote(result: CommandResult, note: string): CommandResult {
