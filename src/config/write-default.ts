@@ -34,6 +34,7 @@ const EXAMPLES: Record<string, unknown> = {
   'lint.command': 'npm run lint',
   'typecheck.command': 'npx tsc --noEmit',
   'refactor.max_runtime_minutes': 120,
+  'bash.max_memory_mb': 8192,
   'stages.model': DEFAULT_MODEL,
   'stages.timeout': 300,
   'stages.max_attempts': 3,

@@ -341,6 +341,26 @@ export function programMounts(program: string): SandboxMount[] {
   return mounts;
 }
 
+/**
+ * Read-only mounts of the files a command line names by absolute path (the system prompt file
+ * Ratchet hands the Claude Code CLI, kept with the run's files in the hidden checkout). Only for
+ * command lines Ratchet writes itself, never the model's.
+ */
+export function argumentFileMounts(args: readonly string[]): SandboxMount[] {
+  const files = args
+    .map((arg) => (arg.startsWith('--') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg))
+    .filter((arg) => isAbsolute(arg) && isFile(arg));
+  return [...new Set(files)].flatMap((file) => {
+    const resolved = real(file) ?? file;
+    return resolved === file
+      ? [{ path: file, writable: false }]
+      : [
+          { path: resolved, writable: false },
+          { path: file, source: resolved, writable: false },
+        ];
+  });
+}
+
 function readdirSafe(dir: string): string[] {
   try {
     return readdirSync(dir);

@@ -109,7 +109,7 @@ export async function probeSandbox(config: ResolvedConfig, runner: ProcessRunner
     const probeConfig = { ...config, home };
     const area = await createSandboxArea(home, 'doctor');
     try {
-      const { factory } = await sandboxFactory(
+      const { factory, layout } = await sandboxFactory(
         probeConfig,
         runner,
         { protect: [checkout], worktree, dependenciesOf: checkout, programs: [process.execPath] },
@@ -141,7 +141,13 @@ export async function probeSandbox(config: ResolvedConfig, runner: ProcessRunner
         existsSync(join(userHome(), '.ratchet-doctor-planted')) ||
         existsSync('/tmp/ratchet-doctor-planted') ||
         (await readFile(join(checkout, 'node_modules', 'x', 'index.js'), 'utf8')) !== 'module.exports = 1;\n';
-      return judge(parsed, plantedOnHost, server.connections() > 0, config);
+      const processLimit =
+        layout.pidsCgroup !== undefined
+          ? 'a pids cgroup'
+          : process.getuid?.() === 0
+            ? 'a watchdog (root, no writable pids cgroup)'
+            : 'RLIMIT_NPROC';
+      return judge(parsed, plantedOnHost, server.connections() > 0, config, processLimit);
     } finally {
       await removeSandboxArea(area);
     }
@@ -156,6 +162,7 @@ function judge(
   plantedOnHost: boolean,
   reached: boolean,
   config: ResolvedConfig,
+  processLimit: string,
 ): SandboxProbe[] {
   const limits = config.bash.limits;
   const mib = 2 ** 20;
@@ -226,7 +233,7 @@ function judge(
       name: 'limits',
       ok: limitsOk,
       detail: limitsOk
-        ? `applied: ${limits.processes} processes, ${limits.fileSizeMb} MiB per file, ${limits.memoryMb} MiB of memory; stopped below ${limits.minFreeDiskMb} MiB free disk`
+        ? `applied: ${limits.processes} processes (${processLimit}), ${limits.fileSizeMb} MiB per file, ${limits.memoryMb} MiB of memory; stopped below ${limits.minFreeDiskMb} MiB free disk`
         : `not applied (prlimit missing?): processes ${seen.limits.processes ?? '?'}, file size ${seen.limits.fileSize ?? '?'}, data ${seen.limits.data ?? '?'}`,
     },
   ];

@@ -8,6 +8,7 @@ import { createSandboxedClaudeRunner } from '../agent/claude-code/sandboxed-cli.
 import { createSandboxedRunner, sandboxProblem, type SandboxLayout, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
 import {
+  argumentFileMounts,
   createSandboxArea,
   programMounts,
   removeSandboxArea,
@@ -175,10 +176,14 @@ export async function toolSandbox(
     return {
       runner: factory({}),
       claudeRunner: createSandboxedClaudeRunner({
-        // The CLI, wherever it is installed, reaches its API through the network (until it can go
-        // through a loopback proxy).
+        // The CLI, wherever it is installed, and the files its command line names (the system
+        // prompt); it reaches its API through the network (until it can go through a loopback proxy).
         sandbox: (mounts) => ({
-          run: (spec) => factory({ mounts: [...mounts, ...programMounts(spec.command)], network: true }).run(spec),
+          run: (spec) =>
+            factory({
+              mounts: [...mounts, ...programMounts(spec.command), ...argumentFileMounts(spec.args ?? [])],
+              network: true,
+            }).run(spec),
         }),
         stateDir: join(config.home, 'claude-code'),
       }),

@@ -194,7 +194,7 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
   }) => {
     const w = await world(onTestFinished);
     const sandbox = await w.sandbox('auto');
-    expect(sandbox).toMatchObject({ sandboxed: true, notice: null });
+    expect(sandbox).toMatchObject({ sandboxed: true, start: { mode: 'bubblewrap' } });
     const script = escapeScript(w);
     w.server.enqueue(...script.replies);
 
