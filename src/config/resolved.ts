@@ -38,7 +38,7 @@ export interface SandboxLimitSettings {
 }
 
 /** `[bash] max_memory_mb` by default: three quarters of the machine's memory, kept between 2 and 16 GiB. */
-export function defaultMemoryMb(totalBytes: number): number {
+function defaultMemoryMb(totalBytes: number): number {
   return Math.min(16_384, Math.max(2048, Math.floor((totalBytes * 0.75) / 2 ** 20)));
 }
 

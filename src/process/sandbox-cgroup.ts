@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const PREFIX = 'ratchet-';
@@ -93,7 +92,8 @@ export function findPidsCgroup(): string | undefined {
 export interface CommandCgroup {
   /** The file a process writes its pid into to join. */
   procs: string;
-  remove(): Promise<void>;
+  /** Removes the cgroup once its processes are gone (retried in the background). */
+  remove(): void;
 }
 
 /** A cgroup under `base` for one command, limited to `max` processes and threads. */
@@ -103,16 +103,17 @@ export function createCommandCgroup(base: string, max: number): CommandCgroup {
   writeFileSync(join(dir, 'pids.max'), String(max));
   return {
     procs: join(dir, 'cgroup.procs'),
-    async remove() {
-      // The sandbox's processes die with its PID 1, a moment after bwrap.
-      for (let attempt = 0; attempt < 20; attempt++) {
+    remove() {
+      // The sandbox's processes die with its PID 1, a moment after bwrap: when the cgroup is still
+      // busy, it is removed a little later, without holding up the command's result.
+      const attempt = (left: number): void => {
         try {
-          await rmdir(dir);
-          return;
+          rmdirSync(dir);
         } catch {
-          await new Promise((resolve) => setTimeout(resolve, 50));
+          if (left > 0) setTimeout(() => attempt(left - 1), 50).unref();
         }
-      }
+      };
+      attempt(40);
     },
   };
 }

@@ -73,7 +73,7 @@ export function createSandboxedRunner(
         },
       });
       watchdog?.stop();
-      await cgroup?.remove();
+      cgroup?.remove();
       const stopped = watchdog?.reason;
       if (stopped !== undefined) return withNote(result, `The sandbox stopped the command: ${stopped}.`);
       // bwrap exits 1 when it cannot start the command; the plain runner says 127, as a shell does.

@@ -71,7 +71,7 @@ export function registerDemoCommand(program: Command, setExit: (code: number) =>
         if (unsandboxed !== undefined)
           output.out(
             pc.yellow(
-              `No sandbox (${unsandboxed}): the demo's commands are its own script's, so it runs them without one; a run with a real model would refuse (see ratchet doctor).`,
+              `No sandbox can be made here (${unsandboxed}). The demo's commands are its own script's, so it runs them as with --no-sandbox; a run with a real model would refuse (see ratchet doctor).`,
             ),
           );
         output.out(pc.dim(`Repository: ${repoRoot}\n`));

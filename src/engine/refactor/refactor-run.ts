@@ -267,18 +267,6 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
 }
 
 /**
- * The Claude Code CLI runs in the tool sandbox with all its tools when bubblewrap works. Without
- * it (`auto` on a machine without bwrap) its Bash and Edit would reach outside the worktree, and
- * the patcher does not need them (it answers with a patch that Ratchet admits and applies): it
- * then gets only the reading tools of the configured ones, unless the sandbox is off.
- */
-function patcherTools(config: ResolvedConfig, tools: string, sandbox: ToolSandbox): string {
-  if (config.provider.name !== 'claude-code' || sandbox.sandboxed || config.bash.sandbox === 'off') return tools;
-  const reading = tools.split(/[\s,]+/).filter((tool) => ['Read', 'Grep', 'Glob'].includes(tool));
-  return (reading.length > 0 ? reading : ['Read']).join(',');
-}
-
-/**
  * The agent runtime of a refactor role (planner, patcher, critic) on the configured provider;
  * with `sandbox`, the agent's Bash (or the Claude Code CLI, tools and all) runs in it. Every
  * role of a run gets its model clients from the run's one `models` pool: a replay cassette is
@@ -607,8 +595,8 @@ export async function* executeRefactor(
     settings,
     runDir(prepared.repoRoot, run.id),
     prepared.models,
-    patcherTools(config, settings.claude.allowedTools, sandbox),
-    patcherTools(config, settings.claude.tools, sandbox),
+    settings.claude.allowedTools,
+    settings.claude.tools,
     sandbox,
   );
   // Every file the run writes (logs, the task ledger) holds no key, whatever it quotes.
