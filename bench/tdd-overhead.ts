@@ -29,7 +29,8 @@ import type { RatchetSideJob, RatchetSideResult } from './tdd-ratchet-side.js';
  *   rollbacks). Both sides end on the same git tree, which is checked.
  *
  * Each side runs in its own plain `node` process, alternating, after one warm-up pair; medians
- * are reported. Targets: ratio <= 1.3x and < 50 ms of orchestration per stage attempt.
+ * are reported. Targets: ratio <= 1.3x and < 50 ms of orchestration per stage attempt. The
+ * sandbox's cost is measured alongside: the same Ratchet run with `--no-sandbox` (no target).
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +44,8 @@ const TARGET_MS_PER_STAGE = 50;
 interface Pair {
   ratchet: RatchetSideResult;
   plain: PlainSideResult;
+  /** The same Ratchet run with `--no-sandbox`. */
+  unsandboxed: RatchetSideResult;
 }
 
 /** A copy of demo/kata with `main` and an initial commit, as `ratchet demo` makes it. */
@@ -89,7 +92,18 @@ async function runPair(): Promise<Pair> {
   }
   await rm(ratchetDirs.base, { recursive: true, force: true });
   await rm(plainDirs.base, { recursive: true, force: true });
-  return { ratchet, plain };
+  const offDirs = await kataRepo('ratchet-bench-nosandbox-');
+  const offJob: RatchetSideJob = {
+    ...job,
+    repo: offDirs.repo,
+    home: join(offDirs.base, 'ratchet-home'),
+    sandbox: 'off',
+  };
+  const unsandboxed = await runSide<RatchetSideJob, RatchetSideResult>(RATCHET_SIDE, offJob).catch((error: unknown) => {
+    throw new Error(`The unsandboxed Ratchet side broke (left in ${offDirs.base})`, { cause: error });
+  });
+  await rm(offDirs.base, { recursive: true, force: true });
+  return { ratchet, plain, unsandboxed };
 }
 
 function range(values: readonly number[]): string {
@@ -115,7 +129,8 @@ export const tddOverheadBench: Bench = {
       const label = index === 0 ? 'warm-up' : `run ${index}/${options.runs}`;
       console.log(
         `  ${label.padEnd(9)} ratchet ${formatMs(pair.ratchet.wallMs).padStart(8)}   plain ${formatMs(pair.plain.wallMs).padStart(8)}` +
-          `   ratio ${(pair.ratchet.wallMs / pair.plain.wallMs).toFixed(2)}x`,
+          `   ratio ${(pair.ratchet.wallMs / pair.plain.wallMs).toFixed(2)}x` +
+          `   no sandbox ${formatMs(pair.unsandboxed.wallMs).padStart(8)}`,
       );
       if (index > 0) pairs.push(pair);
     }
@@ -145,6 +160,11 @@ export const tddOverheadBench: Bench = {
     // Each pair ran back to back, so its ratio is less exposed to load that drifts during the bench.
     const pairedRatio = median(pairs.map((pair) => pair.ratchet.wallMs / pair.plain.wallMs));
     const perStage = (ratchetWall - plainWall) / first.stageAttempts;
+    // The sandbox's cost: the same run with and without it, per command it wrapped.
+    const unsandboxedWall = pick(pairs, (pair) => pair.unsandboxed.wallMs);
+    const sandboxRatio = median(pairs.map((pair) => pair.ratchet.wallMs / pair.unsandboxed.wallMs));
+    const sandboxedCommands = first.testRuns + first.bashRuns;
+    const perCommand = (ratchetWall - unsandboxedWall) / sandboxedCommands;
     const perStageBeyondTests = (ratchetOther - plainOther) / first.stageAttempts;
     const memory = {
       rssLoaded: Math.max(...ratchetRuns.map((s) => s.memory.rssLoaded)),
@@ -189,6 +209,12 @@ export const tddOverheadBench: Bench = {
             formatMs(ratchetOther),
             formatMs(plainOther),
             `${(ratchetOther / plainOther).toFixed(2)}x`,
+          ],
+          [
+            `sandbox: same run with --no-sandbox (${sandboxedCommands} commands)`,
+            formatMs(ratchetWall),
+            formatMs(unsandboxedWall),
+            `${sandboxRatio.toFixed(2)}x, ${perCommand.toFixed(0)} ms/command`,
           ],
           [
             'one git process from that process',
@@ -239,7 +265,7 @@ export const tddOverheadBench: Bench = {
       name: 'tdd-overhead',
       headline:
         `${ratio.toFixed(2)}x (goal <= ${TARGET_RATIO}x), ${perStage.toFixed(0)} ms/stage (goal < ${TARGET_MS_PER_STAGE}), ` +
-        `peak RSS ${formatMb(memory.peakRss)}`,
+        `sandbox ${sandboxRatio.toFixed(2)}x (${perCommand.toFixed(0)} ms/command), peak RSS ${formatMb(memory.peakRss)}`,
       targetsMet: ratioMet && perStageMet,
     };
   },

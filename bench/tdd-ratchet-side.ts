@@ -21,6 +21,8 @@ export interface RatchetSideJob {
   home: string;
   cassette: string;
   feature: string;
+  /** `off`: the same run without the sandbox (`--no-sandbox`), to measure what the sandbox costs. */
+  sandbox?: 'on' | 'off';
 }
 
 export interface RatchetSideResult {
@@ -92,7 +94,13 @@ async function main(jobFile: string, resultFile: string): Promise<void> {
   const config = await configLoad.loadConfig({
     repoRoot: job.repo,
     env: { ...process.env, RATCHET_HOME: job.home },
-    flags: { provider: 'replay', cassette: job.cassette, model: 'scripted-demo-model', refactor: 'always' },
+    flags: {
+      provider: 'replay',
+      cassette: job.cassette,
+      model: 'scripted-demo-model',
+      refactor: 'always',
+      ...(job.sandbox === 'off' ? { noSandbox: true } : {}),
+    },
   });
   const ledger = await ledgerModule.openLedger(runPaths.ledgerPath(job.repo), {
     secrets: ledgerModule.secretsFromEnv(process.env),

@@ -29,6 +29,8 @@ export interface ProviderFlags {
   cassette?: string;
   refactor?: string;
   maxAttempts?: string;
+  /** false with `--no-sandbox`. */
+  sandbox?: boolean;
 }
 
 export function globalOptions(command: Command): GlobalOptions {
@@ -90,6 +92,7 @@ export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Pr
       ...(flags.cassette ? { cassette: resolve(flags.cassette) } : {}),
       ...(flags.refactor ? { refactor: flags.refactor } : {}),
       ...(maxAttempts ? { maxAttempts } : {}),
+      ...(flags.sandbox === false ? { noSandbox: true } : {}),
     },
   });
   // A cassette another provider would ignore: the user meant a replay (or forgot which provider runs).

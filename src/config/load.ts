@@ -36,6 +36,8 @@ export interface ConfigFlags {
   cassette?: string;
   refactor?: string;
   maxAttempts?: number;
+  /** `--no-sandbox`: the user's explicit opt-in to run model-written commands without a sandbox. */
+  noSandbox?: boolean;
 }
 
 export interface LoadConfigOptions {
@@ -172,6 +174,7 @@ function applyFlags(
     set(origins, 'tdd.max_attempts', 'flag', () => (config.tdd.max_attempts = attempts));
     for (const key of STAGE_KEYS) delete config.stages[key]?.max_attempts;
   }
+  if (flags.noSandbox === true) set(origins, 'bash.sandbox', 'flag', () => (config.bash.sandbox = 'off'));
   return overridden;
 }
 

@@ -2,6 +2,7 @@
  * The resolved configuration: camelCase, every default filled, durations in milliseconds, paths
  * absolute. It is what the rest of Ratchet reads; the written (file) type stays in `schema.ts`.
  */
+import { totalmem } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { AgentStageName } from '../core/stages.js';
 import type { ConfigFile, ProviderName, RefactorMode, StageKey } from './schema.js';
@@ -25,6 +26,20 @@ export interface StageSettings {
   maxTurns: number;
   /** Configured output tokens per model call; undefined: the default for the model (`maxOutputTokensFor`). */
   maxOutputTokens: number | undefined;
+}
+
+/** The limits of one sandboxed command (`[bash] max_*`, `min_free_disk_mb`). */
+export interface SandboxLimitSettings {
+  processes: number;
+  fileSizeMb: number;
+  memoryMb: number;
+  /** 0: no floor. */
+  minFreeDiskMb: number;
+}
+
+/** `[bash] max_memory_mb` by default: three quarters of the machine's memory, kept between 2 and 16 GiB. */
+function defaultMemoryMb(totalBytes: number): number {
+  return Math.min(16_384, Math.max(2048, Math.floor((totalBytes * 0.75) / 2 ** 20)));
 }
 
 export interface ResolvedConfig {
@@ -53,6 +68,8 @@ export interface ResolvedConfig {
     sandbox: 'auto' | 'required' | 'off';
     /** Variables passed to commands besides the default set (see `commandEnvironment`). */
     env: string[];
+    network: 'off' | 'on';
+    limits: SandboxLimitSettings;
   };
   tdd: {
     refactor: RefactorMode;
@@ -199,7 +216,18 @@ export function toResolvedConfig({
     },
     lint: { command: file.lint.command },
     typecheck: { command: file.typecheck.command },
-    bash: { timeoutMs: seconds(file.bash.timeout), sandbox: file.bash.sandbox, env: file.bash.env },
+    bash: {
+      timeoutMs: seconds(file.bash.timeout),
+      sandbox: file.bash.sandbox,
+      env: file.bash.env,
+      network: file.bash.network,
+      limits: {
+        processes: file.bash.max_processes,
+        fileSizeMb: file.bash.max_file_size_mb,
+        memoryMb: file.bash.max_memory_mb ?? defaultMemoryMb(totalmem()),
+        minFreeDiskMb: file.bash.min_free_disk_mb,
+      },
+    },
     tdd: {
       refactor: file.tdd.refactor,
       maxAttempts: file.tdd.max_attempts,

@@ -100,7 +100,27 @@ const BashSectionSchema = z
       .enum(['auto', 'required', 'off'])
       .default('auto')
       .describe(
-        'Run agent Bash commands under bubblewrap (bwrap), read-only outside the worktree: auto (when bwrap works here), required (refuse to start without it), off.',
+        "Run the agent's commands and the tests, lint and verifiers under bubblewrap (bwrap): writes only to the worktree and a private /tmp, your home and checkout hidden, no network. auto and required: refuse to start a run where the sandbox cannot work (required is the older spelling); off: run them without one, with your rights (also --no-sandbox).",
+      ),
+    network: z
+      .enum(['off', 'on'])
+      .default('off')
+      .describe("Network inside the sandbox: off (only its own loopback) or on (the host's network)."),
+    max_processes: positiveInt()
+      .default(4096)
+      .describe('Processes (and threads) one sandboxed command may have at once; more ends it (a fork bomb).'),
+    max_file_size_mb: positiveInt()
+      .default(4096)
+      .describe('Largest file a sandboxed command may write, in MiB; writing past it ends the writer.'),
+    max_memory_mb: positiveInt()
+      .optional()
+      .describe(
+        "Memory of one sandboxed command, in MiB (each process's data size, and the resident memory of all its processes together); default three quarters of the machine's memory, between 2048 and 16384.",
+      ),
+    min_free_disk_mb: nonNegativeInt()
+      .default(1024)
+      .describe(
+        'A sandboxed command is stopped when free space on the disk of the worktree or of its temporary directory falls below this many MiB (0: never).',
       ),
     env: z
       .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name, such as DATABASE_URL'))
@@ -109,7 +129,7 @@ const BashSectionSchema = z
         "Environment variables passed to the commands Ratchet runs (the agent's Bash, tests, lint, typecheck, verifiers, formatters) besides the default set (PATH, HOME, USER, SHELL, TMPDIR, LANG/LC_*, TZ, TERM, CI and toolchain locations such as GOPATH, CARGO_HOME, JAVA_HOME, VIRTUAL_ENV). Every other variable is withheld, and values that look like secrets are redacted from prompts, the ledger, logs, reports, commits and notes, passed or not.",
       ),
   })
-  .describe('The agent Bash tool.');
+  .describe('The agent Bash tool and the sandbox of every command that runs the code it wrote.');
 
 const TddSectionSchema = z
   .strictObject({

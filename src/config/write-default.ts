@@ -35,6 +35,7 @@ const EXAMPLES: Record<string, unknown> = {
   'typecheck.command': 'npx tsc --noEmit',
   'bash.env': ['DATABASE_URL'],
   'refactor.max_runtime_minutes': 120,
+  'bash.max_memory_mb': 8192,
   'stages.model': DEFAULT_MODEL,
   'stages.timeout': 300,
   'stages.max_attempts': 3,

@@ -19,6 +19,17 @@ export interface EventMap {
     /** A replayed run: the cassette, the commit this process starts from, and the entries played before it. */
     cassette?: { file: string; commit: string; position: number };
   };
+  /**
+   * How the model's commands run in this process of the run (its Bash, the tests, lint and
+   * verifiers): in the bubblewrap sandbox, with its network setting and limits, or not at all
+   * because the user opted out (`--no-sandbox`, or `[bash] sandbox = "off"`).
+   */
+  'sandbox-start': {
+    mode: 'bubblewrap' | 'off';
+    optOut?: 'flag' | 'config';
+    network: 'off' | 'on';
+    limits?: { processes: number; fileSizeMb: number; memoryMb: number; minFreeDiskMb: number };
+  };
   'run-end': { status: 'completed' | 'failed' | 'interrupted'; message?: string };
   'cycle-start': { cycle: number; test: string | null };
   'stage-start': { stage: StageName; phase: StagePhase; attempt: number; cycle: number };

@@ -7,7 +7,7 @@ import { Git } from '../git/git.js';
 import { commandEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
 import { gitCopyOf } from './refactor/safe-copy.js';
-import { toolSandbox } from './tool-sandbox.js';
+import { sandboxUnavailable, toolSandbox } from './tool-sandbox.js';
 import { requireWritableHome, SHARED_DIRECTORIES, shareDependencies } from './worktree-setup.js';
 
 /** Where the project's commands run for `doctor` and `refactor verify`. */
@@ -22,7 +22,7 @@ export interface ScratchCheckout {
   environment: Record<string, string>;
   /** Whether `runner` sandboxes anything. */
   sandboxed: boolean;
-  /** Why it does not, when a sandbox was wanted. */
+  /** Why it does not, when a sandbox was wanted (bubblewrap cannot work here). */
   notice: string | null;
 }
 
@@ -65,10 +65,15 @@ export async function withScratchCheckout<T>(
     } else {
       await shareDependencies(target, dir, await gitCopyOf(target, dir));
     }
-    const sandbox = await toolSandbox(config, options.runner, {
+    // The commands are the user's own (HEAD, not a model's): where no sandbox can be made they run
+    // without one, and say so, rather than refuse as a run does.
+    const problem = config.bash.sandbox === 'off' ? undefined : await sandboxUnavailable(config, options.runner);
+    const effective = problem === undefined ? config : { ...config, bash: { ...config.bash, sandbox: 'off' as const } };
+    await using sandbox = await toolSandbox(effective, options.runner, {
       protect: [target],
       worktree: dir,
       dependenciesOf: target,
+      runId: 'scratch',
     });
     return await body({
       dir,
@@ -76,7 +81,7 @@ export async function withScratchCheckout<T>(
       runner: sandbox.runner,
       environment: commandEnvironment(options.env, config.bash.env),
       sandboxed: sandbox.sandboxed,
-      notice: sandbox.notice,
+      notice: problem === undefined ? null : `not sandboxed: ${problem}`,
     });
   } finally {
     // The links first: removing the directory must never follow one into the checkout's folders.

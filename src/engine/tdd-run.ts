@@ -45,7 +45,7 @@ import {
   requireWritableHome,
   shareDependencies,
 } from './worktree-setup.js';
-import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from './tool-sandbox.js';
+import { requireSandbox, toolSandbox, type ToolSandbox } from './tool-sandbox.js';
 import { PYTHON_ENVIRONMENTS, withEditableInstalls } from './editable-install-env.js';
 import { checkClaudeCode } from '../agent/claude-code/checks.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
@@ -110,7 +110,7 @@ function tddRuntimes(
 
 /**
  * What can be known to fail before a run is created or touched: the provider and its key (the
- * runtime factory checks them), the Claude Code binary, a required sandbox, the prompts
+ * runtime factory checks them), the Claude Code binary, a sandbox that cannot work (unless opted out), the prompts
  * (a `.ratchet/prompts.toml` that does not parse or renames a stage), and `$RATCHET_HOME`, where
  * the run's worktree goes.
  */
@@ -120,7 +120,8 @@ async function preflight(config: ResolvedConfig, services: TddCheckServices, rep
   tddRuntimes(config, services, config.home)('PLAN');
   if (config.provider.name === 'claude-code')
     await checkClaudeCode({ binary: config.refactor.claude.binary, runner: services.runner, env: services.env });
-  await requireSandboxIfConfigured(config, services.runner);
+  // Model-written commands run only in a sandbox, unless the user opted out: refused before any model call.
+  await requireSandbox(config, services.runner);
   return prompts;
 }
 
@@ -136,7 +137,7 @@ export interface TddStartCheck {
  * Everything a new `ratchet tdd` run can be refused for, checked without writing anything: an
  * empty feature, a directory that is not a git repository or has no commit, uncommitted changes
  * (unless `allowDirty`), no test command, the provider and its key, the Claude Code binary, a
- * required sandbox, the prompts and `$RATCHET_HOME`. The CLI calls it before it opens (creates)
+ * sandbox that cannot work (unless opted out), the prompts and `$RATCHET_HOME`. The CLI calls it before it opens (creates)
  * the ledger, so a refused run leaves nothing in the repository (no `.ratchet/ledger.db`, no line
  * in `.git/info/exclude`); `startTdd` calls it unless given its result.
  */
@@ -839,19 +840,19 @@ async function* executeRun(
     ...(services.fetch ? { fetch: services.fetch } : {}),
     ...(options.cassetteStart ? { cassetteStart: options.cassetteStart } : {}),
   });
-  const sandbox = withEditableInstalls(
+  // Removed (its private /tmp with it) when the run's generator ends, however it ends.
+  await using sandbox = withEditableInstalls(
     await toolSandbox(config, services.runner, {
       protect: [options.repoRoot],
       worktree: run.worktree,
       dependenciesOf: options.repoRoot,
+      runId: run.id,
     }),
     await editableInstallPaths(options.repoRoot, run.worktree, PYTHON_ENVIRONMENTS),
   );
-  if (sandbox.notice !== null) {
-    const warning = envelope({ type: 'warning', message: sandbox.notice });
-    await services.ledger.record(warning);
-    yield warning;
-  }
+  const sandboxStart = envelope({ type: 'sandbox-start', ...sandbox.start });
+  await services.ledger.record(sandboxStart);
+  yield sandboxStart;
   // `--model` won over `[stages.*] model` settings: said, never silent.
   const overridden = stageModelOverrideNotice(config);
   if (overridden !== null) {

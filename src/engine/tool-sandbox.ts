@@ -1,168 +1,255 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { RatchetError } from '../core/errors.js';
-import { createClaudeRunner } from '../agent/claude-code/claude-runner.js';
-import { bwrapWorks, createSandboxedRunner, type SandboxMount } from '../process/sandbox.js';
+import type { EventMap } from '../core/events.js';
+import { createClaudeRunner, type ClaudeSandbox } from '../agent/claude-code/claude-runner.js';
+import { createSandboxedRunner, sandboxProblem, type SandboxLayout, type SandboxMount } from '../process/sandbox.js';
 import type { ProcessRunner } from '../process/types.js';
-import { SHARED_DIRECTORIES } from './worktree-setup.js';
+import {
+  argumentFileMounts,
+  createSandboxArea,
+  programMounts,
+  removeSandboxArea,
+  sandboxLayout,
+  userHome,
+  type SandboxArea,
+  type SandboxPlaces,
+} from './sandbox-host.js';
 
-export interface ToolSandbox {
+/** A runner in the run's sandbox with more mounts or another network setting (the Claude Code CLI's). */
+export type SandboxFactory = (options: { mounts?: readonly SandboxMount[]; network?: boolean }) => ProcessRunner;
+
+export interface ToolSandbox extends AsyncDisposable {
   /** The runner for the agent's Bash tool, and for the test, lint and verifier commands. */
   runner: ProcessRunner;
   /**
    * The runner for the Claude Code CLI (`--provider claude-code`): in the same sandbox (so its own
-   * Bash, Write and Edit cannot write outside the worktree) without network, its credentials
-   * added by an API proxy outside, an allowlisted environment and a private copy of its
-   * configuration (see `createClaudeRunner`); without a sandbox, all of that but the sandbox.
+   * Bash, Write and Edit reach no further) without network, its credentials added by an API proxy
+   * outside, an allowlisted environment and a private copy of its configuration (see
+   * `createClaudeRunner`); with the sandbox turned off, all of that but the sandbox.
    */
   claudeRunner: ProcessRunner;
-  /** Whether those runners sandbox anything (bubblewrap works and `[bash] sandbox` is not off). */
+  /** Whether those runners sandbox anything: false only when the user opted out. */
   sandboxed: boolean;
-  /** Said once at the start of a run when the tools run without a sandbox although one was wanted. */
-  notice: string | null;
+  /** What the run records and shows at its start. */
+  start: EventMap['sandbox-start'];
 }
 
 export interface ToolSandboxPaths {
-  /** The user's checkout (or the original directory), kept read-only. */
+  /** The user's checkout (or the original directory): never seen. */
   protect: readonly string[];
   /** The run's worktree: the one place the agent works in. */
   worktree: string;
   /** Where the shared dependency folders live (the checkout the worktree links them from). */
   dependenciesOf: string;
+  /** Names the run's private area (`$RATCHET_HOME/tmp/<run-id>-<random>.<pid>`). */
+  runId: string;
 }
 
-function real(path: string): string {
+function optOut(config: ResolvedConfig): EventMap['sandbox-start'] {
+  return {
+    mode: 'off',
+    optOut: config.origins['bash.sandbox'] === 'flag' ? 'flag' : 'config',
+    network: 'on',
+  };
+}
+
+/** A layout of nothing in particular, to see whether bubblewrap can make a sandbox here at all. */
+function probeLayout(config: ResolvedConfig, dir: string): SandboxLayout {
+  const mib = 2 ** 20;
+  return {
+    hide: [],
+    hideFiles: [],
+    mounts: [],
+    tmp: dir,
+    shm: dir,
+    empty: '/dev/null',
+    network: false,
+    limits: {
+      processes: config.bash.limits.processes,
+      fileSizeBytes: config.bash.limits.fileSizeMb * mib,
+      memoryBytes: config.bash.limits.memoryMb * mib,
+      minFreeDiskBytes: 0,
+    },
+    nproc: config.bash.limits.processes,
+    watchDisks: [],
+  };
+}
+
+/** Why no sandbox can be made here (bubblewrap missing, or not allowed its namespaces), or undefined. */
+export async function sandboxUnavailable(config: ResolvedConfig, runner: ProcessRunner): Promise<string | undefined> {
+  if (process.platform !== 'linux') return `bubblewrap is a Linux sandbox, and this is ${process.platform}`;
+  const dir = await mkdtemp(join(tmpdir(), 'ratchet-probe-'));
   try {
-    return realpathSync(path);
-  } catch {
-    return path;
+    return await sandboxProblem(runner, probeLayout(config, dir));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
-/**
- * Download caches of package managers and build tools, written by test runs: their content is
- * fetched or built, never run from there by the user's shell (unlike `~/.cargo/bin`). Not the
- * whole of `~/.cache`: programs live there too (tool installs, the Node.js that may run Ratchet
- * itself), and one the agent rewrote would run outside the sandbox next time.
- */
-const CACHES = [
-  '.cache/go-build',
-  '.cache/pip',
-  '.npm/_cacache',
-  '.m2/repository',
-  '.gradle/caches',
-  '.cargo/registry',
-  '.cargo/git',
-  'go/pkg/mod',
-];
-
-/** For `[bash] sandbox = "required"`: refuses before a run exists when the agent's tools cannot be sandboxed. */
-export async function requireSandboxIfConfigured(config: ResolvedConfig, runner: ProcessRunner): Promise<void> {
-  if (config.bash.sandbox !== 'required') return;
-  if (!(await bwrapWorks(runner))) throw sandboxMissing();
+function sandboxRefused(problem: string): RatchetError {
+  const missing = /ENOENT|not found|No such file/i.test(problem);
+  const install = missing
+    ? 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)'
+    : 'Allow unprivileged user namespaces (Debian: sysctl -w kernel.unprivileged_userns_clone=1; Ubuntu 24.04: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0)';
+  return new RatchetError(
+    'config',
+    `The model's commands (its Bash, and the tests, lint and verifiers that run its code) run in a bubblewrap sandbox, and it cannot work here: ${problem}.`,
+    {
+      hint: `${install}, or opt out explicitly with --no-sandbox or [bash] sandbox = "off" (the commands then run with your rights, able to read and change anything you can).`,
+      details: { problem },
+    },
+  );
 }
 
-function sandboxMissing(): RatchetError {
-  return new RatchetError('config', '[bash] sandbox = "required", but bubblewrap (bwrap) cannot run here.', {
-    hint: 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces, or set [bash] sandbox = "auto".',
-  });
+/**
+ * Refuses, before a run exists or a model is called, to run model-written commands where no
+ * sandbox works, unless the user opted out (`[bash] sandbox = "off"`, `--no-sandbox`).
+ */
+export async function requireSandbox(config: ResolvedConfig, runner: ProcessRunner): Promise<void> {
+  if (config.bash.sandbox === 'off') return;
+  const problem = await sandboxUnavailable(config, runner);
+  if (problem !== undefined) throw sandboxRefused(problem);
+}
+
+/** The run's sandbox on a layout of `places` with its private area: a runner factory. */
+export async function sandboxFactory(
+  config: ResolvedConfig,
+  runner: ProcessRunner,
+  places: SandboxPlaces,
+  area: SandboxArea,
+): Promise<{ layout: SandboxLayout; factory: SandboxFactory }> {
+  const layout = await sandboxLayout(config, places, area);
+  const home = userHome();
+  const factory: SandboxFactory = (options) =>
+    createSandboxedRunner(
+      runner,
+      {
+        ...layout,
+        mounts: [...layout.mounts, ...(options.mounts ?? [])],
+        network: options.network ?? layout.network,
+      },
+      {
+        home,
+        gradleCaches: layout.mounts.some((mount) => mount.path.endsWith('/.gradle/caches')),
+        scratchDir: area.scratch,
+      },
+    );
+  return { layout, factory };
 }
 
 /**
  * The agent's shell (for `claude-code`, the Claude Code CLI with all its tools), and the test,
- * lint and verifier commands that run the code it wrote, under `[bash] sandbox` (DESIGN: nothing
- * outside the worktree is reachable). With bubblewrap, everything is read-only but the worktree,
- * the temporary directory, download and build caches and the shared dependency folders (test
- * runners write caches there); the user's checkout and `$RATCHET_HOME` are mounted read-only
- * again on top, in case they lie under a writable place. The Claude Code CLI runs in the same
- * mounts without network, reaching its API through Ratchet's proxy (see `createClaudeRunner`). `auto` without a working bwrap runs
- * unsandboxed and says so; `required` refuses.
+ * lint and verifier commands that run the code it wrote, under `[bash] sandbox` (DESIGN.md,
+ * Security model; `sandbox-plan.ts` for what is seen): writes only to the worktree and the run's
+ * private `/tmp` (`$RATCHET_HOME/tmp/<run-id>-<random>.<pid>`, removed when the sandbox is disposed, or by
+ * the next run once this process is gone), dependencies and toolchains read-only, the user's home
+ * and checkout hidden, no network unless `[bash] network = "on"`, with limits. Without a working
+ * bubblewrap it throws (`requireSandbox` said so before the run); with `sandbox = "off"` the
+ * runners are the plain one.
  */
 export async function toolSandbox(
   config: ResolvedConfig,
   runner: ProcessRunner,
   paths: ToolSandboxPaths,
 ): Promise<ToolSandbox> {
-  if (config.bash.sandbox === 'off')
-    return { runner, claudeRunner: claudeRunnerOf(config, runner), sandboxed: false, notice: null };
-  if (!(await bwrapWorks(runner))) {
-    if (config.bash.sandbox === 'required') throw sandboxMissing();
-    const what =
-      config.provider.name === 'claude-code'
-        ? 'The Claude Code CLI and its tools (Bash, Write, Edit) run'
-        : "The agent's Bash commands run";
+  if (config.bash.sandbox === 'off') {
     return {
       runner,
       claudeRunner: claudeRunnerOf(config, runner),
       sandboxed: false,
-      notice: `${what} without a sandbox: bubblewrap (bwrap) is not available here. Install it to keep everything outside the worktree read-only ([bash] sandbox).`,
+      start: optOut(config),
+      async [Symbol.asyncDispose]() {},
     };
   }
-  const home = homedir();
-  const writableOutside = [tmpdir(), '/tmp', ...CACHES.map((name) => join(home, name))]
-    .filter((path) => existsSync(path))
-    .map(real);
-  const dependencies = SHARED_DIRECTORIES.map((name) => join(paths.dependenciesOf, name))
-    .filter((path) => existsSync(path))
-    .map(real);
-  const mounts: SandboxMount[] = [
-    ...[...new Set(writableOutside)].map((path) => ({ path, writable: true })),
-    ...[...paths.protect, config.home]
-      .filter((path) => existsSync(path))
-      .map((path) => ({ path: real(path), writable: false })),
-    { path: real(paths.worktree), writable: true },
-    // Git metadata stays read-only, the worktree's `.git` file included: the orchestrator runs git
-    // there outside the sandbox, so nothing inside may redirect it (HEAD, commondir, gitdir),
-    // rewrite objects or move refs. The agent's git can read (status, diff, log), not commit.
-    ...(existsSync(join(paths.worktree, '.git'))
-      ? [{ path: join(real(paths.worktree), '.git'), writable: false }]
-      : []),
-    ...dependencies.map((path) => ({ path, writable: true })),
-  ];
-  return {
-    runner: createSandboxedRunner(runner, mounts),
-    claudeRunner: claudeRunnerOf(config, runner, mounts),
-    sandboxed: true,
-    notice: null,
-  };
+  await requireSandbox(config, runner);
+  const area = await createSandboxArea(config.home, paths.runId);
+  try {
+    const { layout, factory } = await sandboxFactory(
+      config,
+      runner,
+      { protect: paths.protect, worktree: paths.worktree, dependenciesOf: paths.dependenciesOf },
+      area,
+    );
+    const limits = config.bash.limits;
+    return {
+      runner: factory({}),
+      claudeRunner: claudeRunnerOf(config, runner, claudeSandboxOf(factory)),
+      sandboxed: true,
+      start: {
+        mode: 'bubblewrap',
+        network: layout.network ? 'on' : 'off',
+        limits: {
+          processes: limits.processes,
+          fileSizeMb: limits.fileSizeMb,
+          memoryMb: limits.memoryMb,
+          minFreeDiskMb: limits.minFreeDiskMb,
+        },
+      },
+      async [Symbol.asyncDispose]() {
+        await removeSandboxArea(area);
+      },
+    };
+  } catch (error) {
+    await removeSandboxArea(area);
+    throw error;
+  }
 }
 
 /**
- * The runner of the Claude Code CLI (see `createClaudeRunner`), in a sandbox with `mounts` when
- * given; its private per-call directories go under `$RATCHET_HOME/claude-code`. The names
- * `[bash] env` lists reach the CLI as they reach the agent's Bash.
+ * The Claude Code CLI's sandbox in the run's: with the mounts its runner adds (its private
+ * configuration, the API proxy's socket), the CLI itself wherever it is installed, and the files
+ * its command line names (the system prompt).
  */
-function claudeRunnerOf(
-  config: ResolvedConfig,
-  runner: ProcessRunner,
-  mounts?: readonly SandboxMount[],
-): ProcessRunner {
+function claudeSandboxOf(factory: SandboxFactory): ClaudeSandbox {
+  return ({ mounts, network }) => ({
+    run: (spec) =>
+      factory({
+        mounts: [...mounts, ...programMounts(spec.command), ...argumentFileMounts(spec.args ?? [])],
+        network,
+      }).run(spec),
+  });
+}
+
+/**
+ * The runner of the Claude Code CLI (see `createClaudeRunner`), in `sandbox` when given; its
+ * private per-call directories go under `$RATCHET_HOME/claude-code`. The names `[bash] env` lists
+ * reach the CLI as they reach the agent's Bash.
+ */
+function claudeRunnerOf(config: ResolvedConfig, runner: ProcessRunner, sandbox?: ClaudeSandbox): ProcessRunner {
   return createClaudeRunner({
     runner,
     stateDir: join(config.home, 'claude-code'),
     passEnv: config.bash.env,
-    ...(mounts === undefined ? {} : { sandbox: { mounts } }),
+    ...(sandbox === undefined ? {} : { sandbox }),
   });
 }
 
 /**
  * The runner for the Claude Code authentication check before a run (`checkClaudeAuth`), which
  * runs the CLI with no tools in an empty temporary directory: as every other call of the CLI,
- * through the API proxy, in a sandbox without network where bubblewrap works (nothing but the
- * temporary directory writable), under `[bash] sandbox` as a run would be.
+ * through the API proxy, in a sandbox of its own without network (nothing but that directory
+ * writable, the user's home and checkout hidden), unless the user opted out of the sandbox.
  */
 export async function claudeCheckRunner(config: ResolvedConfig, runner: ProcessRunner): Promise<ProcessRunner> {
   if (config.bash.sandbox === 'off') return claudeRunnerOf(config, runner);
-  if (!(await bwrapWorks(runner))) {
-    if (config.bash.sandbox === 'required') throw sandboxMissing();
-    return claudeRunnerOf(config, runner);
-  }
-  const writable = [...new Set([tmpdir(), '/tmp'].filter((path) => existsSync(path)).map(real))];
-  const mounts: SandboxMount[] = [
-    ...writable.map((path) => ({ path, writable: true })),
-    ...(existsSync(config.home) ? [{ path: real(config.home), writable: false }] : []),
-  ];
-  return claudeRunnerOf(config, runner, mounts);
+  await requireSandbox(config, runner);
+  return {
+    async run(spec) {
+      const area = await createSandboxArea(config.home, 'claude-check');
+      try {
+        const { factory } = await sandboxFactory(
+          config,
+          runner,
+          { protect: [config.repoRoot], worktree: spec.cwd, dependenciesOf: spec.cwd },
+          area,
+        );
+        return await claudeRunnerOf(config, runner, claudeSandboxOf(factory)).run(spec);
+      } finally {
+        await removeSandboxArea(area);
+      }
+    },
+  };
 }

@@ -82,6 +82,8 @@ export function runCommand(spec: CommandSpec): Promise<CommandResult> {
       }
     }
 
+    if (child.pid !== undefined) spec.onSpawn?.(child.pid);
+
     const terminate = (): void => {
       killGroup(child.pid, 'SIGTERM');
       forceTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS);

@@ -21,6 +21,14 @@ export interface CommandSpec {
    * environment, where every process the command starts would see it).
    */
   descriptorInputs?: readonly string[];
+  /**
+   * Paths this one command may write besides the worktree and its temporary directory (a fresh
+   * report directory of a test run): made writable by a sandboxed runner for this command only,
+   * nothing else it runs sees them. A plain runner ignores them (everything is writable there).
+   */
+  writablePaths?: readonly string[];
+  /** Called with the process id once the command's process exists. */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface CommandResult {
@@ -40,4 +48,10 @@ export interface CommandResult {
 
 export interface ProcessRunner {
   run(spec: CommandSpec): Promise<CommandResult>;
+  /**
+   * A sandboxed runner's host directory that none of its commands can see: callers make a fresh
+   * directory there for what only one command may write (a test run's reports) and pass it in
+   * `writablePaths`. Undefined for a plain runner (the OS temporary directory serves).
+   */
+  scratchDir?: string;
 }

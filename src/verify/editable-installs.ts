@@ -119,6 +119,7 @@ function importRoot(target: string): string {
 export function withPythonPath(runner: ProcessRunner, paths: readonly string[]): ProcessRunner {
   if (paths.length === 0) return runner;
   return {
+    ...(runner.scratchDir === undefined ? {} : { scratchDir: runner.scratchDir }),
     run(spec) {
       const inherited = spec.extendEnv === false ? undefined : process.env.PYTHONPATH;
       const existing = spec.env && 'PYTHONPATH' in spec.env ? spec.env.PYTHONPATH : inherited;

@@ -62,7 +62,9 @@ interface Collected extends ParsedTestOutput {
  */
 export async function runTests(options: RunTestsOptions): Promise<TestRunResult> {
   if (options.reportDir !== undefined) return runTestsReportingTo(options, options.reportDir);
-  const reportDir = await mkdtemp(join(tmpdir(), 'ratchet-report-'));
+  // Where nothing else the runner runs can write (a sandboxed runner's scratch directory): only
+  // this one command gets it, writable.
+  const reportDir = await mkdtemp(join(options.runner.scratchDir ?? tmpdir(), 'ratchet-report-'));
   try {
     return await runTestsReportingTo(options, reportDir);
   } finally {
@@ -92,6 +94,7 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
     extendEnv: false,
     timeoutMs,
     maxOutputBytes: CAPTURE_BYTES,
+    writablePaths: [reportDir],
     ...(signal === undefined ? {} : { signal }),
   });
   if (run.aborted || signal?.aborted === true) {

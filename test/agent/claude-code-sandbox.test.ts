@@ -78,7 +78,7 @@ async function world(onFinished: (hook: () => Promise<void>) => void, serverKey 
       toolSandbox(
         { ...config, provider: { ...config.provider, name: 'claude-code' }, bash: { ...config.bash, sandbox: mode } },
         createProcessRunner(),
-        { protect: [repo.dir], worktree, dependenciesOf: repo.dir },
+        { protect: [repo.dir], worktree, dependenciesOf: repo.dir, runId: 'run-1' },
       ),
     env: (overrides = {}) => ({
       PATH: process.env.PATH,
@@ -194,7 +194,7 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
   }) => {
     const w = await world(onTestFinished);
     const sandbox = await w.sandbox('auto');
-    expect(sandbox).toMatchObject({ sandboxed: true, notice: null });
+    expect(sandbox).toMatchObject({ sandboxed: true, start: { mode: 'bubblewrap' } });
     const script = escapeScript(w);
     w.server.enqueue(...script.replies);
 

@@ -113,4 +113,27 @@ describe('plain reporter', () => {
 
     expect(shown()).toBe('first reply\nsecond\n\nCycle 2\n');
   });
+
+  it('says at the start how the model`s commands run: sandboxed with what, or not, and who chose that', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, {});
+    report(
+      event({
+        type: 'sandbox-start',
+        mode: 'bubblewrap',
+        network: 'off',
+        limits: { processes: 4096, fileSizeMb: 4096, memoryMb: 8192, minFreeDiskMb: 1024 },
+      }),
+    );
+    report(event({ type: 'sandbox-start', mode: 'bubblewrap', network: 'on' }));
+    report(event({ type: 'sandbox-start', mode: 'off', optOut: 'flag', network: 'on' }));
+    report(event({ type: 'sandbox-start', mode: 'off', optOut: 'config', network: 'on' }));
+    expect(shown().split('\n')).toEqual([
+      '  sandbox: bubblewrap, writes only to the worktree and a private /tmp, home and checkout hidden, no network; at most 4096 processes, 4096 MiB per file, 8192 MiB of memory',
+      '  sandbox: bubblewrap, writes only to the worktree and a private /tmp, home and checkout hidden, network on ([bash] network)',
+      "  ! no sandbox (--no-sandbox): the model's commands and the tests run with your rights, able to read and change anything you can",
+      '  ! no sandbox ([bash] sandbox = "off"): the model\'s commands and the tests run with your rights, able to read and change anything you can',
+      '',
+    ]);
+  });
 });

@@ -1,9 +1,9 @@
 /**
- * The agent's Bash under `[bash] sandbox` (bubblewrap): read-only outside the worktree, so a
- * command cannot reach the user's checkout (`cd ..`, absolute paths, `git -C`), while the
- * worktree, the temporary directory and the shared dependency folders stay writable and
- * timeouts still kill every process the command started. Needs bwrap (`.ci/run` installs it):
- * these tests fail, not skip, without it.
+ * The agent's Bash under `[bash] sandbox` (bubblewrap): nothing outside the worktree and a
+ * private /tmp is writable, so a command cannot reach the user's checkout (`cd ..`, absolute
+ * paths, `git -C`), the shared dependency folders are read-only, and timeouts still kill every
+ * process the command started. Needs bwrap (`.ci/run` installs it): these tests fail, not skip,
+ * without it. The attacks a model would try are in `test/security/`.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { bashTool } from '../../src/agent/tools/bash-tool.js';
 import { createFileGuard } from '../../src/agent/file-guard.js';
 import { loadConfig } from '../../src/config/load.js';
 import { isRatchetError } from '../../src/core/errors.js';
-import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../../src/engine/tool-sandbox.js';
+import { requireSandbox, toolSandbox, type ToolSandbox } from '../../src/engine/tool-sandbox.js';
 import { shareDependencies } from '../../src/engine/worktree-setup.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import type { ProcessRunner } from '../../src/process/types.js';
@@ -45,6 +45,7 @@ async function sandboxed(sandbox: 'auto' | 'required' | 'off' = 'required'): Pro
     protect: [repo.dir],
     worktree,
     dependenciesOf: repo.dir,
+    runId: 'run-1',
   });
 }
 
@@ -65,8 +66,8 @@ describe('the tool sandbox', () => {
   });
 
   it('keeps the user`s checkout read-only, whatever the command tries', async () => {
-    const { runner, notice } = await sandboxed();
-    expect(notice).toBeNull();
+    const { runner, start } = await sandboxed();
+    expect(start).toMatchObject({ mode: 'bubblewrap', network: 'off' });
     const attempts = [
       'cd "$(git rev-parse --git-common-dir)/.." && echo pwned >> README.md',
       `echo pwned >> ${join(repo.dir, 'README.md')}`,
@@ -89,7 +90,7 @@ describe('the tool sandbox', () => {
       const result = await bash(runner, command);
       expect(result.isError, command).toBe(true);
       expect(result.output, command).toMatch(
-        /Read-only file system|cannot lock ref|unable to create|Permission denied/,
+        /Read-only file system|cannot lock ref|unable to create|Permission denied|not a git repository|No such file/,
       );
     }
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
@@ -97,16 +98,21 @@ describe('the tool sandbox', () => {
     expect(existsSync(join(homedir(), '.cache', 'ratchet-sandbox-probe'))).toBe(false);
   });
 
-  it('lets the command work in the worktree, the temporary directory and the shared dependencies', async () => {
+  it('lets the command work in the worktree and its private /tmp, and read the shared dependencies', async () => {
     const { runner } = await sandboxed();
     const result = await bash(
       runner,
-      'echo made > made.txt && cat made.txt && t=$(mktemp) && echo ok > "$t" && rm "$t" && mkdir -p node_modules/.cache && echo c > node_modules/.cache/x && git status --porcelain',
+      'echo made > made.txt && cat made.txt && t=$(mktemp) && echo ok > "$t" && rm "$t" && cat node_modules/dep/index.js && git status --porcelain',
     );
     expect(result.isError, result.output).toBe(false);
     expect(result.output).toContain('made');
+    expect(result.output).toContain('module.exports = 1;');
     expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
-    expect(await readFile(join(repo.dir, 'node_modules', '.cache', 'x'), 'utf8')).toBe('c\n');
+    // The dependencies are read-only: code planted there would run on the host later.
+    const planted = await bash(runner, 'mkdir -p node_modules/.cache && echo c > node_modules/.cache/x');
+    expect(planted.isError).toBe(true);
+    expect(planted.output).toMatch(/Read-only file system/);
+    expect(existsSync(join(repo.dir, 'node_modules', '.cache'))).toBe(false);
     // git in the worktree reads (status, diff, log) but cannot commit: the orchestrator commits.
     const reading = await bash(runner, 'git status --porcelain && git diff --stat && git log -1 --format=%s');
     expect(reading.isError, reading.output).toBe(false);
@@ -124,8 +130,9 @@ describe('the tool sandbox', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('is the plain runner when off, and refuses to start when required but missing', async () => {
+  it('is the plain runner when off, and refuses to start without a working sandbox unless off', async () => {
     const off = await sandboxed('off');
+    expect(off.start).toEqual({ mode: 'off', optOut: 'config', network: 'on' });
     const escaped = await bash(off.runner, `echo changed >> ${join(repo.dir, 'README.md')}`);
     expect(escaped.isError).toBe(false);
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\nchanged\n');
@@ -135,51 +142,45 @@ describe('the tool sandbox', () => {
       run: (spec) =>
         createProcessRunner().run({ ...spec, command: spec.command === 'bwrap' ? '/nonexistent/bwrap' : spec.command }),
     };
-    const error: unknown = await requireSandboxIfConfigured(
-      { ...config, bash: { ...config.bash, sandbox: 'required' } },
-      noBwrap,
-    ).catch((caught: unknown) => caught);
-    expect(isRatchetError(error, 'config')).toBe(true);
-    const auto = await toolSandbox({ ...config, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, {
-      protect: [repo.dir],
-      worktree,
-      dependenciesOf: repo.dir,
-    });
-    expect(auto.notice).toMatch(/without a sandbox: bubblewrap \(bwrap\) is not available/);
-    expect(auto.sandboxed).toBe(false);
-    // Nor can the Claude Code CLI be sandboxed then: said, and refused under `required`.
-    const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
-    const claudeAuto = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'auto' } }, noBwrap, {
-      protect: [repo.dir],
-      worktree,
-      dependenciesOf: repo.dir,
-    });
-    expect(claudeAuto.notice).toMatch(
-      /^The Claude Code CLI and its tools \(Bash, Write, Edit\) run without a sandbox: bubblewrap \(bwrap\) is not available/,
-    );
-    const claudeRequired: unknown = await requireSandboxIfConfigured(
-      { ...claudeCode, bash: { ...config.bash, sandbox: 'required' } },
-      noBwrap,
-    ).catch((caught: unknown) => caught);
-    expect(isRatchetError(claudeRequired, 'config')).toBe(true);
+    for (const mode of ['auto', 'required'] as const) {
+      for (const provider of ['anthropic', 'claude-code'] as const) {
+        const settings = {
+          ...config,
+          provider: { ...config.provider, name: provider },
+          bash: { ...config.bash, sandbox: mode },
+        };
+        const error: unknown = await requireSandbox(settings, noBwrap).catch((caught: unknown) => caught);
+        expect(isRatchetError(error, 'config'), `${mode} ${provider}`).toBe(true);
+        expect(String((error as Error).message)).toMatch(/cannot work here/);
+        expect(isRatchetError(error) ? error.hint : '').toMatch(/apt-get install bubblewrap.*--no-sandbox/);
+        const made: unknown = await toolSandbox(settings, noBwrap, {
+          protect: [repo.dir],
+          worktree,
+          dependenciesOf: repo.dir,
+          runId: 'run-1',
+        }).catch((caught: unknown) => caught);
+        expect(isRatchetError(made, 'config')).toBe(true);
+      }
+    }
+    await expect(
+      requireSandbox({ ...config, bash: { ...config.bash, sandbox: 'off' } }, noBwrap),
+    ).resolves.toBeUndefined();
   });
 
-  it('runs the Claude Code CLI itself in the sandbox: `required` accepts the provider, and no notice is said', async () => {
+  it('runs the Claude Code CLI itself in the sandbox: `required` accepts the provider', async () => {
     const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
     const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
     await expect(
-      requireSandboxIfConfigured(
-        { ...claudeCode, bash: { ...config.bash, sandbox: 'required' } },
-        createProcessRunner(),
-      ),
+      requireSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'required' } }, createProcessRunner()),
     ).resolves.toBeUndefined();
     for (const sandbox of ['auto', 'required'] as const) {
       const result = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox } }, createProcessRunner(), {
         protect: [repo.dir],
         worktree,
         dependenciesOf: repo.dir,
+        runId: 'run-1',
       });
-      expect(result).toMatchObject({ sandboxed: true, notice: null });
+      expect(result).toMatchObject({ sandboxed: true, start: { mode: 'bubblewrap' } });
       // The CLI's process (here a shell standing in for it) sees the file system as the agent's
       // Bash does, and has no network (only a loopback interface of its own).
       const env = { HOME: repo.path('home'), PATH: process.env.PATH, ANTHROPIC_API_KEY: 'sk-ant-test-sandbox' };
@@ -190,7 +191,7 @@ describe('the tool sandbox', () => {
         extendEnv: false,
       });
       expect(escaped.exitCode).not.toBe(0);
-      expect(escaped.output).toMatch(/Read-only file system/);
+      expect(escaped.output).toMatch(/Read-only file system|No such file/);
       const inside = await result.claudeRunner.run({
         command: 'echo made > made.txt',
         cwd: worktree,
@@ -212,7 +213,8 @@ describe('the tool sandbox', () => {
       protect: [repo.dir],
       worktree,
       dependenciesOf: repo.dir,
+      runId: 'run-1',
     });
-    expect(off).toMatchObject({ sandboxed: false, notice: null });
+    expect(off).toMatchObject({ sandboxed: false, start: { mode: 'off' } });
   });
 });

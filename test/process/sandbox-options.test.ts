@@ -5,16 +5,36 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
-import { createSandboxedRunner } from '../../src/process/sandbox.js';
+import { createSandboxedRunner, type SandboxLayout } from '../../src/process/sandbox.js';
 
-const MOUNTS = [{ path: tmpdir(), writable: true }];
+/** A sandbox whose only writable place is a private /tmp, with or without network. */
+function layout(network: boolean): SandboxLayout {
+  const dir = mkdtempSync(join(tmpdir(), 'ratchet-sandbox-options-'));
+  return {
+    hide: [],
+    hideFiles: [],
+    mounts: [],
+    tmp: dir,
+    shm: dir,
+    empty: '/dev/null',
+    network,
+    limits: { processes: 4096, fileSizeBytes: 2 ** 30, memoryBytes: 2 ** 32, minFreeDiskBytes: 0 },
+    nproc: 4096,
+    watchDisks: [],
+  };
+}
+
+const sandboxed = (network: boolean) =>
+  createSandboxedRunner(createProcessRunner(), layout(network), { home: homedir() });
 
 describe('the process runner and the sandbox for the Claude Code CLI', () => {
   it('hands texts to descriptors 3, 4, ... and not to the environment, in the sandbox too', async () => {
-    for (const runner of [createProcessRunner(), createSandboxedRunner(createProcessRunner(), MOUNTS)]) {
+    for (const runner of [createProcessRunner(), sandboxed(false)]) {
       const result = await runner.run({
         command: 'read -r first <&3; read -r second <&4; echo "$first|$second"; env | grep -c secret-text || true',
         cwd: tmpdir(),
@@ -35,7 +55,7 @@ describe('the process runner and the sandbox for the Claude Code CLI', () => {
     const { port } = server.address() as AddressInfo;
     const fetchIt = `node -e "fetch('http://127.0.0.1:${port}/').then(r => r.text()).then(t => console.log(t), e => console.log('unreachable', e.cause?.code ?? e.message))"`;
     const run = (network: boolean) =>
-      createSandboxedRunner(createProcessRunner(), MOUNTS, 'bwrap', { network }).run({
+      sandboxed(network).run({
         command: `${fetchIt}; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`,
         cwd: tmpdir(),
         timeoutMs: 20_000,

@@ -7,9 +7,10 @@
  * real. The ledger is read back through the real ledger module after the CLI has exited.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -93,14 +94,18 @@ export interface ResumeProject {
 }
 
 /**
- * A test of the project that the harness can hold: while `<root>/hold-tests` exists and names a
- * file of the worktree containing a given text, the test marks `<root>/hold-tests.running` and
- * waits until the hold file is removed. So "the suite is running right now" is a state the test
- * can wait for instead of a moment it has to hit. Without the hold file it passes at once.
+ * A test of the project that the harness can hold: while the hold file exists and names a file
+ * of the worktree containing a given text, the test marks `<tmp>/<marker>` and waits until the
+ * hold file is removed. So "the suite is running right now" is a state the test can wait for
+ * instead of a moment it has to hit. Without the hold file it passes at once. The hold file is in
+ * the checkout's git directory, which the tool sandbox shows read-only (and live); the marker goes
+ * to the test's temporary directory: the run's private /tmp in the sandbox, the host's without.
  */
-function holdTestFile(holdPath: string): string {
+function holdTestFile(holdPath: string, marker: string): string {
   return `import { test } from 'node:test';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const HOLD = ${JSON.stringify(holdPath)};
@@ -109,15 +114,37 @@ test('the suite runs while the harness allows it', async () => {
   if (!existsSync(HOLD)) return;
   const { file, contains } = JSON.parse(readFileSync(HOLD, 'utf8'));
   if (!existsSync(file) || !readFileSync(file, 'utf8').includes(contains)) return;
-  writeFileSync(HOLD + '.running', String(process.pid));
+  writeFileSync(join(tmpdir(), ${JSON.stringify(marker)}), String(process.pid));
   while (existsSync(HOLD)) await sleep(20);
 });
 `;
 }
 
+/** Where the harness holds the suite (see `holdTestFile`). */
+function holdFile(project: ResumeProject): string {
+  return join(project.repo.dir, '.git', 'ratchet-hold-tests');
+}
+
+function holdMarker(project: ResumeProject): string {
+  return `ratchet-hold-tests-${basename(project.repo.root)}.running`;
+}
+
+/** The markers of held suite runs: in the host's temporary directory, or in a run's private /tmp. */
+function heldMarkers(project: ResumeProject): string[] {
+  const name = holdMarker(project);
+  const areas = join(project.home, 'tmp');
+  const private_ = existsSync(areas) ? readdirSync(areas).map((area) => join(areas, area, 'tmp', name)) : [];
+  return [join(tmpdir(), name), ...private_].filter((path) => existsSync(path));
+}
+
 export async function createResumeProject(provider: ResumeProvider): Promise<ResumeProject> {
   const repo = await createTempRepo({ files: { ...RESUME_PROJECT_FILES } });
-  await repo.write({ 'test/hold.test.js': holdTestFile(repo.path('hold-tests')) });
+  await repo.write({
+    'test/hold.test.js': holdTestFile(
+      join(repo.dir, '.git', 'ratchet-hold-tests'),
+      `ratchet-hold-tests-${basename(repo.root)}.running`,
+    ),
+  });
   repo.run('add', '-A');
   repo.run('commit', '--quiet', '-m', 'a test the harness can hold');
   const home = repo.path('ratchet-home');
@@ -444,7 +471,7 @@ export function runIdOf(events: readonly RatchetEvent[]): string {
 
 /** From now on, a suite run in which `file` (relative to the worktree) contains `contains` blocks. */
 export async function holdTestsWhen(project: ResumeProject, file: string, contains: string): Promise<void> {
-  await writeFile(project.repo.path('hold-tests'), JSON.stringify({ file, contains }));
+  await writeFile(holdFile(project), JSON.stringify({ file, contains }));
 }
 
 async function waitForFile(path: string, what: string, timeoutMs: number): Promise<void> {
@@ -456,17 +483,20 @@ async function waitForFile(path: string, what: string, timeoutMs: number): Promi
 
 /** Resolves once a held suite run has started (or rejects after `timeoutMs`). */
 export async function waitForHeldTests(project: ResumeProject, timeoutMs = 45_000): Promise<void> {
-  await waitForFile(project.repo.path('hold-tests.running'), 'A held test run', timeoutMs);
+  for (let waited = 0; heldMarkers(project).length === 0; waited += 20) {
+    if (waited > timeoutMs) throw new Error('A held test run did not happen.');
+    await sleep(20);
+  }
 }
 
 export function testsAreHeld(project: ResumeProject): boolean {
-  return existsSync(project.repo.path('hold-tests.running'));
+  return heldMarkers(project).length > 0;
 }
 
 /** Lets held and future suite runs finish. */
 export async function releaseTests(project: ResumeProject): Promise<void> {
-  await rm(project.repo.path('hold-tests'), { force: true });
-  await rm(project.repo.path('hold-tests.running'), { force: true });
+  await rm(holdFile(project), { force: true });
+  for (const marker of heldMarkers(project)) await rm(marker, { force: true });
 }
 
 // ---- Holding or killing git inside a checkpoint ----

@@ -17,7 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { RatchetError } from '../../core/errors.js';
-import { createSandboxedRunner, type SandboxMount } from '../../process/sandbox.js';
+import type { SandboxMount } from '../../process/sandbox.js';
 import type { CommandResult, CommandSpec, ProcessRunner } from '../../process/types.js';
 import { startClaudeApiProxy, upstreamUrl } from './api-proxy.js';
 import { claudeEnvironment } from './claude-environment.js';
@@ -180,14 +180,17 @@ async function executablePath(command: string, path: string | undefined): Promis
   return undefined;
 }
 
+/**
+ * A runner in the tool sandbox (the CLI and the tools it runs see the file system as the agent's
+ * Bash does) with these mounts added and this network setting.
+ */
+export type ClaudeSandbox = (extra: { mounts: readonly SandboxMount[]; network: boolean }) => ProcessRunner;
+
 export interface ClaudeRunnerOptions {
-  /** Runs bubblewrap, or the CLI itself without a sandbox. */
+  /** Runs the CLI itself when there is no sandbox. */
   runner: ProcessRunner;
-  /**
-   * The tool sandbox's mounts: the CLI and the tools it runs see the file system as the agent's
-   * Bash does. Absent: no sandbox (`[bash] sandbox = "off"`, or no bwrap under `"auto"`).
-   */
-  sandbox?: { mounts: readonly SandboxMount[]; bwrap?: string };
+  /** The tool sandbox. Absent: no sandbox (the user opted out with `[bash] sandbox = "off"`). */
+  sandbox?: ClaudeSandbox;
   /** Where each call's private configuration directory is made (a place no sandbox can write). */
   stateDir: string;
   /** Variables the CLI gets besides the allowlist (`[bash] env`). */
@@ -259,17 +262,14 @@ export function createClaudeRunner(options: ClaudeRunnerOptions): ProcessRunner 
         });
         try {
           const runner = options.sandbox
-            ? createSandboxedRunner(
-                options.runner,
-                [
-                  ...options.sandbox.mounts,
+            ? options.sandbox({
+                mounts: [
                   ...(await userConfigMounts(paths, spec.command, env.PATH)),
                   { path: configDir, writable: true },
                   { path: apiDir, writable: false },
                 ],
-                options.sandbox.bwrap,
-                { network: false },
-              )
+                network: false,
+              })
             : options.runner;
           const { descriptorInputs: _ignored, ...rest } = spec;
           return await runner.run({
@@ -364,12 +364,7 @@ async function refreshLogin(
     await writeFile(join(configDir, CREDENTIALS_FILE), seeded, { mode: 0o600 });
     await mkdir(work, { mode: 0o700 });
     const runner = options.sandbox
-      ? createSandboxedRunner(
-          options.runner,
-          [...options.sandbox.mounts, { path: dir, writable: true }],
-          options.sandbox.bwrap,
-          { network: true },
-        )
+      ? options.sandbox({ mounts: [{ path: dir, writable: true }], network: true })
       : options.runner;
     await runner.run({
       command: spec.command,

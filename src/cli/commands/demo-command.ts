@@ -9,6 +9,8 @@ import { packageRoot } from '../../config/prompts.js';
 import { RatchetError } from '../../core/errors.js';
 import { NOTES_REF } from '../../core/handoff.js';
 import { startTdd } from '../../engine/tdd-run.js';
+import { sandboxUnavailable } from '../../engine/tool-sandbox.js';
+import { createProcessRunner } from '../../process/runner.js';
 import { checkpointsOf, resolveRun } from '../../engine/run-control.js';
 import { Git } from '../../git/git.js';
 import { createCliOutput, engineServices, openRepoLedger } from '../context.js';
@@ -44,11 +46,18 @@ export function registerDemoCommand(program: Command, setExit: (code: number) =>
       const git = new Git(repoRoot);
       await git.commitAll('Initial commit: stack kata', { allowEmpty: false });
       const cassette = join(root, 'demo', 'cassette.ndjson');
-      const config = await loadConfig({
-        repoRoot,
-        env: { ...process.env, RATCHET_HOME: home },
-        flags: { provider: 'replay', cassette, model: 'scripted-demo-model', refactor: 'always' },
+      const flagsOf = (noSandbox: boolean) => ({
+        provider: 'replay',
+        cassette,
+        model: 'scripted-demo-model',
+        refactor: 'always',
+        ...(noSandbox ? { noSandbox } : {}),
       });
+      const env = { ...process.env, RATCHET_HOME: home };
+      let config = await loadConfig({ repoRoot, env, flags: flagsOf(false) });
+      // The demo's commands are the cassette's, ours: they may run without a sandbox, and it says so.
+      const unsandboxed = await sandboxUnavailable(config, createProcessRunner());
+      if (unsandboxed !== undefined) config = await loadConfig({ repoRoot, env, flags: flagsOf(true) });
       if (!output.json) {
         output.out(pc.bold(pc.magenta('Ratchet demo: the model is SCRIPTED.')));
         output.out(
@@ -59,6 +68,12 @@ export function registerDemoCommand(program: Command, setExit: (code: number) =>
             'Everything else is real: git worktree and commits, handoff notes, `node --test` at every gate, the SQLite ledger.',
           ),
         );
+        if (unsandboxed !== undefined)
+          output.out(
+            pc.yellow(
+              `No sandbox can be made here (${unsandboxed}). The demo's commands are its own script's, so it runs them as with --no-sandbox; a run with a real model would refuse (see ratchet doctor).`,
+            ),
+          );
         output.out(pc.dim(`Repository: ${repoRoot}\n`));
       }
       await using ledger = await openRepoLedger(repoRoot);

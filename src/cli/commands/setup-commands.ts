@@ -12,7 +12,8 @@ import { hardenedGit } from '../../git/hardened-git.js';
 import { RATCHET_EXCLUDES, requireWritableHome } from '../../engine/worktree-setup.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
 import { checkClaudeCode } from '../../agent/claude-code-runtime.js';
-import { bwrapWorks } from '../../process/sandbox.js';
+import { probeSandbox } from '../../engine/sandbox-probe.js';
+import { requireSandbox, sandboxUnavailable } from '../../engine/tool-sandbox.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import type { TestRunResult } from '../../core/verification.js';
 import { ledgerPath } from '../../engine/run-paths.js';
@@ -276,7 +277,7 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
                 })),
               );
             }
-            checks.push(await sandboxCheck(config.bash.sandbox, provider));
+            checks.push(...(await sandboxChecks(config, provider)));
             try {
               // The check the runs make before they create anything.
               await requireWritableHome(config.home);
@@ -323,32 +324,44 @@ export function registerSetupCommands(program: Command, setExit: (code: number) 
     );
 }
 
-/** `[bash] sandbox`: what a run will do with the agent's shell and the tests, as `tdd` would decide it. */
-async function sandboxCheck(mode: 'auto' | 'required' | 'off', provider: string): Promise<Check> {
+/**
+ * `[bash] sandbox`: what the sandbox enforces here, by trying it (see `probeSandbox`), one check
+ * per kind of attempt; a warning when the user opted out, a failure (runs would refuse) when no
+ * sandbox can be made.
+ */
+async function sandboxChecks(config: ResolvedConfig, provider: string): Promise<Check[]> {
   // With claude-code the CLI itself runs in the sandbox: its Bash, Write and Edit are the agent's tools.
   const agent = provider === 'claude-code' ? 'the Claude Code CLI with its tools' : "the agent's Bash";
-  if (mode === 'off')
-    return {
-      name: 'sandbox',
-      status: 'warn',
-      detail: `off: ${agent} and the tests run without a sandbox`,
-      hint: 'Set [bash] sandbox = "auto" to use bubblewrap when it is there.',
-    };
-  if (await bwrapWorks(createProcessRunner()))
-    return {
-      name: 'sandbox',
-      status: 'ok',
-      detail: `bubblewrap: ${agent} and the tests run read-only outside the worktree`,
-    };
-  const hint = 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces.';
-  return mode === 'required'
-    ? { name: 'sandbox', status: 'fail', detail: 'sandbox = "required", but bubblewrap (bwrap) cannot run here', hint }
-    : {
+  if (config.bash.sandbox === 'off')
+    return [
+      {
         name: 'sandbox',
         status: 'warn',
-        detail: `bubblewrap (bwrap) is not available: ${agent} and the tests would run unsandboxed`,
-        hint,
-      };
+        detail: `off: ${agent} and the tests run without a sandbox, with your rights`,
+        hint: 'Set [bash] sandbox = "auto" (and install bubblewrap) to sandbox them.',
+      },
+    ];
+  const runner = createProcessRunner();
+  const problem = await sandboxUnavailable(config, runner);
+  if (problem !== undefined) {
+    const failure = toRatchetError(await requireSandbox(config, runner).catch((error: unknown) => error));
+    return [
+      {
+        name: 'sandbox',
+        status: 'fail',
+        detail: `runs will refuse: bubblewrap cannot make a sandbox here (${problem})`,
+        ...(failure.hint ? { hint: failure.hint } : {}),
+      },
+    ];
+  }
+  return (await probeSandbox(config, runner)).map((probe) => ({
+    name: 'sandbox',
+    status: probe.ok ? 'ok' : 'fail',
+    detail: `${probe.name}: ${probe.detail}`,
+    ...(probe.ok
+      ? {}
+      : { hint: 'The sandbox does not hold here: report it, or run with [bash] sandbox = "off" knowingly.' }),
+  }));
 }
 
 /**

@@ -93,7 +93,11 @@ export function addProviderOptions(command: Command): Command {
     .option('--model <id>', 'model id, passed to the provider exactly as given')
     .option('--base-url <url>', 'provider endpoint (Anthropic: without /v1; OpenAI-compatible: with /v1)')
     .option('--cassette <file>', 'NDJSON cassette for --provider replay')
-    .option('--record <file>', 'append every model call to this cassette (replay it later with --provider replay)');
+    .option('--record <file>', 'append every model call to this cassette (replay it later with --provider replay)')
+    .option(
+      '--no-sandbox',
+      'run the model\'s commands and the tests without the bubblewrap sandbox, with your rights (as [bash] sandbox = "off")',
+    );
 }
 
 export function registerTddCommands(program: Command, setExit: (code: number) => void): void {

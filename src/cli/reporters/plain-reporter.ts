@@ -1,5 +1,5 @@
 import pc from 'picocolors';
-import type { RatchetEvent } from '../../core/events.js';
+import type { EventOf, RatchetEvent } from '../../core/events.js';
 import type { TestRunResult, CheckResult } from '../../core/verification.js';
 import type { Output } from '../output.js';
 import { createRedactor, redactValue, secretsFromEnv } from '../../core/redact.js';
@@ -64,6 +64,9 @@ export function createPlainReporter(
           `${pc.bold(event.resumed ? 'Resuming' : 'Starting')} run ${pc.cyan(event.runId)} on branch ${event.branch}`,
         );
         line(pc.dim(`  worktree ${event.worktree} (from ${short(event.baseCommit)})`));
+        break;
+      case 'sandbox-start':
+        line(sandboxLine(event));
         break;
       case 'cycle-start':
         line(pc.bold(`\nCycle ${event.cycle}`));
@@ -182,4 +185,23 @@ export function createJsonReporter(output: Output): (event: RatchetEvent, extra?
     if (event.type === 'model-delta') return;
     output.out(JSON.stringify(redactValue(extra ? { ...event, ...extra } : event, redact)));
   };
+}
+
+/** The run's sandbox in one line: what the model's commands can reach, or that the user opted out. */
+function sandboxLine(event: EventOf<'sandbox-start'>): string {
+  if (event.mode === 'off') {
+    const how = event.optOut === 'flag' ? '--no-sandbox' : '[bash] sandbox = "off"';
+    return pc.yellow(
+      `  ! no sandbox (${how}): the model's commands and the tests run with your rights, able to read and change anything you can`,
+    );
+  }
+  const network = event.network === 'on' ? pc.yellow('network on ([bash] network)') : 'no network';
+  const limits = event.limits
+    ? `; at most ${event.limits.processes} processes, ${event.limits.fileSizeMb} MiB per file, ${event.limits.memoryMb} MiB of memory`
+    : '';
+  return (
+    pc.dim(`  sandbox: bubblewrap, writes only to the worktree and a private /tmp, home and checkout hidden, `) +
+    network +
+    pc.dim(limits)
+  );
 }

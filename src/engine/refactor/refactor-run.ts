@@ -1,7 +1,6 @@
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { appendFile, lstat, mkdir, readFile, rm } from 'node:fs/promises';
-import { dirname, isAbsolute, join, sep } from 'node:path';
-import picomatch from 'picomatch';
+import { dirname, join, sep } from 'node:path';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import { commandEnvironment } from '../../process/env.js';
 import type { AgentRuntime } from '../../core/agent.js';
@@ -47,7 +46,7 @@ import {
   requireWritableHome,
   shareDependencies,
 } from '../worktree-setup.js';
-import { requireSandboxIfConfigured, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
+import { requireSandbox, toolSandbox, type ToolSandbox } from '../tool-sandbox.js';
 import { loadRolePrompts } from './role-prompts.js';
 import { deadFunctions } from './dead-code.js';
 
@@ -222,18 +221,6 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
 }
 
 /**
- * The Claude Code CLI runs in the tool sandbox with all its tools when bubblewrap works. Without
- * it (`auto` on a machine without bwrap) its Bash and Edit would reach outside the worktree, and
- * the patcher does not need them (it answers with a patch that Ratchet admits and applies): it
- * then gets only the reading tools of the configured ones, unless the sandbox is off.
- */
-function patcherTools(config: ResolvedConfig, tools: string, sandbox: ToolSandbox): string {
-  if (config.provider.name !== 'claude-code' || sandbox.sandboxed || config.bash.sandbox === 'off') return tools;
-  const reading = tools.split(/[\s,]+/).filter((tool) => ['Read', 'Grep', 'Glob'].includes(tool));
-  return (reading.length > 0 ? reading : ['Read']).join(',');
-}
-
-/**
  * The agent runtime of a refactor role (planner, patcher, critic) on the configured provider;
  * with `sandbox`, the agent's Bash (or the Claude Code CLI, tools and all) runs in it. Every
  * role of a run gets its model clients from the run's one `models` pool: a replay cassette is
@@ -296,7 +283,8 @@ export async function* prepareRefactor(
   });
   // Made first: a missing key or a bad endpoint fails before any backup, branch, worktree or run exists.
   roleRuntime(config, services, settings, runDir(repoRoot, runId), models, 'Read,Grep,Glob');
-  await requireSandboxIfConfigured(config, services.runner);
+  // Model-written commands run only in a sandbox, unless the user opted out.
+  await requireSandbox(config, services.runner);
   // So is a project with nothing to verify it, or a $RATCHET_HOME that cannot hold the backup
   // and the worktree: before any backup or worktree.
   await verifierCommands(target, settings, config);
@@ -311,6 +299,7 @@ export async function* prepareRefactor(
     });
     await addRunWorktree(git, worktree, branch, baseCommit);
     let created = false;
+    let sandbox: ToolSandbox | undefined;
     try {
       await shareDependencies(target, worktree, git);
       const commands = await verifierCommands(worktree, settings, config);
@@ -348,15 +337,16 @@ export async function* prepareRefactor(
         snapshot: backup.snapshot,
         directory: backup.directory,
       });
-      const sandbox = withEditableInstalls(
+      sandbox = withEditableInstalls(
         await toolSandbox(config, services.runner, {
           protect: [repoRoot, target],
           worktree,
           dependenciesOf: target,
+          runId,
         }),
         await editableInstallPaths(target, worktree, PYTHON_ENVIRONMENTS),
       );
-      if (sandbox.notice !== null) yield await record({ type: 'warning', message: sandbox.notice });
+      yield await record({ type: 'sandbox-start', ...sandbox.start });
       // `--model` won over `[stages.refactor] model`: said, never silent.
       const overridden = stageModelOverrideNotice(config, ['refactor']);
       if (overridden !== null) yield await record({ type: 'warning', message: overridden });
@@ -522,6 +512,7 @@ export async function* prepareRefactor(
       // Nothing was confirmed yet, so nothing is left behind: no worktree, no run branch (the
       // backup stays). The ledger keeps the run with its error, as dropped: there is nothing to
       // accept or resume.
+      await sandbox?.[Symbol.asyncDispose]();
       await discardRunWorktree(git, worktree, branch);
       if (created) {
         const failure = toRatchetError(error);
@@ -564,8 +555,8 @@ export async function* executeRefactor(
     settings,
     runDir(prepared.repoRoot, run.id),
     prepared.models,
-    patcherTools(config, settings.claude.allowedTools, sandbox),
-    patcherTools(config, settings.claude.tools, sandbox),
+    settings.claude.allowedTools,
+    settings.claude.tools,
     sandbox,
   );
   // Every file the run writes (logs, the task ledger) holds no key, whatever it quotes.
@@ -802,6 +793,8 @@ export async function* executeRefactor(
     };
   } finally {
     await lock.release();
+    // The run's private /tmp goes with the run.
+    await prepared.sandbox[Symbol.asyncDispose]();
   }
   await services.ledger.updateRun(run.id, {
     status: outcome.status,
