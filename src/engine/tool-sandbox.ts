@@ -19,7 +19,12 @@ import {
 } from './sandbox-host.js';
 
 /** A runner in the run's sandbox with more mounts or another network setting (the Claude Code CLI's). */
-export type SandboxFactory = (options: { mounts?: readonly SandboxMount[]; network?: boolean }) => ProcessRunner;
+export type SandboxFactory = (options: {
+  mounts?: readonly SandboxMount[];
+  network?: boolean;
+  /** Variables naming a socket mounted in on purpose, kept (see `sandboxEnv`). */
+  keepVariables?: readonly string[];
+}) => ProcessRunner;
 
 export interface ToolSandbox extends AsyncDisposable {
   /** The runner for the agent's Bash tool, and for the test, lint and verifier commands. */
@@ -135,6 +140,7 @@ export async function sandboxFactory(
         home,
         gradleCaches: layout.mounts.some((mount) => mount.path.endsWith('/.gradle/caches')),
         scratchDir: area.scratch,
+        ...(options.keepVariables === undefined ? {} : { keepVariables: options.keepVariables }),
       },
     );
   return { layout, factory };
@@ -204,11 +210,12 @@ export async function toolSandbox(
  * its command line names (the system prompt).
  */
 function claudeSandboxOf(factory: SandboxFactory): ClaudeSandbox {
-  return ({ mounts, network }) => ({
+  return ({ mounts, network, keepVariables }) => ({
     run: (spec) =>
       factory({
         mounts: [...mounts, ...programMounts(spec.command), ...argumentFileMounts(spec.args ?? [])],
         network,
+        keepVariables,
       }).run(spec),
   });
 }

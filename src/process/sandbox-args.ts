@@ -206,8 +206,8 @@ const OUTSIDE_SERVICES = new Set([
   'TEMP',
 ]);
 
-function leadsOutside(name: string): boolean {
-  return OUTSIDE_SERVICES.has(name) || /_(?:SOCK|SOCKET)$/.test(name);
+function leadsOutside(name: string, keep: ReadonlySet<string>): boolean {
+  return !keep.has(name) && (OUTSIDE_SERVICES.has(name) || /_(?:SOCK|SOCKET)$/.test(name));
 }
 
 /**
@@ -215,14 +215,18 @@ function leadsOutside(name: string): boolean {
  * temporary directory and the caches and data directories of the usual tools in the private
  * `/tmp` (the user's own are hidden or read-only: a cache written from the sandbox would be read
  * by the user's next, unsandboxed build). `home` is the user's home, for the read-only Gradle cache.
+ * `keep` names variables that lead to a socket the caller mounted in on purpose (Ratchet's own
+ * API proxy for the Claude Code CLI).
  */
 export function sandboxEnv(
   env: Readonly<Record<string, string | undefined>>,
   home: string,
   gradleCaches: boolean,
+  keep: ReadonlySet<string> = new Set(),
 ): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined && !leadsOutside(name)) result[name] = value;
+  for (const [name, value] of Object.entries(env))
+    if (value !== undefined && !leadsOutside(name, keep)) result[name] = value;
   return {
     ...result,
     TMPDIR: '/tmp',

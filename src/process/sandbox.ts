@@ -21,6 +21,8 @@ export interface SandboxedRunnerOptions {
    * (test reports) and pass it in `CommandSpec.writablePaths`.
    */
   scratchDir?: string;
+  /** Variables kept although they name a socket: one the caller mounted in on purpose (see `sandboxEnv`). */
+  keepVariables?: readonly string[];
 }
 
 /**
@@ -58,7 +60,7 @@ export function createSandboxedRunner(
         ...spec,
         ...launch,
         shell: false,
-        env: sandboxEnv(base, options.home, options.gradleCaches ?? false),
+        env: sandboxEnv(base, options.home, options.gradleCaches ?? false, new Set(options.keepVariables ?? [])),
         extendEnv: false,
         onSpawn(pid) {
           watchdog = startWatchdog(pid, {

@@ -281,11 +281,12 @@ describe.concurrent('the Claude Code CLI in the tool sandbox (real claude binary
     const later = Date.now() + 8 * 60 * 60 * 1000;
     // Stands in for the CLI: with tokens in its configuration (the refresh call) it "refreshes"
     // them into what `refreshed.json` holds; without (the call itself) it reports what it got.
-    // (Its own directory is read-only in the sandbox, as the real CLI's is: the log goes elsewhere.)
+    // (Its own directory is read-only in the sandbox, as the real CLI's is, and the checkout is
+    // hidden: the log and the tokens to hand out are in the worktree, which it can write.)
     await mkdir(w.repo.path('fake-cli'));
     const cli = w.repo.path('fake-cli', 'claude');
-    const log = w.repo.path('calls.log');
-    const next = w.repo.path('refreshed.json');
+    const log = join(w.worktree, 'calls.log');
+    const next = join(w.worktree, 'refreshed.json');
     await writeFile(
       cli,
       [

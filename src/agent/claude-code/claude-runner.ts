@@ -184,7 +184,12 @@ async function executablePath(command: string, path: string | undefined): Promis
  * A runner in the tool sandbox (the CLI and the tools it runs see the file system as the agent's
  * Bash does) with these mounts added and this network setting.
  */
-export type ClaudeSandbox = (extra: { mounts: readonly SandboxMount[]; network: boolean }) => ProcessRunner;
+export type ClaudeSandbox = (extra: {
+  mounts: readonly SandboxMount[];
+  network: boolean;
+  /** Variables the sandbox must keep although they name a socket: the API proxy's. */
+  keepVariables?: readonly string[];
+}) => ProcessRunner;
 
 export interface ClaudeRunnerOptions {
   /** Runs the CLI itself when there is no sandbox. */
@@ -269,6 +274,7 @@ export function createClaudeRunner(options: ClaudeRunnerOptions): ProcessRunner 
                   { path: apiDir, writable: false },
                 ],
                 network: false,
+                keepVariables: ['ANTHROPIC_UNIX_SOCKET'],
               })
             : options.runner;
           const { descriptorInputs: _ignored, ...rest } = spec;
