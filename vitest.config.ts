@@ -9,12 +9,22 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/e2e/**'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/e2e/**', 'test/security/**'],
+          globalSetup: ['test/support/toolchain-summary.ts'],
+        },
       },
       {
-        // The end-to-end tests run the built CLI: their global setup rebuilds a stale dist/ first.
+        // The end-to-end and security tests run the built CLI: their global setup rebuilds a stale
+        // dist/ first.
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/support/fresh-build.ts'] },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts', 'test/security/**/*.test.ts'],
+          globalSetup: ['test/support/fresh-build.ts', 'test/support/toolchain-summary.ts'],
+        },
       },
     ],
   },

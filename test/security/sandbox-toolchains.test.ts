@@ -8,7 +8,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { toolSandbox, type ToolSandbox } from '../../src/engine/tool-sandbox.js';
 import { shareDependencies } from '../../src/engine/worktree-setup.js';
@@ -17,7 +17,7 @@ import type { Framework } from '../../src/verify/detect.js';
 import { runTests } from '../../src/verify/run-tests.js';
 import { PACKAGE_ROOT } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
-import { requireTool } from '../verify/helpers.js';
+import { toolchain } from '../support/toolchains.js';
 
 let repo: TempRepo;
 let worktree: string;
@@ -42,10 +42,6 @@ async function project(files: Record<string, string>, linked: readonly string[] 
   });
 }
 
-beforeEach(() => {
-  requireTool('bwrap', ['--version'], 'Install bubblewrap (apt-get install bubblewrap).');
-});
-
 afterEach(async () => {
   await sandbox?.[Symbol.asyncDispose]();
   await repo?.cleanup();
@@ -60,7 +56,12 @@ function expectOnePassedOneFailed(result: Awaited<ReturnType<typeof run>>): void
   expect(result.tests.find((test) => test.status === 'failed')?.failureKind, result.output).toBe('assertion');
 }
 
-describe('honest test runs in the sandbox', () => {
+const bwrap = toolchain('bwrap');
+const pytest = toolchain('pytest');
+const go = toolchain('go');
+const cargo = toolchain('cargo');
+
+describe.skipIf(bwrap.missing)(`honest test runs in the sandbox${bwrap.note}`, () => {
   it('node --test, its JUnit report written where only that command can write', async () => {
     await project({
       'package.json': '{ "type": "module", "scripts": { "test": "node --test" } }\n',
@@ -87,34 +88,43 @@ describe('honest test runs in the sandbox', () => {
     expect(readdirSync(join(repo.dir, 'node_modules')).sort()).toEqual(before);
   }, 120_000);
 
-  it('pytest', async () => {
-    requireTool('python3', ['-m', 'pytest', '--version'], 'Install pytest (apt-get install python3-pytest).');
-    await project({ 'test_a.py': 'def test_ok():\n    assert 1 == 1\n\ndef test_bad():\n    assert 1 == 2\n' });
-    const result = await run('python3 -m pytest', 'pytest');
-    expectOnePassedOneFailed(result);
-  }, 120_000);
+  it.skipIf(pytest.missing)(
+    `pytest${pytest.note}`,
+    async () => {
+      await project({ 'test_a.py': 'def test_ok():\n    assert 1 == 1\n\ndef test_bad():\n    assert 1 == 2\n' });
+      const result = await run('python3 -m pytest', 'pytest');
+      expectOnePassedOneFailed(result);
+    },
+    120_000,
+  );
 
-  it('go test, its build cache in the private /tmp', async () => {
-    requireTool('go', ['version'], 'Install Go (apt-get install golang-go).');
-    await project({
-      'go.mod': 'module example.com/k\n\ngo 1.19\n',
-      'k.go': 'package k\n\nfunc One() int { return 1 }\n',
-      'k_test.go':
-        'package k\n\nimport "testing"\n\nfunc TestOk(t *testing.T) {\n\tif One() != 1 {\n\t\tt.Fatal("no")\n\t}\n}\n\nfunc TestBad(t *testing.T) {\n\tif One() != 2 {\n\t\tt.Errorf("One() = %d, want 2", One())\n\t}\n}\n',
-    });
-    const result = await run('go test ./...', 'go');
-    expectOnePassedOneFailed(result);
-  }, 240_000);
+  it.skipIf(go.missing)(
+    `go test, its build cache in the private /tmp${go.note}`,
+    async () => {
+      await project({
+        'go.mod': 'module example.com/k\n\ngo 1.19\n',
+        'k.go': 'package k\n\nfunc One() int { return 1 }\n',
+        'k_test.go':
+          'package k\n\nimport "testing"\n\nfunc TestOk(t *testing.T) {\n\tif One() != 1 {\n\t\tt.Fatal("no")\n\t}\n}\n\nfunc TestBad(t *testing.T) {\n\tif One() != 2 {\n\t\tt.Errorf("One() = %d, want 2", One())\n\t}\n}\n',
+      });
+      const result = await run('go test ./...', 'go');
+      expectOnePassedOneFailed(result);
+    },
+    240_000,
+  );
 
-  it('cargo test, with ~/.cargo and ~/.rustup read-only', async () => {
-    requireTool('cargo', ['--version'], 'Install Rust (rustup, or apt-get install cargo).');
-    await project({
-      'Cargo.toml': '[package]\nname = "k"\nversion = "0.1.0"\nedition = "2021"\n',
-      'src/lib.rs':
-        'pub fn one() -> i32 { 1 }\n#[cfg(test)]\nmod tests {\n    #[test] fn ok() { assert_eq!(super::one(), 1); }\n    #[test] fn bad() { assert_eq!(super::one(), 2); }\n}\n',
-    });
-    const result = await run('cargo test --offline', 'cargo');
-    expectOnePassedOneFailed(result);
-    expect(existsSync(join(worktree, 'target'))).toBe(true);
-  }, 240_000);
+  it.skipIf(cargo.missing)(
+    `cargo test, with ~/.cargo and ~/.rustup read-only${cargo.note}`,
+    async () => {
+      await project({
+        'Cargo.toml': '[package]\nname = "k"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs':
+          'pub fn one() -> i32 { 1 }\n#[cfg(test)]\nmod tests {\n    #[test] fn ok() { assert_eq!(super::one(), 1); }\n    #[test] fn bad() { assert_eq!(super::one(), 2); }\n}\n',
+      });
+      const result = await run('cargo test --offline', 'cargo');
+      expectOnePassedOneFailed(result);
+      expect(existsSync(join(worktree, 'target'))).toBe(true);
+    },
+    240_000,
+  );
 });

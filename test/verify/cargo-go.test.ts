@@ -7,7 +7,8 @@ import { parseGoJson } from '../../src/verify/parsers/go-json.js';
 import { detectFramework, detectTestCommand } from '../../src/verify/detect.js';
 import { redGate } from '../../src/verify/gates.js';
 import { runTests } from '../../src/verify/run-tests.js';
-import { FIXTURES, makeProject, requireTool } from './helpers.js';
+import { toolchain } from '../support/toolchains.js';
+import { FIXTURES, makeProject } from './helpers.js';
 
 const CRATE: Record<string, string> = {
   'Cargo.toml': '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
@@ -46,9 +47,10 @@ function cargoRun(root: string) {
   });
 }
 
-describe('cargo test (real toolchain)', () => {
-  requireTool('cargo', ['--version'], 'Install Rust (rustup, or `apt-get install -y cargo`).');
+const cargo = toolchain('cargo');
+const go = toolchain('go');
 
+describe.skipIf(cargo.missing)(`cargo test (real toolchain)${cargo.note}`, () => {
   it('reports every target with --no-fail-fast and classifies panics', async () => {
     const root = await makeProject(CRATE);
     const result = await cargoRun(root);
@@ -197,58 +199,64 @@ describe('go test -json', () => {
     expect(parsed.collectionErrors[0]).toContain('undefined: Y');
   });
 
-  it('runs the real toolchain with -json added', async () => {
-    requireTool('go', ['version'], 'Install Go (`apt-get install -y golang-go`).');
-    const root = await makeProject({
-      'go.mod': 'module example.com/calc\n\ngo 1.19\n',
-      'calc.go': 'package calc\n\nfunc Add(a, b int) int { return a + b }\n',
-      'calc_test.go':
-        'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal("bad")\n\t}\n}\n\nfunc TestWrong(t *testing.T) {\n\tif got := Add(1, 1); got != 3 {\n\t\tt.Errorf("Add(1, 1) = %d, want 3", got)\n\t}\n}\n',
-    });
-    const result = await runTests({
-      command: 'go test ./...',
-      framework: 'go',
-      cwd: root,
-      runner: createProcessRunner(),
-      timeoutMs: 240_000,
-      reportDir: path.join(root, '.r'),
-      env: { GOFLAGS: '-mod=mod', GOCACHE: path.join(root, '.gocache'), GOPATH: path.join(root, '.gopath') },
-    });
-    expect(result.command).toBe('go test -json ./...');
-    expect(result.source).toBe('go-json');
-    expect(result.tests.map((test) => [test.id, test.status, test.failureKind])).toEqual([
-      ['example.com/calc::TestAdd', 'passed', undefined],
-      ['example.com/calc::TestWrong', 'failed', 'assertion'],
-    ]);
-    expect(result.output).toContain('want 3');
-    expect(result.output).not.toContain('"Action"');
-  }, 300_000);
+  it.skipIf(go.missing)(
+    `runs the real toolchain with -json added${go.note}`,
+    async () => {
+      const root = await makeProject({
+        'go.mod': 'module example.com/calc\n\ngo 1.19\n',
+        'calc.go': 'package calc\n\nfunc Add(a, b int) int { return a + b }\n',
+        'calc_test.go':
+          'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal("bad")\n\t}\n}\n\nfunc TestWrong(t *testing.T) {\n\tif got := Add(1, 1); got != 3 {\n\t\tt.Errorf("Add(1, 1) = %d, want 3", got)\n\t}\n}\n',
+      });
+      const result = await runTests({
+        command: 'go test ./...',
+        framework: 'go',
+        cwd: root,
+        runner: createProcessRunner(),
+        timeoutMs: 240_000,
+        reportDir: path.join(root, '.r'),
+        env: { GOFLAGS: '-mod=mod', GOCACHE: path.join(root, '.gocache'), GOPATH: path.join(root, '.gopath') },
+      });
+      expect(result.command).toBe('go test -json ./...');
+      expect(result.source).toBe('go-json');
+      expect(result.tests.map((test) => [test.id, test.status, test.failureKind])).toEqual([
+        ['example.com/calc::TestAdd', 'passed', undefined],
+        ['example.com/calc::TestWrong', 'failed', 'assertion'],
+      ]);
+      expect(result.output).toContain('want 3');
+      expect(result.output).not.toContain('"Action"');
+    },
+    300_000,
+  );
 
-  it('reports the test that hung at -timeout as a timeout, and runs `cd <module> && go test` with -json', async () => {
-    requireTool('go', ['version'], 'Install Go (`apt-get install -y golang-go`).');
-    const root = await makeProject({
-      'gosvc/go.mod': 'module example.com/calc\n\ngo 1.19\n',
-      'gosvc/calc.go': 'package calc\n\nfunc Add(a, b int) int { return a + b }\n',
-      'gosvc/calc_test.go':
-        'package calc\n\nimport (\n\t"testing"\n\t"time"\n)\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal("bad")\n\t}\n}\n\nfunc TestHang(t *testing.T) { time.Sleep(30 * time.Second) }\n',
-    });
-    const result = await runTests({
-      command: 'cd gosvc && go test -timeout 2s ./...',
-      framework: detectFramework('cd gosvc && go test -timeout 2s ./...'),
-      cwd: root,
-      runner: createProcessRunner(),
-      timeoutMs: 240_000,
-      reportDir: path.join(root, '.r'),
-      env: { GOFLAGS: '-mod=mod', GOCACHE: path.join(root, '.gocache'), GOPATH: path.join(root, '.gopath') },
-    });
-    expect(result.command).toBe('cd gosvc && go test -json -timeout 2s ./...');
-    expect(result.source).toBe('go-json');
-    expect(result.timedOut).toBe(false);
-    expect(result.tests.map((test) => [test.id, test.status, test.failureKind])).toEqual([
-      ['example.com/calc::TestAdd', 'passed', undefined],
-      ['example.com/calc::TestHang', 'failed', 'timeout'],
-    ]);
-    expect(result.tests[1]?.message).toContain('panic: test timed out after 2s');
-    expect(result.collectionErrors).toEqual([]);
-  }, 300_000);
+  it.skipIf(go.missing)(
+    `reports the test that hung at -timeout as a timeout, and runs \`cd <module> && go test\` with -json${go.note}`,
+    async () => {
+      const root = await makeProject({
+        'gosvc/go.mod': 'module example.com/calc\n\ngo 1.19\n',
+        'gosvc/calc.go': 'package calc\n\nfunc Add(a, b int) int { return a + b }\n',
+        'gosvc/calc_test.go':
+          'package calc\n\nimport (\n\t"testing"\n\t"time"\n)\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal("bad")\n\t}\n}\n\nfunc TestHang(t *testing.T) { time.Sleep(30 * time.Second) }\n',
+      });
+      const result = await runTests({
+        command: 'cd gosvc && go test -timeout 2s ./...',
+        framework: detectFramework('cd gosvc && go test -timeout 2s ./...'),
+        cwd: root,
+        runner: createProcessRunner(),
+        timeoutMs: 240_000,
+        reportDir: path.join(root, '.r'),
+        env: { GOFLAGS: '-mod=mod', GOCACHE: path.join(root, '.gocache'), GOPATH: path.join(root, '.gopath') },
+      });
+      expect(result.command).toBe('cd gosvc && go test -json -timeout 2s ./...');
+      expect(result.source).toBe('go-json');
+      expect(result.timedOut).toBe(false);
+      expect(result.tests.map((test) => [test.id, test.status, test.failureKind])).toEqual([
+        ['example.com/calc::TestAdd', 'passed', undefined],
+        ['example.com/calc::TestHang', 'failed', 'timeout'],
+      ]);
+      expect(result.tests[1]?.message).toContain('panic: test timed out after 2s');
+      expect(result.collectionErrors).toEqual([]);
+    },
+    300_000,
+  );
 });

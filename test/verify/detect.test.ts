@@ -12,7 +12,8 @@ import {
   missingExecutable,
 } from '../../src/verify/detect.js';
 import { runTests } from '../../src/verify/run-tests.js';
-import { makeProject, requireTool } from './helpers.js';
+import { toolchain } from '../support/toolchains.js';
+import { makeProject } from './helpers.js';
 
 const NO_PYTEST = { pathEnv: '/nonexistent' };
 const pkg = (scripts: Record<string, string>, devDependencies: Record<string, string> = {}): string =>
@@ -183,26 +184,29 @@ describe('missingExecutable', () => {
     });
   });
 
-  it('fails `python3 -m pytest` when that python cannot import pytest', async () => {
-    requireTool('/usr/bin/python3', ['-m', 'pytest', '--version'], 'Install python3 and python3-pytest.');
-    const root = await makeProject({ 'pytest.ini': '' });
-    // A venv without pytest: the system python has it, this one does not see it.
-    execFileSync('/usr/bin/python3', ['-m', 'venv', '--without-pip', path.join(root, 'venv')]);
-    const bin = path.join(root, 'venv/bin');
-    expect(await missingExecutable('python3 -m pytest -q', root, `${bin}:/usr/bin:/bin`)).toEqual({
-      executable: 'python3',
-      reason: 'missing-module',
-      hint: 'Install pytest (python3 -m pip install pytest), or set [test] command = "python3 -m unittest"',
-    });
-    expect(await missingExecutable('venv/bin/python -m pytest', root, '/nonexistent')).toMatchObject({
-      executable: 'venv/bin/python',
-      reason: 'missing-module',
-    });
-    // The system python has pytest; unittest needs nothing; lint commands are not asked about.
-    expect(await missingExecutable('python3 -m pytest', root, '/usr/bin:/bin')).toBeUndefined();
-    expect(await missingExecutable('python3 -m unittest', root, `${bin}:/usr/bin:/bin`)).toBeUndefined();
-    expect(await missingExecutable('python3 -m pytest', root, `${bin}:/usr/bin:/bin`, 'lint')).toBeUndefined();
-  });
+  const pytest = toolchain('python3-pytest');
+  it.skipIf(pytest.missing)(
+    `fails \`python3 -m pytest\` when that python cannot import pytest${pytest.note}`,
+    async () => {
+      const root = await makeProject({ 'pytest.ini': '' });
+      // A venv without pytest: the system python has it, this one does not see it.
+      execFileSync('/usr/bin/python3', ['-m', 'venv', '--without-pip', path.join(root, 'venv')]);
+      const bin = path.join(root, 'venv/bin');
+      expect(await missingExecutable('python3 -m pytest -q', root, `${bin}:/usr/bin:/bin`)).toEqual({
+        executable: 'python3',
+        reason: 'missing-module',
+        hint: 'Install pytest (python3 -m pip install pytest), or set [test] command = "python3 -m unittest"',
+      });
+      expect(await missingExecutable('venv/bin/python -m pytest', root, '/nonexistent')).toMatchObject({
+        executable: 'venv/bin/python',
+        reason: 'missing-module',
+      });
+      // The system python has pytest; unittest needs nothing; lint commands are not asked about.
+      expect(await missingExecutable('python3 -m pytest', root, '/usr/bin:/bin')).toBeUndefined();
+      expect(await missingExecutable('python3 -m unittest', root, `${bin}:/usr/bin:/bin`)).toBeUndefined();
+      expect(await missingExecutable('python3 -m pytest', root, `${bin}:/usr/bin:/bin`, 'lint')).toBeUndefined();
+    },
+  );
 
   it('does not guess about shell built-ins, variables and subshells', async () => {
     const root = await makeProject({});

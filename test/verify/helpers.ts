@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,19 +31,5 @@ export async function linkPackages(root: string, names: string[]): Promise<void>
     // A scoped package (`@types/node`) needs its scope directory.
     await mkdir(path.dirname(path.join(root, 'node_modules', name)), { recursive: true });
     await symlink(path.join(REPO_ROOT, 'node_modules', name), path.join(root, 'node_modules', name));
-  }
-}
-
-/**
- * Fails loudly when a toolchain a test needs is missing: CI must install it (see the report of
- * src/verify), a silent skip would hide that the parser was never exercised.
- */
-export function requireTool(file: string, args: string[], installHint: string): string {
-  try {
-    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (error) {
-    throw new Error(`Required toolchain missing: \`${file} ${args.join(' ')}\` failed. ${installHint}`, {
-      cause: error,
-    });
   }
 }

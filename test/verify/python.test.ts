@@ -4,12 +4,12 @@ import { createProcessRunner } from '../../src/process/runner.js';
 import { parsePytestText } from '../../src/verify/parsers/pytest-text.js';
 import { parseUnittestText } from '../../src/verify/parsers/unittest-text.js';
 import { runTests } from '../../src/verify/run-tests.js';
-import { makeProject, requireTool } from './helpers.js';
+import { toolchain } from '../support/toolchains.js';
+import { makeProject } from './helpers.js';
 
 /** Debian's python3-pytest (`apt-get install -y python3-pytest`) for the system interpreter. */
 const PYTHON = '/usr/bin/python3';
 const PYTEST = `${PYTHON} -m pytest`;
-const HINT = 'Install it with `apt-get install -y python3 python3-pytest` (CI does this in .ci/run).';
 
 const PYTEST_PROJECT: Record<string, string> = {
   'pytest.ini': '[pytest]\n',
@@ -37,9 +37,9 @@ function pytestRun(root: string, command = PYTEST) {
   });
 }
 
-describe('pytest (real runner, JUnit XML via PYTEST_ADDOPTS)', () => {
-  requireTool(PYTHON, ['-m', 'pytest', '--version'], HINT);
+const pytest = toolchain('python3-pytest');
 
+describe.skipIf(pytest.missing)(`pytest (real runner, JUnit XML via PYTEST_ADDOPTS)${pytest.note}`, () => {
   it('reports passes, assertion failures and errors with pytest node ids', async () => {
     const root = await makeProject({
       ...PYTEST_PROJECT,
@@ -119,9 +119,7 @@ describe('pytest (real runner, JUnit XML via PYTEST_ADDOPTS)', () => {
   });
 });
 
-describe('pytest: what RED needs to tell apart (real runner)', () => {
-  requireTool(PYTHON, ['-m', 'pytest', '--version'], HINT);
-
+describe.skipIf(pytest.missing)(`pytest: what RED needs to tell apart (real runner)${pytest.note}`, () => {
   const KINDS: Record<string, string> = {
     'pytest.ini': '[pytest]\n',
     'tests/test_kinds.py': [
@@ -164,9 +162,9 @@ describe('pytest: what RED needs to tell apart (real runner)', () => {
   });
 });
 
-describe('unittest (real runner, -v added)', () => {
-  requireTool(PYTHON, ['-c', 'import unittest'], HINT);
+const python = toolchain('python3');
 
+describe.skipIf(python.missing)(`unittest (real runner, -v added)${python.note}`, () => {
   it('reports ok/FAIL/ERROR/skipped, subtests and modules that fail to import', async () => {
     const root = await makeProject({
       'test_calc.py': [

@@ -1,0 +1,140 @@
+/**
+ * The toolchains some suites drive for real (a Python with pytest, Go, Rust, a JDK with Maven,
+ * bubblewrap, Chromium, util-linux `script`, the Claude Code CLI). The README asks only for
+ * Node.js and git, so on a fresh machine a suite whose toolchain is missing is skipped, never
+ * silently: its describe says why, and the run ends with one summary naming each missing tool and
+ * the command that installs it (`test/support/toolchain-summary.ts`). `.ci/run` installs them all
+ * and sets `RATCHET_TEST_REQUIRE_ALL=1`, under which a missing toolchain fails the suite instead.
+ *
+ *   const go = toolchain('go');
+ *   describe.skipIf(go.missing)(`go test (real toolchain)${go.note}`, () => { ... });
+ */
+import { spawnSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { CLAUDE_INSTALL_COMMAND, claudeBinaryProblem } from './claude-binary.js';
+
+export type ToolchainName =
+  'bwrap' | 'python3' | 'python3-pytest' | 'pytest' | 'go' | 'cargo' | 'chromium' | 'script' | 'claude';
+
+interface ToolchainSpec {
+  /** What the suites need, in a few words. */
+  what: string;
+  /** The command that installs it on Debian or Ubuntu (what `.ci/run` does). */
+  install: string;
+  /** Null when the toolchain works here, else why not. */
+  problem(): string | null;
+}
+
+/** Null when `file args` runs and exits 0, else the reason. */
+function runs(file: string, args: readonly string[]): string | null {
+  const result = spawnSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+  if (result.error)
+    return `\`${file}\` cannot run (${(result.error as NodeJS.ErrnoException).code ?? result.error.message})`;
+  if (result.status !== 0) {
+    const said = `${result.stderr}`.trim().split('\n')[0] ?? '';
+    return `\`${[file, ...args].join(' ')}\` exited ${result.status ?? result.signal}${said ? `: ${said}` : ''}`;
+  }
+  return null;
+}
+
+const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
+  bwrap: {
+    what: 'bubblewrap, the sandbox of the agent Bash and the test commands',
+    install: 'apt-get install -y bubblewrap',
+    // Installed is not enough: it must be allowed to make its namespaces here.
+    problem: () => runs('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-pid', '--', '/bin/true']),
+  },
+  python3: {
+    what: 'the system Python (/usr/bin/python3)',
+    install: 'apt-get install -y python3',
+    problem: () => runs('/usr/bin/python3', ['-c', 'import unittest']),
+  },
+  'python3-pytest': {
+    what: 'pytest for the system Python (/usr/bin/python3 -m pytest)',
+    install: 'apt-get install -y python3 python3-pytest',
+    problem: () => runs('/usr/bin/python3', ['-m', 'pytest', '--version']),
+  },
+  pytest: {
+    what: 'pytest on PATH',
+    install: 'apt-get install -y python3-pytest',
+    problem: () => runs('pytest', ['--version']),
+  },
+  go: { what: 'Go', install: 'apt-get install -y golang-go', problem: () => runs('go', ['version']) },
+  cargo: {
+    what: 'Rust with cargo',
+    install: 'apt-get install -y cargo (or rustup)',
+    problem: () => runs('cargo', ['--version']),
+  },
+  chromium: {
+    what: 'Chromium, to render the HTML report',
+    install: 'apt-get install -y chromium',
+    problem: () => runs('chromium', ['--version']),
+  },
+  script: {
+    what: 'util-linux script, a pseudo-terminal for the interactive tests',
+    install: 'apt-get install -y bsdutils',
+    problem: () => runs('script', ['--version']),
+  },
+  claude: {
+    what: 'the Claude Code CLI (the real binary, pinned)',
+    install: CLAUDE_INSTALL_COMMAND,
+    problem: () => claudeBinaryProblem(),
+  },
+};
+
+/** Set by `.ci/run`: every toolchain must be there, a missing one fails instead of skipping. */
+export const REQUIRE_ALL = process.env.RATCHET_TEST_REQUIRE_ALL === '1';
+
+/** Where the suites of this run note what they skipped (set by the global setup). */
+export const TOOLCHAIN_LOG_VARIABLE = 'RATCHET_TEST_TOOLCHAIN_LOG';
+
+const probed = new Map<ToolchainName, string | null>();
+
+/** What `toolchain()` answers: whether to skip, and a note for the suite's name. */
+export interface ToolchainCheck {
+  missing: boolean;
+  /** `''` when present, else ` [skipped: <tool> missing: <reason>; install: <command>]`. */
+  note: string;
+}
+
+/** One line of the log the summary reads. */
+export interface ToolchainLogEntry {
+  name: ToolchainName;
+  what: string;
+  install: string;
+  problem: string;
+  suite: string;
+}
+
+/** The file that calls `toolchain()`, for the summary (from the stack). */
+function callerFile(): string {
+  const stack = new Error().stack?.split('\n') ?? [];
+  const frame = stack.find((line) => /\/test\/.*\.test\.ts/.test(line) && !line.includes('/test/support/'));
+  const match = frame?.match(/(test\/[^\s:)]+\.test\.ts)/);
+  return match?.[1] ?? 'a test file';
+}
+
+/**
+ * Checks the toolchains a suite needs (each probed once per test file). When one is missing:
+ * under `RATCHET_TEST_REQUIRE_ALL=1` it throws (the file fails, naming the tool and its install
+ * command); otherwise it notes the skip for the end-of-run summary and returns `missing: true`
+ * for `describe.skipIf` / `it.skipIf`.
+ */
+export function toolchain(...names: ToolchainName[]): ToolchainCheck {
+  const missing: ToolchainLogEntry[] = [];
+  const suite = callerFile();
+  for (const name of names) {
+    if (!probed.has(name)) probed.set(name, TOOLCHAINS[name].problem());
+    const problem = probed.get(name) ?? null;
+    if (problem !== null)
+      missing.push({ name, what: TOOLCHAINS[name].what, install: TOOLCHAINS[name].install, problem, suite });
+  }
+  if (missing.length === 0) return { missing: false, note: '' };
+  const reason = missing
+    .map((entry) => `${entry.name} missing: ${entry.problem}; install: ${entry.install}`)
+    .join('; ');
+  if (REQUIRE_ALL) throw new Error(`RATCHET_TEST_REQUIRE_ALL=1 and a toolchain is missing: ${reason}`);
+  const log = process.env[TOOLCHAIN_LOG_VARIABLE];
+  if (log) appendFileSync(log, missing.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+  return { missing: true, note: ` [skipped: ${reason}]` };
+}
