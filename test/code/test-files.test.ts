@@ -90,6 +90,27 @@ describe('testsBySource', () => {
     expect(covered.get('src/werkzeug/_internal.py')).toEqual(['tests/werkzeug/test_internal.py']);
   });
 
+  it("covers a package's modules by the test named for the package (werkzeug's tests/test_datastructures.py)", () => {
+    const covered = testsBySource(
+      [
+        source('src/werkzeug/datastructures/etag.py'),
+        source('src/werkzeug/routing/rules.py'),
+        source('src/werkzeug/user_agent.py'),
+        source('lib/routing/rules.py'),
+      ],
+      new Set(['tests/test_datastructures.py', 'tests/test_routing.py', 'lib/test_routing.py']),
+      {},
+    );
+
+    expect(Object.fromEntries(covered)).toEqual({
+      'src/werkzeug/datastructures/etag.py': ['tests/test_datastructures.py'],
+      'src/werkzeug/routing/rules.py': ['tests/test_routing.py'],
+      'src/werkzeug/user_agent.py': [],
+      // Only a test in a test directory speaks for a whole package.
+      'lib/routing/rules.py': ['tests/test_routing.py'],
+    });
+  });
+
   it('covers a Rust file by the test modules it declares and by its own #[test] functions', () => {
     const covered = testsBySource(
       [

@@ -9,8 +9,10 @@
  *
  * A test covers a source file when it imports it, or when their names match (`foo.ts` and
  * `foo.test.ts`; `_funcs.py` and `test_funcs.py`, a private module's leading underscores aside)
- * and the test sits in the same directory or in a test directory. A Rust file is also covered by
- * the test modules it declares and by its own `#[test]` functions (an inline `mod tests`).
+ * and the test sits in the same directory or in a test directory, or when a test in a test
+ * directory is named for the file's package (`tests/test_routing.py`, `routing/rules.py`). A
+ * Rust file is also covered by the test modules it declares and by its own `#[test]` functions
+ * (an inline `mod tests`).
  */
 import { basename, dirname } from 'node:path/posix';
 import type { CodeSymbol, IndexedFile, ResolvedImport } from './types.js';
@@ -157,6 +159,10 @@ export function testsBySource(
     const directory = dirname(path);
     for (const test of bySubject.get(coveredName(path)) ?? []) {
       if (dirname(test) === directory || TEST_DIRECTORY.test(test)) tests.add(test);
+    }
+    // A test named for the package: werkzeug's tests/test_datastructures.py covers datastructures/*.
+    for (const test of directory === '.' ? [] : (bySubject.get(coveredName(directory)) ?? [])) {
+      if (TEST_DIRECTORY.test(test)) tests.add(test);
     }
     for (const ref of source.imports)
       if (ref.testOnly === true) for (const module of ref.resolved) if (testPaths.has(module)) tests.add(module);
