@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { languageIdForFile, type LanguageId } from '../tree-sitter.js';
-import { INDEX_VERSION, type FileParseResult } from './types.js';
+import { INDEX_VERSION, type FileParseResult, type ImportRef } from './types.js';
 
 export interface CachedFile {
   hash: string;
@@ -178,9 +178,12 @@ export function storableJson(result: FileParseResult): string {
 /** Only the parse result's own fields: results taken from an index also carry resolved imports. */
 function storable(result: FileParseResult): FileParseResult {
   const { language, hasErrors, symbols, exports, calls, cliFlags } = result;
-  const imports = result.imports.map(({ specifier, names, namespace, line }) =>
-    namespace === undefined ? { specifier, names, line } : { specifier, names, namespace, line },
-  );
+  const imports = result.imports.map(({ specifier, names, namespace, line, testOnly }) => {
+    const stored: ImportRef =
+      namespace === undefined ? { specifier, names, line } : { specifier, names, namespace, line };
+    if (testOnly === true) stored.testOnly = true;
+    return stored;
+  });
   return { language, hasErrors, symbols, imports, exports, calls, cliFlags };
 }
 

@@ -4,7 +4,7 @@
  */
 import { ImportResolver, type GoModule } from './resolve-imports.js';
 import { buildRiskRegister, type RiskSignals } from './risk.js';
-import { testsBySource } from './test-files.js';
+import { markRustTestModules, testsBySource } from './test-files.js';
 import type { CodeIndex, IndexedFile } from './types.js';
 
 /**
@@ -71,8 +71,8 @@ export function riskSignals(
 
 /**
  * Resolves `files[].imports` in place (except for files in `alreadyResolved`, whose imports
- * resolve the same way because the set of paths has not changed) and returns the graphs and
- * the risk register.
+ * resolve the same way because the set of paths has not changed), marks the Rust test modules
+ * (`markRustTestModules`, in place too) and returns the graphs and the risk register.
  */
 export function deriveIndex(
   files: IndexedFile[],
@@ -99,13 +99,11 @@ export function deriveIndex(
   const dependents: Record<string, string[]> = {};
   for (const path of [...dependentSets.keys()].sort()) dependents[path] = [...(dependentSets.get(path) ?? [])].sort();
 
+  // Which Rust modules are tests is known only now, with every `#[cfg(test)] mod` resolved.
+  markRustTestModules(files);
   const sources = files.filter((file) => file.language !== null);
   const testPaths = testPathsOf(files);
-  const tests = testsBySource(
-    sources.map((file) => file.path),
-    testPaths,
-    dependents,
-  );
+  const tests = testsBySource(sources, testPaths, dependents);
   const signals = new Map<string, RiskSignals>();
   for (const file of sources) {
     if (file.isTest) continue;

@@ -75,6 +75,7 @@ interface SymbolFields {
   signature: string;
   container?: string;
   doc?: string | undefined;
+  test?: true;
 }
 
 /** A declaration found in a tree-sitter tree. */
@@ -127,6 +128,7 @@ export class FileFacts {
     };
     if (input.container !== undefined) symbol.container = detached(input.container);
     if (input.doc !== undefined) symbol.doc = detached(input.doc);
+    if (input.test === true) symbol.test = true;
     this.symbols.push(symbol);
     const qualified = symbol.container === undefined ? symbol.name : `${symbol.container}.${symbol.name}`;
     const scope: Scope = { start: span.start, end: span.end, name: qualified, children: [] };
@@ -141,6 +143,7 @@ export class FileFacts {
     const { specifier, names, namespace, line } = ref;
     const imported: ImportRef = { specifier: detached(specifier), names: names.map(detached), line };
     if (namespace !== undefined) imported.namespace = detached(namespace);
+    if (ref.testOnly === true) imported.testOnly = true;
     this.imports.push(imported);
   }
 

@@ -7,6 +7,7 @@ import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput, RatchetEvent } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
 import { stageModelOverrideNotice, type ResolvedConfig } from '../../config/resolved.js';
+import { fileRole } from '../../code/file-role.js';
 import { checkNeedsRefactor } from '../../code/size-check.js';
 import { buildIndex } from '../../code/index/build-index.js';
 import type { CodeIndex } from '../../code/index/types.js';
@@ -214,7 +215,7 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
       risk: entry?.score ?? 0,
       sizeReasons: check.reasons,
       unusedPrivateSymbols: dead.get(file.path) ?? [],
-      isTest: file.isTest,
+      role: await fileRole(file, root),
     });
   }
   return facts;
