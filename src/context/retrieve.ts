@@ -50,9 +50,12 @@ export interface PrecisionRequest {
   listing: string;
 }
 
-/** The precision stage: grades each candidate 0-3 (paths it leaves out count as 0). */
+/**
+ * The precision stage: grades each candidate 0-3 (paths it leaves out count as 0); null when no
+ * grades could be had (an answer that does not parse): the scope order is used instead.
+ */
 export interface PrecisionGrader {
-  grade(request: PrecisionRequest): Promise<ReadonlyMap<string, number>>;
+  grade(request: PrecisionRequest): Promise<ReadonlyMap<string, number> | null>;
 }
 
 export interface RetrieveInput {
@@ -114,13 +117,11 @@ export async function retrieve(input: RetrieveInput, grader?: PrecisionGrader): 
   if (usePrecision && grader === undefined) {
     throw new RatchetError('internal', 'The precision stage was chosen but no grader was given.');
   }
-  const ranked =
+  const grades =
     usePrecision && grader !== undefined
-      ? rankByGrades(
-          candidates,
-          await grader.grade({ task: input.task, candidates, listing: candidateListing(candidates, input.index) }),
-        )
-      : rankByScope(candidates);
+      ? await grader.grade({ task: input.task, candidates, listing: candidateListing(candidates, input.index) })
+      : null;
+  const ranked = grades === null ? rankByScope(candidates) : rankByGrades(candidates, grades);
   return assembleContextPackage({
     ranked,
     stages: [...input.stages],
