@@ -6,20 +6,23 @@ import { z } from 'zod';
 import { RatchetError } from '../core/errors.js';
 
 /** The test frameworks Ratchet knows how to get per-test results from. */
-export type Framework =
-  | 'maven'
-  | 'gradle'
-  | 'node-test'
-  | 'jest'
-  | 'vitest'
-  | 'mocha'
-  | 'ava'
-  | 'npm'
-  | 'pytest'
-  | 'unittest'
-  | 'go'
-  | 'cargo'
-  | 'custom';
+/** The test frameworks Ratchet reads per-test results of (`custom`: only the exit code). */
+export const FRAMEWORKS = [
+  'maven',
+  'gradle',
+  'node-test',
+  'jest',
+  'vitest',
+  'mocha',
+  'ava',
+  'npm',
+  'pytest',
+  'unittest',
+  'go',
+  'cargo',
+  'custom',
+] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
 
 export interface DetectedTestCommand {
   command: string;

@@ -1,13 +1,13 @@
 import { lstat, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { RatchetError } from '../core/errors.js';
-import { redactValue, type Redactor } from '../core/redact.js';
-import { NOTES_REF, type HandoffState } from '../core/handoff.js';
-import { describeUnsafeEntries } from '../core/unsafe-entry.js';
-import type { Git } from '../git/git.js';
-import { replaceFile } from '../agent/tools/replace-file.js';
-import { unsafeUncommitted } from '../git/unsafe-entries.js';
-import type { Workspace } from '../workflows/tdd/ports.js';
+import { RatchetError } from '../../core/errors.js';
+import { redactValue, type Redactor } from '../../core/redact.js';
+import { NOTES_REF, type HandoffState } from '../../core/handoff.js';
+import { describeUnsafeEntries } from '../../core/unsafe-entry.js';
+import type { Git } from '../../git/git.js';
+import { replaceFile } from '../../agent/tools/replace-file.js';
+import { unsafeUncommitted } from '../../git/unsafe-entries.js';
+import type { Workspace } from './ports.js';
 
 function inside(root: string, path: string): string {
   const full = join(root, path);

@@ -1,18 +1,18 @@
-import type { AgentRuntime, StageRequest } from '../core/agent.js';
-import { RatchetError } from '../core/errors.js';
-import type { Clock } from '../core/effects.js';
-import type { ModelClient, ModelRequest } from '../core/model.js';
-import type { AgentStageName } from '../core/stages.js';
-import type { ResolvedConfig } from '../config/resolved.js';
-import { stageSettings } from '../config/resolved.js';
-import type { ProcessRunner } from '../process/types.js';
-import { createModelClient, endpointOf } from '../llm/providers.js';
-import { createRecordingModelClient } from '../llm/cassette.js';
-import { createRedactor, secretsFromEnv } from '../core/redact.js';
-import { createReplayModelClient, type ReplayModelClient } from '../llm/replay.js';
-import { retryCapNote, withRetry } from '../llm/retry.js';
-import { createToolLoopRuntime } from '../agent/tool-loop-runtime.js';
-import { createClaudeCodeRuntime } from '../agent/claude-code-runtime.js';
+import type { AgentRuntime, StageRequest } from '../../core/agent.js';
+import { RatchetError } from '../../core/errors.js';
+import type { Clock } from '../../core/effects.js';
+import type { ModelClient, ModelRequest } from '../../core/model.js';
+import type { AgentStageName } from '../../core/stages.js';
+import type { ResolvedConfig } from '../../config/resolved.js';
+import { stageSettings } from '../../config/resolved.js';
+import type { ProcessRunner } from '../../process/types.js';
+import { createModelClient, endpointOf } from '../../llm/providers.js';
+import { createRecordingModelClient } from '../../llm/cassette.js';
+import { createRedactor, secretsFromEnv } from '../../core/redact.js';
+import { createReplayModelClient, type ReplayModelClient } from '../../llm/replay.js';
+import { retryCapNote, withRetry } from '../../llm/retry.js';
+import { createToolLoopRuntime } from '../tool-loop-runtime.js';
+import { createClaudeCodeRuntime } from '../claude-code-runtime.js';
 import { redactingModelClient, redactingRuntime } from './prompt-redaction.js';
 
 export interface RuntimeFactoryOptions {
@@ -33,7 +33,17 @@ export interface RuntimeFactoryOptions {
    * For `--provider claude-code`: how to run the CLI (each stage is one headless call); `runner`
    * runs the CLI itself, tools and all (sandboxed, see `toolSandbox`), default `runner` above.
    */
-  claude?: { binary: string; promptDir: string; uuid: () => string; timeoutMs: number; runner?: ProcessRunner };
+  claude?: {
+    binary: string;
+    promptDir: string;
+    uuid: () => string;
+    timeoutMs: number;
+    runner?: ProcessRunner;
+    /** The tools the CLI may use (`--allowedTools`); default every tool of a stage. */
+    allowedTools?: string;
+    /** The tools it offers the model (`--tools`; default: the allowed ones). */
+    tools?: string;
+  };
 }
 
 /** The model clients of one run, shared by all its stages and roles. */
@@ -172,7 +182,8 @@ export function createRuntimeFactory(options: RuntimeFactoryOptions): (stage: Ag
         env: options.env,
         ...(config.provider.baseUrl ? { baseUrl: config.provider.baseUrl } : {}),
         ...(config.origins['provider.model'] || config.stages[stage]?.model ? { model } : {}),
-        allowedTools: 'Read,Write,Edit,Bash,Glob,Grep',
+        allowedTools: claude.allowedTools ?? 'Read,Write,Edit,Bash,Glob,Grep',
+        ...(claude.tools ? { tools: claude.tools } : {}),
         promptDir: claude.promptDir,
         // The stage's own limit ([stages.<name>] timeout, else [tdd] stage_timeout).
         timeoutMs: Math.min(claude.timeoutMs, timeoutMs),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EventInput, RatchetEvent } from '../../src/core/events.js';
 import type { ModelRequest } from '../../src/core/model.js';
-import { cassettePositionAfterFailure, cassettePositionAt } from '../../src/engine/cassette-position.js';
+import { cassettePositionAfterFailure, cassettePositionAt } from '../../src/llm/cassette-position.js';
 
 const BASE = 'base000';
 const FILE = '/cassettes/run.ndjson';

@@ -1,5 +1,5 @@
-import type { TestCaseResult, TestRunResult } from '../../core/verification.js';
-import { collectionSubject } from '../../verify/gates.js';
+import type { TestCaseResult, TestRunResult } from '../core/verification.js';
+import { collectionSubject } from './gates.js';
 
 /** A failed test as `doctor` and `refactor verify` name it: `name (file)`. */
 export function describeFailingTest(test: Pick<TestCaseResult, 'name' | 'file'>): string {

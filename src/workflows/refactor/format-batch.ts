@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { compareFormatting } from '../../code/format-check.js';
 import type { Git } from '../../git/git.js';
-import type { FormatResult } from '../../workflows/refactor/ports.js';
-import type { PlannedBatch } from '../../workflows/refactor/schemas.js';
+import type { FormatResult } from './ports.js';
+import type { PlannedBatch } from './schemas.js';
 import type { CommandsRunner } from './verifier.js';
 
 export interface FormatBatchOptions {

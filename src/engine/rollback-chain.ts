@@ -1,7 +1,7 @@
-import { Git } from '../../git/git.js';
-import type { Ledger, RunRow } from '../../ledger/types.js';
-import { asGitRun, type GitRun } from '../git-run.js';
-import { rollbacksOf } from '../run-control.js';
+import { Git } from '../git/git.js';
+import type { Ledger, RunRow } from '../ledger/types.js';
+import { asGitRun, type GitRun } from './git-run.js';
+import { rollbacksOf } from './rollbacks.js';
 
 /** The other runs a `ratchet refactor rollback` of a run would touch, besides the run itself. */
 export interface RollbackChain {

@@ -9,12 +9,7 @@ import { runCheck } from '../../verify/checks.js';
 import { detectFramework, detectTestCommand } from '../../verify/detect.js';
 import { testsGone } from '../../verify/gates.js';
 import { countTests, runTests } from '../../verify/run-tests.js';
-import type {
-  CommandsRun,
-  RefactorVerifier,
-  VerifierCommandResult,
-  VerifierRun,
-} from '../../workflows/refactor/ports.js';
+import type { CommandsRun, RefactorVerifier, VerifierCommandResult, VerifierRun } from './ports.js';
 
 export interface CommandRunnerOptions {
   cwd: string;

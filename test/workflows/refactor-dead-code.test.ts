@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../../src/code/index/build-index.js';
-import { deadFunctions } from '../../src/engine/refactor/dead-code.js';
+import { deadFunctions } from '../../src/workflows/refactor/dead-code.js';
 
 const FILES: Record<string, string> = {
   'src/list.js': [

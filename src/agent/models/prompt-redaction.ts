@@ -1,6 +1,6 @@
-import type { AgentRuntime } from '../core/agent.js';
-import type { ModelClient, ModelMessage } from '../core/model.js';
-import { redactValue, type Redactor } from '../core/redact.js';
+import type { AgentRuntime } from '../../core/agent.js';
+import type { ModelClient, ModelMessage } from '../../core/model.js';
+import { redactValue, type Redactor } from '../../core/redact.js';
 
 /**
  * Nothing Ratchet withholds from commands reaches the provider: the values of secret-looking

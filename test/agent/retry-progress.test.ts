@@ -8,12 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/core/effects.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createEnveloper } from '../../src/engine/event-stream.js';
-import { createRuntimeFactory } from '../../src/engine/model-factory.js';
+import { createRuntimeFactory } from '../../src/agent/models/model-factory.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { createPlainReporter } from '../../src/cli/reporters/plain-reporter.js';
 import type { Output } from '../../src/cli/output.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { OPEN_POLICY, createTempWorktree, type TempWorktree } from '../agent/agent-fixtures.js';
+import { OPEN_POLICY, createTempWorktree, type TempWorktree } from './agent-fixtures.js';
 
 const API_KEY = 'sk-ant-test-retry-progress-0000000000';
 

@@ -1,14 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { StageName } from '../core/stages.js';
-import type { ResolvedConfig } from '../config/resolved.js';
-import type { Redactor } from '../core/redact.js';
-import type { ProcessRunner } from '../process/types.js';
-import { runCheck } from '../verify/checks.js';
-import type { Framework } from '../verify/detect.js';
-import { runTests } from '../verify/run-tests.js';
-import { lockVerification } from '../verify/verification-files.js';
-import type { StoredCheck, VerifierPort } from '../workflows/tdd/ports.js';
+import type { StageName } from '../../core/stages.js';
+import type { ResolvedConfig } from '../../config/resolved.js';
+import type { Redactor } from '../../core/redact.js';
+import type { ProcessRunner } from '../../process/types.js';
+import { runCheck } from '../../verify/checks.js';
+import type { Framework } from '../../verify/detect.js';
+import { runTests } from '../../verify/run-tests.js';
+import { lockVerification } from '../../verify/verification-files.js';
+import type { StoredCheck, VerifierPort } from './ports.js';
 
 export interface VerifierPortOptions {
   worktree: string;

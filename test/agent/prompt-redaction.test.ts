@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../../src/core/redact.js';
 import type { ModelMessage } from '../../src/core/model.js';
-import { redactingModelClient } from '../../src/engine/prompt-redaction.js';
+import { redactingModelClient } from '../../src/agent/models/prompt-redaction.js';
 import { FakeModelClient, text } from '../support/fake-model-client.js';
 
 const SECRET = 'pg-s3cr3t-value-for-prompts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRedactor } from '../../src/core/redact.js';
-import { createCommandVerifier } from '../../src/engine/refactor/verifier.js';
+import { createCommandVerifier } from '../../src/workflows/refactor/verifier.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { makeProject } from '../verify/helpers.js';
 import type { VerifierRun } from '../../src/workflows/refactor/ports.js';

@@ -9,7 +9,7 @@ import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
-import { createGitWorkspace } from '../../src/engine/git-workspace.js';
+import { createGitWorkspace } from '../../src/workflows/tdd/git-workspace.js';
 import type { Workspace } from '../../src/workflows/tdd/ports.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
