@@ -51,7 +51,10 @@ export interface ResumeTddOptions {
 }
 
 /** `ratchet resume`: continues a run from its last checkpoint (`resumeRun` over this package's workflows). */
-export function resumeTdd(options: ResumeTddOptions, services: EngineServices): AsyncGenerator<RatchetEvent, RunOutcome> {
+export function resumeTdd(
+  options: ResumeTddOptions,
+  services: EngineServices,
+): AsyncGenerator<RatchetEvent, RunOutcome> {
   return resumeRun(workflows, options, services);
 }
 
@@ -67,7 +70,12 @@ export function acceptRun(
 }
 
 /** `ratchet reject`: removes the run's worktree and branch. */
-export function rejectRun(repoRoot: string, run: GitRun, ledger: Ledger, clock?: Clock): Promise<{ removedLocks: string[] }> {
+export function rejectRun(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  clock?: Clock,
+): Promise<{ removedLocks: string[] }> {
   return rejectRecordedRun(repoRoot, run, { ledger, registry: workflows, ...(clock ? { clock } : {}) });
 }
 

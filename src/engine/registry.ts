@@ -18,9 +18,13 @@ export function createWorkflowRegistry(workflows: readonly AnyWorkflow[]): Workf
     of(run) {
       const workflow = byName.get(run.workflow);
       if (workflow === undefined) {
-        throw new RatchetError('internal', `Run ${run.id} is a ${run.workflow} run, a workflow this Ratchet does not know.`, {
-          hint: `Known workflows: ${[...byName.keys()].join(', ')}. Use the Ratchet version that started the run.`,
-        });
+        throw new RatchetError(
+          'internal',
+          `Run ${run.id} is a ${run.workflow} run, a workflow this Ratchet does not know.`,
+          {
+            hint: `Known workflows: ${[...byName.keys()].join(', ')}. Use the Ratchet version that started the run.`,
+          },
+        );
       }
       return workflow;
     },

@@ -145,9 +145,7 @@ async function resumableRun(
   const isResumable = (entry: RunRow): boolean =>
     resumable.some((workflow) => workflow.name === entry.workflow) &&
     (entry.status === 'running' || entry.status === 'interrupted' || entry.status === 'failed');
-  const found = options.runId
-    ? await ledger.getRun(options.runId)
-    : (await ledger.listRuns(50)).find(isResumable);
+  const found = options.runId ? await ledger.getRun(options.runId) : (await ledger.listRuns(50)).find(isResumable);
   if (!found) {
     if (options.runId !== undefined || (await ledger.latestRun()) === undefined) throw noRunError(options.runId);
     const starts = resumable.map((workflow) => `\`${workflow.startCommand}\``).join(' or ');

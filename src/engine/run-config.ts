@@ -39,7 +39,10 @@ export function storedConfig(settings: unknown, place: { target: string; isGit: 
  * keys). A value that does not parse (it was written by something else) is an internal error,
  * never read half-way.
  */
-export function readRunConfig(registry: WorkflowRegistry, run: Pick<RunRow, 'id' | 'workflow' | 'repoRoot' | 'config'>): StoredRunConfig {
+export function readRunConfig(
+  registry: WorkflowRegistry,
+  run: Pick<RunRow, 'id' | 'workflow' | 'repoRoot' | 'config'>,
+): StoredRunConfig {
   const workflow = registry.of(run);
   const value = run.config ?? {};
   const keys = EngineKeysSchema.safeParse(value);

@@ -156,7 +156,12 @@ async function* startChecked<T extends WorkflowTypes>(
     let created;
     try {
       await shareDependencies(place.target, info.worktree, git);
-      settled = await definition.settle(start.checked, { run: info, config, home: config.home, runner: services.runner });
+      settled = await definition.settle(start.checked, {
+        run: info,
+        config,
+        home: config.home,
+        runner: services.runner,
+      });
       created = await ledger.createRun({
         id: runId,
         workflow: definition.name,

@@ -105,8 +105,7 @@ export interface RunContext<Settings> {
 
 /** Where the steps start: a new run (after its preparing steps), or a resumed one. */
 export type RunStart<T extends WorkflowTypes> =
-  | { kind: 'start'; prepared: T['prepared'] }
-  | { kind: 'resume'; state: T['state'] };
+  { kind: 'start'; prepared: T['prepared'] } | { kind: 'resume'; state: T['state'] };
 
 /** A checkpoint whose note is in git: what the engine records when a kill left it out of the ledger. */
 export interface NotedCheckpoint {
@@ -212,7 +211,12 @@ export interface BackupSupport<Settings> {
   /** Backs `directory` up into `into` (a restore keeps the state it replaces this way). */
   create(directory: string, into: string, runner: ProcessRunner, options: { git: boolean }): Promise<RunBackup>;
   /** Puts `directory` back as `backup` holds it; `branch` goes back to its commit then. */
-  restore(directory: string, backup: RunBackup, runner: ProcessRunner, options: { branch: string | null }): Promise<void>;
+  restore(
+    directory: string,
+    backup: RunBackup,
+    runner: ProcessRunner,
+    options: { branch: string | null },
+  ): Promise<void>;
 }
 
 /** Any workflow, for the registry (its members are methods, so a definition of any types is one). */

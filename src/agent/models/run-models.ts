@@ -209,7 +209,8 @@ export async function resumeFlags(
   if (given.provider !== undefined && given.provider !== recorded.provider) return { flags: given, notice: null };
   const chosen: ModelFlags = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
   const model = chosen.model ?? recorded.model;
-  const how = chosen.model === undefined ? 'as it started (--provider and --model choose another)' : 'with the model given';
+  const how =
+    chosen.model === undefined ? 'as it started (--provider and --model choose another)' : 'with the model given';
   const notice =
     recorded.provider === undefined
       ? null

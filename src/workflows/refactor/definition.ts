@@ -58,7 +58,9 @@ export const refactorWorkflow: WorkflowDefinition<RefactorTypes> = {
     const commands = await verifierCommands(run.worktree, settings, config);
     return {
       settings: { goal: request.goal, critic: request.useCritic, settings, commands, backup },
-      events: [{ type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory }],
+      events: [
+        { type: 'backup-create', bundle: backup.bundle, snapshot: backup.snapshot, directory: backup.directory },
+      ],
     };
   },
   prepare: prepareRefactor,

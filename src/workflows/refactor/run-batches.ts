@@ -45,7 +45,13 @@ export async function* runBatches(
     yield { type: 'stage-start', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1 };
     finalVerifier = await verifier.run('full', 'FULL_VERIFY', context.signal);
     for (const entry of finalVerifier.results)
-      yield { type: 'verify-end', stage: 'FULL_VERIFY', kind: 'test', result: entry.result, outputFile: entry.outputFile };
+      yield {
+        type: 'verify-end',
+        stage: 'FULL_VERIFY',
+        kind: 'test',
+        result: entry.result,
+        outputFile: entry.outputFile,
+      };
     const outcome = finalVerifier.ok ? 'accepted' : 'rejected';
     yield { type: 'stage-end', stage: 'FULL_VERIFY', phase: 'SETUP', cycle: 0, attempt: 1, outcome };
     if (finalVerifier.ok) yield { type: 'checkpoint-verify', commit: result.lastCheckpoint, level: 'full' };

@@ -78,7 +78,8 @@ export const tddWorkflow: WorkflowDefinition<TddTypes> = {
   async preflight({ repoRoot }) {
     await loadPrompts({ packageRoot: packageRoot(), repoRoot });
   },
-  settle: (checked, { config }) => Promise.resolve({ settings: { ...checked, refactor: config.tdd.refactor }, events: [] }),
+  settle: (checked, { config }) =>
+    Promise.resolve({ settings: { ...checked, refactor: config.tdd.refactor }, events: [] }),
   run: runTddSteps,
   resume: {
     point: ({ git, run, ledger }) => findResumePoint(git, run, ledger),
