@@ -50,13 +50,16 @@ export function testsBySource(
   const result = new Map<string, string[]>();
   for (const path of paths) {
     if (testPaths.has(path)) continue;
-    const tests = new Set<string>();
-    for (const importer of dependents[path] ?? []) if (testPaths.has(importer)) tests.add(importer);
-    const directory = dirname(path);
-    for (const test of bySubject.get(stem(path)) ?? []) {
-      if (dirname(test) === directory || TEST_DIRECTORY.test(test)) tests.add(test);
+    const tests: string[] = [];
+    // Importers are distinct already; a test matched by name may be one of them too.
+    for (const importer of dependents[path] ?? []) if (testPaths.has(importer)) tests.push(importer);
+    const named = bySubject.get(stem(path));
+    if (named !== undefined) {
+      const directory = dirname(path);
+      for (const test of named)
+        if ((dirname(test) === directory || TEST_DIRECTORY.test(test)) && !tests.includes(test)) tests.push(test);
     }
-    result.set(path, [...tests].sort());
+    result.set(path, tests.length > 1 ? tests.sort() : tests);
   }
   return result;
 }
