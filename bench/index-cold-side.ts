@@ -1,8 +1,13 @@
 /**
  * One cold index in a fresh process, run by `bench/index.ts` as a plain `node` process:
  * `node bench/index-cold-side.ts <job.json> <result.json>`. A fresh process is what `ratchet
- * index` is on a new clone: nothing compiled by V8 yet, no cache, and its peak RSS is the
+ * index` is on a new clone: nothing compiled by V8 yet, no index cache, and its peak RSS is the
  * indexing's own (getrusage's maxRSS at the end).
+ *
+ * The process is set up as the `ratchet` executable sets itself up (`setUpProcess` from
+ * `dist/cli/process-setup.js`: Node's compile cache, V8 tiers), with the compile cache in the
+ * job's directory: empty, the first run after an install or an upgrade; written by an earlier
+ * run, every run after that.
  *
  * Node runs this file by stripping its types, so it imports nothing but `node:` modules, `dist/`
  * by URL, and types (`import type` only: it is erased).
@@ -10,11 +15,14 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { setUpProcess as SetUpProcess } from '../src/cli/process-setup.js';
 import type { buildIndex as BuildIndex } from '../src/code/index/build-index.js';
 
 export interface ColdSideJob {
   root: string;
   cacheDir: string;
+  /** The compile cache's directory. */
+  compileCache: string;
 }
 
 export interface ColdSideResult {
@@ -34,9 +42,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 async function main(jobFile: string, resultFile: string): Promise<void> {
   const job = JSON.parse(await readFile(jobFile, 'utf8')) as ColdSideJob;
-  const { buildIndex } = (await import(pathToFileURL(join(ROOT, 'dist', 'code', 'index', 'build-index.js')).href)) as {
-    buildIndex: typeof BuildIndex;
-  };
+  const dist = (path: string): string => pathToFileURL(join(ROOT, 'dist', path)).href;
+  const { setUpProcess } = (await import(dist('cli/process-setup.js'))) as { setUpProcess: typeof SetUpProcess };
+  setUpProcess({ compileCache: job.compileCache });
+  const { buildIndex } = (await import(dist('code/index/build-index.js'))) as { buildIndex: typeof BuildIndex };
   await rm(job.cacheDir, { recursive: true, force: true });
   const processCpu = process.cpuUsage();
   const threadCpu = process.threadCpuUsage();
