@@ -8,7 +8,7 @@
  * A cache written by another `INDEX_VERSION` (or unreadable) is ignored: everything is parsed
  * again and the cache rewritten.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { languageIdForFile, type LanguageId } from '../tree-sitter.js';
@@ -94,10 +94,11 @@ export async function loadCache(cacheDir: string): Promise<IndexCache> {
  * of an older version survives). Each file is written to a temporary name and renamed, so a
  * crash leaves either the old or the new file.
  *
- * The files are written synchronously, one after the other, each shard's JSON made just before
- * it is written: a cold build (every shard) never holds more than one shard's JSON, and writes
- * of a few hundred kilobytes to the page cache cost less than the bookkeeping of asynchronous
- * ones (measured on a cold index of 6,000 files; see bench/index.ts).
+ * The files are written synchronously, one after the other, in pieces of a few kilobytes made
+ * just before they are written: no JSON of a whole shard or of the whole cache is ever held (V8
+ * would keep such strings in its old generation until a full collection: megabytes of peak RSS
+ * in a cold build), and writes of a few hundred kilobytes to the page cache cost less than the
+ * bookkeeping of asynchronous ones (measured on a cold index of 6,000 files; see bench/index.ts).
  */
 export function saveCache(
   cacheDir: string,
@@ -121,24 +122,33 @@ export function saveCache(
       if (language !== undefined) keys?.add(parseKey(file.hash, language));
     }
     for (const [shard, keys] of referenced)
-      writeAtomically(join(cacheDir, 'parsed', `${shard}.json`), shardJson(cache, keys, serialised));
+      writeShard(join(cacheDir, 'parsed', `${shard}.json`), cache, keys, serialised);
   }
   writeManifest(cacheDir, cache);
 }
 
-/** The JSON of `{ [key]: storable(result) }` for `keys`, sorted. */
-function shardJson(cache: IndexCache, keys: ReadonlySet<string>, serialised: ReadonlyMap<string, string>): string {
-  const entries: string[] = [];
-  for (const key of [...keys].sort()) {
-    let json = serialised.get(key);
-    if (json === undefined) {
-      const result = cache.parsed.get(key);
-      if (result === undefined) continue;
-      json = storableJson(result);
+/** Writes the JSON of `{ [key]: storable(result) }` for `keys`, sorted. */
+function writeShard(
+  file: string,
+  cache: IndexCache,
+  keys: ReadonlySet<string>,
+  serialised: ReadonlyMap<string, string>,
+): void {
+  writeAtomically(file, (out) => {
+    out.write('{');
+    let first = true;
+    for (const key of [...keys].sort()) {
+      let json = serialised.get(key);
+      if (json === undefined) {
+        const result = cache.parsed.get(key);
+        if (result === undefined) continue;
+        json = storableJson(result);
+      }
+      out.write(`${first ? '' : ','}${JSON.stringify(key)}:${json}`);
+      first = false;
     }
-    entries.push(`${JSON.stringify(key)}:${json}`);
-  }
-  return `{${entries.join(',')}}`;
+    out.write('}');
+  });
 }
 
 /**
@@ -148,21 +158,24 @@ function shardJson(cache: IndexCache, keys: ReadonlySet<string>, serialised: Rea
 const manifestEntries = new WeakMap<CachedFile, { path: string; json: string }>();
 
 function writeManifest(cacheDir: string, cache: IndexCache): void {
-  const entries: string[] = [];
-  for (const [path, file] of cache.files) {
-    let entry = manifestEntries.get(file);
-    if (entry?.path !== path) {
-      entry = {
-        path,
-        json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
-      };
-      manifestEntries.set(file, entry);
-    }
-    entries.push(entry.json);
-  }
   // The JSON of a `ManifestJson`, made from the entries' own JSON.
-  const json = `{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{${entries.join(',')}}}`;
-  writeAtomically(join(cacheDir, MANIFEST_FILE), json);
+  writeAtomically(join(cacheDir, MANIFEST_FILE), (out) => {
+    out.write(`{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{`);
+    let first = true;
+    for (const [path, file] of cache.files) {
+      let entry = manifestEntries.get(file);
+      if (entry?.path !== path) {
+        entry = {
+          path,
+          json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
+        };
+        manifestEntries.set(file, entry);
+      }
+      out.write(first ? entry.json : `,${entry.json}`);
+      first = false;
+    }
+    out.write('}}');
+  });
 }
 
 /** A parse result as a cache shard holds it: JSON of `storable(result)`. */
@@ -180,8 +193,42 @@ function storable(result: FileParseResult): FileParseResult {
   return { language, hasErrors, symbols, imports, exports, calls, cliFlags };
 }
 
-function writeAtomically(file: string, content: string): void {
+/** Text written to a file in pieces of about `PIECE_CHARACTERS`. */
+class PieceWriter {
+  private pending: string[] = [];
+  private characters = 0;
+
+  constructor(private readonly fd: number) {}
+
+  write(text: string): void {
+    this.pending.push(text);
+    this.characters += text.length;
+    if (this.characters >= PIECE_CHARACTERS) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const bytes = Buffer.from(this.pending.join(''));
+    // A write may be partial (a full disk, a signal): the rest follows, or the error.
+    for (let written = 0; written < bytes.length;) written += writeSync(this.fd, bytes, written);
+    this.pending = [];
+    this.characters = 0;
+  }
+}
+
+/** Well below V8's large-object size (a string this long in UTF-16 is 32 KiB): pieces die young. */
+const PIECE_CHARACTERS = 16 * 1024;
+
+/** Writes what `fill` writes to a temporary name, then renames it to `file`. */
+function writeAtomically(file: string, fill: (out: PieceWriter) => void): void {
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, content);
+  const fd = openSync(temporary, 'w');
+  try {
+    const out = new PieceWriter(fd);
+    fill(out);
+    out.flush();
+  } finally {
+    closeSync(fd);
+  }
   renameSync(temporary, file);
 }
