@@ -158,24 +158,25 @@ function writeShard(
 const manifestEntries = new WeakMap<CachedFile, { path: string; json: string }>();
 
 function writeManifest(cacheDir: string, cache: IndexCache): void {
-  // The JSON of a `ManifestJson`, made from the entries' own JSON.
-  writeAtomically(join(cacheDir, MANIFEST_FILE), (out) => {
-    out.write(`{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{`);
-    let first = true;
-    for (const [path, file] of cache.files) {
-      let entry = manifestEntries.get(file);
-      if (entry?.path !== path) {
-        entry = {
-          path,
-          json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
-        };
-        manifestEntries.set(file, entry);
-      }
-      out.write(first ? entry.json : `,${entry.json}`);
-      first = false;
+  const entries: string[] = [];
+  for (const [path, file] of cache.files) {
+    let entry = manifestEntries.get(file);
+    if (entry?.path !== path) {
+      entry = {
+        path,
+        json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
+      };
+      manifestEntries.set(file, entry);
     }
-    out.write('}}');
-  });
+    entries.push(entry.json);
+  }
+  // The JSON of a `ManifestJson`, made from the entries' own JSON: one string (under a megabyte
+  // for 6,000 files, written after every update, where one write beats many).
+  writeAtomically(join(cacheDir, MANIFEST_FILE), (out) =>
+    out.write(
+      `{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{${entries.join(',')}}}`,
+    ),
+  );
 }
 
 /** A parse result as a cache shard holds it: JSON of `storable(result)`. */
