@@ -69,6 +69,21 @@ export async function checkNeedsRefactor(
   };
 }
 
+/** What a finding of `checkNeedsRefactor` is about: the file's length, a function's, or a class's methods. */
+export type RefactorFindingKind = 'long-file' | 'long-function' | 'big-class';
+
+/**
+ * The kind of a finding, read from its wording (`refactorReasons` below): `... has 20 methods`
+ * is a big class, `function|method ... is 97 lines long` a long function, anything else (`...
+ * exceeds 400-line split threshold`) a long file. The name of a function never decides it: a
+ * method called `_create_slots_class` is a long function, not a big class.
+ */
+export function refactorFindingKind(reason: string): RefactorFindingKind {
+  if (/ has \d+ methods\b/.test(reason)) return 'big-class';
+  if (/\b(?:function|method)\b.* is \d+ lines\b/.test(reason)) return 'long-function';
+  return 'long-file';
+}
+
 /** The findings for one measured file (pure). */
 function refactorReasons(file: string, metrics: CodeMetrics, config: RefactorCheckConfig): string[] {
   const reasons: string[] = [];

@@ -4,6 +4,7 @@ import { access, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { RatchetError } from '../core/errors.js';
+import { iniMypyNamesTargets, pyprojectMypyNamesTargets } from './mypy-config.js';
 
 /** The test frameworks Ratchet knows how to get per-test results from. */
 /** The test frameworks Ratchet reads per-test results of (`custom`: only the exit code). */
@@ -125,9 +126,20 @@ interface DetectedCheckCommand {
   marker: string;
 }
 
+/** A tool the project configures but that is not installed (not on PATH), so no command runs it. */
+interface UninstalledCheckTool {
+  tool: string;
+  /** Where the project configures it, e.g. `pyproject.toml [tool.ruff]`. */
+  marker: string;
+  /** How to install it, e.g. `pip install ruff`. */
+  install: string;
+}
+
 export interface DetectedCheckCommands {
   lint?: DetectedCheckCommand;
   typecheck?: DetectedCheckCommand;
+  /** Per kind that has no command: the configured tool that is not installed. */
+  notInstalled?: { lint?: UninstalledCheckTool; typecheck?: UninstalledCheckTool };
 }
 
 const TYPECHECK_SCRIPTS = ['typecheck', 'type-check', 'check-types', 'types', 'tsc'];
@@ -136,7 +148,9 @@ const TYPECHECK_SCRIPTS = ['typecheck', 'type-check', 'check-types', 'types', 't
  * The project's own lint and typecheck commands, for VERIFY: the `lint` and `typecheck` scripts
  * of package.json (else `npx tsc --noEmit` for a TypeScript project), ruff or flake8 and mypy
  * when the project configures them and they are installed, and `go vet ./...` (part of the Go
- * toolchain) for a Go module. A Python tool the project does not configure is not guessed.
+ * toolchain) for a Go module. A Python tool the project does not configure is not guessed; one
+ * it configures but that is not installed is named in `notInstalled`. mypy runs as plain `mypy`
+ * when its configuration names the files to check (`mypy .` would override them).
  */
 export async function detectCheckCommands(root: string, options: DetectOptions = {}): Promise<DetectedCheckCommands> {
   const found: DetectedCheckCommands = {};
@@ -153,11 +167,31 @@ export async function detectCheckCommands(root: string, options: DetectOptions =
   }
   const pyproject = await readText(root, 'pyproject.toml');
   const setupCfg = await readText(root, 'setup.cfg');
-  const tools: Array<{ kind: keyof DetectedCheckCommands; tool: string; command: string; marker?: string }> = [
+  const mypyMarker =
+    (await firstExisting(root, ['mypy.ini', '.mypy.ini'])) ??
+    (/^\[tool\.mypy[\].]/m.test(pyproject)
+      ? 'pyproject.toml [tool.mypy]'
+      : /^\[mypy\]/m.test(setupCfg)
+        ? 'setup.cfg [mypy]'
+        : undefined);
+  const mypyNamesTargets =
+    mypyMarker === undefined
+      ? false
+      : mypyMarker.startsWith('pyproject.toml')
+        ? pyprojectMypyNamesTargets(pyproject)
+        : iniMypyNamesTargets(mypyMarker.startsWith('setup.cfg') ? setupCfg : await readText(root, mypyMarker));
+  const tools: Array<{
+    kind: CheckKind;
+    tool: string;
+    command: string;
+    marker?: string | undefined;
+    install?: string;
+  }> = [
     {
       kind: 'lint',
       tool: 'ruff',
       command: 'ruff check .',
+      install: 'pip install ruff',
       marker:
         (await firstExisting(root, ['ruff.toml', '.ruff.toml'])) ??
         (/^\[tool\.ruff[\].]/m.test(pyproject) ? 'pyproject.toml [tool.ruff]' : undefined),
@@ -166,28 +200,44 @@ export async function detectCheckCommands(root: string, options: DetectOptions =
       kind: 'lint',
       tool: 'flake8',
       command: 'flake8',
+      install: 'pip install flake8',
       marker:
         (await firstExisting(root, ['.flake8'])) ?? (/^\[flake8\]/m.test(setupCfg) ? 'setup.cfg [flake8]' : undefined),
     },
     {
       kind: 'typecheck',
       tool: 'mypy',
-      command: 'mypy .',
-      marker:
-        (await firstExisting(root, ['mypy.ini', '.mypy.ini'])) ??
-        (/^\[tool\.mypy[\].]/m.test(pyproject)
-          ? 'pyproject.toml [tool.mypy]'
-          : /^\[mypy\]/m.test(setupCfg)
-            ? 'setup.cfg [mypy]'
-            : undefined),
+      command: mypyNamesTargets ? 'mypy' : 'mypy .',
+      marker: mypyMarker,
+      install: 'pip install mypy',
     },
     { kind: 'lint', tool: 'go', command: 'go vet ./...', marker: await firstExisting(root, ['go.mod']) },
   ];
-  for (const { kind, tool, command, marker } of tools) {
-    if (found[kind] !== undefined || marker === undefined || !(await onPath(tool, pathEnv))) continue;
-    found[kind] = { command, marker };
+  const notInstalled: NonNullable<DetectedCheckCommands['notInstalled']> = {};
+  for (const { kind, tool, command, marker, install } of tools) {
+    if (found[kind] !== undefined || marker === undefined) continue;
+    if (await onPath(tool, pathEnv)) found[kind] = { command, marker };
+    else if (install !== undefined) notInstalled[kind] ??= { tool, marker, install };
   }
+  for (const kind of CHECK_KINDS) if (found[kind] !== undefined) delete notInstalled[kind];
+  if (Object.keys(notInstalled).length > 0) found.notInstalled = notInstalled;
   return found;
+}
+
+const CHECK_KINDS = ['lint', 'typecheck'] as const;
+type CheckKind = (typeof CHECK_KINDS)[number];
+
+/**
+ * What `ratchet init` says about a kind of check: the command it found, the configured tool that
+ * is not installed, or that it found none; each with what to do.
+ */
+export function describeCheckCommand(kind: CheckKind, checks: DetectedCheckCommands): string {
+  const found = checks[kind];
+  if (found !== undefined) return `detected ${kind} command: ${found.command} (from ${found.marker})`;
+  const missing = checks.notInstalled?.[kind];
+  if (missing !== undefined)
+    return `${missing.tool} is configured in ${missing.marker} but not installed (not on PATH): install it (${missing.install}) or set [${kind}] command = "..." to run another in VERIFY`;
+  return `no ${kind} command detected (set [${kind}] command = "..." to run one in VERIFY)`;
 }
 
 async function readText(root: string, name: string): Promise<string> {

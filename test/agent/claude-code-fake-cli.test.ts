@@ -349,12 +349,13 @@ describe.concurrent('Claude Code checks with a fake claude executable', () => {
   it('maps an empty executable path (a blank claude.binary) to a config error, for the checks and the runtime', async () => {
     const { env, runtime, stageRequest } = harness('success');
 
+    // One at a time: a rejection made before its turn to be awaited would go unhandled meanwhile.
     for (const check of [
-      checkClaudeCode({ binary: '', runner: createProcessRunner(), env }),
-      checkClaudeAuth({ binary: ' ', runner: createProcessRunner(), env }),
-      runtime({ binary: '' }).runStage(stageRequest()),
+      () => checkClaudeCode({ binary: '', runner: createProcessRunner(), env }),
+      () => checkClaudeAuth({ binary: ' ', runner: createProcessRunner(), env }),
+      () => runtime({ binary: '' }).runStage(stageRequest()),
     ]) {
-      const error = await rejection(check);
+      const error = await rejection(check());
       expect(error.code).toBe('config');
       expect(error.message).toContain('empty');
       expect(error.hint).toContain('binary');

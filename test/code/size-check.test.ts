@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkNeedsRefactor, DEFAULT_REFACTOR_CHECK_CONFIG } from '../../src/code/size-check.js';
+import { checkNeedsRefactor, DEFAULT_REFACTOR_CHECK_CONFIG, refactorFindingKind } from '../../src/code/size-check.js';
 
 /** How to write each kind of sample in one language. */
 interface Sample {
@@ -216,6 +216,13 @@ describe.each(Object.entries(SAMPLES))('checkNeedsRefactor (%s)', (_language, sa
     const check = await checkNeedsRefactor([file], root, config);
     expect(check.reasons).toHaveLength(3);
     expect(check.reasons.join('\n')).toMatch(/split threshold[\s\S]*longOne[\s\S]*Crowded/);
+  });
+
+  it('words each finding so that its kind can be told (the planner splits, or restructures)', async () => {
+    // Names that say "class" and "methods" do not make a long function a big class.
+    const code = [...sample.func('make_class_methods', 70), ...sample.crowded('Crowded', 17)];
+    const check = await checkNeedsRefactor([await write(sample, 'kinds', code, 450)], root, config);
+    expect(check.reasons.map(refactorFindingKind)).toEqual(['long-file', 'long-function', 'big-class']);
   });
 });
 

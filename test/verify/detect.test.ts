@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import {
+  describeCheckCommand,
   detectCheckCommands,
   detectFramework,
   detectTestCommand,
@@ -336,7 +337,13 @@ describe('detectCheckCommands', () => {
       lint: { command: 'ruff check .', marker: 'pyproject.toml [tool.ruff]' },
       typecheck: { command: 'mypy .', marker: 'pyproject.toml [tool.mypy]' },
     });
-    expect(await detectCheckCommands(root, NO_PYTEST)).toEqual({});
+    // Configured but not installed: named, so that init can say so.
+    expect(await detectCheckCommands(root, NO_PYTEST)).toEqual({
+      notInstalled: {
+        lint: { tool: 'ruff', marker: 'pyproject.toml [tool.ruff]', install: 'pip install ruff' },
+        typecheck: { tool: 'mypy', marker: 'pyproject.toml [tool.mypy]', install: 'pip install mypy' },
+      },
+    });
     // flake8 when ruff is not configured; mypy from setup.cfg.
     const cfg = await makeProject({ 'setup.cfg': '[flake8]\nmax-line-length = 100\n\n[mypy]\n', 'ruff.toml': '' });
     expect(await detectCheckCommands(cfg, { pathEnv: await toolsOnPath(['flake8', 'mypy']) })).toEqual({
@@ -349,6 +356,45 @@ describe('detectCheckCommands', () => {
         pathEnv: await toolsOnPath(['ruff', 'mypy']),
       }),
     ).toEqual({});
+  });
+
+  it("runs plain mypy when its configuration names the files to check (attrs's [tool.mypy] files): mypy . would override them", async () => {
+    const tools = { pathEnv: await toolsOnPath(['mypy']) };
+    const typecheck = async (files: Record<string, string>): Promise<string | undefined> =>
+      (await detectCheckCommands(await makeProject(files), tools)).typecheck?.command;
+
+    expect(
+      await typecheck({ 'pyproject.toml': '[tool.mypy]\nfiles = ["src/attr", "src/attrs"]\nstrict = true\n' }),
+    ).toBe('mypy');
+    expect(await typecheck({ 'pyproject.toml': '[tool.mypy]\npackages = "attr"\n' })).toBe('mypy');
+    expect(await typecheck({ 'mypy.ini': '[mypy]\nfiles = src, tests/typing_example.py\n' })).toBe('mypy');
+    expect(await typecheck({ 'setup.cfg': '[metadata]\nname = x\n\n[mypy]\nfiles =\n    src,\n    tests\n' })).toBe(
+      'mypy',
+    );
+    // No list of files (or an empty one, or one in another tool's section): mypy . as before.
+    expect(await typecheck({ 'pyproject.toml': '[tool.mypy]\nstrict = true\nfiles = []\n' })).toBe('mypy .');
+    expect(await typecheck({ 'setup.cfg': '[mypy]\nstrict = True\n\n[flake8]\nfiles = src\n' })).toBe('mypy .');
+    // mypy reads mypy.ini first: the files named in pyproject.toml do not count then.
+    expect(
+      await typecheck({ 'mypy.ini': '[mypy]\nstrict = True\n', 'pyproject.toml': '[tool.mypy]\nfiles = ["src"]\n' }),
+    ).toBe('mypy .');
+  });
+
+  it('says what init found for each check, a configured tool that is not installed included', async () => {
+    const root = await makeProject({
+      'pyproject.toml': '[tool.ruff]\nline-length = 79\n\n[tool.mypy]\nfiles = ["src"]\n',
+    });
+    const checks = await detectCheckCommands(root, { pathEnv: await toolsOnPath(['mypy']) });
+
+    expect(describeCheckCommand('lint', checks)).toBe(
+      'ruff is configured in pyproject.toml [tool.ruff] but not installed (not on PATH): install it (pip install ruff) or set [lint] command = "..." to run another in VERIFY',
+    );
+    expect(describeCheckCommand('typecheck', checks)).toBe(
+      'detected typecheck command: mypy (from pyproject.toml [tool.mypy])',
+    );
+    expect(describeCheckCommand('lint', {})).toBe(
+      'no lint command detected (set [lint] command = "..." to run one in VERIFY)',
+    );
   });
 
   it('vets a Go module with the Go toolchain', async () => {

@@ -56,6 +56,12 @@ const FILES: Record<string, string> = {
     '    println!("{}", helper());',
     '}',
     '',
+    '#[test]',
+    '#[should_panic]',
+    'fn helper_never_panics() {',
+    '    helper();',
+    '}',
+    '',
   ].join('\n'),
 };
 
@@ -72,7 +78,7 @@ describe('deadFunctions', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('names only the functions nothing calls or passes as a value (callbacks, handler tables, macro arguments)', async () => {
+  it('names only the functions nothing calls or passes as a value (callbacks, handler tables, macro arguments), never a #[test]', async () => {
     const index = await buildIndex({ root, cacheDir: join(root, '.cache'), excludes: [], git: false });
     const dead = await deadFunctions(index, root);
 

@@ -8,6 +8,7 @@ import {
   type FileFacts,
   type PlanBounds,
 } from '../../src/workflows/refactor/plan.js';
+import { goalFocuses } from '../../src/workflows/refactor/plan-goal.js';
 import type { PlannedBatch } from '../../src/workflows/refactor/schemas.js';
 
 /** A source file with no findings at all (it plans nothing) unless overridden. */
@@ -22,7 +23,7 @@ function facts(path: string, overrides: Partial<FileFacts> = {}): FileFacts {
     risk: 10,
     sizeReasons: [],
     unusedPrivateSymbols: [],
-    isTest: false,
+    role: 'code',
     ...overrides,
   };
 }
@@ -100,6 +101,9 @@ describe('heuristicPlan', () => {
     ]);
     expect(testGlobsFor('pkg/Parser.java')).toContain('**/ParserTest.*');
     expect(testGlobsFor('lib/tool.py')).toContain('**/test_tool.py');
+    // A private module is tested without its underscore (attrs: _funcs.py, tests/test_funcs.py).
+    expect(testGlobsFor('src/attr/_funcs.py')).toEqual(expect.arrayContaining(['**/test_funcs.py', '**/funcs_test.*']));
+    expect(testGlobsFor('src/attr/_funcs.py')).not.toContain('**/test__funcs.py');
   });
 
   it('plans tests only for untested files something depends on', () => {
@@ -146,7 +150,7 @@ describe('heuristicPlan', () => {
   it('skips test files', () => {
     const batches = plan([
       facts('src/a.test.ts', {
-        isTest: true,
+        role: 'test',
         unusedPrivateSymbols: ['x'],
         sizeReasons: ['file has 900 lines'],
         fanIn: 1,
@@ -202,7 +206,7 @@ describe('heuristicPlan', () => {
       facts('src/b.ts', { risk: 40 }),
       facts('src/a.ts', { risk: 40, sizeReasons: ['function x is 90 lines'] }),
       facts('src/first.ts', { risk: 5, unusedPrivateSymbols: ['y'] }),
-      facts('src/b.test.ts', { isTest: true }),
+      facts('src/b.test.ts', { role: 'test' }),
       facts('vendor/lib.ts', { risk: 1 }),
       facts('src/hot.ts', { risk: 90 }),
     ];
@@ -258,6 +262,179 @@ describe('heuristicPlan', () => {
 
     expect(plan(files)).toEqual(plan(files));
     expect(JSON.stringify(files)).toBe(before);
+  });
+});
+
+/** Findings worded as the size checker words them (`checkNeedsRefactor`). */
+const LONG_FUNCTION = (path: string, name: string): string =>
+  `${path}: function \`${name}\` is 62 lines long (max 50, lines 18-79): extract smaller functions`;
+const LONG_FILE = (path: string): string =>
+  `${path} exceeds 400-line split threshold (455 lines): split it into cohesive modules`;
+const BIG_CLASS = (path: string, name: string): string =>
+  `${path}: class \`${name}\` has 18 methods (max 15): split its responsibilities`;
+
+describe('only code gets batches, and a goal only where it applies (issue 13)', () => {
+  /** more-itertools: more.py beside its stub more.pyi, a two-line __init__.pyi, docs/conf.py. */
+  const MORE_ITERTOOLS: FileFacts[] = [
+    facts('more_itertools/__init__.py', { language: 'python', fanIn: 1, risk: 25 }),
+    facts('more_itertools/__init__.pyi', { language: 'python', role: 'contract', fanIn: 1, hasTest: false, risk: 2 }),
+    facts('more_itertools/more.py', {
+      language: 'python',
+      risk: 53,
+      sizeReasons: [
+        LONG_FILE('more_itertools/more.py'),
+        LONG_FUNCTION('more_itertools/more.py', 'distinct_permutations'),
+      ],
+    }),
+    facts('more_itertools/more.pyi', {
+      language: 'python',
+      role: 'contract',
+      risk: 39,
+      fanIn: 1,
+      hasTest: false,
+      unusedPrivateSymbols: ['_nth_prime_ub'],
+      sizeReasons: [LONG_FILE('more_itertools/more.pyi'), BIG_CLASS('more_itertools/more.pyi', 'numeric_range')],
+    }),
+    facts('more_itertools/recipes.py', { language: 'python', risk: 56 }),
+    facts('docs/conf.py', { language: 'python', role: 'scaffolding', risk: 36, hasTest: false }),
+    facts('tests/test_more.py', {
+      language: 'python',
+      role: 'test',
+      hasTest: false,
+      sizeReasons: [LONG_FILE('tests/test_more.py')],
+    }),
+  ];
+
+  it('plans nothing on stubs, declaration files, types-only modules, scaffolding or tests, whatever they hold', () => {
+    const batches = plan([
+      ...MORE_ITERTOOLS,
+      facts('src/types.ts', { role: 'contract', fanIn: 1, hasTest: false }),
+      facts('index.d.ts', {
+        role: 'contract',
+        unusedPrivateSymbols: ['helper'],
+        sizeReasons: [LONG_FILE('index.d.ts')],
+      }),
+    ]);
+
+    expect(batches.map((entry) => entry.goal)).toEqual(['Split long code in more_itertools/more.py']);
+  });
+
+  it('never plans a test module: not its #[test] functions as dead code, not tests for it', () => {
+    const batches = plan([
+      facts('src/test.rs', {
+        language: 'rust',
+        role: 'test',
+        fanIn: 1,
+        hasTest: false,
+        unusedPrivateSymbols: ['unwrap_panic', 'wrap_std_iter_into_fallible'],
+      }),
+    ]);
+
+    expect(batches).toEqual([]);
+  });
+
+  it("never plans a Rust function named with a leading underscore as dead code (unused on purpose: fallible-iterator's _is_object_safe)", () => {
+    const batches = plan([
+      facts('src/lib.rs', { language: 'rust', unusedPrivateSymbols: ['_is_object_safe', 'stale'] }),
+      // In Python a leading underscore means private, and a private function can be dead.
+      facts('pkg/util.py', { language: 'python', unusedPrivateSymbols: ['_gone'] }),
+    ]);
+
+    expect(batches.map((entry) => entry.notes)).toEqual(['unreferenced: _gone', 'unreferenced: stale']);
+  });
+
+  it('with "split long functions", plans only the files with a function over the limit', () => {
+    const batches = plan(MORE_ITERTOOLS, {}, 'split long functions');
+
+    expect(batches).toEqual([
+      {
+        id: 'batch-001',
+        goal: 'split long functions (in more_itertools/more.py)',
+        scope_globs: ['more_itertools/more.py'],
+        allowed_operations: ['rename', 'extract-function', 'split-module'],
+        diff_budget_loc: 300,
+        risk_score: 53,
+        verifier_level: 'fast',
+        notes: LONG_FUNCTION('more_itertools/more.py', 'distinct_permutations'),
+      },
+    ]);
+  });
+
+  it('with a goal about tests, plans tests for the untested files of code only, their test places in scope', () => {
+    const batches = plan(
+      [
+        ...MORE_ITERTOOLS,
+        facts('src/attr/_cmp.py', { language: 'python', hasTest: false, risk: 42 }),
+        facts('src/attr/_funcs.py', { language: 'python', hasTest: true, risk: 45 }),
+      ],
+      {},
+      'add tests for untested modules',
+    );
+
+    expect(batches.map((entry) => [entry.goal, entry.scope_globs, entry.allowed_operations])).toEqual([
+      [
+        'add tests for untested modules (in src/attr/_cmp.py)',
+        ['src/attr/_cmp.py', '**/_cmp.test.*', '**/_cmp.spec.*', '**/test_cmp.py', '**/cmp_test.*', '**/_cmpTest.*'],
+        ['add-tests', 'strengthen-tests'],
+      ],
+    ]);
+  });
+
+  it('with a goal naming several findings, one batch per file where any applies, with the operations of each', () => {
+    const batches = plan(
+      [
+        facts('src/a.py', { language: 'python', risk: 10, unusedPrivateSymbols: ['_old'] }),
+        facts('src/b.py', { language: 'python', risk: 20, sizeReasons: [BIG_CLASS('src/b.py', 'Builder')] }),
+        facts('src/c.py', { language: 'python', risk: 30 }),
+      ],
+      {},
+      'remove dead code and split big classes',
+    );
+
+    expect(batches.map((entry) => [entry.goal, entry.allowed_operations, entry.notes])).toEqual([
+      [
+        'remove dead code and split big classes (in src/a.py)',
+        ['remove-unused-imports', 'remove-dead-code'],
+        'unreferenced: _old',
+      ],
+      [
+        'remove dead code and split big classes (in src/b.py)',
+        ['extract-class', 'move-code', 'split-module'],
+        BIG_CLASS('src/b.py', 'Builder'),
+      ],
+    ]);
+  });
+
+  it('restructures for a class of many methods, not for a long method whose name says "class"', () => {
+    const longMethod =
+      'src/attr/_make.py: method `_ClassBuilder._create_slots_class` is 144 lines long (max 50, lines 859-1002): extract smaller functions';
+    const batches = plan([
+      facts('src/attr/_make.py', {
+        language: 'python',
+        sizeReasons: [longMethod, BIG_CLASS('src/attr/_make.py', '_ClassBuilder')],
+      }),
+    ]);
+
+    expect(batches.map((entry) => [entry.goal, entry.notes])).toEqual([
+      ['Split long code in src/attr/_make.py', longMethod],
+      ['Restructure src/attr/_make.py', BIG_CLASS('src/attr/_make.py', '_ClassBuilder')],
+    ]);
+  });
+});
+
+describe('goalFocuses', () => {
+  it('reads what a goal asks for from its words', () => {
+    expect(goalFocuses('split long functions')).toEqual(['long-functions']);
+    expect(goalFocuses('Break up large modules')).toEqual(['long-files']);
+    expect(goalFocuses('split god classes')).toEqual(['big-classes']);
+    expect(goalFocuses('reduce complexity')).toEqual(['size']);
+    expect(goalFocuses('improve test coverage')).toEqual(['tests']);
+    expect(goalFocuses('add tests')).toEqual(['tests']);
+    expect(goalFocuses('delete unused code')).toEqual(['dead-code']);
+    // Tests are not asked for: the functions to split are in tests, which get no batches anyway.
+    expect(goalFocuses('split long test functions')).toEqual(['long-functions']);
+    // About none of the findings: the goal applies to every file of code.
+    expect(goalFocuses('Use async/await')).toEqual([]);
   });
 });
 

@@ -19,6 +19,7 @@ import type { ResolvedConfig } from '../../config/resolved.js';
 import type { TestRunResult } from '../../core/verification.js';
 import { ledgerPath } from '../../engine/run-paths.js';
 import {
+  describeCheckCommand,
   detectCheckCommands,
   detectTestCommand,
   missingExecutable,
@@ -85,12 +86,7 @@ export function registerSetupCommands(program: Command, cli: CliSetup): void {
       }
       // Lint and typecheck run in VERIFY: the project's own, when it has them.
       const checks = await detectCheckCommands(repoRoot);
-      const checkLines = (['lint', 'typecheck'] as const).map((kind) => {
-        const found = checks[kind];
-        return found === undefined
-          ? `no ${kind} command detected (set [${kind}] command = "..." to run one in VERIFY)`
-          : `detected ${kind} command: ${found.command} (from ${found.marker})`;
-      });
+      const checkLines = (['lint', 'typecheck'] as const).map((kind) => describeCheckCommand(kind, checks));
       await mkdir(dirname(file), { recursive: true });
       await writeFile(
         file,

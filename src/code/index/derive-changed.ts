@@ -9,11 +9,13 @@
  *   or anything less (the usual edit), both graphs are the previous ones, shared.
  * - Dependents: recomputed for the files a changed file imported before or imports now.
  * - Coverage: naming is unchanged (same paths); coverage by import changes only for the files
- *   a changed file imports or imported, so their tests are recomputed.
+ *   a changed file imports or imported, so their tests are recomputed. When a change makes a
+ *   Rust module a test module or no longer one, everything is derived again (`deriveIndex`).
  * - Risk: the entries of the changed files and of those they import(ed), merged into the
  *   previous register's order.
  */
 import {
+  deriveIndex,
   importTargets,
   resolveImports,
   riskSignals,
@@ -22,7 +24,7 @@ import {
   type LazyResolver,
 } from './derive.js';
 import { compareRisk, riskEntry } from './risk.js';
-import { testsBySource } from './test-files.js';
+import { markRustTestModules, testsBySource } from './test-files.js';
 import type { IndexedFile, RiskEntry } from './types.js';
 
 export function deriveChanged(
@@ -41,6 +43,8 @@ export function deriveChanged(
     targetsOf.set(file, targets);
     if (!sameList(targets, previous.dependencies[file.path] ?? [])) edgesChanged = true;
   }
+  // A changed `#[cfg(test)] mod` line turns a module into a test or back (rare): derive it all.
+  if (markRustTestModules(files).length > 0) return deriveIndex([...files], [], churn, new Set(files), resolver);
   // The usual edit leaves a file's imports as they were: the graphs stay as they are, shared.
   const views = edgesChanged
     ? changedGraphs(previous, files, targetsOf, changedPaths)
@@ -49,11 +53,7 @@ export function deriveChanged(
   const affected = new Set([...touched, ...changedPaths]);
   const testPaths = testPathsOf(files);
   const affectedSources = files.filter((file) => affected.has(file.path) && file.language !== null && !file.isTest);
-  const tests = testsBySource(
-    affectedSources.map((file) => file.path),
-    testPaths,
-    views.dependents,
-  );
+  const tests = testsBySource(affectedSources, testPaths, views.dependents);
   const entries = affectedSources
     .map((file) => riskEntry(file.path, riskSignals(file, views, testPaths, churn, tests.get(file.path) ?? [])))
     .sort(compareRisk);

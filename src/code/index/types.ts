@@ -9,7 +9,7 @@ import type { LanguageId } from '../tree-sitter.js';
  * Version of the per-file parse results. Bump it whenever extraction changes what it records:
  * a cache written with another version is discarded and every file is parsed again.
  */
-export const INDEX_VERSION = 3;
+export const INDEX_VERSION = 4;
 
 export type SymbolKind = 'function' | 'class' | 'method' | 'interface' | 'type' | 'variable' | 'const';
 
@@ -28,6 +28,11 @@ export interface CodeSymbol {
   signature: string;
   /** Leading doc comment or docstring, at most 300 characters, when there is one. */
   doc?: string;
+  /**
+   * A test the test harness calls by its attribute (Rust `#[test]`, `#[tokio::test]`,
+   * `#[rstest]`, ...): never dead code, however unreferenced. Set only when true.
+   */
+  test?: true;
 }
 
 /** An import as written in the file. */
@@ -40,6 +45,11 @@ export interface ImportRef {
   namespace?: string;
   /** 1-based line. */
   line: number;
+  /**
+   * Compiled only for tests: Rust `#[cfg(test)] mod name;` (or `cfg(all(test, ...))`). The module
+   * it names is a test module. Set only when true.
+   */
+  testOnly?: true;
 }
 
 /** An import with the repository files it refers to (none for packages outside the repository). */
@@ -96,7 +106,10 @@ export interface IndexedFile {
   lines: number;
   /** null when the language is not supported or the file was too large to parse. */
   language: LanguageId | null;
-  /** By naming convention or location (`*.test.ts`, `test_*.py`, `*_test.go`, `tests/`, ...). */
+  /**
+   * By naming convention or location (`*.test.ts`, `test_*.py`, `*_test.go`, `tests/`,
+   * `conftest.py`, ...), or a Rust module its parent declares under `#[cfg(test)]`.
+   */
   isTest: boolean;
   hasErrors: boolean;
   symbols: CodeSymbol[];
@@ -116,7 +129,10 @@ export interface RiskEntry {
   /** Commits touching the file among the last `churnCommits` (0 without git). */
   churn: number;
   lines: number;
-  /** Test files covering it by naming convention or by importing it. */
+  /**
+   * Test files covering it by naming convention or by importing it; for Rust, also the test
+   * modules it declares (`#[cfg(test)] mod tests;`) and itself when it holds `#[test]` functions.
+   */
   tests: string[];
   /** 0-100, see `riskScore`. */
   score: number;

@@ -5,7 +5,8 @@ import { escapeRegExp } from '../../core/regexp.js';
 
 /**
  * The top-level functions of each file that nothing uses, for the planner's "Remove dead code"
- * batches: not exported, called nowhere in the index, and named nowhere else in the indexed
+ * batches: not exported, not a test (the harness calls a Rust `#[test]` function by its
+ * attribute), called nowhere in the index, and named nowhere else in the indexed
  * files' text. The call graph misses a function passed as a value (`xs.map(format)`, a
  * callback, a dict of handlers, Go's `return cb`) and a call inside a Rust macro; a name that
  * appears anywhere but its one definition (a comment included) counts as used, so a batch is
@@ -20,7 +21,11 @@ export async function deadFunctions(index: CodeIndex, root: string): Promise<Map
     const names = file.symbols
       .filter(
         (symbol) =>
-          !symbol.exported && symbol.container === undefined && symbol.kind === 'function' && !called.has(symbol.name),
+          !symbol.exported &&
+          symbol.container === undefined &&
+          symbol.kind === 'function' &&
+          symbol.test !== true &&
+          !called.has(symbol.name),
       )
       .map((symbol) => symbol.name);
     if (names.length > 0) candidates.set(file.path, names);

@@ -1,4 +1,7 @@
 import picomatch from 'picomatch';
+import type { FileRole } from '../../code/file-role.js';
+import { refactorFindingKind, type RefactorFindingKind } from '../../code/size-check.js';
+import { goalFocuses, type GoalFocus } from './plan-goal.js';
 import type { PlannedBatch, PlannerResponse } from './schemas.js';
 
 /** What the heuristic planner knows about one file (from the code index and the size checker). */
@@ -17,7 +20,8 @@ export interface FileFacts {
   sizeReasons: string[];
   /** Module-private symbols nothing references (dead-code candidates). */
   unusedPrivateSymbols: string[];
-  isTest: boolean;
+  /** Only code gets batches: never a test, a contract (stub, declarations, types only) or scaffolding. */
+  role: FileRole;
 }
 
 export interface PlanBounds {
@@ -80,11 +84,15 @@ function formatBatch(diffBudgetLoc: number): Omit<PlannedBatch, 'id'> {
   };
 }
 
-/** Where a test for `path` may live, by the usual conventions (a tests batch may create it). */
+/**
+ * Where a test for `path` may live, by the usual conventions (a tests batch may create it); a
+ * private Python module's test drops its leading underscores (`_funcs.py`: `test_funcs.py`).
+ */
 export function testGlobsFor(path: string): string[] {
   const name = path.split('/').pop() ?? path;
   const stem = name.replace(/\.[^.]+$/, '');
-  return [`**/${stem}.test.*`, `**/${stem}.spec.*`, `**/test_${stem}.py`, `**/${stem}_test.*`, `**/${stem}Test.*`];
+  const bare = stem.replace(/^_+(?=[^_])/, '');
+  return [`**/${stem}.test.*`, `**/${stem}.spec.*`, `**/test_${bare}.py`, `**/${bare}_test.*`, `**/${stem}Test.*`];
 }
 
 function batchId(index: number): string {
@@ -92,10 +100,18 @@ function batchId(index: number): string {
 }
 
 interface Candidate {
+  /** Decides the batch's place in the plan (`CATEGORY_ORDER`). */
   category: BatchCategory;
+  operations: string[];
+  /** The scope includes where the file's tests may live (`testGlobsFor`). */
+  withTests: boolean;
   file: FileFacts;
   goal: string;
   notes: string;
+}
+
+function candidate(category: BatchCategory, file: FileFacts, goal: string, notes: string): Candidate {
+  return { category, operations: OPERATIONS[category], withTests: category === 'tests', file, goal, notes };
 }
 
 /**
@@ -107,46 +123,110 @@ const ENTRY_POINTS: Readonly<Record<string, readonly string[]>> = {
   rust: ['main'],
 };
 
+/**
+ * Unreferenced functions that are dead code: not the runtime's entry points, and in Rust not a
+ * name with a leading underscore (the language's mark of "unused on purpose", such as a
+ * compile-time check `fn _is_object_safe(_: &dyn Trait) {}`).
+ */
 function deadCodeOf(file: FileFacts): string[] {
   const entryPoints = ENTRY_POINTS[file.language ?? ''] ?? [];
-  return file.unusedPrivateSymbols.filter((name) => !entryPoints.includes(name));
+  return file.unusedPrivateSymbols.filter(
+    (name) => !entryPoints.includes(name) && !(file.language === 'rust' && name.startsWith('_')),
+  );
+}
+
+function sizeFindings(file: FileFacts, kinds: readonly RefactorFindingKind[]): string[] {
+  return file.sizeReasons.filter((reason) => kinds.includes(refactorFindingKind(reason)));
 }
 
 function candidatesFor(file: FileFacts, goal: string | null): Candidate[] {
-  if (file.isTest) return [];
-  if (goal !== null)
-    return [
-      { category: 'small-extracts', file, goal: `${goal} (in ${file.path})`, notes: file.sizeReasons.join('; ') },
-    ];
+  if (file.role !== 'code') return [];
+  if (goal !== null) return goalCandidates(file, goal);
   const found: Candidate[] = [];
   const dead = deadCodeOf(file);
-  if (dead.length > 0) {
-    found.push({
-      category: 'import-cleanup',
-      file,
-      goal: `Remove dead code in ${file.path}`,
-      notes: `unreferenced: ${dead.join(', ')}`,
-    });
-  }
-  const structural = file.sizeReasons.filter((reason) => /class|methods/.test(reason));
-  const small = file.sizeReasons.filter((reason) => !structural.includes(reason));
+  if (dead.length > 0)
+    found.push(
+      candidate('import-cleanup', file, `Remove dead code in ${file.path}`, `unreferenced: ${dead.join(', ')}`),
+    );
+  const small = sizeFindings(file, ['long-file', 'long-function']);
   if (small.length > 0)
-    found.push({ category: 'small-extracts', file, goal: `Split long code in ${file.path}`, notes: small.join('; ') });
+    found.push(candidate('small-extracts', file, `Split long code in ${file.path}`, small.join('; ')));
   if (!file.hasTest && file.fanIn > 0)
-    found.push({
-      category: 'tests',
-      file,
-      goal: `Add tests for ${file.path}`,
-      notes: `${file.fanIn} ${file.fanIn === 1 ? 'file depends' : 'files depend'} on it and no test covers it by convention`,
-    });
+    found.push(
+      candidate(
+        'tests',
+        file,
+        `Add tests for ${file.path}`,
+        `${file.fanIn} ${file.fanIn === 1 ? 'file depends' : 'files depend'} on it and no test covers it by convention`,
+      ),
+    );
+  const structural = sizeFindings(file, ['big-class']);
   if (structural.length > 0)
-    found.push({ category: 'restructure', file, goal: `Restructure ${file.path}`, notes: structural.join('; ') });
+    found.push(candidate('restructure', file, `Restructure ${file.path}`, structural.join('; ')));
   return found;
+}
+
+const FOCUS_CATEGORY: Readonly<Record<GoalFocus, BatchCategory>> = {
+  'dead-code': 'import-cleanup',
+  tests: 'tests',
+  'long-functions': 'small-extracts',
+  'long-files': 'small-extracts',
+  size: 'small-extracts',
+  'big-classes': 'restructure',
+};
+
+/** What a focus of the goal finds in a file (the batch's notes), or null when it does not apply there. */
+function focusFindings(file: FileFacts, focus: GoalFocus): string[] | null {
+  const found = (findings: string[]): string[] | null => (findings.length > 0 ? findings : null);
+  switch (focus) {
+    case 'dead-code': {
+      const dead = deadCodeOf(file);
+      return dead.length > 0 ? [`unreferenced: ${dead.join(', ')}`] : null;
+    }
+    case 'tests':
+      return file.hasTest ? null : ['no test covers it by convention'];
+    case 'long-functions':
+      return found(sizeFindings(file, ['long-function']));
+    case 'long-files':
+      return found(sizeFindings(file, ['long-file']));
+    case 'big-classes':
+      return found(sizeFindings(file, ['big-class']));
+    case 'size':
+      return found(file.sizeReasons);
+  }
+}
+
+/**
+ * The batch a goal plans in a file: one where the goal applies (see `goalFocuses`), with the
+ * operations of every focus that applies and the findings as notes; for a goal about something
+ * else, one in every file of code.
+ */
+function goalCandidates(file: FileFacts, goal: string): Candidate[] {
+  const text = `${goal} (in ${file.path})`;
+  const focuses = goalFocuses(goal);
+  if (focuses.length === 0) return [candidate('small-extracts', file, text, file.sizeReasons.join('; '))];
+  const applying = focuses.flatMap((focus) => {
+    const findings = focusFindings(file, focus);
+    return findings === null ? [] : [{ category: FOCUS_CATEGORY[focus], findings }];
+  });
+  if (applying.length === 0) return [];
+  const categories = CATEGORY_ORDER.filter((category) => applying.some((entry) => entry.category === category));
+  return [
+    {
+      category: categories[0] ?? 'small-extracts',
+      operations: [...new Set(categories.flatMap((category) => OPERATIONS[category]))],
+      withTests: categories.includes('tests'),
+      file,
+      goal: text,
+      notes: [...new Set(applying.flatMap((entry) => entry.findings))].join('; '),
+    },
+  ];
 }
 
 /**
  * The naive plan (seed 002, 11.3): one batch per finding, risk-limiting order (category, then
- * risk, then path), each scoped to one file. Pure: every input is a parameter.
+ * risk, then path), each scoped to one file of code (`FileFacts.role`); with a goal, one batch
+ * per file the goal applies to (see `goalCandidates`). Pure: every input is a parameter.
  */
 export function heuristicPlan(
   files: FileFacts[],
@@ -165,11 +245,10 @@ export function heuristicPlan(
   for (const candidate of candidates) {
     batches.push({
       goal: candidate.goal,
-      scope_globs:
-        candidate.category === 'tests'
-          ? [candidate.file.path, ...testGlobsFor(candidate.file.path)]
-          : [candidate.file.path],
-      allowed_operations: OPERATIONS[candidate.category],
+      scope_globs: candidate.withTests
+        ? [candidate.file.path, ...testGlobsFor(candidate.file.path)]
+        : [candidate.file.path],
+      allowed_operations: candidate.operations,
       diff_budget_loc: options.bounds.diffBudgetLoc,
       risk_score: candidate.file.risk,
       verifier_level: candidate.file.risk >= 60 ? 'full' : 'fast',

@@ -1,5 +1,6 @@
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
+import { fileRole } from '../../code/file-role.js';
 import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { CodeIndex } from '../../code/index/types.js';
 import { detectTestCommand } from '../../verify/detect.js';
@@ -79,7 +80,7 @@ export async function fileFacts(index: CodeIndex, root: string, config: Resolved
       risk: entry?.score ?? 0,
       sizeReasons: check.reasons,
       unusedPrivateSymbols: dead.get(file.path) ?? [],
-      isTest: file.isTest,
+      role: await fileRole(file, root),
     });
   }
   return facts;
