@@ -152,7 +152,7 @@ export interface EventsTable {
   payload_json: string;
 }
 
-/** Solve workflow (0004): one row per run, updated by each `solve-progress` event. */
+/** Solve workflow (0005): one row per run, updated by each `solve-progress` event. */
 export interface SolveRunsTable {
   run_id: string;
   mode: EventMap['solve-progress']['mode'];

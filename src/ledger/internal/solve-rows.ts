@@ -8,7 +8,7 @@ export const SOLVE_EVENT_TYPES = ['solve-pass-start', 'solve-pass-end', 'solve-a
 type SolveEvent = Extract<RatchetEvent, { type: (typeof SOLVE_EVENT_TYPES)[number] }>;
 
 /**
- * The solve workflow's typed rows (migration 0004), written by `EventWriter` in the same
+ * The solve workflow's typed rows (migration 0005), written by `EventWriter` in the same
  * transaction as their event. Statements are prepared once per connection.
  */
 export class SolveRows {

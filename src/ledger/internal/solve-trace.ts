@@ -14,7 +14,7 @@ function parseJson<T>(text: string | null, fallback: T): T {
 
 const flag = (value: number | null): boolean | null => (value === null ? null : value === 1);
 
-/** Reads a run's solve rows (migration 0004), passes and attempts in the order they were recorded. */
+/** Reads a run's solve rows (migration 0005), passes and attempts in the order they were recorded. */
 export async function readSolveTrace(db: Kysely<LedgerDatabase>, runId: string): Promise<SolveTrace> {
   const progress = await db.selectFrom('solve_runs').selectAll().where('run_id', '=', runId).executeTakeFirst();
   const passes = await db

@@ -2,15 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
- * `0004_solve_trace`: the traceability tables of the solve workflow (seed 004's
+ * `0005_solve_trace`: the traceability tables of the solve workflow (seed 004's
  * `orchestrator_runs`, `orchestrator_passes` + `task_runs`, `run_attempts`,
  * `validation_results`), derived from its events like the other typed tables. A pass keeps the
  * range of event numbers it spans (`start_seq` .. `end_seq`): the model calls (`model_calls`),
  * test runs (`verifications`) and checkpoints recorded inside that range are the pass's, which
  * links every pass to the full prompt and response of each of its calls. Released: never changes.
  *
- * Numbered after 0003; should another migration take 0004 first, renumber this one (it depends
- * on no other table).
+ * It depends on no table of another migration but `runs` (by value, not by foreign key), so it
+ * runs whether or not `0004_tasks` has (the tasks workflow's, on its own branch).
  */
 export const solveTraceMigration: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
