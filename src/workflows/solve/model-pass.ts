@@ -57,7 +57,7 @@ export async function callModel(
   prompt: { system: string; user: string },
   emit: (event: EventInput) => void,
 ): Promise<ModelResponse> {
-  const client = context.deps.models.client(stage);
+  const client = context.deps.models.client(stage, emit);
   const request: ModelRequest = {
     system: prompt.system,
     messages: [{ role: 'user', content: prompt.user }],

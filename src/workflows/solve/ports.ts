@@ -1,3 +1,4 @@
+import type { EventInput } from '../../core/events.js';
 import type { ModelClient } from '../../core/model.js';
 import type { StageName } from '../../core/stages.js';
 import type { CheckResult, TestRunResult } from '../../core/verification.js';
@@ -61,7 +62,7 @@ export interface SolveVerifier {
 
 /** The models of the run: one client per stage (retries included), and each stage's budget. */
 export interface SolveModels {
-  client(stage: SolvePromptStage): ModelClient;
+  client(stage: SolvePromptStage, emit: (event: EventInput) => void): ModelClient;
   /** The model's context window and `[budget] reserved_tokens` (see `contextWindowFor`). */
   budget(stage: SolvePromptStage): TokenBudget;
   /** Output tokens asked for per call (`maxOutputTokensFor`). */
