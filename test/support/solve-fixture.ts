@@ -127,6 +127,8 @@ export function solveAnswer(system: string, user: string): string {
       return `{"part_id": "p1", "task_summary": "Fix total, then add median", "steps": ${JSON.stringify(STEPS)}, "rationale": "small steps",}`;
     case 'Stage: IMPLEMENT': {
       if (user.includes('Step to implement:\ns1')) return user.includes('Attempt 1:') ? RIGHT_FIX : WRONG_FIX;
+      // `solve --plan`: the one step of the whole plan.
+      if (user.includes('Step to implement:\nplan:')) return `${RIGHT_FIX}\n${ADD_MEDIAN}`;
       return ADD_MEDIAN;
     }
     case 'Stage: ADJUSTMENT': {

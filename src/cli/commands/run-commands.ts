@@ -18,6 +18,7 @@ import {
   tokensText,
 } from '../../report/summary-text.js';
 import { writeRunReport } from '../../report/write-report.js';
+import { renderSolveTrace } from '../../report/solve-trace.js';
 import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
@@ -184,7 +185,8 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
         output.out('');
       }
       for (const rollback of rollbacks) output.out(pc.yellow(`Run ${run.id} was ${rollbackText(rollback)}.`));
-      if (run.workflow === 'refactor') {
+      // Only TDD checkpoints carry handoff notes; the others are listed as commits.
+      if (run.workflow !== 'tdd') {
         output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
         for (const checkpoint of checkpoints)
           output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
@@ -213,11 +215,19 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
     },
   );
 
-  runCommand(
+  runCommand<{ trace?: boolean }>(
     program,
     'report',
     'Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/',
-    async ({ output, repoRoot, ledger, run }) => {
+    async ({ output, repoRoot, ledger, run }, _runId, flags) => {
+      if (flags.trace) {
+        const trace = await ledger.solveTrace(run.id);
+        const modelCalls = await ledger.modelCalls(run.id);
+        const verifications = await ledger.verifications(run.id);
+        if (output.json) output.out(JSON.stringify({ run: run.id, trace, modelCalls, verifications }));
+        else output.out(renderSolveTrace({ run, trace, modelCalls, verifications }));
+        return;
+      }
       const { markdown, markdownPath, htmlPath } = await writeRunReport(repoRoot, run, ledger);
       if (output.json) {
         const rollback = (await rollbacksOf(ledger, run.id)).at(-1) ?? null;
@@ -231,6 +241,9 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
         pc.dim(`Written to ${relative(process.cwd(), markdownPath) || 'report.md'} and report.html beside it.`),
       );
     },
+  ).option(
+    '--trace',
+    'print the chain of a plan or solve run instead: passes, attempts, validation, every model call with its full prompt and response',
   );
 
   program
