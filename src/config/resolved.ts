@@ -110,7 +110,12 @@ export interface ResolvedConfig {
   };
   /** Token budget of plan and solve passes; read the window through `contextWindowFor` (llm/). */
   budget: { contextWindow: number | undefined; reservedTokens: number };
-  solve: { stages: Array<'scope' | 'precision'>; maxRetriesPerStep: number; maxFullFiles: number };
+  solve: {
+    stages: Array<'scope' | 'precision'>;
+    maxRetriesPerStep: number;
+    maxFullFiles: number;
+    context: 'pack' | 'whole-files';
+  };
   /** Dotted snake_case key paths (`provider.model`) set by the file, env or flags. */
   origins: Record<string, ConfigOrigin>;
   /**
@@ -269,6 +274,7 @@ export function toResolvedConfig({
       stages: file.solve.stages,
       maxRetriesPerStep: file.solve.max_retries_per_step,
       maxFullFiles: file.solve.max_full_files,
+      context: file.solve.context,
     },
     origins,
     ...(overriddenStageModels !== undefined && overriddenStageModels.length > 0 ? { overriddenStageModels } : {}),

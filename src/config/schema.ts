@@ -250,6 +250,12 @@ const SolveSectionSchema = z
     max_full_files: positiveInt()
       .default(3)
       .describe('Files a pass sees whole (the most relevant); the others as signatures.'),
+    context: z
+      .enum(['pack', 'whole-files'])
+      .default('pack')
+      .describe(
+        'pack: the most relevant files whole and signatures of the rest (seed 004); whole-files: every candidate file whole, no precision call (the baseline the pack is measured against).',
+      ),
   })
   .describe('The plan and solve workflow (seed 004).');
 

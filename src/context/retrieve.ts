@@ -68,6 +68,12 @@ export interface RetrieveInput {
   budgetTokens: number;
   maxFullFiles?: number;
   maxCandidates?: number;
+  /**
+   * Whole-file prompting (`[solve] context = "whole-files"`): every scope candidate whole, as far
+   * as the budget goes, and no precision call. The baseline the context pack is measured against
+   * (`bench/solve-context.ts`); also for models whose window makes packing pointless.
+   */
+  wholeFiles?: boolean;
 }
 
 /** The listing of candidates the precision prompt shows. */
@@ -113,6 +119,16 @@ export async function retrieve(input: RetrieveInput, grader?: PrecisionGrader): 
     index: input.index,
     ...(input.maxCandidates === undefined ? {} : { maxCandidates: input.maxCandidates }),
   });
+  if (input.wholeFiles === true) {
+    return assembleContextPackage({
+      ranked: candidates.map((candidate) => ({ ...candidate, relevance: 2 })),
+      stages: ['scope'],
+      index: input.index,
+      readText: input.readText,
+      budgetTokens: input.budgetTokens,
+      maxFullFiles: Number.POSITIVE_INFINITY,
+    });
+  }
   const usePrecision = input.stages.includes('precision') && candidates.length > 0;
   if (usePrecision && grader === undefined) {
     throw new RatchetError('internal', 'The precision stage was chosen but no grader was given.');

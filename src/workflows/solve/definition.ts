@@ -140,6 +140,7 @@ function policyOf(context: RunContext<SolveSettings>): SolvePolicy {
     stages: settings.stages ?? config.solve.stages,
     maxRetriesPerStep: config.solve.maxRetriesPerStep,
     maxFullFiles: config.solve.maxFullFiles,
+    context: config.solve.context,
   };
 }
 

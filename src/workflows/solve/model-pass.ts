@@ -169,6 +169,7 @@ async function* ask(context: SolveContext, request: PassRequest, pass: number): 
         stages: policy.stages,
         budgetTokens: Math.max(0, room),
         maxFullFiles: policy.maxFullFiles,
+        wholeFiles: policy.context === 'whole-files',
       },
       modelGrader(context, emit),
     ),

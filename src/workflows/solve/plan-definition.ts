@@ -67,6 +67,7 @@ export const planWorkflow: WorkflowDefinition<PlanTypes> = {
         stages: settings.stages ?? config.solve.stages,
         maxRetriesPerStep: config.solve.maxRetriesPerStep,
         maxFullFiles: config.solve.maxFullFiles,
+        context: config.solve.context,
       },
       deps,
       context.signal,

@@ -88,6 +88,8 @@ export interface SolvePolicy {
   maxRetriesPerStep: number;
   /** `[solve] max_full_files`. */
   maxFullFiles: number;
+  /** `[solve] context`: the context pack, or every candidate whole (the bench's baseline). */
+  context?: 'pack' | 'whole-files';
   /** Answers of a plan pass that may be rejected (unparsable, invalid) before the pass fails (default 2). */
   maxPlanAttempts?: number;
   /** Steps a part may grow to through adjustments (default 12): a runaway planner stops there. */
