@@ -3,10 +3,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { estimatePromptTokens } from '../src/context/token-estimate.js';
 import { startFakeAnthropicServer } from '../test/support/fake-anthropic-server.js';
-import { parseNdjson, runCli } from '../test/support/run-cli.js';
+import { parseNdjson, runCli, type JsonLine } from '../test/support/run-cli.js';
 import { anthropicPrompt, anthropicSolveBrain, SOLVE_FILES, SOLVE_TASK } from '../test/support/solve-fixture.js';
 import { createTempRepo } from '../test/support/temp-repo.js';
 import { table, type Bench, type BenchOptions, type BenchSummary } from './harness.js';
+
+/** A string field of an NDJSON line ('' when absent or not a string). */
+function stringField(line: JsonLine | undefined, key: string): string {
+  const value = line?.[key];
+  return typeof value === 'string' ? value : '';
+}
 
 /**
  * Retrieval bench (issue 15): prompt tokens per `ratchet solve` with the context pack (seed 004:
@@ -81,18 +87,27 @@ async function solveOnce(context: 'pack' | 'whole-files'): Promise<SideResult> {
       ANTHROPIC_API_KEY: 'sk-ant-bench-solve-context-0000',
       RATCHET_HOME: repo.path('ratchet-home'),
     };
-    const result = await runCli(['solve', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--json'], {
-      cwd: repo.dir,
-      env,
-      timeoutMs: 300_000,
-    });
+    const result = await runCli(
+      ['solve', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--json'],
+      {
+        cwd: repo.dir,
+        env,
+        timeoutMs: 300_000,
+      },
+    );
     const events = parseNdjson(result.stdout);
-    const status = String(events.filter((event) => event.type === 'solve-progress').at(-1)?.status ?? 'none');
-    const runId = String(events.find((event) => event.type === 'run-start')?.runId ?? '');
+    const status = stringField(events.filter((event) => event.type === 'solve-progress').at(-1), 'status');
+    const runId = stringField(
+      events.find((event) => event.type === 'run-start'),
+      'runId',
+    );
     if (result.exitCode !== 0 || runId === '') {
       throw new Error(`ratchet solve (${context}) exited ${result.exitCode}:\n${result.stderr.slice(-2000)}`);
     }
-    const tree = execFileSync('git', ['rev-parse', `ratchet/${runId}^{tree}`], { cwd: repo.dir, encoding: 'utf8' }).trim();
+    const tree = execFileSync('git', ['rev-parse', `ratchet/${runId}^{tree}`], {
+      cwd: repo.dir,
+      encoding: 'utf8',
+    }).trim();
     const promptTokens = server.requests
       .map((request) => anthropicPrompt(request))
       .reduce((sum, prompt) => sum + estimatePromptTokens(prompt.system, prompt.user), 0);

@@ -78,7 +78,10 @@ Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth, 4 interrupt
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
   TDD_MODEL, TDD_MAX_RETRIES, TDD_PROJECT_ROOT, RATCHET_HOME.`,
     );
-  const cli = { setExit, registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow, solveWorkflow, planWorkflow]) };
+  const cli = {
+    setExit,
+    registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow, solveWorkflow, planWorkflow]),
+  };
   registerDemoCommand(program, cli);
   registerSetupCommands(program, cli);
   registerTddCommands(program, cli);

@@ -108,7 +108,8 @@ export async function assembleContextPackage(input: AssembleInput): Promise<Cont
         continue;
       }
     }
-    if (!fits({ ...base, mode: 'signatures', text: outlineOf(byPath.get(candidate.path)) })) omitted.push(candidate.path);
+    if (!fits({ ...base, mode: 'signatures', text: outlineOf(byPath.get(candidate.path)) }))
+      omitted.push(candidate.path);
   }
   const pkg = { stages: input.stages, candidates: input.ranked.length, files, omitted };
   return { ...pkg, tokens: estimateTokens(renderContextPackage(pkg)) };

@@ -30,9 +30,13 @@ export function parseRetrievalStages(text: string): RetrievalStage[] {
     .filter((name) => name !== '');
   const unknown = names.filter((name) => !(RETRIEVAL_STAGES as readonly string[]).includes(name));
   if (unknown.length > 0 || names.length === 0) {
-    throw new RatchetError('usage', `Unknown retrieval stage(s) in --stages "${text}": ${unknown.join(', ') || '(none given)'}`, {
-      hint: `Choose among ${RETRIEVAL_STAGES.join(', ')}, comma-separated (default scope,precision).`,
-    });
+    throw new RatchetError(
+      'usage',
+      `Unknown retrieval stage(s) in --stages "${text}": ${unknown.join(', ') || '(none given)'}`,
+      {
+        hint: `Choose among ${RETRIEVAL_STAGES.join(', ')}, comma-separated (default scope,precision).`,
+      },
+    );
   }
   if (!names.includes('scope')) {
     throw new RatchetError('usage', `--stages "${text}" leaves out scope, which finds the files precision grades.`, {

@@ -167,7 +167,12 @@ export interface EventMap {
     completionTokens: number | null;
     latencyMs: number;
     /** Null when no edit was applied (nothing to test). */
-    validation: { success: boolean; failingTests: string[]; lintOk: boolean | null; typecheckOk: boolean | null } | null;
+    validation: {
+      success: boolean;
+      failingTests: string[];
+      lintOk: boolean | null;
+      typecheckOk: boolean | null;
+    } | null;
   };
   /** Progress of a solve run (seed's orchestrator_runs), after its plan and after every step. */
   'solve-progress': {

@@ -55,8 +55,10 @@ async function pathProblem(root: string, path: string): Promise<{ kind: EditFail
     const partial = join(root, ...segments.slice(0, depth));
     const stats = await lstat(partial).catch(() => null);
     if (stats === null) return null;
-    if (stats.isSymbolicLink()) return { kind: 'unsafe-path', reason: `refused: ${segments.slice(0, depth).join('/')} is a symbolic link` };
-    if (depth === segments.length && !stats.isFile()) return { kind: 'not-a-text-file', reason: 'it is not a regular file' };
+    if (stats.isSymbolicLink())
+      return { kind: 'unsafe-path', reason: `refused: ${segments.slice(0, depth).join('/')} is a symbolic link` };
+    if (depth === segments.length && !stats.isFile())
+      return { kind: 'not-a-text-file', reason: 'it is not a regular file' };
   }
   return null;
 }
@@ -113,7 +115,8 @@ export async function applyEditsToDirectory(
       text = await readFile(join(root, path), 'utf8');
       if (text.includes('\0')) text = undefined;
     }
-    const reason = problem?.reason ?? (text === undefined && (await exists(join(root, path))) ? 'it is a binary file' : null);
+    const reason =
+      problem?.reason ?? (text === undefined && (await exists(join(root, path))) ? 'it is a binary file' : null);
     if (reason !== null) {
       const block = normalised.findIndex((candidate) => candidate.path === path);
       failures.push({
@@ -145,10 +148,14 @@ export async function applyEditsToDirectory(
     }
   } catch (error) {
     await restore(root, originals).catch(() => undefined);
-    throw new RatchetError('internal', `Could not write the edited files: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-      hint: 'Check the free disk space and the permissions of the worktree.',
-    });
+    throw new RatchetError(
+      'internal',
+      `Could not write the edited files: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+        hint: 'Check the free disk space and the permissions of the worktree.',
+      },
+    );
   }
   return { ok: true, files: [...applied.files.keys()], created, rollback: () => restore(root, originals) };
 }

@@ -84,7 +84,10 @@ export function renderSolveTrace(input: SolveTraceInput): string {
     const next = trace.passes[index + 1];
     const where = [pass.partId, pass.stepId].filter((id) => id !== null).join('/');
     const outcome = pass.outcome ?? 'open (cut off)';
-    lines.push('', `pass ${pass.pass} ${pass.passType.toUpperCase()}${where ? ` ${where}` : ''} attempt ${pass.attempt}: ${outcome}`);
+    lines.push(
+      '',
+      `pass ${pass.pass} ${pass.passType.toUpperCase()}${where ? ` ${where}` : ''} attempt ${pass.attempt}: ${outcome}`,
+    );
     if (pass.reason !== null) lines.push(indent(pass.reason, '  | '));
     const context = pass.context;
     if (context !== null) {
@@ -107,7 +110,8 @@ export function renderSolveTrace(input: SolveTraceInput): string {
         );
       }
     }
-    for (const row of input.verifications.filter((row) => inPass(pass, next, row.seq))) lines.push(verificationText(row));
+    for (const row of input.verifications.filter((row) => inPass(pass, next, row.seq)))
+      lines.push(verificationText(row));
     for (const call of input.modelCalls.filter((row) => inPass(pass, next, row.seq))) {
       lines.push(callText(call, ++callNumber));
     }

@@ -1,7 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startFakeAnthropicServer, type AnthropicReply, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import {
+  startFakeAnthropicServer,
+  type AnthropicReply,
+  type FakeAnthropicServer,
+} from '../support/fake-anthropic-server.js';
 import type { RecordedRequest } from '../support/fake-http-server.js';
 import { startCli } from '../support/resume-harness.js';
 import { describeResult, parseNdjson, runCli } from '../support/run-cli.js';
@@ -42,7 +46,12 @@ afterAll(async () => {
 
 it('resumes a solve run killed inside a step from its last checkpoint, without redoing the plans or the steps done', async () => {
   const home = repo.path('ratchet-home');
-  const env = { ...repo.env, RATCHET_HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-solve-resume-000000' };
+  const env = {
+    ...repo.env,
+    RATCHET_HOME: home,
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: 'sk-ant-test-solve-resume-000000',
+  };
   const project = { repo, home, env, cleanup: () => repo.cleanup() };
   const cli = startCli(project, ['solve', SOLVE_TASK, ...FLAGS, '--json']);
   const started = await cli.waitForEvent(
@@ -74,7 +83,10 @@ it('resumes a solve run killed inside a step from its last checkpoint, without r
   expect(stagesAfter).not.toContain('Stage: META_PLAN');
   expect(stagesAfter).not.toContain('Stage: PART_PLAN');
 
-  const subjects = execFileSync('git', ['log', '--format=%s', `main..ratchet/${runId}`], { cwd: repo.dir, encoding: 'utf8' })
+  const subjects = execFileSync('git', ['log', '--format=%s', `main..ratchet/${runId}`], {
+    cwd: repo.dir,
+    encoding: 'utf8',
+  })
     .trim()
     .split('\n')
     .reverse();

@@ -18,6 +18,12 @@ import {
 } from '../support/solve-fixture.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
+/** A string field of an NDJSON line ('' when absent or not a string). */
+function stringField(line: JsonLine | undefined, key: string): string {
+  const value = line?.[key];
+  return typeof value === 'string' ? value : '';
+}
+
 /**
  * Issue 15's "Done when": `ratchet solve` on a repository with a real bug (`total` starts at 1)
  * and a missing function (`median`), through the real provider SDKs against the loopback fakes:
@@ -69,7 +75,10 @@ describe('ratchet solve on the loopback Anthropic server', () => {
     );
     expect(result.exitCode, describeResult(result)).toBe(0);
     events = parseNdjson(result.stdout);
-    runId = String(events.find((event) => event.type === 'run-start')?.runId ?? '');
+    runId = stringField(
+      events.find((event) => event.type === 'run-start'),
+      'runId',
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -90,7 +99,9 @@ describe('ratchet solve on the loopback Anthropic server', () => {
     // The retry of s1 was told which edit failed and why.
     const implementS1 = server.requests
       .map((request: RecordedRequest) => anthropicPrompt(request))
-      .filter((prompt) => prompt.system.startsWith('Stage: IMPLEMENT') && prompt.user.includes('Step to implement:\ns1'));
+      .filter(
+        (prompt) => prompt.system.startsWith('Stage: IMPLEMENT') && prompt.user.includes('Step to implement:\ns1'),
+      );
     expect(implementS1).toHaveLength(2);
     expect(implementS1[1]?.user).toContain('Edit 1 (src/stats.js): SEARCH matches 0 times in src/stats.js');
     // A failed attempt leaves no test run; each applied attempt is tested.
@@ -162,7 +173,17 @@ describe('ratchet solve on OpenAI-compatible servers', () => {
       try {
         const env = { OPENAI_API_KEY: 'sk-test-solve-0000000000', RATCHET_HOME: repo.path('ratchet-home') };
         const result = await runCli(
-          ['solve', SOLVE_TASK, '--provider', provider, '--model', 'qwen2.5-coder:3b', '--base-url', server.url, '--json'],
+          [
+            'solve',
+            SOLVE_TASK,
+            '--provider',
+            provider,
+            '--model',
+            'qwen2.5-coder:3b',
+            '--base-url',
+            server.url,
+            '--json',
+          ],
           { cwd: repo.dir, env },
         );
         expect(result.exitCode, describeResult(result)).toBe(0);
@@ -190,7 +211,11 @@ describe('ratchet plan, then solve --plan', () => {
     server.setFallback(anthropicSolveBrain);
     const repo = await createTempRepo({ files: SOLVE_FILES });
     try {
-      const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: API_KEY, RATCHET_HOME: repo.path('ratchet-home') };
+      const env = {
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: API_KEY,
+        RATCHET_HOME: repo.path('ratchet-home'),
+      };
       const planFile = repo.path('plan.json');
       const planned = await runCli(
         ['plan', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--output', planFile],
@@ -221,7 +246,10 @@ describe('ratchet plan, then solve --plan', () => {
         mode: 'single-pass',
         status: 'complete',
       });
-      const runId = String(events.find((event) => event.type === 'run-start')?.runId ?? '');
+      const runId = stringField(
+        events.find((event) => event.type === 'run-start'),
+        'runId',
+      );
       expect(git(repo, 'show', `ratchet/${runId}:src/stats.js`)).toContain('export function median(xs)');
     } finally {
       await server.close();
@@ -235,7 +263,10 @@ describe('ratchet plan, then solve --plan', () => {
       const planFile = repo.path('plan.json');
       await writeFile(planFile, JSON.stringify({ taskSummary: 'x', affectedFiles: [] }));
       const env = { ANTHROPIC_API_KEY: API_KEY, RATCHET_HOME: repo.path('ratchet-home') };
-      const result = await runCli(['solve', 'x', '--plan', planFile, '--provider', 'anthropic'], { cwd: repo.dir, env });
+      const result = await runCli(['solve', 'x', '--plan', planFile, '--provider', 'anthropic'], {
+        cwd: repo.dir,
+        env,
+      });
       expect(result.exitCode, describeResult(result)).toBe(2);
       expect(result.stderr).toContain('is not a plan');
       expect(git(repo, 'branch', '--list', 'ratchet/*')).toBe('');

@@ -121,7 +121,12 @@ export function solveAnswer(system: string, user: string): string {
     case 'Stage: META_PLAN':
       return `Here is the plan:\n\`\`\`json\n${JSON.stringify(META_PLAN, null, 2)}\n\`\`\``;
     case 'Stage: PRECISION':
-      return JSON.stringify({ grades: [{ path: 'src/stats.js', relevance: 3 }, { path: 'src/report.js', relevance: 1 }] });
+      return JSON.stringify({
+        grades: [
+          { path: 'src/stats.js', relevance: 3 },
+          { path: 'src/report.js', relevance: 1 },
+        ],
+      });
     case 'Stage: PART_PLAN':
       // snake_case keys and a trailing comma: repaired, as small models write them.
       return `{"part_id": "p1", "task_summary": "Fix total, then add median", "steps": ${JSON.stringify(STEPS)}, "rationale": "small steps",}`;

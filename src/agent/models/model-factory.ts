@@ -177,9 +177,13 @@ export function stageModelClient(
   emit: (event: EventInput) => void,
 ): ModelClient {
   if (config.provider.name === 'claude-code') {
-    throw new RatchetError('config', 'This workflow calls the model directly; claude-code is an agent runtime, not a model API.', {
-      hint: 'Use --provider anthropic (the same models), openai, openai-compatible, ollama or replay.',
-    });
+    throw new RatchetError(
+      'config',
+      'This workflow calls the model directly; claude-code is an agent runtime, not a model API.',
+      {
+        hint: 'Use --provider anthropic (the same models), openai, openai-compatible, ollama or replay.',
+      },
+    );
   }
   const base = models.clientFor(stageSettings(config, stage).model);
   let attemptStart: { request: ModelRequest; at: number } | undefined;

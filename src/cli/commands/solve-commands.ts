@@ -20,13 +20,18 @@ interface SolveFlags extends ProviderFlags {
   output?: string;
 }
 
-const STAGES_HELP = 'retrieval stages of each pass, comma-separated: scope[,precision] (default from [solve] stages: scope,precision)';
+const STAGES_HELP =
+  'retrieval stages of each pass, comma-separated: scope[,precision] (default from [solve] stages: scope,precision)';
 
 async function readPlan(file: string): Promise<ReturnType<typeof parsePlanArtifact>> {
   const text = await readFile(file, 'utf8').catch((error: unknown) => {
-    throw new RatchetError('usage', `Cannot read the plan ${file}: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'Write one with ratchet plan "<task>" --output plan.json.',
-    });
+    throw new RatchetError(
+      'usage',
+      `Cannot read the plan ${file}: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'Write one with ratchet plan "<task>" --output plan.json.',
+      },
+    );
   });
   return parsePlanArtifact(text, file);
 }
@@ -116,7 +121,10 @@ export function registerSolveCommands(program: Command, cli: CliSetup): void {
           const text = `${JSON.stringify(result.artifact, null, 2)}\n`;
           if (flags.output !== undefined) {
             await writeFile(resolve(flags.output), text);
-            if (!output.json) output.out(`Plan written to ${pc.cyan(flags.output)}; execute it with ${pc.cyan(`ratchet solve "<task>" --plan ${flags.output}`)}.`);
+            if (!output.json)
+              output.out(
+                `Plan written to ${pc.cyan(flags.output)}; execute it with ${pc.cyan(`ratchet solve "<task>" --plan ${flags.output}`)}.`,
+              );
           } else if (!output.json) {
             output.out(text.trimEnd());
           }

@@ -178,7 +178,9 @@ export function createPlainReporter(
         break;
       }
       case 'solve-pass-end': {
-        const tokens = event.context ? pc.dim(` ~${event.context.promptTokens}/${event.context.budgetTokens} prompt tokens`) : '';
+        const tokens = event.context
+          ? pc.dim(` ~${event.context.promptTokens}/${event.context.budgetTokens} prompt tokens`)
+          : '';
         const reason = event.reason ? `: ${event.reason.split('\n')[0] ?? ''}` : '';
         line(event.outcome === 'ok' ? `    ${pc.green('✓')}${tokens}` : `    ${pc.red('✗')}${reason}${tokens}`);
         break;

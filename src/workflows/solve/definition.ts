@@ -82,7 +82,10 @@ function solveModels(context: RunContext<SolveSettings>): SolveModels {
     maxOutputTokens(stage) {
       const settings = stageSettings(config, agentStageOf(stage));
       // The reply must fit what the budget kept free for it.
-      return Math.min(maxOutputTokensFor(settings.model, settings.maxOutputTokens), solveBudget(config, stage).reservedTokens);
+      return Math.min(
+        maxOutputTokensFor(settings.model, settings.maxOutputTokens),
+        solveBudget(config, stage).reservedTokens,
+      );
     },
   };
 }
@@ -152,9 +155,13 @@ export function checkTask(task: string, config: ResolvedConfig): void {
     });
   }
   if (config.provider.name === 'claude-code') {
-    throw new RatchetError('usage', 'plan and solve call the model directly; claude-code is an agent runtime, not a model API.', {
-      hint: 'Use --provider anthropic (the same models), openai, openai-compatible, ollama or replay.',
-    });
+    throw new RatchetError(
+      'usage',
+      'plan and solve call the model directly; claude-code is an agent runtime, not a model API.',
+      {
+        hint: 'Use --provider anthropic (the same models), openai, openai-compatible, ollama or replay.',
+      },
+    );
   }
 }
 
@@ -228,7 +235,8 @@ async function* runSolveSteps(context: RunContext<SolveSettings>, from: RunStart
   const start = from.kind === 'resume' ? from.state : null;
   if (plan !== null) {
     // A single pass is one checkpoint: resumed before it, it runs again; after it, it is done.
-    if (start !== null) return { status: start.steps.some((s) => s.outcome === 'done') ? 'complete' : 'failed', progress: start };
+    if (start !== null)
+      return { status: start.steps.some((s) => s.outcome === 'done') ? 'complete' : 'failed', progress: start };
     return yield* runSinglePass(policy, deps, plan, context.signal);
   }
   return yield* runSolve(policy, deps, start, context.signal);

@@ -34,7 +34,9 @@ export function createSolveGitWorkspace(root: string, git: Git): SolveWorkspace 
     readFile: (path) => readInside(root, path),
     async applyEdits(blocks) {
       const result = await applyEditsToDirectory(root, blocks);
-      return result.ok ? { ok: true, files: result.files } : { ok: false, failures: result.failures.map((f) => f.message) };
+      return result.ok
+        ? { ok: true, files: result.files }
+        : { ok: false, failures: result.failures.map((f) => f.message) };
     },
     async discardChanges() {
       await git.resetHard('HEAD');

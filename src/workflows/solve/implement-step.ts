@@ -30,7 +30,9 @@ function failingTests(result: TestRunResult): string[] {
 
 function describePlan(plan: PartPlan | null, step: PlanStep): string {
   if (plan === null) return '(a single step)';
-  return plan.steps.map((other) => `${other.id === step.id ? '-> ' : '   '}${other.id}: ${other.description}`).join('\n');
+  return plan.steps
+    .map((other) => `${other.id === step.id ? '-> ' : '   '}${other.id}: ${other.description}`)
+    .join('\n');
 }
 
 export async function* implementStep(
@@ -85,7 +87,9 @@ export async function* implementStep(
             failures:
               parsed.errors.length > 0
                 ? parsed.errors
-                : ['Your answer has no <edit file="..."><search>...</search><replacement>...</replacement></edit> block.'],
+                : [
+                    'Your answer has no <edit file="..."><search>...</search><replacement>...</replacement></edit> block.',
+                  ],
           }
         : await deps.workspace.applyEdits(parsed.blocks);
     if (!applied.ok) {
@@ -106,7 +110,13 @@ export async function* implementStep(
     yield { type: 'verify-end', stage: 'IMPLEMENT', kind: 'test', result: tests.result, outputFile: tests.outputFile };
     const checks = await deps.verifier.runChecks('IMPLEMENT', signal);
     for (const check of checks) {
-      yield { type: 'verify-end', stage: 'IMPLEMENT', kind: check.kind, result: check.result, outputFile: check.outputFile };
+      yield {
+        type: 'verify-end',
+        stage: 'IMPLEMENT',
+        kind: check.kind,
+        result: check.result,
+        outputFile: check.outputFile,
+      };
     }
     const gate = verifyGate(tests.result, []);
     const checkOk = (kind: 'lint' | 'typecheck'): boolean | null =>
@@ -121,7 +131,17 @@ export async function* implementStep(
     if (gate.accepted) {
       yield { ...attemptEnd, patchApplied: true, files: applied.files, error: null, validation };
       yield endPass(answer.pass, 'ok', answer.summary);
-      return { record: { partId: partId ?? '', stepId: step.id, outcome: 'done', attempts: attempt, error: null, files: applied.files }, testSummary };
+      return {
+        record: {
+          partId: partId ?? '',
+          stepId: step.id,
+          outcome: 'done',
+          attempts: attempt,
+          error: null,
+          files: applied.files,
+        },
+        testSummary,
+      };
     }
     await deps.workspace.discardChanges();
     failure = `Attempt ${attempt}: your edits applied, but the tests fail, so they were undone.\n${gate.feedback}`;
@@ -129,7 +149,14 @@ export async function* implementStep(
     yield endPass(answer.pass, 'failed', answer.summary, failure);
   }
   return {
-    record: { partId: partId ?? '', stepId: step.id, outcome: 'failed', attempts: Math.min(attempt, attempts), error: failure, files: [] },
+    record: {
+      partId: partId ?? '',
+      stepId: step.id,
+      outcome: 'failed',
+      attempts: Math.min(attempt, attempts),
+      error: failure,
+      files: [],
+    },
     testSummary,
   };
 }

@@ -67,7 +67,16 @@ export async function callModel(
   const started = Date.now();
   try {
     const response = await client.generate(request, context.signal === undefined ? {} : { signal: context.signal });
-    emit({ type: 'model-call', stage, provider: client.provider, model: client.modelId, request, response, error: null, latencyMs: response.latencyMs });
+    emit({
+      type: 'model-call',
+      stage,
+      provider: client.provider,
+      model: client.modelId,
+      request,
+      response,
+      error: null,
+      latencyMs: response.latencyMs,
+    });
     return response;
   } catch (error) {
     const failure = toRatchetError(error);
@@ -93,10 +102,17 @@ const GradesSchema = z.object({
 function modelGrader(context: SolveContext, emit: (event: EventInput) => void): PrecisionGrader {
   return {
     async grade(request) {
-      const prompt = renderSolvePrompt(context.deps.prompts, 'PRECISION', { task: request.task, candidates: request.listing });
+      const prompt = renderSolvePrompt(context.deps.prompts, 'PRECISION', {
+        task: request.task,
+        candidates: request.listing,
+      });
       const fit = checkPromptFits('PRECISION', prompt.system, prompt.user, context.deps.models.budget('PRECISION'));
       if (!fit.ok) {
-        emit({ type: 'warning', stage: 'PRECISION', message: `${fit.message} Files are ranked by the scope stage alone.` });
+        emit({
+          type: 'warning',
+          stage: 'PRECISION',
+          message: `${fit.message} Files are ranked by the scope stage alone.`,
+        });
         return null;
       }
       const response = await callModel(context, 'PRECISION', prompt, emit);

@@ -65,10 +65,17 @@ export function parsePlanArtifact(text: string): ParsedPlan<PlanArtifact> {
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
-    return { ok: false, problem: `The plan file is not JSON: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      ok: false,
+      problem: `The plan file is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   const parsed = PlanArtifactSchema.safeParse(camelizeKeys(value));
-  if (!parsed.success) return { ok: false, problem: `The plan file does not match PlanArtifact:\n${formatZodIssues(parsed.error.issues)}` };
+  if (!parsed.success)
+    return {
+      ok: false,
+      problem: `The plan file does not match PlanArtifact:\n${formatZodIssues(parsed.error.issues)}`,
+    };
   return { ok: true, value: parsed.data, repairs: [] };
 }
 
@@ -80,7 +87,8 @@ export function planArtifactFromMetaPlan(plan: MetaPlan): PlanArtifact {
   const ordered = dependencyOrder(plan.parts);
   const files = new Map<string, string[]>();
   for (const part of ordered) {
-    for (const path of part.affectedFiles) files.set(path, [...(files.get(path) ?? []), `${part.id}: ${part.description}`]);
+    for (const path of part.affectedFiles)
+      files.set(path, [...(files.get(path) ?? []), `${part.id}: ${part.description}`]);
   }
   return {
     taskSummary: plan.taskSummary,

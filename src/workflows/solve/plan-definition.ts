@@ -49,7 +49,9 @@ export const planWorkflow: WorkflowDefinition<PlanTypes> = {
   async check(request, { repoRoot, config }) {
     checkTask(request.task, config);
     const test = await detectTestCommand(repoRoot, config.test.command);
-    return { checked: { stages: request.stages ?? config.solve.stages, testCommand: test.command, framework: test.framework } };
+    return {
+      checked: { stages: request.stages ?? config.solve.stages, testCommand: test.command, framework: test.framework },
+    };
   },
   async preflight({ repoRoot }) {
     solvePrompts(await loadPrompts({ packageRoot: packageRoot(), repoRoot }));

@@ -73,7 +73,11 @@ export function metaPlanPass(context: SolveContext): Step<PlanOutcome<MetaPlan>>
   );
 }
 
-export async function* partPlanPass(context: SolveContext, plan: MetaPlan, part: MetaPlanPart): Step<PlanOutcome<PartPlan>> {
+export async function* partPlanPass(
+  context: SolveContext,
+  plan: MetaPlan,
+  part: MetaPlanPart,
+): Step<PlanOutcome<PartPlan>> {
   return yield* planPass(
     context,
     {
@@ -95,7 +99,10 @@ export async function* partPlanPass(context: SolveContext, plan: MetaPlan, part:
 
 function describeRecord(record: StepRecord, step: PlanStep | undefined): string {
   const what = step === undefined ? record.stepId : `${record.stepId}: ${step.description}`;
-  const outcome = record.outcome === 'done' ? `done (${record.files.join(', ') || 'no file changed'})` : `FAILED: ${record.error ?? ''}`;
+  const outcome =
+    record.outcome === 'done'
+      ? `done (${record.files.join(', ') || 'no file changed'})`
+      : `FAILED: ${record.error ?? ''}`;
   return `${what}\n  ${outcome}`;
 }
 
@@ -128,7 +135,14 @@ export async function* adjustmentPass(
       vars: {
         task: context.policy.task,
         part: `${plan.partId}: ${plan.taskSummary}`,
-        completed_steps: records.map((record) => describeRecord(record, plan.steps.find((s) => s.id === record.stepId))).join('\n'),
+        completed_steps: records
+          .map((record) =>
+            describeRecord(
+              record,
+              plan.steps.find((s) => s.id === record.stepId),
+            ),
+          )
+          .join('\n'),
         remaining_steps: JSON.stringify(remaining, null, 2),
         test_results: testResults,
         prior_changes: await priorChanges(context, 'ADJUSTMENT'),

@@ -65,7 +65,10 @@ export function progressCounts(progress: SolveProgress): {
   const finished = (partId: string): boolean => {
     const plan = progress.partPlans[partId];
     if (progress.partsFailed.includes(partId)) return true;
-    return plan !== undefined && plan.steps.every((step) => progress.steps.some((r) => r.partId === partId && r.stepId === step.id));
+    return (
+      plan !== undefined &&
+      plan.steps.every((step) => progress.steps.some((r) => r.partId === partId && r.stepId === step.id))
+    );
   };
   return {
     totalParts: progress.mode === 'single-pass' ? 1 : parts.length,
@@ -73,7 +76,8 @@ export function progressCounts(progress: SolveProgress): {
       progress.mode === 'single-pass'
         ? 1
         : Object.values(progress.partPlans).reduce((sum, plan) => sum + plan.steps.length, 0),
-    partsCompleted: progress.mode === 'single-pass' ? progress.steps.length : parts.filter((part) => finished(part.id)).length,
+    partsCompleted:
+      progress.mode === 'single-pass' ? progress.steps.length : parts.filter((part) => finished(part.id)).length,
     stepsCompleted: progress.steps.filter((step) => step.outcome === 'done').length,
     stepsFailed: progress.steps.filter((step) => step.outcome === 'failed').length,
   };

@@ -44,7 +44,7 @@ async function* checkpoint(context: SolveContext, stage: SolvePassStage, text: s
   yield progressEvent(context.progress, 'running');
 }
 
-async function* finish(context: SolveContext): Step<SolveResult> {
+function* finish(context: SolveContext): Generator<EventInput, SolveResult> {
   const status = solveStatus(context.progress);
   yield progressEvent(context.progress, status);
   return { status, progress: context.progress };
@@ -101,7 +101,11 @@ async function* runPart(context: SolveContext, part: MetaPlanPart, lock: Verific
         progress.partPlans[part.id] = plan;
       }
     } else {
-      yield { type: 'warning', stage: 'ADJUSTMENT', message: `No adjustment after ${step.id}; the plan is kept: ${adjusted.reason}` };
+      yield {
+        type: 'warning',
+        stage: 'ADJUSTMENT',
+        message: `No adjustment after ${step.id}; the plan is kept: ${adjusted.reason}`,
+      };
     }
     const text =
       outcome.record.outcome === 'done'
@@ -140,7 +144,9 @@ export async function* runSolve(
 
 /** The one step a plan file asks for: its files are the step's targets, their changes its description. */
 export function stepFromArtifact(artifact: PlanArtifact): PlanStep {
-  const files = artifact.affectedFiles.map((file) => `- ${file.path} (${file.role})${file.changes ? `: ${file.changes}` : ''}`);
+  const files = artifact.affectedFiles.map(
+    (file) => `- ${file.path} (${file.role})${file.changes ? `: ${file.changes}` : ''}`,
+  );
   return {
     id: 'plan',
     description: `${artifact.taskSummary}\n${files.join('\n')}`,
@@ -165,7 +171,10 @@ export async function* runSinglePass(
   const step = stepFromArtifact(artifact);
   const outcome = yield* implementStep(context, step, null, lock);
   context.progress.steps.push(outcome.record);
-  const text = outcome.record.outcome === 'done' ? subject('feat', artifact.taskSummary) : subject('chore', 'the plan failed; its changes were undone');
+  const text =
+    outcome.record.outcome === 'done'
+      ? subject('feat', artifact.taskSummary)
+      : subject('chore', 'the plan failed; its changes were undone');
   yield* checkpoint(context, 'IMPLEMENT', text);
   return yield* finish(context);
 }
@@ -174,7 +183,11 @@ export async function* runSinglePass(
  * `ratchet plan "<task>"`: the meta-plan pass alone, as the user-facing PlanArtifact. Changes
  * nothing; throws `gate-failed` when no usable plan came back.
  */
-export async function* planTask(policy: SolvePolicy, deps: SolveDependencies, signal?: AbortSignal): Step<PlanArtifact> {
+export async function* planTask(
+  policy: SolvePolicy,
+  deps: SolveDependencies,
+  signal?: AbortSignal,
+): Step<PlanArtifact> {
   const context = newContext(policy, deps, initialProgress('orchestrated'), signal);
   const planned = yield* metaPlanPass(context);
   if (!planned.ok) {
