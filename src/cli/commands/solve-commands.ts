@@ -5,7 +5,7 @@ import pc from 'picocolors';
 import { RatchetError } from '../../core/errors.js';
 import { parseRetrievalStages } from '../../context/retrieve.js';
 import { startRun } from '../../engine/start-run.js';
-import { parsePlanArtifact, solveWorkflow } from '../../workflows/solve/definition.js';
+import { readPlanArtifact, solveWorkflow } from '../../workflows/solve/definition.js';
 import { planWorkflow, type PlanResult } from '../../workflows/solve/plan-definition.js';
 import { configFor, createCliOutput, repositoryRoot, startServices, type ProviderFlags } from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
@@ -23,7 +23,7 @@ interface SolveFlags extends ProviderFlags {
 const STAGES_HELP =
   'retrieval stages of each pass, comma-separated: scope[,precision] (default from [solve] stages: scope,precision)';
 
-async function readPlan(file: string): Promise<ReturnType<typeof parsePlanArtifact>> {
+async function readPlan(file: string): Promise<ReturnType<typeof readPlanArtifact>> {
   const text = await readFile(file, 'utf8').catch((error: unknown) => {
     throw new RatchetError(
       'usage',
@@ -33,7 +33,7 @@ async function readPlan(file: string): Promise<ReturnType<typeof parsePlanArtifa
       },
     );
   });
-  return parsePlanArtifact(text, file);
+  return readPlanArtifact(text, file);
 }
 
 export function registerSolveCommands(program: Command, cli: CliSetup): void {

@@ -19,6 +19,7 @@ import type { SolveDependencies, SolveModels, SolvePolicy } from './ports.js';
 import type { SolveProgress } from './progress.js';
 import { solvePrompts, type SolvePromptStage } from './prompts.js';
 import { findSolveResumePoint, solveStateAt } from './resume-point.js';
+import { parsePlanArtifact } from './parse-plan.js';
 import { PlanArtifactSchema, type PlanArtifact } from './schemas.js';
 import { runSinglePass, runSolve, type SolveResult } from './workflow.js';
 
@@ -166,22 +167,14 @@ export function checkTask(task: string, config: ResolvedConfig): void {
 }
 
 /** Reads and checks a plan file (`ratchet plan --output`'s PlanArtifact); throws `usage` naming what is wrong. */
-export function parsePlanArtifact(text: string, file: string): PlanArtifact {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new RatchetError('usage', `${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`, {
+export function readPlanArtifact(text: string, file: string): PlanArtifact {
+  const parsed = parsePlanArtifact(text);
+  if (!parsed.ok) {
+    throw new RatchetError('usage', `${file} is not a plan: ${parsed.problem}`, {
       hint: 'Write it with ratchet plan "<task>" --output plan.json.',
     });
   }
-  const parsed = PlanArtifactSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new RatchetError('usage', `${file} is not a plan: ${z.prettifyError(parsed.error)}`, {
-      hint: 'Write it with ratchet plan "<task>" --output plan.json.',
-    });
-  }
-  return parsed.data;
+  return parsed.value;
 }
 
 /**
