@@ -78,7 +78,7 @@ function verifierOver(root: string): SolveVerifier & { runs: number } {
         output: '',
         tests,
         collectionErrors: [],
-        source: 'junit',
+        source: 'junit-xml',
         counts: { passed: tests.length - failed, failed, skipped: 0, total: tests.length },
       };
       return { result, outputFile: null };

@@ -101,7 +101,7 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
       }
       const state = last?.state;
       const next =
-        run.workflow === 'tdd'
+        run.workflow === 'tdd' || run.workflow === 'solve'
           ? `\`ratchet resume ${run.id}\` continues from the last checkpoint`
           : `\`ratchet accept ${run.id} --force\` keeps its checkpoints, \`ratchet reject ${run.id}\` drops it`;
       const shownStatus = orphaned
@@ -126,6 +126,14 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
         const backup = (run.config as { backup?: { directory?: unknown } } | null)?.backup?.directory;
         if (typeof backup === 'string') output.out(`  backup    ${backup}`);
         if (rollback) output.out(`  rollback  ${rollbackText(rollback)}`);
+      } else if (run.workflow === 'solve' || run.workflow === 'plan') {
+        // Plan and solve checkpoints keep their progress in their own notes; the ledger has it too.
+        const progress = (await ledger.solveTrace(run.id)).progress;
+        output.out(
+          progress === null
+            ? '  steps     no plan yet'
+            : `  steps     ${progress.stepsCompleted} done, ${progress.stepsFailed} failed, of ${progress.totalSteps} planned in ${progress.totalParts} parts (${progress.mode}, ${progress.status}); the trace: ratchet report ${run.id} --trace`,
+        );
       } else if (state) {
         output.out(`  phase     ${state.phase} -> ${state.nextPhase ?? '-'} (cycle ${state.cycleNumber})`);
         output.out(`  test      ${state.currentTest?.description ?? '(none)'}`);
