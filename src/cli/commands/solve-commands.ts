@@ -128,6 +128,13 @@ export function registerSolveCommands(program: Command, cli: CliSetup): void {
           } else if (!output.json) {
             output.out(text.trimEnd());
           }
+          if (!output.json) {
+            output.out(
+              pc.dim(
+                `The plan run changed nothing; ${`ratchet report ${outcome.runId} --trace`} shows its calls, ${`ratchet reject ${outcome.runId}`} removes its worktree.`,
+              ),
+            );
+          }
         }
         cli.setExit(code);
       } finally {
