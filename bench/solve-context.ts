@@ -59,7 +59,7 @@ test('widget${index} labels its column', () => assert.equal(widget${index}Column
 `;
 }
 
-export function contextBenchFiles(): Record<string, string> {
+function contextBenchFiles(): Record<string, string> {
   const files: Record<string, string> = { ...SOLVE_FILES };
   for (let index = 1; index <= WIDGETS; index++) {
     files[`src/widgets/widget${index}.js`] = widget(index);

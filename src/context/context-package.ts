@@ -21,7 +21,7 @@ export interface ContextPackage {
 
 export type RetrievalStage = 'scope' | 'precision';
 
-export interface PackagedFile {
+interface PackagedFile {
   path: string;
   mode: 'full' | 'signatures' | 'missing';
   /** The whole text (`full`), an outline (`signatures`), or empty (`missing`: a file to create). */

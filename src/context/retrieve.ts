@@ -17,10 +17,7 @@ import { scopeCandidates, type ScopeCandidate } from './retrieval-scope.js';
  */
 
 /** The stages `--stages` accepts, in the order they run. */
-export const RETRIEVAL_STAGES: readonly RetrievalStage[] = ['scope', 'precision'];
-
-/** Seed 004's default. */
-export const DEFAULT_RETRIEVAL_STAGES: readonly RetrievalStage[] = ['scope', 'precision'];
+const RETRIEVAL_STAGES: readonly RetrievalStage[] = ['scope', 'precision'];
 
 /** Parses `--stages scope,precision`; throws `usage` naming what is wrong. */
 export function parseRetrievalStages(text: string): RetrievalStage[] {
@@ -47,7 +44,7 @@ export function parseRetrievalStages(text: string): RetrievalStage[] {
 }
 
 /** What the model is asked to grade: candidates with their reasons and outlines. */
-export interface PrecisionRequest {
+interface PrecisionRequest {
   task: string;
   candidates: readonly ScopeCandidate[];
   /** One block per candidate: path, reasons, outline. */
@@ -81,7 +78,7 @@ export interface RetrieveInput {
 }
 
 /** The listing of candidates the precision prompt shows. */
-export function candidateListing(candidates: readonly ScopeCandidate[], index: CodeIndex): string {
+function candidateListing(candidates: readonly ScopeCandidate[], index: CodeIndex): string {
   const byPath = new Map(index.files.map((file) => [file.path, file]));
   return candidates
     .map((candidate) => {

@@ -18,7 +18,7 @@ export const BYTES_PER_TOKEN = 3;
  * Tokens a provider adds around each message (role markers, separators) and around the request
  * (the assistant's turn opening); counted so that framing is part of the budget (seed 004, R5).
  */
-export const MESSAGE_FRAMING_TOKENS = 8;
+const MESSAGE_FRAMING_TOKENS = 8;
 
 /** Estimated tokens of `text`: its UTF-8 bytes divided by `BYTES_PER_TOKEN`, rounded up. */
 export function estimateTokens(text: string): number {

@@ -20,9 +20,9 @@ import {
  * in `.git`), and none may pass through a symbolic link, which could lead outside it.
  */
 
-export type EditFailureKind = SearchReplaceFailureKind | 'unsafe-path' | 'not-a-text-file';
+type EditFailureKind = SearchReplaceFailureKind | 'unsafe-path' | 'not-a-text-file';
 
-export interface EditFailure extends Omit<SearchReplaceFailure, 'kind'> {
+interface EditFailure extends Omit<SearchReplaceFailure, 'kind'> {
   kind: EditFailureKind;
 }
 

@@ -153,7 +153,7 @@ export interface EventsTable {
 }
 
 /** Solve workflow (0005): one row per run, updated by each `solve-progress` event. */
-export interface SolveRunsTable {
+interface SolveRunsTable {
   run_id: string;
   mode: EventMap['solve-progress']['mode'];
   status: EventMap['solve-progress']['status'];
@@ -168,7 +168,7 @@ export interface SolveRunsTable {
 }
 
 /** One pass: opened by `solve-pass-start`, closed by `solve-pass-end`; it spans seqs start_seq..end_seq. */
-export interface SolvePassesTable {
+interface SolvePassesTable {
   id: Generated<number>;
   run_id: string;
   pass: number;
@@ -188,7 +188,7 @@ export interface SolvePassesTable {
   ended_at: string | null;
 }
 
-export interface SolveAttemptsTable {
+interface SolveAttemptsTable {
   id: Generated<number>;
   run_id: string;
   pass: number;
@@ -205,7 +205,7 @@ export interface SolveAttemptsTable {
   created_at: string;
 }
 
-export interface SolveValidationsTable {
+interface SolveValidationsTable {
   id: Generated<number>;
   attempt_id: number;
   run_id: string;

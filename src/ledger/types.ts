@@ -227,7 +227,7 @@ export interface RunSummary {
 }
 
 /** Progress of a solve run (seed 004's `orchestrator_runs`), as of its last `solve-progress` event. */
-export interface SolveRunRow {
+interface SolveRunRow {
   runId: string;
   mode: EventMap['solve-progress']['mode'];
   status: EventMap['solve-progress']['status'];
@@ -264,7 +264,7 @@ export interface SolvePassRow {
 }
 
 /** Tests after an implement attempt (seed 004's `validation_results`); full outputs are in `verifications`. */
-export interface SolveValidationRow {
+interface SolveValidationRow {
   success: boolean;
   failingTests: string[];
   lintOk: boolean | null;
@@ -272,7 +272,7 @@ export interface SolveValidationRow {
 }
 
 /** One implement attempt (seed 004's `run_attempts`); its raw response is its pass's model call. */
-export interface SolveAttemptRow {
+interface SolveAttemptRow {
   id: number;
   runId: string;
   pass: number;

@@ -50,13 +50,13 @@ const CONTEXT_WINDOWS: Readonly<Record<string, number>> = {
  * is cut at the front without an error, so a larger window must be configured on both sides
  * (`OLLAMA_CONTEXT_LENGTH` there, `[budget] context_window` here).
  */
-export const OLLAMA_DEFAULT_CONTEXT = 4_096;
+const OLLAMA_DEFAULT_CONTEXT = 4_096;
 
 /** For a model Ratchet does not know: small enough to be safe on most servers. */
-export const UNKNOWN_MODEL_CONTEXT = 8_192;
+const UNKNOWN_MODEL_CONTEXT = 8_192;
 
 /** A model's context window in tokens, or null when the table does not know it. Ollama tags (`qwen3:4b`) match their family. */
-export function contextWindowOf(model: string): number | null {
+function contextWindowOf(model: string): number | null {
   const id = model.trim().toLowerCase();
   return modelTableEntry(id, CONTEXT_WINDOWS) ?? modelTableEntry(id.replace(/:.*$/, ''), CONTEXT_WINDOWS) ?? null;
 }

@@ -59,7 +59,7 @@ interface SolveTypes {
  * planner's, `[stages.plan]`; the implement pass writes code, `[stages.green]` (seed 004's
  * reasoning and coding models).
  */
-export function agentStageOf(stage: SolvePromptStage): AgentStageName {
+function agentStageOf(stage: SolvePromptStage): AgentStageName {
   return stage === 'IMPLEMENT' ? 'GREEN' : 'PLAN';
 }
 
@@ -68,7 +68,7 @@ export function agentStageOf(stage: SolvePromptStage): AgentStageName {
  * at half the window (Ollama's default window is 4096, the reserve's default too: the prompt
  * would get nothing).
  */
-export function solveBudget(config: ResolvedConfig, stage: SolvePromptStage): TokenBudget {
+function solveBudget(config: ResolvedConfig, stage: SolvePromptStage): TokenBudget {
   const model = stageSettings(config, agentStageOf(stage)).model;
   const contextWindow = contextWindowFor(config.provider.name, model, config.budget.contextWindow);
   return { contextWindow, reservedTokens: Math.min(config.budget.reservedTokens, Math.floor(contextWindow / 2)) };

@@ -51,7 +51,7 @@ export type PassAnswer =
   | { ok: false; pass: number; reason: string; summary: SolveContextSummary | null };
 
 /** Sends one request and records it as a `model-call` event, answered or not. */
-export async function callModel(
+async function callModel(
   context: SolveContext,
   stage: SolvePromptStage,
   prompt: { system: string; user: string },

@@ -15,11 +15,7 @@ interface Node {
  * Problems of a dependency graph: duplicate ids, dependencies on unknown ids (those in `outside`
  * are allowed: steps already done), self-dependencies and cycles.
  */
-export function graphProblems(
-  nodes: readonly Node[],
-  noun: string,
-  outside: ReadonlySet<string> = new Set(),
-): string[] {
+function graphProblems(nodes: readonly Node[], noun: string, outside: ReadonlySet<string> = new Set()): string[] {
   const problems: string[] = [];
   const ids = new Set<string>();
   for (const node of nodes) {

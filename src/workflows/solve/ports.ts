@@ -17,7 +17,7 @@ import type { SolvePromptStage, SolvePrompts } from './prompts.js';
  */
 
 /** What applying a step's edits did: all of them, or none (with why, per edit). */
-export type EditApplication = { ok: true; files: string[] } | { ok: false; failures: string[] };
+type EditApplication = { ok: true; files: string[] } | { ok: false; failures: string[] };
 
 /** The run's worktree. */
 export interface SolveWorkspace {
@@ -38,13 +38,13 @@ export interface SolveWorkspace {
   checkpoint(subject: string, progress: SolveProgress): Promise<string>;
 }
 
-export interface StoredTestRun {
+interface StoredTestRun {
   result: TestRunResult;
   /** Where the full output was kept (relative to the repository). */
   outputFile: string | null;
 }
 
-export interface StoredCheck {
+interface StoredCheck {
   kind: 'lint' | 'typecheck';
   result: CheckResult;
   outputFile: string | null;

@@ -10,7 +10,7 @@ const id = () => z.string().trim().min(1);
 const text = () => z.string().trim().min(1);
 const list = () => z.array(z.string().trim().min(1)).default([]);
 
-export const PlanStepSchema = z.object({
+const PlanStepSchema = z.object({
   id: id(),
   description: text(),
   targetFiles: list(),
@@ -19,7 +19,7 @@ export const PlanStepSchema = z.object({
 });
 export type PlanStep = z.infer<typeof PlanStepSchema>;
 
-export const MetaPlanPartSchema = z.object({
+const MetaPlanPartSchema = z.object({
   id: id(),
   description: text(),
   affectedFiles: list(),
@@ -50,7 +50,7 @@ export const PlanAdjustmentSchema = z.object({
 });
 export type PlanAdjustment = z.infer<typeof PlanAdjustmentSchema>;
 
-export const AffectedFileSchema = z.object({
+const AffectedFileSchema = z.object({
   path: text(),
   /** `modify`, `create`, `test`, `read`... as the planner saw it. */
   role: z.string().default('modify'),

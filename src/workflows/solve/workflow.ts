@@ -143,7 +143,7 @@ export async function* runSolve(
 }
 
 /** The one step a plan file asks for: its files are the step's targets, their changes its description. */
-export function stepFromArtifact(artifact: PlanArtifact): PlanStep {
+function stepFromArtifact(artifact: PlanArtifact): PlanStep {
   const files = artifact.affectedFiles.map(
     (file) => `- ${file.path} (${file.role})${file.changes ? `: ${file.changes}` : ''}`,
   );
