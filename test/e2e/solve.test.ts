@@ -170,6 +170,8 @@ describe('ratchet solve on OpenAI-compatible servers', () => {
     it(`runs the same passes and ends green with --provider ${provider}`, async () => {
       const server = await startFakeOpenAiServer();
       server.setFallback(openAiSolveBrain);
+      // The first call fails with a server error: it is retried, and the failed call recorded.
+      server.enqueue({ kind: 'error', status: 500 });
       const repo = await createTempRepo({ files: SOLVE_FILES });
       try {
         const env = { OPENAI_API_KEY: 'sk-test-solve-0000000000', RATCHET_HOME: repo.path('ratchet-home') };
@@ -191,6 +193,9 @@ describe('ratchet solve on OpenAI-compatible servers', () => {
         const events = parseNdjson(result.stdout);
         expect(passesOf(events)).toEqual(EXPECTED_PASSES);
         expect(events.filter((event) => event.type === 'solve-progress').at(-1)).toMatchObject({ status: 'complete' });
+        expect(events.filter((event) => event.type === 'model-retry')).toHaveLength(1);
+        const failedCalls = events.filter((event) => event.type === 'model-call' && event.response === null);
+        expect(failedCalls).toHaveLength(1);
         const systems = server.requests.map((request) => openAiPrompt(request).system.split('\n')[0]);
         expect(systems).toContain('Stage: IMPLEMENT');
         // Ollama serves 4096 tokens unless told otherwise: every prompt was budgeted to fit half of it.
