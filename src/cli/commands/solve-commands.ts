@@ -5,10 +5,11 @@ import pc from 'picocolors';
 import { RatchetError } from '../../core/errors.js';
 import { parseRetrievalStages } from '../../context/retrieve.js';
 import { startRun } from '../../engine/start-run.js';
-import { readPlanArtifact, solveWorkflow } from '../../workflows/solve/definition.js';
-import { planWorkflow, type PlanResult } from '../../workflows/solve/plan-definition.js';
+import { readPlanArtifact, solveStatusOf, solveWorkflow } from '../../workflows/solve/definition.js';
+import { planResultOf, planWorkflow } from '../../workflows/solve/plan-definition.js';
 import { configFor, createCliOutput, repositoryRoot, startServices, type ProviderFlags } from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
+import { EXIT } from '../exit-codes.js';
 import type { CliSetup } from './cli-setup.js';
 import { addProviderOptions } from './provider-options.js';
 
@@ -73,9 +74,8 @@ export function registerSolveCommands(program: Command, cli: CliSetup): void {
           startServices(),
         );
         const { code, outcome } = await driveRun(run, output, interrupt.bySigint);
-        const result = outcome.result as { status: 'complete' | 'partial' | 'failed' } | null;
         // A solve that made no step is a run that failed its gates, though the run itself completed.
-        const exit = code === 0 && result?.status === 'failed' ? 1 : code;
+        const exit = code === 0 && solveStatusOf(outcome.result) === 'failed' ? EXIT.gateFailed : code;
         if (code === 0 && !output.json) {
           output.out(
             `Review it: ${pc.cyan(`ratchet report ${outcome.runId} --trace`)}, then ${pc.cyan('ratchet accept')} to merge or ${pc.cyan('ratchet reject')} to drop it.`,
@@ -116,7 +116,7 @@ export function registerSolveCommands(program: Command, cli: CliSetup): void {
           startServices(),
         );
         const { code, outcome } = await driveRun(run, output, interrupt.bySigint);
-        const result = outcome.result as PlanResult | null;
+        const result = planResultOf(outcome.result);
         if (code === 0 && result !== null) {
           const text = `${JSON.stringify(result.artifact, null, 2)}\n`;
           if (flags.output !== undefined) {

@@ -44,6 +44,13 @@ const SolveSettingsSchema = z.object({
 });
 type SolveSettings = z.infer<typeof SolveSettingsSchema>;
 
+const SolveResultStatusSchema = z.object({ status: z.enum(['complete', 'partial', 'failed']) });
+
+/** The status of a solve run's result as the engine hands it back (`RunOutcome.result`, untyped there); null when it has none. */
+export function solveStatusOf(result: unknown): SolveResult['status'] | null {
+  return SolveResultStatusSchema.safeParse(result).data?.status ?? null;
+}
+
 interface SolveTypes {
   request: SolveRequest;
   checked: { testCommand: string; framework: Framework; stages: RetrievalStage[]; plan: PlanArtifact | null };

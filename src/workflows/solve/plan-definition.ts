@@ -6,7 +6,7 @@ import { detectTestCommand, FRAMEWORKS } from '../../verify/detect.js';
 import type { WorkflowDefinition } from '../definition.js';
 import { checkTask, solveDependencies, type SolveRequest } from './definition.js';
 import { solvePrompts } from './prompts.js';
-import type { PlanArtifact } from './schemas.js';
+import { PlanArtifactSchema, type PlanArtifact } from './schemas.js';
 import { planTask } from './workflow.js';
 
 /** The retrieval stages, and the test command `solve --plan` will verify with (checked now, as solve does). */
@@ -21,6 +21,13 @@ type PlanSettings = z.infer<typeof PlanSettingsSchema>;
 export interface PlanResult {
   artifact: PlanArtifact;
   file: string;
+}
+
+const PlanResultSchema = z.object({ artifact: PlanArtifactSchema, file: z.string() });
+
+/** A plan run's result as the engine hands it back (`RunOutcome.result`, untyped there); null when it has none. */
+export function planResultOf(result: unknown): PlanResult | null {
+  return PlanResultSchema.safeParse(result).data ?? null;
 }
 
 interface PlanTypes {
