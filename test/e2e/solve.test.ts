@@ -224,7 +224,7 @@ describe('ratchet plan, then solve --plan', () => {
       };
       const planFile = repo.path('plan.json');
       const planned = await runCli(
-        ['plan', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--output', planFile],
+        ['plan', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--output', planFile, '--json'],
         { cwd: repo.dir, env },
       );
       expect(planned.exitCode, describeResult(planned)).toBe(0);
@@ -234,6 +234,12 @@ describe('ratchet plan, then solve --plan', () => {
         affectedFiles: [{ path: 'src/stats.js' }],
         executionOrder: ['p1'],
       });
+      const planRun = stringField(
+        parseNdjson(planned.stdout).find((event) => event.type === 'run-start'),
+        'runId',
+      );
+      const status = await runCli(['status', planRun], { cwd: repo.dir, env });
+      expect(status.stdout).toContain('plan.json (ratchet report');
       // Planning changed nothing in the checkout.
       expect(await readFile(join(repo.dir, 'src', 'stats.js'), 'utf8')).toBe(STATS_JS);
 

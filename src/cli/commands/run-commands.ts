@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
 import { checkpointsOf } from '../../engine/checkpoints.js';
 import { rollbacksOf } from '../../engine/rollbacks.js';
+import { runDir } from '../../engine/run-paths.js';
 import { orphanedRuns, resolveRun } from '../../engine/run-lookup.js';
 import { repairNotes } from '../../engine/verbs/repair-notes.js';
 import { rollbackRun } from '../../engine/verbs/rollback-run.js';
@@ -126,7 +127,11 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
         const backup = (run.config as { backup?: { directory?: unknown } } | null)?.backup?.directory;
         if (typeof backup === 'string') output.out(`  backup    ${backup}`);
         if (rollback) output.out(`  rollback  ${rollbackText(rollback)}`);
-      } else if (run.workflow === 'solve' || run.workflow === 'plan') {
+      } else if (run.workflow === 'plan') {
+        output.out(
+          `  plan      ${relative(process.cwd(), join(runDir(repoRoot, run.id), 'plan.json'))} (ratchet report ${run.id} --trace)`,
+        );
+      } else if (run.workflow === 'solve') {
         // Plan and solve checkpoints keep their progress in their own notes; the ledger has it too.
         const progress = (await ledger.solveTrace(run.id)).progress;
         output.out(
