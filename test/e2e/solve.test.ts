@@ -224,11 +224,26 @@ describe('ratchet plan, then solve --plan', () => {
       };
       const planFile = repo.path('plan.json');
       const planned = await runCli(
-        ['plan', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--output', planFile, '--json'],
+        [
+          'plan',
+          SOLVE_TASK,
+          '--provider',
+          'anthropic',
+          '--model',
+          'claude-sonnet-4-5',
+          '--output',
+          planFile,
+          '--stages',
+          'scope',
+          '--json',
+        ],
         { cwd: repo.dir, env },
       );
       expect(planned.exitCode, describeResult(planned)).toBe(0);
       const artifact = JSON.parse(await readFile(planFile, 'utf8')) as Record<string, unknown>;
+      // --stages scope: retrieval made no model call.
+      const planStages = server.requests.map((request) => anthropicPrompt(request).system.split('\n')[0]);
+      expect(planStages).toEqual(['Stage: META_PLAN']);
       expect(artifact).toMatchObject({
         taskSummary: 'Fix total and add median',
         affectedFiles: [{ path: 'src/stats.js' }],
