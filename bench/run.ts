@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { table, type Bench, type BenchSummary } from './harness.js';
 import { indexBench } from './index.js';
+import { solveContextBench } from './solve-context.js';
 import { tddOverheadBench } from './tdd-overhead.js';
 
 /**
@@ -9,7 +10,7 @@ import { tddOverheadBench } from './tdd-overhead.js';
  * gate); a benchmark that breaks does (exit code 1).
  */
 
-const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench];
+const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench, solveContextBench];
 
 const DEFAULT_RUNS = 3;
 

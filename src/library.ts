@@ -20,11 +20,13 @@ import { repairNotes as repairRecordedNotes } from './engine/verbs/repair-notes.
 import { rollbackRun as rollbackRecordedRun } from './engine/verbs/rollback-run.js';
 import { refactorWorkflow } from './workflows/refactor/definition.js';
 import { tddWorkflow } from './workflows/tdd/definition.js';
+import { solveWorkflow } from './workflows/solve/definition.js';
+import { planWorkflow } from './workflows/solve/plan-definition.js';
 
 export type { RunOutcome };
 
 /** The workflows of this package, by the name their runs are recorded under. */
-export const workflows = createWorkflowRegistry([tddWorkflow, refactorWorkflow]);
+export const workflows = createWorkflowRegistry([tddWorkflow, refactorWorkflow, solveWorkflow, planWorkflow]);
 
 export interface StartTddOptions {
   repoRoot: string;

@@ -10,10 +10,13 @@ import { registerDemoCommand } from './commands/demo-command.js';
 import { registerRunCommands } from './commands/run-commands.js';
 import { registerSetupCommands } from './commands/setup-commands.js';
 import { registerTddCommands } from './commands/tdd-command.js';
+import { registerSolveCommands } from './commands/solve-commands.js';
 import { registerRefactorCommands } from './commands/refactor-commands.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 import { createWorkflowRegistry } from '../engine/registry.js';
 import { tddWorkflow } from '../workflows/tdd/definition.js';
+import { solveWorkflow } from '../workflows/solve/definition.js';
+import { planWorkflow } from '../workflows/solve/plan-definition.js';
 import { refactorWorkflow } from '../workflows/refactor/definition.js';
 
 function version(): string {
@@ -75,10 +78,14 @@ Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth, 4 interrupt
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
   TDD_MODEL, TDD_MAX_RETRIES, TDD_PROJECT_ROOT, RATCHET_HOME.`,
     );
-  const cli = { setExit, registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow]) };
+  const cli = {
+    setExit,
+    registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow, solveWorkflow, planWorkflow]),
+  };
   registerDemoCommand(program, cli);
   registerSetupCommands(program, cli);
   registerTddCommands(program, cli);
+  registerSolveCommands(program, cli);
   registerRunCommands(program, cli);
   registerRefactorCommands(program, cli);
   try {

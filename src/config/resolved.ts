@@ -108,6 +108,14 @@ export interface ResolvedConfig {
       maxTurnsPlanner: number;
     };
   };
+  /** Token budget of plan and solve passes; read the window through `contextWindowFor` (llm/). */
+  budget: { contextWindow: number | undefined; reservedTokens: number };
+  solve: {
+    stages: Array<'scope' | 'precision'>;
+    maxRetriesPerStep: number;
+    maxFullFiles: number;
+    context: 'pack' | 'whole-files';
+  };
   /** Dotted snake_case key paths (`provider.model`) set by the file, env or flags. */
   origins: Record<string, ConfigOrigin>;
   /**
@@ -260,6 +268,13 @@ export function toResolvedConfig({
         maxTurnsPatcher: refactor.claude.max_turns_patcher,
         maxTurnsPlanner: refactor.claude.max_turns_planner,
       },
+    },
+    budget: { contextWindow: file.budget.context_window, reservedTokens: file.budget.reserved_tokens },
+    solve: {
+      stages: file.solve.stages,
+      maxRetriesPerStep: file.solve.max_retries_per_step,
+      maxFullFiles: file.solve.max_full_files,
+      context: file.solve.context,
     },
     origins,
     ...(overriddenStageModels !== undefined && overriddenStageModels.length > 0 ? { overriddenStageModels } : {}),

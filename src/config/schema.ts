@@ -220,6 +220,45 @@ const RefactorSectionSchema = z
   })
   .describe('Whole-repo refactor workflow (seed 002).');
 
+const BudgetSectionSchema = z
+  .strictObject({
+    context_window: positiveInt()
+      .optional()
+      .describe(
+        "Tokens of the model's context window. Default: the model's known window; for ollama 4096 (its default num_ctx: set this to the OLLAMA_CONTEXT_LENGTH you serve with); 8192 for a model Ratchet does not know.",
+      ),
+    reserved_tokens: positiveInt()
+      .default(4096)
+      .describe(
+        "Tokens of the window kept free for the model's reply: a plan or solve pass's prompt gets the rest, and a prompt over it fails before the call.",
+      ),
+  })
+  .describe('Token budget of each plan and solve pass (seed 004).');
+
+const SolveSectionSchema = z
+  .strictObject({
+    stages: z
+      .array(z.enum(['scope', 'precision']))
+      .min(1)
+      .default(['scope', 'precision'])
+      .describe(
+        'Retrieval stages of each pass (also --stages): scope finds candidate files without a model call; precision has the model grade them.',
+      ),
+    max_retries_per_step: nonNegativeInt()
+      .default(1)
+      .describe('Retries of a step whose edits do not apply or whose tests fail, each with that failure.'),
+    max_full_files: positiveInt()
+      .default(3)
+      .describe('Files a pass sees whole (the most relevant); the others as signatures.'),
+    context: z
+      .enum(['pack', 'whole-files'])
+      .default('pack')
+      .describe(
+        'pack: the most relevant files whole and signatures of the rest (seed 004); whole-files: every candidate file whole, no precision call (the baseline the pack is measured against).',
+      ),
+  })
+  .describe('The plan and solve workflow (seed 004).');
+
 /** The whole `.ratchet/config.toml`. A missing table means all of its defaults. */
 export const ConfigFileSchema = z.strictObject({
   provider: ProviderSectionSchema.prefault({}),
@@ -231,6 +270,8 @@ export const ConfigFileSchema = z.strictObject({
   stages: StagesSectionSchema.prefault({}),
   refactor_check: RefactorCheckSectionSchema.prefault({}),
   refactor: RefactorSectionSchema.prefault({}),
+  budget: BudgetSectionSchema.prefault({}),
+  solve: SolveSectionSchema.prefault({}),
 });
 
 /** The file after defaults (snake_case). */

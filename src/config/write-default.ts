@@ -36,6 +36,7 @@ const EXAMPLES: Record<string, unknown> = {
   'bash.env': ['DATABASE_URL'],
   'refactor.max_runtime_minutes': 120,
   'bash.max_memory_mb': 8192,
+  'budget.context_window': 32768,
   'stages.model': DEFAULT_MODEL,
   'stages.timeout': 300,
   'stages.max_attempts': 3,

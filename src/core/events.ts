@@ -131,11 +131,83 @@ export interface EventMap {
   /** A refactor checkpoint passed the full verifier (the base commit passed it as the baseline). */
   'checkpoint-verify': { commit: string; level: 'full' };
   'plan-select': { cycle: number; test: string | null; testFile: string | null; implFile: string | null };
+  /**
+   * Solve workflow (seed 004). A pass is one model call answering with a plan or with edits,
+   * with a context package of its own; `pass` numbers them 1, 2, ... per run. The ledger keeps
+   * each pass with the range of events between its start and end, so the model calls, test runs
+   * and checkpoints of a pass are the ones recorded inside that range.
+   */
+  'solve-pass-start': {
+    pass: number;
+    passType: SolvePassType;
+    partId: string | null;
+    stepId: string | null;
+    /** 1 for a step's first implement attempt, 2 for its first retry, ...; 1 for other passes. */
+    attempt: number;
+  };
+  'solve-pass-end': {
+    pass: number;
+    outcome: 'ok' | 'failed';
+    reason?: string;
+    /** What the pass's context package held; null when the pass failed before building one. */
+    context: SolveContextSummary | null;
+  };
+  /** An implement attempt: its edits, whether they applied, and the tests after them (seed's run_attempts, validation_results). */
+  'solve-attempt-end': {
+    pass: number;
+    partId: string | null;
+    stepId: string;
+    attempt: number;
+    patchApplied: boolean;
+    /** Files the edits changed or created. */
+    files: string[];
+    /** Why the edits were not applied (which edit, and why), or why the tests failed. */
+    error: string | null;
+    promptTokens: number | null;
+    completionTokens: number | null;
+    latencyMs: number;
+    /** Null when no edit was applied (nothing to test). */
+    validation: {
+      success: boolean;
+      failingTests: string[];
+      lintOk: boolean | null;
+      typecheckOk: boolean | null;
+    } | null;
+  };
+  /** Progress of a solve run (seed's orchestrator_runs), after its plan and after every step. */
+  'solve-progress': {
+    mode: 'orchestrated' | 'single-pass';
+    status: 'running' | 'complete' | 'partial' | 'failed';
+    totalParts: number;
+    totalSteps: number;
+    partsCompleted: number;
+    stepsCompleted: number;
+    stepsFailed: number;
+  };
   warning: { message: string; stage?: StageName };
   log: { message: string };
 }
 
 export type EventType = keyof EventMap;
+
+/** The kinds of solve passes (seed 004's `pass_type`). */
+export type SolvePassType = 'meta_plan' | 'part_plan' | 'implement' | 'adjustment';
+
+/** What one solve pass's context package held, for the ledger and the trace. */
+export interface SolveContextSummary {
+  /** The retrieval stages that ran (`scope`, `precision`). */
+  stages: string[];
+  /** Files the scope stage found. */
+  candidates: number;
+  /** Files given whole, most relevant first. */
+  fullFiles: string[];
+  /** Files given as signatures only. */
+  signatureFiles: string[];
+  /** Estimated tokens of the whole prompt (system and user), framing included. */
+  promptTokens: number;
+  /** What the prompt could take: the model's context window minus `[budget] reserved_tokens`. */
+  budgetTokens: number;
+}
 
 export interface EventEnvelope {
   /** Monotonic per run: `<runId>:<seq>`. */

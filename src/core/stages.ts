@@ -7,7 +7,7 @@ export const PHASES = ['PLAN', 'RED', 'GREEN', 'REFACTOR', 'COMPLETE'] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** The phases stage events belong to: the TDD phases, plus those of the refactor workflow. */
-export type StagePhase = Phase | 'SETUP' | 'BATCH';
+export type StagePhase = Phase | 'SETUP' | 'BATCH' | 'SOLVE';
 
 export type StageName =
   | 'PLAN'
@@ -26,7 +26,13 @@ export type StageName =
   | 'CRITIC'
   | 'FORMAT'
   | 'FAST_VERIFY'
-  | 'FULL_VERIFY';
+  | 'FULL_VERIFY'
+  // Plan/solve workflow (seed 004): its passes, and the retrieval stage that grades candidates.
+  | SolvePassStage
+  | 'PRECISION';
+
+/** The passes of the solve workflow that answer with a plan or with edits (seed 004). */
+export type SolvePassStage = 'META_PLAN' | 'PART_PLAN' | 'IMPLEMENT' | 'ADJUSTMENT';
 
 /** Stages that run an agent (the others only run verification). */
 export const AGENT_STAGES = ['PLAN', 'RED', 'RED_FIX', 'GREEN', 'FIX', 'REFACTOR'] as const;

@@ -30,10 +30,10 @@ export interface ParsedSearchReplace {
   errors: string[];
 }
 
-type SearchReplaceFailureKind = 'missing-file' | 'not-found' | 'ambiguous' | 'file-exists';
+export type SearchReplaceFailureKind = 'missing-file' | 'not-found' | 'ambiguous' | 'file-exists';
 
 /** Why one block could not be applied; `message` is written for the model's retry prompt. */
-interface SearchReplaceFailure {
+export interface SearchReplaceFailure {
   /** Index of the block in the list given to `applySearchReplace`. */
   block: number;
   path: string;
@@ -216,12 +216,12 @@ function whitespaceHint(text: string, search: string): string {
 function parseXmlEdits(text: string): ParsedSearchReplace {
   const blocks: SearchReplaceBlock[] = [];
   const errors: string[] = [];
-  const edit = /<edit\s+file\s*=\s*"([^"]*)"\s*>([\s\S]*?)<\/edit>/g;
+  const edit = /<edit\s+file\s*=\s*(?:"([^"]*)"|'([^']*)')\s*>([\s\S]*?)<\/edit>/g;
   for (const match of text.matchAll(edit)) {
-    const body = match[2] ?? '';
+    const body = match[3] ?? '';
     const search = /<search>([\s\S]*?)<\/search>/.exec(body);
     const replacement = /<replacement>([\s\S]*?)<\/replacement>/.exec(body);
-    const path = (match[1] ?? '').trim();
+    const path = (match[1] ?? match[2] ?? '').trim();
     if (path === '' || search === null || replacement === null) {
       errors.push(`<edit file="${path}">: each edit needs a file attribute, <search> and <replacement>.`);
       continue;

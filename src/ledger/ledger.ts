@@ -16,6 +16,7 @@ import {
 } from './internal/rows.js';
 import { loadMessages, messageHashes } from './internal/model-messages.js';
 import { sqliteCode } from './internal/sqlite-code.js';
+import { readSolveTrace } from './internal/solve-trace.js';
 import { computeSummary } from './internal/summary.js';
 import { migrateToLatest } from './migrate.js';
 import { createRedactor, redactValue, secretsFromEnv, type Redactor } from '../core/redact.js';
@@ -32,6 +33,7 @@ import type {
   RunRow,
   RunStatus,
   RunSummary,
+  SolveTrace,
   StageRow,
   ToolCallRow,
   VerificationRow,
@@ -253,6 +255,11 @@ class SqliteLedger implements Ledger {
 
   async checkpoints(runId: string): Promise<CheckpointRow[]> {
     return (await this.#rowsBySeq('checkpoints', runId)).map(toCheckpointRow);
+  }
+
+  async solveTrace(runId: string): Promise<SolveTrace> {
+    this.#assertOpen();
+    return readSolveTrace(this.#db, runId);
   }
 
   async lastEventNumber(runId: string): Promise<number> {

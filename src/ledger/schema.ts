@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { EventType } from '../core/events.js';
+import type { EventMap, EventType, SolvePassType } from '../core/events.js';
 import type { FinishReason } from '../core/model.js';
 import type { StagePhase as Phase, StageName } from '../core/stages.js';
 import type { RunStatus, StageAttemptOutcome, VerificationKind } from './types.js';
@@ -18,6 +18,10 @@ export interface LedgerDatabase {
   verifications: VerificationsTable;
   checkpoints: CheckpointsTable;
   events: EventsTable;
+  solve_runs: SolveRunsTable;
+  solve_passes: SolvePassesTable;
+  solve_attempts: SolveAttemptsTable;
+  solve_validations: SolveValidationsTable;
 }
 
 export interface RunsTable {
@@ -146,4 +150,68 @@ export interface EventsTable {
   type: EventType;
   timestamp: string;
   payload_json: string;
+}
+
+/** Solve workflow (0005): one row per run, updated by each `solve-progress` event. */
+interface SolveRunsTable {
+  run_id: string;
+  mode: EventMap['solve-progress']['mode'];
+  status: EventMap['solve-progress']['status'];
+  total_parts: number;
+  total_steps: number;
+  parts_completed: number;
+  steps_completed: number;
+  steps_failed: number;
+  /** The last `solve-progress` event. */
+  seq: number;
+  updated_at: string;
+}
+
+/** One pass: opened by `solve-pass-start`, closed by `solve-pass-end`; it spans seqs start_seq..end_seq. */
+interface SolvePassesTable {
+  id: Generated<number>;
+  run_id: string;
+  pass: number;
+  pass_type: SolvePassType;
+  part_id: string | null;
+  step_id: string | null;
+  attempt: number;
+  outcome: EventMap['solve-pass-end']['outcome'] | null;
+  reason: string | null;
+  /** `SolveContextSummary` as JSON. */
+  context_json: string | null;
+  prompt_tokens: number | null;
+  budget_tokens: number | null;
+  start_seq: number;
+  end_seq: number | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+interface SolveAttemptsTable {
+  id: Generated<number>;
+  run_id: string;
+  pass: number;
+  part_id: string | null;
+  step_id: string;
+  attempt: number;
+  patch_applied: number;
+  files_json: string;
+  error: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  latency_ms: number;
+  seq: number;
+  created_at: string;
+}
+
+interface SolveValidationsTable {
+  id: Generated<number>;
+  attempt_id: number;
+  run_id: string;
+  success: number;
+  failing_tests_json: string;
+  lint_ok: number | null;
+  typecheck_ok: number | null;
+  seq: number;
 }

@@ -1,4 +1,4 @@
-import type { EventMap, EventType, RatchetEvent } from '../core/events.js';
+import type { EventMap, EventType, RatchetEvent, SolveContextSummary, SolvePassType } from '../core/events.js';
 import type { FinishReason } from '../core/model.js';
 import type { FailureKind } from '../core/verification.js';
 import type { StagePhase as Phase, StageName } from '../core/stages.js';
@@ -226,6 +226,78 @@ export interface RunSummary {
   durationMs: number;
 }
 
+/** Progress of a solve run (seed 004's `orchestrator_runs`), as of its last `solve-progress` event. */
+interface SolveRunRow {
+  runId: string;
+  mode: EventMap['solve-progress']['mode'];
+  status: EventMap['solve-progress']['status'];
+  totalParts: number;
+  totalSteps: number;
+  partsCompleted: number;
+  stepsCompleted: number;
+  stepsFailed: number;
+  updatedAt: string;
+}
+
+/**
+ * One pass of a solve run (seed 004's `orchestrator_passes` and `task_runs`). It spans the events
+ * numbered `startSeq` to `endSeq`: the model calls, verifications and checkpoints recorded in that
+ * range are its own (see `eventsOfPass`).
+ */
+export interface SolvePassRow {
+  id: number;
+  runId: string;
+  pass: number;
+  passType: SolvePassType;
+  partId: string | null;
+  stepId: string | null;
+  attempt: number;
+  /** Null while open (or cut off by a kill). */
+  outcome: EventMap['solve-pass-end']['outcome'] | null;
+  reason: string | null;
+  context: SolveContextSummary | null;
+  startSeq: number;
+  /** Null while open: the pass then ends where the next one starts. */
+  endSeq: number | null;
+  startedAt: string;
+  endedAt: string | null;
+}
+
+/** Tests after an implement attempt (seed 004's `validation_results`); full outputs are in `verifications`. */
+interface SolveValidationRow {
+  success: boolean;
+  failingTests: string[];
+  lintOk: boolean | null;
+  typecheckOk: boolean | null;
+}
+
+/** One implement attempt (seed 004's `run_attempts`); its raw response is its pass's model call. */
+interface SolveAttemptRow {
+  id: number;
+  runId: string;
+  pass: number;
+  partId: string | null;
+  stepId: string;
+  attempt: number;
+  patchApplied: boolean;
+  files: string[];
+  error: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  latencyMs: number;
+  seq: number;
+  createdAt: string;
+  /** Null when no edit applied (nothing was tested). */
+  validation: SolveValidationRow | null;
+}
+
+/** Everything the solve tables hold of one run, in order. */
+export interface SolveTrace {
+  progress: SolveRunRow | null;
+  passes: SolvePassRow[];
+  attempts: SolveAttemptRow[];
+}
+
 export interface RunFilter {
   /** One status, or any of several (e.g. `['running', 'interrupted']` for resumable runs). */
   status?: RunStatus | readonly RunStatus[];
@@ -277,6 +349,8 @@ export interface Ledger extends AsyncDisposable {
   toolCalls(runId: string): Promise<ToolCallRow[]>;
   verifications(runId: string): Promise<VerificationRow[]>;
   checkpoints(runId: string): Promise<CheckpointRow[]>;
+  /** The solve workflow's passes, attempts and progress of a run (empty for other workflows). */
+  solveTrace(runId: string): Promise<SolveTrace>;
   /**
    * The highest number `n` of the run's stored event ids (`<run-id>:<n>`), 0 without events: a
    * process that continues the run numbers its events from there. (Counting stored events would

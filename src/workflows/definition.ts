@@ -10,6 +10,7 @@
 import type { z } from 'zod';
 import type { AgentRuntime } from '../core/agent.js';
 import type { Clock } from '../core/effects.js';
+import type { ModelClient } from '../core/model.js';
 import type { EventInput } from '../core/events.js';
 import type { HandoffState } from '../core/handoff.js';
 import type { Redactor } from '../core/redact.js';
@@ -85,6 +86,12 @@ export interface SettleContext {
 export interface AgentPort {
   /** The runtime of a stage: its model and limits (`[stages.<name>]`); `tools` narrows a CLI runtime's tools. */
   forStage(stage: AgentStageName, tools?: CliTools): AgentRuntime;
+  /**
+   * The plain model client of a stage's model (`[stages.<name>] model`), retries included, for a
+   * workflow that makes its own calls without tools (solve); retried failures go to `emit`.
+   * Throws `config` for `--provider claude-code`.
+   */
+  modelFor(stage: AgentStageName, emit: (event: EventInput) => void): ModelClient;
 }
 
 /** What the engine hands a workflow's steps: the run, its settings, and ports over its sandbox and models. */

@@ -11,6 +11,11 @@ const TABLES = [
   'model_calls',
   'model_messages',
   'runs',
+  // 0005_solve_trace (seed 004's orchestrator_runs, orchestrator_passes, run_attempts, validation_results).
+  'solve_attempts',
+  'solve_passes',
+  'solve_runs',
+  'solve_validations',
   'stages',
   'tool_calls',
   'verifications',
@@ -77,14 +82,19 @@ describe('ledger migrations', () => {
     const first = await openLedger(file, { secrets: [] });
     await first.createRun(newRun('run-old', { repoRoot: temp.dir, feature: 'old' }));
     await first.close();
-    // Make it the ledger an earlier Ratchet wrote: no final_commit column, nothing of 0002 and 0003.
+    // Make it the ledger an earlier Ratchet wrote: no final_commit column, nothing of 0002, 0003
+    // and the later migrations (0005_solve_trace's tables).
     const raw = new BetterSqlite3(file);
     raw.exec(
       [
         'alter table runs drop column final_commit',
         'drop table model_messages',
         'alter table model_calls drop column message_hashes_json',
-        "delete from kysely_migration where name in ('0002_final_commit', '0003_model_messages')",
+        'drop table solve_validations',
+        'drop table solve_attempts',
+        'drop table solve_passes',
+        'drop table solve_runs',
+        "delete from kysely_migration where name in ('0002_final_commit', '0003_model_messages', '0005_solve_trace')",
       ].join('; '),
     );
     raw.close();

@@ -2,6 +2,7 @@ import type { AgentRuntime, StageRequest } from '../../core/agent.js';
 import { RatchetError } from '../../core/errors.js';
 import type { Clock } from '../../core/effects.js';
 import type { ModelClient, ModelRequest } from '../../core/model.js';
+import type { EventInput } from '../../core/events.js';
 import type { AgentStageName } from '../../core/stages.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { stageSettings } from '../../config/resolved.js';
@@ -159,6 +160,69 @@ export function endpointVariable(provider: ResolvedConfig['provider']['name']): 
     case 'replay':
       return undefined;
   }
+}
+
+/**
+ * A stage's model client for a workflow that makes its own calls without tools (the solve
+ * passes): the stage's model from `models`, wrapped in the retry policy; a failed call that is
+ * retried is recorded through `emit` as a `model-call` with its error, then a `model-retry`
+ * (the final call, answered or not, is the caller's to record). Refused (`config`) for
+ * `claude-code`, an agent runtime with no plain model client.
+ */
+export function stageModelClient(
+  config: ResolvedConfig,
+  models: ModelPool,
+  clock: Clock,
+  stage: AgentStageName,
+  emit: (event: EventInput) => void,
+): ModelClient {
+  if (config.provider.name === 'claude-code') {
+    throw new RatchetError(
+      'config',
+      'This workflow calls the model directly; claude-code is an agent runtime, not a model API.',
+      {
+        hint: 'Use --provider anthropic (the same models), openai, openai-compatible, ollama or replay.',
+      },
+    );
+  }
+  const base = models.clientFor(stageSettings(config, stage).model);
+  let attemptStart: { request: ModelRequest; at: number } | undefined;
+  const tracked: ModelClient = {
+    specificationVersion: base.specificationVersion,
+    provider: base.provider,
+    modelId: base.modelId,
+    generate: (request, options) => {
+      attemptStart = { request, at: clock.now().getTime() };
+      return base.generate(request, options);
+    },
+  };
+  return withRetry(tracked, {
+    maxRetries: config.provider.maxRetries,
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+    onRetry: (info) => {
+      const { attempt, delayMs, error } = info;
+      if (attemptStart) {
+        emit({
+          type: 'model-call',
+          stage,
+          provider: base.provider,
+          model: base.modelId,
+          request: attemptStart.request,
+          response: null,
+          error: { code: error.code, message: error.message },
+          latencyMs: clock.now().getTime() - attemptStart.at,
+        });
+      }
+      emit({
+        type: 'model-retry',
+        provider: base.provider,
+        model: base.modelId,
+        attempt,
+        delayMs,
+        reason: `${error.code}: ${error.message}${retryCapNote(info)}`,
+      });
+    },
+  });
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { AgentRuntime } from '../../core/agent.js';
+import type { ModelClient } from '../../core/model.js';
 import type { Clock, IdGenerator } from '../../core/effects.js';
 import { RatchetError } from '../../core/errors.js';
 import type { EventInput, EventMap, EventType, RatchetEvent } from '../../core/events.js';
@@ -26,6 +27,7 @@ import {
   endpointVariable,
   runEndpoint,
   runModel,
+  stageModelClient,
   type ModelPool,
 } from './model-factory.js';
 
@@ -95,6 +97,11 @@ export interface CliTools {
 export interface RunAgents {
   /** The runtime of a stage: its model and limits (`[stages.<name>]`), every tool unless `tools` narrows them. */
   forStage(stage: AgentStageName, tools?: CliTools): AgentRuntime;
+  /**
+   * The plain model client of a stage (no tools, retries included; see `stageModelClient`), for
+   * workflows that make their own calls; retried failures are reported through `emit`.
+   */
+  modelFor(stage: AgentStageName, emit: (event: EventInput) => void): ModelClient;
   /** What a `checkpoint-create` this process records says of the models (how far a replayed cassette got). */
   checkpointFields(): Pick<EventMap['checkpoint-create'], 'cassette'>;
 }
@@ -293,6 +300,7 @@ function runModels(
       });
       return {
         forStage: (stage, tools) => stageRuntimes(config, environment, models, places, tools)(stage),
+        modelFor: (stage, emit) => stageModelClient(config, models, environment.clock, stage, emit),
         checkpointFields() {
           const position = models.cassettePosition();
           return position === null || cassette === undefined ? {} : { cassette: { file: cassette, position } };

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
 import { checkpointsOf } from '../../engine/checkpoints.js';
 import { rollbacksOf } from '../../engine/rollbacks.js';
+import { runDir } from '../../engine/run-paths.js';
 import { orphanedRuns, resolveRun } from '../../engine/run-lookup.js';
 import { repairNotes } from '../../engine/verbs/repair-notes.js';
 import { rollbackRun } from '../../engine/verbs/rollback-run.js';
@@ -18,6 +19,7 @@ import {
   tokensText,
 } from '../../report/summary-text.js';
 import { writeRunReport } from '../../report/write-report.js';
+import { renderSolveTrace } from '../../report/solve-trace.js';
 import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
@@ -100,7 +102,7 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
       }
       const state = last?.state;
       const next =
-        run.workflow === 'tdd'
+        run.workflow === 'tdd' || run.workflow === 'solve'
           ? `\`ratchet resume ${run.id}\` continues from the last checkpoint`
           : `\`ratchet accept ${run.id} --force\` keeps its checkpoints, \`ratchet reject ${run.id}\` drops it`;
       const shownStatus = orphaned
@@ -125,6 +127,18 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
         const backup = (run.config as { backup?: { directory?: unknown } } | null)?.backup?.directory;
         if (typeof backup === 'string') output.out(`  backup    ${backup}`);
         if (rollback) output.out(`  rollback  ${rollbackText(rollback)}`);
+      } else if (run.workflow === 'plan') {
+        output.out(
+          `  plan      ${relative(process.cwd(), join(runDir(repoRoot, run.id), 'plan.json'))} (ratchet report ${run.id} --trace)`,
+        );
+      } else if (run.workflow === 'solve') {
+        // Plan and solve checkpoints keep their progress in their own notes; the ledger has it too.
+        const progress = (await ledger.solveTrace(run.id)).progress;
+        output.out(
+          progress === null
+            ? '  steps     no plan yet'
+            : `  steps     ${progress.stepsCompleted} done, ${progress.stepsFailed} failed, of ${progress.totalSteps} planned in ${progress.totalParts} parts (${progress.mode}, ${progress.status}); the trace: ratchet report ${run.id} --trace`,
+        );
       } else if (state) {
         output.out(`  phase     ${state.phase} -> ${state.nextPhase ?? '-'} (cycle ${state.cycleNumber})`);
         output.out(`  test      ${state.currentTest?.description ?? '(none)'}`);
@@ -184,7 +198,8 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
         output.out('');
       }
       for (const rollback of rollbacks) output.out(pc.yellow(`Run ${run.id} was ${rollbackText(rollback)}.`));
-      if (run.workflow === 'refactor') {
+      // Only TDD checkpoints carry handoff notes; the others are listed as commits.
+      if (run.workflow !== 'tdd') {
         output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
         for (const checkpoint of checkpoints)
           output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
@@ -213,11 +228,19 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
     },
   );
 
-  runCommand(
+  runCommand<{ trace?: boolean }>(
     program,
     'report',
     'Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/',
-    async ({ output, repoRoot, ledger, run }) => {
+    async ({ output, repoRoot, ledger, run }, _runId, flags) => {
+      if (flags.trace) {
+        const trace = await ledger.solveTrace(run.id);
+        const modelCalls = await ledger.modelCalls(run.id);
+        const verifications = await ledger.verifications(run.id);
+        if (output.json) output.out(JSON.stringify({ run: run.id, trace, modelCalls, verifications }));
+        else output.out(renderSolveTrace({ run, trace, modelCalls, verifications }));
+        return;
+      }
       const { markdown, markdownPath, htmlPath } = await writeRunReport(repoRoot, run, ledger);
       if (output.json) {
         const rollback = (await rollbacksOf(ledger, run.id)).at(-1) ?? null;
@@ -231,6 +254,9 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
         pc.dim(`Written to ${relative(process.cwd(), markdownPath) || 'report.md'} and report.html beside it.`),
       );
     },
+  ).option(
+    '--trace',
+    'print the chain of a plan or solve run instead: passes, attempts, validation, every model call with its full prompt and response',
   );
 
   program

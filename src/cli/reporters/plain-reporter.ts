@@ -171,6 +171,29 @@ export function createPlainReporter(
         break;
       case 'note-write':
         break;
+      case 'solve-pass-start': {
+        const where = [event.partId, event.stepId].filter((id) => id !== null).join('/');
+        const retry = event.attempt > 1 ? ` (retry ${event.attempt - 1})` : '';
+        line(pc.bold(`  ▸ pass ${event.pass} ${event.passType.toUpperCase()}${where ? ` ${where}` : ''}${retry}`));
+        break;
+      }
+      case 'solve-pass-end': {
+        const tokens = event.context
+          ? pc.dim(` ~${event.context.promptTokens}/${event.context.budgetTokens} prompt tokens`)
+          : '';
+        const reason = event.reason ? `: ${event.reason.split('\n')[0] ?? ''}` : '';
+        line(event.outcome === 'ok' ? `    ${pc.green('✓')}${tokens}` : `    ${pc.red('✗')}${reason}${tokens}`);
+        break;
+      }
+      case 'solve-attempt-end':
+        break;
+      case 'solve-progress':
+        if (event.status !== 'running') {
+          line(
+            `  solve ${event.status}: ${event.stepsCompleted} steps done, ${event.stepsFailed} failed, of ${event.totalSteps} planned in ${event.totalParts} parts`,
+          );
+        }
+        break;
     }
   };
 }

@@ -14,6 +14,7 @@ import type {
   VerificationsTable,
 } from '../schema.js';
 import type { FailingTest } from '../types.js';
+import { SOLVE_EVENT_TYPES, SolveRows } from './solve-rows.js';
 import { sqliteCode } from './sqlite-code.js';
 import { parseVerificationResult } from './verification-result.js';
 
@@ -57,6 +58,7 @@ const TYPED_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   'tool-call',
   'verify-end',
   'checkpoint-create',
+  ...SOLVE_EVENT_TYPES,
 ]);
 
 /**
@@ -91,6 +93,7 @@ export class EventWriter {
   readonly #insertToolCall: Insert<ToolCallsTable>;
   readonly #insertVerification: Insert<VerificationsTable>;
   readonly #insertCheckpoint: Insert<CheckpointsTable>;
+  readonly #solveRows: SolveRows;
   /** Last committed seq per run. */
   readonly #seqs = new Map<string, number>();
   /** Seqs used by the write in progress; merged into `#seqs` once it commits. */
@@ -184,6 +187,7 @@ export class EventWriter {
       subject: true,
       created_at: true,
     });
+    this.#solveRows = new SolveRows(sqlite, redact);
     this.#writeBatch = sqlite.transaction((events: readonly RatchetEvent[]) => {
       for (const event of events) this.#write(event);
     });
@@ -259,6 +263,11 @@ export class EventWriter {
         return this.#verification(event, this.#event(event, payloadOf(event)));
       case 'checkpoint-create':
         return this.#checkpoint(event, this.#event(event, payloadOf(event)));
+      case 'solve-pass-start':
+      case 'solve-pass-end':
+      case 'solve-attempt-end':
+      case 'solve-progress':
+        return this.#solveRows.write(event, this.#event(event, payloadOf(event)));
       default:
         this.#event(event, payloadOf(event));
     }
