@@ -74,6 +74,7 @@ export type {
   RunContext,
   RunInfo,
   RunStart,
+  RunProgress,
   CheckContext,
   Checked,
   SettleContext,
