@@ -20,16 +20,37 @@ const LAYERS = [
   'cli',
 ];
 
+/**
+ * Imports forbidden whatever the order of LAYERS, stated on their own so that no reordering can
+ * drop them: a workflow never imports the engine or the CLI; it gets what it needs through the
+ * ports its definition receives (DESIGN.md, workflows/; src/workflows/definition.ts).
+ * @type {Partial<Record<string, { layers: string[]; why: string }>>}
+ */
+const ALSO_FORBIDDEN = {
+  workflows: {
+    layers: ['engine', 'cli'],
+    why: 'a workflow gets what it needs through the ports its definition receives (src/workflows/definition.ts)',
+  },
+};
+
 const layerRules = LAYERS.map((layer, index) => ({
   files: [`src/${layer}/**/*.{ts,tsx}`],
   rules: {
     'no-restricted-imports': [
       'error',
       {
-        patterns: LAYERS.slice(index + 1).map((later) => ({
-          group: [`**/${later}/*`, `**/${later}/**`],
-          message: `Layer '${layer}' may not import from '${later}' (see DESIGN.md, Layers).`,
-        })),
+        patterns: [
+          ...(ALSO_FORBIDDEN[layer]?.layers ?? []).map((forbidden) => ({
+            group: [`**/${forbidden}/*`, `**/${forbidden}/**`],
+            message: `Layer '${layer}' may never import from '${forbidden}': ${ALSO_FORBIDDEN[layer]?.why ?? ''}.`,
+          })),
+          ...LAYERS.slice(index + 1)
+            .filter((later) => !(ALSO_FORBIDDEN[layer]?.layers ?? []).includes(later))
+            .map((later) => ({
+              group: [`**/${later}/*`, `**/${later}/**`],
+              message: `Layer '${layer}' may not import from '${later}' (see DESIGN.md, Layers).`,
+            })),
+        ],
       },
     ],
   },

@@ -66,7 +66,26 @@ export { startRun, type StartOptions, type StartServices } from './engine/start-
 export { resumeRun, type ResumeOptions } from './engine/resume-run.js';
 export type { RunOutcome } from './engine/run-process.js';
 export { createWorkflowRegistry, type WorkflowRegistry } from './engine/registry.js';
-export type { WorkflowDefinition, RunContext, RunInfo } from './workflows/definition.js';
+// The contract of a workflow, for a definition of one's own (see README, Architecture).
+export type {
+  WorkflowDefinition,
+  WorkflowTypes,
+  Steps,
+  RunContext,
+  RunInfo,
+  RunStart,
+  RunProgress,
+  CheckContext,
+  Checked,
+  SettleContext,
+  AgentPort,
+  ResumeSupport,
+  ResumeContext,
+  ResumePoint,
+  NotedCheckpoint,
+  BackupSupport,
+  RunBackup,
+} from './workflows/definition.js';
 export { tddWorkflow, type TddRequest } from './workflows/tdd/definition.js';
 export { refactorWorkflow, type RefactorRequest } from './workflows/refactor/definition.js';
 export {

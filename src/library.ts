@@ -2,7 +2,7 @@
  * The engine bound to the workflows this package ships, for library users (`src/index.ts`): the
  * registry the engine finds a recorded run's workflow in, and the entry points with the
  * signatures of earlier versions (`startTdd`, `resumeTdd`, `acceptRun(repoRoot, run, ledger,
- * options)`...). The CLI builds its own registry from its workflow commands.
+ * options)`...). The CLI uses the same registry (`src/workflows/index.ts` lists the workflows).
  */
 import type { Clock } from './core/effects.js';
 import type { RatchetEvent } from './core/events.js';
@@ -10,7 +10,7 @@ import type { ResolvedConfig } from './config/resolved.js';
 import type { Ledger } from './ledger/types.js';
 import type { EngineServices } from './engine/effects.js';
 import type { GitRun } from './engine/git-run.js';
-import { createWorkflowRegistry } from './engine/registry.js';
+import { workflowRegistry } from './engine/registry.js';
 import { resumeRun } from './engine/resume-run.js';
 import type { RunOutcome } from './engine/run-process.js';
 import { startRun } from './engine/start-run.js';
@@ -18,15 +18,12 @@ import { acceptRun as acceptRecordedRun, type AcceptResult } from './engine/verb
 import { rejectRun as rejectRecordedRun } from './engine/verbs/reject-run.js';
 import { repairNotes as repairRecordedNotes } from './engine/verbs/repair-notes.js';
 import { rollbackRun as rollbackRecordedRun } from './engine/verbs/rollback-run.js';
-import { refactorWorkflow } from './workflows/refactor/definition.js';
 import { tddWorkflow } from './workflows/tdd/definition.js';
-import { solveWorkflow } from './workflows/solve/definition.js';
-import { planWorkflow } from './workflows/solve/plan-definition.js';
 
 export type { RunOutcome };
 
 /** The workflows of this package, by the name their runs are recorded under. */
-export const workflows = createWorkflowRegistry([tddWorkflow, refactorWorkflow, solveWorkflow, planWorkflow]);
+export const workflows = workflowRegistry();
 
 export interface StartTddOptions {
   repoRoot: string;

@@ -13,6 +13,7 @@ import { RATCHET_EXCLUDES } from '../engine/worktree-setup.js';
 import { createProcessRunner } from '../process/runner.js';
 import { Git } from '../git/git.js';
 import { openLedger, secretsFromEnv, type Ledger } from '../ledger/ledger.js';
+import { replaysCassette } from '../llm/provider-kinds.js';
 import { createOutput, type Output } from './output.js';
 
 /** Options every command accepts (DESIGN.md, Commands). */
@@ -96,7 +97,7 @@ export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Pr
     },
   });
   // A cassette another provider would ignore: the user meant a replay (or forgot which provider runs).
-  if (flags.cassette && config.provider.name !== 'replay') {
+  if (flags.cassette && !replaysCassette(config.provider.name)) {
     throw new RatchetError(
       'usage',
       `--cassette plays a recorded session, but the provider is ${config.provider.name}${flags.provider ? '' : ' (from the config)'}.`,

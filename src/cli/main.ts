@@ -6,18 +6,9 @@ import { packageRoot } from '../config/prompts.js';
 import { toRatchetError } from '../core/errors.js';
 import { createRedactor, redactValue, secretsFromEnv } from '../core/redact.js';
 import { escapeJsonControl, stripControl } from './terminal-text.js';
-import { registerDemoCommand } from './commands/demo-command.js';
-import { registerRunCommands } from './commands/run-commands.js';
-import { registerSetupCommands } from './commands/setup-commands.js';
-import { registerTddCommands } from './commands/tdd-command.js';
-import { registerSolveCommands } from './commands/solve-commands.js';
-import { registerRefactorCommands } from './commands/refactor-commands.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
-import { createWorkflowRegistry } from '../engine/registry.js';
-import { tddWorkflow } from '../workflows/tdd/definition.js';
-import { solveWorkflow } from '../workflows/solve/definition.js';
-import { planWorkflow } from '../workflows/solve/plan-definition.js';
-import { refactorWorkflow } from '../workflows/refactor/definition.js';
+import { workflowRegistry } from '../engine/registry.js';
+import { COMMANDS } from './commands/index.js';
 
 function version(): string {
   const parsed: unknown = JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8'));
@@ -78,16 +69,8 @@ Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth, 4 interrupt
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
   TDD_MODEL, TDD_MAX_RETRIES, TDD_PROJECT_ROOT, RATCHET_HOME.`,
     );
-  const cli = {
-    setExit,
-    registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow, solveWorkflow, planWorkflow]),
-  };
-  registerDemoCommand(program, cli);
-  registerSetupCommands(program, cli);
-  registerTddCommands(program, cli);
-  registerSolveCommands(program, cli);
-  registerRunCommands(program, cli);
-  registerRefactorCommands(program, cli);
+  const cli = { setExit, registry: workflowRegistry() };
+  for (const register of COMMANDS) register(program, cli);
   try {
     await program.parseAsync(argv);
     return exitCode;

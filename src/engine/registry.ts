@@ -1,5 +1,6 @@
 import { RatchetError } from '../core/errors.js';
 import type { AnyWorkflow } from '../workflows/definition.js';
+import { WORKFLOWS } from '../workflows/index.js';
 
 /**
  * The workflows the engine knows, by the name their runs are recorded under. The engine finds a
@@ -29,4 +30,9 @@ export function createWorkflowRegistry(workflows: readonly AnyWorkflow[]): Workf
       return workflow;
     },
   };
+}
+
+/** The registry of the workflows Ratchet ships (`src/workflows/index.ts`): the CLI's and the library's. */
+export function workflowRegistry(): WorkflowRegistry {
+  return createWorkflowRegistry(WORKFLOWS);
 }

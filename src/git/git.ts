@@ -1,3 +1,8 @@
+/**
+ * Longer than 500 lines on purpose: `Git` is the one typed wrapper over the git CLI (about sixty
+ * methods of a few lines each, the parsing and command building already in `internal/`), and
+ * splitting the class would split the one interface every layer above uses.
+ */
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';

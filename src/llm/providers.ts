@@ -17,11 +17,7 @@ import { RatchetError } from '../core/errors.js';
 import type { ModelClient } from '../core/model.js';
 import { createAiSdkModelClient, type AiSdkLanguageModel } from './ai-sdk-client.js';
 import { createReplayModelClient } from './replay.js';
-
-/** Providers served by this layer (`claude-code` is an agent runtime, not a model client). */
-type ModelProviderName = 'anthropic' | 'openai' | 'openai-compatible' | 'ollama' | 'replay';
-/** Providers reached over HTTP. */
-type HttpProviderName = Exclude<ModelProviderName, 'replay'>;
+import type { HttpProviderName, ModelProviderName } from './provider-kinds.js';
 
 type Environment = Record<string, string | undefined>;
 

@@ -40,11 +40,12 @@ export function renderHtmlReport(data: ReportData): string {
   const { run } = data;
   const rows = (cells: Array<string | number | null | undefined>, raw = false): string =>
     `<tr>${cells.map((value) => `<td>${raw ? String(value ?? '') : escape(value)}</td>`).join('')}</tr>`;
-  const refactorRun = run.workflow === 'refactor';
+  // A workflow whose checkpoints carry no handoff note (refactor, solve) shows them by subject.
+  const bySubject = data.progress.kind !== 'handoff-notes';
   const ledgerNote = ledgerNotesText(data.checkpoints, run.status);
   const checkpoints = data.checkpoints
     .map((checkpoint) =>
-      refactorRun
+      bySubject
         ? rows([`<code>${escape(checkpoint.sha.slice(0, 8))}</code>`, escape(checkpoint.subject)], true)
         : rows(
             [
@@ -154,7 +155,7 @@ ${summaryRows(data)
 </table>
 ${refactorSection}
 <h2>Checkpoints</h2>
-<table id="checkpoints"><tr><th>Commit</th><th>Subject</th>${refactorRun ? '' : '<th>Phase</th><th>Cycle</th><th>Retries</th>'}</tr>
+<table id="checkpoints"><tr><th>Commit</th><th>Subject</th>${bySubject ? '' : '<th>Phase</th><th>Cycle</th><th>Retries</th>'}</tr>
 ${checkpoints}
 </table>
 ${ledgerNote ? `<p class="muted">${escape(ledgerNote)}</p>\n` : ''}<h2>Stage attempts</h2>

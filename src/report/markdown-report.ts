@@ -83,8 +83,8 @@ export function renderMarkdownReport(data: ReportData): string {
   };
   for (const [label, text] of summaryRows(data)) lines.push(`| ${label} | ${marked[label] ?? cell(text)} |`);
   lines.push('');
-  if (run.workflow === 'refactor') {
-    // Refactor checkpoints carry no handoff notes: the batch is in the subject.
+  if (data.progress.kind !== 'handoff-notes') {
+    // Checkpoints without handoff notes (refactor, solve): what they did is in the subject.
     lines.push('## Checkpoints', '', '| Commit | Subject |', '| --- | --- |');
     for (const checkpoint of data.checkpoints)
       lines.push(`| \`${checkpoint.sha.slice(0, 8)}\` | ${cell(checkpoint.subject)} |`);

@@ -8,6 +8,8 @@ import { Git } from '../git/git.js';
 import type { Ledger, RunSummary, StageRow, VerificationRow, ModelCallRow } from '../ledger/types.js';
 import type { GitRun } from '../engine/git-run.js';
 import { checkpointsOf, type Checkpoint } from '../engine/checkpoints.js';
+import { workflowRegistry } from '../engine/registry.js';
+import type { RunProgress } from '../workflows/definition.js';
 
 /** One batch of a refactor run as the report shows it. */
 interface BatchRow {
@@ -62,6 +64,8 @@ export interface ReportData {
   verifications: VerificationRow[];
   modelCalls: ModelCallRow[];
   checkpoints: Array<Checkpoint & { diff: string }>;
+  /** How the run's workflow shows its progress: the checkpoints' handoff notes, or the checkpoints by subject. */
+  progress: RunProgress;
   /** Refactor runs: batch outcomes, admission checks, contract changes, backup and plan. */
   refactor: {
     /** Every planned batch with its final outcome (not-started and interrupted ones included). */
@@ -98,10 +102,11 @@ export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Le
     else if (event.type === 'backup-restore') rollbacks.push(event);
   }
   // The task ledger also has the batches that never ended (not started, interrupted).
-  refactor.batches = (run.workflow === 'refactor' ? await taskLedgerRows(repoRoot, run.id) : null) ?? refactor.batches;
+  refactor.batches = (await taskLedgerRows(repoRoot, run.id)) ?? refactor.batches;
   return {
     refactor,
     run,
+    progress: workflowRegistry().of(run).progress,
     summary: await ledger.summary(run.id),
     stages: await ledger.stages(run.id),
     verifications: await ledger.verifications(run.id),

@@ -2,6 +2,7 @@ import type { EventOf } from '../core/events.js';
 import type { Checkpoint } from '../engine/checkpoints.js';
 import type { RunSummary } from '../ledger/types.js';
 import { priceOf } from '../llm/pricing.js';
+import { replaysCassette } from '../llm/provider-kinds.js';
 
 /**
  * The stage attempts by outcome, e.g. `18 accepted, 5 rejected, 1 error` (outcomes with none left
@@ -18,7 +19,7 @@ export function stageOutcomesText(stageAttempts: RunSummary['stageAttempts']): s
 
 /** Whether the run's calls have a price: a replayed cassette costs nothing, else the price table decides. */
 function hasKnownPrice(provider: string | null, models: readonly string[]): boolean {
-  if (provider === 'replay') return true;
+  if (replaysCassette(provider)) return true;
   return models.length > 0 && models.every((model) => priceOf(model) !== null);
 }
 

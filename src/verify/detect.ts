@@ -1,3 +1,9 @@
+/**
+ * Longer than 500 lines on purpose: the rules of every ecosystem (npm scripts, pytest and mypy
+ * configurations, Go, Cargo, Maven and Gradle and their wrappers) for finding the test, lint and
+ * typecheck commands, and for telling whether their program is installed (with its install
+ * hint), stay side by side, so that an ecosystem is added or changed in one place.
+ */
 import { execFile } from 'node:child_process';
 import { constants, type Dirent } from 'node:fs';
 import { access, readdir, readFile } from 'node:fs/promises';

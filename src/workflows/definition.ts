@@ -189,8 +189,10 @@ export interface WorkflowDefinition<T extends WorkflowTypes = WorkflowTypes> {
   prepare?(context: RunContext<T['settings']>): Steps<T['prepared']>;
   /** The run's steps; a failure stops the run where it is (its checkpoints stay). */
   run(context: RunContext<T['settings']>, from: RunStart<T>): Steps<T['result']>;
-  /** How a stopped run continues (`ratchet resume`). */
+  /** How a stopped run continues (`ratchet resume`); without it, a stopped run is accepted (`--force`) or rejected. */
   readonly resume?: ResumeSupport<T>;
+  /** How `ratchet status` and `ratchet history` show a run's progress. */
+  readonly progress: RunProgress;
   /**
    * Its checkpoints pass a fast verifier, and some the full one too (`checkpoint-verify` events):
    * accepting a run that stopped says which passed only the fast one.
@@ -199,6 +201,21 @@ export interface WorkflowDefinition<T extends WorkflowTypes = WorkflowTypes> {
   /** The backup its runs make before they change anything, which `ratchet refactor rollback` restores. */
   readonly backups?: BackupSupport<T['settings']>;
 }
+
+/**
+ * Where a run's progress shows: the handoff notes of its checkpoints (phase, cycle, current test),
+ * its checkpoints by subject, those whose subject starts with `counted` counted as `noun`
+ * (`batches   3 committed`), or lines the workflow makes itself (`own`; its checkpoints are listed
+ * by subject in `history` and the reports).
+ */
+export type RunProgress =
+  | { kind: 'handoff-notes' }
+  | { kind: 'checkpoints'; noun: string; counted: string }
+  | {
+      kind: 'own';
+      /** The `status` lines (label, text) of the workflow's own, from the ledger and the run's folder. */
+      lines(run: { id: string; runDir: string }, ledger: Ledger): Promise<ReadonlyArray<readonly [string, string]>>;
+    };
 
 /** A full backup of a directory (seed 002, 8.1), under `$RATCHET_HOME/backups/`. */
 export interface RunBackup {

@@ -100,6 +100,7 @@ const data: ReportData = {
   verifications: [timedOut],
   modelCalls: [],
   checkpoints: [],
+  progress: { kind: 'handoff-notes' },
   refactor: { batches: [], patchChecks: [], contracts: [], backup: null, plan: null },
   rollbacks: [],
   generatedAt: AT,
@@ -253,6 +254,7 @@ describe('run reports', () => {
     const rolledBack: ReportData = {
       ...data,
       run: { ...run, workflow: 'refactor', status: 'rolled-back', error: null },
+      progress: { kind: 'checkpoints', noun: 'batches', counted: 'checkpoint: batch-' },
       rollbacks: [rollback],
     };
     const text =

@@ -51,7 +51,7 @@ const StoredModelsSchema = z.object({
 });
 
 /** The stored value: JSON, opaque to everything but this module. */
-export type StoredModels = z.infer<typeof StoredModelsSchema>;
+type StoredModels = z.infer<typeof StoredModelsSchema>;
 
 /** The run, as far as its models go: its ledger row's columns and stored configuration. */
 interface RunOfModels {
@@ -107,7 +107,7 @@ export interface RunAgents {
 }
 
 /** Where the agents of a process run their commands (the run's sandbox) and keep their prompt files. */
-export interface AgentPlaces {
+interface AgentPlaces {
   /** Runs the agent's Bash commands. */
   toolRunner: ProcessRunner;
   /** Runs a CLI that brings its own tools (Claude Code), tools and all. */

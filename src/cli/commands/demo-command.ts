@@ -18,6 +18,8 @@ import { resolveRun } from '../../engine/run-lookup.js';
 import { Git } from '../../git/git.js';
 import { createCliOutput, engineServices, openRepoLedger } from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
+import type { Output } from '../output.js';
+import type { Ledger } from '../../ledger/types.js';
 
 const FEATURE = 'A stack with push, pop and peek; popping an empty stack throws';
 
@@ -36,19 +38,8 @@ export function registerDemoCommand(program: Command, cli: CliSetup): void {
     .action(async (flags: { dir?: string }, command: Command) => {
       const output = createCliOutput(command);
       const root = packageRoot();
-      const base = flags.dir ? resolve(flags.dir) : await mkdtemp(join(tmpdir(), 'ratchet-demo-'));
-      const repoRoot = join(base, 'stack-kata');
-      const home = join(base, 'ratchet-home');
-      if (existsSync(repoRoot)) {
-        throw new RatchetError('usage', `${repoRoot} already exists: a demo starts from a fresh copy of the kata.`, {
-          hint: `Pass --dir with a new or empty directory, or look at the earlier demo there (cd ${repoRoot} && ratchet status).`,
-        });
-      }
-      await mkdir(base, { recursive: true });
-      await cp(join(root, 'demo', 'kata'), repoRoot, { recursive: true, errorOnExist: true, force: false });
-      await Git.init(repoRoot, { initialBranch: 'main' });
+      const { repoRoot, home } = await kataRepository(root, flags.dir);
       const git = new Git(repoRoot);
-      await git.commitAll('Initial commit: stack kata', { allowEmpty: false });
       const cassette = join(root, 'demo', 'cassette.ndjson');
       const flagsOf = (noSandbox: boolean) => ({
         provider: 'replay',
@@ -62,24 +53,7 @@ export function registerDemoCommand(program: Command, cli: CliSetup): void {
       // The demo's commands are the cassette's, ours: they may run without a sandbox, and it says so.
       const unsandboxed = await sandboxUnavailable(config, createProcessRunner());
       if (unsandboxed !== undefined) config = await loadConfig({ repoRoot, env, flags: flagsOf(true) });
-      if (!output.json) {
-        output.out(pc.bold(pc.magenta('Ratchet demo: the model is SCRIPTED.')));
-        output.out(
-          pc.magenta(`Its answers are replayed from ${cassette}; no model API is called and no key is needed.`),
-        );
-        output.out(
-          pc.dim(
-            'Everything else is real: git worktree and commits, handoff notes, `node --test` at every gate, the SQLite ledger.',
-          ),
-        );
-        if (unsandboxed !== undefined)
-          output.out(
-            pc.yellow(
-              `No sandbox can be made here (${unsandboxed}). The demo's commands are its own script's, so it runs them as with --no-sandbox; a run with a real model would refuse (see ratchet doctor).`,
-            ),
-          );
-        output.out(pc.dim(`Repository: ${repoRoot}\n`));
-      }
+      if (!output.json) printIntro(output, { cassette, unsandboxed, repoRoot });
       await using ledger = await openRepoLedger(repoRoot);
       const interrupt = interruptOnSignals();
       try {
@@ -93,29 +67,74 @@ export function registerDemoCommand(program: Command, cli: CliSetup): void {
           interrupt.bySigint,
         );
         setExit(code);
-        if (output.json) return;
-        const run = await resolveRun(ledger, outcome.runId);
-        const checkpoints = await checkpointsOf(git, run);
-        const summary = await ledger.summary(run.id);
-        output.out(pc.bold('\nWhat the run left behind'));
-        output.out(`  ${checkpoints.length} commits on ${run.branch}, each with a handoff note under ${NOTES_REF}:`);
-        for (const checkpoint of checkpoints)
-          output.out(`    ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
-        output.out(
-          `  ledger ${join(repoRoot, '.ratchet', 'ledger.db')}: ${summary.stageAttempts.total} stage attempts (${summary.stageAttempts.rejected} rejected by a gate), ` +
-            `${summary.modelCalls.total} scripted model calls, ${summary.toolCalls.total} tool calls, ${summary.verifications.total} real test and check runs`,
-        );
-        output.out(pc.magenta('  The model was scripted (replay cassette); the gates, tests and commits were real.'));
-        const ratchet = `node ${join(root, 'dist', 'cli', 'bin.js')}`;
-        output.out(pc.bold('\nLook around'));
-        output.out(`  cd ${repoRoot}`);
-        output.out(`  ${ratchet} status      # phase, progress, tokens`);
-        output.out(`  ${ratchet} history     # every checkpoint and its handoff note`);
-        output.out(`  ${ratchet} report      # Markdown + HTML report`);
-        output.out(`  git log --oneline --notes=${NOTES_REF.replace('refs/notes/', '')} ${run.branch}`);
-        output.out(`  ${ratchet} accept      # merge into main (or: reject)`);
+        if (!output.json) await printAftermath(output, { ledger, git, runId: outcome.runId, repoRoot, root });
       } finally {
         interrupt.dispose();
       }
     });
+}
+
+/** A fresh copy of the kata with `main` and an initial commit, under `dir` or a new temporary directory. */
+async function kataRepository(root: string, dir: string | undefined): Promise<{ repoRoot: string; home: string }> {
+  const base = dir ? resolve(dir) : await mkdtemp(join(tmpdir(), 'ratchet-demo-'));
+  const repoRoot = join(base, 'stack-kata');
+  const home = join(base, 'ratchet-home');
+  if (existsSync(repoRoot)) {
+    throw new RatchetError('usage', `${repoRoot} already exists: a demo starts from a fresh copy of the kata.`, {
+      hint: `Pass --dir with a new or empty directory, or look at the earlier demo there (cd ${repoRoot} && ratchet status).`,
+    });
+  }
+  await mkdir(base, { recursive: true });
+  await cp(join(root, 'demo', 'kata'), repoRoot, { recursive: true, errorOnExist: true, force: false });
+  await Git.init(repoRoot, { initialBranch: 'main' });
+  await new Git(repoRoot).commitAll('Initial commit: stack kata', { allowEmpty: false });
+  return { repoRoot, home };
+}
+
+/** What the demo says before the run: the model is scripted, everything else is real. */
+function printIntro(
+  output: Output,
+  { cassette, unsandboxed, repoRoot }: { cassette: string; unsandboxed: string | undefined; repoRoot: string },
+): void {
+  output.out(pc.bold(pc.magenta('Ratchet demo: the model is SCRIPTED.')));
+  output.out(pc.magenta(`Its answers are replayed from ${cassette}; no model API is called and no key is needed.`));
+  output.out(
+    pc.dim(
+      'Everything else is real: git worktree and commits, handoff notes, `node --test` at every gate, the SQLite ledger.',
+    ),
+  );
+  if (unsandboxed !== undefined)
+    output.out(
+      pc.yellow(
+        `No sandbox can be made here (${unsandboxed}). The demo's commands are its own script's, so it runs them as with --no-sandbox; a run with a real model would refuse (see ratchet doctor).`,
+      ),
+    );
+  output.out(pc.dim(`Repository: ${repoRoot}\n`));
+}
+
+/** What the run left behind (commits, notes, the ledger) and the commands to look around. */
+async function printAftermath(
+  output: Output,
+  { ledger, git, runId, repoRoot, root }: { ledger: Ledger; git: Git; runId: string; repoRoot: string; root: string },
+): Promise<void> {
+  const run = await resolveRun(ledger, runId);
+  const checkpoints = await checkpointsOf(git, run);
+  const summary = await ledger.summary(run.id);
+  output.out(pc.bold('\nWhat the run left behind'));
+  output.out(`  ${checkpoints.length} commits on ${run.branch}, each with a handoff note under ${NOTES_REF}:`);
+  for (const checkpoint of checkpoints)
+    output.out(`    ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
+  output.out(
+    `  ledger ${join(repoRoot, '.ratchet', 'ledger.db')}: ${summary.stageAttempts.total} stage attempts (${summary.stageAttempts.rejected} rejected by a gate), ` +
+      `${summary.modelCalls.total} scripted model calls, ${summary.toolCalls.total} tool calls, ${summary.verifications.total} real test and check runs`,
+  );
+  output.out(pc.magenta('  The model was scripted (replay cassette); the gates, tests and commits were real.'));
+  const ratchet = `node ${join(root, 'dist', 'cli', 'bin.js')}`;
+  output.out(pc.bold('\nLook around'));
+  output.out(`  cd ${repoRoot}`);
+  output.out(`  ${ratchet} status      # phase, progress, tokens`);
+  output.out(`  ${ratchet} history     # every checkpoint and its handoff note`);
+  output.out(`  ${ratchet} report      # Markdown + HTML report`);
+  output.out(`  git log --oneline --notes=${NOTES_REF.replace('refs/notes/', '')} ${run.branch}`);
+  output.out(`  ${ratchet} accept      # merge into main (or: reject)`);
 }

@@ -1,35 +1,20 @@
-import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { buildIndex } from '../../code/index/build-index.js';
-import { writeIndexArtifacts } from '../../code/index/artifacts.js';
-import { summarizeIndex } from '../../code/index/summary.js';
 import { RatchetError } from '../../core/errors.js';
-import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import { Git } from '../../git/git.js';
-import { createProcessRunner } from '../../process/runner.js';
 import { checkpointsOf } from '../../engine/checkpoints.js';
-import { createIdGenerator } from '../../engine/effects.js';
-import { excludeRatchetDir, homeFolderOf, indexCacheDir } from '../../engine/project-folders.js';
 import { resolveRun } from '../../engine/run-lookup.js';
 import type { RunOutcome } from '../../engine/run-process.js';
-import { withScratchCheckout } from '../../engine/scratch-worktree.js';
 import { startRun } from '../../engine/start-run.js';
-import { restoreRunBackup } from '../../engine/verbs/restore-backup.js';
 import type { RunInfo } from '../../workflows/definition.js';
 import { refactorWorkflow } from '../../workflows/refactor/definition.js';
-import { heuristicPlan } from '../../workflows/refactor/plan.js';
-import { fileFacts, planBounds, verifierCommands } from '../../workflows/refactor/planning.js';
 import type { PreparedRefactor } from '../../workflows/refactor/prepare.js';
-import { loadRefactorSettings } from '../../workflows/refactor/settings.js';
-import { createCommandVerifier } from '../../workflows/refactor/verifier.js';
 import {
   configFor,
   createCliOutput,
   globalOptions,
   openRepoLedger,
-  repositoryRoot,
   startServices,
   type ProviderFlags,
 } from '../context.js';
@@ -39,7 +24,14 @@ import type { Output } from '../output.js';
 import { ask, confirm } from '../prompt.js';
 import type { CliSetup } from './cli-setup.js';
 import { addProviderOptions } from './provider-options.js';
-import { printIndexSummary, printPlan, printRestore, printVerify, showConfirmScreen } from './refactor-output.js';
+import {
+  registerIndexCommand,
+  registerRefactorPlanCommand,
+  registerRefactorRollbackCommand,
+  registerRefactorVerifyCommand,
+  targetOf,
+} from './refactor-tools-commands.js';
+import { showConfirmScreen } from './refactor-output.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
 import { writeRunReport } from '../../report/write-report.js';
 
@@ -48,21 +40,6 @@ interface RefactorFlags extends ProviderFlags {
   allowDirty?: boolean;
   critic?: boolean;
   record?: string;
-}
-
-/**
- * The directory a refactor command works on: the given one, --cwd, TDD_PROJECT_ROOT or the
- * current directory; inside a git repository, the repository's root (seed 002: `run <repo>`), so
- * that `verify`, `plan`, `index` and `run` all see the same project.
- */
-async function targetOf(repo: string | undefined, command: Command): Promise<string> {
-  const dir = resolve(repo ?? globalOptions(command).cwd ?? process.env.TDD_PROJECT_ROOT ?? process.cwd());
-  if (!existsSync(dir)) throw new RatchetError('usage', `${dir} does not exist.`);
-  if (!statSync(dir).isDirectory())
-    throw new RatchetError('usage', `${dir} is a file, not a directory.`, {
-      hint: "Name the project's directory (or run from it).",
-    });
-  return (await Git.isRepository(dir)) ? await new Git(dir).root() : dir;
 }
 
 export function registerRefactorCommands(program: Command, cli: CliSetup): void {
@@ -89,150 +66,10 @@ export function registerRefactorCommands(program: Command, cli: CliSetup): void 
     .action((repo: string | undefined, flags: RefactorFlags, command: Command) =>
       refactorRun(repo, flags, command, cli),
     );
-
-  refactor
-    .command('plan')
-    .description(
-      'Index the repository and print the heuristic plan; changes none of your files (the index cache goes to .ratchet/, kept out of git)',
-    )
-    .argument('[repo]', 'the directory (default: --cwd or the current directory)')
-    .option('--goal <text>', 'what the refactoring should achieve')
-    .action(async (repo: string | undefined, flags: { goal?: string }, command: Command) => {
-      const output = createCliOutput(command);
-      const target = await targetOf(repo, command);
-      const config = await configFor(target);
-      const settings = await loadRefactorSettings(target, config);
-      const isGit = await Git.isRepository(target);
-      const index = await buildIndex({
-        root: target,
-        cacheDir: await indexCacheDir(target, isGit, config.home),
-        excludes: settings.scopeExcludes,
-        git: isGit ? new Git(target) : false,
-      });
-      // As `run` plans: no batch for the files that define verification (no patch may change them).
-      // Without a verifier yet (nothing detected, nothing configured) the plan is still shown.
-      const commands = await verifierCommands(target, settings, config).catch(() => ({ fast: [], full: [] }));
-      const plan = heuristicPlan(await fileFacts(index, target, config), {
-        goal: flags.goal ?? null,
-        bounds: planBounds(settings, index, commands, target),
-      });
-      if (output.json) output.out(JSON.stringify({ batches: plan }));
-      else printPlan(output, plan);
-    });
-
-  refactor
-    .command('verify')
-    .description(
-      "Run the baseline verification (fast and full verifier commands) as a run would: on HEAD, in a temporary worktree under $RATCHET_HOME, sandboxed; changes none of your files (the commands' output goes to .ratchet/verify/, kept out of git)",
-    )
-    .argument('[repo]', 'the directory (default: --cwd or the current directory)')
-    .action(async (repo: string | undefined, _flags: unknown, command: Command) => {
-      const output = createCliOutput(command);
-      const target = await targetOf(repo, command);
-      const config = await configFor(target);
-      const settings = await loadRefactorSettings(target, config);
-      // Refuses a project with nothing to verify before anything is set up.
-      await verifierCommands(target, settings, config);
-      // The command outputs: in the repository's (git-excluded) `.ratchet/verify`, or under
-      // RATCHET_HOME for a directory that is not a repository (Ratchet never writes into one).
-      const isGit = await Git.isRepository(target);
-      if (isGit) await excludeRatchetDir(target);
-      const logRoot = isGit ? target : homeFolderOf(config.home, 'verify', target);
-      const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const uncommitted = isGit ? (await new Git(target).status()).files.length : 0;
-      // The commands run where a run's would (a temporary worktree of HEAD, sandboxed): what they
-      // write and what the dependencies run stay away from the checkout.
-      const verified = await withScratchCheckout(
-        { target, config, runner: createProcessRunner(), env: process.env },
-        async (scratch) => {
-          const commands = await verifierCommands(scratch.dir, settings, config);
-          const verifier = createCommandVerifier({
-            cwd: scratch.dir,
-            repoRoot: logRoot,
-            outputDir,
-            ...commands,
-            timeoutMs: config.test.timeoutMs,
-            runner: scratch.runner,
-            environment: scratch.environment,
-            redact: createRedactor(secretsFromEnv(process.env)),
-          });
-          const result = await verifier.run('baseline', 'BASELINE');
-          return { result, commit: scratch.commit, sandboxed: scratch.sandboxed };
-        },
-      );
-      printVerify(output, verified, { target, logRoot, uncommitted });
-      cli.setExit(verified.result.ok ? EXIT.ok : EXIT.gateFailed);
-    });
-
-  refactor
-    .command('rollback')
-    .description(
-      "Restore the repository from a run's backup (git bundle + snapshot), as it was before the run: the branch the run started from and the files (other branches stay). Asks first (--yes skips it) and backs up the state it replaces",
-    )
-    .argument('<run-id>', 'the refactor run')
-    .option(
-      '--force',
-      'also when the rollback undoes runs accepted after this one started (they are marked rolled back too), or brings back the changes of a run rolled back since',
-    )
-    .action(async (runId: string, flags: { force?: boolean }, command: Command) => {
-      const output = createCliOutput(command);
-      const target = await targetOf(undefined, command);
-      const repoRoot = (await Git.isRepository(target))
-        ? await new Git(target).root()
-        : await repositoryRoot(command, runId);
-      await using ledger = await openRepoLedger(repoRoot);
-      const run = await resolveRun(ledger, runId);
-      const yes = Boolean(globalOptions(command).yes);
-      const force = Boolean(flags.force);
-      const context = { ledger, registry: cli.registry, runner: createProcessRunner(), ids: createIdGenerator() };
-      const restored = await restoreRunBackup(repoRoot, run, context, {
-        force,
-        async confirm({ warning }) {
-          if (yes) return true;
-          if (!process.stdin.isTTY) {
-            throw new RatchetError('usage', `${warning} Confirm with --yes.`, {
-              hint: `ratchet refactor rollback ${run.id}${force ? ' --force' : ''} --yes (the current state is backed up first).`,
-            });
-          }
-          output.err(warning);
-          return confirm('Roll back? The current state is backed up first. [y/N] ');
-        },
-      });
-      if (restored === null) {
-        output.err('Nothing changed.');
-        cli.setExit(EXIT.usage);
-        return;
-      }
-      printRestore(output, restored);
-    });
-
-  program
-    .command('index')
-    .description(
-      'Build or update the code index (.ratchet/index; for a directory outside git, under $RATCHET_HOME/index) and print its summary',
-    )
-    .argument('[repo]', 'the directory (default: --cwd or the current directory)')
-    .option(
-      '--artifacts <dir>',
-      'also write the index artifacts (ARCHITECTURE_SNAPSHOT.md, SYMBOL_REGISTRY.json, ...) there',
-    )
-    .action(async (repo: string | undefined, flags: { artifacts?: string }, command: Command) => {
-      const output = createCliOutput(command);
-      const target = await targetOf(repo, command);
-      const config = await configFor(target);
-      const settings = await loadRefactorSettings(target, config);
-      const isGit = await Git.isRepository(target);
-      const index = await buildIndex({
-        root: target,
-        cacheDir: await indexCacheDir(target, isGit, config.home),
-        excludes: settings.scopeExcludes,
-        git: isGit ? new Git(target) : false,
-      });
-      if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
-      const summary = summarizeIndex(index);
-      if (output.json) output.out(JSON.stringify(summary));
-      else printIndexSummary(output, summary, flags.artifacts ? resolve(flags.artifacts) : null);
-    });
+  registerRefactorPlanCommand(refactor);
+  registerRefactorVerifyCommand(refactor, cli);
+  registerRefactorRollbackCommand(refactor, cli);
+  registerIndexCommand(program);
 }
 
 /**

@@ -146,7 +146,7 @@ function hasBackup(context: RunVerbContext, run: GitRun): boolean {
 }
 
 /** Run ids as a sentence names them: `run A`, `runs A and B`, `runs A, B and C`, with pronouns. */
-export interface RunList {
+interface RunList {
   ids: string[];
   text: string;
   they: string;

@@ -1,3 +1,8 @@
+/**
+ * Longer than 500 lines on purpose: the batch loop of seed 002 (sections 7, 18 and 19) and the
+ * steps of one attempt it drives (patch, format, critic, roll back) share their context and
+ * outcome types and are read together; the ports they use are in `batch-ports.ts`.
+ */
 import { pipeEvents } from '../../core/event-pipe.js';
 import { RatchetError, isRatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';

@@ -68,6 +68,8 @@ export const refactorWorkflow: WorkflowDefinition<RefactorTypes> = {
     if (from.kind !== 'start') throw new RatchetError('internal', 'A refactor run is not resumed.');
     return runBatches(context, from.prepared);
   },
+  // Its checkpoints carry no handoff note: the batches are the progress.
+  progress: { kind: 'checkpoints', noun: 'batches', counted: 'checkpoint: batch-' },
   backups: {
     restoreCommand: 'ratchet refactor rollback',
     of: (settings) => settings.backup ?? null,

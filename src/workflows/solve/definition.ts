@@ -217,6 +217,21 @@ export const solveWorkflow: WorkflowDefinition<SolveTypes> = {
   },
   settle: (checked) => Promise.resolve({ settings: checked, events: [] }),
   run: runSolveSteps,
+  progress: {
+    kind: 'own',
+    // Solve checkpoints keep their progress in their own notes; the ledger has it too.
+    async lines(run, ledger) {
+      const { progress } = await ledger.solveTrace(run.id);
+      return [
+        [
+          'steps',
+          progress === null
+            ? 'no plan yet'
+            : `${progress.stepsCompleted} done, ${progress.stepsFailed} failed, of ${progress.totalSteps} planned in ${progress.totalParts} parts (${progress.mode}, ${progress.status}); the trace: ratchet report ${run.id} --trace`,
+        ],
+      ];
+    },
+  },
   resume: {
     point: ({ git, run }) => findSolveResumePoint(git, run),
     state: ({ git }, point) => solveStateAt(git, point.commit),

@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { detectTestCommand, FRAMEWORKS } from '../../verify/detect.js';
@@ -64,6 +64,13 @@ export const planWorkflow: WorkflowDefinition<PlanTypes> = {
     solvePrompts(await loadPrompts({ packageRoot: packageRoot(), repoRoot }));
   },
   settle: (checked) => Promise.resolve({ settings: checked, events: [] }),
+  progress: {
+    kind: 'own',
+    lines: (run) =>
+      Promise.resolve([
+        ['plan', `${relative(process.cwd(), join(run.runDir, 'plan.json'))} (ratchet report ${run.id} --trace)`],
+      ]),
+  },
   async *run(context) {
     const { run, config, settings } = context;
     // No test runs while planning (the ports are shared with solve).

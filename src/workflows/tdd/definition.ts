@@ -81,6 +81,7 @@ export const tddWorkflow: WorkflowDefinition<TddTypes> = {
   settle: (checked, { config }) =>
     Promise.resolve({ settings: { ...checked, refactor: config.tdd.refactor }, events: [] }),
   run: runTddSteps,
+  progress: { kind: 'handoff-notes' },
   resume: {
     point: ({ git, run, ledger }) => findResumePoint(git, run, ledger),
     async state({ run, ledger }, point) {

@@ -3,9 +3,9 @@
  * spent) tells whether the endpoint answers, whether it takes the key, and whether it names the
  * configured model. The key is sent as the model client would send it and never reported.
  */
-import { isRatchetError, toRatchetError } from '../../core/errors.js';
-import { listModels, type ModelListing } from '../../llm/list-models.js';
-import { endpointOf, resolveEndpoint } from '../../llm/providers.js';
+import { isRatchetError, toRatchetError } from '../core/errors.js';
+import { listModels, type ModelListing } from './list-models.js';
+import { endpointOf, resolveEndpoint } from './providers.js';
 
 /** One line of `ratchet doctor` (and one entry of its `--json` `checks`). */
 export interface DoctorCheck {

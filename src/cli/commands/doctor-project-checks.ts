@@ -1,0 +1,250 @@
+/**
+ * `ratchet doctor`'s checks of the project's own commands: the test command and its baseline, the
+ * lint and typecheck commands, each run as a run would run it (see `projectCommandChecks`).
+ */
+import { stripVTControlCharacters } from 'node:util';
+import type { ResolvedConfig } from '../../config/resolved.js';
+import { toRatchetError } from '../../core/errors.js';
+import type { TestRunResult } from '../../core/verification.js';
+import { Git } from '../../git/git.js';
+import { withScratchCheckout, type ScratchCheckout } from '../../engine/scratch-worktree.js';
+import type { DoctorCheck as Check } from '../../llm/endpoint-checks.js';
+import { createProcessRunner } from '../../process/runner.js';
+import { runCheck } from '../../verify/checks.js';
+import { detectTestCommand, missingExecutable, type DetectedTestCommand } from '../../verify/detect.js';
+import { describeFailingTest, failedTests } from '../../verify/failing-tests.js';
+import { collectionSubject } from '../../verify/gates.js';
+import { runTests } from '../../verify/run-tests.js';
+
+/**
+ * The test, lint and typecheck checks. Unless `--no-baseline`, their commands run as a run's
+ * would: in a temporary worktree of HEAD under `$RATCHET_HOME` (removed afterwards), with the
+ * dependency folders shared into it, in the run's sandbox (see `withScratchCheckout`), so that
+ * what they write (`coverage/`, `dist/`, build caches) and whatever the dependencies run never
+ * reach the checkout. A `worktree` line says which commit they checked.
+ */
+export async function projectCommandChecks(
+  repoRoot: string,
+  config: ResolvedConfig,
+  baseline: boolean,
+): Promise<Check[]> {
+  const git = new Git(repoRoot);
+  if (!baseline || (await git.revParse('HEAD')) === null)
+    return [
+      ...(await testCommandChecks(repoRoot, config, null)),
+      ...(await verifyCommandChecks(repoRoot, config, null)),
+    ];
+  const uncommitted = (await git.status()).files.length;
+  try {
+    return await withScratchCheckout(
+      { target: repoRoot, config, runner: createProcessRunner(), env: process.env },
+      async (scratch) => [
+        {
+          name: 'worktree',
+          status: 'ok',
+          detail: `the commands below ran on HEAD ${(scratch.commit ?? '').slice(0, 8)} in a temporary worktree (removed again), as a run starts from HEAD${uncommitted > 0 ? `: the ${uncommitted} uncommitted changes are not part of it` : ''}${scratch.sandboxed ? ', sandboxed' : ''}`,
+        },
+        ...(await testCommandChecks(repoRoot, config, scratch)),
+        ...(await verifyCommandChecks(repoRoot, config, scratch)),
+      ],
+    );
+  } catch (error) {
+    const failure = toRatchetError(error);
+    return [
+      {
+        name: 'baseline',
+        status: 'fail',
+        detail: `could not set up a temporary worktree for the baseline: ${failure.message}`,
+        ...(failure.hint ? { hint: failure.hint } : {}),
+      },
+    ];
+  }
+}
+
+/**
+ * The `test command` check and, given where to run it (see `projectCommandChecks`), the
+ * `baseline` check: the command must name a program that is installed (`mvn`, `gradle`,
+ * `cargo`, ... or the project's wrapper), and the suite must pass. The baseline's reports go to a
+ * temporary directory.
+ */
+async function testCommandChecks(
+  repoRoot: string,
+  config: ResolvedConfig,
+  baseline: ScratchCheckout | null,
+): Promise<Check[]> {
+  let detected: DetectedTestCommand;
+  try {
+    detected = await detectTestCommand(repoRoot, config.test.command);
+  } catch (error) {
+    const failure = toRatchetError(error);
+    return [
+      {
+        name: 'test command',
+        status: 'fail',
+        detail: failure.message,
+        ...(failure.hint ? { hint: failure.hint } : {}),
+      },
+    ];
+  }
+  const described = `${detected.command} (${detected.source === 'config' ? 'from config' : `detected from ${detected.marker}`})`;
+  const missing = await missingExecutable(detected.command, repoRoot);
+  if (missing !== undefined) {
+    const why =
+      missing.reason === 'not-executable'
+        ? `${missing.executable} is not executable`
+        : missing.reason === 'missing-module'
+          ? `${missing.executable} cannot import pytest (No module named pytest)`
+          : `${missing.executable} is not installed (not on PATH)`;
+    return [{ name: 'test command', status: 'fail', detail: `${described}: ${why}`, hint: missing.hint }];
+  }
+  const checks: Check[] = [{ name: 'test command', status: 'ok', detail: described }];
+  if (baseline === null) return checks;
+  try {
+    // Its reports go to a temporary directory (runTests' own): doctor writes nothing into the repository.
+    const result = await runTests({
+      command: detected.command,
+      framework: detected.framework,
+      cwd: baseline.dir,
+      runner: baseline.runner,
+      environment: baseline.environment,
+      timeoutMs: config.test.timeoutMs,
+    });
+    checks.push(baselineCheck(result, config.test.timeoutMs));
+  } catch (error) {
+    const failure = toRatchetError(error);
+    checks.push({
+      name: 'baseline',
+      status: 'fail',
+      detail: failure.message,
+      ...(failure.hint ? { hint: failure.hint } : {}),
+    });
+  }
+  return checks;
+}
+
+/**
+ * The configured lint and typecheck commands: installed, and (unless `--no-baseline`) passing
+ * before any change. VERIFY runs them after every GREEN, so one that fails on the untouched
+ * project would stop every cycle at VERIFY.
+ */
+async function verifyCommandChecks(
+  repoRoot: string,
+  config: ResolvedConfig,
+  baseline: ScratchCheckout | null,
+): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const kind of ['lint', 'typecheck'] as const) {
+    const command = config[kind].command;
+    if (!command) continue;
+    const missing = await missingExecutable(command, repoRoot, process.env.PATH, kind);
+    if (missing !== undefined) {
+      checks.push({
+        name: kind,
+        status: 'fail',
+        detail: `${command}: ${missing.executable} is not installed or not executable`,
+        hint: missing.hint,
+      });
+      continue;
+    }
+    if (baseline === null) {
+      checks.push({ name: kind, status: 'ok', detail: `${command} (not run: --no-baseline)` });
+      continue;
+    }
+    const result = await runCheck({
+      name: kind,
+      command,
+      cwd: baseline.dir,
+      runner: baseline.runner,
+      environment: baseline.environment,
+      timeoutMs: config.test.timeoutMs,
+    });
+    const reason = result.timedOut
+      ? `timed out after ${config.test.timeoutMs / 1000} s`
+      : `exited ${String(result.exitCode)}`;
+    checks.push(
+      result.ok
+        ? { name: kind, status: 'ok', detail: `${command} passes (${result.durationMs} ms)` }
+        : {
+            name: kind,
+            status: 'fail',
+            detail: `${command} ${reason} before any change${result.timedOut ? '' : `: ${reasonLine(result.output) ?? 'no output'}`}`,
+            hint: `VERIFY runs it after every GREEN, so every cycle would stop there: make it pass first, or remove [${kind}] command from .ratchet/config.toml.`,
+          },
+    );
+  }
+  return checks;
+}
+
+function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
+  const { passed, failed, total } = result.counts;
+  if (result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0 && !result.timedOut) {
+    // RED looks for a new failing test by name: with no names, every RED fails with "no new test".
+    if (result.source === 'exit-code' || total === 0)
+      return {
+        name: 'baseline',
+        status: 'warn',
+        detail: `${result.command} passed in ${result.durationMs} ms, but Ratchet could not read which tests ran (no per-test results, only the exit code)`,
+        hint:
+          'TDD needs per-test results: RED must see a new failing test, so every RED would fail with "no new test". ' +
+          'Set [test] command in .ratchet/config.toml to a runner Ratchet reads (node --test, vitest, jest, mocha, pytest, python -m unittest, go test, cargo test, mvn test, gradle test), ' +
+          'called directly or as the whole `npm test` script (no `&&` chains, wrappers or `make`).',
+      };
+    return { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` };
+  }
+  const fix = 'Every test must pass before Ratchet starts: fix the suite first.';
+  if (result.timedOut)
+    return {
+      name: 'baseline',
+      status: 'fail',
+      detail: `${result.command} timed out after ${timeoutMs / 1000} s`,
+      hint: 'Raise [test] timeout (seconds) in .ratchet/config.toml, or make the suite faster.',
+    };
+  const failing = failedTests(result);
+  if (result.collectionErrors.length > 0) {
+    // A file that does not import or compile: it is not a failing test, nothing in it ran.
+    const subjects = result.collectionErrors.slice(0, 3).map(collectionSubject);
+    const more = result.collectionErrors.length > subjects.length ? ', ...' : '';
+    const first = result.collectionErrors[0] ?? '';
+    const subject = collectionSubject(first);
+    const why = reasonLine(first.startsWith(`${subject}: `) ? first.slice(subject.length + 2) : first) ?? '';
+    return {
+      name: 'baseline',
+      status: 'fail',
+      detail: `${result.collectionErrors.length} could not be collected (${subjects.join(', ')}${more})${why === '' ? '' : `: ${why}`}, ${failing.length > 0 ? `${failing.length} failing, ` : ''}${passed} passed, exit ${String(result.exitCode)}`,
+      hint: `Make every test file import and compile. ${fix}`,
+    };
+  }
+  if (failing.length > 0) {
+    const names = failing.slice(0, 3).map(describeFailingTest);
+    const more = failing.length > names.length ? ', ...' : '';
+    return {
+      name: 'baseline',
+      status: 'fail',
+      detail: `${failing.length} failing (${names.join(', ')}${more}), ${passed} passed, exit ${String(result.exitCode)}`,
+      hint: fix,
+    };
+  }
+  // Nothing failed by name: the command itself failed (a build error, a missing plugin or module).
+  const reason = reasonLine(result.output);
+  return {
+    name: 'baseline',
+    status: 'fail',
+    detail: `${result.command} exited ${String(result.exitCode)} without a failing test${reason ? `: ${reason}` : ''}`,
+    hint: `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
+  };
+}
+
+/**
+ * The line of some output that best says why a command failed: the first that reads like an
+ * error, else the last one; colours removed, cut to a readable length.
+ */
+function reasonLine(output: string): string | undefined {
+  const lines = output
+    .split('\n')
+    .map((text) => stripVTControlCharacters(text).trim())
+    // npm's banner of the script it runs (`> pkg@1.0.0 lint`, `> eslint .`) says nothing of why.
+    .filter((text) => text !== '' && !text.startsWith('> '));
+  const line =
+    lines.find((text) => /\berror\b|exception|not found|no module named|cannot|failed/i.test(text)) ?? lines.at(-1);
+  return line === undefined ? undefined : line.length > 200 ? `${line.slice(0, 200)}...` : line;
+}

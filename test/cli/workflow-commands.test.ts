@@ -1,0 +1,61 @@
+/**
+ * The lists a new workflow joins: `WORKFLOWS` (the engine's registry, the CLI, the library) and
+ * the CLI's `COMMANDS`. A workflow listed without its command file, or a registry that misses a
+ * listed workflow, is caught here rather than by a user whose runs cannot be started or read.
+ */
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { isRatchetError } from '../../src/core/errors.js';
+import { COMMANDS } from '../../src/cli/commands/index.js';
+import { workflowRegistry } from '../../src/engine/registry.js';
+import { WORKFLOWS } from '../../src/workflows/index.js';
+
+/** The program as `ratchet` builds it: every command file registered. */
+function program(): Command {
+  const root = new Command('ratchet');
+  const cli = { setExit: () => undefined, registry: workflowRegistry() };
+  for (const register of COMMANDS) register(root, cli);
+  return root;
+}
+
+/** The command words of a start command (`ratchet refactor run` -> `refactor`, `run`), arguments left out. */
+function commandWords(startCommand: string): string[] {
+  const [first, ...rest] = startCommand.split(' ');
+  expect(first).toBe('ratchet');
+  return rest.filter((word) => /^[a-z][a-z-]*$/.test(word));
+}
+
+describe('the workflows and their commands', () => {
+  it('every workflow Ratchet ships has the command its startCommand names', () => {
+    const ratchet = program();
+    expect(WORKFLOWS.length).toBeGreaterThan(0);
+    for (const workflow of WORKFLOWS) {
+      let current: Command | undefined = ratchet;
+      for (const word of commandWords(workflow.startCommand)) {
+        current = current?.commands.find((command) => command.name() === word);
+      }
+      expect(current?.name(), `${workflow.name}: ${workflow.startCommand}`).toBe(
+        commandWords(workflow.startCommand).at(-1),
+      );
+    }
+  });
+
+  it('the registry finds every listed workflow by the name its runs are recorded under, and refuses others', () => {
+    const registry = workflowRegistry();
+    for (const workflow of WORKFLOWS) expect(registry.of({ id: 'run', workflow: workflow.name })).toBe(workflow);
+    let refusal: unknown;
+    try {
+      registry.of({ id: 'run-x', workflow: 'no-such-workflow' });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(isRatchetError(refusal, 'internal') ? refusal.message : refusal).toContain(
+      'Run run-x is a no-such-workflow run',
+    );
+  });
+
+  it('no two workflows share a name', () => {
+    const names = WORKFLOWS.map((workflow) => workflow.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
