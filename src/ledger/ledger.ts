@@ -16,6 +16,7 @@ import {
 } from './internal/rows.js';
 import { loadMessages, messageHashes } from './internal/model-messages.js';
 import { sqliteCode } from './internal/sqlite-code.js';
+import { SqliteTaskLedger } from './internal/task-ledger.js';
 import { computeSummary } from './internal/summary.js';
 import { migrateToLatest } from './migrate.js';
 import { createRedactor, redactValue, secretsFromEnv, type Redactor } from '../core/redact.js';
@@ -40,6 +41,7 @@ import type {
 // The ledger's public API, importable from this module (`./index.js` re-exports it): the
 // contract's types and `secretsFromEnv`.
 export type * from './types.js';
+export type * from './task-types.js';
 export { secretsFromEnv } from '../core/redact.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -96,6 +98,7 @@ function ledgerError(message: string, error: unknown): RatchetError {
 
 class SqliteLedger implements Ledger {
   readonly file: string;
+  readonly tasks: SqliteTaskLedger;
   readonly #db: Kysely<LedgerDatabase>;
   readonly #sqlite: BetterSqlite3.Database;
   readonly #redact: Redactor;
@@ -116,6 +119,7 @@ class SqliteLedger implements Ledger {
     this.#redact = redact;
     this.#now = now;
     this.#writer = new EventWriter(sqlite, redact);
+    this.tasks = new SqliteTaskLedger(db, redact, now, () => this.#assertOpen());
   }
 
   async createRun(run: NewRun): Promise<RunRow> {

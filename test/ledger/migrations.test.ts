@@ -12,6 +12,9 @@ const TABLES = [
   'model_messages',
   'runs',
   'stages',
+  'task_attempts',
+  'task_invocations',
+  'tasks',
   'tool_calls',
   'verifications',
 ];
@@ -77,14 +80,17 @@ describe('ledger migrations', () => {
     const first = await openLedger(file, { secrets: [] });
     await first.createRun(newRun('run-old', { repoRoot: temp.dir, feature: 'old' }));
     await first.close();
-    // Make it the ledger an earlier Ratchet wrote: no final_commit column, nothing of 0002 and 0003.
+    // Make it the ledger an earlier Ratchet wrote: no final_commit column, nothing of 0002 and later.
     const raw = new BetterSqlite3(file);
     raw.exec(
       [
         'alter table runs drop column final_commit',
         'drop table model_messages',
         'alter table model_calls drop column message_hashes_json',
-        "delete from kysely_migration where name in ('0002_final_commit', '0003_model_messages')",
+        'drop table tasks',
+        'drop table task_attempts',
+        'drop table task_invocations',
+        "delete from kysely_migration where name in ('0002_final_commit', '0003_model_messages', '0004_tasks')",
       ].join('; '),
     );
     raw.close();

@@ -119,7 +119,7 @@ describe('the tasks file', () => {
       /^tasks\[0\]: Unrecognized key: "depends_on"/,
     );
     expect(problems({ tasks: [] })[0]?.message).toMatch(/^tasks: Too small/);
-    expect(problems([])[0]?.path).toBe('(file)');
+    expect(problems([])[0]).toMatchObject({ code: 'schema', path: '(file)' });
   });
 
   it('reads JSON text, and says when it is not JSON', () => {
