@@ -1,20 +1,32 @@
 /**
  * One cold index in a fresh process, run by `bench/index.ts` as a plain `node` process:
- * `node bench/index-cold-side.ts <job.json> <result.json>`. A fresh process is what `ratchet
- * index` is on a new clone: nothing compiled by V8 yet, no cache, and its peak RSS is the
- * indexing's own (getrusage's maxRSS at the end).
+ * `node index-cold-side.mjs <job.json> <result.json>`. A fresh process is what `ratchet index`
+ * is on a new clone: nothing compiled by V8 yet, no index cache, and its peak RSS is the
+ * indexing's own (getrusage's maxRSS at the end). The bench runs this file compiled to
+ * JavaScript, as `ratchet` is: Node's own type stripping would load a TypeScript parser into the
+ * process (about 17 MB of its RSS).
  *
- * Node runs this file by stripping its types, so it imports nothing but `node:` modules, `dist/`
- * by URL, and types (`import type` only: it is erased).
+ * The process is set up as the `ratchet` executable sets itself up (`setUpProcess` from
+ * `dist/cli/process-setup.js`: Node's compile cache, V8 tiers), with the compile cache in the
+ * job's directory: empty, the first run after an install or an upgrade; written by an earlier
+ * run, every run after that.
+ *
+ * It imports nothing but `node:` modules, `dist/` by URL, and types (`import type` only: it is
+ * erased).
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import type { setUpProcess as SetUpProcess } from '../src/cli/process-setup.js';
 import type { buildIndex as BuildIndex } from '../src/code/index/build-index.js';
 
 export interface ColdSideJob {
+  /** This project's directory (its `dist/` is loaded). */
+  project: string;
   root: string;
   cacheDir: string;
+  /** The compile cache's directory. */
+  compileCache: string;
 }
 
 export interface ColdSideResult {
@@ -30,13 +42,12 @@ export interface ColdSideResult {
   workers: number;
 }
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
 async function main(jobFile: string, resultFile: string): Promise<void> {
   const job = JSON.parse(await readFile(jobFile, 'utf8')) as ColdSideJob;
-  const { buildIndex } = (await import(pathToFileURL(join(ROOT, 'dist', 'code', 'index', 'build-index.js')).href)) as {
-    buildIndex: typeof BuildIndex;
-  };
+  const dist = (path: string): string => pathToFileURL(join(job.project, 'dist', path)).href;
+  const { setUpProcess } = (await import(dist('cli/process-setup.js'))) as { setUpProcess: typeof SetUpProcess };
+  setUpProcess({ compileCache: job.compileCache });
+  const { buildIndex } = (await import(dist('code/index/build-index.js'))) as { buildIndex: typeof BuildIndex };
   await rm(job.cacheDir, { recursive: true, force: true });
   const processCpu = process.cpuUsage();
   const threadCpu = process.threadCpuUsage();
@@ -59,6 +70,6 @@ async function main(jobFile: string, resultFile: string): Promise<void> {
 
 const [jobFile, resultFile] = process.argv.slice(2);
 if (jobFile === undefined || resultFile === undefined) {
-  console.error('usage: node bench/index-cold-side.ts <job.json> <result.json>');
+  console.error('usage: node index-cold-side.mjs <job.json> <result.json>');
   process.exitCode = 2;
 } else await main(jobFile, resultFile);

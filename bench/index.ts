@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { appendFile, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -7,6 +7,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { parseSync } from 'oxc-parser';
 import { glob } from 'tinyglobby';
+import ts from 'typescript';
+import type { setUpProcess as SetUpProcess } from '../src/cli/process-setup.js';
 import type { buildIndex as BuildIndex } from '../src/code/index/build-index.js';
 import type { CodeIndex } from '../src/code/index/types.js';
 import {
@@ -27,23 +29,31 @@ import type { ColdSideJob, ColdSideResult } from './index-cold-side.js';
  * `node_modules` — against `ctags -R` (universal-ctags) over the same files in the same run.
  *
  * Targets: cold <= 1.0x ctags (wall), one-file update <= 20 ms, peak RSS <= 200 MB.
- * - The cold index runs in a fresh `node` process per run (`index-cold-side.ts`), as `ratchet
- *   index` does on a new clone: no cache and nothing compiled by V8 yet. Its time is the
- *   `buildIndex` call; the process's time (Node's start-up and loading Ratchet included) is
- *   shown next to it. Its peak RSS is that process's maxRSS.
+ * - Cold index (the target's figure): the `buildIndex` call in a fresh `node` process per run
+ *   (`index-cold-side.ts`), as `ratchet index` makes it on a new clone: no index cache, nothing
+ *   compiled by V8 yet, the process set up as the `ratchet` executable sets itself up (see
+ *   `src/cli/process-setup.ts`) with Node's compile cache written by an earlier run (every run
+ *   but the first after an install). The same with the compile cache empty is shown below it,
+ *   and so is the whole process's wall time (Node's start-up and loading the index's code
+ *   included). Peak RSS is that process's maxRSS (compile cache written).
+ * - The start-up of the `ratchet` executable itself (`ratchet --version`: loading every
+ *   command), which `ratchet index` adds to the cold index, with the compile cache written and
+ *   empty.
  * - The same cold index is also timed in this process, where V8 has compiled the code already
- *   (the situation of a long-running caller).
+ *   (the situation of a long-running caller). This process is set up as the executable is.
  * - The update is timed three ways, each a whole `buildIndex` call (hash and parse the changed
  *   file, derive the graphs and the risk register, save the cache): as the refactor loop makes it
  *   after each batch (the previous index in memory and the paths the batch touched; the target
  *   applies to this one), with the previous index but no paths (the tree is listed and stat'ed
  *   again), and as `ratchet index` makes it, reading the cache from disk (which grows with the
  *   repository, not with the change).
- * - Scaling: the cold index and ctags on the corpus subsampled to a quarter (every fourth file),
- *   the corpus itself, and the corpus doubled (every file twice, under two directories).
+ * - Scaling: the cold index (fresh process, compile cache written) and ctags on the corpus
+ *   subsampled to a quarter (every fourth file), the corpus itself, and the corpus doubled (every
+ *   file twice, under two directories).
  *
  * The machine is shared: each measurement is repeated (`--runs`, default 3) and reported as the
- * median with the range of the runs; the load average is printed with the results.
+ * median with the range of the runs; the load average is printed with the results, and the CPU
+ * time of the cold index (its main thread, and all its threads) next to its wall time.
  *
  * `tsx bench/index.ts [--files N]` runs it alone; `RATCHET_BENCH_INDEX_FILES` also sets N.
  */
@@ -56,8 +66,6 @@ const MAX_FILE_BYTES = 200 * 1024;
 const COLD_TARGET_RATIO = 1;
 const UPDATE_TARGET_MS = 20;
 const RSS_TARGET_BYTES = 200 * 1024 * 1024;
-/** The young generation's cap (MB per semi-space) of the comparison row. */
-const CAPPED_SEMI_SPACE_MB = 16;
 
 interface IndexBenchOptions extends Partial<BenchOptions> {
   /** Files copied from node_modules (default 6000). */
@@ -83,12 +91,16 @@ interface IndexBenchResult extends BenchSummary {
   files: number;
   bytes: number;
   ctags: Sampled;
+  /** Fresh process, compile cache written by an earlier run (the target's figure). */
   cold: Sampled;
   coldRatio: number;
+  /** Fresh process, compile cache empty. */
+  coldEmptyCache: Sampled;
   coldProcess: Sampled;
   coldRss: Sampled;
-  /** Peak RSS of one cold index with the young generation capped (`--max-semi-space-size`). */
-  cappedRss: number;
+  /** `ratchet --version`, compile cache written / empty. */
+  startup: Sampled;
+  startupEmptyCache: Sampled;
   inProcessCold: Sampled;
   /** One-file update with the previous index and the changed path given (the refactor loop). */
   hintedUpdate: Sampled;
@@ -229,33 +241,80 @@ function timeCtags(dir: string, tagsFile: string): { ms: number; tags: number } 
   return { ms, tags };
 }
 
+/**
+ * `index-cold-side.ts` compiled to JavaScript in `work`, so the measured process runs no
+ * TypeScript (as `ratchet` runs none).
+ */
+function writeColdSide(work: string): string {
+  const script = join(work, 'index-cold-side.mjs');
+  const { outputText } = ts.transpileModule(readFileSync(COLD_SIDE, 'utf8'), {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
+  });
+  writeFileSync(script, outputText);
+  return script;
+}
+
 /** A cold index of `root` in a fresh process, with the process's own wall time. */
 async function coldInFreshProcess(
   root: string,
-  cacheDir: string,
-  nodeOptions: readonly string[] = [],
+  work: string,
+  compileCache: 'written' | 'empty',
 ): Promise<ColdSideResult & { processMs: number }> {
+  const job: ColdSideJob = {
+    project: PROJECT,
+    root,
+    cacheDir: join(work, 'cold-cache'),
+    compileCache: join(work, 'compile-cache'),
+  };
+  if (compileCache === 'empty') {
+    job.compileCache = join(work, 'compile-cache-empty');
+    await rm(job.compileCache, { recursive: true, force: true });
+  }
   const started = performance.now();
-  const result = await runSide<ColdSideJob, ColdSideResult>(COLD_SIDE, { root, cacheDir }, nodeOptions);
+  const result = await runSide<ColdSideJob, ColdSideResult>(join(work, 'index-cold-side.mjs'), job);
   return { ...result, processMs: performance.now() - started };
 }
 
-/** ctags and the fresh-process cold index on `tree`, `runs` times each, alternating. */
+/**
+ * ctags and the fresh-process cold index on `tree`, `runs` times each, alternating; with
+ * `emptyCache`, also the cold index with an empty compile cache.
+ */
 async function compareCold(
   tree: string,
   work: string,
   runs: number,
-): Promise<{ ctags: number[]; cold: (ColdSideResult & { processMs: number })[]; tags: number }> {
+  emptyCache = false,
+): Promise<{
+  ctags: number[];
+  cold: (ColdSideResult & { processMs: number })[];
+  coldEmptyCache: (ColdSideResult & { processMs: number })[];
+  tags: number;
+}> {
   const ctags: number[] = [];
   const cold: (ColdSideResult & { processMs: number })[] = [];
+  const coldEmptyCache: (ColdSideResult & { processMs: number })[] = [];
   let tags = 0;
   for (let run = 0; run < runs; run++) {
     const result = timeCtags(tree, join(work, 'tags'));
     ctags.push(result.ms);
     tags = result.tags;
-    cold.push(await coldInFreshProcess(tree, join(work, 'cold-cache')));
+    cold.push(await coldInFreshProcess(tree, work, 'written'));
+    if (emptyCache) coldEmptyCache.push(await coldInFreshProcess(tree, work, 'empty'));
   }
-  return { ctags, cold, tags };
+  return { ctags, cold, coldEmptyCache, tags };
+}
+
+/** Wall time of `ratchet --version` (the built executable), with the compile cache in `compileCache`. */
+function timeStartup(compileCache: string, empty: boolean): number {
+  if (empty) rmSync(compileCache, { recursive: true, force: true });
+  const started = performance.now();
+  const result = spawnSync(process.execPath, [join(PROJECT, 'dist', 'cli', 'bin.js'), '--version'], {
+    env: { ...process.env, NODE_COMPILE_CACHE: compileCache },
+    stdio: 'ignore',
+  });
+  const ms = performance.now() - started;
+  if (result.status !== 0) throw new Error(`ratchet --version exited with ${result.status ?? result.signal}`);
+  return ms;
 }
 
 /** Runs the bench and returns its numbers; prints tables through `log` (default console.log). */
@@ -268,6 +327,11 @@ async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenc
   const buildIndex = await loadBuildIndex();
 
   const work = await mkdtemp(join(tmpdir(), 'ratchet-index-bench-'));
+  // This process runs the in-process measurements as the executable would run them.
+  const { setUpProcess } = (await import(pathToFileURL(join(PROJECT, 'dist', 'cli', 'process-setup.js')).href)) as {
+    setUpProcess: typeof SetUpProcess;
+  };
+  setUpProcess({ compileCache: join(work, 'compile-cache-bench') });
   try {
     const files = await collectFiles(limit);
     const tree = join(work, 'tree');
@@ -276,20 +340,29 @@ async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenc
     log(`  ${files.length} files, ${(bytes / 1024 / 1024).toFixed(1)} MB of TypeScript/JavaScript from node_modules`);
     log(`  load average before: ${formatLoad()}; ${availableParallelism()} cores`);
 
-    const main = await compareCold(tree, work, runs);
+    writeColdSide(work);
+    // One run writes the compile cache the measured runs read (as every run after the first does).
+    await coldInFreshProcess(tree, work, 'written');
+    const main = await compareCold(tree, work, runs, true);
     const ctags = sampled(main.ctags);
     const cold = sampled(main.cold.map((result) => result.buildMs));
+    const coldEmptyCache = sampled(main.coldEmptyCache.map((result) => result.buildMs));
     const coldProcess = sampled(main.cold.map((result) => result.processMs));
     const coldRss = sampled(main.cold.map((result) => result.maxRss));
     const coldCpu = sampled(main.cold.map((result) => result.processCpuMs));
     const coldThreadCpu = sampled(main.cold.map((result) => result.threadCpuMs));
     const symbols = main.cold[0]?.symbols ?? 0;
-    // Peak RSS is mostly V8's young generation, which grows to 128 MB of semi-spaces once the
-    // index's results (tens of MB, all surviving) have passed through it: the same index with
-    // the young generation capped, for comparison (Node's own option, not set by Ratchet).
-    const capped = await coldInFreshProcess(tree, join(work, 'cold-cache'), [
-      `--max-semi-space-size=${CAPPED_SEMI_SPACE_MB}`,
-    ]);
+
+    const startupCache = join(work, 'compile-cache-startup');
+    timeStartup(startupCache, true);
+    const startupTimes: number[] = [];
+    const startupEmptyTimes: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      startupTimes.push(timeStartup(startupCache, false));
+      startupEmptyTimes.push(timeStartup(join(work, 'compile-cache-startup-empty'), true));
+    }
+    const startup = sampled(startupTimes);
+    const startupEmptyCache = sampled(startupEmptyTimes);
 
     // In this process: the first build compiles the code; the median is of warm ones.
     const cacheDir = join(work, 'cache');
@@ -335,28 +408,31 @@ async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenc
         [
           ['ctags -R (baseline)', spread(ctags), '1.00x', '-', '-'],
           [
-            `cold index, fresh process (${main.cold[0]?.workers ?? 0} workers)`,
+            `cold index, fresh process, compile cache written (${main.cold[0]?.workers ?? 0} workers)`,
             spread(cold),
             ratio(cold.median),
             `<= ${COLD_TARGET_RATIO.toFixed(1)}x`,
             met(coldMet),
           ],
+          ['  its CPU: the indexing thread', spread(coldThreadCpu), ratio(coldThreadCpu.median), '-', '-'],
+          ['  its CPU: all threads (GC, compilers)', spread(coldCpu), ratio(coldCpu.median), '-', '-'],
+          [
+            '  its peak RSS (the process)',
+            spread(coldRss, formatMb),
+            '-',
+            `<= ${formatMb(RSS_TARGET_BYTES)}`,
+            met(rssMet),
+          ],
           ['  the whole process (Node start-up, loading)', spread(coldProcess), ratio(coldProcess.median), '-', '-'],
           [
-            '  its CPU: all threads / the indexing thread',
-            `${spread(coldCpu)} / ${spread(coldThreadCpu)}`,
-            '-',
-            '-',
-            '-',
-          ],
-          ['  its peak RSS', spread(coldRss, formatMb), '-', `<= ${formatMb(RSS_TARGET_BYTES)}`, met(rssMet)],
-          [
-            `  its peak RSS with node --max-semi-space-size=${CAPPED_SEMI_SPACE_MB}`,
-            formatMb(capped.maxRss),
-            '-',
+            'cold index, fresh process, compile cache empty',
+            spread(coldEmptyCache),
+            ratio(coldEmptyCache.median),
             '-',
             '-',
           ],
+          ['ratchet --version, compile cache written', spread(startup), '-', '-', '-'],
+          ['ratchet --version, compile cache empty', spread(startupEmptyCache), '-', '-', '-'],
           ['cold index, in this process (code compiled)', spread(inProcessCold), ratio(inProcessCold.median), '-', '-'],
           [
             'one-file update as the refactor loop runs it',
@@ -372,7 +448,9 @@ async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenc
       ),
     );
     log('');
-    log('  scaling: cold index (fresh process) and ctags -R on the corpus subsampled and doubled');
+    log(
+      '  scaling: cold index (fresh process, compile cache written) and ctags -R on the corpus subsampled and doubled',
+    );
     log(
       table(
         ['files', 'MB', 'ctags -R', 'cold index', 'x ctags'],
@@ -394,7 +472,7 @@ async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenc
     return {
       name: 'index',
       headline:
-        `cold ${coldRatio.toFixed(2)}x ctags (${formatMs(cold.median)} vs ${formatMs(ctags.median)}), ` +
+        `cold ${coldRatio.toFixed(2)}x ctags (${formatMs(cold.median)} vs ${formatMs(ctags.median)}; fresh process, compile cache written), ` +
         `peak RSS ${formatMb(coldRss.median)}, one-file update ${formatMs(updates.hinted.median)} (refactor loop) / ` +
         `${formatMs(updates.disk.median)} (cache from disk); ` +
         `scaling ${quarter?.ratio.toFixed(2) ?? '-'}x / ${coldRatio.toFixed(2)}x / ${doubled?.ratio.toFixed(2) ?? '-'}x ctags ` +
@@ -405,9 +483,11 @@ async function runIndexBench(options: IndexBenchOptions = {}): Promise<IndexBenc
       ctags,
       cold,
       coldRatio,
+      coldEmptyCache,
       coldProcess,
       coldRss,
-      cappedRss: capped.maxRss,
+      startup,
+      startupEmptyCache,
       inProcessCold,
       hintedUpdate: updates.hinted,
       memoryUpdate: updates.memory,

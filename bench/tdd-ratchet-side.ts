@@ -2,7 +2,7 @@
  * The Ratchet side of `tdd-overhead`, run by `bench/tdd-overhead.ts` as a plain `node` process:
  * `node bench/tdd-ratchet-side.ts <job.json> <result.json>`.
  *
- * It drives `startTdd` of the built engine (`dist/`, what `ratchet` runs) with the demo's
+ * It drives `startRun` of the TDD workflow in the built engine (`dist/`, what `ratchet` runs) with the demo's
  * configuration: the replay provider on the scripted cassette (zero latency), RATCHET_HOME in
  * the job's directory, a file ledger, the real process runner, clock and ids.
  *
@@ -14,7 +14,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { RatchetEvent } from '../src/core/events.js';
-import type { EngineServices, RunOutcome } from '../src/engine/tdd-run.js';
+import type { EngineServices } from '../src/engine/effects.js';
+import type { RunOutcome } from '../src/engine/run-process.js';
 
 export interface RatchetSideJob {
   repo: string;
@@ -72,8 +73,9 @@ async function gitSpawnCost(cwd: string, probes = 15): Promise<number> {
 
 async function main(jobFile: string, resultFile: string): Promise<void> {
   const job = JSON.parse(await readFile(jobFile, 'utf8')) as RatchetSideJob;
-  const [tddRun, configLoad, ledgerModule, runnerModule, effects, runPaths] = await Promise.all([
-    load<typeof import('../src/engine/tdd-run.js')>('engine/tdd-run.js'),
+  const [startModule, tddModule, configLoad, ledgerModule, runnerModule, effects, runPaths] = await Promise.all([
+    load<typeof import('../src/engine/start-run.js')>('engine/start-run.js'),
+    load<typeof import('../src/workflows/tdd/definition.js')>('workflows/tdd/definition.js'),
     load<typeof import('../src/config/load.js')>('config/load.js'),
     load<typeof import('../src/ledger/ledger.js')>('ledger/ledger.js'),
     load<typeof import('../src/process/runner.js')>('process/runner.js'),
@@ -126,7 +128,11 @@ async function main(jobFile: string, resultFile: string): Promise<void> {
     };
     let baseCommit = '';
     let branch = '';
-    const run = tddRun.startTdd({ repoRoot: job.repo, feature: job.feature, config, allowDirty: false }, services);
+    const run = startModule.startRun(
+      tddModule.tddWorkflow,
+      { directory: job.repo, request: { feature: job.feature }, config, allowDirty: false },
+      services,
+    );
     let step = await run.next();
     while (step.done !== true) {
       const event = step.value;

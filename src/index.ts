@@ -60,31 +60,28 @@ export { writeIndexArtifacts } from './code/index/artifacts.js';
 export type { CodeIndex } from './code/index/types.js';
 
 // Running workflows and deciding on runs.
-export { createEngineServices, createIdGenerator, systemClock } from './engine/effects.js';
+export { createEngineServices, createIdGenerator, systemClock, type EngineServices } from './engine/effects.js';
 export { ledgerPath, runDir, worktreePath } from './engine/run-paths.js';
+export { startRun, type StartOptions, type StartServices } from './engine/start-run.js';
+export { resumeRun, type ResumeOptions } from './engine/resume-run.js';
+export type { RunOutcome } from './engine/run-process.js';
+export { createWorkflowRegistry, type WorkflowRegistry } from './engine/registry.js';
+export type { WorkflowDefinition, RunContext, RunInfo } from './workflows/definition.js';
+export { tddWorkflow, type TddRequest } from './workflows/tdd/definition.js';
+export { refactorWorkflow, type RefactorRequest } from './workflows/refactor/definition.js';
 export {
+  workflows,
   startTdd,
   resumeTdd,
-  type EngineServices,
-  type RunOutcome,
-  type StartTddOptions,
-  type ResumeTddOptions,
-} from './engine/tdd-run.js';
-export {
-  prepareRefactor,
-  executeRefactor,
-  type RefactorOptions,
-  type PreparedRefactor,
-  type RefactorOutcome,
-} from './engine/refactor/refactor-run.js';
-export {
   acceptRun,
   rejectRun,
   rollbackRun,
   repairNotes,
-  resolveRun,
-  checkpointsOf,
-  type Checkpoint,
-} from './engine/run-control.js';
+  type StartTddOptions,
+  type ResumeTddOptions,
+} from './library.js';
+export type { PreparedRefactor } from './workflows/refactor/prepare.js';
+export { resolveRun } from './engine/run-lookup.js';
+export { checkpointsOf, type Checkpoint } from './engine/checkpoints.js';
 export type { GitRun } from './engine/git-run.js';
 export { writeRunReport, type WrittenReport } from './report/write-report.js';

@@ -4,12 +4,12 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, resolveProjectRoot, resolveRatchetHome } from '../config/load.js';
 import { RatchetError } from '../core/errors.js';
-import { createEngineServices, createIdGenerator, systemClock } from '../engine/effects.js';
+import { createEngineServices, createIdGenerator, systemClock, type EngineServices } from '../engine/effects.js';
 import { ledgerPath } from '../engine/run-paths.js';
-import { copyPath, latestCopyOf } from '../engine/refactor/safe-copy.js';
-import { noRunError } from '../engine/run-control.js';
+import type { StartServices } from '../engine/start-run.js';
+import { copyPath, latestCopyOf } from '../engine/plain-directory.js';
+import { noRunError } from '../engine/run-lookup.js';
 import { RATCHET_EXCLUDES } from '../engine/worktree-setup.js';
-import type { EngineServices, TddCheckServices } from '../engine/tdd-run.js';
 import { createProcessRunner } from '../process/runner.js';
 import { Git } from '../git/git.js';
 import { openLedger, secretsFromEnv, type Ledger } from '../ledger/ledger.js';
@@ -129,7 +129,16 @@ export function engineServices(ledger: Ledger): EngineServices {
   return createEngineServices(ledger, process.env);
 }
 
-/** The services of `engineServices` but the ledger: for the checks made before a run (and its ledger) exists. */
-export function checkServices(): TddCheckServices {
-  return { clock: systemClock, ids: createIdGenerator(systemClock), runner: createProcessRunner(), env: process.env };
+/**
+ * The services of a new run: the ledger of the repository the run will live in is opened (and
+ * created) once the run's checks passed, so a refused run writes nothing into the repository.
+ */
+export function startServices(): StartServices {
+  return {
+    clock: systemClock,
+    ids: createIdGenerator(systemClock),
+    runner: createProcessRunner(),
+    env: process.env,
+    ledger: openRepoLedger,
+  };
 }

@@ -1,6 +1,6 @@
 import pc from 'picocolors';
 import type { RatchetEvent } from '../core/events.js';
-import type { RunOutcome } from '../engine/tdd-run.js';
+import type { RunOutcome } from '../engine/run-process.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 import type { Output } from './output.js';
 import { createJsonReporter, createPlainReporter } from './reporters/plain-reporter.js';
@@ -42,11 +42,13 @@ interface NextStep {
 }
 
 function nextStepOf(outcome: RunOutcome): NextStep | null {
-  if (outcome.status === 'completed') return null;
+  if (outcome.status === 'completed' || outcome.status === 'cancelled') return null;
   // A suite that already failed before the cycle's RED is fixed on the user's branch, not by
   // resuming this run: it is dropped.
   if (outcome.error?.details?.reason === 'red-baseline')
     return { command: `ratchet reject ${outcome.runId}`, argv: ['reject', outcome.runId] };
+  // A run of a workflow that does not resume runs is accepted or dropped instead: its command says how.
+  if (!outcome.resumable) return null;
   return { command: `ratchet resume ${outcome.runId}`, argv: ['resume', outcome.runId] };
 }
 
@@ -100,6 +102,6 @@ export async function driveRun(
     if (outcome.error.hint) output.err(pc.dim(`hint: ${outcome.error.hint}`));
     if (step) output.err(pc.dim(`${step.argv[0] === 'resume' ? 'Resume with' : 'Then'}: ${step.command}`));
   }
-  if (outcome.status === 'completed') return { code: EXIT.ok, outcome };
+  if (outcome.status === 'completed' || outcome.status === 'cancelled') return { code: EXIT.ok, outcome };
   return { code: outcome.error ? exitCodeFor(outcome.error.code, bySigint()) : EXIT.gateFailed, outcome };
 }

@@ -12,6 +12,9 @@ import { registerSetupCommands } from './commands/setup-commands.js';
 import { registerTddCommands } from './commands/tdd-command.js';
 import { registerRefactorCommands } from './commands/refactor-commands.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
+import { createWorkflowRegistry } from '../engine/registry.js';
+import { tddWorkflow } from '../workflows/tdd/definition.js';
+import { refactorWorkflow } from '../workflows/refactor/definition.js';
 
 function version(): string {
   const parsed: unknown = JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8'));
@@ -72,11 +75,12 @@ Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth, 4 interrupt
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
   TDD_MODEL, TDD_MAX_RETRIES, TDD_PROJECT_ROOT, RATCHET_HOME.`,
     );
-  registerDemoCommand(program, setExit);
-  registerSetupCommands(program, setExit);
-  registerTddCommands(program, setExit);
-  registerRunCommands(program, setExit);
-  registerRefactorCommands(program, setExit);
+  const cli = { setExit, registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow]) };
+  registerDemoCommand(program, cli);
+  registerSetupCommands(program, cli);
+  registerTddCommands(program, cli);
+  registerRunCommands(program, cli);
+  registerRefactorCommands(program, cli);
   try {
     await program.parseAsync(argv);
     return exitCode;

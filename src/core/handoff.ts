@@ -39,3 +39,21 @@ export const PlanOutputSchema = z.object({ currentTest: TestCaseSchema.nullable(
 export type PlanOutput = z.infer<typeof PlanOutputSchema>;
 
 export const NOTES_REF = 'refs/notes/tdd-handoffs';
+
+/**
+ * A handoff note's text as a state; `problem` says what is wrong with one that is there but does
+ * not parse ("is not valid JSON", "does not match the handoff schema"). No text: neither.
+ */
+export function parseNote(text: string | null): { state: HandoffState | null; problem: string | null } {
+  if (text === null) return { state: null, problem: null };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { state: null, problem: 'is not valid JSON' };
+  }
+  const parsed = HandoffStateSchema.safeParse(json);
+  return parsed.success
+    ? { state: parsed.data, problem: null }
+    : { state: null, problem: 'does not match the handoff schema' };
+}

@@ -4,7 +4,17 @@ import type { Clock, IdGenerator } from '../core/effects.js';
 import { RatchetError } from '../core/errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { createProcessRunner } from '../process/runner.js';
-import type { EngineServices } from './tdd-run.js';
+import type { ProcessRunner } from '../process/types.js';
+
+/** Effects the engine needs, injected by the CLI (or by tests). */
+export interface EngineServices {
+  ledger: Ledger;
+  clock: Clock;
+  ids: IdGenerator;
+  runner: ProcessRunner;
+  env: Record<string, string | undefined>;
+  fetch?: typeof fetch;
+}
 
 /** The real clock. */
 export const systemClock: Clock = {

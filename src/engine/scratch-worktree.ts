@@ -6,7 +6,7 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import { Git } from '../git/git.js';
 import { commandEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
-import { gitCopyOf } from './refactor/safe-copy.js';
+import { gitCopyOf } from './plain-directory.js';
 import { sandboxUnavailable, toolSandbox } from './tool-sandbox.js';
 import { requireWritableHome, SHARED_DIRECTORIES, shareDependencies } from './worktree-setup.js';
 

@@ -238,7 +238,7 @@ export class Git {
       'if [ -n "$RATCHET_NOTE_REF" ]; then git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file="$RATCHET_NOTE_FILE" "$sha" || exit 3; fi',
       'echo "$sha"',
     ].join('\n');
-        const texts = await mkdtemp(join(tmpdir(), 'ratchet-commit-'));
+    const texts = await mkdtemp(join(tmpdir(), 'ratchet-commit-'));
     try {
       const messageFile = join(texts, 'message');
       const noteFile = join(texts, 'note');

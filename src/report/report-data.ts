@@ -7,7 +7,7 @@ import { artifactsDir } from '../engine/run-paths.js';
 import { Git } from '../git/git.js';
 import type { Ledger, RunSummary, StageRow, VerificationRow, ModelCallRow } from '../ledger/types.js';
 import type { GitRun } from '../engine/git-run.js';
-import { checkpointsOf, type Checkpoint } from '../engine/run-control.js';
+import { checkpointsOf, type Checkpoint } from '../engine/checkpoints.js';
 
 /** One batch of a refactor run as the report shows it. */
 interface BatchRow {

@@ -1,5 +1,5 @@
 import type { EventOf } from '../core/events.js';
-import type { Checkpoint } from '../engine/run-control.js';
+import type { Checkpoint } from '../engine/checkpoints.js';
 import type { RunSummary } from '../ledger/types.js';
 import { priceOf } from '../llm/pricing.js';
 

@@ -7,20 +7,23 @@ import { RatchetError } from '../core/errors.js';
 import { iniMypyNamesTargets, pyprojectMypyNamesTargets } from './mypy-config.js';
 
 /** The test frameworks Ratchet knows how to get per-test results from. */
-export type Framework =
-  | 'maven'
-  | 'gradle'
-  | 'node-test'
-  | 'jest'
-  | 'vitest'
-  | 'mocha'
-  | 'ava'
-  | 'npm'
-  | 'pytest'
-  | 'unittest'
-  | 'go'
-  | 'cargo'
-  | 'custom';
+/** The test frameworks Ratchet reads per-test results of (`custom`: only the exit code). */
+export const FRAMEWORKS = [
+  'maven',
+  'gradle',
+  'node-test',
+  'jest',
+  'vitest',
+  'mocha',
+  'ava',
+  'npm',
+  'pytest',
+  'unittest',
+  'go',
+  'cargo',
+  'custom',
+] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
 
 export interface DetectedTestCommand {
   command: string;

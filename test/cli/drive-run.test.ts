@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { RatchetError } from '../../src/core/errors.js';
 import type { EventInput, RatchetEvent } from '../../src/core/events.js';
-import type { RunOutcome } from '../../src/engine/tdd-run.js';
+import type { RunOutcome } from '../../src/engine/run-process.js';
 import type { Output } from '../../src/cli/output.js';
 import { driveRun } from '../../src/cli/drive-run.js';
 
@@ -49,7 +49,7 @@ async function* stoppedRun(error: RatchetError): AsyncGenerator<RatchetEvent, Ru
     resumed: false,
   });
   yield event({ type: 'run-end', status, message: error.message });
-  return { runId: RUN, status, state: null, error };
+  return { runId: RUN, status, error, result: null, resumable: true };
 }
 
 describe('driveRun, plain output', () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { renderArchitectureSnapshot } from '../../src/code/index/architecture-snapshot.js';
 import { buildIndex, type BuildIndexOptions } from '../../src/code/index/build-index.js';
 import type { CodeIndex, IndexedFile } from '../../src/code/index/types.js';
-import { deadFunctions } from '../../src/engine/refactor/dead-code.js';
+import { deadFunctions } from '../../src/workflows/refactor/dead-code.js';
 import { FALLIBLE_ITERATOR, SCOPEGUARD } from '../support/real-repo-fixtures.js';
 
 /**

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
 import { loadConfig } from '../../src/config/load.js';
 import { configPath } from '../../src/config/write-default.js';
-import { loadRefactorSettings, REFACTOR_BOT_CONFIG } from '../../src/engine/refactor/refactor-config.js';
+import { loadRefactorSettings, REFACTOR_BOT_CONFIG } from '../../src/workflows/refactor/settings.js';
 
 let repoRoot: string;
 const env = { HOME: '/home/tester' };

@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { asGitRun, type GitRun } from '../../src/engine/git-run.js';
-import { acceptRun, rejectRun, rollbackRun } from '../../src/engine/run-control.js';
+import { acceptRun, rejectRun, rollbackRun } from '../../src/library.js';
 import { Git } from '../../src/git/git.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';

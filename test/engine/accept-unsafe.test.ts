@@ -11,7 +11,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { asGitRun, type GitRun } from '../../src/engine/git-run.js';
-import { acceptRun } from '../../src/engine/run-control.js';
+import { acceptRun } from '../../src/library.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 

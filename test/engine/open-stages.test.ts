@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { RatchetEvent } from '../../src/core/events.js';
 import { createEngineServices } from '../../src/engine/effects.js';
-import { resumeTdd, startTdd, type RunOutcome } from '../../src/engine/tdd-run.js';
+import { resumeTdd, startTdd, type RunOutcome } from '../../src/library.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { PACKAGE_ROOT } from '../support/run-cli.js';

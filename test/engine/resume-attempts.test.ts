@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventInput } from '../../src/core/events.js';
 import { createEnveloper } from '../../src/engine/event-stream.js';
 import { asGitRun, type GitRun } from '../../src/engine/git-run.js';
-import { priorAttempts } from '../../src/engine/tdd-run.js';
+import { priorAttempts } from '../../src/workflows/tdd/resume-point.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import { newRun, useLedger } from '../ledger/helpers.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createIdGenerator, systemClock } from '../../src/engine/effects.js';
-import { resumeTdd } from '../../src/engine/tdd-run.js';
+import { resumeTdd } from '../../src/library.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NOTES_REF, type HandoffState } from '../../src/core/handoff.js';
 import { asGitRun, type GitRun } from '../../src/engine/git-run.js';
-import { acceptRun, rejectRun, repairNotes, rollbackRun } from '../../src/engine/run-control.js';
+import { acceptRun, rejectRun, repairNotes, rollbackRun } from '../../src/library.js';
 import { clearStaleGitLocks } from '../../src/engine/stale-locks.js';
 import { Git } from '../../src/git/git.js';
 import { acquireRepoLock } from '../../src/git/repo-lock.js';

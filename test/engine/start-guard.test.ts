@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createEngineServices } from '../../src/engine/effects.js';
-import { startTdd } from '../../src/engine/tdd-run.js';
+import { startTdd } from '../../src/library.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 

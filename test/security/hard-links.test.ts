@@ -15,7 +15,7 @@ import { executeTool } from '../../src/agent/tools/agent-tool.js';
 import { editTool } from '../../src/agent/tools/edit-tool.js';
 import { replaceFile } from '../../src/agent/tools/replace-file.js';
 import { writeTool } from '../../src/agent/tools/write-tool.js';
-import { createGitWorkspace } from '../../src/engine/git-workspace.js';
+import { createGitWorkspace } from '../../src/workflows/tdd/git-workspace.js';
 import { Git } from '../../src/git/git.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { createTempWorktree, greenStageRequest, toolContext, type TempWorktree } from '../agent/agent-fixtures.js';

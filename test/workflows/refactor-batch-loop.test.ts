@@ -65,7 +65,7 @@ async function runLoop(
 
 /**
  * The real admission (`admitPatch`) over the fake workspace, with the settings and the mapping of
- * the engine's `admit` port (src/engine/refactor/refactor-run.ts).
+ * the workflow's `admit` port (src/workflows/refactor/batch-ports.ts).
  */
 function admitAsTheEngineDoes(deps: FakeRefactorDeps): FakeRefactorDeps['admit'] {
   return async (planned, patch, declared) => {

@@ -3,15 +3,18 @@ import { cp, mkdtemp, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { CliSetup } from './cli-setup.js';
 import pc from 'picocolors';
 import { loadConfig } from '../../config/load.js';
 import { packageRoot } from '../../config/prompts.js';
 import { RatchetError } from '../../core/errors.js';
 import { NOTES_REF } from '../../core/handoff.js';
-import { startTdd } from '../../engine/tdd-run.js';
+import { startRun } from '../../engine/start-run.js';
+import { tddWorkflow } from '../../workflows/tdd/definition.js';
 import { sandboxUnavailable } from '../../engine/tool-sandbox.js';
 import { createProcessRunner } from '../../process/runner.js';
-import { checkpointsOf, resolveRun } from '../../engine/run-control.js';
+import { checkpointsOf } from '../../engine/checkpoints.js';
+import { resolveRun } from '../../engine/run-lookup.js';
 import { Git } from '../../git/git.js';
 import { createCliOutput, engineServices, openRepoLedger } from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
@@ -22,7 +25,8 @@ const FEATURE = 'A stack with push, pop and peek; popping an empty stack throws'
  * `ratchet demo`: the whole TDD loop on a bundled kata with no API key. The model is a scripted
  * cassette; git, the test runs (`node --test`), the gates and the ledger are all real.
  */
-export function registerDemoCommand(program: Command, setExit: (code: number) => void): void {
+export function registerDemoCommand(program: Command, cli: CliSetup): void {
+  const { setExit } = cli;
   program
     .command('demo')
     .description(
@@ -80,8 +84,9 @@ export function registerDemoCommand(program: Command, setExit: (code: number) =>
       const interrupt = interruptOnSignals();
       try {
         const { code, outcome } = await driveRun(
-          startTdd(
-            { repoRoot, feature: FEATURE, config, allowDirty: false, signal: interrupt.signal },
+          startRun(
+            tddWorkflow,
+            { directory: repoRoot, request: { feature: FEATURE }, config, allowDirty: false, signal: interrupt.signal },
             engineServices(ledger),
           ),
           output,

@@ -3,14 +3,11 @@ import { relative } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { NOTES_REF } from '../../core/handoff.js';
-import {
-  checkpointsOf,
-  orphanedRuns,
-  repairNotes,
-  resolveRun,
-  rollbackRun,
-  rollbacksOf,
-} from '../../engine/run-control.js';
+import { checkpointsOf } from '../../engine/checkpoints.js';
+import { rollbacksOf } from '../../engine/rollbacks.js';
+import { orphanedRuns, resolveRun } from '../../engine/run-lookup.js';
+import { repairNotes } from '../../engine/verbs/repair-notes.js';
+import { rollbackRun } from '../../engine/verbs/rollback-run.js';
 import { Git } from '../../git/git.js';
 import {
   costText,
@@ -24,6 +21,7 @@ import { writeRunReport } from '../../report/write-report.js';
 import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
+import type { CliSetup } from './cli-setup.js';
 import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
 import { isClosed, type GitRun } from '../../engine/git-run.js';
 import type { Ledger } from '../../ledger/types.js';
@@ -69,7 +67,8 @@ function runCommand<Flags>(
     });
 }
 
-export function registerRunCommands(program: Command, setExit: (code: number) => void): void {
+export function registerRunCommands(program: Command, cli: CliSetup): void {
+  const { registry, setExit } = cli;
   runCommand(
     program,
     'status',
@@ -247,7 +246,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
       await using ledger = await openExistingRepoLedger(repoRoot, flags.run);
       const byId = await ledger.getRun(target);
       const run = byId ? await resolveRun(ledger, byId.id) : await resolveRun(ledger, flags.run);
-      const result = await rollbackRun(repoRoot, run, target, ledger);
+      const result = await rollbackRun(repoRoot, run, target, { ledger, registry });
       if (output.json) {
         const { commit, state, removedLocks } = result;
         output.out(JSON.stringify({ run: run.id, commit, state, removedLocks }));
@@ -268,7 +267,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'accept',
     'Merge a finished run into the branch it started from (fast-forward when possible) and remove its worktree',
     async ({ output, repoRoot, ledger, run }, _runId, flags) => {
-      await acceptAndReport(output, repoRoot, run, ledger, { force: Boolean(flags.force) });
+      await acceptAndReport(output, repoRoot, run, { ledger, registry }, { force: Boolean(flags.force) });
     },
   ).option('--force', 'accept a run that did not complete (its checkpoints as they are)');
 
@@ -277,7 +276,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'reject',
     'Drop a run: remove its worktree and branch (your checkout was never touched)',
     async ({ output, repoRoot, ledger, run }) => {
-      await rejectAndReport(output, repoRoot, run, ledger);
+      await rejectAndReport(output, repoRoot, run, { ledger, registry });
     },
   );
 
@@ -286,7 +285,7 @@ export function registerRunCommands(program: Command, setExit: (code: number) =>
     'repair-notes',
     'Repair the handoff notes (refs/notes/tdd-handoffs) of a run from the ledger',
     async ({ output, repoRoot, ledger, run }) => {
-      const result = await repairNotes(repoRoot, run, ledger);
+      const result = await repairNotes(repoRoot, run, { ledger, registry });
       if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
       else {
         if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));

@@ -1,8 +1,10 @@
 import pc from 'picocolors';
 import type { GitRun } from '../../engine/git-run.js';
 import { RatchetError } from '../../core/errors.js';
-import { rollbackChain } from '../../engine/refactor/rollback-chain.js';
-import { acceptRun, rejectRun } from '../../engine/run-control.js';
+import { rollbackChain } from '../../engine/rollback-chain.js';
+import type { WorkflowRegistry } from '../../engine/registry.js';
+import { acceptRun } from '../../engine/verbs/accept-run.js';
+import { rejectRun } from '../../engine/verbs/reject-run.js';
 import type { Ledger } from '../../ledger/types.js';
 import type { Output } from '../output.js';
 import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
@@ -12,9 +14,10 @@ export async function acceptAndReport(
   output: Output,
   repoRoot: string,
   run: GitRun,
-  ledger: Ledger,
+  context: { ledger: Ledger; registry: WorkflowRegistry },
   options: { force: boolean },
 ): Promise<void> {
+  const { ledger } = context;
   // A branch started from the changes of a run rolled back since would bring them back.
   const { revived } = await rollbackChain(ledger, run, { dir: repoRoot, isGit: true });
   const names = revived.map(({ run: other, rolledBackAt }) => `run ${other.id} (rolled back at ${rolledBackAt})`);
@@ -26,7 +29,7 @@ export async function acceptAndReport(
         hint: `Reject it and start again from ${run.baseBranch ?? 'your branch'} as it is now, or pass --force to accept it with those changes.`,
       },
     );
-  const result = await acceptRun(repoRoot, run, ledger, options);
+  const result = await acceptRun(repoRoot, run, context, options);
   if (revived.length > 0 && !output.json)
     output.err(pc.yellow(`Warning: the changes of ${names.join(' and ')} are back on ${run.baseBranch ?? 'HEAD'}.`));
   // `unverified` only when there is something to say (a refactor run accepted with --force).
@@ -49,8 +52,13 @@ export async function acceptAndReport(
 }
 
 /** `ratchet reject`: from the command, or from the question at the end of `ratchet refactor run`. */
-export async function rejectAndReport(output: Output, repoRoot: string, run: GitRun, ledger: Ledger): Promise<void> {
-  const { removedLocks } = await rejectRun(repoRoot, run, ledger);
+export async function rejectAndReport(
+  output: Output,
+  repoRoot: string,
+  run: GitRun,
+  context: { ledger: Ledger; registry: WorkflowRegistry },
+): Promise<void> {
+  const { removedLocks } = await rejectRun(repoRoot, run, context);
   if (output.json) output.out(JSON.stringify({ run: run.id, status: 'rejected', removedLocks }));
   else {
     if (removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(removedLocks)));

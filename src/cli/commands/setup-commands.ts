@@ -3,6 +3,7 @@ import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { stripVTControlCharacters } from 'node:util';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import type { CliSetup } from './cli-setup.js';
 import pc from 'picocolors';
 import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
@@ -30,12 +31,13 @@ import { runTests } from '../../verify/run-tests.js';
 import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { endpointChecks, type DoctorCheck as Check } from './doctor-endpoint.js';
-import { describeFailingTest, failedTests } from './failing-tests.js';
+import { describeFailingTest, failedTests } from '../../verify/failing-tests.js';
 import { withScratchCheckout, type ScratchCheckout } from '../../engine/scratch-worktree.js';
 
 const KEY_VARS: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' };
 
-export function registerSetupCommands(program: Command, setExit: (code: number) => void): void {
+export function registerSetupCommands(program: Command, cli: CliSetup): void {
+  const { setExit } = cli;
   program
     .command('init')
     .description(

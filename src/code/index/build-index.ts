@@ -37,6 +37,7 @@ import { deriveChanged } from './derive-changed.js';
 import { applyChangedPaths, listFiles, type ListedFile } from './list-files.js';
 import type { FileWork } from './process-file.js';
 import { ParsePool } from './worker-pool.js';
+import { YoungGenerationCap } from './young-generation.js';
 import type { GoModule } from './resolve-imports.js';
 import { INDEX_VERSION, type CodeIndex, type FileParseResult, type IndexedFile } from './types.js';
 
@@ -98,6 +99,7 @@ interface Slot {
 
 export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex> {
   const started = performance.now();
+  using youngGeneration = YoungGenerationCap.start();
   const now = options.now ?? Date.now;
   const scannedAt = now();
   const root = resolve(options.root);
@@ -147,6 +149,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     javaScriptInThread,
     ...(signal ? { signal } : {}),
     ...(pool ? { pool } : {}),
+    ...(youngGeneration ? { onProgress: () => youngGeneration.check() } : {}),
   });
   const { outcomes } = processed;
   throwIfAborted(signal);
@@ -236,7 +239,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
           resolver,
         )
       : deriveIndex(files, goModules, churn.perFile, resolvedFiles, resolver);
-  await saveCache(cacheDir, next, changedKeys, droppedKeys, cache.files.size === 0, serialised);
+  saveCache(cacheDir, next, changedKeys, droppedKeys, cache.files.size === 0, serialised);
 
   const index: CodeIndex = {
     version: INDEX_VERSION,

@@ -77,6 +77,8 @@ export interface ProcessWorkOptions {
   javaScriptInThread: boolean;
   signal?: AbortSignal;
   pool?: ParsePool;
+  /** Called every few files parsed in this thread (the build checks its heap there). */
+  onProgress?: () => void;
 }
 
 /** Files parsed in this thread between two turns of the event loop while workers parse the rest. */
@@ -123,10 +125,11 @@ export async function processWork(
     for (const position of selected) {
       throwIfAborted(signal);
       outcomes[position] = await processFile(extractor, root, work[position] as FileWork, options.maxParseBytes);
-      // Let the workers' replies in: awaiting a parse alone never leaves the microtask queue.
-      if (inWorkers !== undefined && ++sinceYield === YIELD_EVERY) {
+      if (++sinceYield === YIELD_EVERY) {
         sinceYield = 0;
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        options.onProgress?.();
+        // Let the workers' replies in: awaiting a parse alone never leaves the microtask queue.
+        if (inWorkers !== undefined) await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
   };

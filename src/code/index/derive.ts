@@ -28,21 +28,36 @@ export class LazyResolver {
 
 export type DerivedViews = Pick<CodeIndex, 'dependencies' | 'dependents' | 'risk'>;
 
-/** Resolves the imports of a file in a supported language, in place. */
+/**
+ * Resolves the imports of a file in a supported language, in place: its import objects are its
+ * own (`toIndexedFile` makes them), never shared with a cached result or another index.
+ */
 export function resolveImports(file: IndexedFile, resolver: LazyResolver): void {
-  const { language } = file;
+  const { language, path } = file;
   if (language === null) return;
-  file.imports = file.imports.map((ref) => ({
-    ...ref,
-    resolved: resolver.resolve(file.path, language, ref).filter((path) => path !== file.path),
-  }));
+  for (const ref of file.imports) {
+    const resolved = resolver.resolve(path, language, ref);
+    ref.resolved = resolved.includes(path) ? resolved.filter((target) => target !== path) : resolved;
+  }
 }
 
 /** The repository files a file's resolved imports name, sorted. */
 export function importTargets(file: IndexedFile): string[] {
-  const targets = new Set<string>();
-  for (const ref of file.imports) for (const path of ref.resolved) targets.add(path);
-  return [...targets].sort();
+  let targets: string[] | undefined;
+  let unique: Set<string> | undefined;
+  for (const ref of file.imports) {
+    for (const path of ref.resolved) {
+      if (targets === undefined) targets = [path];
+      else {
+        unique ??= new Set(targets);
+        if (!unique.has(path)) {
+          unique.add(path);
+          targets.push(path);
+        }
+      }
+    }
+  }
+  return targets === undefined ? [] : targets.sort();
 }
 
 /** Test paths among the source files (coverage counts only tests the index parsed). */

@@ -23,11 +23,33 @@ function detached(value: string): string {
   return value.length < 13 ? value : ` ${value}`.slice(1);
 }
 
+/**
+ * Raw text read for a signature or a doc before the rest is known not to matter: collapsing
+ * whitespace maps a prefix of the text to a prefix of the result, so once the prefix alone gives
+ * `CAPPED_MARGIN` characters more than the cap, the capped result is that prefix's (a type alias
+ * of thousands of lines, a licence header). The margin covers what the end of the text can still
+ * remove (a body opener, a comment's closing marker, a line-start marker cut in two).
+ */
+const RAW_WINDOW = 2048;
+const CAPPED_MARGIN = 8;
+
+/** `text` capped at `max` characters, an ellipsis standing for the rest. */
+function capped(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /** Text of `[start, end)` with whitespace collapsed, a trailing body opener removed, capped. */
 export function compactSignature(text: string, start: number, end: number): string {
+  if (end - start > RAW_WINDOW) {
+    const head = text
+      .slice(start, start + RAW_WINDOW)
+      .replace(/\s+/g, ' ')
+      .trimStart();
+    if (head.length >= MAX_SIGNATURE + CAPPED_MARGIN) return capped(head, MAX_SIGNATURE);
+  }
   let signature = text.slice(start, end).replace(/\s+/g, ' ').trim();
   signature = signature.replace(/\s*(\{|=>|:|=|;)$/, '').trim();
-  return signature.length > MAX_SIGNATURE ? `${signature.slice(0, MAX_SIGNATURE - 1)}…` : signature;
+  return capped(signature, MAX_SIGNATURE);
 }
 
 const DOC_OPEN = /^\s*(\/\*\*?|\/\/\/?|#|"""|''')/;
@@ -36,14 +58,22 @@ const DOC_LINE_START = /(^|\n)\s*(\*(?!\/)|\/\/\/?|#)?/g;
 
 /** A comment or docstring without its delimiters, whitespace collapsed, capped. */
 export function cleanDoc(raw: string): string | undefined {
+  if (raw.length > RAW_WINDOW) {
+    const head = cleanBody(raw.slice(0, RAW_WINDOW).replace(DOC_OPEN, '')).trimStart();
+    if (head.length >= MAX_DOC + CAPPED_MARGIN) return capped(head, MAX_DOC);
+  }
   let body = raw.replace(DOC_OPEN, '');
   const trimmed = body.trimEnd();
   if (trimmed.endsWith('*/')) body = trimmed.slice(0, -2);
   else if (trimmed.endsWith('"""') || trimmed.endsWith("'''")) body = trimmed.slice(0, -3);
-  // One pass over the whole comment: line starts become spaces, then whitespace collapses.
-  const doc = body.replace(DOC_LINE_START, ' ').replace(/\s+/g, ' ').trim();
+  const doc = cleanBody(body).trim();
   if (doc === '') return undefined;
-  return doc.length > MAX_DOC ? `${doc.slice(0, MAX_DOC - 1)}…` : doc;
+  return capped(doc, MAX_DOC);
+}
+
+/** One pass over a comment's body: line starts become spaces, then whitespace collapses. */
+function cleanBody(body: string): string {
+  return body.replace(DOC_LINE_START, ' ').replace(/\s+/g, ' ');
 }
 
 /** Text of a string literal node without quotes (template strings and escapes left as written). */

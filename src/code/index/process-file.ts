@@ -2,7 +2,7 @@
  * One unit of indexing work: read a file once, hash it, and parse it unless its hash is the one
  * already known. Shared by the calling thread and the parse workers.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { languageIdForFile } from '../tree-sitter.js';
@@ -46,9 +46,8 @@ export async function processFile(
   } catch {
     return undefined; // Deleted since listing, a directory, or unreadable: not part of the tree.
   }
-  const hash = createHash('sha256').update(content).digest('hex');
-  const base = { path: work.path, hash, size: content.length, lines: countLines(content) };
-  if (hash === work.knownHash) return { ...base, parse: 'unchanged' };
+  const base = { path: work.path, hash: hash('sha256', content), size: content.length, lines: countLines(content) };
+  if (base.hash === work.knownHash) return { ...base, parse: 'unchanged' };
   if (languageIdForFile(work.path) === undefined || content.length > maxParseBytes || isBinary(content))
     return { ...base, parse: null };
   const parse = await extractor.extract(work.path, content.toString('utf8'));

@@ -34,20 +34,16 @@ const JS_SOURCE_FOR_OUTPUT: Readonly<Record<string, string[]>> = {
 
 export class ImportResolver {
   private readonly files: ReadonlySet<string>;
-  private readonly byDirectory = new Map<string, string[]>();
-  private readonly byName = new Map<string, string[]>();
+  /** Made on first use (Go and Java imports only). */
+  private directories: Map<string, string[]> | undefined;
+  private names: Map<string, string[]> | undefined;
   private readonly pythonRoots: string[];
 
   constructor(
-    paths: readonly string[],
+    private readonly paths: readonly string[],
     private readonly goModules: readonly GoModule[],
   ) {
     this.files = new Set(paths);
-    for (const path of paths) {
-      const directory = dirOf(path);
-      push(this.byDirectory, directory, path);
-      push(this.byName, path.slice(path.lastIndexOf('/') + 1), path);
-    }
     const roots = new Set<string>(['', 'src', 'lib']);
     for (const path of paths) {
       if (!path.endsWith('/__init__.py')) continue;
@@ -56,6 +52,22 @@ export class ImportResolver {
       if (!this.files.has(join(parent, '__init__.py'))) roots.add(parent);
     }
     this.pythonRoots = [...roots];
+  }
+
+  private get byDirectory(): Map<string, string[]> {
+    if (this.directories === undefined) {
+      this.directories = new Map();
+      for (const path of this.paths) push(this.directories, dirOf(path), path);
+    }
+    return this.directories;
+  }
+
+  private get byName(): Map<string, string[]> {
+    if (this.names === undefined) {
+      this.names = new Map();
+      for (const path of this.paths) push(this.names, path.slice(path.lastIndexOf('/') + 1), path);
+    }
+    return this.names;
   }
 
   /** Repository files `ref` (imported by `from`, a file in `language`) refers to. */
@@ -80,7 +92,8 @@ export class ImportResolver {
     if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..')
       return [];
     // `join` normalises (`..`, `.`, repeated slashes).
-    const base = join(dirOf(from), specifier.split(/[?#]/)[0] ?? specifier);
+    const query = /[?#]/.exec(specifier)?.index;
+    const base = join(dirOf(from), query === undefined ? specifier : specifier.slice(0, query));
     if (this.files.has(base)) return [base];
     const extension = /\.[cm]?jsx?$/.exec(base)?.[0];
     if (extension !== undefined) {

@@ -46,7 +46,7 @@ function callQueryFor(language: LanguageId, grammar: Language): Query {
 
 interface LanguageTools {
   parser: Parser;
-  callQuery: Query;
+  grammar: Language;
 }
 
 /** oxc's extractor, or undefined where oxc cannot run (or its lazy API no longer has a node type the visitor names). */
@@ -101,13 +101,15 @@ export class SourceExtractor implements Disposable {
   }
 
   private async treeSitter(path: string, text: string, language: LanguageId): Promise<FileParseResult | undefined> {
-    const { parser, callQuery } = await this.toolsFor(language);
+    const { parser, grammar } = await this.toolsFor(language);
     const tree = parser.parse(text);
     if (tree === null) return undefined;
     try {
       const facts = new FileFacts();
+      // Declaration files hold no calls: their query is not even compiled (about 12 MB for TypeScript's).
       const declarationFile = /\.d\.[cm]?ts$/.test(path);
-      EXTRACTORS[language].extract(tree.rootNode, text, declarationFile ? undefined : callQuery, facts);
+      const callQuery = declarationFile ? undefined : callQueryFor(language, grammar);
+      EXTRACTORS[language].extract(tree.rootNode, text, callQuery, facts);
       return facts.finish({ language, hasErrors: tree.rootNode.hasError });
     } finally {
       tree.delete();
@@ -130,7 +132,7 @@ export class SourceExtractor implements Disposable {
       tools = loadLanguage(language).then((grammar) => {
         const parser = new Parser();
         parser.setLanguage(grammar);
-        return { parser, callQuery: callQueryFor(language, grammar) };
+        return { parser, grammar };
       });
       this.tools.set(language, tools);
     }

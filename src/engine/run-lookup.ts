@@ -1,0 +1,46 @@
+import { RatchetError } from '../core/errors.js';
+import { Git } from '../git/git.js';
+import { runLockHeld } from '../git/repo-lock.js';
+import type { Ledger, RunRow } from '../ledger/types.js';
+import { asGitRun, isClosed, type GitRun } from './git-run.js';
+
+/** The run named on the command line, or the latest run of the repository. */
+export async function resolveRun(ledger: Ledger, runId: string | undefined): Promise<GitRun> {
+  const run = runId ? await ledger.getRun(runId) : await ledger.latestRun();
+  if (!run) throw noRunError(runId);
+  return asGitRun(run);
+}
+
+/** The error for a run id this repository's ledger does not hold, or for a repository with no run yet. */
+export function noRunError(runId: string | undefined): RatchetError {
+  return runId
+    ? new RatchetError('not-found', `No run ${runId} in this repository.`, {
+        hint: 'Check the id and the directory: a run belongs to the repository it started in, which has a folder .ratchet/runs/<run-id> for it (`ratchet status` shows its latest run).',
+      })
+    : new RatchetError('not-found', 'No runs in this repository yet.', {
+        hint: 'Start one with `ratchet tdd "<feature>"` or `ratchet refactor run`, or try `ratchet demo`.',
+      });
+}
+
+/** Whether a live process holds the repository lock for this run (it is being worked on now). */
+export async function runIsActive(repoRoot: string, runId: string): Promise<boolean> {
+  return runLockHeld(await new Git(repoRoot).commonDir(), runId);
+}
+
+/** The runs `running` in the ledger that no process holds the lock for: killed (kill -9, a crash). */
+export async function orphanedRuns(
+  repoRoot: string,
+  runs: readonly { id: string; status: string }[],
+): Promise<Set<string>> {
+  const running = runs.filter((run) => run.status === 'running');
+  if (running.length === 0) return new Set();
+  const commonDir = await new Git(repoRoot).commonDir();
+  const gone = new Set<string>();
+  for (const run of running) if (!(await runLockHeld(commonDir, run.id))) gone.add(run.id);
+  return gone;
+}
+
+/** A run that is over: completed, or accepted, rejected or rolled back. `resume` has nothing to do for it. */
+export function isFinished(run: Pick<RunRow, 'status'>): boolean {
+  return run.status === 'completed' || isClosed(run);
+}

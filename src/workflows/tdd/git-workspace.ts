@@ -1,0 +1,135 @@
+import { lstat, mkdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { RatchetError } from '../../core/errors.js';
+import { redactValue, type Redactor } from '../../core/redact.js';
+import { NOTES_REF, type HandoffState } from '../../core/handoff.js';
+import { describeUnsafeEntries } from '../../core/unsafe-entry.js';
+import type { Git } from '../../git/git.js';
+import { replaceFile } from '../../agent/tools/replace-file.js';
+import { unsafeUncommitted } from '../../git/unsafe-entries.js';
+import type { Workspace } from './ports.js';
+
+function inside(root: string, path: string): string {
+  const full = join(root, path);
+  if (!full.startsWith(`${root}/`)) throw new RatchetError('internal', `Path escapes the worktree: ${path}`);
+  return full;
+}
+
+/** The symbolic links among the directories leading to `path` (inside `root`), outermost first. */
+async function linkedParents(root: string, path: string): Promise<string[]> {
+  const links: string[] = [];
+  let current = root;
+  for (const part of relative(root, dirname(inside(root, path)))
+    .split(sep)
+    .filter(Boolean)) {
+    current = join(current, part);
+    const stats = await lstat(current).catch(() => null);
+    if (stats === null) break;
+    if (stats.isSymbolicLink()) links.push(current);
+  }
+  return links;
+}
+
+/**
+ * The orchestrator never reads or writes through a symbolic link that an agent may have planted
+ * in the worktree (`src -> /home/me/project/src`): reading would put that file in a prompt,
+ * writing or deleting would change it. Links on the way are removed first (the link only: what
+ * it points to is untouched), and a file that is itself a link is replaced, not followed.
+ */
+async function unlinkParents(root: string, path: string): Promise<void> {
+  for (const link of await linkedParents(root, path)) await rm(link, { force: true });
+}
+
+/**
+ * The TDD workflow's `Workspace` over a git worktree. `redact` is applied to every commit message
+ * and handoff note it writes (subjects and notes quote the test names the model wrote).
+ */
+export function createGitWorkspace(root: string, git: Git, redact: Redactor = (text) => text): Workspace {
+  const noteText = (state: HandoffState): string => `${JSON.stringify(redactValue(state, redact), null, 2)}\n`;
+  // HEAD moves only through this object between agent stages (the workflow calls `refresh()`
+  // after each), so it is asked of git once per change instead of before every step.
+  let head: Promise<string> | undefined;
+  const track = <T>(operation: Promise<T>): Promise<T> => {
+    head = undefined;
+    return operation;
+  };
+  return {
+    root,
+    head: () => (head ??= git.head()),
+    refresh: () => {
+      head = undefined;
+    },
+    async checkpoint(subject, options = {}) {
+      // What the gates ran since the stage was checked (tests are the model's code too) may have
+      // made a link or a repository; `git add` would stage it, and enter it if it is a gitlink.
+      const unsafe = await unsafeUncommitted(git);
+      if (unsafe.length > 0) {
+        throw new RatchetError('gate-failed', `Refusing to commit "${subject}": ${describeUnsafeEntries(unsafe)}.`, {
+          hint: 'Something the tests ran made these. Remove them (and whatever made them), then `ratchet resume`.',
+          details: { unsafe },
+        });
+      }
+      const message = redact(options.body ? `${subject}\n\n${options.body}` : subject);
+      const note = options.note ? { ref: NOTES_REF, text: noteText(options.note) } : undefined;
+      const sha = await track(git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note));
+      if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
+      head = Promise.resolve(sha);
+      return sha;
+    },
+    hasChanges: () => git.hasChanges(),
+    async discardChanges() {
+      await git.resetHard('HEAD');
+      await git.clean();
+    },
+    async resetTo(commit) {
+      await track(git.resetHard(commit));
+      await git.clean();
+    },
+    uncommitTo: (commit) => track(git.resetSoft(commit)),
+    async changedFilesSince(commit) {
+      const status = await git.status();
+      const uncommitted = status.files.flatMap((file) =>
+        file.origPath === undefined ? [file.path] : [file.path, file.origPath],
+      );
+      // Since HEAD itself, status says it all: one git process instead of two.
+      if (commit === (await (head ??= git.head()))) return [...new Set(uncommitted)].sort();
+      const committed = await git.changedFiles(commit);
+      return [...new Set([...committed, ...uncommitted])].sort();
+    },
+    unsafeEntries: (paths) => unsafeUncommitted(git, paths),
+    async removeUnsafeEntries(entries, commit) {
+      const gitlinks = entries.filter((entry) => entry.kind === 'gitlink').map((entry) => entry.path);
+      // Back to the commit's index entries: the gitlink goes (or is the commit's again).
+      await git.resetPaths(commit, gitlinks);
+      // A link, or a nested repository's whole directory (reached without a link on the way,
+      // and removed without following one): nothing of it stays.
+      const removed = entries.filter((entry) => entry.kind !== 'gitlink').map((entry) => entry.path);
+      for (const path of removed) await rm(inside(root, path), { recursive: true, force: true });
+      // What the commit had at those paths comes back as it was (files, links, directories).
+      await git.restorePaths(commit, await git.existingPaths(commit, removed));
+    },
+    writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, noteText(state)),
+    async readFile(path) {
+      try {
+        const full = inside(root, path);
+        if ((await linkedParents(root, path)).length > 0 || (await lstat(full)).isSymbolicLink()) return null;
+        return await readFile(full, 'utf8');
+      } catch {
+        return null;
+      }
+    },
+    readFileAt: (commit, path) => git.showFile(commit, path),
+    async writeFile(path, text) {
+      const full = inside(root, path);
+      await unlinkParents(root, path);
+      await mkdir(dirname(full), { recursive: true });
+      if ((await lstat(full).catch(() => null))?.isSymbolicLink()) await rm(full, { force: true });
+      // A new file renamed into place: a hard link planted to another file keeps that file as it was.
+      await replaceFile(full, text);
+    },
+    async removeFile(path) {
+      await unlinkParents(root, path);
+      await rm(inside(root, path), { force: true });
+    },
+  };
+}
