@@ -11,6 +11,7 @@ import { registerRunCommands } from './commands/run-commands.js';
 import { registerSetupCommands } from './commands/setup-commands.js';
 import { registerTddCommands } from './commands/tdd-command.js';
 import { registerRefactorCommands } from './commands/refactor-commands.js';
+import { registerTasksCommands } from './commands/tasks-commands.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 import { createWorkflowRegistry } from '../engine/registry.js';
 import { tddWorkflow } from '../workflows/tdd/definition.js';
@@ -81,6 +82,7 @@ Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_
   registerTddCommands(program, cli);
   registerRunCommands(program, cli);
   registerRefactorCommands(program, cli);
+  registerTasksCommands(program, cli);
   try {
     await program.parseAsync(argv);
     return exitCode;
