@@ -16,6 +16,7 @@ import { exitCodeFor, EXIT } from './exit-codes.js';
 import { createWorkflowRegistry } from '../engine/registry.js';
 import { tddWorkflow } from '../workflows/tdd/definition.js';
 import { refactorWorkflow } from '../workflows/refactor/definition.js';
+import { tasksWorkflow } from '../workflows/tasks/definition.js';
 
 function version(): string {
   const parsed: unknown = JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8'));
@@ -76,7 +77,7 @@ Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth, 4 interrupt
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
   TDD_MODEL, TDD_MAX_RETRIES, TDD_PROJECT_ROOT, RATCHET_HOME.`,
     );
-  const cli = { setExit, registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow]) };
+  const cli = { setExit, registry: createWorkflowRegistry([tddWorkflow, refactorWorkflow, tasksWorkflow]) };
   registerDemoCommand(program, cli);
   registerSetupCommands(program, cli);
   registerTddCommands(program, cli);

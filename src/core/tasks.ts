@@ -6,6 +6,18 @@ import type { StageName } from './stages.js';
  * workflow that schedules them.
  */
 
+/** A task as a tasks file defines it (validated in `workflows/tasks/tasks-file.ts`). */
+export interface TaskDefinition {
+  key: string;
+  title: string;
+  goal: string;
+  acceptanceCriteria: string[];
+  testFile: string;
+  implFile: string;
+  dependsOn: string[];
+  exports: string[];
+}
+
 /**
  * Where a task of a run stands:
  * - `pending`: waiting for its dependencies to merge, or for a free worker;

@@ -3,10 +3,18 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import { systemClock } from '../../engine/effects.js';
 import { planTasks } from '../../engine/tasks/plan-tasks.js';
-import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
-import { interruptOnSignals } from '../drive-run.js';
+import { startRun } from '../../engine/start-run.js';
+import { tasksWorkflow } from '../../workflows/tasks/definition.js';
+import { configFor, createCliOutput, repositoryRoot, startServices, type ProviderFlags } from '../context.js';
+import { driveRun, interruptOnSignals } from '../drive-run.js';
 import type { CliSetup } from './cli-setup.js';
 import { addProviderOptions } from './provider-options.js';
+
+interface RunFlags extends ProviderFlags {
+  workers?: string;
+  allowDirty?: boolean;
+  record?: string;
+}
 
 interface PlanFlags extends ProviderFlags {
   out?: string;
@@ -14,10 +22,51 @@ interface PlanFlags extends ProviderFlags {
 }
 
 /** `ratchet tasks ...`: decompose a specification into tasks (seed 000's DECOMPOSE). */
-export function registerTasksCommands(program: Command, _cli: CliSetup): void {
+export function registerTasksCommands(program: Command, cli: CliSetup): void {
   const tasks = program
     .command('tasks')
-    .description('Decompose a specification into tasks with dependencies (tasks plan)');
+    .description('Decompose a specification into tasks (tasks plan) and run them in a pool of workers (tasks run)');
+
+  addProviderOptions(
+    tasks
+      .command('run')
+      .description(
+        'Run the tasks of a tasks file, each through the TDD pipeline in its own worktree and branch, up to --workers at once; finished tasks merge into ratchet/<run-id> in dependency order, the full suite running after each merge',
+      )
+      .argument('<tasks-file>', 'the tasks file (JSON, as `tasks plan` writes it)'),
+  )
+    .option('--workers <n>', 'tasks at once (default 1)', '1')
+    .option('--allow-dirty', 'start from HEAD even though the working tree has uncommitted changes')
+    .option('--refactor <mode>', 'always | when-needed | never (default from config: always)')
+    .option('--max-attempts <n>', 'attempts per stage before a task fails (default 3)')
+    .action(async (file: string, flags: RunFlags, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command);
+      const config = await configFor(repoRoot, flags);
+      const interrupt = interruptOnSignals();
+      try {
+        const run = startRun(
+          tasksWorkflow,
+          {
+            directory: repoRoot,
+            request: { tasksFile: resolve(file), workers: Number(flags.workers ?? '1') },
+            config,
+            allowDirty: Boolean(flags.allowDirty),
+            signal: interrupt.signal,
+            ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
+          },
+          startServices(),
+        );
+        const { code, outcome } = await driveRun(run, output, interrupt.bySigint);
+        if (!output.json)
+          output.out(
+            `Per task: ${pc.cyan(`ratchet tasks status ${outcome.runId}`)}; then ${pc.cyan('ratchet accept')} to merge or ${pc.cyan('ratchet reject')} to drop the run.`,
+          );
+        cli.setExit(code);
+      } finally {
+        interrupt.dispose();
+      }
+    });
 
   addProviderOptions(
     tasks

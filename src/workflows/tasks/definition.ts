@@ -1,0 +1,102 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { RatchetError } from '../../core/errors.js';
+import { loadPrompts, packageRoot } from '../../config/prompts.js';
+import { detectTestCommand, FRAMEWORKS, type Framework } from '../../verify/detect.js';
+import { requireReadableResults } from '../../verify/run-tests.js';
+import type { RunContext, RunStart, Steps, WorkflowDefinition } from '../definition.js';
+import { runTasks, type TasksResult } from './run-tasks.js';
+import { checkTasksJson, describeProblems, TasksFileSchema, type TasksFile } from './tasks-file.js';
+
+/** What starts a tasks run: the tasks file (absolute path) and the size of the worker pool. */
+export interface TasksRequest {
+  tasksFile: string;
+  workers: number;
+}
+
+/** The most workers a run may ask for: each is a worktree, a sandbox and an agent at once. */
+export const MAX_WORKERS = 32;
+
+/**
+ * What a tasks run stores: its tasks (the file as validated at the start, so a changed or
+ * deleted file changes nothing of the run), the pool's size, and, as a TDD run stores them, the
+ * test command, framework and refactor mode every task's pipeline uses.
+ */
+const TasksSettingsSchema = z.object({
+  tasks: TasksFileSchema.optional(),
+  workers: z.number().int().min(1).max(MAX_WORKERS).optional(),
+  testCommand: z.string().optional(),
+  framework: z.enum(FRAMEWORKS).optional(),
+  refactor: z.enum(['always', 'when-needed', 'never']).optional(),
+});
+type TasksSettings = z.infer<typeof TasksSettingsSchema>;
+
+interface TasksTypes {
+  request: TasksRequest;
+  checked: { tasks: TasksFile; workers: number; testCommand: string; framework: Framework };
+  settings: TasksSettings;
+  prepared: undefined;
+  state: undefined;
+  result: TasksResult;
+}
+
+async function readTasksFile(path: string): Promise<TasksFile> {
+  const text = await readFile(path, 'utf8').catch((error: unknown) => {
+    throw new RatchetError('usage', `Cannot read the tasks file ${path}.`, {
+      hint: 'Write one with `ratchet tasks plan spec.md`, or by hand (see the README).',
+      cause: error,
+    });
+  });
+  const check = checkTasksJson(text);
+  if (!check.ok)
+    throw new RatchetError('usage', `The tasks file ${path} is invalid:\n${describeProblems(check.problems)}`, {
+      hint: 'Fix every problem listed, then run it again.',
+      details: { problems: check.problems },
+    });
+  return check.file;
+}
+
+/**
+ * `ratchet tasks run` (seed 000's worker pool): the tasks of a tasks file, each through the TDD
+ * pipeline in its own worktree and branch, merged into the run branch in dependency order with
+ * the full suite after each merge (`run-tasks.ts`). A hand-written tasks file runs with no
+ * planning call. Its runs are accepted or rejected as any run; they are not resumed yet.
+ */
+export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
+  name: 'tasks',
+  startCommand: 'ratchet tasks run tasks.json',
+  settings: TasksSettingsSchema,
+  plainDirectories: false,
+  checkLoginFirst: false,
+  feature: (request) => `tasks of ${basename(request.tasksFile)}`,
+  async check(request, { repoRoot, config }) {
+    if (!Number.isInteger(request.workers) || request.workers < 1 || request.workers > MAX_WORKERS)
+      throw new RatchetError('usage', `--workers must be an integer from 1 to ${MAX_WORKERS}.`, {
+        hint: 'e.g. --workers 3',
+      });
+    const tasks = await readTasksFile(request.tasksFile);
+    const detected = await detectTestCommand(repoRoot, config.test.command);
+    await requireReadableResults({ command: detected.command, framework: detected.framework, cwd: repoRoot });
+    return {
+      checked: { tasks, workers: request.workers, testCommand: detected.command, framework: detected.framework },
+    };
+  },
+  async preflight({ repoRoot }) {
+    await loadPrompts({ packageRoot: packageRoot(), repoRoot });
+  },
+  settle: (checked, { config }) =>
+    Promise.resolve({ settings: { ...checked, refactor: config.tdd.refactor }, events: [] }),
+  run: runTasksSteps,
+};
+
+async function* runTasksSteps(context: RunContext<TasksSettings>, _from: RunStart<TasksTypes>): Steps<TasksResult> {
+  const { settings } = context;
+  if (settings.tasks === undefined || settings.testCommand === undefined || settings.framework === undefined)
+    throw new RatchetError('internal', `Run ${context.run.id} stored no tasks or test command.`);
+  return yield* runTasks(context, settings.tasks, settings.workers ?? 1, {
+    testCommand: settings.testCommand,
+    framework: settings.framework,
+    refactor: settings.refactor ?? context.config.tdd.refactor,
+  });
+}
