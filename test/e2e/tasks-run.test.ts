@@ -7,42 +7,14 @@ import { z } from 'zod';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
 import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
-import { createTasksBrain, type BrainTask } from '../support/tasks-brain.js';
-
-const PROJECT = {
-  'README.md': '# letters\n',
-  'package.json': `${JSON.stringify({ name: 'letters', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`,
-  'src/version.js': "export const VERSION = '1';\n",
-  'test/version.test.js': `import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { VERSION } from '../src/version.js';
-test('version', () => assert.equal(VERSION, '1'));
-`,
-};
-
-/** A task whose implementation returns `value`, importing its dependencies' functions to build it. */
-function letterTask(key: string, value: string, dependsOn: string[] = []): BrainTask & { dependsOn: string[] } {
-  const name = key.toLowerCase();
-  const imports = dependsOn
-    .map((dep) => `import { ${dep.toLowerCase()} } from './${dep.toLowerCase()}.js';\n`)
-    .join('');
-  const body =
-    dependsOn.length === 0
-      ? `'${value}'`
-      : `${dependsOn.map((dep) => `${dep.toLowerCase()}()`).join(' + ')} + '${key}'`;
-  return {
-    key,
-    dependsOn,
-    testFile: `test/${name}.test.js`,
-    implFile: `src/${name}.js`,
-    test: `import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { ${name} } from '../src/${name}.js';
-test('${name} returns ${value}', () => assert.equal(${name}(), '${value}'));
-`,
-    impl: `${imports}export function ${name}() {\n  return ${body};\n}\n`,
-  };
-}
+import {
+  createTasksBrain,
+  letterTask,
+  LETTERS_PROJECT,
+  tasksFile,
+  TaskUpdateSchema,
+  type TaskUpdate,
+} from '../support/tasks-brain.js';
 
 // A, B, C independent; D needs A; E needs B and C: two tasks with dependencies.
 const TASKS = [
@@ -52,36 +24,6 @@ const TASKS = [
   letterTask('D', 'AD', ['A']),
   letterTask('E', 'BCE', ['B', 'C']),
 ];
-
-function tasksFile(tasks: ReadonlyArray<BrainTask & { dependsOn: string[] }>): string {
-  return `${JSON.stringify(
-    {
-      tasks: tasks.map((task) => ({
-        key: task.key,
-        title: `Letter ${task.key}`,
-        goal: `A function ${task.key.toLowerCase()}() in ${task.implFile}`,
-        acceptanceCriteria: [`${task.key.toLowerCase()}() returns its letters`],
-        testFile: task.testFile,
-        implFile: task.implFile,
-        dependsOn: task.dependsOn,
-        exports: [task.key.toLowerCase()],
-      })),
-    },
-    null,
-    2,
-  )}\n`;
-}
-
-const TaskUpdateSchema = z.object({
-  type: z.literal('task-update'),
-  task: z.string(),
-  status: z.string(),
-  attempt: z.number(),
-  worker: z.string().optional(),
-  mergeCommit: z.string().optional(),
-  reason: z.string().optional(),
-});
-type TaskUpdate = z.infer<typeof TaskUpdateSchema>;
 
 describe('ratchet tasks run: five tasks, two with dependencies, three workers (fake Anthropic, real git, node --test)', () => {
   let server: FakeAnthropicServer;
@@ -94,7 +36,7 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
   beforeAll(async () => {
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     server.setFallback((request) => brain.reply(request));
-    repo = await createProjectRepo(PROJECT);
+    repo = await createProjectRepo(LETTERS_PROJECT);
     await writeFile(join(repo.root, 'tasks.json'), tasksFile(TASKS));
     result = await runCli(
       [

@@ -6,6 +6,7 @@
  * `test-list.md` (PLAN), the task's test (RED) and implementation (GREEN), then answers the second
  * PLAN with `currentTest: null`. `delayMs` makes every reply slow (the pool must overlap them).
  */
+import { z } from 'zod';
 import { bodySchema, textOf } from './anthropic-request.js';
 import type { AnthropicContentBlock, AnthropicReply, RecordedRequest } from './fake-anthropic-server.js';
 
@@ -88,3 +89,70 @@ export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs
     },
   };
 }
+
+/** A small ES-module project tested with `node --test`: the tasks add one letter function each. */
+export const LETTERS_PROJECT = {
+  'README.md': '# letters\n',
+  'package.json': `${JSON.stringify({ name: 'letters', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`,
+  'src/version.js': "export const VERSION = '1';\n",
+  'test/version.test.js': `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { VERSION } from '../src/version.js';
+test('version', () => assert.equal(VERSION, '1'));
+`,
+};
+
+/** A task whose implementation returns `value`, importing its dependencies' functions to build it. */
+export function letterTask(key: string, value: string, dependsOn: string[] = []): BrainTask & { dependsOn: string[] } {
+  const name = key.toLowerCase();
+  const imports = dependsOn
+    .map((dep) => `import { ${dep.toLowerCase()} } from './${dep.toLowerCase()}.js';\n`)
+    .join('');
+  const body =
+    dependsOn.length === 0
+      ? `'${value}'`
+      : `${dependsOn.map((dep) => `${dep.toLowerCase()}()`).join(' + ')} + '${key}'`;
+  return {
+    key,
+    dependsOn,
+    testFile: `test/${name}.test.js`,
+    implFile: `src/${name}.js`,
+    test: `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ${name} } from '../src/${name}.js';
+test('${name} returns ${value}', () => assert.equal(${name}(), '${value}'));
+`,
+    impl: `${imports}export function ${name}() {\n  return ${body};\n}\n`,
+  };
+}
+
+export function tasksFile(tasks: ReadonlyArray<BrainTask & { dependsOn: string[] }>): string {
+  return `${JSON.stringify(
+    {
+      tasks: tasks.map((task) => ({
+        key: task.key,
+        title: `Letter ${task.key}`,
+        goal: `A function ${task.key.toLowerCase()}() in ${task.implFile}`,
+        acceptanceCriteria: [`${task.key.toLowerCase()}() returns its letters`],
+        testFile: task.testFile,
+        implFile: task.implFile,
+        dependsOn: task.dependsOn,
+        exports: [task.key.toLowerCase()],
+      })),
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+/** A `task-update` event as `--json` prints it. */
+export const TaskUpdateSchema = z.object({
+  type: z.literal('task-update'),
+  task: z.string(),
+  status: z.string(),
+  attempt: z.number(),
+  worker: z.string().optional(),
+  mergeCommit: z.string().optional(),
+  reason: z.string().optional(),
+});
+export type TaskUpdate = z.infer<typeof TaskUpdateSchema>;

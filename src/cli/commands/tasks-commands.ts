@@ -5,7 +5,16 @@ import { systemClock } from '../../engine/effects.js';
 import { planTasks } from '../../engine/tasks/plan-tasks.js';
 import { startRun } from '../../engine/start-run.js';
 import { tasksWorkflow } from '../../workflows/tasks/definition.js';
-import { configFor, createCliOutput, repositoryRoot, startServices, type ProviderFlags } from '../context.js';
+import { resolveRun } from '../../engine/run-lookup.js';
+import { retryTask, skipTask } from '../../engine/tasks/task-decisions.js';
+import {
+  configFor,
+  createCliOutput,
+  openExistingRepoLedger,
+  repositoryRoot,
+  startServices,
+  type ProviderFlags,
+} from '../context.js';
 import { driveRun, interruptOnSignals } from '../drive-run.js';
 import type { CliSetup } from './cli-setup.js';
 import { addProviderOptions } from './provider-options.js';
@@ -67,6 +76,75 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
         interrupt.dispose();
       }
     });
+
+  tasks
+    .command('status')
+    .description('Show every task of a tasks run: status, attempts, branch, merge commit, and each stage attempt')
+    .argument('[run]', 'run id (default: the latest run)')
+    .action(async (runId: string | undefined, _flags: unknown, command: Command) => {
+      const output = createCliOutput(command);
+      const repoRoot = await repositoryRoot(command, runId);
+      await using ledger = await openExistingRepoLedger(repoRoot, runId);
+      const run = await resolveRun(ledger, runId);
+      const rows = await ledger.tasks.tasks(run.id);
+      const attempts = await ledger.tasks.attempts(run.id);
+      if (output.json) {
+        output.out(
+          JSON.stringify({ run: { id: run.id, status: run.status, branch: run.branch }, tasks: rows, attempts }),
+        );
+        return;
+      }
+      output.out(`${pc.bold('Run')} ${pc.cyan(run.id)} ${pc.dim(`(${run.workflow})`)}  ${run.status}`);
+      if (rows.length === 0)
+        output.out(pc.dim('  no tasks recorded (not a tasks run, or it stopped before its tasks were recorded)'));
+      for (const row of rows) {
+        const color =
+          row.status === 'merged' ? pc.green : row.status === 'failed' || row.status === 'blocked' ? pc.red : pc.yellow;
+        const merge = row.mergeCommit ? ` merged as ${row.mergeCommit.slice(0, 8)}` : '';
+        output.out(
+          `${pc.bold(row.key.padEnd(10))} ${color(row.status.padEnd(8))} attempts ${row.attempts}${merge}  ${row.title}`,
+        );
+        if (row.reason) output.out(pc.dim(`           ${row.reason}`));
+        const stages = attempts
+          .filter((attempt) => attempt.taskKey === row.key)
+          .map(
+            (attempt) => `${attempt.stage}${attempt.success === true ? '✓' : attempt.success === false ? '✗' : '…'}`,
+          );
+        if (stages.length > 0) output.out(pc.dim(`           ${stages.join(' ')}`));
+      }
+    });
+
+  for (const [name, decide, what] of [
+    [
+      'retry',
+      retryTask,
+      'Let a failed or blocked task of a tasks run run again (its blocked dependents too); `ratchet resume` runs them',
+    ],
+    [
+      'skip',
+      skipTask,
+      'Skip a task of a tasks run: it will not run, and its dependents run as if it had merged; `ratchet resume` goes on',
+    ],
+  ] as const) {
+    tasks
+      .command(name)
+      .description(what)
+      .argument('<task>', 'the task key')
+      .option('--run <id>', 'the run (default: the latest run)')
+      .action(async (key: string, flags: { run?: string }, command: Command) => {
+        const output = createCliOutput(command);
+        const repoRoot = await repositoryRoot(command, flags.run);
+        await using ledger = await openExistingRepoLedger(repoRoot, flags.run);
+        const run = await resolveRun(ledger, flags.run);
+        const { task, freed } = await decide(ledger, run.id, key);
+        if (output.json) {
+          output.out(JSON.stringify({ task: task.key, status: task.status, freed }));
+          return;
+        }
+        output.out(`${task.key}: ${task.status}${freed.length > 0 ? `; ${freed.join(', ')} wait again` : ''}`);
+        output.out(`Continue the run: ${pc.cyan(`ratchet resume ${run.id}`)}`);
+      });
+  }
 
   addProviderOptions(
     tasks

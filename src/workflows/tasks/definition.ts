@@ -6,7 +6,8 @@ import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { detectTestCommand, FRAMEWORKS, type Framework } from '../../verify/detect.js';
 import { requireReadableResults } from '../../verify/run-tests.js';
 import type { RunContext, RunStart, Steps, WorkflowDefinition } from '../definition.js';
-import { runTasks, type TasksResult } from './run-tasks.js';
+import { runTasks, type ResumedTask, type TasksResult } from './run-tasks.js';
+import { findTasksResumePoint } from './resume-point.js';
 import { checkTasksJson, describeProblems, TasksFileSchema, type TasksFile } from './tasks-file.js';
 
 /** What starts a tasks run: the tasks file (absolute path) and the size of the worker pool. */
@@ -37,7 +38,7 @@ interface TasksTypes {
   checked: { tasks: TasksFile; workers: number; testCommand: string; framework: Framework };
   settings: TasksSettings;
   prepared: undefined;
-  state: undefined;
+  state: ResumedTask[];
   result: TasksResult;
 }
 
@@ -88,15 +89,32 @@ export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
   settle: (checked, { config }) =>
     Promise.resolve({ settings: { ...checked, refactor: config.tdd.refactor }, events: [] }),
   run: runTasksSteps,
+  resume: {
+    point: ({ git, run, ledger }) => findTasksResumePoint(git, run, ledger),
+    async state({ run, ledger }) {
+      return (await ledger.tasks.tasks(run.id)).map((row) => ({
+        key: row.key,
+        status: row.status,
+        attempts: row.attempts,
+        branch: row.branch,
+      }));
+    },
+  },
 };
 
-async function* runTasksSteps(context: RunContext<TasksSettings>, _from: RunStart<TasksTypes>): Steps<TasksResult> {
+async function* runTasksSteps(context: RunContext<TasksSettings>, from: RunStart<TasksTypes>): Steps<TasksResult> {
   const { settings } = context;
   if (settings.tasks === undefined || settings.testCommand === undefined || settings.framework === undefined)
     throw new RatchetError('internal', `Run ${context.run.id} stored no tasks or test command.`);
-  return yield* runTasks(context, settings.tasks, settings.workers ?? 1, {
-    testCommand: settings.testCommand,
-    framework: settings.framework,
-    refactor: settings.refactor ?? context.config.tdd.refactor,
-  });
+  return yield* runTasks(
+    context,
+    settings.tasks,
+    settings.workers ?? 1,
+    {
+      testCommand: settings.testCommand,
+      framework: settings.framework,
+      refactor: settings.refactor ?? context.config.tdd.refactor,
+    },
+    from.kind === 'resume' ? from.state : [],
+  );
 }

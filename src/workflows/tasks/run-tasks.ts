@@ -30,6 +30,14 @@ export interface TaskSummary {
   mergeCommit: string | null;
 }
 
+/** A task as the ledger left it when the run stopped (`ratchet resume` continues from there). */
+export interface ResumedTask {
+  key: string;
+  status: TaskStatus;
+  attempts: number;
+  branch: string | null;
+}
+
 export interface TasksResult {
   tasks: TaskSummary[];
 }
@@ -76,6 +84,7 @@ export async function* runTasks(
   file: TasksFile,
   workers: number,
   settings: TaskPipelineSettings,
+  resumed: readonly ResumedTask[] = [],
 ): Steps<TasksResult> {
   const { run } = context;
   const spaces = context.taskSpaces;
@@ -91,6 +100,19 @@ export async function* runTasks(
       { key: task.key, status: 'pending', attempts: 0, reason: null, mergeCommit: null },
     ]),
   );
+  // A resumed run: what merged, failed, was blocked or skipped stays so; a task that was running
+  // starts again as its next attempt (its killed attempt's branch is left, never merged); a task
+  // that finished but whose merge was not recorded merges its branch without running again.
+  const toMerge: Array<{ key: string; branch: string }> = [];
+  for (const row of resumed) {
+    const entry = summary.get(row.key);
+    if (entry === undefined) continue;
+    entry.attempts = row.attempts;
+    if (row.status === 'done' && row.branch !== null) {
+      entry.status = 'done';
+      toMerge.push({ key: row.key, branch: row.branch });
+    } else entry.status = row.status === 'running' || row.status === 'done' ? 'pending' : row.status;
+  }
   const runGit = new Git(run.worktree);
   const suite = createVerifierPort({
     worktree: run.worktree,
@@ -200,6 +222,38 @@ export async function* runTasks(
     return tests;
   }
 
+  /** Merges a finished task; a conflict or a red suite sends it back to pending (bounded), then blocks it. */
+  async function* mergeFinished(task: TaskSpec, branch: string, attempt: number): Steps<void> {
+    const merged = yield* merge(task, branch);
+    if (merged.ok) {
+      update(task.key, 'merged', { mergeCommit: merged.commit, reason: null });
+      yield { type: 'task-update', task: task.key, status: 'merged', attempt, mergeCommit: merged.commit };
+    } else if (attempt < MAX_TASK_ATTEMPTS) {
+      update(task.key, 'pending', { reason: merged.why });
+      yield {
+        type: 'task-update',
+        task: task.key,
+        status: 'pending',
+        attempt,
+        reason: `${merged.why}: re-run on the new base`,
+      };
+    } else {
+      const why = `${merged.why}, after ${attempt} attempts`;
+      update(task.key, 'blocked', { reason: why });
+      yield { type: 'task-update', task: task.key, status: 'blocked', attempt, reason: why };
+      yield* block(task.key, `${task.key} is blocked`);
+    }
+  }
+
+  for (const { key, branch } of toMerge) {
+    const task = tasks.get(key);
+    if (task !== undefined) yield* mergeFinished(task, branch, summary.get(key)?.attempts ?? 1);
+  }
+  // Dependents of what failed or is blocked (a retried task's included) wait no more.
+  for (const entry of summary.values())
+    if (entry.status === 'failed' || entry.status === 'blocked')
+      yield* block(entry.key, `${entry.key} ${entry.status}`);
+
   for (;;) {
     // Start what can start, in file order, while workers are free (none once interrupted).
     while (interrupted === undefined && freeWorkers.length > 0) {
@@ -238,27 +292,8 @@ export async function* runTasks(
       continue;
     }
     update(task.key, 'done');
-    const { branch } = message;
-    yield { type: 'task-update', task: task.key, status: 'done', attempt, branch };
-    const merged = yield* merge(task, branch);
-    if (merged.ok) {
-      update(task.key, 'merged', { mergeCommit: merged.commit, reason: null });
-      yield { type: 'task-update', task: task.key, status: 'merged', attempt, mergeCommit: merged.commit };
-    } else if (attempt < MAX_TASK_ATTEMPTS) {
-      update(task.key, 'pending', { reason: merged.why });
-      yield {
-        type: 'task-update',
-        task: task.key,
-        status: 'pending',
-        attempt,
-        reason: `${merged.why}: re-run on the new base`,
-      };
-    } else {
-      const why = `${merged.why}, after ${attempt} attempts`;
-      update(task.key, 'blocked', { reason: why });
-      yield { type: 'task-update', task: task.key, status: 'blocked', attempt, reason: why };
-      yield* block(task.key, `${task.key} is blocked`);
-    }
+    yield { type: 'task-update', task: task.key, status: 'done', attempt, branch: message.branch };
+    yield* mergeFinished(task, message.branch, attempt);
   }
   if (interrupted !== undefined) throw interrupted;
   const result: TasksResult = { tasks: order.flatMap((key) => summary.get(key) ?? []) };
