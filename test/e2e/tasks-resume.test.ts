@@ -112,8 +112,9 @@ describe('ratchet tasks run that does not finish', () => {
       letterTask('C', 'AC', ['A']),
       letterTask('D', 'BD', ['B']),
     ];
-    // Slow replies: B is still in its pipeline when A's merge is recorded.
-    const { repo, env, file } = await setUp(tasks, 400);
+    // Slower replies (the delay applies between streamed events too): B is still in its pipeline
+    // when A's merge is recorded, so the kill cuts an attempt short.
+    const { repo, env, file } = await setUp(tasks, 40);
     const project = { repo, home: repo.home, env, cleanup: () => repo.cleanup() };
     const cli = startCli(project, ['tasks', 'run', file, '--workers', '2', ...RUN_FLAGS, '--json']);
     const merged = await cli.waitForEvent(
