@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { table, type Bench, type BenchSummary } from './harness.js';
 import { indexBench } from './index.js';
 import { tddOverheadBench } from './tdd-overhead.js';
+import { workersBench } from './workers.js';
 
 /**
  * `npm run bench [-- [--runs N] [name ...]]`: runs every benchmark (or the named ones) in order
@@ -9,7 +10,7 @@ import { tddOverheadBench } from './tdd-overhead.js';
  * gate); a benchmark that breaks does (exit code 1).
  */
 
-const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench];
+const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench, workersBench];
 
 const DEFAULT_RUNS = 3;
 

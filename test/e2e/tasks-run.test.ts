@@ -31,6 +31,7 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
   let result: CliResult;
   let updates: TaskUpdate[];
   let runId: string;
+  let checkoutBefore: { status: string; hasA: boolean };
   const brain = createTasksBrain(TASKS);
 
   beforeAll(async () => {
@@ -54,6 +55,7 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
     );
     const events = parseNdjson(result.stdout);
     updates = events.flatMap((event) => (event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : []));
+    checkoutBefore = { status: repo.run('status', '--porcelain'), hasA: existsSync(join(repo.dir, 'src', 'a.js')) };
     runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;
   }, 320_000);
 
@@ -98,8 +100,22 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
     expect(() => repo.run('merge-base', '--is-ancestor', aMerge, `ratchet/${runId}-D-1`)).not.toThrow();
   });
 
-  it("leaves the user's checkout as it was", () => {
-    expect(repo.run('status', '--porcelain')).toBe('');
-    expect(existsSync(join(repo.dir, 'src', 'a.js'))).toBe(false);
+  it('tells per task what happened (tasks status, report), and accept brings the run into the branch', async () => {
+    const env = ratchetEnv(repo, server);
+    const status = await runCli(['tasks', 'status', runId], { cwd: repo.dir, env });
+    expect(status.exitCode, describeResult(status)).toBe(0);
+    for (const task of TASKS)
+      expect(status.stdout).toMatch(new RegExp(`^${task.key}\\s+merged\\s+attempts 1 merged as [0-9a-f]{8}`, 'm'));
+    // Each task's stage attempts, from the ledger's task_attempts: plan, red, green, verify, plan.
+    expect(status.stdout).toContain('plan✓ red✓ green✓ verify✓ plan✓');
+    const report = await runCli(['report', runId], { cwd: repo.dir, env });
+    expect(report.exitCode, describeResult(report)).toBe(0);
+    const accept = await runCli(['accept', runId, '--yes'], { cwd: repo.dir, env });
+    expect(accept.exitCode, describeResult(accept)).toBe(0);
+    for (const task of TASKS) expect(existsSync(join(repo.dir, task.implFile))).toBe(true);
+  });
+
+  it("left the user's checkout as it was while the run ran", () => {
+    expect(checkoutBefore).toEqual({ status: '', hasA: false });
   });
 });
