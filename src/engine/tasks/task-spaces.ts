@@ -21,7 +21,7 @@ export interface TaskSpacesOptions {
 }
 
 /** `ratchet/<run-id>-<key>-<attempt>`: beside the run's branch, one per attempt of a task. */
-export function taskBranch(runId: string, key: string, attempt: number): string {
+function taskBranch(runId: string, key: string, attempt: number): string {
   return `ratchet/${runId}-${key}-${attempt}`;
 }
 

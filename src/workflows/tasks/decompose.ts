@@ -17,13 +17,13 @@ import {
  */
 
 /** The stage name of the decomposition's system prompt (its first line, `Stage: DECOMPOSE`). */
-export const DECOMPOSE_STAGE = 'DECOMPOSE';
+const DECOMPOSE_STAGE = 'DECOMPOSE';
 
 /** Where the prompt lives in `prompts.toml` (overridable in `.ratchet/prompts.toml`). */
 const PROMPT_KEY = 'tasks.decompose';
 
 /** One turn of the conversation with the model (a retry quotes its earlier answer back). */
-export type ConversationTurn = { role: 'user'; text: string } | { role: 'assistant'; text: string };
+type ConversationTurn = { role: 'user'; text: string } | { role: 'assistant'; text: string };
 
 export interface StructuredRequest<T> {
   /** `DECOMPOSE`: the stage the call belongs to (for the ledger and recordings). */

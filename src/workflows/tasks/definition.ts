@@ -11,13 +11,13 @@ import { findTasksResumePoint } from './resume-point.js';
 import { checkTasksJson, describeProblems, TasksFileSchema, type TasksFile } from './tasks-file.js';
 
 /** What starts a tasks run: the tasks file (absolute path) and the size of the worker pool. */
-export interface TasksRequest {
+interface TasksRequest {
   tasksFile: string;
   workers: number;
 }
 
 /** The most workers a run may ask for: each is a worktree, a sandbox and an agent at once. */
-export const MAX_WORKERS = 32;
+const MAX_WORKERS = 32;
 
 /**
  * What a tasks run stores: its tasks (the file as validated at the start, so a changed or

@@ -20,9 +20,9 @@ import type { TaskSpec, TasksFile } from './tasks-file.js';
  * How many times one task runs at most: a merge that conflicts or turns the full suite red
  * re-runs the task on the new base once, then the task is blocked.
  */
-export const MAX_TASK_ATTEMPTS = 2;
+const MAX_TASK_ATTEMPTS = 2;
 
-export interface TaskSummary {
+interface TaskSummary {
   key: string;
   status: TaskStatus;
   attempts: number;

@@ -26,7 +26,7 @@ export interface TaskPipelineSettings {
  * and what the tasks it depends on export (merged into its base already), so its prompts say what
  * to import rather than rebuild.
  */
-export function taskFeature(task: TaskSpec, dependencies: readonly TaskSpec[]): string {
+function taskFeature(task: TaskSpec, dependencies: readonly TaskSpec[]): string {
   const lines = [
     `Task ${task.key}: ${task.title}`,
     task.goal,

@@ -17,8 +17,8 @@ export interface RedisQueueOptions {
   prefix?: string;
 }
 
-export const DEFAULT_QUEUE_NAME = 'ratchet-tasks';
-export const DEFAULT_PREFIX = 'ratchet';
+const DEFAULT_QUEUE_NAME = 'ratchet-tasks';
+const DEFAULT_PREFIX = 'ratchet';
 
 export interface QueueKeys {
   name: string;
