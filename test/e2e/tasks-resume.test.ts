@@ -105,6 +105,32 @@ describe('ratchet tasks run that does not finish', () => {
     ]);
   }, 600_000);
 
+  it('re-runs a task whose merge conflicts on the new base, and merges it then', async () => {
+    // Both tasks also write src/shared.js, differently: whichever merges second conflicts.
+    const a = { ...letterTask('A', 'A'), extraFiles: { 'src/shared.js': "export const OWNER = 'A';\n" } };
+    const b = { ...letterTask('B', 'B'), extraFiles: { 'src/shared.js': "export const OWNER = 'B';\n" } };
+    const { repo, env, file } = await setUp([a, b]);
+    const result = await runCli(['tasks', 'run', file, '--workers', '2', ...RUN_FLAGS, '--json'], {
+      cwd: repo.dir,
+      env,
+      timeoutMs: 240_000,
+    });
+    expect(result.exitCode, describeResult(result)).toBe(0);
+    const updates = parseNdjson(result.stdout).flatMap((event) =>
+      event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : [],
+    );
+    const requeued = updates.filter((update) => update.status === 'pending');
+    expect(requeued).toHaveLength(1);
+    expect(requeued[0]?.reason).toMatch(/conflicted in src\/shared\.js: re-run on the new base/);
+    const second = requeued[0]?.task ?? '';
+    expect(
+      updates.filter((update) => update.task === second && update.status === 'running').map((u) => u.attempt),
+    ).toEqual([1, 2]);
+    const runId = z.object({ runId: z.string() }).parse(parseNdjson(result.stdout)[0]).runId;
+    expect(merges(repo, runId)).toHaveLength(2);
+    expect(repo.run('show', `ratchet/${runId}:src/shared.js`)).toBe(`export const OWNER = '${second}';`);
+  }, 600_000);
+
   it('resumes a coordinator killed with SIGKILL after a merge to the end, every task merged exactly once', async () => {
     const tasks = [
       letterTask('A', 'A'),

@@ -18,6 +18,8 @@ export interface BrainTask {
   impl: string;
   /** GREEN writes this instead of `impl` (a task that cannot pass: it fails after its attempts). */
   brokenImpl?: string;
+  /** More files GREEN writes beside the implementation (to make two tasks' merges conflict). */
+  extraFiles?: Record<string, string>;
 }
 
 export interface TasksBrain {
@@ -80,9 +82,19 @@ export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs
           : text('The test is written.');
       }
       if (stage === 'GREEN' || stage === 'FIX') {
-        return turn === 0
-          ? tool('Write', { file_path: task.implFile, content: task.brokenImpl ?? task.impl })
-          : text('Implemented.');
+        const writes: AnthropicContentBlock[] = [
+          {
+            type: 'tool_use',
+            name: 'Write',
+            input: { file_path: task.implFile, content: task.brokenImpl ?? task.impl },
+          },
+          ...Object.entries(task.extraFiles ?? {}).map(([file_path, content]): AnthropicContentBlock => ({
+            type: 'tool_use',
+            name: 'Write',
+            input: { file_path, content },
+          })),
+        ];
+        return turn === 0 ? message(writes) : text('Implemented.');
       }
       unexpected.push(`${task.key} ${stage} turn ${turn}`);
       return text('Nothing to do.');
