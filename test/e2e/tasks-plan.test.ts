@@ -124,4 +124,16 @@ describe('ratchet tasks plan through the Anthropic adapter (loopback fake)', () 
     expect(server.requests).toHaveLength(0);
     expect(existsSync(repo.path('repo', 'tasks.json'))).toBe(false);
   });
+
+  it('tasks run refuses a replay cassette (exit 2) before any run exists', async () => {
+    await writeFile(repo.path('tasks.json'), `${JSON.stringify(VALID)}\n`);
+    await writeFile(repo.path('cassette.ndjson'), '');
+    const result = await runCli(
+      ['tasks', 'run', repo.path('tasks.json'), '--provider', 'replay', '--cassette', repo.path('cassette.ndjson')],
+      { cwd: repo.dir, env },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(2);
+    expect(result.stderr).toContain('cannot replay a cassette');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+  });
 });

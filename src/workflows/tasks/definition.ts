@@ -76,6 +76,16 @@ export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
       throw new RatchetError('usage', `--workers must be an integer from 1 to ${MAX_WORKERS}.`, {
         hint: 'e.g. --workers 3',
       });
+    // Each task's agents have model clients of their own, and their calls interleave: one
+    // ordered cassette cannot be replayed across them.
+    if (config.provider.name === 'replay')
+      throw new RatchetError(
+        'usage',
+        '`ratchet tasks run` cannot replay a cassette: its tasks call the model at once.',
+        {
+          hint: 'Run the tasks with an API provider (or a local one: --provider ollama).',
+        },
+      );
     const tasks = await readTasksFile(request.tasksFile);
     const detected = await detectTestCommand(repoRoot, config.test.command);
     await requireReadableResults({ command: detected.command, framework: detected.framework, cwd: repoRoot });
