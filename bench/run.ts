@@ -3,6 +3,7 @@ import { table, type Bench, type BenchSummary } from './harness.js';
 import { indexBench } from './index.js';
 import { solveContextBench } from './solve-context.js';
 import { tddOverheadBench } from './tdd-overhead.js';
+import { workersBench } from './workers.js';
 
 /**
  * `npm run bench [-- [--runs N] [name ...]]`: runs every benchmark (or the named ones) in order
@@ -10,7 +11,7 @@ import { tddOverheadBench } from './tdd-overhead.js';
  * gate); a benchmark that breaks does (exit code 1).
  */
 
-const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench, solveContextBench];
+const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench, solveContextBench, workersBench];
 
 const DEFAULT_RUNS = 3;
 

@@ -2,6 +2,7 @@ import type { StagePhase, StageName } from './stages.js';
 import type { HandoffState } from './handoff.js';
 import type { ModelRequest, ModelResponse } from './model.js';
 import type { CheckResult, TestRunResult } from './verification.js';
+import type { TaskDefinition, TaskStatus } from './tasks.js';
 
 /**
  * Engine events. Naming rule: `noun-verb` in kebab-case, the noun being what the event is about
@@ -186,6 +187,23 @@ export interface EventMap {
   };
   warning: { message: string; stage?: StageName };
   log: { message: string };
+  /** A tasks run's tasks, as its tasks file defines them (recorded in the ledger's `tasks`). */
+  'tasks-plan': { tasks: TaskDefinition[]; workers: number };
+  /**
+   * A task of a tasks run changed status (`core/tasks.ts`): started on a worker (in its own
+   * worktree and branch), its pipeline finished or failed, merged, blocked or skipped.
+   */
+  'task-update': {
+    task: string;
+    status: TaskStatus;
+    /** The attempt of the whole task (a re-run on a new base is the next). */
+    attempt: number;
+    branch?: string;
+    mergeCommit?: string;
+    reason?: string;
+    /** Which worker runs it (`worker-2`), for progress. */
+    worker?: string;
+  };
 }
 
 export type EventType = keyof EventMap;
@@ -217,6 +235,10 @@ export interface EventEnvelope {
   timestamp: string;
 }
 
-export type EventInput = { [K in EventType]: { type: K } & EventMap[K] }[EventType];
+/**
+ * `task`: the task of a tasks run an event belongs to (its stages, model and tool calls,
+ * checkpoints), so progress and the ledger tell the tasks' interleaved events apart.
+ */
+export type EventInput = { [K in EventType]: { type: K; task?: string } & EventMap[K] }[EventType];
 export type RatchetEvent = EventInput & EventEnvelope;
 export type EventOf<K extends EventType> = { type: K } & EventMap[K] & EventEnvelope;

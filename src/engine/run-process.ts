@@ -13,6 +13,7 @@ import type { EngineServices } from './effects.js';
 import type { Recorder } from './recorder.js';
 import { runDir } from './run-paths.js';
 import { toolSandbox } from './tool-sandbox.js';
+import { createTaskSpaces } from './tasks/task-spaces.js';
 
 /** How a run's process ended (`cancelled`: the run was dropped at the confirmation after its preparing steps). */
 export interface RunOutcome<Result = unknown> {
@@ -129,6 +130,14 @@ function runContext(
     },
     clock: services.clock,
     runDir: folder,
+    taskSpaces: createTaskSpaces({
+      run,
+      config,
+      models: process.models,
+      runner: services.runner,
+      env: services.env,
+      runDir: folder,
+    }),
     ...(process.signal ? { signal: process.signal } : {}),
   };
   return { context, agents };

@@ -17,6 +17,7 @@ import {
 import { loadMessages, messageHashes } from './internal/model-messages.js';
 import { sqliteCode } from './internal/sqlite-code.js';
 import { readSolveTrace } from './internal/solve-trace.js';
+import { SqliteTaskLedger } from './internal/task-ledger.js';
 import { computeSummary } from './internal/summary.js';
 import { migrateToLatest } from './migrate.js';
 import { createRedactor, redactValue, secretsFromEnv, type Redactor } from '../core/redact.js';
@@ -42,6 +43,7 @@ import type {
 // The ledger's public API, importable from this module (`./index.js` re-exports it): the
 // contract's types and `secretsFromEnv`.
 export type * from './types.js';
+export type * from './task-types.js';
 export { secretsFromEnv } from '../core/redact.js';
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -98,6 +100,7 @@ function ledgerError(message: string, error: unknown): RatchetError {
 
 class SqliteLedger implements Ledger {
   readonly file: string;
+  readonly tasks: SqliteTaskLedger;
   readonly #db: Kysely<LedgerDatabase>;
   readonly #sqlite: BetterSqlite3.Database;
   readonly #redact: Redactor;
@@ -118,6 +121,7 @@ class SqliteLedger implements Ledger {
     this.#redact = redact;
     this.#now = now;
     this.#writer = new EventWriter(sqlite, redact);
+    this.tasks = new SqliteTaskLedger(db, redact, now, () => this.#assertOpen());
   }
 
   async createRun(run: NewRun): Promise<RunRow> {

@@ -5,6 +5,7 @@ import { RatchetError } from '../core/errors.js';
 import { initialMigration } from './migrations/0001-initial.js';
 import { finalCommitMigration } from './migrations/0002-final-commit.js';
 import { modelMessagesMigration } from './migrations/0003-model-messages.js';
+import { tasksMigration } from './migrations/0004-tasks.js';
 import { solveTraceMigration } from './migrations/0005-solve-trace.js';
 import type { LedgerDatabase } from './schema.js';
 
@@ -18,6 +19,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initialMigration,
   '0002_final_commit': finalCommitMigration,
   '0003_model_messages': modelMessagesMigration,
+  '0004_tasks': tasksMigration,
   '0005_solve_trace': solveTraceMigration,
 };
 

@@ -2,6 +2,7 @@ import type { Generated } from 'kysely';
 import type { EventMap, EventType, SolvePassType } from '../core/events.js';
 import type { FinishReason } from '../core/model.js';
 import type { StagePhase as Phase, StageName } from '../core/stages.js';
+import type { TaskStage, TaskStatus } from '../core/tasks.js';
 import type { RunStatus, StageAttemptOutcome, VerificationKind } from './types.js';
 
 /**
@@ -22,6 +23,9 @@ export interface LedgerDatabase {
   solve_passes: SolvePassesTable;
   solve_attempts: SolveAttemptsTable;
   solve_validations: SolveValidationsTable;
+  tasks: TasksTable;
+  task_attempts: TaskAttemptsTable;
+  task_invocations: TaskInvocationsTable;
 }
 
 export interface RunsTable {
@@ -214,4 +218,58 @@ interface SolveValidationsTable {
   lint_ok: number | null;
   typecheck_ok: number | null;
   seq: number;
+}
+/** The tasks of a `tasks` run (`0004_tasks`), one row per task of its tasks file. */
+export interface TasksTable {
+  run_id: string;
+  key: string;
+  position: number;
+  title: string;
+  goal: string;
+  acceptance_criteria_json: string;
+  test_file: string;
+  impl_file: string;
+  depends_on_json: string;
+  exports_json: string;
+  status: TaskStatus;
+  attempts: Generated<number>;
+  branch: string | null;
+  merge_commit: string | null;
+  reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Each attempt of each stage of a task; `success` null while it is open. */
+export interface TaskAttemptsTable {
+  id: Generated<number>;
+  run_id: string;
+  task_key: string;
+  task_attempt: Generated<number>;
+  stage: TaskStage;
+  attempt_number: number;
+  worker: string | null;
+  prompt_hash: string | null;
+  started_at: string;
+  completed_at: string | null;
+  duration_ms: number | null;
+  success: number | null;
+  error_message: string | null;
+}
+
+/** Each model call of a task, as its worker reported it. */
+export interface TaskInvocationsTable {
+  id: Generated<number>;
+  run_id: string;
+  task_key: string;
+  task_attempt: Generated<number>;
+  delivery: Generated<number>;
+  seq: number;
+  stage: string;
+  worker: string | null;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  duration_ms: number | null;
+  created_at: string;
 }

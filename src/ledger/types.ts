@@ -2,6 +2,7 @@ import type { EventMap, EventType, RatchetEvent, SolveContextSummary, SolvePassT
 import type { FinishReason } from '../core/model.js';
 import type { FailureKind } from '../core/verification.js';
 import type { StagePhase as Phase, StageName } from '../core/stages.js';
+import type { TaskLedger } from './task-types.js';
 
 /**
  * The ledger contract (version `ratchet-ledger-v1`): the engine writes runs and events into it,
@@ -324,6 +325,8 @@ export interface LedgerOptions {
 export interface Ledger extends AsyncDisposable {
   /** Path of the database file (`:memory:` for an in-memory ledger). */
   readonly file: string;
+  /** The tasks of `tasks` runs, their stage attempts and model calls (see `task-types.ts`). */
+  readonly tasks: TaskLedger;
 
   /** Inserts a run. Throws `internal` when the id already exists. */
   createRun(run: NewRun): Promise<RunRow>;

@@ -94,6 +94,23 @@ export interface AgentPort {
   modelFor(stage: AgentStageName, emit: (event: EventInput) => void): ModelClient;
 }
 
+/**
+ * A task's own place to work in a tasks run: a worktree on a branch of its own (made from
+ * `startPoint`), with a sandbox of its own around that worktree and agents confined to it.
+ * Disposing of it removes the worktree and the sandbox; the branch stays (the run merges it).
+ */
+export interface TaskSpace extends AsyncDisposable {
+  worktree: string;
+  branch: string;
+  commands: { runner: ProcessRunner; environment: Readonly<Record<string, string>> };
+  agents: AgentPort;
+}
+
+/** The local worker pool's places (the engine's): one `TaskSpace` per attempt of a task. */
+export interface TaskSpacePort {
+  open(request: { key: string; attempt: number; startPoint: string }): Promise<TaskSpace>;
+}
+
 /** What the engine hands a workflow's steps: the run, its settings, and ports over its sandbox and models. */
 export interface RunContext<Settings> {
   run: RunInfo;
@@ -107,6 +124,8 @@ export interface RunContext<Settings> {
   clock: Clock;
   /** `.ratchet/runs/<run-id>/` in `run.repoRoot`: logs, artifacts, reports. */
   runDir: string;
+  /** Worktrees, sandboxes and agents for the tasks of a run that works on several at once. */
+  taskSpaces?: TaskSpacePort;
   signal?: AbortSignal;
 }
 

@@ -2,6 +2,7 @@ import type { AnyWorkflow } from './definition.js';
 import { refactorWorkflow } from './refactor/definition.js';
 import { planWorkflow } from './solve/plan-definition.js';
 import { solveWorkflow } from './solve/definition.js';
+import { tasksWorkflow } from './tasks/definition.js';
 import { tddWorkflow } from './tdd/definition.js';
 
 /**
@@ -9,4 +10,10 @@ import { tddWorkflow } from './tdd/definition.js';
  * registry (`workflowRegistry`), the CLI and the library read this list and no other: a new
  * workflow adds its folder and one line here (and its command file to the CLI's list).
  */
-export const WORKFLOWS: readonly AnyWorkflow[] = [tddWorkflow, refactorWorkflow, solveWorkflow, planWorkflow];
+export const WORKFLOWS: readonly AnyWorkflow[] = [
+  tddWorkflow,
+  tasksWorkflow,
+  refactorWorkflow,
+  solveWorkflow,
+  planWorkflow,
+];

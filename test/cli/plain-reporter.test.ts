@@ -136,4 +136,37 @@ describe('plain reporter', () => {
       '',
     ]);
   });
+
+  it("names the task of a tasks run's events, shows every worker's task and stage, and no task's streamed text", () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    report(event({ type: 'task-update', task: 'T1', status: 'running', attempt: 1, worker: 'worker-1' }));
+    report(event({ type: 'task-update', task: 'T2', status: 'running', attempt: 1, worker: 'worker-2' }));
+    report(event({ type: 'stage-start', stage: 'RED', phase: 'RED', cycle: 1, attempt: 1, task: 'T2' }));
+    report(event({ type: 'model-delta', text: 'interleaved words ', task: 'T1' }));
+    report(
+      event({
+        type: 'stage-end',
+        stage: 'GREEN',
+        phase: 'GREEN',
+        cycle: 1,
+        attempt: 1,
+        outcome: 'accepted',
+        task: 'T1',
+      }),
+    );
+    report(event({ type: 'task-update', task: 'T1', status: 'merged', attempt: 1, mergeCommit: 'abcdef1234567890' }));
+    report(event({ type: 'warning', message: 'not a task event' }));
+    expect(shown()).toBe(
+      [
+        '[T1] running on worker-1 attempt 1',
+        '[T2] running on worker-2 attempt 1',
+        '  [T2] RED       attempt 1',
+        '  [T1] GREEN     ✓ accepted',
+        '[T1] merged as abcdef12 attempt 1',
+        '  ! not a task event',
+        '',
+      ].join('\n'),
+    );
+  });
 });

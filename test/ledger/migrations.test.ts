@@ -17,6 +17,9 @@ const TABLES = [
   'solve_runs',
   'solve_validations',
   'stages',
+  'task_attempts',
+  'task_invocations',
+  'tasks',
   'tool_calls',
   'verifications',
 ];
@@ -82,8 +85,7 @@ describe('ledger migrations', () => {
     const first = await openLedger(file, { secrets: [] });
     await first.createRun(newRun('run-old', { repoRoot: temp.dir, feature: 'old' }));
     await first.close();
-    // Make it the ledger an earlier Ratchet wrote: no final_commit column, nothing of 0002, 0003
-    // and the later migrations (0005_solve_trace's tables).
+    // Make it the ledger an earlier Ratchet wrote: no final_commit column, nothing of 0002 and later.
     const raw = new BetterSqlite3(file);
     raw.exec(
       [
@@ -94,7 +96,10 @@ describe('ledger migrations', () => {
         'drop table solve_attempts',
         'drop table solve_passes',
         'drop table solve_runs',
-        "delete from kysely_migration where name in ('0002_final_commit', '0003_model_messages', '0005_solve_trace')",
+        'drop table tasks',
+        'drop table task_attempts',
+        'drop table task_invocations',
+        "delete from kysely_migration where name in ('0002_final_commit', '0003_model_messages', '0004_tasks', '0005_solve_trace')",
       ].join('; '),
     );
     raw.close();

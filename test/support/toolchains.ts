@@ -1,6 +1,6 @@
 /**
  * The toolchains some suites drive for real (a Python with pytest, Go, Rust, a JDK with Maven,
- * bubblewrap, Chromium, util-linux `script`, the Claude Code CLI). The README asks only for
+ * bubblewrap, Chromium, util-linux `script`, Redis, the Claude Code CLI). The README asks only for
  * Node.js and git, so on a fresh machine a suite whose toolchain is missing is skipped, never
  * silently: its describe says why, and the run ends with one summary naming each missing tool and
  * the command that installs it (`test/support/toolchain-summary.ts`). `.ci/run` installs them all
@@ -14,7 +14,7 @@ import { appendFileSync } from 'node:fs';
 import { CLAUDE_INSTALL_COMMAND, claudeBinaryProblem } from './claude-binary.js';
 
 export type ToolchainName =
-  'bwrap' | 'python3' | 'python3-pytest' | 'pytest' | 'go' | 'cargo' | 'chromium' | 'script' | 'claude';
+  'bwrap' | 'python3' | 'python3-pytest' | 'pytest' | 'go' | 'cargo' | 'chromium' | 'script' | 'claude' | 'redis';
 
 interface ToolchainSpec {
   /** What the suites need, in a few words. */
@@ -74,6 +74,11 @@ const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
     what: 'util-linux script, a pseudo-terminal for the interactive tests',
     install: 'apt-get install -y bsdutils',
     problem: () => runs('script', ['--version']),
+  },
+  redis: {
+    what: 'redis-server, for the BullMQ queue (the tests start their own on loopback)',
+    install: 'apt-get install -y redis-server',
+    problem: () => runs('redis-server', ['--version']),
   },
   claude: {
     what: 'the Claude Code CLI (the real binary, pinned)',

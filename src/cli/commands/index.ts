@@ -14,6 +14,7 @@ import {
 } from './run-commands.js';
 import { registerSolveCommands } from './solve-commands.js';
 import { registerStatusCommand } from './status-command.js';
+import { registerTasksCommands } from './tasks-commands.js';
 import { registerTddCommand } from './tdd-command.js';
 
 /** Adds a command (or a group of them) to the program. */
@@ -30,6 +31,7 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerDoctorCommand,
   // Workflows, then the commands on their runs.
   registerTddCommand,
+  registerTasksCommands,
   registerResumeCommand,
   registerStatusCommand,
   registerHistoryCommand,

@@ -51,14 +51,37 @@ export function createPlainReporter(
     pending = '';
     streaming = false;
   };
+  /** The task of a tasks run the event belongs to, in front of its line: `[TDD-1] RED ...`. */
+  let task = '';
   const line = (text: string): void => {
     endStream();
-    output.out(redact(text));
+    const indent = /^\s*/.exec(text)?.[0] ?? '';
+    output.out(redact(task === '' ? text : `${indent}${pc.magenta(`[${task}]`)} ${text.slice(indent.length)}`));
   };
   return (raw) => {
+    // Tasks run at once: their streamed replies would interleave word by word.
+    if (raw.type === 'model-delta' && raw.task !== undefined) return;
     // Test names, subjects, tool input, replies: what a model wrote drives no terminal.
     const event = raw.type === 'model-delta' ? raw : stripControlDeep(raw);
+    task = event.task ?? '';
     switch (event.type) {
+      case 'tasks-plan':
+        line(pc.bold(`${event.tasks.length} tasks, ${event.workers} worker${event.workers === 1 ? '' : 's'}`));
+        break;
+      case 'task-update': {
+        const color =
+          event.status === 'merged'
+            ? pc.green
+            : event.status === 'failed' || event.status === 'blocked'
+              ? pc.red
+              : pc.bold;
+        const where = event.worker ? ` on ${event.worker}` : '';
+        const commit = event.mergeCommit ? ` as ${short(event.mergeCommit)}` : '';
+        line(
+          `${color(event.status)}${where}${commit} ${pc.dim(`attempt ${event.attempt}`)}${event.reason ? pc.dim(` ${event.reason}`) : ''}`,
+        );
+        break;
+      }
       case 'run-start':
         line(
           `${pc.bold(event.resumed ? 'Resuming' : 'Starting')} run ${pc.cyan(event.runId)} on branch ${event.branch}`,

@@ -1,0 +1,73 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { ResolvedConfig } from '../../config/resolved.js';
+import type { RunModels } from '../../agent/models/run-models.js';
+import { Git } from '../../git/git.js';
+import { commandEnvironment } from '../../process/env.js';
+import type { ProcessRunner } from '../../process/types.js';
+import type { RunInfo, TaskSpace, TaskSpacePort } from '../../workflows/definition.js';
+import { toolSandbox } from '../tool-sandbox.js';
+import { addRunWorktree, shareDependencies } from '../worktree-setup.js';
+
+export interface TaskSpacesOptions {
+  run: RunInfo;
+  config: ResolvedConfig;
+  models: RunModels;
+  runner: ProcessRunner;
+  env: Record<string, string | undefined>;
+  /** `.ratchet/runs/<run-id>/`: each task's prompt files go under it. */
+  runDir: string;
+}
+
+/** `ratchet/<run-id>-<key>-<attempt>`: beside the run's branch, one per attempt of a task. */
+function taskBranch(runId: string, key: string, attempt: number): string {
+  return `ratchet/${runId}-${key}-${attempt}`;
+}
+
+/**
+ * The local pool's task spaces: each attempt of a task gets a worktree beside the run's
+ * (`$RATCHET_HOME/worktrees/<run-id>-tasks/<key>-<attempt>`) on its own branch, the checkout's
+ * dependency folders shared into it, a sandbox of its own (the task's agent and tests write only
+ * there) and its own agents. A branch left by an earlier process (a resumed run) is checked out
+ * again rather than made anew.
+ */
+export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
+  const { run, config } = options;
+  const git = new Git(run.repoRoot);
+  const environment = commandEnvironment(options.env, config.bash.env);
+  return {
+    async open({ key, attempt, startPoint }): Promise<TaskSpace> {
+      const branch = taskBranch(run.id, key, attempt);
+      const worktree = join(dirname(run.worktree), `${run.id}-tasks`, `${key}-${attempt}`);
+      await mkdir(dirname(worktree), { recursive: true });
+      if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
+      await git.pruneWorktrees();
+      if (await git.branchExists(branch)) await git.addWorktree(worktree, branch);
+      else await addRunWorktree(git, worktree, branch, startPoint);
+      await shareDependencies(run.target, worktree, new Git(worktree));
+      const sandbox = await toolSandbox(config, options.runner, {
+        protect: [...new Set([run.repoRoot, run.target, run.worktree])],
+        worktree,
+        dependenciesOf: run.target,
+        runId: `${run.id}-${key}`,
+      });
+      const agents = options.models.open({
+        toolRunner: sandbox.runner,
+        cliRunner: sandbox.claudeRunner,
+        environment,
+        promptDir: join(options.runDir, 'prompts', key),
+      });
+      return {
+        worktree,
+        branch,
+        commands: { runner: sandbox.runner, environment },
+        agents,
+        async [Symbol.asyncDispose]() {
+          await sandbox[Symbol.asyncDispose]();
+          await git.removeWorktree(worktree, { force: true }).catch(() => undefined);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { RatchetError } from '../../core/errors.js';
+import { loadPrompts, packageRoot } from '../../config/prompts.js';
+import { detectTestCommand, FRAMEWORKS, type Framework } from '../../verify/detect.js';
+import { requireReadableResults } from '../../verify/run-tests.js';
+import type { RunContext, RunStart, Steps, WorkflowDefinition } from '../definition.js';
+import { runTasks, type ResumedTask, type TasksResult } from './run-tasks.js';
+import { findTasksResumePoint } from './resume-point.js';
+import { checkTasksJson, describeProblems, TasksFileSchema, type TasksFile } from './tasks-file.js';
+
+/** What starts a tasks run: the tasks file (absolute path) and the size of the worker pool. */
+interface TasksRequest {
+  tasksFile: string;
+  workers: number;
+}
+
+/** The most workers a run may ask for: each is a worktree, a sandbox and an agent at once. */
+const MAX_WORKERS = 32;
+
+/**
+ * What a tasks run stores: its tasks (the file as validated at the start, so a changed or
+ * deleted file changes nothing of the run), the pool's size, and, as a TDD run stores them, the
+ * test command, framework and refactor mode every task's pipeline uses.
+ */
+const TasksSettingsSchema = z.object({
+  tasks: TasksFileSchema.optional(),
+  workers: z.number().int().min(1).max(MAX_WORKERS).optional(),
+  testCommand: z.string().optional(),
+  framework: z.enum(FRAMEWORKS).optional(),
+  refactor: z.enum(['always', 'when-needed', 'never']).optional(),
+});
+type TasksSettings = z.infer<typeof TasksSettingsSchema>;
+
+interface TasksTypes {
+  request: TasksRequest;
+  checked: { tasks: TasksFile; workers: number; testCommand: string; framework: Framework };
+  settings: TasksSettings;
+  prepared: undefined;
+  state: ResumedTask[];
+  result: TasksResult;
+}
+
+async function readTasksFile(path: string): Promise<TasksFile> {
+  const text = await readFile(path, 'utf8').catch((error: unknown) => {
+    throw new RatchetError('usage', `Cannot read the tasks file ${path}.`, {
+      hint: 'Write one with `ratchet tasks plan spec.md`, or by hand (see the README).',
+      cause: error,
+    });
+  });
+  const check = checkTasksJson(text);
+  if (!check.ok)
+    throw new RatchetError('usage', `The tasks file ${path} is invalid:\n${describeProblems(check.problems)}`, {
+      hint: 'Fix every problem listed, then run it again.',
+      details: { problems: check.problems },
+    });
+  return check.file;
+}
+
+/**
+ * `ratchet tasks run` (seed 000's worker pool): the tasks of a tasks file, each through the TDD
+ * pipeline in its own worktree and branch, merged into the run branch in dependency order with
+ * the full suite after each merge (`run-tasks.ts`). A hand-written tasks file runs with no
+ * planning call. Its runs are accepted, rejected and resumed as any run.
+ */
+export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
+  name: 'tasks',
+  startCommand: 'ratchet tasks run tasks.json',
+  settings: TasksSettingsSchema,
+  plainDirectories: false,
+  checkLoginFirst: false,
+  // Its progress is the tasks' states in the ledger; `ratchet tasks status` shows each task's stages.
+  progress: {
+    kind: 'own',
+    async lines(run, ledger) {
+      const tasks = await ledger.tasks.tasks(run.id);
+      const counts = new Map<string, number>();
+      for (const task of tasks) counts.set(task.status, (counts.get(task.status) ?? 0) + 1);
+      const states = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
+      return [
+        [
+          'tasks',
+          tasks.length === 0
+            ? 'none recorded yet'
+            : `${states} of ${tasks.length}; each task's stages: ratchet tasks status ${run.id}`,
+        ],
+      ];
+    },
+  },
+  feature: (request) => `tasks of ${basename(request.tasksFile)}`,
+  async check(request, { repoRoot, config }) {
+    if (!Number.isInteger(request.workers) || request.workers < 1 || request.workers > MAX_WORKERS)
+      throw new RatchetError('usage', `--workers must be an integer from 1 to ${MAX_WORKERS}.`, {
+        hint: 'e.g. --workers 3',
+      });
+    // Each task's agents have model clients of their own, and their calls interleave: one
+    // ordered cassette cannot be replayed across them.
+    if (config.provider.name === 'replay')
+      throw new RatchetError(
+        'usage',
+        '`ratchet tasks run` cannot replay a cassette: its tasks call the model at once.',
+        {
+          hint: 'Run the tasks with an API provider (or a local one: --provider ollama).',
+        },
+      );
+    const tasks = await readTasksFile(request.tasksFile);
+    const detected = await detectTestCommand(repoRoot, config.test.command);
+    await requireReadableResults({ command: detected.command, framework: detected.framework, cwd: repoRoot });
+    return {
+      checked: { tasks, workers: request.workers, testCommand: detected.command, framework: detected.framework },
+    };
+  },
+  async preflight({ repoRoot }) {
+    await loadPrompts({ packageRoot: packageRoot(), repoRoot });
+  },
+  settle: (checked, { config }) =>
+    Promise.resolve({ settings: { ...checked, refactor: config.tdd.refactor }, events: [] }),
+  run: runTasksSteps,
+  resume: {
+    point: ({ git, run, ledger }) => findTasksResumePoint(git, run, ledger),
+    async state({ run, ledger }) {
+      return (await ledger.tasks.tasks(run.id)).map((row) => ({
+        key: row.key,
+        status: row.status,
+        attempts: row.attempts,
+        branch: row.branch,
+      }));
+    },
+  },
+};
+
+async function* runTasksSteps(context: RunContext<TasksSettings>, from: RunStart<TasksTypes>): Steps<TasksResult> {
+  const { settings } = context;
+  if (settings.tasks === undefined || settings.testCommand === undefined || settings.framework === undefined)
+    throw new RatchetError('internal', `Run ${context.run.id} stored no tasks or test command.`);
+  return yield* runTasks(
+    context,
+    settings.tasks,
+    settings.workers ?? 1,
+    {
+      testCommand: settings.testCommand,
+      framework: settings.framework,
+      refactor: settings.refactor ?? context.config.tdd.refactor,
+    },
+    from.kind === 'resume' ? from.state : [],
+  );
+}

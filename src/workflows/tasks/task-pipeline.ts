@@ -1,0 +1,156 @@
+import { join } from 'node:path';
+import type { EventInput } from '../../core/events.js';
+import { RatchetError, toRatchetError } from '../../core/errors.js';
+import { stageSettings } from '../../config/resolved.js';
+import { renderTemplate, stagePrompt, type PromptSet } from '../../config/prompts.js';
+import { Git } from '../../git/git.js';
+import { checkNeedsRefactor } from '../../code/size-check.js';
+import type { Framework } from '../../verify/detect.js';
+import type { RunContext, TaskSpace } from '../definition.js';
+import { createGitWorkspace } from '../tdd/git-workspace.js';
+import type { TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
+import { TEST_LIST_FILE } from '../tdd/test-list.js';
+import { createVerifierPort } from '../tdd/verifier-port.js';
+import { initialHandoff, runTdd } from '../tdd/workflow.js';
+import type { TaskSpec } from './tasks-file.js';
+
+/** What one attempt of one task needs beyond its task: the run's test command and refactor mode. */
+export interface TaskPipelineSettings {
+  testCommand: string;
+  framework: Framework;
+  refactor: 'always' | 'when-needed' | 'never';
+}
+
+/**
+ * The request a task's TDD pipeline works on: its goal and acceptance criteria, the files it owns,
+ * and what the tasks it depends on export (merged into its base already), so its prompts say what
+ * to import rather than rebuild.
+ */
+function taskFeature(task: TaskSpec, dependencies: readonly TaskSpec[]): string {
+  const lines = [
+    `Task ${task.key}: ${task.title}`,
+    task.goal,
+    '',
+    'Acceptance criteria (each needs at least one test):',
+    ...task.acceptanceCriteria.map((criterion) => `- ${criterion}`),
+    '',
+    `Write the tests in ${task.testFile} and the implementation in ${task.implFile}; this task owns those two files.`,
+  ];
+  if (task.exports.length > 0) lines.push(`${task.implFile} must export: ${task.exports.join(', ')}.`);
+  if (dependencies.length > 0) {
+    lines.push('', 'Already in the repository, from the tasks this one depends on (import them, do not rewrite them):');
+    for (const dependency of dependencies) {
+      const exported = dependency.exports.length > 0 ? `exports ${dependency.exports.join(', ')}` : 'no named exports';
+      lines.push(`- ${dependency.implFile} (${dependency.key}, ${dependency.title}): ${exported}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/**
+ * One lock for every task's commits and notes: the tasks' worktrees share one repository and
+ * its `refs/notes/tdd-handoffs`, which git updates under a lock that a concurrent writer fails on.
+ */
+export function createCommitLock(): <T>(work: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (work) => {
+    const result = tail.then(work, work);
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}
+
+function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCommitLock>): Workspace {
+  return {
+    ...workspace,
+    root: workspace.root,
+    head: () => workspace.head(),
+    refresh: () => workspace.refresh(),
+    checkpoint: (subject, options) => lock(() => workspace.checkpoint(subject, options)),
+    writeNote: (commit, state) => lock(() => workspace.writeNote(commit, state)),
+  };
+}
+
+export type TaskPipelineOutcome = { status: 'done'; head: string } | { status: 'failed'; reason: string; code: string };
+
+/**
+ * Runs one attempt of one task: the TDD pipeline (PLAN -> RED -> GREEN -> VERIFY -> REFACTOR ...)
+ * in the task's space, its events tagged with the task. When it completes, the task's
+ * `test-list.md` is dropped in a last commit: every task keeps its own list, and the run branch
+ * they merge into keeps none (they would all conflict there).
+ */
+export async function* runTaskPipeline(
+  context: RunContext<unknown>,
+  space: TaskSpace,
+  task: TaskSpec,
+  dependencies: readonly TaskSpec[],
+  settings: TaskPipelineSettings,
+  prompts: PromptSet,
+  lock: ReturnType<typeof createCommitLock>,
+): AsyncGenerator<EventInput, TaskPipelineOutcome> {
+  const { run, config } = context;
+  const git = new Git(space.worktree);
+  const baseCommit = await git.head();
+  const workspace = lockedWorkspace(createGitWorkspace(space.worktree, git, context.redact.commits), lock);
+  const deps: TddDependencies = {
+    workspace,
+    verifier: createVerifierPort({
+      worktree: space.worktree,
+      repoRoot: run.repoRoot,
+      outputDir: join(context.runDir, 'verify', task.key),
+      command: settings.testCommand,
+      framework: settings.framework,
+      config,
+      runner: space.commands.runner,
+      environment: space.commands.environment,
+      redact: context.redact.stored,
+    }),
+    agentFor: (stage) => space.agents.forStage(stage),
+    prompt(stage, variables) {
+      const template = stagePrompt(prompts, stage);
+      return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };
+    },
+    async refactorCheck(files) {
+      const check = await checkNeedsRefactor(files, space.worktree, config.refactorCheck);
+      return { needsRefactor: check.needsRefactor, reasons: check.reasons };
+    },
+  };
+  const policy: TddPolicy = {
+    feature: taskFeature(task, dependencies),
+    refactor: settings.refactor,
+    testGlobs: config.test.patterns,
+    bashTimeoutMs: config.bash.timeoutMs,
+    runId: run.id,
+    baseCommit,
+    stage: (stage) => {
+      const limits = stageSettings(config, stage);
+      return { maxAttempts: limits.maxAttempts, maxTurns: limits.maxTurns, timeoutMs: limits.timeoutMs };
+    },
+  };
+  const steps = runTdd(policy, deps, initialHandoff(run.id), context.signal);
+  try {
+    for (;;) {
+      const next = await steps.next();
+      if (next.done) break;
+      yield { ...next.value, task: task.key };
+    }
+  } catch (error) {
+    const failure = toRatchetError(error);
+    if (failure.code === 'interrupted') throw failure;
+    return { status: 'failed', reason: failure.message, code: failure.code };
+  }
+  if (
+    (await git.showFile('HEAD', TEST_LIST_FILE)) !== null &&
+    (await git.showFile(baseCommit, TEST_LIST_FILE)) === null
+  ) {
+    await workspace.removeFile(TEST_LIST_FILE);
+    const commit = await workspace.checkpoint(`chore: ${task.key} done, its test list dropped`);
+    yield { type: 'log', message: `${task.key}: test list dropped in ${commit.slice(0, 8)}`, task: task.key };
+  }
+  const head = await git.head();
+  if (head === baseCommit)
+    throw new RatchetError('gate-failed', `Task ${task.key} finished without a commit.`, {
+      details: { task: task.key },
+    });
+  return { status: 'done', head };
+}
