@@ -34,7 +34,9 @@ const provider: MigrationProvider = {
  * second waits for the first's write lock, then finds nothing to do).
  */
 export async function migrateToLatest(db: Kysely<LedgerDatabase>, sqlite: BetterSqlite3.Database): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
+  // The migrations are independent of each other's order past 0003: a ledger that has a later
+  // one (made by a build that had it first) still takes an earlier one it lacks.
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
   sqlite.exec('BEGIN IMMEDIATE');
   let committed = false;
   try {
