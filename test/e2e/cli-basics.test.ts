@@ -558,9 +558,17 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     });
   });
 
-  it('stops at once with exit 3 and a clear message when the API key is rejected (401)', async () => {
+  it('stops at once with exit 3 and a clear message when a model call is refused as unauthorised (401)', async () => {
     const repo = await project(NODE_PROJECT);
-    const server = await fakeServer('sk-ant-test-the-only-accepted-key-0000');
+    // The key passes the provider check before the run (a model list); the model call is then
+    // refused (a key revoked meanwhile, or one a gateway allows to list but not to call). A key
+    // rejected from the start refuses the run before it exists: test/e2e/provider-preflight.test.ts.
+    const server = await fakeServer(E2E_API_KEY);
+    server.enqueue({
+      kind: 'raw',
+      status: 401,
+      body: JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
+    });
     const run = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS], {
       cwd: repo.dir,
       env: ratchetEnv(repo, server, E2E_API_KEY),
@@ -568,8 +576,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(run.exitCode, describeResult(run)).toBe(3);
     expect(`${run.stdout}\n${run.stderr}`).toContain('anthropic rejected the credentials (HTTP 401)');
     expect(run.stderr).toContain('hint: Check that ANTHROPIC_API_KEY holds a valid API key for anthropic.');
-    // Authentication errors are not retried.
-    expect(server.requests).toHaveLength(1);
+    // Authentication errors are not retried: one model call after the model list.
+    expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+      'GET /v1/models',
+      'POST /v1/messages',
+    ]);
     expect(`${run.stdout}\n${run.stderr}`).not.toContain(E2E_API_KEY);
     const runId = /ratchet resume (\S+)/.exec(run.stderr)?.[1] ?? '';
     const ledger = await readLedger(repo.dir, runId);
@@ -642,7 +653,8 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
       expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
     }
-    expect(server.requests).toHaveLength(0);
+    // The provider was checked (its model list), no model was called.
+    expect(server.requests.filter((request) => request.path !== '/v1/models')).toEqual([]);
     // No run was recorded for them either, so there is nothing `reject` would have to find.
     const status = await runCli(['status'], { cwd: repo.dir, env });
     expect(status.stderr).toContain('No runs in this repository yet.');

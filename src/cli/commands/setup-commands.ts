@@ -30,7 +30,8 @@ import { collectionSubject } from '../../verify/gates.js';
 import { runTests } from '../../verify/run-tests.js';
 import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { endpointChecks, type DoctorCheck as Check } from './doctor-endpoint.js';
+import { endpointChecks, type EndpointCheck as Check } from '../../llm/endpoint-checks.js';
+import { configuredModels } from '../../agent/models/run-models.js';
 import { describeFailingTest, failedTests } from '../../verify/failing-tests.js';
 import { withScratchCheckout, type ScratchCheckout } from '../../engine/scratch-worktree.js';
 
@@ -268,10 +269,11 @@ export function registerSetupCommands(program: Command, cli: CliSetup): void {
               checks.push(
                 ...(await endpointChecks({
                   provider,
-                  model: config.provider.model,
+                  models: configuredModels(config),
                   baseUrl: config.provider.baseUrl,
                   env: process.env,
                   fetch,
+                  timeoutMs: 5_000,
                 })),
               );
             }
