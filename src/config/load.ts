@@ -45,10 +45,17 @@ export interface LoadConfigOptions {
   repoRoot: string;
   env: ConfigEnv;
   flags?: ConfigFlags;
+  /** Cross-field rules (`ConfigProblem.rule`) not to enforce: `ratchet doctor` reports them as checks of its own. */
+  skipRules?: readonly string[];
 }
 
 /** Loads and resolves the configuration of a repository. Throws RatchetError `config` / `usage`. */
-export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOptions): Promise<ResolvedConfig> {
+export async function loadConfig({
+  repoRoot,
+  env,
+  flags = {},
+  skipRules = [],
+}: LoadConfigOptions): Promise<ResolvedConfig> {
   const file = configPath(repoRoot);
   const text = await readOptional(file);
   const origins: Record<string, ConfigOrigin> = {};
@@ -68,7 +75,7 @@ export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOption
     config.provider.base_url = openAiBaseUrl;
     origins['provider.base_url'] = 'env';
   }
-  const problems = checkConfigRules(config, origins);
+  const problems = checkConfigRules(config, origins).filter((each) => !skipRules.includes(each.rule));
   const [problem] = problems;
   if (problem !== undefined) {
     const where = text === undefined ? '' : ` (${file})`;

@@ -7,6 +7,7 @@ import { writeIndexArtifacts } from '../../code/index/artifacts.js';
 import { summarizeIndex } from '../../code/index/summary.js';
 import { RatchetError } from '../../core/errors.js';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
+import { countChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { checkpointsOf } from '../../engine/checkpoints.js';
@@ -139,7 +140,7 @@ export function registerRefactorCommands(program: Command, cli: CliSetup): void 
       if (isGit) await excludeRatchetDir(target);
       const logRoot = isGit ? target : homeFolderOf(config.home, 'verify', target);
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const uncommitted = isGit ? (await new Git(target).status()).files.length : 0;
+      const uncommitted = isGit ? await countChanges(new Git(target)) : { changes: 0, untracked: 0 };
       // The commands run where a run's would (a temporary worktree of HEAD, sandboxed): what they
       // write and what the dependencies run stay away from the checkout.
       const verified = await withScratchCheckout(

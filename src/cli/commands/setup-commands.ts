@@ -8,6 +8,7 @@ import pc from 'picocolors';
 import { packageRoot } from '../../config/prompts.js';
 import { configPath, renderDefaultConfig } from '../../config/write-default.js';
 import { RatchetError, isRatchetError, toRatchetError } from '../../core/errors.js';
+import { countChanges, describeChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { hardenedGit } from '../../git/hardened-git.js';
 import { RATCHET_EXCLUDES, requireWritableHome } from '../../engine/worktree-setup.js';
@@ -28,7 +29,8 @@ import {
 import { runCheck } from '../../verify/checks.js';
 import { collectionSubject } from '../../verify/gates.js';
 import { runTests } from '../../verify/run-tests.js';
-import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import { doctorConfig } from './doctor-config.js';
 import { EXIT } from '../exit-codes.js';
 import { endpointChecks, type EndpointCheck as Check } from '../../llm/endpoint-checks.js';
 import { configuredModels } from '../../agent/models/run-models.js';
@@ -164,7 +166,7 @@ export function registerSetupCommands(program: Command, cli: CliSetup): void {
         try {
           repoRoot = await repositoryRoot(command);
           const repo = new Git(repoRoot);
-          const status = await repo.status();
+          const changes = await countChanges(repo);
           checks.push(
             (await repo.revParse('HEAD')) === null
               ? {
@@ -176,12 +178,12 @@ export function registerSetupCommands(program: Command, cli: CliSetup): void {
               : { name: 'repository', status: 'ok', detail: repoRoot },
           );
           checks.push(
-            status.clean
+            changes.changes === 0
               ? { name: 'working tree', status: 'ok', detail: 'clean' }
               : {
                   name: 'working tree',
                   status: 'warn',
-                  detail: `${status.files.length} uncommitted changes`,
+                  detail: describeChanges(changes),
                   hint: 'Commit or stash them, or run with --allow-dirty.',
                 },
           );
@@ -196,19 +198,21 @@ export function registerSetupCommands(program: Command, cli: CliSetup): void {
         }
         if (repoRoot) {
           try {
-            const config = await configFor(repoRoot, flags);
+            const { config, missingModel } = await doctorConfig(repoRoot, flags);
             checks.push({
               name: 'config',
               status: 'ok',
               detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)',
             });
+            if (missingModel) checks.push(missingModel);
+            const model = missingModel ? '(no model)' : config.provider.model;
             checks.push(...(await projectCommandChecks(repoRoot, config, flags.baseline)));
             const provider = config.provider.name;
             const keyVar = KEY_VARS[provider];
             if (keyVar) {
               checks.push(
                 process.env[keyVar]
-                  ? { name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}, ${keyVar} is set` }
+                  ? { name: 'provider', status: 'ok', detail: `${provider} ${model}, ${keyVar} is set` }
                   : {
                       name: 'provider',
                       status: 'fail',
@@ -256,7 +260,7 @@ export function registerSetupCommands(program: Command, cli: CliSetup): void {
               checks.push({
                 name: 'provider',
                 status: 'ok',
-                detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}`,
+                detail: `${provider} ${model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}`,
               });
             }
             if (
@@ -269,7 +273,7 @@ export function registerSetupCommands(program: Command, cli: CliSetup): void {
               checks.push(
                 ...(await endpointChecks({
                   provider,
-                  models: configuredModels(config),
+                  models: missingModel ? [] : configuredModels(config),
                   baseUrl: config.provider.baseUrl,
                   env: process.env,
                   fetch,
@@ -378,7 +382,7 @@ async function projectCommandChecks(repoRoot: string, config: ResolvedConfig, ba
       ...(await testCommandChecks(repoRoot, config, null)),
       ...(await verifyCommandChecks(repoRoot, config, null)),
     ];
-  const uncommitted = (await git.status()).files.length;
+  const uncommitted = await countChanges(git);
   try {
     return await withScratchCheckout(
       { target: repoRoot, config, runner: createProcessRunner(), env: process.env },
@@ -386,7 +390,7 @@ async function projectCommandChecks(repoRoot: string, config: ResolvedConfig, ba
         {
           name: 'worktree',
           status: 'ok',
-          detail: `the commands below ran on HEAD ${(scratch.commit ?? '').slice(0, 8)} in a temporary worktree (removed again), as a run starts from HEAD${uncommitted > 0 ? `: the ${uncommitted} uncommitted changes are not part of it` : ''}${scratch.sandboxed ? ', sandboxed' : ''}`,
+          detail: `the commands below ran on HEAD ${(scratch.commit ?? '').slice(0, 8)} in a temporary worktree (removed again), as a run starts from HEAD${uncommitted.changes > 0 ? `, without your ${describeChanges(uncommitted)}` : ''}${scratch.sandboxed ? ', sandboxed' : ''}`,
         },
         ...(await testCommandChecks(repoRoot, config, scratch)),
         ...(await verifyCommandChecks(repoRoot, config, scratch)),
