@@ -213,7 +213,15 @@ async function* startChecked<T extends WorkflowTypes>(
       services,
       ...(options.signal ? { signal: options.signal } : {}),
       from: { kind: 'start', ...(options.confirm ? { confirm: options.confirm } : {}) },
-      drop: (error) => dropRun(place.repoRoot, run, ledger, error ? `${error.code}: ${error.message}` : null),
+      // Stopped by the user (no, or Ctrl-C at the confirmation): rejected; by a failure: failed.
+      drop: (error) =>
+        dropRun(
+          place.repoRoot,
+          run,
+          ledger,
+          error ? `${error.code}: ${error.message}` : null,
+          error === null || error.code === 'interrupted' ? 'rejected' : 'failed',
+        ),
     });
   } finally {
     await lock.release();

@@ -593,6 +593,16 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const unknownCost = `unknown (the only call failed; no price known for ${E2E_MODEL})`;
     expect(status.stdout).toContain('  stages    1 attempt (0 accepted, 0 rejected, 1 error)\n');
     expect(status.stdout).toContain(`  model     1 call (1 failed), 0 in / 0 out tokens, cost ${unknownCost}\n`);
+    // --json says the same: an unknown cost is null, not 0 (issue 13).
+    const statusJson = await runCli(['status', '--json'], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server, E2E_API_KEY),
+    });
+    expect(
+      z
+        .object({ summary: z.object({ modelCalls: z.object({ costUsd: z.number().nullable() }) }) })
+        .parse(JSON.parse(statusJson.stdout)).summary.modelCalls.costUsd,
+    ).toBeNull();
     const report = await runCli(['report'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
     expect(report.stdout).toContain(`| Cost | ${unknownCost} |`);
     expect(report.stdout).toContain('| Stage attempts | 1: 0 accepted, 0 rejected, 1 error |');

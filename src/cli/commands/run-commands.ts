@@ -11,6 +11,7 @@ import { rollbackRun } from '../../engine/verbs/rollback-run.js';
 import { Git } from '../../git/git.js';
 import {
   costText,
+  runCostUsd,
   ledgerNotesText,
   rollbackText,
   stageOutcomesText,
@@ -82,6 +83,14 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
       // A run that is over has no worktree (accept, reject and rollback remove it), nor has one
       // whose directory is gone.
       const worktree = !isClosed(run) && existsSync(run.worktree) ? run.worktree : null;
+      const { stageAttempts: stages, modelCalls: calls } = summary;
+      // The models for the cost: the run's, else (only when that decides it) those its calls name.
+      const models = run.model
+        ? [run.model]
+        : calls.total > 0 && calls.failed === calls.total
+          ? [...new Set((await ledger.modelCalls(run.id)).map((call) => call.model))]
+          : [];
+      const cost = { provider: run.provider, models };
       if (output.json) {
         output.out(
           JSON.stringify({
@@ -93,7 +102,8 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
             worktree,
             // The latest `ratchet refactor rollback` (a `backup-restore` event), null when none.
             rollback,
-            summary,
+            // The cost the text says: null when it is unknown (see `runCostUsd`).
+            summary: { ...summary, modelCalls: { ...calls, costUsd: runCostUsd(calls, cost) } },
           }),
         );
         return;
@@ -133,16 +143,9 @@ export function registerRunCommands(program: Command, cli: CliSetup): void {
       } else {
         output.out('  phase     no checkpoint yet (starts at PLAN, cycle 1)');
       }
-      const { stageAttempts: stages, modelCalls: calls } = summary;
       output.out(`  stages    ${counted(stages.total, 'attempt')} (${stageOutcomesText(stages)})`);
-      // The models for the cost: the run's, else (only when that decides it) those its calls name.
-      const models = run.model
-        ? [run.model]
-        : calls.total > 0 && calls.failed === calls.total
-          ? [...new Set((await ledger.modelCalls(run.id)).map((call) => call.model))]
-          : [];
       output.out(
-        `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${tokensText(calls, { in: 'in', out: 'out' })}, cost ${costText(calls, { provider: run.provider, models })}`,
+        `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${tokensText(calls, { in: 'in', out: 'out' })}, cost ${costText(calls, cost)}`,
       );
       output.out(
         `  tests     ${counted(summary.verifications.total, 'verification run')} (${summary.verifications.failing} failing)`,
