@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, mkdir } from 'node:fs/promises';
+import { cp, mkdtemp, mkdir, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -32,18 +32,18 @@ export function registerDemoCommand(program: Command, cli: CliSetup): void {
     .description(
       'Run the full TDD loop on a bundled kata with a scripted model (no API key needed): real git, real tests, real ledger',
     )
-    .option('--dir <dir>', 'where to create the demo repository (default: a new temporary directory)')
+    .option(
+      '--dir <dir>',
+      'a new or empty directory to create the demo repository in (default: a new temporary directory)',
+    )
     .action(async (flags: { dir?: string }, command: Command) => {
       const output = createCliOutput(command);
       const root = packageRoot();
       const base = flags.dir ? resolve(flags.dir) : await mkdtemp(join(tmpdir(), 'ratchet-demo-'));
       const repoRoot = join(base, 'stack-kata');
       const home = join(base, 'ratchet-home');
-      if (existsSync(repoRoot)) {
-        throw new RatchetError('usage', `${repoRoot} already exists: a demo starts from a fresh copy of the kata.`, {
-          hint: `Pass --dir with a new or empty directory, or look at the earlier demo there (cd ${repoRoot} && ratchet status).`,
-        });
-      }
+      // Nothing is written into a directory that holds anything: the demo's files would mix with it.
+      if (flags.dir) await requireEmptyDirectory(base, repoRoot);
       await mkdir(base, { recursive: true });
       await cp(join(root, 'demo', 'kata'), repoRoot, { recursive: true, errorOnExist: true, force: false });
       await Git.init(repoRoot, { initialBranch: 'main' });
@@ -118,4 +118,25 @@ export function registerDemoCommand(program: Command, cli: CliSetup): void {
         interrupt.dispose();
       }
     });
+}
+
+/** `--dir` must be missing (it is created) or an empty directory; an earlier demo there is pointed at. */
+async function requireEmptyDirectory(dir: string, repoRoot: string): Promise<void> {
+  const found = await stat(dir).catch(() => null);
+  if (found === null) return;
+  const hint =
+    'Pass --dir with a new or empty directory (a missing one is created), or leave --dir out for a temporary one.';
+  if (!found.isDirectory()) throw new RatchetError('usage', `--dir ${dir} is a file, not a directory.`, { hint });
+  const entries = await readdir(dir);
+  if (entries.length === 0) return;
+  if (existsSync(repoRoot)) {
+    throw new RatchetError('usage', `${repoRoot} already exists: a demo starts from a fresh copy of the kata.`, {
+      hint: `Pass --dir with a new or empty directory, or look at the earlier demo there (cd ${repoRoot} && ratchet status).`,
+    });
+  }
+  throw new RatchetError(
+    'usage',
+    `--dir ${dir} is not empty (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}): the demo writes its repository and its RATCHET_HOME into a new or empty directory.`,
+    { hint },
+  );
 }

@@ -29,6 +29,7 @@ import {
   configFor,
   createCliOutput,
   globalOptions,
+  openExistingRepoLedger,
   openRepoLedger,
   repositoryRoot,
   startServices,
@@ -181,7 +182,8 @@ export function registerRefactorCommands(program: Command, cli: CliSetup): void 
       const repoRoot = (await Git.isRepository(target))
         ? await new Git(target).root()
         : await repositoryRoot(command, runId);
-      await using ledger = await openRepoLedger(repoRoot);
+      // A repository without a ledger has no run to restore: say so, and create nothing.
+      await using ledger = await openExistingRepoLedger(repoRoot, runId);
       const run = await resolveRun(ledger, runId);
       const yes = Boolean(globalOptions(command).yes);
       const force = Boolean(flags.force);
