@@ -109,6 +109,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     ]) {
       expect(tddHelp.stdout).toContain(option);
     }
+    // Help says what a command does, never which design seed it came from (issue 13).
+    for (const args of [['--help'], ['refactor', '--help'], ['refactor', 'run', '--help'], ['demo', '--help']]) {
+      const text = await runCli(args, { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+      expect(text.stdout, args.join(' ')).not.toMatch(/seed/i);
+    }
 
     const version = await runCli(['--json', '--version'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
     expect(version.exitCode, describeResult(version)).toBe(0);
