@@ -196,9 +196,9 @@ function statusChecks(
 
 /**
  * Whether the list names the model. Ollama's list is every model it can run, and so is the list
- * of Anthropic's or OpenAI's own API: a model missing from a complete one fails (the first call
- * would answer 404). Gateways and local servers may name models their own way: there a missing
- * model is a warning, never a reason to fail.
+ * of OpenAI's own API: a model missing from a complete one fails (the first call would answer
+ * 404). Elsewhere (gateways, local servers, Anthropic's aliases) a list may not name every model
+ * the endpoint takes: a missing model is a warning, never a reason to fail.
  */
 function modelCheck(
   listing: Extract<ModelListing, { kind: 'listed' }>,
@@ -237,9 +237,16 @@ function modelCheck(
   };
 }
 
-/** Ollama anywhere, or the provider's own API (not a gateway in front of it): its list is complete. */
+/**
+ * Ollama anywhere, or OpenAI's own API (not a gateway in front of it): its list names every model
+ * id it takes. Anthropic's does not: it lists snapshots, not the aliases it also takes
+ * (`claude-3-5-haiku-latest`, `claude-sonnet-4-0`).
+ */
 function authoritative(context: Judged): boolean {
-  return context.provider === 'ollama' || context.where === endpointOf(context.provider, undefined, {});
+  return (
+    context.provider === 'ollama' ||
+    (context.provider === 'openai' && context.where === endpointOf('openai', undefined, {}))
+  );
 }
 
 /**
