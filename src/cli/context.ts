@@ -75,7 +75,11 @@ export async function repositoryRoot(command: Command, runId?: string): Promise<
   });
 }
 
-export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Promise<ResolvedConfig> {
+export async function configFor(
+  repoRoot: string,
+  flags: ProviderFlags = {},
+  options: { skipRules?: readonly string[] } = {},
+): Promise<ResolvedConfig> {
   const maxAttempts = flags.maxAttempts === undefined ? undefined : Number(flags.maxAttempts);
   if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1)) {
     throw new RatchetError('usage', `--max-attempts must be a positive integer, got "${flags.maxAttempts}".`, {
@@ -85,6 +89,7 @@ export async function configFor(repoRoot: string, flags: ProviderFlags = {}): Pr
   const config = await loadConfig({
     repoRoot,
     env: process.env,
+    ...(options.skipRules ? { skipRules: options.skipRules } : {}),
     flags: {
       ...(flags.provider ? { provider: flags.provider } : {}),
       ...(flags.model ? { model: flags.model } : {}),

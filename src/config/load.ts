@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { RatchetError } from '../core/errors.js';
-import { parseToml, schemaIssueError } from './internal/issues.js';
+import { closest, parseToml, schemaIssueError } from './internal/issues.js';
 import { toResolvedConfig, type ConfigOrigin, type ResolvedConfig } from './resolved.js';
 import { checkConfigRules } from './rules.js';
 import {
@@ -45,10 +45,17 @@ export interface LoadConfigOptions {
   repoRoot: string;
   env: ConfigEnv;
   flags?: ConfigFlags;
+  /** Cross-field rules (`ConfigProblem.rule`) not to enforce: `ratchet doctor` reports them as checks of its own. */
+  skipRules?: readonly string[];
 }
 
 /** Loads and resolves the configuration of a repository. Throws RatchetError `config` / `usage`. */
-export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOptions): Promise<ResolvedConfig> {
+export async function loadConfig({
+  repoRoot,
+  env,
+  flags = {},
+  skipRules = [],
+}: LoadConfigOptions): Promise<ResolvedConfig> {
   const file = configPath(repoRoot);
   const text = await readOptional(file);
   const origins: Record<string, ConfigOrigin> = {};
@@ -68,15 +75,18 @@ export async function loadConfig({ repoRoot, env, flags = {} }: LoadConfigOption
     config.provider.base_url = openAiBaseUrl;
     origins['provider.base_url'] = 'env';
   }
-  const [problem, ...others] = checkConfigRules(config, origins);
+  const problems = checkConfigRules(config, origins).filter((each) => !skipRules.includes(each.rule));
+  const [problem] = problems;
   if (problem !== undefined) {
     const where = text === undefined ? '' : ` (${file})`;
-    const more = others.length > 0 ? ` (and ${others.length} more problem${others.length > 1 ? 's' : ''})` : '';
-    // Every problem is said at once: fixing one should not only reveal the next.
-    const also = others.map((other) => ` Also: ${other.message} ${other.hint}`).join('');
-    throw new RatchetError('config', `${problem.message}${where}${more}`, {
-      hint: `${problem.hint}${also}`,
-      details: { file, keyPath: problem.keyPath, rule: problem.rule },
+    const details = { file, keyPath: problem.keyPath, rule: problem.rule, rules: problems.map((each) => each.rule) };
+    if (problems.length === 1)
+      throw new RatchetError('config', `${problem.message}${where}.`, { hint: problem.hint, details });
+    // Every problem is said at once, each with its fix: fixing one should not only reveal the next.
+    const lines = problems.map((each) => `  - ${each.message}. ${each.hint}`);
+    throw new RatchetError('config', `${problems.length} problems in the configuration${where}:\n${lines.join('\n')}`, {
+      hint: 'Fix each of them; `ratchet doctor` checks the configuration again.',
+      details,
     });
   }
   return toResolvedConfig({
@@ -181,14 +191,18 @@ function applyFlags(
 function flag<T>(name: string, schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new RatchetError(
-    'usage',
-    `Invalid ${name} "${String(value)}": ${result.error.issues[0]?.message ?? 'invalid'}`,
-    {
-      hint: `Run with --help to see the accepted values of ${name}.`,
-      details: { flag: name },
-    },
-  );
+  const issue = result.error.issues[0];
+  const nearest =
+    issue?.code === 'invalid_value' && typeof value === 'string'
+      ? closest(
+          value,
+          issue.values.filter((candidate): candidate is string => typeof candidate === 'string'),
+        )
+      : undefined;
+  throw new RatchetError('usage', `Invalid ${name} "${String(value)}": ${issue?.message ?? 'invalid'}`, {
+    hint: `${nearest === undefined ? '' : `Did you mean ${name} ${nearest}? `}Run with --help to see the accepted values of ${name}.`,
+    details: { flag: name },
+  });
 }
 
 function set(origins: Record<string, ConfigOrigin>, key: string, origin: ConfigOrigin, apply: () => void): void {

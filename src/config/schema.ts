@@ -172,7 +172,9 @@ const RefactorCheckSectionSchema = z
     max_function_length: positiveInt().default(50).describe('Maximum lines of one function or method.'),
     max_class_methods: positiveInt().default(15).describe('Maximum methods of one class (or type).'),
   })
-  .describe('Static size checker that decides whether REFACTOR is needed (seed 000).');
+  .describe(
+    'The static size checker: limits for the files a TDD cycle changed; with [tdd] refactor = "when-needed", a file past them makes REFACTOR run.',
+  );
 
 const RefactorClaudeSectionSchema = z
   .strictObject({
@@ -218,7 +220,7 @@ const RefactorSectionSchema = z
       .describe('Stop before the next batch once the batch loop has run this long (default: no limit).'),
     claude: RefactorClaudeSectionSchema.prefault({}),
   })
-  .describe('Whole-repo refactor workflow (seed 002).');
+  .describe('`ratchet refactor`: whole-repository refactoring in small batches, each verified and committed.');
 
 const BudgetSectionSchema = z
   .strictObject({

@@ -49,8 +49,9 @@ export interface RunProcess {
  * /tmp with it, when the process ends, however it ends), the agents, the workflow's steps driven
  * through the recording seam, the stage attempts a stop cut short, the ledger's status and the
  * `run-end`. Before its steps begin, a new run that fails is dropped (nothing of it is worth
- * keeping: its worktree and branch go, the ledger keeps it as rejected) and the error is thrown;
- * once they began, a failure or an interruption is the run's outcome, and its checkpoints stay.
+ * keeping: its worktree and branch go; the ledger keeps it as failed, with its error, or as
+ * rejected when the user interrupted it) and the error is thrown; once they began, a failure or
+ * an interruption is the run's outcome, and its checkpoints stay.
  */
 export async function* runProcess(process: RunProcess): AsyncGenerator<RatchetEvent, RunOutcome> {
   const { definition, run, config, services, record } = process;

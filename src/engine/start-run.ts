@@ -2,6 +2,7 @@ import { RatchetError } from '../core/errors.js';
 import type { RatchetEvent } from '../core/events.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { checkModels, startModels } from '../agent/models/run-models.js';
+import { countChanges, describeChanges, type ChangeCount } from '../git/change-count.js';
 import { Git } from '../git/git.js';
 import { acquireRepoLock } from '../git/repo-lock.js';
 import type { Ledger } from '../ledger/types.js';
@@ -92,17 +93,15 @@ async function checkStart<T extends WorkflowTypes>(
   options: StartOptions<T>,
   place: RunPlace,
   services: StartServices,
-): Promise<{ checked: T['checked']; config: ResolvedConfig; changes: number }> {
+): Promise<{ checked: T['checked']; config: ResolvedConfig; changes: ChangeCount }> {
   const { repoRoot } = place;
   const git = new Git(repoRoot);
   await requireCommit(git, repoRoot);
   // `.ratchet/` (config, ledger) is kept out of git once a run starts (`.git/info/exclude`);
   // until then its untracked files are Ratchet's, not changes of the user's.
-  const changes = (await git.status()).files.filter(
-    (entry) => !(entry.index === '?' && entry.path.startsWith('.ratchet/')),
-  ).length;
-  if (changes > 0 && !options.allowDirty) {
-    throw new RatchetError('dirty-tree', `The working tree has uncommitted changes (${changes} files).`, {
+  const changes = await countChanges(git, (entry) => entry.index === '?' && entry.path.startsWith('.ratchet/'));
+  if (changes.changes > 0 && !options.allowDirty) {
+    throw new RatchetError('dirty-tree', `The working tree has ${describeChanges(changes)}.`, {
       hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD without them.',
     });
   }
@@ -131,7 +130,7 @@ async function* startChecked<T extends WorkflowTypes>(
   definition: WorkflowDefinition<T>,
   options: StartOptions<T>,
   services: EngineServices,
-  start: { runId: string; place: RunPlace; checked: T['checked']; config: ResolvedConfig; changes: number },
+  start: { runId: string; place: RunPlace; checked: T['checked']; config: ResolvedConfig; changes: ChangeCount },
   progress: { recorded: boolean },
 ): AsyncGenerator<RatchetEvent, RunOutcome> {
   const { runId, place, config } = start;
@@ -197,10 +196,10 @@ async function* startChecked<T extends WorkflowTypes>(
       ...models.startFields(baseCommit),
     });
     if (removedLocks.length > 0) yield await record({ type: 'git-lock-remove', files: removedLocks });
-    if (start.changes > 0) {
+    if (start.changes.changes > 0) {
       yield await record({
         type: 'warning',
-        message: `--allow-dirty: the run starts from HEAD (${baseCommit.slice(0, 8)}); your ${start.changes} uncommitted changes are not part of it.`,
+        message: `--allow-dirty: the run starts from HEAD (${baseCommit.slice(0, 8)}); it leaves out your ${describeChanges(start.changes)}.`,
       });
     }
     for (const event of settled.events) yield await record(event);
@@ -214,7 +213,15 @@ async function* startChecked<T extends WorkflowTypes>(
       services,
       ...(options.signal ? { signal: options.signal } : {}),
       from: { kind: 'start', ...(options.confirm ? { confirm: options.confirm } : {}) },
-      drop: (error) => dropRun(place.repoRoot, run, ledger, error ? `${error.code}: ${error.message}` : null),
+      // Stopped by the user (no, or Ctrl-C at the confirmation): rejected; by a failure: failed.
+      drop: (error) =>
+        dropRun(
+          place.repoRoot,
+          run,
+          ledger,
+          error ? `${error.code}: ${error.message}` : null,
+          error === null || error.code === 'interrupted' ? 'rejected' : 'failed',
+        ),
     });
   } finally {
     await lock.release();

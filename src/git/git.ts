@@ -184,10 +184,15 @@ export class Git {
 
   // ---- Working tree ----
 
-  /** `git status --porcelain=v1 -z --untracked-files=all`; untracked files make it dirty. */
-  async status(): Promise<GitStatus> {
+  /**
+   * `git status --porcelain=v1 -z --untracked-files=all`; untracked files make it dirty. With
+   * `untracked: 'normal'`, an untracked directory is one entry (as `git status` shows it to the
+   * user: a `.venv/` is one change, not its thousands of files); ignored files never appear.
+   */
+  async status(options: { untracked?: 'all' | 'normal' } = {}): Promise<GitStatus> {
     // No optional index refresh: status must not contend for index.lock with a concurrent run.
-    const output = await this.command.run(['status', '--porcelain=v1', '-z', '--untracked-files=all'], {
+    const untracked = `--untracked-files=${options.untracked ?? 'all'}`;
+    const output = await this.command.run(['status', '--porcelain=v1', '-z', untracked], {
       env: { GIT_OPTIONAL_LOCKS: '0' },
     });
     const files = parseStatus(output);

@@ -1,14 +1,16 @@
 /**
- * `ratchet doctor`'s endpoint checks for the HTTP providers: one list-models request (no tokens
- * spent) tells whether the endpoint answers, whether it takes the key, and whether it names the
- * configured model. The key is sent as the model client would send it and never reported.
+ * The endpoint checks of the HTTP providers: one list-models request (no tokens spent) tells
+ * whether the endpoint answers, whether it takes the key, and whether it names the configured
+ * models. `ratchet doctor` shows them; a run refuses to start on a failing one (see `checkModels`
+ * in `agent/models/`), so the two never disagree. The key is sent as the model client would send
+ * it and never reported.
  */
 import { isRatchetError, toRatchetError } from '../core/errors.js';
 import { listModels, type ModelListing } from './list-models.js';
 import { endpointOf, resolveEndpoint } from './providers.js';
 
-/** One line of `ratchet doctor` (and one entry of its `--json` `checks`). */
-export interface DoctorCheck {
+/** One check: a line of `ratchet doctor` (and one entry of its `--json` `checks`). */
+export interface EndpointCheck {
   name: string;
   status: 'ok' | 'warn' | 'fail';
   detail: string;
@@ -17,21 +19,21 @@ export interface DoctorCheck {
 
 export interface EndpointCheckOptions {
   provider: 'anthropic' | 'openai' | 'openai-compatible' | 'ollama';
-  model: string;
+  /** The models the run would call (the configured one and the stages' own): each gets a `model` check. */
+  models: readonly string[];
   /** `--base-url` or the configured one; the environment fills in the rest. */
   baseUrl: string | undefined;
   env: Record<string, string | undefined>;
   fetch: typeof fetch;
+  /** How long the endpoint has to answer. */
+  timeoutMs: number;
 }
-
-/** Long enough for a distant API, short enough for a command people run by hand. */
-const TIMEOUT_MS = 5_000;
 
 const BASE_URL_HINT =
   "Is the server running and reachable? Check --base-url and the provider's *_BASE_URL / OLLAMA_HOST.";
 
 /** The `endpoint` check, then `key` and `model` when the answer tells about them. */
-export async function endpointChecks(options: EndpointCheckOptions): Promise<DoctorCheck[]> {
+export async function endpointChecks(options: EndpointCheckOptions): Promise<EndpointCheck[]> {
   const { provider, env } = options;
   let baseUrl: string;
   let apiKey: string | undefined;
@@ -54,7 +56,7 @@ export async function endpointChecks(options: EndpointCheckOptions): Promise<Doc
     }
     baseUrl = url;
   }
-  const listing = await listModels({ provider, baseUrl, apiKey, fetch: options.fetch, timeoutMs: TIMEOUT_MS });
+  const listing = await listModels({ provider, baseUrl, apiKey, fetch: options.fetch, timeoutMs: options.timeoutMs });
   return judge(listing, { ...options, where: baseUrl, keyVar, keyMissing: apiKey === undefined });
 }
 
@@ -67,7 +69,7 @@ interface Judged extends EndpointCheckOptions {
   keyMissing: boolean;
 }
 
-function judge(listing: ModelListing, context: Judged): DoctorCheck[] {
+function judge(listing: ModelListing, context: Judged): EndpointCheck[] {
   const request = `GET ${new URL(listing.url).pathname}`;
   const { where } = context;
   const unverified = context.keyVar === undefined ? '' : `; ${context.keyVar} is not verified`;
@@ -96,7 +98,9 @@ function judge(listing: ModelListing, context: Judged): DoctorCheck[] {
         ...(context.keyVar === undefined
           ? []
           : [{ name: 'key', status: 'ok' as const, detail: `${context.keyVar} accepted` }]),
-        modelCheck(listing.ids, listing.hasMore, context.model, context.provider),
+        ...context.models.map((model) =>
+          modelCheck(listing, model, { provider: context.provider, authoritative: authoritative(context) }),
+        ),
       ];
     case 'status':
       return statusChecks(listing, context, { where, request, unverified });
@@ -107,11 +111,11 @@ function statusChecks(
   listing: Extract<ModelListing, { kind: 'status' }>,
   context: Judged,
   words: { where: string; request: string; unverified: string },
-): DoctorCheck[] {
+): EndpointCheck[] {
   const { status } = listing;
   const { where, request, unverified } = words;
   const said = `HTTP ${status}${listing.errorType === undefined ? '' : ` ${listing.errorType}`}${listing.message === undefined || listing.message === '' ? '' : `: ${listing.message}`}`;
-  const answers: DoctorCheck = {
+  const answers: EndpointCheck = {
     name: 'endpoint',
     status: 'ok',
     detail: `${where} answers ${request} (HTTP ${status})`,
@@ -190,8 +194,18 @@ function statusChecks(
   ];
 }
 
-/** Whether the list names the model: listed ids are a hint, never a reason to fail. */
-function modelCheck(ids: string[], hasMore: boolean, model: string, provider: string): DoctorCheck {
+/**
+ * Whether the list names the model. Ollama's list is every model it can run, and so is the list
+ * of OpenAI's own API: a model missing from a complete one fails (the first call would answer
+ * 404). Elsewhere (gateways, local servers, Anthropic's aliases) a list may not name every model
+ * the endpoint takes: a missing model is a warning, never a reason to fail.
+ */
+function modelCheck(
+  listing: Extract<ModelListing, { kind: 'listed' }>,
+  model: string,
+  context: { provider: string; authoritative: boolean },
+): EndpointCheck {
+  const { ids, hasMore } = listing;
   const found = ids.find((id) => namesModel(id, model));
   if (found !== undefined) {
     return {
@@ -200,24 +214,39 @@ function modelCheck(ids: string[], hasMore: boolean, model: string, provider: st
       detail: found === model ? `${model} is listed` : `${model} is listed (as ${found})`,
     };
   }
+  const status = context.authoritative && !hasMore ? 'fail' : 'warn';
   const hint =
-    provider === 'ollama'
+    context.provider === 'ollama'
       ? `ollama pull ${model}, or pick a listed model with --model.`
-      : 'Gateways and local servers may name models their own way; if the first call says the model does not exist, pick a listed one with --model.';
+      : status === 'fail'
+        ? 'Pick a listed model with --model (or [provider] model / [stages.*] model in .ratchet/config.toml).'
+        : 'Gateways and local servers may name models their own way; if the first call says the model does not exist, pick a listed one with --model.';
   if (ids.length === 0)
     return {
       name: 'model',
-      status: 'warn',
+      status,
       detail: `the endpoint lists no models, so ${model} is not among them`,
       hint,
     };
   const shown = ids.slice(0, 5).join(', ') + (ids.length > 5 ? ', ...' : '');
   return {
     name: 'model',
-    status: 'warn',
+    status,
     detail: `${model} is not among the ${ids.length}${hasMore ? '+' : ''} models the endpoint lists (${shown})`,
     hint,
   };
+}
+
+/**
+ * Ollama anywhere, or OpenAI's own API (not a gateway in front of it): its list names every model
+ * id it takes. Anthropic's does not: it lists snapshots, not the aliases it also takes
+ * (`claude-3-5-haiku-latest`, `claude-sonnet-4-0`).
+ */
+function authoritative(context: Judged): boolean {
+  return (
+    context.provider === 'ollama' ||
+    (context.provider === 'openai' && context.where === endpointOf('openai', undefined, {}))
+  );
 }
 
 /**

@@ -24,12 +24,24 @@ function hasKnownPrice(provider: string | null, models: readonly string[]): bool
 }
 
 /**
- * The cost of a run's model calls, shared by `ratchet status` and the reports. `models` are the
- * models the run called (its configured one, or those its calls report). A failed call costs
- * nothing for a priced model; for a model without a known price its cost is unknown too, so a run
- * whose calls all failed against such a model does not claim `$0.0000`. A call whose server
- * reported no token usage has an unknown cost too (`unpricedCalls`), whatever the model's price.
+ * What a run's model calls cost in USD, as `ratchet status` (text and `--json`) and the reports
+ * say it: null when it is unknown. `models` are the models the run called (its configured one, or
+ * those its calls report). A failed call costs nothing for a priced model; for a model without a
+ * known price its cost is unknown too, so a run whose calls all failed against such a model does
+ * not claim 0. A call whose server reported no token usage has an unknown cost too
+ * (`unpricedCalls`), whatever the model's price. With some calls priced and some not, the sum of
+ * the priced ones (a lower bound: `costPartial`).
  */
+export function runCostUsd(
+  calls: RunSummary['modelCalls'],
+  run: { provider: string | null; models: readonly string[] },
+): number | null {
+  const { total, failed, costUsd } = calls;
+  if (total > 0 && costUsd === 0 && failed === total && !hasKnownPrice(run.provider, run.models)) return null;
+  return costUsd;
+}
+
+/** The cost of a run's model calls in words (see `runCostUsd`), e.g. `$0.0123 + 2 calls without a known price`. */
 export function costText(
   calls: RunSummary['modelCalls'],
   run: { provider: string | null; models: readonly string[] },
@@ -42,7 +54,7 @@ export function costText(
   if (costUsd === null) {
     return `unknown (${unpricedCalls} ${priced ? noUsage : 'calls to a model without a known price'})`;
   }
-  if (costUsd === 0 && failed === total && !priced) {
+  if (runCostUsd(calls, run) === null) {
     const model = run.models.length > 0 ? run.models.join(', ') : 'the default model';
     return `unknown (${failed === 1 ? 'the only call' : `all ${failed} calls`} failed; no price known for ${model})`;
   }

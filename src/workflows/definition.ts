@@ -203,7 +203,7 @@ export interface WorkflowDefinition<T extends WorkflowTypes = WorkflowTypes> {
   settle(checked: T['checked'], context: SettleContext): Promise<{ settings: T['settings']; events: EventInput[] }>;
   /**
    * Steps that prepare a new run: a failure drops the run (its worktree and branch go, the ledger
-   * keeps it as rejected); when the caller asks for a confirmation, it comes after them.
+   * keeps it as failed); when the caller asks for a confirmation, it comes after them.
    */
   prepare?(context: RunContext<T['settings']>): Steps<T['prepared']>;
   /** The run's steps; a failure stops the run where it is (its checkpoints stay). */

@@ -269,6 +269,37 @@ model = "refactor-model"
     expect((await loadError()).message).toMatch(/"tdd.refactor".*line 2.*always/);
   });
 
+  it('suggests the nearest provider for a misspelt one, in the file and on the command line', async () => {
+    // Issue 13: `name = "ollma"` got the list of providers but no "did you mean ollama".
+    await writeConfig('[provider]\nname = "ollma"\nmodel = "llama3.2"\n');
+    const error = await loadError();
+    expect(error.message).toMatch(/Invalid value for "provider.name" in .* \(line 2\)/);
+    expect(error.hint).toMatch(/^Did you mean "ollama"\? /);
+    await writeConfig('[tdd]\nrefactor = "allways"\n');
+    expect((await loadError()).hint).toMatch(/^Did you mean "always"\? /);
+    // Nothing near enough: no guess.
+    await writeConfig('[provider]\nname = "mistral"\n');
+    expect((await loadError()).hint).not.toContain('Did you mean');
+    await writeConfig('');
+    const flagError = await loadError({ flags: { provider: 'antropic' } });
+    expect(flagError.code).toBe('usage');
+    expect(flagError.hint).toMatch(/^Did you mean --provider anthropic\? /);
+  });
+
+  it('shows every problem of a file, each on its own line with its fix', async () => {
+    // Issue 13: "(and 1 more problem)" without showing it.
+    const file = await writeConfig('[provider]\nname = "ollma"\nmodle = "x"\n\n[tdd]\nmax_attempts = 0\n');
+    const error = await loadError();
+    const lines = error.message.split('\n');
+    expect(lines[0]).toBe(`3 problems in ${file}:`);
+    expect(lines.slice(1)).toEqual([
+      expect.stringMatching(/^ {2}- Unknown key "provider.modle" in .* \(line 3\)\. Did you mean "provider.model"\? /),
+      expect.stringMatching(/^ {2}- Invalid value for "provider.name" in .* \(line 2\): .*\. Did you mean "ollama"\? /),
+      expect.stringMatching(/^ {2}- Invalid value for "tdd.max_attempts" in .* \(line 6\): .*\. .*Attempts per stage/),
+    ]);
+    expect(error.message).not.toContain('more problem');
+  });
+
   it('says how to write a value of the wrong type', async () => {
     const hint = async (text: string): Promise<string | undefined> => {
       await writeConfig(text);
@@ -305,10 +336,19 @@ model = "refactor-model"
     ).toMatchObject({
       rule: 'openai-compatible-needs-base-url',
     });
-    // Two problems at once: both are said, the second in the hint, so one fix is enough to know.
+    // Two problems at once: both are shown, each on its own line with its fix (issue 13: the
+    // second used to be "(and 1 more problem)" with its text run into the first one's hint).
     const both = await loadError({ flags: { provider: 'openai-compatible' } });
-    expect(both.message).toMatch(/needs a base URL.*\(and 1 more problem\)$/);
-    expect(both.hint).toMatch(/--base-url .* Also: .*model.* Pass --model <id>/);
+    expect(both.message.split('\n')).toEqual([
+      '2 problems in the configuration:',
+      '  - The openai-compatible provider needs a base URL. Pass --base-url http://host:port/v1, set OPENAI_BASE_URL, or set [provider] base_url in .ratchet/config.toml.',
+      '  - Provider "openai-compatible" has no default model. Pass --model <id>, set TDD_MODEL, or set [provider] model in .ratchet/config.toml.',
+    ]);
+    expect(both.message).not.toContain('more problem');
+    // One problem ends its sentence before the hint starts another.
+    const one = await loadError({ flags: { provider: 'ollama' } });
+    expect(one.message).toBe('Provider "ollama" has no default model.');
+    expect(one.hint).toBe('Pass --model <id>, set TDD_MODEL, or set [provider] model in .ratchet/config.toml.');
     // OPENAI_BASE_URL names the server too, as the README's provider table says.
     const compatible = await loadConfig({
       repoRoot,

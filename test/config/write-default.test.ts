@@ -22,6 +22,13 @@ describe('renderDefaultConfig', () => {
     expect(keys).toEqual(['provider.name']);
   });
 
+  it('says what each section does, never which design seed it came from (issue 13)', () => {
+    const text = renderDefaultConfig();
+    expect(text).not.toMatch(/seed/i);
+    expect(text).toContain('# The static size checker: limits for the files a TDD cycle changed');
+    expect(text).toContain('# `ratchet refactor`: whole-repository refactoring in small batches');
+  });
+
   it('writes the given provider, model and test command as active settings', () => {
     const text = renderDefaultConfig({
       testCommand: 'pytest -q',

@@ -109,6 +109,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     ]) {
       expect(tddHelp.stdout).toContain(option);
     }
+    // Help says what a command does, never which design seed it came from (issue 13).
+    for (const args of [['--help'], ['refactor', '--help'], ['refactor', 'run', '--help'], ['demo', '--help']]) {
+      const text = await runCli(args, { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+      expect(text.stdout, args.join(' ')).not.toMatch(/seed/i);
+    }
 
     const version = await runCli(['--json', '--version'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
     expect(version.exitCode, describeResult(version)).toBe(0);
@@ -478,7 +483,7 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
 
     const refused = await runCli(['tdd', 'More of it', ...ANTHROPIC_FLAGS], { cwd: repo.dir, env });
     expect(refused.exitCode, describeResult(refused)).toBe(2);
-    expect(refused.stderr).toContain('The working tree has uncommitted changes (1 files).');
+    expect(refused.stderr).toContain('The working tree has 1 uncommitted change.');
     expect(refused.stderr).toContain('hint: Commit or stash them, or pass --allow-dirty');
     expect(model.server.requests).toHaveLength(0);
     expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
@@ -558,9 +563,17 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     });
   });
 
-  it('stops at once with exit 3 and a clear message when the API key is rejected (401)', async () => {
+  it('stops at once with exit 3 and a clear message when a model call is refused as unauthorised (401)', async () => {
     const repo = await project(NODE_PROJECT);
-    const server = await fakeServer('sk-ant-test-the-only-accepted-key-0000');
+    // The key passes the provider check before the run (a model list); the model call is then
+    // refused (a key revoked meanwhile, or one a gateway allows to list but not to call). A key
+    // rejected from the start refuses the run before it exists: test/e2e/provider-preflight.test.ts.
+    const server = await fakeServer(E2E_API_KEY);
+    server.enqueue({
+      kind: 'raw',
+      status: 401,
+      body: JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
+    });
     const run = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS], {
       cwd: repo.dir,
       env: ratchetEnv(repo, server, E2E_API_KEY),
@@ -568,8 +581,11 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     expect(run.exitCode, describeResult(run)).toBe(3);
     expect(`${run.stdout}\n${run.stderr}`).toContain('anthropic rejected the credentials (HTTP 401)');
     expect(run.stderr).toContain('hint: Check that ANTHROPIC_API_KEY holds a valid API key for anthropic.');
-    // Authentication errors are not retried.
-    expect(server.requests).toHaveLength(1);
+    // Authentication errors are not retried: one model call after the model list.
+    expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+      'GET /v1/models',
+      'POST /v1/messages',
+    ]);
     expect(`${run.stdout}\n${run.stderr}`).not.toContain(E2E_API_KEY);
     const runId = /ratchet resume (\S+)/.exec(run.stderr)?.[1] ?? '';
     const ledger = await readLedger(repo.dir, runId);
@@ -582,6 +598,16 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
     const unknownCost = `unknown (the only call failed; no price known for ${E2E_MODEL})`;
     expect(status.stdout).toContain('  stages    1 attempt (0 accepted, 0 rejected, 1 error)\n');
     expect(status.stdout).toContain(`  model     1 call (1 failed), 0 in / 0 out tokens, cost ${unknownCost}\n`);
+    // --json says the same: an unknown cost is null, not 0 (issue 13).
+    const statusJson = await runCli(['status', '--json'], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server, E2E_API_KEY),
+    });
+    expect(
+      z
+        .object({ summary: z.object({ modelCalls: z.object({ costUsd: z.number().nullable() }) }) })
+        .parse(JSON.parse(statusJson.stdout)).summary.modelCalls.costUsd,
+    ).toBeNull();
     const report = await runCli(['report'], { cwd: repo.dir, env: ratchetEnv(repo, server, E2E_API_KEY) });
     expect(report.stdout).toContain(`| Cost | ${unknownCost} |`);
     expect(report.stdout).toContain('| Stage attempts | 1: 0 accepted, 0 rejected, 1 error |');
@@ -642,7 +668,8 @@ describe('ratchet CLI basics (built CLI, subprocess)', () => {
       expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
       expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
     }
-    expect(server.requests).toHaveLength(0);
+    // The provider was checked (its model list), no model was called.
+    expect(server.requests.filter((request) => request.path !== '/v1/models')).toEqual([]);
     // No run was recorded for them either, so there is nothing `reject` would have to find.
     const status = await runCli(['status'], { cwd: repo.dir, env });
     expect(status.stderr).toContain('No runs in this repository yet.');

@@ -268,7 +268,7 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
       env,
     });
     expect(dirty.exitCode, describeResult(dirty)).toBe(2);
-    expect(dirty.stderr).toContain('The working tree has uncommitted changes (1 files).');
+    expect(dirty.stderr).toContain('The working tree has 1 uncommitted change (1 untracked).');
     nothingWritten('a dirty tree');
     // ... and so is a missing API key (--allow-dirty gets past the dirty tree).
     const keyless = await runCli(['tdd', 'add things', '--allow-dirty', '--provider', 'anthropic', '--model', 'm'], {

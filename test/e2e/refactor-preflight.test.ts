@@ -434,14 +434,36 @@ describe('ratchet refactor, around the run', () => {
     expect(existsSync(join(repo.home, 'backups'))).toBe(false);
   });
 
-  it('stops with exit 3 when the planner cannot reach the provider after its retries, leaving no worktree or branch', async () => {
+  it('refuses a provider with nothing listening with exit 3 before its backup, baseline or worktree', async () => {
     const repo = await tsRepo();
     const before = { state: checkoutState(repo), branches: branches(repo) };
     const result = await ratchet(
       ['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes', '--json'],
       repo.dir,
-      // Nothing listens on port 1: every connection is refused.
+      // Nothing listens on port 1: the provider check (its model list) is refused (issue 13).
       { ...claudeEnv(repo, null), ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' },
+    );
+    expectExit(result, 3);
+    const lines = parseNdjson(result.stdout);
+    expect(lines.filter((line) => line.type !== 'error')).toEqual([]);
+    expect(errorOf(lines)).toMatchObject({ code: 'provider' });
+    expect(errorOf(lines).message).toContain('http://127.0.0.1:1 does not answer');
+    expect(checkoutState(repo)).toEqual(before.state);
+    expect(branches(repo)).toEqual(before.branches);
+    expect(worktreesUnder(repo.home)).toEqual([]);
+    expect(existsSync(join(repo.home, 'backups'))).toBe(false);
+  });
+
+  it('stops with exit 3 when the planner cannot reach the provider after its retries, leaving no worktree or branch', async () => {
+    const repo = await tsRepo();
+    const before = { state: checkoutState(repo), branches: branches(repo) };
+    // The provider check passes (the model list answers); every model call's connection drops.
+    const { server } = await model();
+    server.setFallback(() => ({ kind: 'disconnect' }));
+    const result = await ratchet(
+      ['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes', '--json'],
+      repo.dir,
+      claudeEnv(repo, server),
     );
     expectExit(result, 3);
     const lines = parseNdjson(result.stdout);
@@ -451,7 +473,7 @@ describe('ratchet refactor, around the run', () => {
       lines.some((line) => line.type === 'stage-end' && line.stage === 'PLANNER' && line.outcome === 'error'),
     ).toBe(true);
     expect(lines.some((line) => line.type === 'batch-start' || line.type === 'plan-create')).toBe(false);
-    expect(errorOf(lines).message).toContain('Cannot reach anthropic');
+    expect(errorOf(lines)).toMatchObject({ code: 'network' });
     expect(checkoutState(repo)).toEqual(before.state);
     expect(branches(repo)).toEqual(before.branches);
     expect(worktreesUnder(repo.home)).toEqual([]);

@@ -67,9 +67,9 @@ describe('a run started with --model and --record', () => {
       expect(resumed.stdout).toContain(`Recording continues in ${cassette} (the run was started with --record).`);
       // The run's --model still applies to every stage after the resume, and says so again.
       expect(resumed.stdout + resumed.stderr).toContain(OVERRIDE_WARNING);
-      const bodies = model.server.requests.map(
-        (request) => request.body as { model: string; max_tokens: number; system?: unknown },
-      );
+      const bodies = model.server.requests
+        .filter((request) => request.path === '/v1/messages')
+        .map((request) => request.body as { model: string; max_tokens: number; system?: unknown });
       expect(new Set(bodies.map((body) => body.model))).toEqual(new Set(['claude-e2e-flag']));
       // [stages.green] max_output_tokens for GREEN; the default (16000) for a model of unknown limit elsewhere.
       const maxTokens = (stage: string) =>

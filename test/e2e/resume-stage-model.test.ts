@@ -24,14 +24,20 @@ refactor = "always"
 model = "claude-e2e-red"
 `;
 
-/** Runs `tdd` with `startArgs` (its first call is refused: a wrong key), then `resume`; the model each stage asked for after it. */
+/** Runs `tdd` with `startArgs` (its first call is refused: 401), then `resume`; the model each stage asked for after it. */
 async function modelsAfterResume(startArgs: readonly string[]): Promise<Record<string, string[]>> {
   const repo = await createProjectRepo({ ...JS_PROJECT_FILES, '.ratchet/config.toml': CONFIG });
   const model = await startScriptedModel(javascriptScript(E2E_API_KEY));
   try {
+    // The key passes the provider check before the run; its first model call is refused (401).
+    model.server.enqueue({
+      kind: 'raw',
+      status: 401,
+      body: JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
+    });
     const failed = await runCli(['tdd', JS_FEATURE, ...startArgs], {
       cwd: repo.dir,
-      env: ratchetEnv(repo, model.server, 'sk-ant-test-a-rejected-key-0000000000'),
+      env: ratchetEnv(repo, model.server),
     });
     expect(failed.exitCode, describeResult(failed)).toBe(3);
     const runId = /ratchet resume (\S+)/.exec(failed.stderr)?.[1] ?? '(no run id)';
@@ -42,7 +48,7 @@ async function modelsAfterResume(startArgs: readonly string[]): Promise<Record<s
     expect(model.brain.unexpected).toEqual([]);
 
     const models = new Map<string, Set<string>>();
-    for (const request of model.server.requests) {
+    for (const request of model.server.requests.filter((each) => each.path === '/v1/messages')) {
       const body = request.body as { model: string; system?: unknown };
       const stage = /^\s*Stage: (\w+)/.exec(textOf(body.system))?.[1] ?? '?';
       models.set(stage, (models.get(stage) ?? new Set()).add(body.model));

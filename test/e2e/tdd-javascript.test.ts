@@ -16,6 +16,7 @@ import {
   E2E_API_KEY,
   E2E_MODEL,
   filesContaining,
+  modelCallRequests,
   readLedger,
   ratchetEnv,
   startScriptedModel,
@@ -74,8 +75,8 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
     expect(events.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
     // No Write/Edit was refused; only what the script ran through Bash may have failed.
     expect(model.brain.toolErrors.filter((error) => error.tool !== 'Bash')).toEqual([]);
-    // Every request went to the configured model, with the key.
-    for (const request of model.server.requests) {
+    // Every model call went to the configured model, with the key.
+    for (const request of modelCallRequests(model.server)) {
       expect(request.headers['x-api-key']).toBe(E2E_API_KEY);
       expect(request.body).toMatchObject({ model: E2E_MODEL });
     }
@@ -210,7 +211,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
       { stage: 'GREEN', test: PUNCT, attempt: 2, turn: 0, answer: 'error' },
     ]);
     // One request per brain answer plus the enqueued 529: every request is in the ledger.
-    expect(ledger.modelCalls).toHaveLength(model.server.requests.length);
+    expect(ledger.modelCalls).toHaveLength(modelCallRequests(model.server).length);
   });
 
   it('stores full model requests and responses', () => {

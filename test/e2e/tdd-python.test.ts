@@ -14,6 +14,7 @@ import {
   E2E_API_KEY,
   E2E_MODEL,
   filesContaining,
+  modelCallRequests,
   ratchetEnv,
   startScriptedModel,
   type ProjectRepo,
@@ -175,7 +176,7 @@ describe('ratchet tdd on a pytest project (real Anthropic adapter, scripted mode
         kind: 'assertion',
       }),
     ]);
-    expect(ledger.modelCalls.length).toBe(model.server.requests.length);
+    expect(ledger.modelCalls.length).toBe(modelCallRequests(model.server).length);
     expect(ledger.modelCalls.every((call) => call.errorCode === null && call.response !== null)).toBe(true);
     expect(ledger.toolCalls.map((call) => `${call.stage ?? '-'} ${call.tool}`)).toEqual(
       expect.arrayContaining([

@@ -24,8 +24,13 @@ beforeEach(async () => {
   await cp(join(PACKAGE_ROOT, 'demo', 'kata'), repo.dir, { recursive: true });
   await repo.git.commitAll('stack kata');
   ledger = await openLedger(repo.path('ledger.db'), { secrets: [] });
-  // Accepts only another key: every model call is answered 401.
+  // The key passes the provider check (the model list); every model call is answered 401.
   server = await startFakeAnthropicServer({ apiKey: 'sk-ant-test-the-accepted-key-000000' });
+  server.setFallback(() => ({
+    kind: 'raw',
+    status: 401,
+    body: JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
+  }));
 });
 
 afterEach(async () => {
@@ -54,7 +59,7 @@ describe('stage attempts of a run that stops', () => {
       ...repo.env,
       RATCHET_HOME: repo.path('home'),
       ANTHROPIC_BASE_URL: server.url,
-      ANTHROPIC_API_KEY: 'sk-ant-test-a-rejected-key-111111',
+      ANTHROPIC_API_KEY: 'sk-ant-test-the-accepted-key-000000',
     };
     const config = await loadConfig({ repoRoot: repo.dir, env, flags: { provider: 'anthropic', model: 'm' } });
     const services = createEngineServices(ledger, env);

@@ -10,7 +10,7 @@ import type { RunSummary, StageRow, VerificationRow } from '../../src/ledger/typ
 import { renderHtmlReport } from '../../src/report/html-report.js';
 import { renderMarkdownReport } from '../../src/report/markdown-report.js';
 import type { ReportData } from '../../src/report/report-data.js';
-import { costText, tokensText } from '../../src/report/summary-text.js';
+import { costText, runCostUsd, tokensText } from '../../src/report/summary-text.js';
 
 const RUN_ID = '20260101-000000-a1b2';
 const AT = '2026-01-01T00:00:00.000Z';
@@ -156,6 +156,37 @@ describe('run reports', () => {
   it('say that a test run timed out in both', () => {
     expect(markdown).toContain('| GREEN | test | `npm test` | 1 passed, 0 failed, timed out | 600000 ms |');
     expect(html).toContain('GREEN | test | npm test | 1 passed, 0 failed, timed out | 600000 ms');
+  });
+
+  it('give the figure the cost text says, null where it says unknown (status --json agrees with status)', () => {
+    // Issue 13: text status said "cost unknown" while --json said "costUsd": 0.
+    const failed = { ...summary.modelCalls, total: 2, failed: 2, costUsd: 0, inputTokens: 0, outputTokens: 0 };
+    const cases: Array<[RunSummary['modelCalls'], { provider: string | null; models: string[] }]> = [
+      [failed, { provider: 'openai-compatible', models: ['my-local-llm'] }],
+      [failed, { provider: 'anthropic', models: ['claude-sonnet-4-5'] }],
+      [failed, { provider: 'replay', models: ['scripted'] }],
+      [
+        { ...failed, failed: 1, costUsd: null, unpricedCalls: 1 },
+        { provider: null, models: ['x'] },
+      ],
+      [
+        { ...failed, failed: 0, costUsd: 0.25 },
+        { provider: 'anthropic', models: ['claude-sonnet-4-5'] },
+      ],
+      [
+        { ...failed, total: 0, failed: 0 },
+        { provider: 'ollama', models: ['llama3.2'] },
+      ],
+    ];
+    const said = cases.map(([calls, run]) => [costText(calls, run).startsWith('unknown'), runCostUsd(calls, run)]);
+    expect(said).toEqual([
+      [true, null],
+      [false, 0],
+      [false, 0],
+      [true, null],
+      [false, 0.25],
+      [false, 0],
+    ]);
   });
 
   it('say the cost is unknown when every call to a model without a known price failed', () => {

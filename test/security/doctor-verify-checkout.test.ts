@@ -141,7 +141,7 @@ describe('doctor and refactor verify run where a run runs its commands', () => {
     const report = await doctor(repo);
     expect(report.checks.find((check) => check.name === 'baseline')).toMatchObject({ status: 'ok' });
     expect(report.checks.find((check) => check.name === 'worktree')?.detail).toContain(
-      'the 1 uncommitted changes are not part of it',
+      'as a run starts from HEAD, without your 1 uncommitted change (1 untracked)',
     );
   });
 

@@ -22,6 +22,7 @@ import {
   startScriptedModel,
   type ProjectRepo,
   type ScriptedModel,
+  modelCallRequests,
 } from '../support/e2e-run.js';
 import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
 import { bash, say, testListMarkdown, write, type BrainScript, type ScriptedTool } from '../support/scripted-brain.js';
@@ -177,7 +178,7 @@ describe('a nested repository, a gitlink and a link chain made by the agent (bui
     expect(run.ledger.stages.map(stageLine)).toEqual(
       expect.arrayContaining(['1 PLAN#1 rejected path-violation', '1 RED#1 rejected path-violation']),
     );
-    const prompts = model.server.requests.map((request) => JSON.stringify(request.body));
+    const prompts = modelCallRequests(model.server).map((request) => JSON.stringify(request.body));
     const planRetry = prompts.find((body) => body.includes('Nested git repositories are not allowed: sub (removed)'));
     expect(planRetry).toBeDefined();
     expect(planRetry).toContain('Gitlinks (submodule entries) are not allowed: sub (unstaged)');

@@ -27,6 +27,7 @@ import {
   startScriptedModel,
   type ProjectRepo,
   type ScriptedModel,
+  modelCallRequests,
 } from '../support/e2e-run.js';
 import { assertFreshBuild, describeResult, PACKAGE_ROOT, runCli } from '../support/run-cli.js';
 import { bash, planSteps, say, write, type BrainScript } from '../support/scripted-brain.js';
@@ -167,7 +168,7 @@ describe('ratchet tdd with a hostile model in its Bash (built CLI, scripted mode
     }
     expect(outputs.join('\n')).toContain('no network');
     expect(outputs.join('\n')).toContain('no agent');
-    for (const request of model.server.requests) {
+    for (const request of modelCallRequests(model.server)) {
       expect(JSON.stringify(request.body)).not.toContain(secrets.env);
       expect(JSON.stringify(request.body)).not.toContain(secrets.key);
     }
@@ -207,7 +208,7 @@ describe('ratchet tdd where no sandbox works (built CLI)', () => {
     expect(said).toMatch(/bubblewrap sandbox, and it cannot work here/);
     expect(said).toMatch(/apt-get install bubblewrap/);
     expect(said).toMatch(/--no-sandbox/);
-    expect(model.server.requests).toHaveLength(0);
+    expect(modelCallRequests(model.server)).toHaveLength(0);
     expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
     expect(existsSync(join(repo.home, 'worktrees'))).toBe(false);
     expect(existsSync(join(repo.dir, '.ratchet', 'ledger.db'))).toBe(false);

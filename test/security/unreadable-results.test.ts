@@ -15,6 +15,7 @@ import {
   startScriptedModel,
   type ProjectRepo,
   type ScriptedModel,
+  modelCallRequests,
 } from '../support/e2e-run.js';
 import { jsRunnersNodeModules } from '../support/js-runners.js';
 import { assertFreshBuild, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
@@ -45,7 +46,7 @@ describe('a run whose test results cannot be read stops before the first model c
       env: ratchetEnv(repo, model.server),
     });
     expect(checkoutState(repo)).toEqual(before);
-    expect(model.server.requests, 'a model call was made').toEqual([]);
+    expect(modelCallRequests(model.server), 'a model call was made').toEqual([]);
     return { result, events: parseNdjson(result.stdout), repo };
   }
 

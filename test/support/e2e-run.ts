@@ -15,7 +15,7 @@ import type {
   ToolCallRow,
   VerificationRow,
 } from '../../src/ledger/types.js';
-import { startFakeAnthropicServer, type FakeAnthropicServer } from './fake-anthropic-server.js';
+import { startFakeAnthropicServer, type FakeAnthropicServer, type RecordedRequest } from './fake-anthropic-server.js';
 import { createScriptedBrain, type BrainScript, type ScriptedBrain } from './scripted-brain.js';
 import { createTempRepo, type TempRepo } from './temp-repo.js';
 
@@ -47,6 +47,11 @@ export async function startScriptedModel(script: BrainScript): Promise<ScriptedM
   const brain = createScriptedBrain(script);
   server.setFallback((request) => brain.reply(request));
   return { server, brain };
+}
+
+/** The model calls a fake server received: its requests but the model list a run checks the provider with first. */
+export function modelCallRequests(server: { requests: readonly RecordedRequest[] }): RecordedRequest[] {
+  return server.requests.filter((request) => request.path !== '/v1/models');
 }
 
 /**

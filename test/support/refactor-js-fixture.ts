@@ -63,9 +63,9 @@ function text(value: unknown): string {
     .join('\n');
 }
 
-/** The first line of the system prompt, e.g. `Stage: PATCHER`. */
+/** The first line of the system prompt, e.g. `Stage: PATCHER`; '' for a request without one (the model list). */
 export function stageOf(request: RecordedRequest): string {
-  return text((request.body as { system?: unknown }).system).split('\n')[0] ?? '';
+  return text((request.body as { system?: unknown } | undefined)?.system).split('\n')[0] ?? '';
 }
 
 /** The fallback answer of the fake server for a refactor run. */

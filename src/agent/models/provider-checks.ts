@@ -7,9 +7,10 @@ import { existsSync } from 'node:fs';
 import { toRatchetError } from '../../core/errors.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import type { ProcessRunner } from '../../process/types.js';
-import { endpointChecks, type DoctorCheck } from '../../llm/endpoint-checks.js';
+import { endpointChecks, type EndpointCheck } from '../../llm/endpoint-checks.js';
 import { isHttpProvider, replaysCassette } from '../../llm/provider-kinds.js';
 import { checkClaudeCode } from '../claude-code-runtime.js';
+import { configuredModels } from './run-models.js';
 
 const KEY_VARS: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' };
 
@@ -28,14 +29,17 @@ export function agentCommandsText(provider: string): string {
 export async function providerChecks(
   config: ResolvedConfig,
   effects: { env: Record<string, string | undefined>; runner: ProcessRunner; fetch: typeof fetch },
-): Promise<DoctorCheck[]> {
-  const checks: DoctorCheck[] = [];
+  options: { modelMissing?: boolean } = {},
+): Promise<EndpointCheck[]> {
+  const checks: EndpointCheck[] = [];
   const provider = config.provider.name;
+  // Without a model (doctor reports that as its own check), the default is only a placeholder.
+  const model = options.modelMissing ? '(no model)' : config.provider.model;
   const keyVar = KEY_VARS[provider];
   if (keyVar) {
     checks.push(
       effects.env[keyVar]
-        ? { name: 'provider', status: 'ok', detail: `${provider} ${config.provider.model}, ${keyVar} is set` }
+        ? { name: 'provider', status: 'ok', detail: `${provider} ${model}, ${keyVar} is set` }
         : {
             name: 'provider',
             status: 'fail',
@@ -83,7 +87,7 @@ export async function providerChecks(
     checks.push({
       name: 'provider',
       status: 'ok',
-      detail: `${provider} ${config.provider.model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}`,
+      detail: `${provider} ${model}${config.provider.baseUrl ? ` at ${config.provider.baseUrl}` : ''}`,
     });
   }
   if (isHttpProvider(provider)) {
@@ -91,10 +95,11 @@ export async function providerChecks(
     checks.push(
       ...(await endpointChecks({
         provider,
-        model: config.provider.model,
+        models: options.modelMissing ? [] : configuredModels(config),
         baseUrl: config.provider.baseUrl,
         env: effects.env,
         fetch: effects.fetch,
+        timeoutMs: 5_000,
       })),
     );
   }

@@ -11,9 +11,10 @@ import type { Clock, IdGenerator } from '../../core/effects.js';
 import { RatchetError } from '../../core/errors.js';
 import type { EventInput, EventMap, EventType, RatchetEvent } from '../../core/events.js';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
-import type { AgentStageName } from '../../core/stages.js';
+import { AGENT_STAGES, type AgentStageName } from '../../core/stages.js';
 import type { ConfigFlags } from '../../config/load.js';
-import type { ResolvedConfig } from '../../config/resolved.js';
+import { stageSettings, type ResolvedConfig } from '../../config/resolved.js';
+import { endpointChecks } from '../../llm/endpoint-checks.js';
 import type { ProcessRunner } from '../../process/types.js';
 import {
   CASSETTE_POSITION_EVENTS,
@@ -139,7 +140,10 @@ export interface RunModels {
  * What can be known to fail about the models before a run is created or touched: the provider
  * and its key (building a client checks them), a replay cassette that cannot be read, the Claude
  * Code binary, and, with `login`, whether the Claude Code CLI is logged in (a trivial query, run
- * as the run's calls will be: `loginRunner` sandboxes it). `recordPath` may not be the cassette
+ * as the run's calls will be: `loginRunner` sandboxes it). An HTTP provider is asked for its
+ * model list (see `endpointChecks`, which `ratchet doctor` shows): an endpoint that does not
+ * answer, a key it rejects or a model it does not have refuses the run (`provider` / `auth`)
+ * before its baseline, branch or worktree cost anything. `recordPath` may not be the cassette
  * being replayed. Returns what to tell the user (e.g. `Claude Code 2.1.3: authenticated`).
  */
 export async function checkModels(
@@ -171,7 +175,36 @@ export async function checkModels(
   stageRuntimes(config, environment, undefined, undefined)('PLAN');
   recordedModel(config);
   if (config.provider.name === 'claude-code' && !options.login) await checkClaudeCode({ binary, runner, env });
+  await probeEndpoint(config, environment);
   return notices;
+}
+
+/** The distinct models a run's stages call: the configured one and the `[stages.*]` ones. */
+export function configuredModels(config: ResolvedConfig): string[] {
+  return [...new Set(AGENT_STAGES.map((stage) => stageSettings(config, stage).model))];
+}
+
+/** Long enough for a distant API, short enough not to hold up a run that cannot work anyway. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** The HTTP provider's endpoint checks; the first that fails refuses the run. */
+async function probeEndpoint(config: ResolvedConfig, environment: ModelEnvironment): Promise<void> {
+  const provider = config.provider.name;
+  if (provider === 'replay' || provider === 'claude-code') return;
+  const checks = await endpointChecks({
+    provider,
+    models: configuredModels(config),
+    baseUrl: config.provider.baseUrl,
+    env: environment.env,
+    fetch: environment.fetch ?? fetch,
+    timeoutMs: PROBE_TIMEOUT_MS,
+  });
+  const failed = checks.find((check) => check.status === 'fail');
+  if (failed === undefined) return;
+  throw new RatchetError(failed.name === 'key' ? 'auth' : 'provider', `${provider}: ${failed.detail}.`, {
+    hint: `${failed.hint === undefined ? '' : `${failed.hint} `}Nothing was started (\`ratchet doctor\` checks the provider).`,
+    details: { check: failed.name },
+  });
 }
 
 /** The models of a new run, as configured; `recordPath` (`--record`) records every call. */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, mkdir } from 'node:fs/promises';
+import { cp, mkdtemp, mkdir, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -79,16 +79,34 @@ async function kataRepository(root: string, dir: string | undefined): Promise<{ 
   const base = dir ? resolve(dir) : await mkdtemp(join(tmpdir(), 'ratchet-demo-'));
   const repoRoot = join(base, 'stack-kata');
   const home = join(base, 'ratchet-home');
-  if (existsSync(repoRoot)) {
-    throw new RatchetError('usage', `${repoRoot} already exists: a demo starts from a fresh copy of the kata.`, {
-      hint: `Pass --dir with a new or empty directory, or look at the earlier demo there (cd ${repoRoot} && ratchet status).`,
-    });
-  }
+  // Nothing is written into a directory that holds anything: the demo's files would mix with it.
+  if (dir) await requireEmptyDirectory(base, repoRoot);
   await mkdir(base, { recursive: true });
   await cp(join(root, 'demo', 'kata'), repoRoot, { recursive: true, errorOnExist: true, force: false });
   await Git.init(repoRoot, { initialBranch: 'main' });
   await new Git(repoRoot).commitAll('Initial commit: stack kata', { allowEmpty: false });
   return { repoRoot, home };
+}
+
+/** `--dir` must be missing (it is created) or an empty directory; an earlier demo there is pointed at. */
+async function requireEmptyDirectory(dir: string, repoRoot: string): Promise<void> {
+  const found = await stat(dir).catch(() => null);
+  if (found === null) return;
+  const hint =
+    'Pass --dir with a new or empty directory (a missing one is created), or leave --dir out for a temporary one.';
+  if (!found.isDirectory()) throw new RatchetError('usage', `--dir ${dir} is a file, not a directory.`, { hint });
+  const entries = await readdir(dir);
+  if (entries.length === 0) return;
+  if (existsSync(repoRoot)) {
+    throw new RatchetError('usage', `${repoRoot} already exists: a demo starts from a fresh copy of the kata.`, {
+      hint: `Pass --dir with a new or empty directory, or look at the earlier demo there (cd ${repoRoot} && ratchet status).`,
+    });
+  }
+  throw new RatchetError(
+    'usage',
+    `--dir ${dir} is not empty (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}): the demo writes its repository and its RATCHET_HOME into a new or empty directory.`,
+    { hint },
+  );
 }
 
 /** What the demo says before the run: the model is scripted, everything else is real. */

@@ -3,16 +3,18 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { isRatchetError, toRatchetError } from '../../core/errors.js';
+import { countChanges, describeChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { hardenedGit } from '../../git/hardened-git.js';
 import { ledgerPath } from '../../engine/run-paths.js';
 import { probeSandbox } from '../../engine/sandbox-probe.js';
 import { requireSandbox, sandboxUnavailable } from '../../engine/tool-sandbox.js';
 import { requireWritableHome } from '../../engine/worktree-setup.js';
-import type { DoctorCheck as Check } from '../../llm/endpoint-checks.js';
+import type { EndpointCheck as Check } from '../../llm/endpoint-checks.js';
 import { agentCommandsText, providerChecks } from '../../agent/models/provider-checks.js';
 import { createProcessRunner, runCommand } from '../../process/runner.js';
-import { configFor, createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import { createCliOutput, openRepoLedger, repositoryRoot } from '../context.js';
+import { doctorConfig } from './doctor-config.js';
 import { EXIT } from '../exit-codes.js';
 import type { Output } from '../output.js';
 import type { CliSetup } from './cli-setup.js';
@@ -81,7 +83,7 @@ async function repositoryChecks(command: Command): Promise<{ root: string | unde
   try {
     repoRoot = await repositoryRoot(command);
     const repo = new Git(repoRoot);
-    const status = await repo.status();
+    const changes = await countChanges(repo);
     checks.push(
       (await repo.revParse('HEAD')) === null
         ? {
@@ -93,12 +95,12 @@ async function repositoryChecks(command: Command): Promise<{ root: string | unde
         : { name: 'repository', status: 'ok', detail: repoRoot },
     );
     checks.push(
-      status.clean
+      changes.changes === 0
         ? { name: 'working tree', status: 'ok', detail: 'clean' }
         : {
             name: 'working tree',
             status: 'warn',
-            detail: `${status.files.length} uncommitted changes`,
+            detail: describeChanges(changes),
             hint: 'Commit or stash them, or run with --allow-dirty.',
           },
     );
@@ -112,14 +114,21 @@ async function repositoryChecks(command: Command): Promise<{ root: string | unde
 async function configuredChecks(repoRoot: string, flags: DoctorFlags): Promise<Check[]> {
   const checks: Check[] = [];
   try {
-    const config = await configFor(repoRoot, flags);
+    const { config, missingModel } = await doctorConfig(repoRoot, flags);
     checks.push({
       name: 'config',
       status: 'ok',
       detail: config.configFile ?? 'defaults (no .ratchet/config.toml; `ratchet init` writes one)',
     });
+    if (missingModel) checks.push(missingModel);
     checks.push(...(await projectCommandChecks(repoRoot, config, flags.baseline)));
-    checks.push(...(await providerChecks(config, { env: process.env, runner: createProcessRunner(), fetch })));
+    checks.push(
+      ...(await providerChecks(
+        config,
+        { env: process.env, runner: createProcessRunner(), fetch },
+        { modelMissing: missingModel !== null },
+      )),
+    );
     checks.push(...(await sandboxChecks(config)));
     try {
       // The check the runs make before they create anything.

@@ -6,9 +6,10 @@ import { stripVTControlCharacters } from 'node:util';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { toRatchetError } from '../../core/errors.js';
 import type { TestRunResult } from '../../core/verification.js';
+import { countChanges, describeChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { withScratchCheckout, type ScratchCheckout } from '../../engine/scratch-worktree.js';
-import type { DoctorCheck as Check } from '../../llm/endpoint-checks.js';
+import type { EndpointCheck as Check } from '../../llm/endpoint-checks.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { runCheck } from '../../verify/checks.js';
 import { detectTestCommand, missingExecutable, type DetectedTestCommand } from '../../verify/detect.js';
@@ -34,7 +35,7 @@ export async function projectCommandChecks(
       ...(await testCommandChecks(repoRoot, config, null)),
       ...(await verifyCommandChecks(repoRoot, config, null)),
     ];
-  const uncommitted = (await git.status()).files.length;
+  const uncommitted = await countChanges(git);
   try {
     return await withScratchCheckout(
       { target: repoRoot, config, runner: createProcessRunner(), env: process.env },
@@ -42,7 +43,7 @@ export async function projectCommandChecks(
         {
           name: 'worktree',
           status: 'ok',
-          detail: `the commands below ran on HEAD ${(scratch.commit ?? '').slice(0, 8)} in a temporary worktree (removed again), as a run starts from HEAD${uncommitted > 0 ? `: the ${uncommitted} uncommitted changes are not part of it` : ''}${scratch.sandboxed ? ', sandboxed' : ''}`,
+          detail: `the commands below ran on HEAD ${(scratch.commit ?? '').slice(0, 8)} in a temporary worktree (removed again), as a run starts from HEAD${uncommitted.changes > 0 ? `, without your ${describeChanges(uncommitted)}` : ''}${scratch.sandboxed ? ', sandboxed' : ''}`,
         },
         ...(await testCommandChecks(repoRoot, config, scratch)),
         ...(await verifyCommandChecks(repoRoot, config, scratch)),

@@ -46,7 +46,7 @@ export function registerRefactorCommands(program: Command, cli: CliSetup): void 
   const refactor = program
     .command('refactor')
     .description(
-      'Whole-repository refactoring in small verified batches (seed 002): baseline, index, risk-ordered plan, patches, checkpoints, report',
+      'Whole-repository refactoring in small verified batches: baseline, index, risk-ordered plan, patches, checkpoints, report',
     );
 
   addProviderOptions(

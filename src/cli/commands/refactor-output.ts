@@ -1,3 +1,4 @@
+import { describeChanges, type ChangeCount } from '../../git/change-count.js';
 import { join } from 'node:path';
 import pc from 'picocolors';
 import type { IndexSummary } from '../../code/index/summary.js';
@@ -53,7 +54,7 @@ export function printPlan(output: Output, plan: PlannedBatch[]): void {
 export function printVerify(
   output: Output,
   verified: { result: VerifierRun; commit: string | null; sandboxed: boolean },
-  where: { target: string; logRoot: string; uncommitted: number },
+  where: { target: string; logRoot: string; uncommitted: ChangeCount },
 ): void {
   const { result, commit, sandboxed } = verified;
   const { target, logRoot, uncommitted } = where;
@@ -89,7 +90,7 @@ export function printVerify(
       pc.dim(
         commit === null
           ? `Verifying a copy of ${target} in a temporary directory${sandboxed ? ', sandboxed' : ''}.`
-          : `Verifying HEAD ${commit.slice(0, 8)} in a temporary worktree${sandboxed ? ', sandboxed' : ''}, as a run starts from HEAD${uncommitted > 0 ? ` (the ${uncommitted} uncommitted changes are not part of it)` : ''}.`,
+          : `Verifying HEAD ${commit.slice(0, 8)} in a temporary worktree${sandboxed ? ', sandboxed' : ''}, as a run starts from HEAD${uncommitted.changes > 0 ? `, without your ${describeChanges(uncommitted)}` : ''}.`,
       ),
     );
     for (const entry of result.results) {

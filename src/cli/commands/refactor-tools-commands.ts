@@ -6,6 +6,7 @@ import { writeIndexArtifacts } from '../../code/index/artifacts.js';
 import { summarizeIndex } from '../../code/index/summary.js';
 import { RatchetError } from '../../core/errors.js';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
+import { countChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { createIdGenerator } from '../../engine/effects.js';
@@ -17,7 +18,7 @@ import { heuristicPlan } from '../../workflows/refactor/plan.js';
 import { fileFacts, planBounds, verifierCommands } from '../../workflows/refactor/planning.js';
 import { loadRefactorSettings } from '../../workflows/refactor/settings.js';
 import { createCommandVerifier } from '../../workflows/refactor/verifier.js';
-import { configFor, createCliOutput, globalOptions, openRepoLedger, repositoryRoot } from '../context.js';
+import { configFor, createCliOutput, globalOptions, openExistingRepoLedger, repositoryRoot } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
 import type { CliSetup } from './cli-setup.js';
@@ -97,7 +98,7 @@ export function registerRefactorVerifyCommand(refactor: Command, cli: CliSetup):
       if (isGit) await excludeRatchetDir(target);
       const logRoot = isGit ? target : homeFolderOf(config.home, 'verify', target);
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const uncommitted = isGit ? (await new Git(target).status()).files.length : 0;
+      const uncommitted = isGit ? await countChanges(new Git(target)) : { changes: 0, untracked: 0 };
       // The commands run where a run's would (a temporary worktree of HEAD, sandboxed): what they
       // write and what the dependencies run stay away from the checkout.
       const verified = await withScratchCheckout(
@@ -141,7 +142,8 @@ export function registerRefactorRollbackCommand(refactor: Command, cli: CliSetup
       const repoRoot = (await Git.isRepository(target))
         ? await new Git(target).root()
         : await repositoryRoot(command, runId);
-      await using ledger = await openRepoLedger(repoRoot);
+      // A repository without a ledger has no run to restore: say so, and create nothing.
+      await using ledger = await openExistingRepoLedger(repoRoot, runId);
       const run = await resolveRun(ledger, runId);
       const yes = Boolean(globalOptions(command).yes);
       const force = Boolean(flags.force);

@@ -10,7 +10,14 @@ import { runDir } from '../../engine/run-paths.js';
 import { Git } from '../../git/git.js';
 import type { EventOf } from '../../core/events.js';
 import type { RunSummary } from '../../ledger/types.js';
-import { costText, rollbackText, stageOutcomesText, statusText, tokensText } from '../../report/summary-text.js';
+import {
+  costText,
+  runCostUsd,
+  rollbackText,
+  stageOutcomesText,
+  statusText,
+  tokensText,
+} from '../../report/summary-text.js';
 import type { CliSetup } from './cli-setup.js';
 import { counted } from './history-command.js';
 import { runCommand, type RunSession } from './run-session.js';
@@ -57,7 +64,14 @@ export function registerStatusCommand(program: Command, { registry }: CliSetup):
             worktree: facts.worktree,
             // The latest `ratchet refactor rollback` (a `backup-restore` event), null when none.
             rollback: facts.rollback,
-            summary: facts.summary,
+            // The cost the text says: null when it is unknown (see `runCostUsd`).
+            summary: {
+              ...facts.summary,
+              modelCalls: {
+                ...facts.summary.modelCalls,
+                costUsd: runCostUsd(facts.summary.modelCalls, await costBasis(session)),
+              },
+            },
           }),
         );
         return;
@@ -120,17 +134,23 @@ async function ownProgress(
   return progress.kind === 'own' ? progress.lines({ id: run.id, runDir: runDir(repoRoot, run.id) }, ledger) : [];
 }
 
-async function printCosts({ output, ledger, run }: RunSession, summary: RunSummary): Promise<void> {
-  const { stageAttempts: stages, modelCalls: calls } = summary;
-  output.out(`  stages    ${counted(stages.total, 'attempt')} (${stageOutcomesText(stages)})`);
-  // The models for the cost: the run's, else (only when that decides it) those its calls name.
+/** What the cost is priced on: the run's model, else (only when that decides it) those its calls name. */
+async function costBasis({ ledger, run }: RunSession): Promise<{ provider: string | null; models: string[] }> {
+  const calls = (await ledger.summary(run.id)).modelCalls;
   const models = run.model
     ? [run.model]
     : calls.total > 0 && calls.failed === calls.total
       ? [...new Set((await ledger.modelCalls(run.id)).map((call) => call.model))]
       : [];
+  return { provider: run.provider, models };
+}
+
+async function printCosts(session: RunSession, summary: RunSummary): Promise<void> {
+  const { output, run } = session;
+  const { stageAttempts: stages, modelCalls: calls } = summary;
+  output.out(`  stages    ${counted(stages.total, 'attempt')} (${stageOutcomesText(stages)})`);
   output.out(
-    `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${tokensText(calls, { in: 'in', out: 'out' })}, cost ${costText(calls, { provider: run.provider, models })}`,
+    `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${tokensText(calls, { in: 'in', out: 'out' })}, cost ${costText(calls, await costBasis(session))}`,
   );
   output.out(
     `  tests     ${counted(summary.verifications.total, 'verification run')} (${summary.verifications.failing} failing)`,

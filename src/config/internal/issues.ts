@@ -24,7 +24,11 @@ export function parseToml(text: string, file: string): TomlTable {
   }
 }
 
-/** Builds the error for the first zod issue of a file, naming the key, its line and a fix. */
+/**
+ * Builds the error for the zod issues of a file: each one names its key, its line and a fix. One
+ * issue is the message with its hint; several are listed each on its own line, so that fixing one
+ * does not only reveal the next.
+ */
 export function schemaIssueError(
   issues: readonly z.core.$ZodIssue[],
   file: string,
@@ -32,35 +36,76 @@ export function schemaIssueError(
   schema: z.ZodType,
   raw?: unknown,
 ): RatchetError {
-  const issue = issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? issues[0];
-  if (issue === undefined) return new RatchetError('config', `Invalid ${file}`);
+  // Unknown keys first: a misspelt key is the likeliest cause of the other issues.
+  const ordered = [
+    ...issues.filter((issue) => issue.code === 'unrecognized_keys'),
+    ...issues.filter((issue) => issue.code !== 'unrecognized_keys'),
+  ];
+  const described = ordered.flatMap((issue) => describeIssue(issue, { file, text, schema, raw }));
+  const [first] = described;
+  if (first === undefined) return new RatchetError('config', `Invalid ${file}`);
+  const details = { file, keyPath: first.keyPath, line: first.line, issues: described.length };
+  if (described.length === 1) return new RatchetError('config', first.message, { hint: first.hint, details });
+  return new RatchetError(
+    'config',
+    `${described.length} problems in ${file}:\n${described.map((problem) => `  - ${problem.message}. ${problem.hint}`).join('\n')}`,
+    { hint: 'Fix each of them; `ratchet doctor` checks the configuration again.', details },
+  );
+}
+
+interface DescribedIssue {
+  message: string;
+  hint: string;
+  keyPath: string;
+  line: number | undefined;
+}
+
+/** One problem per unknown key, one per other issue. */
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  source: { file: string; text: string; schema: z.ZodType; raw: unknown },
+): DescribedIssue[] {
+  const { file, text, schema, raw } = source;
   const path = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0] ?? '';
-    const keyPath = [...path, key].join('.');
     const known = knownKeys(schema, path);
-    const suggestion = closest(key, known);
-    const line = locateKey(text, [...path, key]);
-    return new RatchetError('config', `Unknown key "${keyPath}" in ${file}${atLine(line)}`, {
-      hint:
-        (suggestion === undefined ? '' : `Did you mean "${[...path, suggestion].join('.')}"? `) +
-        (known.length > 0 ? `Known keys${path.length > 0 ? ` in [${path.join('.')}]` : ''}: ${known.join(', ')}.` : ''),
-      details: { file, keyPath, line, issues: issues.length },
+    return issue.keys.map((key) => {
+      const keyPath = [...path, key].join('.');
+      const suggestion = closest(key, known);
+      const line = locateKey(text, [...path, key]);
+      return {
+        message: `Unknown key "${keyPath}" in ${file}${atLine(line)}`,
+        hint:
+          (suggestion === undefined ? '' : `Did you mean "${[...path, suggestion].join('.')}"? `) +
+          (known.length > 0
+            ? `Known keys${path.length > 0 ? ` in [${path.join('.')}]` : ''}: ${known.join(', ')}.`
+            : ''),
+        keyPath,
+        line,
+      };
     });
   }
   const keyPath = path.join('.');
   const line = locateKey(text, path);
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-  const rewrite = issue.code === 'invalid_type' ? rewriteHint(issue.expected, valueAt(raw, path), path) : undefined;
+  const value = valueAt(raw, path);
+  const rewrite = issue.code === 'invalid_type' ? rewriteHint(issue.expected, value, path) : undefined;
+  const nearest =
+    issue.code === 'invalid_value' && typeof value === 'string'
+      ? closest(
+          value,
+          issue.values.filter((candidate): candidate is string => typeof candidate === 'string'),
+        )
+      : undefined;
+  const suggestion = nearest === undefined ? undefined : `Did you mean "${nearest}"?`;
   const described = describeKey(schema, path) ?? `Check "${keyPath}" in ${file}.`;
-  return new RatchetError(
-    'config',
-    `Invalid value for "${keyPath}" in ${file}${atLine(line)}: ${issue.message}${more}`,
+  return [
     {
-      hint: rewrite === undefined ? described : `${rewrite} ${described}`,
-      details: { file, keyPath, line, issues: issues.length },
+      message: `Invalid value for "${keyPath}" in ${file}${atLine(line)}: ${issue.message}`,
+      hint: [suggestion, rewrite, described].filter((part) => part !== undefined).join(' '),
+      keyPath,
+      line,
     },
-  );
+  ];
 }
 
 /** How to write a value of the wrong type so it has the right one, when that is clear. */
@@ -117,8 +162,11 @@ function describeKey(schema: z.ZodType, path: readonly string[]): string | undef
   return description === undefined ? undefined : `"${path.join('.')}": ${description}`;
 }
 
-/** The known key nearest to a typo, when it is close enough to be a plausible intent. */
-function closest(key: string, known: readonly string[]): string | undefined {
+/**
+ * The known name nearest to a typo (a key, a provider...), when it is close enough to be a
+ * plausible intent.
+ */
+export function closest(key: string, known: readonly string[]): string | undefined {
   let best: { key: string; distance: number } | undefined;
   for (const candidate of known) {
     const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());

@@ -48,10 +48,18 @@ export async function rejectRun(
 
 /**
  * Drops a run: its worktree and branch go, and with them the handoff notes of its commits (the
- * notes ref is shared by all runs); the ledger keeps it as `rejected` (with `error`, when a
- * failure dropped it). The caller holds the repository lock.
+ * notes ref is shared by all runs). The ledger keeps it as `status`: `rejected` when the user
+ * dropped it (`reject`, no or an interruption at the confirmation), `failed` (with `error`) when
+ * a failure before its steps dropped it (a network error in a refactor run's planner, say): the
+ * user rejected nothing then. The caller holds the repository lock.
  */
-export async function dropRun(repoRoot: string, run: GitRun, ledger: Ledger, error: string | null): Promise<void> {
+export async function dropRun(
+  repoRoot: string,
+  run: GitRun,
+  ledger: Ledger,
+  error: string | null,
+  status: 'rejected' | 'failed' = 'rejected',
+): Promise<void> {
   const git = new Git(repoRoot);
   const tip = (await git.branchExists(run.branch)) ? await git.revParse(run.branch) : null;
   if (tip) {
@@ -59,7 +67,7 @@ export async function dropRun(repoRoot: string, run: GitRun, ledger: Ledger, err
   }
   await discardRunWorktree(git, run.worktree, run.branch);
   await ledger.updateRun(run.id, {
-    status: 'rejected',
+    status,
     ...(tip ? { finalCommit: tip } : {}),
     ...(error === null ? {} : { error }),
   });

@@ -53,7 +53,7 @@ export async function loadRefactorSettings(repoRoot: string, config: ResolvedCon
   } catch (error) {
     throw new RatchetError('config', `${file} is not valid JSON.`, {
       cause: error,
-      hint: 'Fix the JSON (seed keys: diff_budget_loc, max_batches, fast_verifier, ...).',
+      hint: 'Fix the JSON (its keys: diff_budget_loc, max_batches, fast_verifier, ...; see the README, ratchet refactor).',
     });
   }
   const parsed = RefactorBotConfigSchema.safeParse(json);

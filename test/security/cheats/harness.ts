@@ -28,6 +28,7 @@ import {
   ratchetEnv,
   startScriptedModel,
   type ProjectRepo,
+  modelCallRequests,
 } from '../../support/e2e-run.js';
 import { describeResult } from '../../support/run-cli.js';
 import { textOf } from '../../support/anthropic-request.js';
@@ -125,7 +126,7 @@ export async function runCheat(project: CheatProject, cheat: Cheat | null): Prom
     });
     expect(model.brain.unexpected, describeResult(run.result)).toEqual([]);
     expect(checkoutState(repo), 'the user checkout changed').toEqual(before);
-    const prompts = model.server.requests.map((request) => {
+    const prompts = modelCallRequests(model.server).map((request) => {
       const body = request.body as { system?: unknown; messages?: Array<{ content: unknown }> };
       return {
         stage: /Stage: (\w+)/.exec(textOf(body.system))?.[1] ?? '?',

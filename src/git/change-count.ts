@@ -1,0 +1,25 @@
+import type { Git } from './git.js';
+import type { StatusEntry } from './types.js';
+
+/** The uncommitted changes of a work tree, counted as `git status` shows them to the user. */
+export interface ChangeCount {
+  /** Entries of `git status --porcelain`: an untracked directory is one, ignored files are none. */
+  changes: number;
+  /** How many of them are untracked. */
+  untracked: number;
+}
+
+/** Counts `git`'s uncommitted changes, leaving out the entries `except` names. */
+export async function countChanges(
+  git: Git,
+  except: (entry: StatusEntry) => boolean = () => false,
+): Promise<ChangeCount> {
+  const entries = (await git.status({ untracked: 'normal' })).files.filter((entry) => !except(entry));
+  return { changes: entries.length, untracked: entries.filter((entry) => entry.index === '?').length };
+}
+
+/** `3 uncommitted changes (1 untracked)`, `1 uncommitted change`. */
+export function describeChanges({ changes, untracked }: ChangeCount): string {
+  const counted = `${changes} uncommitted change${changes === 1 ? '' : 's'}`;
+  return untracked === 0 ? counted : `${counted} (${untracked} untracked)`;
+}

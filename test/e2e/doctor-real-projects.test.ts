@@ -1,0 +1,99 @@
+/**
+ * End to end: `ratchet doctor` on a project shaped like more-itertools as a new user has it
+ * (issue 13, points 6 and 7): `--provider ollama` without `--model` used to stop at the config
+ * check and skip every other check; a whole untracked `.venv/` counted as hundreds of
+ * uncommitted changes.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startFakeOpenAiServer } from '../support/fake-openai-server.js';
+import { MORE_ITERTOOLS } from '../support/real-repo-fixtures.js';
+import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
+import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+
+const DoctorSchema = z.object({
+  ok: z.boolean(),
+  checks: z.array(
+    z.object({
+      name: z.string(),
+      status: z.enum(['ok', 'warn', 'fail']),
+      detail: z.string(),
+      hint: z.string().optional(),
+    }),
+  ),
+});
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
+
+async function moreItertools(): Promise<TempRepo> {
+  const repo = await createTempRepo({ files: { ...MORE_ITERTOOLS, '.gitignore': 'build/\n' } });
+  cleanups.push(() => repo.cleanup());
+  return repo;
+}
+
+describe('ratchet doctor on a real project shape (issue 13)', () => {
+  beforeAll(() => assertFreshBuild());
+
+  it('--provider ollama without --model: the missing model is one failing check with a fix, and every other check still runs', async () => {
+    const repo = await moreItertools();
+    const ollama = await startFakeOpenAiServer({ models: ['llama3.2:latest'] });
+    cleanups.push(() => ollama.close());
+    const env = { ...repo.env, RATCHET_HOME: repo.path('ratchet-home'), OLLAMA_HOST: ollama.url };
+
+    const json = await runCli(['doctor', '--no-baseline', '--json', '--provider', 'ollama'], { cwd: repo.dir, env });
+    expect(json.exitCode, describeResult(json)).toBe(2);
+    const { checks } = DoctorSchema.parse(JSON.parse(json.stdout));
+    expect(checks.filter((check) => check.status === 'fail')).toEqual([
+      {
+        name: 'model',
+        status: 'fail',
+        detail: 'ollama has no default model, and none is configured',
+        hint: 'Pass --model <id>, set TDD_MODEL, or set [provider] model in .ratchet/config.toml.',
+      },
+    ]);
+    // The checks after the configuration ran: the project's commands, the provider and its
+    // endpoint, the sandbox, RATCHET_HOME and the ledger.
+    const names = new Set(checks.map((check) => check.name));
+    for (const name of ['config', 'test command', 'provider', 'endpoint', 'sandbox', 'RATCHET_HOME', 'ledger'])
+      expect(names, name).toContain(name);
+    expect(checks.find((check) => check.name === 'endpoint')).toMatchObject({ status: 'ok' });
+
+    const text = await runCli(['doctor', '--no-baseline', '--provider', 'ollama'], { cwd: repo.dir, env });
+    expect(text.exitCode, describeResult(text)).toBe(2);
+    expect(text.stdout).toMatch(/^✗ model +ollama has no default model, and none is configured$/m);
+    expect(text.stdout).toMatch(
+      /^ +fix: Pass --model <id>, set TDD_MODEL, or set \[provider\] model in \.ratchet\/config\.toml\.$/m,
+    );
+  });
+
+  it('counts an untracked .venv/ as one change and ignored files as none', async () => {
+    const repo = await moreItertools();
+    // A virtualenv with hundreds of files, a build directory .gitignore names, one edited file.
+    for (let index = 0; index < 300; index++) {
+      const dir = join(repo.dir, '.venv', 'lib', 'python3.12', 'site-packages', `package_${index % 30}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `module_${index}.py`), '');
+    }
+    mkdirSync(join(repo.dir, 'build', 'lib'), { recursive: true });
+    writeFileSync(join(repo.dir, 'build', 'lib', 'more.py'), '');
+    writeFileSync(join(repo.dir, 'README.rst'), 'more-itertools\n==============\n\nEdited.\n');
+
+    const result = await runCli(
+      ['doctor', '--no-baseline', '--json', '--provider', 'replay', '--cassette', 'none.ndjson'],
+      {
+        cwd: repo.dir,
+        env: { ...repo.env, RATCHET_HOME: repo.path('ratchet-home') },
+      },
+    );
+    const { checks } = DoctorSchema.parse(JSON.parse(result.stdout));
+    expect(checks.find((check) => check.name === 'working tree')).toMatchObject({
+      status: 'warn',
+      detail: '2 uncommitted changes (1 untracked)',
+    });
+  });
+});
