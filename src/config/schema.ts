@@ -235,7 +235,7 @@ const BudgetSectionSchema = z
         "Tokens of the window kept free for the model's reply: a plan or solve pass's prompt gets the rest, and a prompt over it fails before the call.",
       ),
   })
-  .describe('Token budget of each plan and solve pass (seed 004).');
+  .describe('Token budget of each plan and solve pass.');
 
 const SolveSectionSchema = z
   .strictObject({
@@ -256,10 +256,10 @@ const SolveSectionSchema = z
       .enum(['pack', 'whole-files'])
       .default('pack')
       .describe(
-        'pack: the most relevant files whole and signatures of the rest (seed 004); whole-files: every candidate file whole, no precision call (the baseline the pack is measured against).',
+        'pack: the most relevant files whole and signatures of the rest; whole-files: every candidate file whole, no precision call (the baseline the pack is measured against).',
       ),
   })
-  .describe('The plan and solve workflow (seed 004).');
+  .describe('The plan and solve workflow: planned multi-step changes with retrieval context.');
 
 /** The whole `.ratchet/config.toml`. A missing table means all of its defaults. */
 export const ConfigFileSchema = z.strictObject({

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { modelCallRequests } from '../support/e2e-run.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -59,11 +60,11 @@ it('resumes a solve run killed inside a step from its last checkpoint, without r
     'the implement pass of s2',
   );
   const runId = started.runId;
-  while (!server.requests.some(isImplementS2)) await sleep(20);
+  while (!modelCallRequests(server).some(isImplementS2)) await sleep(20);
   cli.kill('SIGKILL');
   const killed = await cli.exited;
   expect(killed.signal).toBe('SIGKILL');
-  const before = server.requests.length;
+  const before = modelCallRequests(server).length;
 
   hold = false;
   const resumed = await runCli(['resume', runId, '--json'], { cwd: repo.dir, env });
@@ -79,7 +80,9 @@ it('resumes a solve run killed inside a step from its last checkpoint, without r
     status: 'complete',
     stepsCompleted: 2,
   });
-  const stagesAfter = server.requests.slice(before).map((request) => anthropicPrompt(request).system.split('\n')[0]);
+  const stagesAfter = modelCallRequests(server)
+    .slice(before)
+    .map((request) => anthropicPrompt(request).system.split('\n')[0]);
   expect(stagesAfter).not.toContain('Stage: META_PLAN');
   expect(stagesAfter).not.toContain('Stage: PART_PLAN');
 

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { modelCallRequests } from '../support/e2e-run.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,12 +93,12 @@ describe('ratchet solve on the loopback Anthropic server', () => {
     expect(progress).toMatchObject({ status: 'complete', stepsCompleted: 2, stepsFailed: 0, totalSteps: 2 });
 
     // Every pass's system prompt names its stage on its first line.
-    const stages = server.requests.map((request) => anthropicPrompt(request).system.split('\n')[0]);
+    const stages = modelCallRequests(server).map((request) => anthropicPrompt(request).system.split('\n')[0]);
     expect(new Set(stages)).toEqual(
       new Set(['Stage: META_PLAN', 'Stage: PRECISION', 'Stage: PART_PLAN', 'Stage: IMPLEMENT', 'Stage: ADJUSTMENT']),
     );
     // The retry of s1 was told which edit failed and why.
-    const implementS1 = server.requests
+    const implementS1 = modelCallRequests(server)
       .map((request: RecordedRequest) => anthropicPrompt(request))
       .filter(
         (prompt) => prompt.system.startsWith('Stage: IMPLEMENT') && prompt.user.includes('Step to implement:\ns1'),
@@ -146,7 +147,7 @@ describe('ratchet solve on the loopback Anthropic server', () => {
     expect(trace).toContain('repaired:');
     // Every call the server answered is in the trace, prompt and response in full.
     const calls = trace.match(/^ {4}model call \d+ /gm) ?? [];
-    expect(calls).toHaveLength(server.requests.length);
+    expect(calls).toHaveLength(modelCallRequests(server).length);
     expect(trace).toContain(WRONG_FIX.split('\n')[2]);
     expect(trace).toContain('Why your previous attempt at this step failed');
   });
@@ -168,7 +169,8 @@ describe('ratchet solve on the loopback Anthropic server', () => {
 describe('ratchet solve on OpenAI-compatible servers', () => {
   for (const provider of ['openai-compatible', 'ollama'] as const) {
     it(`runs the same passes and ends green with --provider ${provider}`, async () => {
-      const server = await startFakeOpenAiServer();
+      // The endpoint lists the model (a run checks that before it starts).
+      const server = await startFakeOpenAiServer({ models: ['qwen2.5-coder:3b'] });
       server.setFallback(openAiSolveBrain);
       // The first call fails with a server error: it is retried, and the failed call recorded.
       server.enqueue({ kind: 'error', status: 500 });
@@ -196,7 +198,7 @@ describe('ratchet solve on OpenAI-compatible servers', () => {
         expect(events.filter((event) => event.type === 'model-retry')).toHaveLength(1);
         const failedCalls = events.filter((event) => event.type === 'model-call' && event.response === null);
         expect(failedCalls).toHaveLength(1);
-        const systems = server.requests.map((request) => openAiPrompt(request).system.split('\n')[0]);
+        const systems = modelCallRequests(server).map((request) => openAiPrompt(request).system.split('\n')[0]);
         expect(systems).toContain('Stage: IMPLEMENT');
         // Ollama serves 4096 tokens unless told otherwise: every prompt was budgeted to fit half of it.
         if (provider === 'ollama') {
@@ -242,7 +244,7 @@ describe('ratchet plan, then solve --plan', () => {
       expect(planned.exitCode, describeResult(planned)).toBe(0);
       const artifact = JSON.parse(await readFile(planFile, 'utf8')) as Record<string, unknown>;
       // --stages scope: retrieval made no model call.
-      const planStages = server.requests.map((request) => anthropicPrompt(request).system.split('\n')[0]);
+      const planStages = modelCallRequests(server).map((request) => anthropicPrompt(request).system.split('\n')[0]);
       expect(planStages).toEqual(['Stage: META_PLAN']);
       expect(artifact).toMatchObject({
         taskSummary: 'Fix total and add median',
@@ -267,7 +269,7 @@ describe('ratchet plan, then solve --plan', () => {
       expect(solved.exitCode, describeResult(solved)).toBe(0);
       const events = parseNdjson(solved.stdout);
       expect(passesOf(events)).toEqual(['implement plan #1']);
-      const stagesAsked = server.requests.map((request) => anthropicPrompt(request).system.split('\n')[0]);
+      const stagesAsked = modelCallRequests(server).map((request) => anthropicPrompt(request).system.split('\n')[0]);
       expect(stagesAsked).not.toContain('Stage: META_PLAN');
       expect(events.filter((event) => event.type === 'solve-progress').at(-1)).toMatchObject({
         mode: 'single-pass',
