@@ -11,6 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
+import { expect } from 'vitest';
 import { CLAUDE_INSTALL_COMMAND, claudeBinaryProblem } from './claude-binary.js';
 
 export type ToolchainName =
@@ -104,14 +105,43 @@ export interface ToolchainLogEntry {
   install: string;
   problem: string;
   suite: string;
+  /** Set when the suite ran without the tool instead of skipping: how (`[bash] sandbox = "off"`). */
+  instead?: string;
 }
 
-/** The file that calls `toolchain()`, for the summary (from the stack). */
+/** The test file running now, for the summary (vitest's, else from the stack). */
 function callerFile(): string {
+  const testPath = expect.getState().testPath;
+  const relative = testPath?.match(/(test\/.+\.test\.ts)$/)?.[1];
+  if (relative !== undefined) return relative;
   const stack = new Error().stack?.split('\n') ?? [];
   const frame = stack.find((line) => /\/test\/.*\.test\.ts/.test(line) && !line.includes('/test/support/'));
   const match = frame?.match(/(test\/[^\s:)]+\.test\.ts)/);
   return match?.[1] ?? 'a test file';
+}
+
+function missingOf(names: readonly ToolchainName[], instead?: string): ToolchainLogEntry[] {
+  const missing: ToolchainLogEntry[] = [];
+  const suite = callerFile();
+  for (const name of names) {
+    if (!probed.has(name)) probed.set(name, TOOLCHAINS[name].problem());
+    const problem = probed.get(name) ?? null;
+    const { what, install } = TOOLCHAINS[name];
+    if (problem !== null)
+      missing.push({ name, what, install, problem, suite, ...(instead === undefined ? {} : { instead }) });
+  }
+  return missing;
+}
+
+function reasonOf(missing: readonly ToolchainLogEntry[]): string {
+  return missing.map((entry) => `${entry.name} missing: ${entry.problem}; install: ${entry.install}`).join('; ');
+}
+
+/** Under `RATCHET_TEST_REQUIRE_ALL=1` a missing toolchain fails; otherwise it goes to the summary. */
+function report(missing: readonly ToolchainLogEntry[]): void {
+  if (REQUIRE_ALL) throw new Error(`RATCHET_TEST_REQUIRE_ALL=1 and a toolchain is missing: ${reasonOf(missing)}`);
+  const log = process.env[TOOLCHAIN_LOG_VARIABLE];
+  if (log) appendFileSync(log, missing.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
 }
 
 /**
@@ -121,20 +151,20 @@ function callerFile(): string {
  * for `describe.skipIf` / `it.skipIf`.
  */
 export function toolchain(...names: ToolchainName[]): ToolchainCheck {
-  const missing: ToolchainLogEntry[] = [];
-  const suite = callerFile();
-  for (const name of names) {
-    if (!probed.has(name)) probed.set(name, TOOLCHAINS[name].problem());
-    const problem = probed.get(name) ?? null;
-    if (problem !== null)
-      missing.push({ name, what: TOOLCHAINS[name].what, install: TOOLCHAINS[name].install, problem, suite });
-  }
+  const missing = missingOf(names);
   if (missing.length === 0) return { missing: false, note: '' };
-  const reason = missing
-    .map((entry) => `${entry.name} missing: ${entry.problem}; install: ${entry.install}`)
-    .join('; ');
-  if (REQUIRE_ALL) throw new Error(`RATCHET_TEST_REQUIRE_ALL=1 and a toolchain is missing: ${reason}`);
-  const log = process.env[TOOLCHAIN_LOG_VARIABLE];
-  if (log) appendFileSync(log, missing.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
-  return { missing: true, note: ` [skipped: ${reason}]` };
+  report(missing);
+  return { missing: true, note: ` [skipped: ${reasonOf(missing)}]` };
+}
+
+/**
+ * For a suite that can run without `name`, in a way `instead` names (a run with
+ * `[bash] sandbox = "off"` where bubblewrap is missing): the same check as `toolchain()`, but
+ * the summary says the suite ran `instead`, and the note says so rather than "skipped".
+ */
+export function toolchainOrInstead(name: ToolchainName, instead: string): ToolchainCheck {
+  const missing = missingOf([name], instead);
+  if (missing.length === 0) return { missing: false, note: '' };
+  report(missing);
+  return { missing: true, note: ` [${name} missing, so it ${instead}: ${missing[0]?.problem ?? ''}]` };
 }
