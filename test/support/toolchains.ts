@@ -137,9 +137,13 @@ function reasonOf(missing: readonly ToolchainLogEntry[]): string {
   return missing.map((entry) => `${entry.name} missing: ${entry.problem}; install: ${entry.install}`).join('; ');
 }
 
-/** Under `RATCHET_TEST_REQUIRE_ALL=1` a missing toolchain fails; otherwise it goes to the summary. */
-function report(missing: readonly ToolchainLogEntry[]): void {
+/** Under `RATCHET_TEST_REQUIRE_ALL=1` a missing toolchain fails. */
+function requireUnlessAllowed(missing: readonly ToolchainLogEntry[]): void {
   if (REQUIRE_ALL) throw new Error(`RATCHET_TEST_REQUIRE_ALL=1 and a toolchain is missing: ${reasonOf(missing)}`);
+}
+
+/** Notes the entries for the end-of-run summary. */
+function logForSummary(missing: readonly ToolchainLogEntry[]): void {
   const log = process.env[TOOLCHAIN_LOG_VARIABLE];
   if (log) appendFileSync(log, missing.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
 }
@@ -153,18 +157,40 @@ function report(missing: readonly ToolchainLogEntry[]): void {
 export function toolchain(...names: ToolchainName[]): ToolchainCheck {
   const missing = missingOf(names);
   if (missing.length === 0) return { missing: false, note: '' };
-  report(missing);
+  requireUnlessAllowed(missing);
+  logForSummary(missing);
   return { missing: true, note: ` [skipped: ${reasonOf(missing)}]` };
+}
+
+/** What `toolchainOrInstead()` answers: `toolchain()`'s answer, and a way to say the suite did without. */
+export interface ToolchainFallback extends ToolchainCheck {
+  /** Notes for the summary that this file ran without the tool (call it where it does; once is enough). */
+  ranInstead(): void;
 }
 
 /**
  * For a suite that can run without `name`, in a way `instead` names (a run with
  * `[bash] sandbox = "off"` where bubblewrap is missing): the same check as `toolchain()`, but
- * the summary says the suite ran `instead`, and the note says so rather than "skipped".
+ * the note says so rather than "skipped", and the summary lists the file as having run `instead`
+ * once it calls `ranInstead()` (a suite skipped for another tool never does).
  */
-export function toolchainOrInstead(name: ToolchainName, instead: string): ToolchainCheck {
+export function toolchainOrInstead(name: ToolchainName, instead: string): ToolchainFallback {
   const missing = missingOf([name], instead);
-  if (missing.length === 0) return { missing: false, note: '' };
-  report(missing);
-  return { missing: true, note: ` [${name} missing, so it ${instead}: ${missing[0]?.problem ?? ''}]` };
+  if (missing.length === 0) return { missing: false, note: '', ranInstead: () => undefined };
+  requireUnlessAllowed(missing);
+  const suite = missing[0]?.suite;
+  let logged = false;
+  return {
+    missing: true,
+    note: ` [${name} missing, so it ${instead}: ${missing[0]?.problem ?? ''}]`,
+    ranInstead: () => {
+      if (logged) return;
+      logged = true;
+      // The file running now (a harness may call it from a test), else the one that asked.
+      const current = callerFile();
+      logForSummary(
+        missing.map((entry) => ({ ...entry, suite: current === 'a test file' ? (suite ?? current) : current })),
+      );
+    },
+  };
 }
