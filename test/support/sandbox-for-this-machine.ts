@@ -20,6 +20,8 @@ export interface SandboxForThisMachine {
   note: string;
   /** The CLI flags that opt out: `['--no-sandbox']` when off, else none. */
   flags: readonly string[];
+  /** The same for `loadConfig({ flags })` (the library): `{ noSandbox: true }` when off, else none. */
+  configFlags: { noSandbox?: true };
   /** `toml` (a `.ratchet/config.toml`), with `sandbox = "off"` in its `[bash]` table when off. */
   config(toml?: string): string;
   /** A repository's files, their `.ratchet/config.toml` (made when there is none) opting out when off. */
@@ -36,7 +38,14 @@ const BASH_TABLE = /^\[bash\][ \t]*$/m;
 export function sandboxForThisMachine(): SandboxForThisMachine {
   const check = toolchainOrInstead('bwrap', 'runs unsandboxed ([bash] sandbox = "off" or --no-sandbox)');
   if (!check.missing)
-    return { off: false, note: '', flags: [], config: (toml = '') => toml, files: (files) => ({ ...files }) };
+    return {
+      off: false,
+      note: '',
+      flags: [],
+      configFlags: {},
+      config: (toml = '') => toml,
+      files: (files) => ({ ...files }),
+    };
   return {
     off: true,
     note: check.note,
@@ -44,6 +53,10 @@ export function sandboxForThisMachine(): SandboxForThisMachine {
     get flags() {
       check.ranInstead();
       return ['--no-sandbox'];
+    },
+    get configFlags() {
+      check.ranInstead();
+      return { noSandbox: true } as const;
     },
     config: (toml) => {
       check.ranInstead();

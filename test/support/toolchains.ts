@@ -15,7 +15,16 @@ import { expect } from 'vitest';
 import { CLAUDE_INSTALL_COMMAND, claudeBinaryProblem } from './claude-binary.js';
 
 export type ToolchainName =
-  'bwrap' | 'python3' | 'python3-pytest' | 'pytest' | 'go' | 'cargo' | 'chromium' | 'script' | 'claude';
+  | 'bwrap'
+  | 'python3'
+  | 'python3-pytest'
+  | 'python3-venv'
+  | 'pytest'
+  | 'go'
+  | 'cargo'
+  | 'chromium'
+  | 'script'
+  | 'claude';
 
 interface ToolchainSpec {
   /** What the suites need, in a few words. */
@@ -32,7 +41,8 @@ function runs(file: string, args: readonly string[]): string | null {
   if (result.error)
     return `\`${file}\` cannot run (${(result.error as NodeJS.ErrnoException).code ?? result.error.message})`;
   if (result.status !== 0) {
-    const said = `${result.stderr}`.trim().split('\n')[0] ?? '';
+    // The last line: where Python's traceback, for one, says what went wrong.
+    const said = `${result.stderr}`.trim().split('\n').at(-1) ?? '';
     return `\`${[file, ...args].join(' ')}\` exited ${result.status ?? result.signal}${said ? `: ${said}` : ''}`;
   }
   return null;
@@ -54,6 +64,17 @@ const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
     what: 'pytest for the system Python (/usr/bin/python3 -m pytest)',
     install: 'apt-get install -y python3 python3-pytest',
     problem: () => runs('/usr/bin/python3', ['-m', 'pytest', '--version']),
+  },
+  'python3-venv': {
+    what: 'venv, pip, setuptools and wheel for the system Python (real editable installs, offline)',
+    install: 'apt-get install -y python3-venv python3-setuptools python3-wheel',
+    // ensurepip gives the venv its pip; setuptools and wheel build the install without PyPI. Names
+    // from inside each: an empty directory of that name would import as a namespace package.
+    problem: () =>
+      runs('/usr/bin/python3', [
+        '-c',
+        'from ensurepip import version; version(); import venv, setuptools.build_meta; from wheel import __version__',
+      ]),
   },
   pytest: {
     what: 'pytest on PATH',
