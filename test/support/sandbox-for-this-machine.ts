@@ -69,7 +69,8 @@ export function sandboxForThisMachine(): SandboxForThisMachine {
   };
 }
 
-function withSandboxOff(toml = ''): string {
+/** `toml` with `sandbox = "off"` in its `[bash]` table (added when there is none). */
+export function withSandboxOff(toml = ''): string {
   if (/^\s*sandbox\s*=/m.test(toml)) throw new Error(`the config already sets [bash] sandbox:\n${toml}`);
   if (BASH_TABLE.test(toml)) return toml.replace(BASH_TABLE, '[bash]\nsandbox = "off"');
   return `${toml}${toml === '' || toml.endsWith('\n') ? '' : '\n'}[bash]\nsandbox = "off"\n`;
