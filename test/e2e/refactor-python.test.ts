@@ -85,6 +85,8 @@ function script(patches: ScriptedPatches): RefactorBrainScript {
 const tools = toolchain('claude', 'python3-pytest');
 /** The subject is the refactor run, not the sandbox: where bubblewrap is missing the run opts out. */
 const sandbox = sandboxForThisMachine();
+/** The report is rendered in headless Chromium. */
+const chromium = toolchain('chromium');
 
 describe.skipIf(tools.missing)(
   `ratchet refactor run on a Python repository (real claude binary, heuristic plan)${tools.note}${sandbox.note}`,
@@ -173,34 +175,37 @@ describe.skipIf(tools.missing)(
       expect(retry?.prompt).not.toContain('def _row(');
     });
 
-    it('writes the backup, the artifacts, the ledger and the reports', async () => {
-      const { runId, ledger } = run;
-      expectBackup(repo, runId);
-      const artifacts = join(runDirectory(repo.dir, runId), 'artifacts');
-      for (const name of INDEX_ARTIFACTS) expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
-      expect(await readFile(join(artifacts, 'SYMBOL_REGISTRY.json'), 'utf8')).toContain('quote');
-      expect((await readFile(join(artifacts, 'TASK_LEDGER.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(3);
-      expect(ledger.run?.status).toBe('completed');
-      const patcherCalls = ledger.modelCalls.filter((call) => call.stage === 'PATCHER');
-      expect(patcherCalls).toHaveLength(5);
-      for (const call of patcherCalls) expect(call.costUsd ?? 0).toBeGreaterThan(0);
-      expect(ledger.modelCalls.filter((call) => call.stage === 'PLANNER').length).toBeGreaterThanOrEqual(1);
-      const dir = runDirectory(repo.dir, runId);
-      const markdown = await readFile(join(dir, 'report.md'), 'utf8');
-      expect(markdown).toMatch(/\| batch-002 \| committed \| 2 \|/);
-      // The verifier runs pytest as the TDD gates do: the ledger and the report name the test that broke.
-      const failing = ledger.verifications.filter((verification) => verification.failingTests.length > 0);
-      expect(
-        failing.map((verification) => verification.failingTests.map((test) => `${test.id} ${String(test.kind)}`)),
-      ).toEqual([[expect.stringMatching(/test_quote_rows_and_totals assertion$/)]]);
-      expect(failing[0]?.command).toBe(pyVerifiers().fast[0]);
-      expect(markdown).toMatch(
-        /\| `[^`]*pytest -q` \| \d+ passed, 1 failed \| \d+ ms \| [^|]*test_quote_rows_and_totals \(assertion\) \|/,
-      );
-      const dom = await renderInChromium(join(dir, 'report.html'));
-      expect(dom).toContain('<table id="batches">');
-      expect(dom).toContain('batch-003');
-    });
+    it.skipIf(chromium.missing)(
+      `writes the backup, the artifacts, the ledger and the reports${chromium.note}`,
+      async () => {
+        const { runId, ledger } = run;
+        expectBackup(repo, runId);
+        const artifacts = join(runDirectory(repo.dir, runId), 'artifacts');
+        for (const name of INDEX_ARTIFACTS) expect(isNonEmptyFile(join(artifacts, name)), name).toBe(true);
+        expect(await readFile(join(artifacts, 'SYMBOL_REGISTRY.json'), 'utf8')).toContain('quote');
+        expect((await readFile(join(artifacts, 'TASK_LEDGER.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(3);
+        expect(ledger.run?.status).toBe('completed');
+        const patcherCalls = ledger.modelCalls.filter((call) => call.stage === 'PATCHER');
+        expect(patcherCalls).toHaveLength(5);
+        for (const call of patcherCalls) expect(call.costUsd ?? 0).toBeGreaterThan(0);
+        expect(ledger.modelCalls.filter((call) => call.stage === 'PLANNER').length).toBeGreaterThanOrEqual(1);
+        const dir = runDirectory(repo.dir, runId);
+        const markdown = await readFile(join(dir, 'report.md'), 'utf8');
+        expect(markdown).toMatch(/\| batch-002 \| committed \| 2 \|/);
+        // The verifier runs pytest as the TDD gates do: the ledger and the report name the test that broke.
+        const failing = ledger.verifications.filter((verification) => verification.failingTests.length > 0);
+        expect(
+          failing.map((verification) => verification.failingTests.map((test) => `${test.id} ${String(test.kind)}`)),
+        ).toEqual([[expect.stringMatching(/test_quote_rows_and_totals assertion$/)]]);
+        expect(failing[0]?.command).toBe(pyVerifiers().fast[0]);
+        expect(markdown).toMatch(
+          /\| `[^`]*pytest -q` \| \d+ passed, 1 failed \| \d+ ms \| [^|]*test_quote_rows_and_totals \(assertion\) \|/,
+        );
+        const dom = await renderInChromium(join(dir, 'report.html'));
+        expect(dom).toContain('<table id="batches">');
+        expect(dom).toContain('batch-003');
+      },
+    );
 
     it("leaves the user's checkout untouched", () => {
       const { beforeState, beforeTree } = run;

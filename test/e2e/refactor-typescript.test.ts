@@ -142,6 +142,8 @@ const TaskLedgerLine = z.looseObject({
 const claude = toolchain('claude');
 /** The subject is the refactor run, not the sandbox: where bubblewrap is missing the run opts out. */
 const sandbox = sandboxForThisMachine();
+/** Two tests render the report in headless Chromium. */
+const chromium = toolchain('chromium');
 
 describe.skipIf(claude.missing)(
   `ratchet refactor run on a TypeScript repository (real claude binary, scripted model)${claude.note}${sandbox.note}`,
@@ -356,31 +358,34 @@ describe.skipIf(claude.missing)(
       expect(JSON.stringify(calls)).not.toContain(env.ANTHROPIC_API_KEY);
     });
 
-    it('writes report.md and a report.html that renders in headless Chromium', async () => {
-      const { runId, ledger } = run;
-      const dir = runDirectory(repo.dir, runId);
-      const markdown = await readFile(join(dir, 'report.md'), 'utf8');
-      expect(markdown).toContain('## Batches');
-      expect(markdown).toMatch(/\| batch-001 \| committed \| 2 \|/);
-      expect(markdown).toMatch(/\| batch-004 \| noop \| 1 \|/);
-      expect(markdown).toContain('Patches rejected by the admission checks');
-      // The model is the one Claude Code reports using (none was configured, so no --model).
-      const used = ledger.modelCalls[0]?.model ?? '';
-      expect(used).not.toBe('');
-      expect(ledger.run?.model).toBeNull();
-      expect(markdown).toContain(`| Provider | claude-code \`${used}\` |`);
-      expect(markdown).toMatch(/\| Cost \| \$\d+\.\d{4} \|/);
-      expect(markdown).toContain(`| \`${tip.slice(0, 8)}\` | checkpoint: batch-003 ${GOALS['batch-003']} |`);
-      const dom = await renderInChromium(join(dir, 'report.html'));
-      expect(dom).toContain('<table id="batches">');
-      const batchesTable = dom.slice(
-        dom.indexOf('<table id="batches">'),
-        dom.indexOf('</table>', dom.indexOf('<table id="batches">')),
-      );
-      for (const id of Object.keys(GOALS)) expect(batchesTable).toContain(id);
-      expect(batchesTable).toContain('committed');
-      expect(batchesTable).toContain('noop');
-    });
+    it.skipIf(chromium.missing)(
+      `writes report.md and a report.html that renders in headless Chromium${chromium.note}`,
+      async () => {
+        const { runId, ledger } = run;
+        const dir = runDirectory(repo.dir, runId);
+        const markdown = await readFile(join(dir, 'report.md'), 'utf8');
+        expect(markdown).toContain('## Batches');
+        expect(markdown).toMatch(/\| batch-001 \| committed \| 2 \|/);
+        expect(markdown).toMatch(/\| batch-004 \| noop \| 1 \|/);
+        expect(markdown).toContain('Patches rejected by the admission checks');
+        // The model is the one Claude Code reports using (none was configured, so no --model).
+        const used = ledger.modelCalls[0]?.model ?? '';
+        expect(used).not.toBe('');
+        expect(ledger.run?.model).toBeNull();
+        expect(markdown).toContain(`| Provider | claude-code \`${used}\` |`);
+        expect(markdown).toMatch(/\| Cost \| \$\d+\.\d{4} \|/);
+        expect(markdown).toContain(`| \`${tip.slice(0, 8)}\` | checkpoint: batch-003 ${GOALS['batch-003']} |`);
+        const dom = await renderInChromium(join(dir, 'report.html'));
+        expect(dom).toContain('<table id="batches">');
+        const batchesTable = dom.slice(
+          dom.indexOf('<table id="batches">'),
+          dom.indexOf('</table>', dom.indexOf('<table id="batches">')),
+        );
+        for (const id of Object.keys(GOALS)) expect(batchesTable).toContain(id);
+        expect(batchesTable).toContain('committed');
+        expect(batchesTable).toContain('noop');
+      },
+    );
 
     it("leaves the user's checkout untouched until accept", () => {
       const { beforeState, beforeTree, beforeBranches, branch } = run;
@@ -466,61 +471,64 @@ describe.skipIf(claude.missing)(
       expect(branches(repo)).toEqual(beforeBranches);
     });
 
-    it('records the rollback: status, history and report say when, and where the state it replaced is kept', async () => {
-      const { runId } = run;
-      const [restore] = await rollbackEvents(runId);
-      expect(restore).toMatchObject({ branch: 'main', previousStatus: 'accepted' });
-      const at = restore?.timestamp ?? '';
-      const kept = restore?.safetyBackup ?? '';
-      expect(kept).toMatch(/before-rollback-/);
-      expect(existsSync(kept)).toBe(true);
+    it.skipIf(chromium.missing)(
+      `records the rollback: status, history and report say when, and where the state it replaced is kept${chromium.note}`,
+      async () => {
+        const { runId } = run;
+        const [restore] = await rollbackEvents(runId);
+        expect(restore).toMatchObject({ branch: 'main', previousStatus: 'accepted' });
+        const at = restore?.timestamp ?? '';
+        const kept = restore?.safetyBackup ?? '';
+        expect(kept).toMatch(/before-rollback-/);
+        expect(existsSync(kept)).toBe(true);
 
-      const status = await ratchet(['status', runId], repo.dir, env);
-      expectExit(status, 0);
-      expect(status.stdout).toContain(`rolled back at ${at}`);
-      expect(status.stdout).toContain(
-        `(it was accepted): ${restore?.target ?? ''} restored from ${restore?.backup ?? ''}`,
-      );
-      expect(status.stdout).toContain(`the state it replaced is kept in ${kept}`);
-      expect(status.stdout).toContain('rolled back, the branch was removed');
-      expect(status.stdout).not.toContain('rejected, the branch was removed');
-      expect(status.stdout).not.toMatch(/^\s*worktree\b/m);
-      const statusJson = z
-        .looseObject({
-          run: z.looseObject({ status: z.string() }),
-          worktree: z.string().nullable(),
-          rollback: BackupRestore.nullable(),
-        })
-        .parse(JSON.parse((await ratchet(['status', runId, '--json'], repo.dir, env)).stdout));
-      expect(statusJson).toMatchObject({ run: { status: 'rolled-back' }, worktree: null, rollback: restore });
+        const status = await ratchet(['status', runId], repo.dir, env);
+        expectExit(status, 0);
+        expect(status.stdout).toContain(`rolled back at ${at}`);
+        expect(status.stdout).toContain(
+          `(it was accepted): ${restore?.target ?? ''} restored from ${restore?.backup ?? ''}`,
+        );
+        expect(status.stdout).toContain(`the state it replaced is kept in ${kept}`);
+        expect(status.stdout).toContain('rolled back, the branch was removed');
+        expect(status.stdout).not.toContain('rejected, the branch was removed');
+        expect(status.stdout).not.toMatch(/^\s*worktree\b/m);
+        const statusJson = z
+          .looseObject({
+            run: z.looseObject({ status: z.string() }),
+            worktree: z.string().nullable(),
+            rollback: BackupRestore.nullable(),
+          })
+          .parse(JSON.parse((await ratchet(['status', runId, '--json'], repo.dir, env)).stdout));
+        expect(statusJson).toMatchObject({ run: { status: 'rolled-back' }, worktree: null, rollback: restore });
 
-      const history = await ratchet(['history', runId], repo.dir, env);
-      expectExit(history, 0);
-      expect(history.stdout).toContain(`Run ${runId} was rolled back at ${at} (it was accepted)`);
-      expect(history.stdout).toContain(kept);
-      const historyJson = z
-        .looseObject({
-          runs: z.array(z.looseObject({ id: z.string(), status: z.string() })),
-          rollbacks: z.array(BackupRestore),
-        })
-        .parse(JSON.parse((await ratchet(['history', '--json'], repo.dir, env)).stdout));
-      expect(historyJson.runs.find((entry) => entry.id === runId)?.status).toBe('rolled-back');
-      expect(historyJson.rollbacks).toEqual([restore]);
+        const history = await ratchet(['history', runId], repo.dir, env);
+        expectExit(history, 0);
+        expect(history.stdout).toContain(`Run ${runId} was rolled back at ${at} (it was accepted)`);
+        expect(history.stdout).toContain(kept);
+        const historyJson = z
+          .looseObject({
+            runs: z.array(z.looseObject({ id: z.string(), status: z.string() })),
+            rollbacks: z.array(BackupRestore),
+          })
+          .parse(JSON.parse((await ratchet(['history', '--json'], repo.dir, env)).stdout));
+        expect(historyJson.runs.find((entry) => entry.id === runId)?.status).toBe('rolled-back');
+        expect(historyJson.rollbacks).toEqual([restore]);
 
-      const report = await ratchet(['report', runId], repo.dir, env);
-      expectExit(report, 0);
-      expect(report.stdout).toContain('| Status | **rolled-back** |');
-      expect(report.stdout).toContain(`| Rolled back | at ${at} (it was accepted): `);
-      expect(report.stdout).toContain(`the state it replaced is kept in ${kept} |`);
-      expect(report.stdout).not.toContain('**rejected**');
-      const reportJson = z
-        .looseObject({ status: z.string(), rollback: BackupRestore.nullable(), html: z.string() })
-        .parse(JSON.parse((await ratchet(['report', runId, '--json'], repo.dir, env)).stdout));
-      expect(reportJson).toMatchObject({ status: 'rolled-back', rollback: restore });
-      const dom = await renderInChromium(reportJson.html);
-      expect(dom).toContain(`<td>Rolled back</td><td>at ${at} (it was accepted): `);
-      expect(dom).toContain(kept);
-    });
+        const report = await ratchet(['report', runId], repo.dir, env);
+        expectExit(report, 0);
+        expect(report.stdout).toContain('| Status | **rolled-back** |');
+        expect(report.stdout).toContain(`| Rolled back | at ${at} (it was accepted): `);
+        expect(report.stdout).toContain(`the state it replaced is kept in ${kept} |`);
+        expect(report.stdout).not.toContain('**rejected**');
+        const reportJson = z
+          .looseObject({ status: z.string(), rollback: BackupRestore.nullable(), html: z.string() })
+          .parse(JSON.parse((await ratchet(['report', runId, '--json'], repo.dir, env)).stdout));
+        expect(reportJson).toMatchObject({ status: 'rolled-back', rollback: restore });
+        const dom = await renderInChromium(reportJson.html);
+        expect(dom).toContain(`<td>Rolled back</td><td>at ${at} (it was accepted): `);
+        expect(dom).toContain(kept);
+      },
+    );
 
     it('refuses to accept, reject, resume or trim the rolled-back run, saying when it was rolled back', async () => {
       const { beforeState, runId } = run;

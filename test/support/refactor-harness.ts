@@ -199,7 +199,7 @@ export function isNonEmptyFile(path: string): boolean {
 
 /**
  * Renders `file` in headless Chromium and returns the DOM it built. Fails loudly when chromium
- * is not installed (`.ci/run` installs it): the test never skips.
+ * is not runnable: the tests that call it skip first where it is missing (`toolchain('chromium')`).
  */
 export async function renderInChromium(file: string): Promise<string> {
   const probe = await execa('chromium', ['--version'], { reject: false, env: cliEnv({}), extendEnv: false });
