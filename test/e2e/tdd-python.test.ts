@@ -62,9 +62,10 @@ describe.skipIf(pytest.missing)(
 
     beforeAll(async () => {
       assertFreshBuild();
-      repo = await createProjectRepo(sandbox.files(PY_PROJECT_FILES));
+      repo = await createProjectRepo(PY_PROJECT_FILES);
       model = await startScriptedModel(PY_SCRIPT);
-      run = await runTdd(repo, [PY_FEATURE, ...ANTHROPIC_FLAGS], {
+      // A flag, not a config file: the test checks every file of the branch.
+      run = await runTdd(repo, [PY_FEATURE, ...ANTHROPIC_FLAGS, ...sandbox.flags], {
         env: { ...ratchetEnv(repo, model.server), ...PYTEST_ENV },
       });
     }, 150_000);
