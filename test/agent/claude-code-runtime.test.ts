@@ -26,6 +26,7 @@ import {
 } from '../support/fake-anthropic-server.js';
 import { createTempWorktree, type TempWorktree } from './agent-fixtures.js';
 import { modelCallsOf, rejection, runtimeFactory, stageRequestFactory } from './claude-code-fixtures.js';
+import { toolchain } from '../support/toolchains.js';
 
 const API_KEY = 'sk-ant-test-claude-code';
 const SYSTEM_PROMPT = 'Stage: PLANNER\nYou plan refactor batches. Answer with the structured output.';
@@ -39,6 +40,8 @@ const relativePlanSchema = z.object({
   status: z.enum(['ok', 'noop']),
   files: z.array(z.string()).refine((files) => files.every((file) => !file.startsWith('/')), 'paths must be relative'),
 });
+
+const claude = toolchain('claude');
 
 let binary: string;
 let worktree: TempWorktree;
@@ -124,7 +127,7 @@ function sessionHeader(request: RecordedRequest): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-describe.concurrent('createClaudeCodeRuntime with the real claude binary', () => {
+describe.skipIf(claude.missing).concurrent(`createClaudeCodeRuntime with the real claude binary${claude.note}`, () => {
   it('returns the structured output the model gave through the StructuredOutput tool', async ({ onTestFinished }) => {
     const { server, promptDir, events, uuids, runtime, stageRequest, modelCalls } = await harness(onTestFinished);
     server.enqueue({
@@ -327,48 +330,50 @@ describe.concurrent('createClaudeCodeRuntime with the real claude binary', () =>
   });
 });
 
-describe.concurrent('Claude Code preflight checks with the real claude binary', () => {
-  it('reads the version from `claude -v`', async ({ onTestFinished }) => {
-    const { env } = await harness(onTestFinished);
-    await expect(checkClaudeCode({ binary, runner: createProcessRunner(), env: env() })).resolves.toEqual({
-      version: '2.1.330',
+describe
+  .skipIf(claude.missing)
+  .concurrent(`Claude Code preflight checks with the real claude binary${claude.note}`, () => {
+    it('reads the version from `claude -v`', async ({ onTestFinished }) => {
+      const { env } = await harness(onTestFinished);
+      await expect(checkClaudeCode({ binary, runner: createProcessRunner(), env: env() })).resolves.toEqual({
+        version: '2.1.330',
+      });
+    });
+
+    it('passes the authentication check when the API answers', async ({ onTestFinished }) => {
+      const { server, env } = await harness(onTestFinished);
+      const check = await checkClaudeAuth({ binary, runner: createProcessRunner(), env: env(), cwd: worktree.dir });
+
+      expect(check.result).toBe('ok');
+      expect(JSON.stringify(bodyOf(server.requests[0]).messages)).toContain('Respond with OK');
+    });
+
+    it('fails the authentication check with the /login instructions', async ({ onTestFinished }) => {
+      const { env } = await harness(onTestFinished);
+      const error = await rejection(
+        checkClaudeAuth({
+          binary,
+          runner: createProcessRunner(),
+          env: env({ ANTHROPIC_API_KEY: undefined }),
+          cwd: worktree.dir,
+        }),
+      );
+
+      expect(error.code).toBe('auth');
+      expect(error.hint).toContain('/login');
+    });
+
+    it('fails the authentication check on a rejected key', async ({ onTestFinished }) => {
+      const { env } = await harness(onTestFinished);
+      const error = await rejection(
+        checkClaudeAuth({
+          binary,
+          runner: createProcessRunner(),
+          env: env({ ANTHROPIC_API_KEY: 'sk-ant-wrong' }),
+          cwd: worktree.dir,
+        }),
+      );
+
+      expect(error.code).toBe('auth');
     });
   });
-
-  it('passes the authentication check when the API answers', async ({ onTestFinished }) => {
-    const { server, env } = await harness(onTestFinished);
-    const check = await checkClaudeAuth({ binary, runner: createProcessRunner(), env: env(), cwd: worktree.dir });
-
-    expect(check.result).toBe('ok');
-    expect(JSON.stringify(bodyOf(server.requests[0]).messages)).toContain('Respond with OK');
-  });
-
-  it('fails the authentication check with the /login instructions', async ({ onTestFinished }) => {
-    const { env } = await harness(onTestFinished);
-    const error = await rejection(
-      checkClaudeAuth({
-        binary,
-        runner: createProcessRunner(),
-        env: env({ ANTHROPIC_API_KEY: undefined }),
-        cwd: worktree.dir,
-      }),
-    );
-
-    expect(error.code).toBe('auth');
-    expect(error.hint).toContain('/login');
-  });
-
-  it('fails the authentication check on a rejected key', async ({ onTestFinished }) => {
-    const { env } = await harness(onTestFinished);
-    const error = await rejection(
-      checkClaudeAuth({
-        binary,
-        runner: createProcessRunner(),
-        env: env({ ANTHROPIC_API_KEY: 'sk-ant-wrong' }),
-        cwd: worktree.dir,
-      }),
-    );
-
-    expect(error.code).toBe('auth');
-  });
-});

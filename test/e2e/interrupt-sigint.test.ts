@@ -35,6 +35,7 @@ import {
   withLedger,
   type ResumeProject,
 } from '../support/resume-harness.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const suite = useResumeSuite();
 const newProject = (): Promise<ResumeProject> => suite.newProject();
@@ -70,7 +71,10 @@ async function resumeToReference(project: ResumeProject, runId: string): Promise
   await expectStarts(project, runId, 1);
 }
 
-describe('SIGINT', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`SIGINT${sandbox.note}`, () => {
   it(
     'during a model call: exit 130 with the resume hint, status interrupted, then resume completes it',
     async () => {
@@ -148,7 +152,7 @@ describe('SIGINT', () => {
   );
 });
 
-describe('Ctrl-C in a terminal (SIGINT to the whole foreground process group)', () => {
+describe(`Ctrl-C in a terminal (SIGINT to the whole foreground process group)${sandbox.note}`, () => {
   it(
     'during a checkpoint commit: git is not killed under the run, exit 130, then resume completes it',
     async () => {
@@ -180,7 +184,7 @@ describe('Ctrl-C in a terminal (SIGINT to the whole foreground process group)', 
   );
 });
 
-describe('the repository lock', () => {
+describe(`the repository lock${sandbox.note}`, () => {
   it(
     'refuses a second tdd (and a resume) while a run is active, with exit 2 and a locked message',
     async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { PACKAGE_ROOT, cliEnv } from '../support/run-cli.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const CONSUMER = `
 import { cp } from 'node:fs/promises';
@@ -20,7 +21,7 @@ import {
   type RatchetEvent, type RunOutcome,
 } from 'ratchet';
 
-const [packageRoot, repoRoot, home] = process.argv.slice(2) as [string, string, string];
+const [packageRoot, repoRoot, home, ...options] = process.argv.slice(2) as [string, string, string, ...string[]];
 await cp(join(packageRoot, 'demo', 'kata'), repoRoot, { recursive: true });
 await Git.init(repoRoot, { initialBranch: 'main' });
 const git = new Git(repoRoot);
@@ -29,7 +30,7 @@ await git.commitAll('Initial commit: stack kata', { allowEmpty: false });
 const config = await loadConfig({
   repoRoot,
   env: { ...process.env, RATCHET_HOME: home },
-  flags: { provider: 'replay', cassette: join(packageRoot, 'demo', 'cassette.ndjson'), model: 'scripted-demo-model', refactor: 'always' },
+  flags: { provider: 'replay', cassette: join(packageRoot, 'demo', 'cassette.ndjson'), model: 'scripted-demo-model', refactor: 'always', ...(options.includes('--no-sandbox') ? { noSandbox: true } : {}) },
 });
 await using ledger = await openLedger(ledgerPath(repoRoot));
 const run = startTdd(
@@ -80,7 +81,10 @@ const ResultSchema = z.object({
   acceptMode: z.enum(['fast-forward', 'merge']).nullable(),
 });
 
-describe('the library entry point (import from "ratchet")', () => {
+/** The subject is the library API, not the sandbox: where bubblewrap is missing its run opts out (noSandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`the library entry point (import from "ratchet")${sandbox.note}`, () => {
   let root: string;
   let consumer: string;
 
@@ -111,12 +115,16 @@ describe('the library entry point (import from "ratchet")', () => {
   it('runs the TDD loop on the demo kata through the package and accepts it', () => {
     const repo = join(root, 'kata');
     const home = join(root, 'home');
-    const stdout = execFileSync(process.execPath, [join(consumer, 'consumer.ts'), PACKAGE_ROOT, repo, home], {
-      cwd: consumer,
-      env: cliEnv({}),
-      encoding: 'utf8',
-      timeout: 180_000,
-    });
+    const stdout = execFileSync(
+      process.execPath,
+      [join(consumer, 'consumer.ts'), PACKAGE_ROOT, repo, home, ...sandbox.flags],
+      {
+        cwd: consumer,
+        env: cliEnv({}),
+        encoding: 'utf8',
+        timeout: 180_000,
+      },
+    );
     const result = ResultSchema.parse(JSON.parse(stdout.trim().split('\n').at(-1) ?? ''));
     expect(result.status).toBe('completed');
     expect(result.eventTypes).toEqual(

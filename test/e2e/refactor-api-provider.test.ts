@@ -12,13 +12,17 @@ import {
 } from '../support/refactor-js-fixture.js';
 import { describeResult, runCli } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 /**
  * `ratchet refactor run` on an API provider: our own tool loop returns the PatchResponse as
  * structured output (the StructuredOutput tool), through the real Anthropic adapter.
  */
 
-describe('ratchet refactor run on an API provider (tool loop, structured PatchResponse)', () => {
+/** The subject is the refactor run, not the sandbox: where bubblewrap is missing the runs opt out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet refactor run on an API provider (tool loop, structured PatchResponse)${sandbox.note}`, () => {
   let server: FakeAnthropicServer;
   let fixture: TempRepo;
   let repo: string;
@@ -44,7 +48,18 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
       RATCHET_HOME: home,
     };
     const result = await runCli(
-      ['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+      [
+        'refactor',
+        'run',
+        repo,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-refactor-e2e',
+        '--yes',
+        '--json',
+        ...sandbox.flags,
+      ],
       { cwd: repo, env },
     );
     expect(result.exitCode, describeResult(result)).toBe(0);
@@ -132,7 +147,18 @@ describe('ratchet refactor run on an API provider (tool loop, structured PatchRe
         RATCHET_HOME: other.path('ratchet-home'),
       };
       const result = await runCli(
-        ['refactor', 'run', other.dir, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+        [
+          'refactor',
+          'run',
+          other.dir,
+          '--provider',
+          'anthropic',
+          '--model',
+          'claude-refactor-e2e',
+          '--yes',
+          '--json',
+          ...sandbox.flags,
+        ],
         { cwd: other.dir, env },
       );
       const events = result.stdout

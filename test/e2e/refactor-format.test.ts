@@ -6,6 +6,7 @@ import { runDirectory } from '../support/refactor-harness.js';
 import { REFACTOR_FILES, stageOf } from '../support/refactor-js-fixture.js';
 import { PACKAGE_ROOT, describeResult, runCli } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 /**
  * The formatting-only pass of `ratchet refactor run` (seed 002, 11.2 step 1 and 17.3) with the
@@ -40,7 +41,10 @@ function jsonEvents(stdout: string): JsonEvent[] {
     .map((line) => JSON.parse(line) as JsonEvent);
 }
 
-describe('ratchet refactor run with a formatter (formatting-only batch)', () => {
+/** The subject is the refactor run, not the sandbox: where bubblewrap is missing the runs opt out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet refactor run with a formatter (formatting-only batch)${sandbox.note}`, () => {
   let server: FakeAnthropicServer;
   const repos: TempRepo[] = [];
   const env = (repo: TempRepo): Record<string, string> => ({
@@ -126,7 +130,18 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     const fixture = await createRepo({});
     const repo = fixture.dir;
     const result = await runCli(
-      ['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+      [
+        'refactor',
+        'run',
+        repo,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-refactor-e2e',
+        '--yes',
+        '--json',
+        ...sandbox.flags,
+      ],
       { cwd: repo, env: env(fixture) },
     );
     // Stopped by the max runtime: a failed run (exit 1) whose checkpoints stand.
@@ -205,7 +220,18 @@ describe('ratchet refactor run with a formatter (formatting-only batch)', () => 
     const repo = fixture.dir;
     const base = fixture.run('rev-parse', 'HEAD');
     const result = await runCli(
-      ['refactor', 'run', repo, '--provider', 'anthropic', '--model', 'claude-refactor-e2e', '--yes', '--json'],
+      [
+        'refactor',
+        'run',
+        repo,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-refactor-e2e',
+        '--yes',
+        '--json',
+        ...sandbox.flags,
+      ],
       { cwd: repo, env: env(fixture) },
     );
     expect(result.exitCode, describeResult(result)).toBe(1);

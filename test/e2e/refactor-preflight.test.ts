@@ -37,6 +37,8 @@ import {
   type RefactorModel,
 } from '../support/refactor-harness.js';
 import { assertFreshBuild, parseNdjson, type JsonLine } from '../support/run-cli.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { toolchain } from '../support/toolchains.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -92,42 +94,50 @@ beforeAll(async () => {
   ({ patches } = await scriptPatches(TS_FILES, TS_STEPS));
 });
 
-describe('ratchet refactor, around the run', () => {
-  it('refuses a red baseline with exit 1 and leaves the repository as it was', async () => {
-    const repo = await tsRepo(RED_TEST);
-    const { server, brain } = await model();
-    const before = {
-      state: checkoutState(repo),
-      tree: treeHashes(repo.dir, ['.git', '.ratchet']),
-      branches: branches(repo),
-    };
-    const result = await ratchet(
-      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
-      repo.dir,
-      claudeEnv(repo, server),
-    );
-    expectExit(result, 1);
-    const lines = parseNdjson(result.stdout);
-    expect(errorOf(lines).message).toMatch(/baseline/i);
-    // It names the failing command and where its output was kept.
-    const output = /exited 1; its output is in (\S+)\.$/.exec(errorOf(lines).message)?.[1] ?? '';
-    expect(readFileSync(output, 'utf8')).toMatch(/6/);
-    expect(
-      lines.some(
-        (line) =>
-          line.type === 'stage-end' &&
-          (line as Record<string, unknown>).stage === 'BASELINE' &&
-          (line as Record<string, unknown>).outcome === 'rejected',
-      ),
-    ).toBe(true);
-    // No model was asked for anything but the authentication check.
-    expect(brain.calls.map((call) => call.role)).toEqual(['none']);
-    expect(checkoutState(repo)).toEqual(before.state);
-    expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(before.tree);
-    expect(branches(repo)).toEqual(before.branches);
-    expect(worktreesUnder(repo.home)).toEqual([]);
-    expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
-  });
+/** The subject is what happens around a run, not the sandbox: where bubblewrap is missing the runs opt out. */
+const sandbox = sandboxForThisMachine();
+/** The runs that start the Claude Code CLI need the real one; the others name a binary they never start. */
+const claude = toolchain('claude');
+
+describe(`ratchet refactor, around the run${sandbox.note}`, () => {
+  it.skipIf(claude.missing)(
+    `refuses a red baseline with exit 1 and leaves the repository as it was${claude.note}`,
+    async () => {
+      const repo = await tsRepo(RED_TEST);
+      const { server, brain } = await model();
+      const before = {
+        state: checkoutState(repo),
+        tree: treeHashes(repo.dir, ['.git', '.ratchet']),
+        branches: branches(repo),
+      };
+      const result = await ratchet(
+        ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json', ...sandbox.flags],
+        repo.dir,
+        claudeEnv(repo, server),
+      );
+      expectExit(result, 1);
+      const lines = parseNdjson(result.stdout);
+      expect(errorOf(lines).message).toMatch(/baseline/i);
+      // It names the failing command and where its output was kept.
+      const output = /exited 1; its output is in (\S+)\.$/.exec(errorOf(lines).message)?.[1] ?? '';
+      expect(readFileSync(output, 'utf8')).toMatch(/6/);
+      expect(
+        lines.some(
+          (line) =>
+            line.type === 'stage-end' &&
+            (line as Record<string, unknown>).stage === 'BASELINE' &&
+            (line as Record<string, unknown>).outcome === 'rejected',
+        ),
+      ).toBe(true);
+      // No model was asked for anything but the authentication check.
+      expect(brain.calls.map((call) => call.role)).toEqual(['none']);
+      expect(checkoutState(repo)).toEqual(before.state);
+      expect(treeHashes(repo.dir, ['.git', '.ratchet'])).toEqual(before.tree);
+      expect(branches(repo)).toEqual(before.branches);
+      expect(worktreesUnder(repo.home)).toEqual([]);
+      expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    },
+  );
 
   it('refactor plan prints the heuristic batches and changes nothing', async () => {
     const repo = await tsRepo();
@@ -235,159 +245,169 @@ describe('ratchet refactor, around the run', () => {
     expect(refusedReport.results.at(-1)).toMatchObject({ command: failing, exitCode: 3 });
   });
 
-  it('works on a copy of a directory that is not a git repository and never touches it', async () => {
-    const original = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-plain-')));
-    cleanups.push(() => rm(original, { recursive: true, force: true }));
-    const target = join(original, 'shop');
-    await writeFiles(target, { ...TS_FILES, ...configFile(refactorConfig(tsVerifiers(process.execPath))) });
-    // RATCHET_HOME and the claude HOME come from a throw-away repository beside it.
-    const scratch = await tsRepo();
-    const good = patches['batch-001']?.good;
-    if (!good) throw new Error('no batch-001 patch');
-    const goal = 'Remove dead code in src/math.ts';
-    const { server, brain } = await model(
-      {
-        kind: 'structured',
-        batches: [
-          {
-            id: 'x',
-            goal,
-            scope_globs: ['src/math.ts'],
-            allowed_operations: ['remove-dead-code'],
-            diff_budget_loc: 30,
-            risk_score: 10,
-            verifier_level: 'fast',
-          },
-        ],
-      },
-      { 'batch-001': { goal, first: patchAnswer(good.diff, good.files, 'drop legacyRound') } },
-    );
-    const before = treeHashes(original, []);
-    const result = await ratchet(
-      ['refactor', 'run', target, '--provider', 'claude-code', '--yes', '--json'],
-      original,
-      claudeEnv(scratch, server),
-    );
-    expectExit(result, 0);
-    expect(brain.unexpected).toEqual([]);
-    const { runId, report } = readRunOutput(result);
-    expect(report?.status).toBe('completed');
-    // The run lives in a git copy under RATCHET_HOME; its branch holds the checkpoint.
-    const copy = join(scratch.home, 'copies', runId, 'shop');
-    expect(report?.html.startsWith(copy)).toBe(true);
-    const log = execFileSync('git', ['log', '--format=%s', `ratchet/${runId}`], {
-      cwd: copy,
-      encoding: 'utf8',
-      env: { ...process.env, ...scratch.env },
-    });
-    expect(log.split('\n')[0]).toBe(`checkpoint: batch-001 ${goal}`);
-    expect(await readFile(join(target, 'src/math.ts'), 'utf8')).toContain('legacyRound');
-    // Not one byte of the original changed, and no .git or .ratchet appeared in it.
-    expect(treeHashes(original, [])).toEqual(before);
-    expect(existsSync(join(target, '.git'))).toBe(false);
-    expect(existsSync(join(target, '.ratchet'))).toBe(false);
-    // The backup is a snapshot only (there is no history to bundle).
-    const backup = join(scratch.home, 'backups', 'shop', runId);
-    expect(existsSync(join(backup, 'snapshot.tar.gz'))).toBe(true);
-    expect(existsSync(join(backup, 'backup.bundle'))).toBe(false);
-
-    // Commands on the run from the original directory find it in its copy by the run id.
-    const reported = await ratchet(['report', runId, '--json', '--cwd', target], original, claudeEnv(scratch, server));
-    expectExit(reported, 0);
-    // ... and without it: the newest copy of this directory holds its latest run.
-    const status = await ratchet(['status', '--json', '--cwd', target], original, claudeEnv(scratch, server));
-    expectExit(status, 0);
-    expect(status.stdout).toContain(runId);
-    expect(existsSync(join(target, '.ratchet'))).toBe(false);
-    // Accepting (from the copy, where the run and its ledger live) brings the change into the original.
-    const accepted = await ratchet(['accept', runId, '--cwd', copy], original, claudeEnv(scratch, server));
-    expectExit(accepted, 0);
-    expect(accepted.stdout).toContain(`copied into ${target}`);
-    expect(await readFile(join(target, 'src/math.ts'), 'utf8')).not.toContain('legacyRound');
-    expect(existsSync(join(target, '.git'))).toBe(false);
-  });
-
-  it('stops at the last checkpoint with exit 1 when a batch keeps failing its verifier', async () => {
-    const repo = await tsRepo();
-    const entry = (batch: string, variant: string) => {
-      const patch = patches[batch]?.[variant];
-      if (!patch) throw new Error(`no ${variant} patch for ${batch}`);
-      return patchAnswer(patch.diff, patch.files, `${batch} ${variant}`);
-    };
-    const { server, brain } = await model(
-      { kind: 'text', text: 'Keep the heuristic plan.' },
-      {
-        'batch-001': { goal: 'Remove dead code in src/math.ts', first: entry('batch-001', 'good') },
-        // Both attempts (retry_per_batch 1) break the tests.
-        'batch-002': {
-          goal: 'Split long code in src/invoice.ts',
-          first: entry('batch-002', 'breaksTests'),
-          retry: entry('batch-002', 'breaksTests'),
+  it.skipIf(claude.missing)(
+    `works on a copy of a directory that is not a git repository and never touches it${claude.note}`,
+    async () => {
+      const original = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-plain-')));
+      cleanups.push(() => rm(original, { recursive: true, force: true }));
+      const target = join(original, 'shop');
+      await writeFiles(target, { ...TS_FILES, ...configFile(refactorConfig(tsVerifiers(process.execPath))) });
+      // RATCHET_HOME and the claude HOME come from a throw-away repository beside it.
+      const scratch = await tsRepo();
+      const good = patches['batch-001']?.good;
+      if (!good) throw new Error('no batch-001 patch');
+      const goal = 'Remove dead code in src/math.ts';
+      const { server, brain } = await model(
+        {
+          kind: 'structured',
+          batches: [
+            {
+              id: 'x',
+              goal,
+              scope_globs: ['src/math.ts'],
+              allowed_operations: ['remove-dead-code'],
+              diff_budget_loc: 30,
+              risk_score: 10,
+              verifier_level: 'fast',
+            },
+          ],
         },
-      },
-    );
-    const before = checkoutState(repo);
-    const result = await ratchet(
-      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
-      repo.dir,
-      claudeEnv(repo, server),
-    );
-    expectExit(result, 1);
-    expect(brain.unexpected).toEqual([]);
-    const { lines, runId, report } = readRunOutput(result);
-    expect(report?.status).toBe('failed');
-    const ends = lines
-      .filter((line) => line.type === 'batch-end')
-      .map(
-        (line) =>
-          `${String((line as Record<string, unknown>).batch)} ${String((line as Record<string, unknown>).outcome)}`,
+        { 'batch-001': { goal, first: patchAnswer(good.diff, good.files, 'drop legacyRound') } },
       );
-    // batch-003 is never attempted: the run stops (seed 002, 8.3).
-    expect(ends).toEqual(['batch-001 committed', 'batch-002 failed']);
-    expect(brain.callsOf('PATCHER').map((call) => call.batch)).toEqual(['batch-001', 'batch-002', 'batch-002']);
-    // The worktree is back at batch-001's checkpoint, with nothing of batch-002 in it.
-    const worktree = z
-      .string()
-      .parse((lines.find((line) => line.type === 'run-start') as Record<string, unknown> | undefined)?.worktree);
-    const checkpoint = repo.run('rev-parse', `ratchet/${runId}`);
-    expect(repo.run('log', '-1', '--format=%s', checkpoint)).toBe(
-      'checkpoint: batch-001 Remove dead code in src/math.ts',
-    );
-    expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: worktree, encoding: 'utf8' }).trim()).toBe(checkpoint);
-    expect(
-      execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: worktree, encoding: 'utf8' }),
-    ).toBe('');
-    expect(await readFile(join(worktree, 'src/invoice.ts'), 'utf8')).toBe(TS_FILES['src/invoice.ts']);
-    // The report is written, and the user's checkout is untouched.
-    expect(await readFile(z.string().parse(report?.markdown), 'utf8')).toMatch(/\| batch-002 \| failed \| 2 \|/);
-    expect(checkoutState(repo)).toEqual(before);
-    // Accepting a failed run takes --force.
-    const refused = await ratchet(['accept', runId], repo.dir, claudeEnv(repo, server));
-    expectExit(refused, 2);
-    expect(refused.stderr).toContain('--force');
-    // Without --yes, the question names the gentler way for a run that was never accepted.
-    const unconfirmed = await ratchet(['refactor', 'rollback', runId], repo.dir, claudeEnv(repo, server));
-    expectExit(unconfirmed, 2);
-    expect(unconfirmed.stderr).toContain(`Run ${runId} was never accepted: \`ratchet reject ${runId}\` drops it`);
-    // Rolling the unaccepted run back leaves nothing of it: no worktree, no branch.
-    const rolledBack = await ratchet(['refactor', 'rollback', runId, '--yes'], repo.dir, claudeEnv(repo, server));
-    expectExit(rolledBack, 0);
-    expect(checkoutState(repo)).toEqual(before);
-    expect(branches(repo)).toEqual([`main ${before.head}`]);
-    expect(existsSync(worktree)).toBe(false);
-    // On record as rolled back (not rejected), with what it was before, and no worktree listed.
-    const status = await ratchet(['status', runId, '--json'], repo.dir, claudeEnv(repo, server));
-    expectExit(status, 0);
-    expect(JSON.parse(status.stdout)).toMatchObject({
-      run: { status: 'rolled-back' },
-      worktree: null,
-      rollback: { type: 'backup-restore', previousStatus: 'failed', branch: 'main' },
-    });
-    const shown = await ratchet(['status', runId], repo.dir, claudeEnv(repo, server));
-    expect(shown.stdout).toMatch(/rolled back at \S+ \(it had failed, never accepted\): /);
-    expect(shown.stdout).toContain('rolled back, the branch was removed');
-    expect(shown.stdout).not.toContain(worktree);
-  });
+      const before = treeHashes(original, []);
+      const result = await ratchet(
+        ['refactor', 'run', target, '--provider', 'claude-code', '--yes', '--json', ...sandbox.flags],
+        original,
+        claudeEnv(scratch, server),
+      );
+      expectExit(result, 0);
+      expect(brain.unexpected).toEqual([]);
+      const { runId, report } = readRunOutput(result);
+      expect(report?.status).toBe('completed');
+      // The run lives in a git copy under RATCHET_HOME; its branch holds the checkpoint.
+      const copy = join(scratch.home, 'copies', runId, 'shop');
+      expect(report?.html.startsWith(copy)).toBe(true);
+      const log = execFileSync('git', ['log', '--format=%s', `ratchet/${runId}`], {
+        cwd: copy,
+        encoding: 'utf8',
+        env: { ...process.env, ...scratch.env },
+      });
+      expect(log.split('\n')[0]).toBe(`checkpoint: batch-001 ${goal}`);
+      expect(await readFile(join(target, 'src/math.ts'), 'utf8')).toContain('legacyRound');
+      // Not one byte of the original changed, and no .git or .ratchet appeared in it.
+      expect(treeHashes(original, [])).toEqual(before);
+      expect(existsSync(join(target, '.git'))).toBe(false);
+      expect(existsSync(join(target, '.ratchet'))).toBe(false);
+      // The backup is a snapshot only (there is no history to bundle).
+      const backup = join(scratch.home, 'backups', 'shop', runId);
+      expect(existsSync(join(backup, 'snapshot.tar.gz'))).toBe(true);
+      expect(existsSync(join(backup, 'backup.bundle'))).toBe(false);
+
+      // Commands on the run from the original directory find it in its copy by the run id.
+      const reported = await ratchet(
+        ['report', runId, '--json', '--cwd', target],
+        original,
+        claudeEnv(scratch, server),
+      );
+      expectExit(reported, 0);
+      // ... and without it: the newest copy of this directory holds its latest run.
+      const status = await ratchet(['status', '--json', '--cwd', target], original, claudeEnv(scratch, server));
+      expectExit(status, 0);
+      expect(status.stdout).toContain(runId);
+      expect(existsSync(join(target, '.ratchet'))).toBe(false);
+      // Accepting (from the copy, where the run and its ledger live) brings the change into the original.
+      const accepted = await ratchet(['accept', runId, '--cwd', copy], original, claudeEnv(scratch, server));
+      expectExit(accepted, 0);
+      expect(accepted.stdout).toContain(`copied into ${target}`);
+      expect(await readFile(join(target, 'src/math.ts'), 'utf8')).not.toContain('legacyRound');
+      expect(existsSync(join(target, '.git'))).toBe(false);
+    },
+  );
+
+  it.skipIf(claude.missing)(
+    `stops at the last checkpoint with exit 1 when a batch keeps failing its verifier${claude.note}`,
+    async () => {
+      const repo = await tsRepo();
+      const entry = (batch: string, variant: string) => {
+        const patch = patches[batch]?.[variant];
+        if (!patch) throw new Error(`no ${variant} patch for ${batch}`);
+        return patchAnswer(patch.diff, patch.files, `${batch} ${variant}`);
+      };
+      const { server, brain } = await model(
+        { kind: 'text', text: 'Keep the heuristic plan.' },
+        {
+          'batch-001': { goal: 'Remove dead code in src/math.ts', first: entry('batch-001', 'good') },
+          // Both attempts (retry_per_batch 1) break the tests.
+          'batch-002': {
+            goal: 'Split long code in src/invoice.ts',
+            first: entry('batch-002', 'breaksTests'),
+            retry: entry('batch-002', 'breaksTests'),
+          },
+        },
+      );
+      const before = checkoutState(repo);
+      const result = await ratchet(
+        ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json', ...sandbox.flags],
+        repo.dir,
+        claudeEnv(repo, server),
+      );
+      expectExit(result, 1);
+      expect(brain.unexpected).toEqual([]);
+      const { lines, runId, report } = readRunOutput(result);
+      expect(report?.status).toBe('failed');
+      const ends = lines
+        .filter((line) => line.type === 'batch-end')
+        .map(
+          (line) =>
+            `${String((line as Record<string, unknown>).batch)} ${String((line as Record<string, unknown>).outcome)}`,
+        );
+      // batch-003 is never attempted: the run stops (seed 002, 8.3).
+      expect(ends).toEqual(['batch-001 committed', 'batch-002 failed']);
+      expect(brain.callsOf('PATCHER').map((call) => call.batch)).toEqual(['batch-001', 'batch-002', 'batch-002']);
+      // The worktree is back at batch-001's checkpoint, with nothing of batch-002 in it.
+      const worktree = z
+        .string()
+        .parse((lines.find((line) => line.type === 'run-start') as Record<string, unknown> | undefined)?.worktree);
+      const checkpoint = repo.run('rev-parse', `ratchet/${runId}`);
+      expect(repo.run('log', '-1', '--format=%s', checkpoint)).toBe(
+        'checkpoint: batch-001 Remove dead code in src/math.ts',
+      );
+      expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: worktree, encoding: 'utf8' }).trim()).toBe(checkpoint);
+      expect(
+        execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: worktree, encoding: 'utf8' }),
+      ).toBe('');
+      expect(await readFile(join(worktree, 'src/invoice.ts'), 'utf8')).toBe(TS_FILES['src/invoice.ts']);
+      // The report is written, and the user's checkout is untouched.
+      expect(await readFile(z.string().parse(report?.markdown), 'utf8')).toMatch(/\| batch-002 \| failed \| 2 \|/);
+      expect(checkoutState(repo)).toEqual(before);
+      // Accepting a failed run takes --force.
+      const refused = await ratchet(['accept', runId], repo.dir, claudeEnv(repo, server));
+      expectExit(refused, 2);
+      expect(refused.stderr).toContain('--force');
+      // Without --yes, the question names the gentler way for a run that was never accepted.
+      const unconfirmed = await ratchet(['refactor', 'rollback', runId], repo.dir, claudeEnv(repo, server));
+      expectExit(unconfirmed, 2);
+      expect(unconfirmed.stderr).toContain(`Run ${runId} was never accepted: \`ratchet reject ${runId}\` drops it`);
+      // Rolling the unaccepted run back leaves nothing of it: no worktree, no branch.
+      const rolledBack = await ratchet(['refactor', 'rollback', runId, '--yes'], repo.dir, claudeEnv(repo, server));
+      expectExit(rolledBack, 0);
+      expect(checkoutState(repo)).toEqual(before);
+      expect(branches(repo)).toEqual([`main ${before.head}`]);
+      expect(existsSync(worktree)).toBe(false);
+      // On record as rolled back (not rejected), with what it was before, and no worktree listed.
+      const status = await ratchet(['status', runId, '--json'], repo.dir, claudeEnv(repo, server));
+      expectExit(status, 0);
+      expect(JSON.parse(status.stdout)).toMatchObject({
+        run: { status: 'rolled-back' },
+        worktree: null,
+        rollback: { type: 'backup-restore', previousStatus: 'failed', branch: 'main' },
+      });
+      const shown = await ratchet(['status', runId], repo.dir, claudeEnv(repo, server));
+      expect(shown.stdout).toMatch(/rolled back at \S+ \(it had failed, never accepted\): /);
+      expect(shown.stdout).toContain('rolled back, the branch was removed');
+      expect(shown.stdout).not.toContain(worktree);
+    },
+  );
 
   it('exits 2 with the install hint when the claude binary is missing', async () => {
     const repo = await tsRepo(
@@ -404,7 +424,7 @@ describe('ratchet refactor, around the run', () => {
     const { server } = await model();
     const before = checkoutState(repo);
     const result = await ratchet(
-      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
+      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json', ...sandbox.flags],
       repo.dir,
       claudeEnv(repo, server),
     );
@@ -421,7 +441,7 @@ describe('ratchet refactor, around the run', () => {
     const repo = await tsRepo();
     const before = { state: checkoutState(repo), branches: branches(repo) };
     const result = await ratchet(
-      ['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes'],
+      ['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes', ...sandbox.flags],
       repo.dir,
       claudeEnv(repo, null, { apiKey: null }),
     );
@@ -438,7 +458,18 @@ describe('ratchet refactor, around the run', () => {
     const repo = await tsRepo();
     const before = { state: checkoutState(repo), branches: branches(repo) };
     const result = await ratchet(
-      ['refactor', 'run', repo.dir, '--provider', 'anthropic', '--model', 'claude-x', '--yes', '--json'],
+      [
+        'refactor',
+        'run',
+        repo.dir,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-x',
+        '--yes',
+        '--json',
+        ...sandbox.flags,
+      ],
       repo.dir,
       // Nothing listens on port 1: the provider check (its model list) is refused (issue 13).
       { ...claudeEnv(repo, null), ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' },
@@ -497,7 +528,7 @@ describe('ratchet refactor, around the run', () => {
     const repo = await tsRepo({ 'package.json': packageJson }, refactorConfig({ fast: [], full: [] }));
     const { server } = await model();
     const result = await ratchet(
-      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json'],
+      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', '--json', ...sandbox.flags],
       repo.dir,
       claudeEnv(repo, server),
     );
@@ -519,7 +550,7 @@ describe('ratchet refactor, around the run', () => {
       ...configFile(refactorConfig({ fast: [], full: [] })),
     });
     const plain = await ratchet(
-      ['refactor', 'run', plainDir, '--provider', 'claude-code', '--yes'],
+      ['refactor', 'run', plainDir, '--provider', 'claude-code', '--yes', ...sandbox.flags],
       plainDir,
       claudeEnv(repo, server),
     );
@@ -528,21 +559,24 @@ describe('ratchet refactor, around the run', () => {
     expect(existsSync(join(repo.home, 'copies')) ? readdirSync(join(repo.home, 'copies')) : []).toEqual([]);
   });
 
-  it('exits 3 with the /login instructions when Claude Code is not authenticated', async () => {
-    const repo = await tsRepo();
-    const { server } = await model();
-    const before = checkoutState(repo);
-    const plain = await ratchet(
-      ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes'],
-      repo.dir,
-      claudeEnv(repo, server, { apiKey: null }),
-    );
-    expectExit(plain, 3);
-    expect(plain.stderr).toMatch(/not authenticated/i);
-    expect(plain.stderr).toContain('/login');
-    expect(server.requests).toHaveLength(0);
-    expect(checkoutState(repo)).toEqual(before);
-    expect(branches(repo)).toHaveLength(1);
-    expect(worktreesUnder(repo.home)).toEqual([]);
-  });
+  it.skipIf(claude.missing)(
+    `exits 3 with the /login instructions when Claude Code is not authenticated${claude.note}`,
+    async () => {
+      const repo = await tsRepo();
+      const { server } = await model();
+      const before = checkoutState(repo);
+      const plain = await ratchet(
+        ['refactor', 'run', repo.dir, '--provider', 'claude-code', '--yes', ...sandbox.flags],
+        repo.dir,
+        claudeEnv(repo, server, { apiKey: null }),
+      );
+      expectExit(plain, 3);
+      expect(plain.stderr).toMatch(/not authenticated/i);
+      expect(plain.stderr).toContain('/login');
+      expect(server.requests).toHaveLength(0);
+      expect(checkoutState(repo)).toEqual(before);
+      expect(branches(repo)).toHaveLength(1);
+      expect(worktreesUnder(repo.home)).toEqual([]);
+    },
+  );
 });

@@ -6,6 +6,7 @@ import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/f
 import { REFACTOR_FILES, refactorBrain, stageOf } from '../support/refactor-js-fixture.js';
 import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 /**
  * A refactor run recorded with `--record` replays with `--provider replay`: the planner, the
@@ -40,7 +41,10 @@ function outcomeOf(result: CliResult, repo: string): Outcome {
   };
 }
 
-describe('ratchet refactor run --record, then --provider replay', () => {
+/** The subject is the refactor run, not the sandbox: where bubblewrap is missing the runs opt out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet refactor run --record, then --provider replay${sandbox.note}`, () => {
   let server: FakeAnthropicServer;
   const repos: TempRepo[] = [];
 
@@ -81,6 +85,7 @@ describe('ratchet refactor run --record, then --provider replay', () => {
         cassette,
         '--yes',
         '--json',
+        ...sandbox.flags,
       ],
       { cwd: recordedRepo.dir, env: recordEnv },
     );
@@ -104,7 +109,18 @@ describe('ratchet refactor run --record, then --provider replay', () => {
     const replayRepo = await freshRepo();
     // No key and no endpoint: the replay never reaches a model.
     const replayed = await runCli(
-      ['refactor', 'run', replayRepo.dir, '--provider', 'replay', '--cassette', cassette, '--yes', '--json'],
+      [
+        'refactor',
+        'run',
+        replayRepo.dir,
+        '--provider',
+        'replay',
+        '--cassette',
+        cassette,
+        '--yes',
+        '--json',
+        ...sandbox.flags,
+      ],
       {
         cwd: replayRepo.dir,
         env: { RATCHET_HOME: replayRepo.path('ratchet-home') },

@@ -8,6 +8,7 @@ import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/f
 import { oneBatchBrain, REFACTOR_FILES, refactorBrain } from '../support/refactor-js-fixture.js';
 import { assertFreshBuild, describeResult, runCli, type CliResult } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 /**
  * `ratchet refactor rollback` of one of two runs accepted in sequence on one repository (run A,
@@ -54,7 +55,10 @@ const StatusJson = z.looseObject({
     .nullable(),
 });
 
-describe('ratchet refactor rollback of one of two runs accepted in sequence', () => {
+/** The subject is the refactor run, not the sandbox: where bubblewrap is missing the runs opt out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet refactor rollback of one of two runs accepted in sequence${sandbox.note}`, () => {
   let server: FakeAnthropicServer;
   let fixture: TempRepo;
   let repo: string;
@@ -90,6 +94,7 @@ describe('ratchet refactor rollback of one of two runs accepted in sequence', ()
       'claude-refactor-e2e',
       '--yes',
       '--json',
+      ...sandbox.flags,
     );
     expect(result.exitCode, describeResult(result)).toBe(0);
     const start = result.stdout
@@ -234,7 +239,7 @@ describe('ratchet refactor rollback of one of two runs accepted in sequence', ()
   });
 });
 
-describe('accepting a run whose branch started from a run rolled back since (built CLI)', () => {
+describe(`accepting a run whose branch started from a run rolled back since (built CLI)${sandbox.note}`, () => {
   it('refuses, naming that run, unless --force, which accepts it and says the changes are back', async () => {
     const server = await startFakeAnthropicServer();
     const fixture = await createTempRepo({ files: REFACTOR_FILES });
@@ -246,7 +251,17 @@ describe('accepting a run whose branch started from a run rolled back since (bui
       };
       const ratchet = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: fixture.dir, env });
       const run = async (): Promise<string> => {
-        const result = await ratchet('refactor', 'run', '--provider', 'anthropic', '--model', 'm', '--yes', '--json');
+        const result = await ratchet(
+          'refactor',
+          'run',
+          '--provider',
+          'anthropic',
+          '--model',
+          'm',
+          '--yes',
+          '--json',
+          ...sandbox.flags,
+        );
         expect(result.exitCode, describeResult(result)).toBe(0);
         const start = result.stdout
           .split('\n')

@@ -20,6 +20,7 @@ import {
   useResumeSuite,
   type ResumeProject,
 } from '../support/resume-harness.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const suite = useResumeSuite();
 
@@ -49,7 +50,10 @@ async function otherEndpoint(): Promise<FakeAnthropicServer> {
   return server;
 }
 
-describe('ratchet resume and the endpoint from ANTHROPIC_BASE_URL', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet resume and the endpoint from ANTHROPIC_BASE_URL${sandbox.note}`, () => {
   it(
     'without the variable at resume: continues at the recorded endpoint',
     async () => {

@@ -23,6 +23,7 @@ import {
   tddArgs,
   type ResumeProject,
 } from '../support/resume-harness.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const suite = useResumeSuite();
 const newProject = (): Promise<ResumeProject> => suite.newProject();
@@ -32,7 +33,10 @@ async function branchSubjects(project: ResumeProject, runId: string): Promise<st
   return branchCommits(project, run.baseCommit ?? '', runId).map((commit) => commit.subject);
 }
 
-describe('resume after a failure inside a stage', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`resume after a failure inside a stage${sandbox.note}`, () => {
   it(
     'git killed inside a checkpoint, after the commit and before the note',
     async () => {

@@ -43,6 +43,7 @@ import {
   type ResumeProject,
   type ResumeProvider,
 } from '../support/resume-harness.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 let provider: ResumeProvider;
 let reference: string[] = [];
@@ -145,7 +146,10 @@ async function stageRows(project: ResumeProject, runId: string, cycle: number, s
 const isStage = (event: RatchetEvent, type: 'stage-start' | 'stage-end', stage: string, cycle: number): boolean =>
   event.type === type && event.stage === stage && event.cycle === cycle;
 
-describe('kill -9, then ratchet resume', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`kill -9, then ratchet resume${sandbox.note}`, () => {
   it(
     'during a model call: RED of cycle 2 is waiting for its reply',
     async () => {

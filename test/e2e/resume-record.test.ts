@@ -15,6 +15,7 @@ import { parseCassette } from '../../src/llm/cassette.js';
 import { createProjectRepo, E2E_API_KEY, ratchetEnv, readLedger, startScriptedModel } from '../support/e2e-run.js';
 import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
 import { JS_FEATURE, JS_PROJECT_FILES, javascriptScript } from '../support/tdd-script-javascript.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const CONFIG = `[provider]
 name = "anthropic"
@@ -36,11 +37,14 @@ max_output_tokens = 3000
 const OVERRIDE_WARNING =
   '--model claude-e2e-flag applies to every stage: the stage models of .ratchet/config.toml are not used ([stages.red] model = "claude-e2e-red"). Leave out --model to use them.';
 
-describe('a run started with --model and --record', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`a run started with --model and --record${sandbox.note}`, () => {
   beforeAll(() => assertFreshBuild());
 
   it('warns about the stage models --model overrides, and resume keeps recording into the cassette', async () => {
-    const repo = await createProjectRepo({ ...JS_PROJECT_FILES, '.ratchet/config.toml': CONFIG });
+    const repo = await createProjectRepo({ ...JS_PROJECT_FILES, '.ratchet/config.toml': sandbox.config(CONFIG) });
     const model = await startScriptedModel(javascriptScript(E2E_API_KEY));
     const cassette = repo.path('session.ndjson');
     try {

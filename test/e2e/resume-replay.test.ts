@@ -33,6 +33,7 @@ import {
   type ResumeProject,
   type ResumeProvider,
 } from '../support/resume-harness.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 let provider: ResumeProvider;
 let cassette = '';
@@ -65,7 +66,10 @@ afterAll(async () => {
   await provider.close();
 });
 
-describe('ratchet tdd --provider replay', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet tdd --provider replay${sandbox.note}`, () => {
   it(
     'replays the recorded run, recorded in the ledger, status and report with the cassette model',
     async () => {

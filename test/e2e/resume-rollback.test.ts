@@ -32,6 +32,7 @@ import {
   withLedger,
   type ResumeProvider,
 } from '../support/resume-harness.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 let provider: ResumeProvider;
 /** One completed run shared by the tests below: repair-notes leaves it as it found it, rollback goes last. */
@@ -71,7 +72,10 @@ function isHistoryJson(value: unknown): value is HistoryJson {
   );
 }
 
-describe('repair-notes', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`repair-notes${sandbox.note}`, () => {
   it(
     'restores every handoff note from the ledger after the notes ref was pointed at a blob',
     async () => {
@@ -122,7 +126,7 @@ describe('repair-notes', () => {
   );
 });
 
-describe('resume and the handoff notes of the checkpoints', () => {
+describe(`resume and the handoff notes of the checkpoints${sandbox.note}`, () => {
   it(
     'refuses (exit 2, repair-notes hint) when the notes ref is gone, and when a note is not JSON; repair-notes restores them',
     async () => {
@@ -177,7 +181,7 @@ describe('resume and the handoff notes of the checkpoints', () => {
   );
 });
 
-describe('rollback, then resume', () => {
+describe(`rollback, then resume${sandbox.note}`, () => {
   it(
     're-does every stage after the GREEN checkpoint of cycle 1',
     async () => {

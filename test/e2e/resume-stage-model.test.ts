@@ -9,6 +9,7 @@ import { textOf } from '../support/anthropic-request.js';
 import { createProjectRepo, E2E_API_KEY, ratchetEnv, startScriptedModel } from '../support/e2e-run.js';
 import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
 import { JS_FEATURE, JS_PROJECT_FILES, javascriptScript } from '../support/tdd-script-javascript.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const CONFIG = `[provider]
 name = "anthropic"
@@ -26,7 +27,7 @@ model = "claude-e2e-red"
 
 /** Runs `tdd` with `startArgs` (its first call is refused: 401), then `resume`; the model each stage asked for after it. */
 async function modelsAfterResume(startArgs: readonly string[]): Promise<Record<string, string[]>> {
-  const repo = await createProjectRepo({ ...JS_PROJECT_FILES, '.ratchet/config.toml': CONFIG });
+  const repo = await createProjectRepo({ ...JS_PROJECT_FILES, '.ratchet/config.toml': sandbox.config(CONFIG) });
   const model = await startScriptedModel(javascriptScript(E2E_API_KEY));
   try {
     // The key passes the provider check before the run; its first model call is refused (401).
@@ -60,7 +61,10 @@ async function modelsAfterResume(startArgs: readonly string[]): Promise<Record<s
   }
 }
 
-describe('ratchet resume with a per-stage model in the configuration', () => {
+/** A run needs bubblewrap unless it opts out: where it is missing these runs do (the subject is resume, not the sandbox). */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet resume with a per-stage model in the configuration${sandbox.note}`, () => {
   beforeAll(() => assertFreshBuild());
 
   it('asks the stage model for RED after the resume, the global model for the other stages', async () => {

@@ -44,10 +44,14 @@ import {
   JS_TEST_FILE,
   javascriptScript,
 } from '../support/tdd-script-javascript.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const [SLUG, PUNCT, TRUNC] = JS_ITEMS;
 
-describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted model)', () => {
+/** The subject is the TDD loop and the commands around a run, not the sandbox: where bubblewrap is missing the runs opt out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`ratchet tdd on a node:test project (real Anthropic adapter, scripted model)${sandbox.note}`, () => {
   let repo: ProjectRepo;
   let model: ScriptedModel;
   let run: TddRun;
@@ -56,7 +60,7 @@ describe('ratchet tdd on a node:test project (real Anthropic adapter, scripted m
 
   beforeAll(async () => {
     assertFreshBuild();
-    repo = await createProjectRepo(JS_PROJECT_FILES);
+    repo = await createProjectRepo(sandbox.files(JS_PROJECT_FILES));
     model = await startScriptedModel(javascriptScript(E2E_API_KEY));
     // The very first request of the run is answered "529 overloaded": the adapter retries it.
     model.server.enqueue({ kind: 'error', status: 529 });

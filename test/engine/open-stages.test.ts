@@ -14,6 +14,7 @@ import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { PACKAGE_ROOT } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 let repo: TempRepo;
 let ledger: Ledger;
@@ -53,7 +54,10 @@ async function drain(
 const line = (row: { cycle: number; stage: string; attempt: number; outcome: string | null; reason: string | null }) =>
   `${row.cycle} ${row.stage}#${row.attempt} ${row.outcome ?? 'open'} ${row.reason ?? ''}`.trim();
 
-describe('stage attempts of a run that stops', () => {
+/** The subject is the stage attempts, not the sandbox: where bubblewrap is missing the runs opt out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`stage attempts of a run that stops${sandbox.note}`, () => {
   it('end as errors when the run fails inside them, and resume ends those a killed process left open', async () => {
     const env = {
       ...repo.env,
@@ -61,7 +65,11 @@ describe('stage attempts of a run that stops', () => {
       ANTHROPIC_BASE_URL: server.url,
       ANTHROPIC_API_KEY: 'sk-ant-test-the-accepted-key-000000',
     };
-    const config = await loadConfig({ repoRoot: repo.dir, env, flags: { provider: 'anthropic', model: 'm' } });
+    const config = await loadConfig({
+      repoRoot: repo.dir,
+      env,
+      flags: { provider: 'anthropic', model: 'm', ...sandbox.configFlags },
+    });
     const services = createEngineServices(ledger, env);
     const feature = 'A stack with push, pop and peek';
 

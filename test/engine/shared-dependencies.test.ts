@@ -17,6 +17,7 @@ import { acceptRun, startTdd, type RunOutcome } from '../../src/library.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { PACKAGE_ROOT } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 let repo: TempRepo;
 let ledger: Ledger;
@@ -42,7 +43,10 @@ async function drain(run: AsyncGenerator<RatchetEvent, RunOutcome>): Promise<Run
   }
 }
 
-describe('shared dependency folders', () => {
+/** The subject is what the commits hold, not the sandbox: where bubblewrap is missing the run opts out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`shared dependency folders${sandbox.note}`, () => {
   it('are linked into the worktree but never committed, and accept leaves the real folder alone', async () => {
     const config = await loadConfig({
       repoRoot: repo.dir,
@@ -52,6 +56,7 @@ describe('shared dependency folders', () => {
         cassette: join(PACKAGE_ROOT, 'demo', 'cassette.ndjson'),
         model: 'scripted-demo-model',
         refactor: 'always',
+        ...sandbox.configFlags,
       },
     });
     const services = createEngineServices(ledger, repo.env);

@@ -22,6 +22,7 @@ import { createProcessRunner } from '../../src/process/runner.js';
 import type { ProcessRunner } from '../../src/process/types.js';
 import { OPEN_POLICY } from '../agent/agent-fixtures.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { toolchain } from '../support/toolchains.js';
 
 let repo: TempRepo;
 let worktree: string;
@@ -57,71 +58,83 @@ async function bash(runner: ProcessRunner, command: string, timeout?: number) {
   );
 }
 
+/** All but the refusal without bubblewrap need it. */
+const bwrap = toolchain('bwrap');
+
 describe('the tool sandbox', () => {
-  it('is there: bubblewrap runs on this machine', () => {
+  it.skipIf(bwrap.missing)(`is there: bubblewrap runs on this machine${bwrap.note}`, () => {
     expect(
       spawnSync('bwrap', ['--ro-bind', '/', '/', '--', '/bin/true']).status,
       'bwrap must be installed (.ci/run installs bubblewrap)',
     ).toBe(0);
   });
 
-  it('keeps the user`s checkout read-only, whatever the command tries', async () => {
-    const { runner, start } = await sandboxed();
-    expect(start).toMatchObject({ mode: 'bubblewrap', network: 'off' });
-    const attempts = [
-      'cd "$(git rev-parse --git-common-dir)/.." && echo pwned >> README.md',
-      `echo pwned >> ${join(repo.dir, 'README.md')}`,
-      `git -C ${repo.dir} checkout -q -b hijacked`,
-      `touch ${repo.path('home', 'other-run.txt')}`,
-      // Git metadata: redirected or rewritten, the orchestrator's own git (outside the sandbox)
-      // would commit onto the user's branch, run another repository's hooks, or read forged objects.
-      'echo "gitdir: /tmp/elsewhere" > .git',
-      'echo "ref: refs/heads/main" > "$(git rev-parse --absolute-git-dir)/HEAD"',
-      'echo /tmp/elsewhere > "$(git rev-parse --absolute-git-dir)/commondir"',
-      'touch "$(git rev-parse --git-common-dir)/objects/forged"',
-      'git update-ref refs/heads/ratchet/other HEAD',
-      // Another process's root, seen through /proc, is the unsandboxed file system.
-      `for p in /proc/[0-9]*; do echo pwned >> "$p/root${join(repo.dir, 'README.md')}" && exit 0; done; exit 1`,
-      // ~/.cache holds programs too (tool installs, maybe the Node.js running Ratchet): only its
-      // build caches are writable, not the rest of it.
-      `touch ${join(homedir(), '.cache', 'ratchet-sandbox-probe')}`,
-    ];
-    for (const command of attempts) {
-      const result = await bash(runner, command);
-      expect(result.isError, command).toBe(true);
-      expect(result.output, command).toMatch(
-        /Read-only file system|cannot lock ref|unable to create|Permission denied|not a git repository|No such file/,
+  it.skipIf(bwrap.missing)(
+    `keeps the user\`s checkout read-only, whatever the command tries${bwrap.note}`,
+    async () => {
+      const { runner, start } = await sandboxed();
+      expect(start).toMatchObject({ mode: 'bubblewrap', network: 'off' });
+      const attempts = [
+        'cd "$(git rev-parse --git-common-dir)/.." && echo pwned >> README.md',
+        `echo pwned >> ${join(repo.dir, 'README.md')}`,
+        `git -C ${repo.dir} checkout -q -b hijacked`,
+        `touch ${repo.path('home', 'other-run.txt')}`,
+        // Git metadata: redirected or rewritten, the orchestrator's own git (outside the sandbox)
+        // would commit onto the user's branch, run another repository's hooks, or read forged objects.
+        'echo "gitdir: /tmp/elsewhere" > .git',
+        'echo "ref: refs/heads/main" > "$(git rev-parse --absolute-git-dir)/HEAD"',
+        'echo /tmp/elsewhere > "$(git rev-parse --absolute-git-dir)/commondir"',
+        'touch "$(git rev-parse --git-common-dir)/objects/forged"',
+        'git update-ref refs/heads/ratchet/other HEAD',
+        // Another process's root, seen through /proc, is the unsandboxed file system.
+        `for p in /proc/[0-9]*; do echo pwned >> "$p/root${join(repo.dir, 'README.md')}" && exit 0; done; exit 1`,
+        // ~/.cache holds programs too (tool installs, maybe the Node.js running Ratchet): only its
+        // build caches are writable, not the rest of it.
+        `touch ${join(homedir(), '.cache', 'ratchet-sandbox-probe')}`,
+      ];
+      for (const command of attempts) {
+        const result = await bash(runner, command);
+        expect(result.isError, command).toBe(true);
+        expect(result.output, command).toMatch(
+          /Read-only file system|cannot lock ref|unable to create|Permission denied|not a git repository|No such file/,
+        );
+      }
+      expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
+      expect(repo.run('branch', '--list', 'hijacked')).toBe('');
+      expect(existsSync(join(homedir(), '.cache', 'ratchet-sandbox-probe'))).toBe(false);
+    },
+  );
+
+  it.skipIf(bwrap.missing)(
+    `lets the command work in the worktree and its private /tmp, and read the shared dependencies${bwrap.note}`,
+    async () => {
+      const { runner } = await sandboxed();
+      const result = await bash(
+        runner,
+        'echo made > made.txt && cat made.txt && t=$(mktemp) && echo ok > "$t" && rm "$t" && cat node_modules/dep/index.js && git status --porcelain',
       );
-    }
-    expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
-    expect(repo.run('branch', '--list', 'hijacked')).toBe('');
-    expect(existsSync(join(homedir(), '.cache', 'ratchet-sandbox-probe'))).toBe(false);
-  });
+      expect(result.isError, result.output).toBe(false);
+      expect(result.output).toContain('made');
+      expect(result.output).toContain('module.exports = 1;');
+      expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
+      // The dependencies are read-only: code planted there would run on the host later.
+      const planted = await bash(runner, 'mkdir -p node_modules/.cache && echo c > node_modules/.cache/x');
+      expect(planted.isError).toBe(true);
+      expect(planted.output).toMatch(/Read-only file system/);
+      expect(existsSync(join(repo.dir, 'node_modules', '.cache'))).toBe(false);
+      // git in the worktree reads (status, diff, log) but cannot commit: the orchestrator commits.
+      const reading = await bash(runner, 'git status --porcelain && git diff --stat && git log -1 --format=%s');
+      expect(reading.isError, reading.output).toBe(false);
+      const committing = await bash(
+        runner,
+        'git add made.txt && git -c user.name=a -c user.email=a@b commit -q -m made',
+      );
+      expect(committing.isError).toBe(true);
+      expect(repo.run('log', '-1', '--format=%s', 'ratchet/run-1')).not.toBe('made');
+    },
+  );
 
-  it('lets the command work in the worktree and its private /tmp, and read the shared dependencies', async () => {
-    const { runner } = await sandboxed();
-    const result = await bash(
-      runner,
-      'echo made > made.txt && cat made.txt && t=$(mktemp) && echo ok > "$t" && rm "$t" && cat node_modules/dep/index.js && git status --porcelain',
-    );
-    expect(result.isError, result.output).toBe(false);
-    expect(result.output).toContain('made');
-    expect(result.output).toContain('module.exports = 1;');
-    expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
-    // The dependencies are read-only: code planted there would run on the host later.
-    const planted = await bash(runner, 'mkdir -p node_modules/.cache && echo c > node_modules/.cache/x');
-    expect(planted.isError).toBe(true);
-    expect(planted.output).toMatch(/Read-only file system/);
-    expect(existsSync(join(repo.dir, 'node_modules', '.cache'))).toBe(false);
-    // git in the worktree reads (status, diff, log) but cannot commit: the orchestrator commits.
-    const reading = await bash(runner, 'git status --porcelain && git diff --stat && git log -1 --format=%s');
-    expect(reading.isError, reading.output).toBe(false);
-    const committing = await bash(runner, 'git add made.txt && git -c user.name=a -c user.email=a@b commit -q -m made');
-    expect(committing.isError).toBe(true);
-    expect(repo.run('log', '-1', '--format=%s', 'ratchet/run-1')).not.toBe('made');
-  });
-
-  it('still kills everything a command started at its timeout', async () => {
+  it.skipIf(bwrap.missing)(`still kills everything a command started at its timeout${bwrap.note}`, async () => {
     const { runner } = await sandboxed();
     const started = Date.now();
     const result = await bash(runner, 'sleep 30 & sleep 30', 500);
@@ -167,54 +180,61 @@ describe('the tool sandbox', () => {
     ).resolves.toBeUndefined();
   });
 
-  it('runs the Claude Code CLI itself in the sandbox: `required` accepts the provider', async () => {
-    const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
-    const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
-    await expect(
-      requireSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'required' } }, createProcessRunner()),
-    ).resolves.toBeUndefined();
-    for (const sandbox of ['auto', 'required'] as const) {
-      const result = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox } }, createProcessRunner(), {
-        protect: [repo.dir],
-        worktree,
-        dependenciesOf: repo.dir,
-        runId: 'run-1',
-      });
-      expect(result).toMatchObject({ sandboxed: true, start: { mode: 'bubblewrap' } });
-      // The CLI's process (here a shell standing in for it) sees the file system as the agent's
-      // Bash does, and has no network (only a loopback interface of its own).
-      const env = { HOME: repo.path('home'), PATH: process.env.PATH, ANTHROPIC_API_KEY: 'sk-ant-test-sandbox' };
-      const escaped = await result.claudeRunner.run({
-        command: `echo pwned >> ${join(repo.dir, 'README.md')}`,
-        cwd: worktree,
-        env,
-        extendEnv: false,
-      });
-      expect(escaped.exitCode).not.toBe(0);
-      expect(escaped.output).toMatch(/Read-only file system|No such file/);
-      const inside = await result.claudeRunner.run({
-        command: 'echo made > made.txt',
-        cwd: worktree,
-        env,
-        extendEnv: false,
-      });
-      expect(inside.exitCode, inside.output).toBe(0);
-      const network = await result.claudeRunner.run({
-        command: 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "',
-        cwd: worktree,
-        env,
-        extendEnv: false,
-      });
-      expect(network.stdout.trim()).toBe('lo');
-    }
-    expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
-    expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
-    const off = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'off' } }, createProcessRunner(), {
-      protect: [repo.dir],
-      worktree,
-      dependenciesOf: repo.dir,
-      runId: 'run-1',
-    });
-    expect(off).toMatchObject({ sandboxed: false, start: { mode: 'off' } });
-  });
+  it.skipIf(bwrap.missing)(
+    `runs the Claude Code CLI itself in the sandbox: \`required\` accepts the provider${bwrap.note}`,
+    async () => {
+      const config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: repo.path('home') } });
+      const claudeCode = { ...config, provider: { ...config.provider, name: 'claude-code' as const } };
+      await expect(
+        requireSandbox({ ...claudeCode, bash: { ...config.bash, sandbox: 'required' } }, createProcessRunner()),
+      ).resolves.toBeUndefined();
+      for (const sandbox of ['auto', 'required'] as const) {
+        const result = await toolSandbox({ ...claudeCode, bash: { ...config.bash, sandbox } }, createProcessRunner(), {
+          protect: [repo.dir],
+          worktree,
+          dependenciesOf: repo.dir,
+          runId: 'run-1',
+        });
+        expect(result).toMatchObject({ sandboxed: true, start: { mode: 'bubblewrap' } });
+        // The CLI's process (here a shell standing in for it) sees the file system as the agent's
+        // Bash does, and has no network (only a loopback interface of its own).
+        const env = { HOME: repo.path('home'), PATH: process.env.PATH, ANTHROPIC_API_KEY: 'sk-ant-test-sandbox' };
+        const escaped = await result.claudeRunner.run({
+          command: `echo pwned >> ${join(repo.dir, 'README.md')}`,
+          cwd: worktree,
+          env,
+          extendEnv: false,
+        });
+        expect(escaped.exitCode).not.toBe(0);
+        expect(escaped.output).toMatch(/Read-only file system|No such file/);
+        const inside = await result.claudeRunner.run({
+          command: 'echo made > made.txt',
+          cwd: worktree,
+          env,
+          extendEnv: false,
+        });
+        expect(inside.exitCode, inside.output).toBe(0);
+        const network = await result.claudeRunner.run({
+          command: 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "',
+          cwd: worktree,
+          env,
+          extendEnv: false,
+        });
+        expect(network.stdout.trim()).toBe('lo');
+      }
+      expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# mine\n');
+      expect(await readFile(join(worktree, 'made.txt'), 'utf8')).toBe('made\n');
+      const off = await toolSandbox(
+        { ...claudeCode, bash: { ...config.bash, sandbox: 'off' } },
+        createProcessRunner(),
+        {
+          protect: [repo.dir],
+          worktree,
+          dependenciesOf: repo.dir,
+          runId: 'run-1',
+        },
+      );
+      expect(off).toMatchObject({ sandboxed: false, start: { mode: 'off' } });
+    },
+  );
 });

@@ -1,7 +1,8 @@
 /**
  * What the process runner and the bubblewrap sandbox offer the Claude Code CLI besides a command
  * line: texts on extra inherited descriptors (a credential kept out of the environment) and a
- * sandbox without network (a loopback interface of its own). Needs bwrap (`.ci/run` installs it).
+ * sandbox without network (a loopback interface of its own). Needs bwrap (`.ci/run` installs it;
+ * skipped with the reason without it).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { createSandboxedRunner, type SandboxLayout } from '../../src/process/sandbox.js';
+import { toolchain } from '../support/toolchains.js';
 
 /** A sandbox whose only writable place is a private /tmp, with or without network. */
 function layout(network: boolean): SandboxLayout {
@@ -32,7 +34,9 @@ function layout(network: boolean): SandboxLayout {
 const sandboxed = (network: boolean) =>
   createSandboxedRunner(createProcessRunner(), layout(network), { home: homedir() });
 
-describe('the process runner and the sandbox for the Claude Code CLI', () => {
+const bwrap = toolchain('bwrap');
+
+describe.skipIf(bwrap.missing)(`the process runner and the sandbox for the Claude Code CLI${bwrap.note}`, () => {
   it('hands texts to descriptors 3, 4, ... and not to the environment, in the sandbox too', async () => {
     for (const runner of [createProcessRunner(), sandboxed(false)]) {
       const result = await runner.run({

@@ -29,7 +29,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
-import { claudeBinary } from '../support/claude-binary.js';
 import { E2E_API_KEY, checkoutState, type CheckoutState, type ProjectRepo } from '../support/e2e-run.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import {
@@ -47,6 +46,7 @@ import { TS_FILES, tsVerifiers } from '../support/refactor-fixtures.js';
 import { claudeEnv, configFile, createRefactorRepo, refactorConfig, treeHashes } from '../support/refactor-harness.js';
 import { handTo, runCliAs, testUsers, toolsFor, type TestUser, type UserTools } from '../support/run-as.js';
 import { assertFreshBuild, describeResult, type CliResult } from '../support/run-cli.js';
+import { toolchain } from '../support/toolchains.js';
 
 const unique = (prefix: string): string => `${prefix}${randomBytes(12).toString('hex')}`;
 
@@ -279,142 +279,150 @@ async function processesWith(text: string): Promise<string[]> {
   return ps.stdout.split('\n').filter((line) => line.includes(text));
 }
 
-describe.each(testUsers())('the claude-code provider against a hostile model, run as %s', (user) => {
-  let apiKeyRun: World | undefined;
-  let loginRun: World | undefined;
+const tools = toolchain('claude', 'bwrap');
 
-  beforeAll(async () => {
-    assertFreshBuild();
-    claudeBinary();
-    apiKeyRun = await run(user, false);
-    loginRun = await run(user, true);
-  }, 600_000);
+describe.skipIf(tools.missing).each(testUsers())(
+  `the claude-code provider against a hostile model, run as %s${tools.note}`,
+  (user) => {
+    let apiKeyRun: World | undefined;
+    let loginRun: World | undefined;
 
-  afterAll(async () => {
-    await close(apiKeyRun);
-    await close(loginRun);
-  });
+    beforeAll(async () => {
+      assertFreshBuild();
+      apiKeyRun = await run(user, false);
+      loginRun = await run(user, true);
+    }, 600_000);
 
-  const runs = (): World => {
-    if (apiKeyRun === undefined) throw new Error('the run did not happen');
-    return apiKeyRun;
-  };
+    afterAll(async () => {
+      await close(apiKeyRun);
+      await close(loginRun);
+    });
 
-  it('completes the run: every role was played, and the patcher answered', () => {
-    const world = runs();
-    expect(world.result.exitCode, describeResult(world.result)).toBe(0);
-    expect(new Set(world.brain.roles)).toEqual(new Set(['none', 'PLANNER', 'PATCHER']));
-    // Each attack got its answer back from the CLI (so the assertions below look at real results).
-    expect(resultsOf(world, 'PLANNER')).toHaveLength(5);
-    expect(resultsOf(world, 'PATCHER')).toHaveLength(7);
-  });
+    const runs = (): World => {
+      if (apiKeyRun === undefined) throw new Error('the run did not happen');
+      return apiKeyRun;
+    };
 
-  it('sends no secret of the Ratchet process to the model, whatever its tools tried (18.3, 18.4)', () => {
-    const world = runs();
-    const sent = everythingSent(world);
-    for (const [name, secret] of Object.entries({
-      ...SECRETS,
-      sshKey: SECRETS.sshKey.split('\n')[1] ?? '',
-      apiKey: E2E_API_KEY,
-    }))
-      expect(sent.includes(secret), `${name} reached the model`).toBe(false);
-    // The key reached the API all the same: added by Ratchet's proxy, outside the sandbox.
-    const messages = world.server.requests.filter((request) => request.path === '/v1/messages');
-    expect(messages.length).toBeGreaterThan(10);
-    for (const request of messages) expect(request.headers['x-api-key']).toBe(E2E_API_KEY);
-  });
+    it('completes the run: every role was played, and the patcher answered', () => {
+      const world = runs();
+      expect(world.result.exitCode, describeResult(world.result)).toBe(0);
+      expect(new Set(world.brain.roles)).toEqual(new Set(['none', 'PLANNER', 'PATCHER']));
+      // Each attack got its answer back from the CLI (so the assertions below look at real results).
+      expect(resultsOf(world, 'PLANNER')).toHaveLength(5);
+      expect(resultsOf(world, 'PATCHER')).toHaveLength(7);
+    });
 
-  it("shows the CLI's tools an environment without keys, tokens or agent sockets (18.3)", () => {
-    const world = runs();
-    const [environment] = resultsOf(world, 'PATCHER', 'Bash');
-    expect(environment?.isError, environment?.result).toBe(false);
-    for (const name of [
-      'ANTHROPIC_API_KEY',
-      'GITHUB_TOKEN',
-      'AWS_SECRET_ACCESS_KEY',
-      'SSH_AUTH_SOCK',
-      'ANTHROPIC_AUTH_TOKEN',
-    ])
-      expect(environment?.result).not.toContain(`${name}=`);
-    // Not even the placeholder of the call: the CLI read it from descriptor 3, and closed it.
-    expect(environment?.result).not.toContain('ratchet-proxy-');
-  });
+    it('sends no secret of the Ratchet process to the model, whatever its tools tried (18.3, 18.4)', () => {
+      const world = runs();
+      const sent = everythingSent(world);
+      for (const [name, secret] of Object.entries({
+        ...SECRETS,
+        sshKey: SECRETS.sshKey.split('\n')[1] ?? '',
+        apiKey: E2E_API_KEY,
+      }))
+        expect(sent.includes(secret), `${name} reached the model`).toBe(false);
+      // The key reached the API all the same: added by Ratchet's proxy, outside the sandbox.
+      const messages = world.server.requests.filter((request) => request.path === '/v1/messages');
+      expect(messages.length).toBeGreaterThan(10);
+      for (const request of messages) expect(request.headers['x-api-key']).toBe(E2E_API_KEY);
+    });
 
-  it("finds no key in the CLI's memory: only the placeholder of its call (18.3)", () => {
-    const world = runs();
-    const scan = resultsOf(world, 'PATCHER', 'Bash')[1];
-    expect(scan?.isError, scan?.result).toBe(false);
-    expect(scan?.result).toMatch(/memory: \[.*'ratchet-proxy-[0-9a-f]+'/);
-    expect(scan?.result).not.toContain(E2E_API_KEY);
-  });
+    it("shows the CLI's tools an environment without keys, tokens or agent sockets (18.3)", () => {
+      const world = runs();
+      const [environment] = resultsOf(world, 'PATCHER', 'Bash');
+      expect(environment?.isError, environment?.result).toBe(false);
+      for (const name of [
+        'ANTHROPIC_API_KEY',
+        'GITHUB_TOKEN',
+        'AWS_SECRET_ACCESS_KEY',
+        'SSH_AUTH_SOCK',
+        'ANTHROPIC_AUTH_TOKEN',
+      ])
+        expect(environment?.result).not.toContain(`${name}=`);
+      // Not even the placeholder of the call: the CLI read it from descriptor 3, and closed it.
+      expect(environment?.result).not.toContain('ratchet-proxy-');
+    });
 
-  it('gives the tools no network: the listener on the host heard nothing (18.3)', () => {
-    const world = runs();
-    const probe = resultsOf(world, 'PATCHER', 'Bash')[2];
-    expect(probe?.result).toMatch(/unreachable/);
-    expect(probe?.result).not.toMatch(/ 200\b/);
-    expect(world.heard).toEqual([]);
-  });
+    it("finds no key in the CLI's memory: only the placeholder of its call (18.3)", () => {
+      const world = runs();
+      const scan = resultsOf(world, 'PATCHER', 'Bash')[1];
+      expect(scan?.isError, scan?.result).toBe(false);
+      expect(scan?.result).toMatch(/memory: \[.*'ratchet-proxy-[0-9a-f]+'/);
+      expect(scan?.result).not.toContain(E2E_API_KEY);
+    });
 
-  it("keeps the user's login tokens hidden and unchanged (18.2)", async () => {
-    const world = runs();
-    const [, , , credentials] = resultsOf(world, 'PATCHER', 'Bash');
-    // Read as empty in the sandbox; the private configuration holds none; writing the user's fails.
-    expect(credentials?.result).toContain('planted in the private configuration');
-    expect(credentials?.result).not.toContain('planted in the user configuration');
-    expect(credentials?.result).toMatch(/permission denied|read-only file system/i);
-    const write = resultsOf(world, 'PATCHER', 'Write')[0];
-    expect(write?.isError).toBe(true);
-    expect(await readFile(join(world.home, '.claude', '.credentials.json'), 'utf8')).toBe(`${JSON.stringify(LOGIN)}\n`);
-  });
+    it('gives the tools no network: the listener on the host heard nothing (18.3)', () => {
+      const world = runs();
+      const probe = resultsOf(world, 'PATCHER', 'Bash')[2];
+      expect(probe?.result).toMatch(/unreachable/);
+      expect(probe?.result).not.toMatch(/ 200\b/);
+      expect(world.heard).toEqual([]);
+    });
 
-  it('confines the read-only roles and the authentication check to the worktree (18.4, 18.6)', () => {
-    const world = runs();
-    for (const exchange of resultsOf(world, 'PLANNER')) {
-      expect(exchange.isError, `${exchange.name} ${JSON.stringify(exchange.input)}: ${exchange.result}`).toBe(true);
-      expect(exchange.result).toMatch(/--restricted confines the file tools/);
-    }
-    // The check had no tools at all, and an empty directory of its own to work in.
-    const check = resultsOf(world, 'none');
-    expect(check.map((exchange) => exchange.isError)).toEqual([true, true]);
-    for (const exchange of check) expect(exchange.result).toMatch(/No such tool available/i);
-    expect(world.brain.firstRequestOf('none')).toMatch(/Primary working directory: [^\s"]*ratchet-claude-check-/);
-  });
+    it("keeps the user's login tokens hidden and unchanged (18.2)", async () => {
+      const world = runs();
+      const [, , , credentials] = resultsOf(world, 'PATCHER', 'Bash');
+      // Read as empty in the sandbox; the private configuration holds none; writing the user's fails.
+      expect(credentials?.result).toContain('planted in the private configuration');
+      expect(credentials?.result).not.toContain('planted in the user configuration');
+      expect(credentials?.result).toMatch(/permission denied|read-only file system/i);
+      const write = resultsOf(world, 'PATCHER', 'Write')[0];
+      expect(write?.isError).toBe(true);
+      expect(await readFile(join(world.home, '.claude', '.credentials.json'), 'utf8')).toBe(
+        `${JSON.stringify(LOGIN)}\n`,
+      );
+    });
 
-  it('refuses a background Bash and ends a command at bash.timeout: nothing outlives the run (18.6)', async () => {
-    const world = runs();
-    const bashes = resultsOf(world, 'PATCHER', 'Bash');
-    const [background, foreground] = bashes.slice(-2);
-    expect(background?.isError).toBe(true);
-    expect(background?.result).toMatch(/run_in_background/);
-    expect(foreground?.isError).toBe(true);
-    expect(foreground?.result).toMatch(/timed out after 10s/);
-    expect(existsSync(`${world.marker}-background`)).toBe(false);
-    expect(existsSync(`${world.marker}-foreground`)).toBe(false);
-    expect(await processesWith(world.marker)).toEqual([]);
-  });
+    it('confines the read-only roles and the authentication check to the worktree (18.4, 18.6)', () => {
+      const world = runs();
+      for (const exchange of resultsOf(world, 'PLANNER')) {
+        expect(exchange.isError, `${exchange.name} ${JSON.stringify(exchange.input)}: ${exchange.result}`).toBe(true);
+        expect(exchange.result).toMatch(/--restricted confines the file tools/);
+      }
+      // The check had no tools at all, and an empty directory of its own to work in.
+      const check = resultsOf(world, 'none');
+      expect(check.map((exchange) => exchange.isError)).toEqual([true, true]);
+      for (const exchange of check) expect(exchange.result).toMatch(/No such tool available/i);
+      expect(world.brain.firstRequestOf('none')).toMatch(/Primary working directory: [^\s"]*ratchet-claude-check-/);
+    });
 
-  it("leaves the user's HOME and checkout as they were", () => {
-    const world = runs();
-    expect(treeHashes(world.home, [])).toEqual(world.before.home);
-    expect(checkoutState(world.repo)).toEqual(world.before.checkout);
-    expect(userTree(world.repo)).toEqual(world.before.tree);
-  });
+    it('refuses a background Bash and ends a command at bash.timeout: nothing outlives the run (18.6)', async () => {
+      const world = runs();
+      const bashes = resultsOf(world, 'PATCHER', 'Bash');
+      const [background, foreground] = bashes.slice(-2);
+      expect(background?.isError).toBe(true);
+      expect(background?.result).toMatch(/run_in_background/);
+      expect(foreground?.isError).toBe(true);
+      expect(foreground?.result).toMatch(/timed out after 10s/);
+      expect(existsSync(`${world.marker}-background`)).toBe(false);
+      expect(existsSync(`${world.marker}-foreground`)).toBe(false);
+      expect(await processesWith(world.marker)).toEqual([]);
+    });
 
-  it("passes a /login user's tokens only through the proxy, and an agent cannot replace them (18.2, 18.3)", async () => {
-    if (loginRun === undefined) throw new Error('the run did not happen');
-    const world = loginRun;
-    expect(world.result.exitCode, describeResult(world.result)).toBe(0);
-    const messages = world.server.requests.filter((request) => request.path === '/v1/messages');
-    expect(messages.length).toBeGreaterThan(3);
-    for (const request of messages) expect(request.headers.authorization).toBe(`Bearer ${SECRETS.accessToken}`);
-    const sent = everythingSent(world);
-    expect(sent).not.toContain(SECRETS.accessToken);
-    expect(sent).not.toContain(SECRETS.refreshToken);
-    const [scan, , credentials] = resultsOf(world, 'PATCHER', 'Bash');
-    expect(scan?.result).toMatch(/memory: \[.*'ratchet-proxy-[0-9a-f]+'/);
-    expect(credentials?.result).toContain('planted in the private configuration');
-    expect(await readFile(join(world.home, '.claude', '.credentials.json'), 'utf8')).toBe(`${JSON.stringify(LOGIN)}\n`);
-    expect(treeHashes(world.home, [])).toEqual(world.before.home);
-  });
-});
+    it("leaves the user's HOME and checkout as they were", () => {
+      const world = runs();
+      expect(treeHashes(world.home, [])).toEqual(world.before.home);
+      expect(checkoutState(world.repo)).toEqual(world.before.checkout);
+      expect(userTree(world.repo)).toEqual(world.before.tree);
+    });
+
+    it("passes a /login user's tokens only through the proxy, and an agent cannot replace them (18.2, 18.3)", async () => {
+      if (loginRun === undefined) throw new Error('the run did not happen');
+      const world = loginRun;
+      expect(world.result.exitCode, describeResult(world.result)).toBe(0);
+      const messages = world.server.requests.filter((request) => request.path === '/v1/messages');
+      expect(messages.length).toBeGreaterThan(3);
+      for (const request of messages) expect(request.headers.authorization).toBe(`Bearer ${SECRETS.accessToken}`);
+      const sent = everythingSent(world);
+      expect(sent).not.toContain(SECRETS.accessToken);
+      expect(sent).not.toContain(SECRETS.refreshToken);
+      const [scan, , credentials] = resultsOf(world, 'PATCHER', 'Bash');
+      expect(scan?.result).toMatch(/memory: \[.*'ratchet-proxy-[0-9a-f]+'/);
+      expect(credentials?.result).toContain('planted in the private configuration');
+      expect(await readFile(join(world.home, '.claude', '.credentials.json'), 'utf8')).toBe(
+        `${JSON.stringify(LOGIN)}\n`,
+      );
+      expect(treeHashes(world.home, [])).toEqual(world.before.home);
+    });
+  },
+);

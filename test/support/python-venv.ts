@@ -3,7 +3,8 @@
  * Debian's python3 (`python3-venv`, with its `python3-setuptools`, `python3-wheel` and
  * `python3-pytest` seen through `--system-site-packages`: PyPI is not reachable, so nothing is
  * downloaded) and `pip install -e . --no-build-isolation --no-deps`. `.ci/run` installs those
- * packages; a missing one fails the tests with the command, never skips them.
+ * packages; the suites check for them first (`toolchain('python3-venv')`) and are skipped with the
+ * install command where they are missing.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';

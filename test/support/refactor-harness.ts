@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
-import { claudeBinary } from './claude-binary.js';
+import { claudeBinary, claudeBinaryProblem } from './claude-binary.js';
 import { E2E_API_KEY, createProjectRepo, type ProjectRepo } from './e2e-run.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from './fake-anthropic-server.js';
 import { createRefactorBrain, type RefactorBrain, type RefactorBrainScript } from './refactor-brain.js';
@@ -31,7 +31,13 @@ export interface RefactorBotConfig {
   claude: { binary: string; allowed_tools: string; max_turns_patcher: number; max_turns_planner: number };
 }
 
-/** The seed's config file for a fixture: small budgets, one retry, the real claude binary. */
+/**
+ * Where the real Claude Code CLI is not installed, the path the config names instead: the suites
+ * that start it are skipped there (`toolchain('claude')`), and the others never start it.
+ */
+const CLAUDE_NOT_INSTALLED = '/claude-code-is-not-installed/claude';
+
+/** The seed's config file for a fixture: small budgets, one retry, the real claude binary (when installed). */
 export function refactorConfig(
   verifiers: { fast: string[]; full: string[] },
   overrides: Partial<RefactorBotConfig> = {},
@@ -45,7 +51,12 @@ export function refactorConfig(
     full_verifier: verifiers.full,
     scope_excludes: ['**/node_modules/**', '**/.venv/**', '**/dist/**'],
     allow_public_api_changes: false,
-    claude: { binary: claudeBinary(), allowed_tools: 'Read,Grep,Glob', max_turns_patcher: 4, max_turns_planner: 3 },
+    claude: {
+      binary: claudeBinaryProblem() === null ? claudeBinary() : CLAUDE_NOT_INSTALLED,
+      allowed_tools: 'Read,Grep,Glob',
+      max_turns_patcher: 4,
+      max_turns_planner: 3,
+    },
     ...overrides,
   };
 }
@@ -188,7 +199,7 @@ export function isNonEmptyFile(path: string): boolean {
 
 /**
  * Renders `file` in headless Chromium and returns the DOM it built. Fails loudly when chromium
- * is not installed (`.ci/run` installs it): the test never skips.
+ * is not runnable: the tests that call it skip first where it is missing (`toolchain('chromium')`).
  */
 export async function renderInChromium(file: string): Promise<string> {
   const probe = await execa('chromium', ['--version'], { reject: false, env: cliEnv({}), extendEnv: false });

@@ -22,6 +22,7 @@ import { openLedger, type Ledger, type RunRow } from '../../src/ledger/ledger.js
 import { ledgerPath } from '../../src/engine/run-paths.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from './fake-anthropic-server.js';
 import { createResumeBrain, RESUME_PROJECT_FILES, type ResumeBrain } from './resume-brain.js';
+import { sandboxForThisMachine } from './sandbox-for-this-machine.js';
 import { createTempRepo, type TempRepo } from './temp-repo.js';
 
 export const CLI_PATH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -147,6 +148,9 @@ export async function createResumeProject(provider: ResumeProvider): Promise<Res
   });
   repo.run('add', '-A');
   repo.run('commit', '--quiet', '-m', 'a test the harness can hold');
+  // Where bubblewrap is missing the runs opt out of the sandbox (untracked, so the tree stays clean).
+  const sandbox = sandboxForThisMachine();
+  if (sandbox.off) await repo.write({ '.ratchet/config.toml': sandbox.config() });
   const home = repo.path('ratchet-home');
   await mkdir(home, { recursive: true });
   const env = {

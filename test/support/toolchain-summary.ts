@@ -21,19 +21,28 @@ function readLog(file: string): ToolchainLogEntry[] {
 
 /** The summary lines for the entries the suites logged (empty when nothing was skipped). */
 export function toolchainSummary(entries: readonly ToolchainLogEntry[]): string[] {
-  const byTool = new Map<string, { entry: ToolchainLogEntry; suites: Set<string> }>();
+  interface Seen {
+    entry: ToolchainLogEntry;
+    skipped: Set<string>;
+    /** The files that ran without the tool, by how (`entry.instead`). */
+    instead: Map<string, Set<string>>;
+  }
+  const byTool = new Map<string, Seen>();
   for (const entry of entries) {
-    const seen = byTool.get(entry.name) ?? { entry, suites: new Set<string>() };
-    seen.suites.add(entry.suite);
+    const seen: Seen = byTool.get(entry.name) ?? { entry, skipped: new Set(), instead: new Map() };
+    if (entry.instead === undefined) seen.skipped.add(entry.suite);
+    else seen.instead.set(entry.instead, (seen.instead.get(entry.instead) ?? new Set<string>()).add(entry.suite));
     byTool.set(entry.name, seen);
   }
   if (byTool.size === 0) return [];
-  const lines = ['', `Skipped for missing toolchains (${byTool.size}); install them to run every test:`];
-  for (const [name, { entry, suites }] of [...byTool].sort(([a], [b]) => a.localeCompare(b))) {
-    const files = [...suites].sort();
+  const lines = ['', `Missing toolchains (${byTool.size}); install them to run every test as CI does:`];
+  const files = (suites: Set<string>): string => `${suites.size} file(s): ${[...suites].sort().join(', ')}`;
+  for (const [name, { entry, skipped, instead }] of [...byTool].sort(([a], [b]) => a.localeCompare(b))) {
     lines.push(`  ${name}: ${entry.what} (${entry.problem})`);
     lines.push(`    install: ${entry.install}`);
-    lines.push(`    skipped in ${files.length} file(s): ${files.join(', ')}`);
+    if (skipped.size > 0) lines.push(`    skipped in ${files(skipped)}`);
+    for (const [how, suites] of [...instead].sort(([a], [b]) => a.localeCompare(b)))
+      lines.push(`    ${how} in ${files(suites)}`);
   }
   lines.push('CI (.ci/run) installs them all and sets RATCHET_TEST_REQUIRE_ALL=1, under which a missing one fails.');
   return lines;

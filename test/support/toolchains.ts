@@ -11,10 +11,21 @@
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
+import { expect } from 'vitest';
 import { CLAUDE_INSTALL_COMMAND, claudeBinaryProblem } from './claude-binary.js';
 
 export type ToolchainName =
-  'bwrap' | 'python3' | 'python3-pytest' | 'pytest' | 'go' | 'cargo' | 'chromium' | 'script' | 'claude' | 'redis';
+  | 'bwrap'
+  | 'python3'
+  | 'python3-pytest'
+  | 'python3-venv'
+  | 'pytest'
+  | 'go'
+  | 'cargo'
+  | 'chromium'
+  | 'script'
+  | 'claude'
+  | 'redis';
 
 interface ToolchainSpec {
   /** What the suites need, in a few words. */
@@ -31,7 +42,8 @@ function runs(file: string, args: readonly string[]): string | null {
   if (result.error)
     return `\`${file}\` cannot run (${(result.error as NodeJS.ErrnoException).code ?? result.error.message})`;
   if (result.status !== 0) {
-    const said = `${result.stderr}`.trim().split('\n')[0] ?? '';
+    // The last line: where Python's traceback, for one, says what went wrong.
+    const said = `${result.stderr}`.trim().split('\n').at(-1) ?? '';
     return `\`${[file, ...args].join(' ')}\` exited ${result.status ?? result.signal}${said ? `: ${said}` : ''}`;
   }
   return null;
@@ -53,6 +65,17 @@ const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
     what: 'pytest for the system Python (/usr/bin/python3 -m pytest)',
     install: 'apt-get install -y python3 python3-pytest',
     problem: () => runs('/usr/bin/python3', ['-m', 'pytest', '--version']),
+  },
+  'python3-venv': {
+    what: 'venv, pip, setuptools and wheel for the system Python (real editable installs, offline)',
+    install: 'apt-get install -y python3-venv python3-setuptools python3-wheel',
+    // ensurepip gives the venv its pip; setuptools and wheel build the install without PyPI. Names
+    // from inside each: an empty directory of that name would import as a namespace package.
+    problem: () =>
+      runs('/usr/bin/python3', [
+        '-c',
+        'from ensurepip import version; version(); import venv, setuptools.build_meta; from wheel import __version__',
+      ]),
   },
   pytest: {
     what: 'pytest on PATH',
@@ -109,14 +132,47 @@ export interface ToolchainLogEntry {
   install: string;
   problem: string;
   suite: string;
+  /** Set when the suite ran without the tool instead of skipping: how (`[bash] sandbox = "off"`). */
+  instead?: string;
 }
 
-/** The file that calls `toolchain()`, for the summary (from the stack). */
+/** The test file running now, for the summary (vitest's, else from the stack). */
 function callerFile(): string {
+  const testPath = expect.getState().testPath;
+  const relative = testPath?.match(/(test\/.+\.test\.ts)$/)?.[1];
+  if (relative !== undefined) return relative;
   const stack = new Error().stack?.split('\n') ?? [];
   const frame = stack.find((line) => /\/test\/.*\.test\.ts/.test(line) && !line.includes('/test/support/'));
   const match = frame?.match(/(test\/[^\s:)]+\.test\.ts)/);
   return match?.[1] ?? 'a test file';
+}
+
+function missingOf(names: readonly ToolchainName[], instead?: string): ToolchainLogEntry[] {
+  const missing: ToolchainLogEntry[] = [];
+  const suite = callerFile();
+  for (const name of names) {
+    if (!probed.has(name)) probed.set(name, TOOLCHAINS[name].problem());
+    const problem = probed.get(name) ?? null;
+    const { what, install } = TOOLCHAINS[name];
+    if (problem !== null)
+      missing.push({ name, what, install, problem, suite, ...(instead === undefined ? {} : { instead }) });
+  }
+  return missing;
+}
+
+function reasonOf(missing: readonly ToolchainLogEntry[]): string {
+  return missing.map((entry) => `${entry.name} missing: ${entry.problem}; install: ${entry.install}`).join('; ');
+}
+
+/** Under `RATCHET_TEST_REQUIRE_ALL=1` a missing toolchain fails. */
+function requireUnlessAllowed(missing: readonly ToolchainLogEntry[]): void {
+  if (REQUIRE_ALL) throw new Error(`RATCHET_TEST_REQUIRE_ALL=1 and a toolchain is missing: ${reasonOf(missing)}`);
+}
+
+/** Notes the entries for the end-of-run summary. */
+function logForSummary(missing: readonly ToolchainLogEntry[]): void {
+  const log = process.env[TOOLCHAIN_LOG_VARIABLE];
+  if (log) appendFileSync(log, missing.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
 }
 
 /**
@@ -126,20 +182,42 @@ function callerFile(): string {
  * for `describe.skipIf` / `it.skipIf`.
  */
 export function toolchain(...names: ToolchainName[]): ToolchainCheck {
-  const missing: ToolchainLogEntry[] = [];
-  const suite = callerFile();
-  for (const name of names) {
-    if (!probed.has(name)) probed.set(name, TOOLCHAINS[name].problem());
-    const problem = probed.get(name) ?? null;
-    if (problem !== null)
-      missing.push({ name, what: TOOLCHAINS[name].what, install: TOOLCHAINS[name].install, problem, suite });
-  }
+  const missing = missingOf(names);
   if (missing.length === 0) return { missing: false, note: '' };
-  const reason = missing
-    .map((entry) => `${entry.name} missing: ${entry.problem}; install: ${entry.install}`)
-    .join('; ');
-  if (REQUIRE_ALL) throw new Error(`RATCHET_TEST_REQUIRE_ALL=1 and a toolchain is missing: ${reason}`);
-  const log = process.env[TOOLCHAIN_LOG_VARIABLE];
-  if (log) appendFileSync(log, missing.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
-  return { missing: true, note: ` [skipped: ${reason}]` };
+  requireUnlessAllowed(missing);
+  logForSummary(missing);
+  return { missing: true, note: ` [skipped: ${reasonOf(missing)}]` };
+}
+
+/** What `toolchainOrInstead()` answers: `toolchain()`'s answer, and a way to say the suite did without. */
+export interface ToolchainFallback extends ToolchainCheck {
+  /** Notes for the summary that this file ran without the tool (call it where it does; once is enough). */
+  ranInstead(): void;
+}
+
+/**
+ * For a suite that can run without `name`, in a way `instead` names (a run with
+ * `[bash] sandbox = "off"` where bubblewrap is missing): the same check as `toolchain()`, but
+ * the note says so rather than "skipped", and the summary lists the file as having run `instead`
+ * once it calls `ranInstead()` (a suite skipped for another tool never does).
+ */
+export function toolchainOrInstead(name: ToolchainName, instead: string): ToolchainFallback {
+  const missing = missingOf([name], instead);
+  if (missing.length === 0) return { missing: false, note: '', ranInstead: () => undefined };
+  requireUnlessAllowed(missing);
+  const suite = missing[0]?.suite;
+  let logged = false;
+  return {
+    missing: true,
+    note: ` [${name} missing, so it ${instead}: ${missing[0]?.problem ?? ''}]`,
+    ranInstead: () => {
+      if (logged) return;
+      logged = true;
+      // The file running now (a harness may call it from a test), else the one that asked.
+      const current = callerFile();
+      logForSummary(
+        missing.map((entry) => ({ ...entry, suite: current === 'a test file' ? (suite ?? current) : current })),
+      );
+    },
+  };
 }

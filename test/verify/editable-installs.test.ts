@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { editableInstallPaths, withPythonPath } from '../../src/verify/editable-installs.js';
 import { developInstall, editableInstall, plainVenv } from '../support/python-venv.js';
+import { toolchain } from '../support/toolchains.js';
 import { makeProject } from './helpers.js';
 
 const SETUPTOOLS = '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n';
@@ -41,36 +42,51 @@ async function importedFrom(
   return { before, after };
 }
 
+/** Real installs need venv, pip and setuptools; the others write their files by hand. */
+const venv = toolchain('python3-venv');
+
 describe('editable installs point the worktree at its own code', () => {
-  it('setuptools, src layout: a .pth file holding the directory', async () => {
-    const { checkout, worktree } = await checkoutAndWorktree((who) => ({
-      'pyproject.toml': `${SETUPTOOLS}[project]\nname = "calc"\nversion = "1.0"\n`,
-      'src/calc/__init__.py': `WHO = "${who}"\n`,
-    }));
-    editableInstall(checkout);
-    expect(await editableInstallPaths(checkout, worktree, ['.venv'])).toEqual([path.join(worktree, 'src')]);
-    expect(await importedFrom(checkout, worktree, 'calc')).toEqual({ before: 'checkout', after: 'worktree' });
-  }, 180_000);
+  it.skipIf(venv.missing)(
+    `setuptools, src layout: a .pth file holding the directory${venv.note}`,
+    async () => {
+      const { checkout, worktree } = await checkoutAndWorktree((who) => ({
+        'pyproject.toml': `${SETUPTOOLS}[project]\nname = "calc"\nversion = "1.0"\n`,
+        'src/calc/__init__.py': `WHO = "${who}"\n`,
+      }));
+      editableInstall(checkout);
+      expect(await editableInstallPaths(checkout, worktree, ['.venv'])).toEqual([path.join(worktree, 'src')]);
+      expect(await importedFrom(checkout, worktree, 'calc')).toEqual({ before: 'checkout', after: 'worktree' });
+    },
+    180_000,
+  );
 
-  it('setuptools, flat layout: a finder module appended to sys.meta_path', async () => {
-    const { checkout, worktree } = await checkoutAndWorktree((who) => ({
-      'pyproject.toml': `${SETUPTOOLS}[project]\nname = "calcflat"\nversion = "1.0"\n[tool.setuptools]\npackages = ["calcflat"]\n`,
-      'calcflat/__init__.py': `WHO = "${who}"\n`,
-    }));
-    editableInstall(checkout);
-    expect(await editableInstallPaths(checkout, worktree, ['.venv'])).toEqual([worktree]);
-    expect(await importedFrom(checkout, worktree, 'calcflat')).toEqual({ before: 'checkout', after: 'worktree' });
-  }, 180_000);
+  it.skipIf(venv.missing)(
+    `setuptools, flat layout: a finder module appended to sys.meta_path${venv.note}`,
+    async () => {
+      const { checkout, worktree } = await checkoutAndWorktree((who) => ({
+        'pyproject.toml': `${SETUPTOOLS}[project]\nname = "calcflat"\nversion = "1.0"\n[tool.setuptools]\npackages = ["calcflat"]\n`,
+        'calcflat/__init__.py': `WHO = "${who}"\n`,
+      }));
+      editableInstall(checkout);
+      expect(await editableInstallPaths(checkout, worktree, ['.venv'])).toEqual([worktree]);
+      expect(await importedFrom(checkout, worktree, 'calcflat')).toEqual({ before: 'checkout', after: 'worktree' });
+    },
+    180_000,
+  );
 
-  it('setup.py develop: an .egg-link and easy-install.pth', async () => {
-    const { checkout, worktree } = await checkoutAndWorktree((who) => ({
-      'setup.py':
-        'from setuptools import setup\nsetup(name="calcegg", version="1.0", packages=["calcegg"], package_dir={"": "src"})\n',
-      'src/calcegg/__init__.py': `WHO = "${who}"\n`,
-    }));
-    developInstall(checkout);
-    expect(await importedFrom(checkout, worktree, 'calcegg')).toEqual({ before: 'checkout', after: 'worktree' });
-  }, 180_000);
+  it.skipIf(venv.missing)(
+    `setup.py develop: an .egg-link and easy-install.pth${venv.note}`,
+    async () => {
+      const { checkout, worktree } = await checkoutAndWorktree((who) => ({
+        'setup.py':
+          'from setuptools import setup\nsetup(name="calcegg", version="1.0", packages=["calcegg"], package_dir={"": "src"})\n',
+        'src/calcegg/__init__.py': `WHO = "${who}"\n`,
+      }));
+      developInstall(checkout);
+      expect(await importedFrom(checkout, worktree, 'calcegg')).toEqual({ before: 'checkout', after: 'worktree' });
+    },
+    180_000,
+  );
 
   it('flit and hatchling: the .pth files they write (a directory each)', async () => {
     const { checkout, worktree } = await checkoutAndWorktree((who) => ({

@@ -1,7 +1,8 @@
 /**
  * The cheat corpus (issue 11): each trick a model might play to get a TDD gate to say "pass"
  * without doing the work, tried by a scripted model through the built CLI (the real Anthropic
- * adapter against the loopback fake, real git, real test runners, the sandbox when bwrap works).
+ * adapter against the loopback fake, real git, real test runners, the sandbox when bwrap works:
+ * where it is missing the runs opt out with `[bash] sandbox = "off"`, see sandbox-for-this-machine.ts).
  *
  * One cheat is one table entry (`Cheat`): the stage it pays in, the turns of the cheating attempt,
  * and how it must end. Every run plays the same honest story around it, one test-list item:
@@ -33,6 +34,7 @@ import {
 import { describeResult } from '../../support/run-cli.js';
 import { textOf } from '../../support/anthropic-request.js';
 import { runTdd, type TddRun } from '../../support/tdd-e2e-run.js';
+import { sandboxForThisMachine } from '../../support/sandbox-for-this-machine.js';
 
 /** A project the cheats run against: its first commit and the one item's honest story. */
 export interface CheatProject {
@@ -117,7 +119,7 @@ export interface CheatRun {
 
 /** Plays `cheat` (null: the honest control) against a new repository of `project`. */
 export async function runCheat(project: CheatProject, cheat: Cheat | null): Promise<CheatRun> {
-  const repo = await createProjectRepo(project.files);
+  const repo = await createProjectRepo(sandboxForThisMachine().files(project.files));
   const model = await startScriptedModel({ items: [project.item], steps: scriptFor(project, cheat) });
   try {
     const before = checkoutState(repo);

@@ -1,10 +1,11 @@
 /**
- * The cheat corpus on a pytest project configured in pyproject.toml: see harness.ts. pytest must
- * be installed (it fails, never skips, when it is not).
+ * The cheat corpus on a pytest project configured in pyproject.toml: see harness.ts. Without pytest
+ * on PATH it is skipped and named in the run's summary (it fails under RATCHET_TEST_REQUIRE_ALL=1).
  */
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertFreshBuild, cliEnv } from '../../support/run-cli.js';
+import { assertFreshBuild } from '../../support/run-cli.js';
+import { sandboxForThisMachine } from '../../support/sandbox-for-this-machine.js';
+import { toolchain } from '../../support/toolchains.js';
 import { bash, edit, say, write } from '../../support/scripted-brain.js';
 import { expectCaught, runCheat, type Cheat, type CheatProject, type CheatRun } from './harness.js';
 
@@ -237,40 +238,40 @@ def multiply(a, b):
   },
 ];
 
-describe('the cheat corpus on pytest: every trick caught, the honest run untouched', () => {
-  const played = new Map<string, CheatRun>();
+const pytest = toolchain('pytest');
+/** The gates catch these, not the sandbox: where bubblewrap is missing the runs opt out (harness.ts). */
+const sandbox = sandboxForThisMachine();
 
-  beforeAll(() => {
-    assertFreshBuild();
-    try {
-      execFileSync('pytest', ['--version'], { env: cliEnv(PYTEST_ENV), stdio: 'pipe' });
-    } catch (error) {
-      throw new Error('pytest is required by this test and is not runnable here. Install it (pip install pytest).', {
-        cause: error,
-      });
-    }
-  });
+describe.skipIf(pytest.missing)(
+  `the cheat corpus on pytest: every trick caught, the honest run untouched${pytest.note}${sandbox.note}`,
+  () => {
+    const played = new Map<string, CheatRun>();
 
-  afterAll(async () => {
-    for (const run of played.values()) await run.repo.cleanup();
-  });
+    beforeAll(() => {
+      assertFreshBuild();
+    });
 
-  it('the honest control, which also edits a part of pyproject.toml that is not locked', async () => {
-    const run = await runCheat(PY_PROJECT, null);
-    played.set('honest', run);
-    expectCaught(PY_PROJECT, null, run);
-    expect(run.warnings).toEqual([]);
-    const branch = `ratchet/${run.run.runId}`;
-    expect(run.repo.run('show', `${branch}:pyproject.toml`)).toContain('description = "A calculator"');
-  }, 120_000);
+    afterAll(async () => {
+      for (const run of played.values()) await run.repo.cleanup();
+    });
 
-  it.each(CHEATS.map((cheat) => [cheat.name, cheat] as const))(
-    '%s',
-    async (_name, cheat) => {
-      const run = await runCheat(PY_PROJECT, cheat);
-      played.set(cheat.name, run);
-      expectCaught(PY_PROJECT, cheat, run);
-    },
-    120_000,
-  );
-});
+    it('the honest control, which also edits a part of pyproject.toml that is not locked', async () => {
+      const run = await runCheat(PY_PROJECT, null);
+      played.set('honest', run);
+      expectCaught(PY_PROJECT, null, run);
+      expect(run.warnings).toEqual([]);
+      const branch = `ratchet/${run.run.runId}`;
+      expect(run.repo.run('show', `${branch}:pyproject.toml`)).toContain('description = "A calculator"');
+    }, 120_000);
+
+    it.each(CHEATS.map((cheat) => [cheat.name, cheat] as const))(
+      '%s',
+      async (_name, cheat) => {
+        const run = await runCheat(PY_PROJECT, cheat);
+        played.set(cheat.name, run);
+        expectCaught(PY_PROJECT, cheat, run);
+      },
+      120_000,
+    );
+  },
+);
