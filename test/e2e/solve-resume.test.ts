@@ -12,6 +12,10 @@ import { startCli } from '../support/resume-harness.js';
 import { describeResult, parseNdjson, runCli } from '../support/run-cli.js';
 import { anthropicPrompt, anthropicSolveBrain, SOLVE_FILES, SOLVE_TASK } from '../support/solve-fixture.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+
+// The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
+const sandbox = sandboxForThisMachine();
 
 /**
  * `kill -9` of a solve run in the middle of a step, then `ratchet resume`: the run continues from
@@ -19,7 +23,7 @@ import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
  * step that was cut off runs from its start; no commit is duplicated or lost.
  */
 
-const FLAGS = ['--provider', 'anthropic', '--model', 'claude-sonnet-4-5'];
+const FLAGS = ['--provider', 'anthropic', '--model', 'claude-sonnet-4-5', ...sandbox.flags];
 
 let server: FakeAnthropicServer;
 let repo: TempRepo;
@@ -67,7 +71,7 @@ it('resumes a solve run killed inside a step from its last checkpoint, without r
   const before = modelCallRequests(server).length;
 
   hold = false;
-  const resumed = await runCli(['resume', runId, '--json'], { cwd: repo.dir, env });
+  const resumed = await runCli(['resume', runId, ...sandbox.flags, '--json'], { cwd: repo.dir, env });
   expect(resumed.exitCode, describeResult(resumed)).toBe(0);
   const events = parseNdjson(resumed.stdout);
   const passes = events

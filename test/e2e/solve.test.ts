@@ -18,6 +18,10 @@ import {
   WRONG_FIX,
 } from '../support/solve-fixture.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+
+// The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
+const sandbox = sandboxForThisMachine();
 
 /** A string field of an NDJSON line ('' when absent or not a string). */
 function stringField(line: JsonLine | undefined, key: string): string {
@@ -71,7 +75,7 @@ describe('ratchet solve on the loopback Anthropic server', () => {
     repo = await createTempRepo({ files: SOLVE_FILES });
     env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: API_KEY, RATCHET_HOME: repo.path('ratchet-home') };
     const result = await runCli(
-      ['solve', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--json'],
+      ['solve', SOLVE_TASK, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', ...sandbox.flags, '--json'],
       { cwd: repo.dir, env },
     );
     expect(result.exitCode, describeResult(result)).toBe(0);
@@ -187,6 +191,7 @@ describe('ratchet solve on OpenAI-compatible servers', () => {
             'qwen2.5-coder:3b',
             '--base-url',
             server.url,
+            ...sandbox.flags,
             '--json',
           ],
           { cwd: repo.dir, env },
@@ -237,6 +242,7 @@ describe('ratchet plan, then solve --plan', () => {
           planFile,
           '--stages',
           'scope',
+          ...sandbox.flags,
           '--json',
         ],
         { cwd: repo.dir, env },
@@ -263,7 +269,18 @@ describe('ratchet plan, then solve --plan', () => {
       server.reset();
       server.setFallback(anthropicSolveBrain);
       const solved = await runCli(
-        ['solve', SOLVE_TASK, '--plan', planFile, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--json'],
+        [
+          'solve',
+          SOLVE_TASK,
+          '--plan',
+          planFile,
+          '--provider',
+          'anthropic',
+          '--model',
+          'claude-sonnet-4-5',
+          ...sandbox.flags,
+          '--json',
+        ],
         { cwd: repo.dir, env },
       );
       expect(solved.exitCode, describeResult(solved)).toBe(0);

@@ -13,6 +13,10 @@ import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type Proje
 import { startCli } from '../support/resume-harness.js';
 import { describeResult, parseNdjson, runCli } from '../support/run-cli.js';
 import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, TaskUpdateSchema } from '../support/tasks-brain.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+
+// The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
+const sandbox = sandboxForThisMachine();
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -36,7 +40,7 @@ async function setUp(
   return { repo, server, env: ratchetEnv(repo, server), file };
 }
 
-const RUN_FLAGS = ['--refactor', 'never', '--max-attempts', '1', ...ANTHROPIC_FLAGS] as const;
+const RUN_FLAGS = ['--refactor', 'never', '--max-attempts', '1', ...ANTHROPIC_FLAGS, ...sandbox.flags];
 
 /** The subjects of the run branch's merges, oldest first (first parents only). */
 function merges(repo: ProjectRepo, runId: string): string[] {
@@ -87,7 +91,7 @@ describe('ratchet tasks run that does not finish', () => {
     const retry = await runCli(['tasks', 'retry', 'B', '--run', runId, '--json'], { cwd: repo.dir, env });
     expect(retry.exitCode, describeResult(retry)).toBe(0);
     expect(JSON.parse(retry.stdout)).toEqual({ task: 'B', status: 'pending', freed: ['C'] });
-    const resumed = await runCli(['resume', runId, ...ANTHROPIC_FLAGS, '--json'], {
+    const resumed = await runCli(['resume', runId, ...ANTHROPIC_FLAGS, ...sandbox.flags, '--json'], {
       cwd: repo.dir,
       env,
       timeoutMs: 240_000,
@@ -150,7 +154,7 @@ describe('ratchet tasks run that does not finish', () => {
     cli.kill('SIGKILL');
     await cli.exited;
     const runId = merged.runId;
-    const resumed = await runCli(['resume', runId, ...ANTHROPIC_FLAGS, '--json'], {
+    const resumed = await runCli(['resume', runId, ...ANTHROPIC_FLAGS, ...sandbox.flags, '--json'], {
       cwd: repo.dir,
       env,
       timeoutMs: 300_000,

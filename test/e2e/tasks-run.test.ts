@@ -15,6 +15,10 @@ import {
   TaskUpdateSchema,
   type TaskUpdate,
 } from '../support/tasks-brain.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+
+// The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
+const sandbox = sandboxForThisMachine();
 
 // A, B, C independent; D needs A; E needs B and C: two tasks with dependencies.
 const TASKS = [
@@ -49,6 +53,7 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
         '--refactor',
         'never',
         ...ANTHROPIC_FLAGS,
+        ...sandbox.flags,
         '--json',
       ],
       { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 300_000 },

@@ -22,6 +22,10 @@ import {
 import { describeResult, parseNdjson, runCli, type JsonLine } from '../support/run-cli.js';
 import { anthropicPrompt, SOLVE_FILES, STATS_JS } from '../support/solve-fixture.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+
+// The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
+const sandbox = sandboxForThisMachine();
 
 let server: FakeAnthropicServer;
 let repo: TempRepo;
@@ -105,7 +109,7 @@ it('refuses IMPLEMENT edits outside the worktree, into .git, through a symbolic 
     RATCHET_HOME: repo.path('home'),
   };
   const result = await runCli(
-    ['solve', 'fix total', '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', '--json'],
+    ['solve', 'fix total', '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', ...sandbox.flags, '--json'],
     {
       cwd: repo.dir,
       env,
