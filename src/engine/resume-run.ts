@@ -159,7 +159,7 @@ async function resumableRun(
   const stored = readRunConfig(registry, found);
   const resume = stored.workflow.resume;
   if (resume === undefined) {
-    const names = resumable.map((workflow) => workflow.name).join(', ');
+    const names = new Intl.ListFormat('en', { type: 'conjunction' }).format(resumable.map((workflow) => workflow.name));
     throw new RatchetError('usage', `Run ${found.id} is a ${found.workflow} run; only ${names} runs can be resumed.`, {
       hint: `Keep what it committed with \`ratchet accept ${found.id} --force\`, drop it with \`ratchet reject ${found.id}\`, or start a new \`${stored.workflow.startCommand}\`.`,
     });

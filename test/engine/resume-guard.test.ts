@@ -46,7 +46,7 @@ describe('ratchet resume on a run of another workflow', () => {
 
     await expect(resumed.next()).rejects.toMatchObject({
       code: 'usage',
-      message: 'Run refactor-1 is a refactor run; only tdd runs can be resumed.',
+      message: 'Run refactor-1 is a refactor run; only tdd, tasks, and solve runs can be resumed.',
       hint: expect.stringContaining('ratchet accept refactor-1 --force') as unknown,
     });
     expect((await ledger.getRun('refactor-1'))?.status).toBe('interrupted');
