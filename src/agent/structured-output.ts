@@ -48,7 +48,8 @@ function balancedObjects(text: string): string[] {
   return spans.reverse();
 }
 
-function matchingBrace(text: string, start: number): number {
+/** The index of the brace closing the object opened at `start`, or -1 (braces inside strings do not count). */
+export function matchingBrace(text: string, start: number): number {
   let depth = 0;
   let inString = false;
   for (let index = start; index < text.length; index += 1) {

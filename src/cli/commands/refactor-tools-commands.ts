@@ -1,6 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { CodeIndex } from '../../code/index/types.js';
+import type { ResolvedConfig } from '../../config/resolved.js';
 import { buildIndex } from '../../code/index/build-index.js';
 import { writeIndexArtifacts } from '../../code/index/artifacts.js';
 import { summarizeIndex } from '../../code/index/summary.js';
@@ -56,15 +58,7 @@ export function registerRefactorPlanCommand(refactor: Command): void {
     .action(async (repo: string | undefined, flags: { goal?: string }, command: Command) => {
       const output = createCliOutput(command);
       const target = await targetOf(repo, command);
-      const config = await configFor(target);
-      const settings = await loadRefactorSettings(target, config);
-      const isGit = await Git.isRepository(target);
-      const index = await buildIndex({
-        root: target,
-        cacheDir: await indexCacheDir(target, isGit, config.home),
-        excludes: settings.scopeExcludes,
-        git: isGit ? new Git(target) : false,
-      });
+      const { config, settings, index } = await indexTarget(target);
       // As `run` plans: no batch for the files that define verification (no patch may change them).
       // Without a verifier yet (nothing detected, nothing configured) the plan is still shown.
       const commands = await verifierCommands(target, settings, config).catch(() => ({ fast: [], full: [] }));
@@ -185,18 +179,28 @@ export function registerIndexCommand(program: Command): void {
     .action(async (repo: string | undefined, flags: { artifacts?: string }, command: Command) => {
       const output = createCliOutput(command);
       const target = await targetOf(repo, command);
-      const config = await configFor(target);
-      const settings = await loadRefactorSettings(target, config);
-      const isGit = await Git.isRepository(target);
-      const index = await buildIndex({
-        root: target,
-        cacheDir: await indexCacheDir(target, isGit, config.home),
-        excludes: settings.scopeExcludes,
-        git: isGit ? new Git(target) : false,
-      });
+      const { index } = await indexTarget(target);
       if (flags.artifacts) await writeIndexArtifacts(index, resolve(flags.artifacts));
       const summary = summarizeIndex(index);
       if (output.json) output.out(JSON.stringify(summary));
       else printIndexSummary(output, summary, flags.artifacts ? resolve(flags.artifacts) : null);
     });
+}
+
+/** The target's configuration, refactor settings and code index (built or updated in its cache). */
+async function indexTarget(target: string): Promise<{
+  config: ResolvedConfig;
+  settings: Awaited<ReturnType<typeof loadRefactorSettings>>;
+  index: CodeIndex;
+}> {
+  const config = await configFor(target);
+  const settings = await loadRefactorSettings(target, config);
+  const isGit = await Git.isRepository(target);
+  const index = await buildIndex({
+    root: target,
+    cacheDir: await indexCacheDir(target, isGit, config.home),
+    excludes: settings.scopeExcludes,
+    git: isGit ? new Git(target) : false,
+  });
+  return { config, settings, index };
 }

@@ -5,6 +5,7 @@
  * unquoted keys, comments, an object cut off before its end. The problem then goes back to the
  * model, in words it can act on.
  */
+import { matchingBrace } from '../../agent/structured-output.js';
 
 export type JsonExtraction =
   | {
@@ -15,31 +16,12 @@ export type JsonExtraction =
     }
   | { ok: false; problem: string };
 
-/** The index of the brace closing the object opened at `start`, or -1 (strings respected). */
-function closingBrace(text: string, start: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let index = start; index < text.length; index += 1) {
-    const char = text[index];
-    if (inString) {
-      if (char === '\\') index += 1;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '{') depth += 1;
-    else if (char === '}') {
-      depth -= 1;
-      if (depth === 0) return index;
-    }
-  }
-  return -1;
-}
-
 /** Top-level `{...}` spans of a text, in order; `unclosed` when one never closes. */
 function objectSpans(text: string): { spans: string[]; unclosed: boolean } {
   const spans: string[] = [];
   let index = text.indexOf('{');
   while (index !== -1) {
-    const end = closingBrace(text, index);
+    const end = matchingBrace(text, index);
     if (end === -1) return { spans, unclosed: true };
     spans.push(text.slice(index, end + 1));
     index = text.indexOf('{', end + 1);
