@@ -28,9 +28,10 @@ function detached(value: string): string {
  * whitespace maps a prefix of the text to a prefix of the result, so once the prefix alone gives
  * `CAPPED_MARGIN` characters more than the cap, the capped result is that prefix's (a type alias
  * of thousands of lines, a licence header). The margin covers what the end of the text can still
- * remove (a body opener, a comment's closing marker, a line-start marker cut in two).
+ * remove (a body opener, a comment's closing marker, a line-start marker cut in two). A short
+ * window first: most long JSDoc comments of declaration files give the cap within it.
  */
-const RAW_WINDOW = 2048;
+const RAW_WINDOWS: readonly number[] = [512, 2048];
 const CAPPED_MARGIN = 8;
 
 /** `text` capped at `max` characters, an ellipsis standing for the rest. */
@@ -40,9 +41,10 @@ function capped(text: string, max: number): string {
 
 /** Text of `[start, end)` with whitespace collapsed, a trailing body opener removed, capped. */
 export function compactSignature(text: string, start: number, end: number): string {
-  if (end - start > RAW_WINDOW) {
+  for (const window of RAW_WINDOWS) {
+    if (end - start <= window) break;
     const head = text
-      .slice(start, start + RAW_WINDOW)
+      .slice(start, start + window)
       .replace(/\s+/g, ' ')
       .trimStart();
     if (head.length >= MAX_SIGNATURE + CAPPED_MARGIN) return capped(head, MAX_SIGNATURE);
@@ -58,8 +60,9 @@ const DOC_LINE_START = /(^|\n)\s*(\*(?!\/)|\/\/\/?|#)?/g;
 
 /** A comment or docstring without its delimiters, whitespace collapsed, capped. */
 export function cleanDoc(raw: string): string | undefined {
-  if (raw.length > RAW_WINDOW) {
-    const head = cleanBody(raw.slice(0, RAW_WINDOW).replace(DOC_OPEN, '')).trimStart();
+  for (const window of RAW_WINDOWS) {
+    if (raw.length <= window) break;
+    const head = cleanBody(raw.slice(0, window).replace(DOC_OPEN, '')).trimStart();
     if (head.length >= MAX_DOC + CAPPED_MARGIN) return capped(head, MAX_DOC);
   }
   let body = raw.replace(DOC_OPEN, '');

@@ -38,6 +38,12 @@ export class ImportResolver {
   private directories: Map<string, string[]> | undefined;
   private names: Map<string, string[]> | undefined;
   private readonly pythonRoots: string[];
+  /**
+   * JavaScript resolutions by importing directory and specifier: files of one directory import
+   * the same siblings (half of the relative imports of `node_modules` repeat one), and each miss
+   * costs up to twenty lookups of strings made for them.
+   */
+  private readonly javascriptResolved = new Map<string, readonly string[]>();
 
   constructor(
     private readonly paths: readonly string[],
@@ -91,9 +97,20 @@ export class ImportResolver {
   private javascript(from: string, specifier: string): string[] {
     if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..')
       return [];
+    const directory = dirOf(from);
+    const key = `${directory}\0${specifier}`;
+    let resolved = this.javascriptResolved.get(key);
+    if (resolved === undefined) {
+      resolved = this.javascriptUncached(directory, specifier);
+      this.javascriptResolved.set(key, resolved);
+    }
+    return resolved.slice();
+  }
+
+  private javascriptUncached(directory: string, specifier: string): string[] {
     // `join` normalises (`..`, `.`, repeated slashes).
     const query = /[?#]/.exec(specifier)?.index;
-    const base = join(dirOf(from), query === undefined ? specifier : specifier.slice(0, query));
+    const base = join(directory, query === undefined ? specifier : specifier.slice(0, query));
     if (this.files.has(base)) return [base];
     const extension = /\.[cm]?jsx?$/.exec(base)?.[0];
     if (extension !== undefined) {
