@@ -124,7 +124,8 @@ export async function processWork(
     let sinceYield = 0;
     for (const position of selected) {
       throwIfAborted(signal);
-      outcomes[position] = await processFile(extractor, root, work[position] as FileWork, options.maxParseBytes);
+      const outcome = processFile(extractor, root, work[position] as FileWork, options.maxParseBytes);
+      outcomes[position] = outcome instanceof Promise ? await outcome : outcome;
       if (++sinceYield === YIELD_EVERY) {
         sinceYield = 0;
         options.onProgress?.();

@@ -31,22 +31,27 @@ export interface FileOutcome {
   stored?: string;
 }
 
-/** Reads, hashes and (when needed) parses one file; undefined when it cannot be read. */
-export async function processFile(
+/**
+ * Reads, hashes and (when needed) parses one file; undefined when it cannot be read. The outcome
+ * comes without a promise when the parse needs nothing loaded (see `SourceExtractor.extractNow`).
+ */
+export function processFile(
   extractor: SourceExtractor,
   root: string,
   work: FileWork,
   maxParseBytes: number,
-): Promise<FileOutcome | undefined> {
+): FileOutcome | undefined | Promise<FileOutcome | undefined> {
   const content = readWhole(join(root, work.path), work.size);
   if (content === undefined) return undefined; // Deleted since listing, a directory, or unreadable.
-  // `content` is the shared read buffer: everything below reads it before the first `await`.
+  // `content` is the shared read buffer: nothing below reads it after the text is made.
   const base = { path: work.path, hash: hash('sha256', content), size: content.length, lines: countLines(content) };
   if (base.hash === work.knownHash) return { ...base, parse: 'unchanged' };
   if (languageIdForFile(work.path) === undefined || content.length > maxParseBytes || isBinary(content))
     return { ...base, parse: null };
-  const parse = await extractor.extract(work.path, content.toString('utf8'));
-  return { ...base, parse: parse ?? null };
+  const parse = extractor.extractNow(work.path, content.toString('utf8'));
+  return parse instanceof Promise
+    ? parse.then((result) => ({ ...base, parse: result ?? null }))
+    : { ...base, parse: parse ?? null };
 }
 
 /** Files up to this size are read into the shared buffer; larger ones (rare) into their own. */

@@ -76,7 +76,9 @@ export interface SourceExtractorOptions {
 /** Parses files and extracts what the index records; dispose it to free its parsers. */
 export class SourceExtractor implements Disposable {
   private readonly tools = new Map<LanguageId, Promise<LanguageTools>>();
-  private oxc: Promise<OxcExtractor | undefined> | undefined;
+  /** oxc's extractor once loaded: null where oxc cannot run. */
+  private oxc: OxcExtractor | null | undefined;
+  private oxcLoading: Promise<void> | undefined;
   private readonly useOxc: boolean;
 
   constructor(options: SourceExtractorOptions = {}) {
@@ -85,13 +87,24 @@ export class SourceExtractor implements Disposable {
 
   /** Parse results for `text`, read from `path` (which selects the language); undefined when unsupported. */
   async extract(path: string, text: string): Promise<FileParseResult | undefined> {
+    return await this.extractNow(path, text);
+  }
+
+  /**
+   * `extract`, without a promise when nothing needs loading (oxc loaded and accepting the file):
+   * a cold index extracts thousands of files in a row, and a promise and a turn of the microtask
+   * queue per file add up.
+   */
+  extractNow(path: string, text: string): FileParseResult | undefined | Promise<FileParseResult | undefined> {
     const language = languageIdForFile(path);
     if (language === undefined) return undefined;
     if (this.useOxc && OXC_LANGUAGES.has(language)) {
-      this.oxc ??= loadOxcExtractor();
-      const oxc = await this.oxc;
+      if (this.oxc === undefined) {
+        this.oxcLoading ??= loadOxcExtractor().then((oxc) => void (this.oxc = oxc ?? null));
+        return this.oxcLoading.then(() => this.extractNow(path, text));
+      }
       try {
-        const result = oxc?.extract(path, text, language);
+        const result = this.oxc?.extract(path, text, language);
         if (result !== undefined) return result;
       } catch {
         // An AST shape this version of the extractor does not expect: tree-sitter still reads the file.
