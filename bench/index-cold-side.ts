@@ -14,7 +14,7 @@
  * It imports nothing but `node:` modules, `dist/` by URL, and types (`import type` only: it is
  * erased).
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { setUpProcess as SetUpProcess } from '../src/cli/process-setup.js';
@@ -24,6 +24,7 @@ export interface ColdSideJob {
   /** This project's directory (its `dist/` is loaded). */
   project: string;
   root: string;
+  /** The index cache's directory: absent (the parent removes it), as on a new clone. */
   cacheDir: string;
   /** The compile cache's directory. */
   compileCache: string;
@@ -48,7 +49,6 @@ async function main(jobFile: string, resultFile: string): Promise<void> {
   const { setUpProcess } = (await import(dist('cli/process-setup.js'))) as { setUpProcess: typeof SetUpProcess };
   setUpProcess({ compileCache: job.compileCache });
   const { buildIndex } = (await import(dist('code/index/build-index.js'))) as { buildIndex: typeof BuildIndex };
-  await rm(job.cacheDir, { recursive: true, force: true });
   const processCpu = process.cpuUsage();
   const threadCpu = process.threadCpuUsage();
   const started = performance.now();
