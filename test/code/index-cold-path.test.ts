@@ -1,0 +1,87 @@
+import { hash } from 'node:crypto';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { processFile, type FileOutcome } from '../../src/code/index/process-file.js';
+import { ImportResolver } from '../../src/code/index/resolve-imports.js';
+import { SourceExtractor } from '../../src/code/index/source-extractor.js';
+
+/**
+ * What the cold path's shortcuts must not change: files are read into one shared buffer, relative
+ * JavaScript imports are resolved once per directory and specifier, and extraction answers without
+ * a promise once oxc is loaded.
+ */
+describe('the cold index path', () => {
+  let root: string;
+  let extractor: SourceExtractor;
+
+  beforeEach(async () => {
+    root = await realpath(await mkdtemp(join(tmpdir(), 'ratchet-index-cold-')));
+    extractor = new SourceExtractor();
+  });
+
+  afterEach(async () => {
+    extractor[Symbol.dispose]();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const outcomeOf = async (path: string, size: number): Promise<FileOutcome | undefined> =>
+    await processFile(extractor, root, { path, size }, 4 * 1024 * 1024);
+
+  it('reads every file whole, whatever was read before it and whatever size the listing gave', async () => {
+    const long = `export function long(): string {\n  return '${'x'.repeat(5000)}';\n}\n`;
+    const short = 'export const short = 1;\n';
+    // Grown past the shared buffer since it was listed as 10 bytes: read whole all the same.
+    const grown = `export const grown = '${'y'.repeat(1536 * 1024)}';\n`;
+    await writeFile(join(root, 'long.ts'), long);
+    await writeFile(join(root, 'short.ts'), short);
+    await writeFile(join(root, 'grown.ts'), grown);
+
+    for (const [path, text, listed] of [
+      ['long.ts', long, long.length],
+      ['short.ts', short, short.length],
+      ['grown.ts', grown, 10],
+      ['short.ts', short, short.length],
+    ] as const) {
+      const outcome = await outcomeOf(path, listed);
+      expect(outcome?.size, path).toBe(Buffer.byteLength(text));
+      expect(outcome?.hash, path).toBe(hash('sha256', text));
+      expect(outcome?.lines, path).toBe(text.split('\n').length - 1);
+      const parse = outcome?.parse;
+      expect(typeof parse === 'object' && parse !== null ? parse.symbols.map((symbol) => symbol.name) : parse).toEqual([
+        path.slice(0, -3),
+      ]);
+    }
+    expect(await outcomeOf('missing.ts', 10)).toBeUndefined();
+  });
+
+  it('resolves the same relative specifier from two directories to each directory’s own file', () => {
+    const resolver = new ImportResolver(['a/index.ts', 'a/util.ts', 'b/index.ts', 'b/util/index.ts'], []);
+    const fromA = resolver.resolve('a/index.ts', 'typescript', { specifier: './util.js', names: [], line: 1 });
+    fromA.push('changed by the caller');
+    expect(resolver.resolve('a/index.ts', 'typescript', { specifier: './util.js', names: [], line: 2 })).toEqual([
+      'a/util.ts',
+    ]);
+    expect(resolver.resolve('b/index.ts', 'typescript', { specifier: './util.js', names: [], line: 1 })).toEqual([]);
+    expect(resolver.resolve('b/index.ts', 'typescript', { specifier: './util', names: [], line: 1 })).toEqual([
+      'b/util/index.ts',
+    ]);
+  });
+
+  it('extracts JavaScript and TypeScript without a promise once oxc is loaded', async () => {
+    const first = extractor.extractNow('a.ts', 'export function a(): void {}\n');
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first)?.symbols.map((symbol) => symbol.name)).toEqual(['a']);
+    const next = extractor.extractNow('b.js', 'function b() { return a(); }\n');
+    expect(next).not.toBeInstanceOf(Promise);
+    expect(next).toMatchObject({ language: 'javascript', calls: [{ caller: 'b', callee: 'a' }] });
+    // A file oxc rejects still goes to tree-sitter, which needs loading: a promise again.
+    const broken = extractor.extractNow(
+      'c.ts',
+      'export function c(): void {}\n\nexport function editing(value: number {\n',
+    );
+    expect(broken).toBeInstanceOf(Promise);
+    expect((await broken)?.symbols.map((symbol) => symbol.name)).toContain('c');
+  });
+});
