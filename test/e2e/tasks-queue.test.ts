@@ -197,6 +197,15 @@ describe.skipIf(redis.missing)(
       expect(report.exitCode, describeResult(report)).toBe(0);
     });
 
+    it('stops a worker cleanly on SIGTERM (exit 0, once its running tasks are done)', async () => {
+      const survivor = workers.find((worker) => worker !== killed);
+      if (survivor === undefined) throw new Error('no surviving worker');
+      const code = new Promise<number | null>((resolve) => survivor.child.once('exit', (exit) => resolve(exit)));
+      survivor.child.kill('SIGTERM');
+      expect(await code).toBe(0);
+      expect(survivor.lines.filter((line) => /^worker \S+ stopped$/.test(line))).toHaveLength(1);
+    });
+
     it("left the user's checkout as it was, and the workers' key never crossed the queue", async () => {
       expect(repo.run('status', '--porcelain')).toBe('');
       expect(existsSync(join(repo.dir, 'src', 'a.js'))).toBe(false);
