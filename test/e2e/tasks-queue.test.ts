@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
@@ -230,3 +231,56 @@ describe.skipIf(redis.missing)(
     });
   },
 );
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('a queue nobody answers on refuses at once (no silent wait, no run created)', () => {
+  let server: FakeAnthropicServer;
+  let repo: ProjectRepo;
+  let url: string;
+
+  beforeAll(async () => {
+    server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    repo = await createProjectRepo(LETTERS_PROJECT);
+    await writeFile(join(repo.root, 'tasks.json'), tasksFile(TASKS));
+    url = `redis://:hunter2@127.0.0.1:${await closedPort()}`;
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await repo.cleanup();
+  });
+
+  it('ratchet worker exits 3 naming the unreachable Redis (its password hidden)', async () => {
+    const result = await runCli(['worker', '--queue', url, ...ANTHROPIC_FLAGS, ...sandbox.flags], {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server),
+      timeoutMs: 30_000,
+    });
+    expect(result.exitCode, describeResult(result)).toBe(3);
+    expect(result.stderr).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ does not answer: connect ECONNREFUSED/);
+    expect(result.stderr).not.toContain('hunter2');
+  });
+
+  it('ratchet tasks run --queue exits 3 before any run, branch or ledger exists', async () => {
+    const result = await runCli(
+      ['tasks', 'run', join(repo.root, 'tasks.json'), '--queue', url, ...ANTHROPIC_FLAGS, ...sandbox.flags],
+      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 30_000 },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(3);
+    expect(result.stderr).toContain('does not answer');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+    expect(existsSync(join(repo.root, '.ratchet', 'ledger.db'))).toBe(false);
+  });
+});

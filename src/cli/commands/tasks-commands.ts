@@ -4,6 +4,7 @@ import pc from 'picocolors';
 import { systemClock } from '../../engine/effects.js';
 import { planTasks } from '../../engine/tasks/plan-tasks.js';
 import { startRun } from '../../engine/start-run.js';
+import { requireRedis } from '../../engine/queue/redis-check.js';
 import { tasksWorkflow } from '../../workflows/tasks/definition.js';
 import { resolveRun } from '../../engine/run-lookup.js';
 import { retryTask, skipTask } from '../../engine/tasks/task-decisions.js';
@@ -93,6 +94,8 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
+      // Before the run exists: a queue nobody can reach refuses it.
+      if (flags.queue !== undefined && /^rediss?:\/\//.test(flags.queue)) await requireRedis(flags.queue);
       const interrupt = interruptOnSignals();
       try {
         const run = startRun(

@@ -4,6 +4,7 @@ import pc from 'picocolors';
 import { RatchetError } from '../../core/errors.js';
 import { checkModels } from '../../agent/models/run-models.js';
 import { createIdGenerator, systemClock } from '../../engine/effects.js';
+import { requireRedis } from '../../engine/queue/redis-check.js';
 import { startTaskWorker } from '../../engine/tasks/task-worker.js';
 import { requireSandbox } from '../../engine/tool-sandbox.js';
 import { createProcessRunner } from '../../process/runner.js';
@@ -52,6 +53,7 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
       const runner = createProcessRunner();
       await checkModels(config, { env: process.env, runner, clock: systemClock, ids: createIdGenerator(systemClock) });
       await requireSandbox(config, runner);
+      await requireRedis(flags.queue);
       const say = (message: string): void => {
         if (output.json) output.out(JSON.stringify({ type: 'worker-log', message }));
         else output.out(message);

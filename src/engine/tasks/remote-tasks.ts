@@ -10,6 +10,7 @@ import type {
   RunInfo,
   TaskAttemptOutcome,
 } from '../../workflows/definition.js';
+import { requireRedis } from '../queue/redis-check.js';
 import { openRedisQueue } from '../queue/redis-queue.js';
 import { taskJobId, type JobUpdate, type JsonValue, type TaskJob } from '../queue/types.js';
 import { remoteEvent, TaskJobResultSchema, type TaskJobPayload } from './task-job.js';
@@ -32,6 +33,7 @@ export function createRemoteTasks(run: RunInfo, home: string, signal?: AbortSign
       const repository = queueSettings.publish ?? join(home, 'published', `${run.id}.git`);
       if (queueSettings.publish === null && !existsSync(join(repository, 'HEAD')))
         await Git.init(repository, { bare: true });
+      await requireRedis(queueSettings.url);
       // Connection errors are retried by the clients; a job waits until its worker is heard again.
       const queue = await openRedisQueue<JsonValue, JsonValue>({ url: queueSettings.url, runId: run.id });
       const listeners = new Map<string, (update: JobUpdate) => void>();
