@@ -44,7 +44,18 @@ function startWorker(url: string, repo: ProjectRepo, server: FakeAnthropicServer
   mkdirSync(home, { recursive: true });
   const child = spawn(
     process.execPath,
-    [CLI, 'worker', '--queue', url, '--lock-seconds', '3', ...ANTHROPIC_FLAGS, ...sandbox.flags],
+    [
+      CLI,
+      'worker',
+      '--queue',
+      url,
+      '--repositories',
+      join(repo.home, 'published'),
+      '--lock-seconds',
+      '3',
+      ...ANTHROPIC_FLAGS,
+      ...sandbox.flags,
+    ],
     {
       cwd: home,
       env: cliEnv({ ...ratchetEnv(repo, server), RATCHET_HOME: home }),
@@ -263,11 +274,14 @@ describe('a queue nobody answers on refuses at once (no silent wait, no run crea
   });
 
   it('ratchet worker exits 3 naming the unreachable Redis (its password hidden)', async () => {
-    const result = await runCli(['worker', '--queue', url, ...ANTHROPIC_FLAGS, ...sandbox.flags], {
-      cwd: repo.dir,
-      env: ratchetEnv(repo, server),
-      timeoutMs: 30_000,
-    });
+    const result = await runCli(
+      ['worker', '--queue', url, '--repositories', repo.home, ...ANTHROPIC_FLAGS, ...sandbox.flags],
+      {
+        cwd: repo.dir,
+        env: ratchetEnv(repo, server),
+        timeoutMs: 30_000,
+      },
+    );
     expect(result.exitCode, describeResult(result)).toBe(3);
     expect(result.stderr).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ does not answer: connect ECONNREFUSED/);
     expect(result.stderr).not.toContain('hunter2');

@@ -15,6 +15,7 @@ import { addProviderOptions } from './provider-options.js';
 
 interface WorkerFlags extends ProviderFlags {
   queue: string;
+  repositories: string[];
   concurrency: string;
   lockSeconds: string;
 }
@@ -36,6 +37,10 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
       ),
   )
     .requiredOption('--queue <url>', 'the Redis of the run: redis://host:port[/db]')
+    .requiredOption(
+      '--repositories <prefix...>',
+      "the published repositories it serves: directories (e.g. the coordinator's $RATCHET_HOME/published) or URL prefixes (ssh://git@host/srv/git/); a job naming another is refused (whoever writes to Redis can enqueue jobs)",
+    )
     .option('--concurrency <n>', 'tasks at once on this machine', '1')
     .option(
       '--lock-seconds <n>',
@@ -61,6 +66,7 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
       const worker = await startTaskWorker({
         url: flags.queue,
         concurrency,
+        repositories: flags.repositories,
         lockDurationMs: lockSeconds * 1000,
         config,
         runner,

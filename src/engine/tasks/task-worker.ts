@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { Clock, IdGenerator } from '../../core/effects.js';
 import { RatchetError } from '../../core/errors.js';
 import { createRedactor, redactValue, secretsFromEnv } from '../../core/redact.js';
@@ -34,6 +34,11 @@ export interface TaskWorkerOptions {
   url: string;
   /** Jobs at once. */
   concurrency: number;
+  /**
+   * The repositories it fetches from and pushes to: a job naming any other is refused before any
+   * git or model call (see `allowedRepository`).
+   */
+  repositories: readonly string[];
   /** How long a job's lock lasts unrenewed before another worker takes the job over (ms). */
   lockDurationMs?: number;
   /** This machine's settings: provider, model, sandbox, stage limits, `$RATCHET_HOME`. */
@@ -51,6 +56,26 @@ export interface TaskWorkerOptions {
 }
 
 const RUN_ID = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * Whether a job's repository is one the worker was told to serve: inside one of `allowed` (a
+ * directory, or a URL prefix such as `ssh://git@host/srv/git/`), with no `..` to climb out.
+ * Whoever can write to the queue's Redis can enqueue a job; without this, a job naming another
+ * repository of the worker's machine (a path) would have the worker run that repository's code
+ * past the model and stream what it read back through Redis, and push a branch into it.
+ */
+function allowedRepository(repository: string, allowed: readonly string[]): boolean {
+  if (repository.split(/[\\/]/).includes('..')) return false;
+  const url = /^[a-z][a-z0-9+.-]*:/i.test(repository) && !repository.startsWith('file://');
+  return allowed.some((prefix) => {
+    const local = !/^[a-z][a-z0-9+.-]*:/i.test(prefix);
+    if (local && url) return false;
+    const base = local ? resolve(prefix) : prefix;
+    const target = local ? resolve(repository.replace(/^file:\/\//, '')) : repository;
+    if (target === base) return true;
+    return target.startsWith(base.endsWith('/') ? base : `${base}${local ? sep : '/'}`);
+  });
+}
 
 export async function startTaskWorker(options: TaskWorkerOptions): Promise<QueueWorker> {
   const { config } = options;
@@ -74,6 +99,11 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
     const { runId, taskKey, attempt } = job.job;
     if (!RUN_ID.test(runId) || payload.task.key !== taskKey)
       throw new RatchetError('usage', `Job ${job.jobId} is not one Ratchet enqueues.`);
+    if (!allowedRepository(payload.repository, options.repositories))
+      throw new RatchetError(
+        'usage',
+        `Job ${job.jobId} names the repository ${payload.repository}, which this worker does not take jobs for (--repositories ${options.repositories.join(' ')}).`,
+      );
     progress(`${taskKey} (run ${runId}, attempt ${attempt}, delivery ${job.delivery}): started`);
     const clone = join(
       home,
