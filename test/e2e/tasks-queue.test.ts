@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import {
+  ANTHROPIC_FLAGS,
+  createProjectRepo,
+  E2E_API_KEY,
+  modelCallRequests,
+  ratchetEnv,
+  readLedger,
+  type ProjectRepo,
+} from '../support/e2e-run.js';
+import { openLedger } from '../../src/ledger/ledger.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { CLI, cliEnv, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
@@ -207,6 +216,28 @@ describe.skipIf(redis.missing)(
         expect(starts.filter((start) => start.task === task.key).map((start) => start.delivery)).toEqual([1]);
       const report = await runCli(['report', runId], { cwd: repo.dir, env });
       expect(report.exitCode, describeResult(report)).toBe(0);
+    });
+
+    it("holds in the coordinator's ledger every model and tool call the workers made, by worker and delivery", async () => {
+      const snapshot = await readLedger(repo.dir, runId);
+      // Every call the fake answered but the one the killed worker waited on when it died.
+      expect(snapshot.modelCalls).toHaveLength(modelCallRequests(server).length - 1);
+      expect(snapshot.toolCalls.length).toBeGreaterThan(0);
+      const ledger = await openLedger(join(repo.dir, '.ratchet', 'ledger.db'), { secrets: [] });
+      try {
+        const calls = await ledger.tasks.invocations(runId, KILLED_TASK);
+        const pid = (worker: WorkerProcess): string => `:${worker.child.pid}`;
+        const byDelivery = (delivery: number): string[] => [
+          ...new Set(calls.filter((call) => call.delivery === delivery).map((call) => call.worker ?? '')),
+        ];
+        expect(byDelivery(1)).toHaveLength(1);
+        expect(byDelivery(1)[0]).toMatch(new RegExp(`${pid(killed)}$`));
+        expect(byDelivery(2)).toHaveLength(1);
+        expect(byDelivery(2)[0]).not.toMatch(new RegExp(`${pid(killed)}$`));
+        expect(calls.filter((call) => call.delivery === 2).map((call) => call.seq)[0]).toBe(1);
+      } finally {
+        await ledger.close();
+      }
     });
 
     it('stops a worker cleanly on SIGTERM (exit 0, once its running tasks are done)', async () => {
