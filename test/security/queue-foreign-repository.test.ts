@@ -135,7 +135,11 @@ describe.skipIf(redis.missing)(
       await victim?.cleanup();
     });
 
-    it('refuses both jobs, naming the repository the worker does not serve', () => {
+    it('refuses both jobs, naming the repository the worker does not serve (and says so itself)', async () => {
+      // The worker's lines arrive through a pipe: wait for them (a few seconds at most).
+      for (let waited = 0; waited < 10_000 && (lines.join('').match(/failed: /g) ?? []).length < 2; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(lines.join('').match(/failed: .*which this worker does not take jobs for/g)).toHaveLength(2);
       // The second names the victim through the directory the worker serves.
       expect(resolve(workerHome, 'published', '..', '..', 'repo')).toBe(victim.dir);
       for (const outcome of outcomes) {

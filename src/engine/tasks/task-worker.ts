@@ -171,7 +171,19 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
     return { status: 'done', head } satisfies TaskJobResult;
   };
 
-  return startRedisWorker(handler, {
+  // A job that breaks the worker fails (the coordinator says why); the worker's own lines say so too.
+  const reported = async (job: JobContext): Promise<JsonValue> => {
+    try {
+      return await handler(job);
+    } catch (error) {
+      progress(
+        `job ${job.jobId} (delivery ${job.delivery}) failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      throw error;
+    }
+  };
+
+  return startRedisWorker(reported, {
     url: options.url,
     concurrency: options.concurrency,
     ...(options.id === undefined ? {} : { id: options.id }),
