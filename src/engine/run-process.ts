@@ -140,7 +140,7 @@ function runContext(
       env: services.env,
       runDir: folder,
     }),
-    remoteTasks: createRemoteTasks(run, config.home, process.signal),
+    remoteTasks: createRemoteTasks(run, config.home, services.env, process.signal),
     ...(process.signal ? { signal: process.signal } : {}),
   };
   return { context, agents };

@@ -287,7 +287,7 @@ function closedPort(): Promise<number> {
   });
 }
 
-describe('a queue nobody answers on refuses at once (no silent wait, no run created)', () => {
+describe('a queue that cannot be used refuses at once (no silent wait, no run created)', () => {
   let server: FakeAnthropicServer;
   let repo: ProjectRepo;
   let url: string;
@@ -320,11 +320,31 @@ describe('a queue nobody answers on refuses at once (no silent wait, no run crea
 
   it('ratchet tasks run --queue exits 3 before any run, branch or ledger exists', async () => {
     const result = await runCli(
-      ['tasks', 'run', join(repo.root, 'tasks.json'), '--queue', url, ...ANTHROPIC_FLAGS, ...sandbox.flags],
-      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 30_000 },
+      [
+        'tasks',
+        'run',
+        join(repo.root, 'tasks.json'),
+        '--queue',
+        url.replace(':hunter2@', ''),
+        ...ANTHROPIC_FLAGS,
+        ...sandbox.flags,
+      ],
+      { cwd: repo.dir, env: { ...ratchetEnv(repo, server), REDIS_PASSWORD: 'hunter2-password' }, timeoutMs: 30_000 },
     );
     expect(result.exitCode, describeResult(result)).toBe(3);
     expect(result.stderr).toContain('does not answer');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+    expect(existsSync(join(repo.root, '.ratchet', 'ledger.db'))).toBe(false);
+  });
+
+  it('ratchet tasks run refuses a queue URL holding a password (the run would store it): exit 2, no run', async () => {
+    const result = await runCli(
+      ['tasks', 'run', join(repo.root, 'tasks.json'), '--queue', url, ...ANTHROPIC_FLAGS, ...sandbox.flags],
+      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 30_000 },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(2);
+    expect(result.stderr).toContain('REDIS_PASSWORD');
+    expect(result.stderr).not.toContain('hunter2');
     expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
     expect(existsSync(join(repo.root, '.ratchet', 'ledger.db'))).toBe(false);
   });

@@ -81,7 +81,7 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
     .option('--workers <n>', "tasks at once (default 1; with --queue, the workers' --concurrency decides)", '1')
     .option(
       '--queue <url>',
-      'run the tasks on `ratchet worker --queue <url>` processes (any machine) instead of here: redis://host:port[/db]',
+      'run the tasks on `ratchet worker --queue <url>` processes (any machine) instead of here: redis://host:port[/db] (its password in REDIS_PASSWORD, never in the URL: the run stores it)',
     )
     .option(
       '--publish <url>',
@@ -95,7 +95,8 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
       // Before the run exists: a queue nobody can reach refuses it.
-      if (flags.queue !== undefined && /^rediss?:\/\//.test(flags.queue)) await requireRedis(flags.queue);
+      if (flags.queue !== undefined && /^rediss?:\/\/[^/@]*(?:\/|$)/.test(flags.queue))
+        await requireRedis(flags.queue, process.env.REDIS_PASSWORD || undefined);
       const interrupt = interruptOnSignals();
       try {
         const run = startRun(

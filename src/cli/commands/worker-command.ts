@@ -36,7 +36,7 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
         "Take the tasks of `ratchet tasks run --queue` from Redis and run them on this machine: each task's TDD pipeline in a worktree under this machine's $RATCHET_HOME, sandboxed, with this machine's provider, model and keys (keys never cross the queue); its events go back to the run's ledger, its branch is pushed to the repository the run published. It must reach Redis and that repository. Ctrl-C (or SIGTERM) stops taking jobs and lets the running ones finish; a second one quits at once, and the jobs it ran go to another worker.",
       ),
   )
-    .requiredOption('--queue <url>', 'the Redis of the run: redis://host:port[/db]')
+    .requiredOption('--queue <url>', 'the Redis of the run: redis://host:port[/db] (its password in REDIS_PASSWORD)')
     .requiredOption(
       '--repositories <prefix...>',
       "the published repositories it serves: directories (e.g. the coordinator's $RATCHET_HOME/published) or URL prefixes (ssh://git@host/srv/git/); a job naming another is refused (whoever writes to Redis can enqueue jobs)",
@@ -58,13 +58,15 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
       const runner = createProcessRunner();
       await checkModels(config, { env: process.env, runner, clock: systemClock, ids: createIdGenerator(systemClock) });
       await requireSandbox(config, runner);
-      await requireRedis(flags.queue);
+      const password = process.env.REDIS_PASSWORD || undefined;
+      await requireRedis(flags.queue, password);
       const say = (message: string): void => {
         if (output.json) output.out(JSON.stringify({ type: 'worker-log', message }));
         else output.out(message);
       };
       const worker = await startTaskWorker({
         url: flags.queue,
+        ...(password === undefined ? {} : { password }),
         concurrency,
         repositories: flags.repositories,
         lockDurationMs: lockSeconds * 1000,

@@ -15,8 +15,9 @@ function shown(url: string): string {
  * restart), so without this a wrong URL or a stopped server would leave a run or a worker
  * waiting in silence.
  */
-export async function requireRedis(url: string): Promise<void> {
+export async function requireRedis(url: string, password?: string): Promise<void> {
   const client = new Redis(url, {
+    ...(password === undefined ? {} : { password }),
     lazyConnect: true,
     connectTimeout: CHECK_TIMEOUT_MS,
     maxRetriesPerRequest: 0,

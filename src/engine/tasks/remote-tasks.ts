@@ -27,15 +27,26 @@ import { createCommitLock } from '../../workflows/tasks/task-pipeline.js';
  * repository (checking that it grew from the start point and ends at the commit the worker
  * reported) before the scheduler merges it, exactly as a local task's branch.
  */
-export function createRemoteTasks(run: RunInfo, home: string, signal?: AbortSignal): RemoteTaskOpener {
+export function createRemoteTasks(
+  run: RunInfo,
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+  signal?: AbortSignal,
+): RemoteTaskOpener {
+  // The run stores its queue's URL (to resume), never a password: that comes from the environment.
+  const password = env.REDIS_PASSWORD || undefined;
   return {
     async open(queueSettings) {
       const repository = queueSettings.publish ?? join(home, 'published', `${run.id}.git`);
       if (queueSettings.publish === null && !existsSync(join(repository, 'HEAD')))
         await Git.init(repository, { bare: true });
-      await requireRedis(queueSettings.url);
+      await requireRedis(queueSettings.url, password);
       // Connection errors are retried by the clients; a job waits until its worker is heard again.
-      const queue = await openRedisQueue<JsonValue, JsonValue>({ url: queueSettings.url, runId: run.id });
+      const queue = await openRedisQueue<JsonValue, JsonValue>({
+        url: queueSettings.url,
+        runId: run.id,
+        ...(password === undefined ? {} : { password }),
+      });
       const listeners = new Map<string, (update: JobUpdate) => void>();
       const unsubscribe = queue.subscribe((update) => listeners.get(update.jobId)?.(update));
       const git = new Git(run.repoRoot);

@@ -32,6 +32,8 @@ import { createTaskSpaces } from './task-spaces.js';
 export interface TaskWorkerOptions {
   /** `redis://host:port[/db]`. */
   url: string;
+  /** Redis's password when the URL holds none (`REDIS_PASSWORD`). */
+  password?: string;
   /** Jobs at once. */
   concurrency: number;
   /**
@@ -185,6 +187,7 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
 
   return startRedisWorker(reported, {
     url: options.url,
+    ...(options.password === undefined ? {} : { password: options.password }),
     concurrency: options.concurrency,
     ...(options.id === undefined ? {} : { id: options.id }),
     ...(options.lockDurationMs === undefined

@@ -19,7 +19,8 @@ interface TasksRequest {
 }
 
 const TasksQueueSchema = z.object({
-  url: z.string().regex(/^rediss?:\/\//),
+  // No password in it: the run stores it (for `resume`); the password comes from REDIS_PASSWORD.
+  url: z.string().regex(/^rediss?:\/\/[^/@]*(?:\/|$)/),
   /** Where the run publishes its repository for the workers; null: a bare repository under `$RATCHET_HOME`. */
   publish: z.string().min(1).nullable(),
 });
@@ -115,13 +116,9 @@ export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
         },
       );
     if (request.queue !== undefined && !TasksQueueSchema.safeParse(request.queue).success)
-      throw new RatchetError(
-        'usage',
-        `--queue must be a Redis URL (redis://host:port[/db]), got "${request.queue.url}".`,
-        {
-          hint: 'e.g. --queue redis://127.0.0.1:6379',
-        },
-      );
+      throw new RatchetError('usage', '--queue must be a Redis URL without credentials: redis://host:port[/db].', {
+        hint: 'e.g. --queue redis://127.0.0.1:6379; a password goes in REDIS_PASSWORD (the run stores its queue URL to resume).',
+      });
     const tasks = await readTasksFile(request.tasksFile);
     const detected = await detectTestCommand(repoRoot, config.test.command);
     await requireReadableResults({ command: detected.command, framework: detected.framework, cwd: repoRoot });

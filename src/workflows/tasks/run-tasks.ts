@@ -77,8 +77,9 @@ function createInbox(): { push(message: Message): void; next(): Promise<Message>
  * full suite runs there; a conflict or a red suite undoes the merge and re-runs the task on the
  * new base (up to `MAX_TASK_ATTEMPTS`), then blocks it. A failed or blocked task blocks its
  * dependents and nothing else. With `remote` (a queue), a task runs on whichever worker of the
- * queue takes it instead of in a local task space; everything else is the same. The run completes when every task merged or was skipped, and
- * otherwise fails `partial` with the summary of every task (`details.tasks`).
+ * queue takes it instead of in a local task space; everything else is the same. The run
+ * completes when every task merged or was skipped, and otherwise fails `partial` with the
+ * summary of every task (`details.tasks`).
  */
 export async function* runTasks(
   context: RunContext<unknown>,
