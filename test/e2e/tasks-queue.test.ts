@@ -47,7 +47,13 @@ interface WorkerProcess {
   exited: Promise<void>;
 }
 
-function startWorker(url: string, repo: ProjectRepo, server: FakeAnthropicServer, name: string): WorkerProcess {
+function startWorker(
+  url: string,
+  repo: ProjectRepo,
+  server: FakeAnthropicServer,
+  name: string,
+  extraEnv: Record<string, string> = {},
+): WorkerProcess {
   const home = repo.path(`worker-${name}`);
   // Another machine: its own home, started outside the repository.
   mkdirSync(home, { recursive: true });
@@ -67,7 +73,7 @@ function startWorker(url: string, repo: ProjectRepo, server: FakeAnthropicServer
     ],
     {
       cwd: home,
-      env: cliEnv({ ...ratchetEnv(repo, server), RATCHET_HOME: home }),
+      env: cliEnv({ ...ratchetEnv(repo, server), RATCHET_HOME: home, ...extraEnv }),
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -347,5 +353,43 @@ describe('a queue that cannot be used refuses at once (no silent wait, no run cr
     expect(result.stderr).not.toContain('hunter2');
     expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
     expect(existsSync(join(repo.root, '.ratchet', 'ledger.db'))).toBe(false);
+  });
+});
+
+describe.skipIf(redis.missing)(`a Redis that requires a password${redis.note}`, () => {
+  const PASSWORD = `redis-${Math.random().toString(36).slice(2)}-password`;
+  let redisServer: RedisServer;
+  let server: FakeAnthropicServer;
+  let repo: ProjectRepo;
+
+  beforeAll(async () => {
+    redisServer = await startRedisServer({ password: PASSWORD });
+    server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    repo = await createProjectRepo(LETTERS_PROJECT);
+  });
+
+  afterAll(async () => {
+    await redisServer.stop();
+    await server.close();
+    await repo.cleanup();
+  });
+
+  it('takes a worker whose REDIS_PASSWORD is right, and refuses one without it (exit 3)', async () => {
+    const env = ratchetEnv(repo, server);
+    const refused = await runCli(
+      ['worker', '--queue', redisServer.url, '--repositories', repo.home, ...ANTHROPIC_FLAGS, ...sandbox.flags],
+      { cwd: repo.dir, env, timeoutMs: 30_000 },
+    );
+    expect(refused.exitCode, describeResult(refused)).toBe(3);
+    expect(refused.stderr).toMatch(/does not answer: NOAUTH/);
+    const worker = startWorker(redisServer.url, repo, server, 'password', { REDIS_PASSWORD: PASSWORD });
+    await until(
+      'the worker waits for jobs',
+      () => worker.lines.some((line) => line.includes('takes tasks from')),
+      60_000,
+    );
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+    expect(worker.child.exitCode).toBe(0);
   });
 });
