@@ -18,6 +18,7 @@ interface WorkerFlags extends ProviderFlags {
   repositories: string[];
   concurrency: string;
   lockSeconds: string;
+  record?: string;
 }
 
 function positiveInteger(value: string, flag: string, most: number): number {
@@ -55,6 +56,11 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
       const lockSeconds = positiveInteger(flags.lockSeconds, '--lock-seconds', 3600);
       // This machine's settings: its flags, environment and the .ratchet/config.toml where it starts.
       const config = await configFor(resolve(globalOptions(command).cwd ?? process.cwd()), flags);
+      // Its tasks call the model at once, on whatever jobs arrive: no one ordered cassette fits them.
+      if (flags.record !== undefined || config.provider.name === 'replay')
+        throw new RatchetError('usage', 'A worker neither replays nor records cassettes.', {
+          hint: 'Run it with an API provider (or a local one: --provider ollama).',
+        });
       const runner = createProcessRunner();
       await checkModels(config, { env: process.env, runner, clock: systemClock, ids: createIdGenerator(systemClock) });
       await requireSandbox(config, runner);
