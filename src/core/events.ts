@@ -201,8 +201,10 @@ export interface EventMap {
     branch?: string;
     mergeCommit?: string;
     reason?: string;
-    /** Which worker runs it (`worker-2`), for progress. */
+    /** Which worker runs it (`worker-2`, or a queue worker's `<host>:<pid>`), for progress. */
     worker?: string;
+    /** A queue's start of the task's job (2 and more: the worker before died); absent in the local pool. */
+    delivery?: number;
   };
 }
 

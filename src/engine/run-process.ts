@@ -13,6 +13,7 @@ import type { EngineServices } from './effects.js';
 import type { Recorder } from './recorder.js';
 import { runDir } from './run-paths.js';
 import { toolSandbox } from './tool-sandbox.js';
+import { createRemoteTasks } from './tasks/remote-tasks.js';
 import { createTaskSpaces } from './tasks/task-spaces.js';
 
 /** How a run's process ended (`cancelled`: the run was dropped at the confirmation after its preparing steps). */
@@ -139,6 +140,7 @@ function runContext(
       env: services.env,
       runDir: folder,
     }),
+    remoteTasks: createRemoteTasks(run, config.home, services.env, process.signal),
     ...(process.signal ? { signal: process.signal } : {}),
   };
   return { context, agents };

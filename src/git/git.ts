@@ -85,10 +85,10 @@ export class Git {
   }
 
   /** Creates `dir` if needed and runs `git init` in it. */
-  static async init(dir: string, options: GitOptions & { initialBranch?: string } = {}): Promise<Git> {
+  static async init(dir: string, options: GitOptions & { initialBranch?: string; bare?: boolean } = {}): Promise<Git> {
     await mkdir(dir, { recursive: true });
     const git = new Git(dir, options);
-    const args = ['init', '--quiet'];
+    const args = ['init', '--quiet', ...(options.bare === true ? ['--bare'] : [])];
     if (options.initialBranch !== undefined) {
       assertNotOption(options.initialBranch, 'branch');
       args.push(`--initial-branch=${options.initialBranch}`);
@@ -623,6 +623,30 @@ export class Git {
     );
   }
 
+  /**
+   * Sets the full ref name `to` here to the remote's `from` (forced) from the repository at `url`
+   * (a path, `file://`, `ssh://` or `https://`: the transports `ratchet tasks run --queue` publishes
+   * through; every other one stays refused). Fails when the remote lacks `from`.
+   */
+  async fetchRef(url: string, from: string, to: string): Promise<void> {
+    assertNotOption(url, 'url');
+    checkedRefPath(from);
+    checkedRefPath(to);
+    await this.command.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', url, `+${from}:${to}`], {
+      env: { GIT_ALLOW_PROTOCOL: QUEUE_PROTOCOLS },
+    });
+  }
+
+  /** Sets the remote's full ref name `to` at `url` to `from` here (forced); the transports of `fetchRef`. */
+  async pushRef(url: string, from: string, to: string): Promise<void> {
+    assertNotOption(url, 'url');
+    assertNotOption(from, 'ref');
+    checkedRefPath(to);
+    await this.command.run(['push', '--quiet', '--no-verify', url, `+${from}:${to}`], {
+      env: { GIT_ALLOW_PROTOCOL: QUEUE_PROTOCOLS },
+    });
+  }
+
   // ---- Notes (failures have code `notes`) ----
 
   /** Sets the note on `commit` under `ref` (`tdd-handoffs` or `refs/notes/...`), replacing any. */
@@ -645,6 +669,9 @@ export class Git {
     await notes.removeNote(this.command, await this.commitArgs(), ref, commit);
   }
 }
+
+/** The transports a tasks run's published repository may use (no `ext::`, no `git://`). */
+const QUEUE_PROTOCOLS = 'file:ssh:https';
 
 /** A work tree's own git directory and the common one (equal for the main checkout), absolute. */
 export interface GitDirs {

@@ -15,10 +15,12 @@ import type { EventInput } from '../core/events.js';
 import type { HandoffState } from '../core/handoff.js';
 import type { Redactor } from '../core/redact.js';
 import type { AgentStageName, StageName } from '../core/stages.js';
+import type { TaskDefinition } from '../core/tasks.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import type { StageKey } from '../config/schema.js';
 import type { Git } from '../git/git.js';
 import type { ProcessRunner } from '../process/types.js';
+import type { Framework } from '../verify/detect.js';
 import type { CliTools } from '../agent/models/run-models.js';
 import type { Ledger } from '../ledger/types.js';
 
@@ -111,6 +113,36 @@ export interface TaskSpacePort {
   open(request: { key: string; attempt: number; startPoint: string }): Promise<TaskSpace>;
 }
 
+/** How one attempt of a task ended where it ran: its branch's last commit, or why it failed. */
+export type TaskAttemptOutcome = { status: 'done'; head: string } | { status: 'failed'; reason: string; code: string };
+
+/** What a task attempt run elsewhere needs: everything its pipeline reads, as plain JSON. */
+export interface RemoteTaskRequest {
+  task: TaskDefinition;
+  /** The tasks it depends on (merged into `startPoint` already), for its prompts. */
+  dependencies: TaskDefinition[];
+  attempt: number;
+  /** The run branch's commit the task's branch grows from. */
+  startPoint: string;
+  settings: { testCommand: string; framework: Framework; refactor: 'always' | 'when-needed' | 'never' };
+}
+
+/**
+ * Tasks run by workers of a queue (`ratchet tasks run --queue`): the engine publishes the run
+ * branch where the workers fetch it, enqueues each attempt, and brings the task's branch back.
+ * `run` yields what the worker streams (its stage, model and tool events, tagged with the task)
+ * and a `task-update` `running` at each start of the job (a second one: the first worker died),
+ * and returns the outcome with the task's branch, now in the run's repository when it is done.
+ */
+export interface RemoteTaskPort extends AsyncDisposable {
+  run(request: RemoteTaskRequest): AsyncGenerator<EventInput, { branch: string; outcome: TaskAttemptOutcome }>;
+}
+
+/** Opens the queue a tasks run stored in its settings (the engine's Redis queue). */
+export interface RemoteTaskOpener {
+  open(queue: { url: string; publish: string | null }): Promise<RemoteTaskPort>;
+}
+
 /** What the engine hands a workflow's steps: the run, its settings, and ports over its sandbox and models. */
 export interface RunContext<Settings> {
   run: RunInfo;
@@ -126,6 +158,8 @@ export interface RunContext<Settings> {
   runDir: string;
   /** Worktrees, sandboxes and agents for the tasks of a run that works on several at once. */
   taskSpaces?: TaskSpacePort;
+  /** Workers of a queue on other machines, for a tasks run started with `--queue`. */
+  remoteTasks?: RemoteTaskOpener;
   signal?: AbortSignal;
 }
 

@@ -49,7 +49,7 @@ function ready(child: ChildProcess): Promise<void> {
   });
 }
 
-async function attempt(dir: string): Promise<RedisServer> {
+async function attempt(dir: string, password: string | undefined): Promise<RedisServer> {
   const port = await freePort();
   const child = spawn(
     'redis-server',
@@ -66,6 +66,7 @@ async function attempt(dir: string): Promise<RedisServer> {
       'no',
       '--protected-mode',
       'yes',
+      ...(password === undefined ? [] : ['--requirepass', password]),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -88,12 +89,13 @@ async function attempt(dir: string): Promise<RedisServer> {
   };
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+/** `password`: the server requires it (`--requirepass`). */
+export async function startRedisServer(options: { password?: string } = {}): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'ratchet-redis-'));
   let lastError: unknown;
   for (let tries = 0; tries < 3; tries += 1) {
     try {
-      const server = await attempt(dir);
+      const server = await attempt(dir, options.password);
       return {
         ...server,
         stop: async () => {

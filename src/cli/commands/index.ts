@@ -16,6 +16,7 @@ import { registerSolveCommands } from './solve-commands.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerTasksCommands } from './tasks-commands.js';
 import { registerTddCommand } from './tdd-command.js';
+import { registerWorkerCommand } from './worker-command.js';
 
 /** Adds a command (or a group of them) to the program. */
 type RegisterCommands = (program: Command, cli: CliSetup) => void;
@@ -32,6 +33,7 @@ export const COMMANDS: readonly RegisterCommands[] = [
   // Workflows, then the commands on their runs.
   registerTddCommand,
   registerTasksCommands,
+  registerWorkerCommand,
   registerResumeCommand,
   registerStatusCommand,
   registerHistoryCommand,

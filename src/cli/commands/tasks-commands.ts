@@ -4,6 +4,7 @@ import pc from 'picocolors';
 import { systemClock } from '../../engine/effects.js';
 import { planTasks } from '../../engine/tasks/plan-tasks.js';
 import { startRun } from '../../engine/start-run.js';
+import { requireRedis } from '../../engine/queue/redis-check.js';
 import { tasksWorkflow } from '../../workflows/tasks/definition.js';
 import { resolveRun } from '../../engine/run-lookup.js';
 import { retryTask, skipTask } from '../../engine/tasks/task-decisions.js';
@@ -18,9 +19,12 @@ import {
 import { driveRun, interruptOnSignals } from '../drive-run.js';
 import type { CliSetup } from './cli-setup.js';
 import { addProviderOptions } from './provider-options.js';
+import type { Ledger } from '../../ledger/types.js';
 
 interface RunFlags extends ProviderFlags {
   workers?: string;
+  queue?: string;
+  publish?: string;
   allowDirty?: boolean;
   record?: string;
 }
@@ -28,6 +32,36 @@ interface RunFlags extends ProviderFlags {
 interface PlanFlags extends ProviderFlags {
   out?: string;
   record?: string;
+}
+
+/** A start of a task on a worker, as its `task-update` `running` event recorded it. */
+interface TaskStart {
+  task: string;
+  attempt: number;
+  worker: string | null;
+  /** The start of its queue job (2 and more: re-delivered after its worker died); null in the local pool. */
+  delivery: number | null;
+}
+
+async function taskStarts(ledger: Ledger, runId: string): Promise<TaskStart[]> {
+  return (await ledger.events(runId, { types: ['task-update'] })).flatMap((event) =>
+    event.type === 'task-update' && event.status === 'running'
+      ? [{ task: event.task, attempt: event.attempt, worker: event.worker ?? null, delivery: event.delivery ?? null }]
+      : [],
+  );
+}
+
+function describeStart(start: TaskStart): string {
+  const where = start.worker ?? 'a worker';
+  if (start.delivery === null) return `${where} (attempt ${start.attempt})`;
+  const again = start.delivery > 1 ? ', re-delivered: the worker before stopped answering' : '';
+  return `${where} (attempt ${start.attempt}, delivery ${start.delivery}${again})`;
+}
+
+/** `--publish`: a URL as given, a path made absolute (from where the user typed it), null when absent. */
+function publishUrl(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : resolve(value);
 }
 
 /** `ratchet tasks ...`: decompose a specification into tasks (seed 000's DECOMPOSE). */
@@ -44,7 +78,15 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       )
       .argument('<tasks-file>', 'the tasks file (JSON, as `tasks plan` writes it)'),
   )
-    .option('--workers <n>', 'tasks at once (default 1)', '1')
+    .option('--workers <n>', "tasks at once (default 1; with --queue, the workers' --concurrency decides)", '1')
+    .option(
+      '--queue <url>',
+      'run the tasks on `ratchet worker --queue <url>` processes (any machine) instead of here: redis://host:port[/db] (its password in REDIS_PASSWORD, never in the URL: the run stores it)',
+    )
+    .option(
+      '--publish <url>',
+      'with --queue: the repository the workers fetch the run from and push their task branches to (a path, ssh:// or https://, which both sides reach); default a bare repository this run creates, $RATCHET_HOME/published/<run-id>.git',
+    )
     .option('--allow-dirty', 'start from HEAD even though the working tree has uncommitted changes')
     .option('--refactor <mode>', 'always | when-needed | never (default from config: always)')
     .option('--max-attempts <n>', 'attempts per stage before a task fails (default 3)')
@@ -52,13 +94,20 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
+      // Before the run exists: a queue nobody can reach refuses it.
+      if (flags.queue !== undefined && /^rediss?:\/\/[^/@]*(?:\/|$)/.test(flags.queue))
+        await requireRedis(flags.queue, process.env.REDIS_PASSWORD || undefined);
       const interrupt = interruptOnSignals();
       try {
         const run = startRun(
           tasksWorkflow,
           {
             directory: repoRoot,
-            request: { tasksFile: resolve(file), workers: Number(flags.workers ?? '1') },
+            request: {
+              tasksFile: resolve(file),
+              workers: Number(flags.workers ?? '1'),
+              ...(flags.queue === undefined ? {} : { queue: { url: flags.queue, publish: publishUrl(flags.publish) } }),
+            },
             config,
             allowDirty: Boolean(flags.allowDirty),
             signal: interrupt.signal,
@@ -88,9 +137,15 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       const run = await resolveRun(ledger, runId);
       const rows = await ledger.tasks.tasks(run.id);
       const attempts = await ledger.tasks.attempts(run.id);
+      const starts = await taskStarts(ledger, run.id);
       if (output.json) {
         output.out(
-          JSON.stringify({ run: { id: run.id, status: run.status, branch: run.branch }, tasks: rows, attempts }),
+          JSON.stringify({
+            run: { id: run.id, status: run.status, branch: run.branch },
+            tasks: rows,
+            attempts,
+            starts,
+          }),
         );
         return;
       }
@@ -105,6 +160,8 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
           `${pc.bold(row.key.padEnd(10))} ${color(row.status.padEnd(8))} attempts ${row.attempts}${merge}  ${row.title}`,
         );
         if (row.reason) output.out(pc.dim(`           ${row.reason}`));
+        const ran = starts.filter((start) => start.task === row.key).map(describeStart);
+        if (ran.length > 0) output.out(pc.dim(`           ran on ${ran.join(', ')}`));
         const stages = attempts
           .filter((attempt) => attempt.taskKey === row.key)
           .map(

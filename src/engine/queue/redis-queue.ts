@@ -193,11 +193,12 @@ export async function openRedisQueue<P extends JsonValue, R extends JsonValue>(
 ): Promise<TaskQueue<P, R>> {
   const keys = queueKeys(options);
   const onError = options.onError ?? ((): void => undefined);
-  const connection = connectionOptions(options.url);
+  const connection = connectionOptions(options.url, options.password);
   const queue = new Queue(keys.name, { connection, prefix: keys.prefix });
   const events = new QueueEvents(keys.name, { connection, prefix: keys.prefix });
-  const reader = new Redis(options.url, { maxRetriesPerRequest: null });
-  const client = new Redis(options.url, { maxRetriesPerRequest: null });
+  const clientOptions = { maxRetriesPerRequest: null, ...(options.password ? { password: options.password } : {}) };
+  const reader = new Redis(options.url, clientOptions);
+  const client = new Redis(options.url, clientOptions);
   queue.on('error', onError);
   events.on('error', onError);
   reader.on('error', onError);

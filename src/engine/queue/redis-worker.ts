@@ -113,7 +113,10 @@ export async function startRedisWorker<P extends JsonValue, R extends JsonValue>
   const keys = queueKeys(options);
   const id = options.id ?? `${hostname()}:${process.pid}`;
   const onError = options.onError ?? ((): void => undefined);
-  const redis = new Redis(options.url, { maxRetriesPerRequest: null });
+  const redis = new Redis(options.url, {
+    maxRetriesPerRequest: null,
+    ...(options.password ? { password: options.password } : {}),
+  });
   redis.on('error', onError);
   const process_ = async (job: Job, _token?: string, signal?: AbortSignal): Promise<R> => {
     const data = TaskJobSchema.parse(job.data) as TaskJob<P>;
@@ -124,7 +127,7 @@ export async function startRedisWorker<P extends JsonValue, R extends JsonValue>
   };
   const lockDuration = options.lockDurationMs ?? 30_000;
   const worker = new Worker<JsonValue, R>(keys.name, process_, {
-    connection: connectionOptions(options.url),
+    connection: connectionOptions(options.url, options.password),
     prefix: keys.prefix,
     name: id,
     concurrency: Math.max(1, options.concurrency ?? 1),

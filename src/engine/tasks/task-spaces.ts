@@ -18,10 +18,15 @@ export interface TaskSpacesOptions {
   env: Record<string, string | undefined>;
   /** `.ratchet/runs/<run-id>/`: each task's prompt files go under it. */
   runDir: string;
+  /**
+   * A branch left by an earlier process is made anew from the start point instead of checked out
+   * again (a queue worker: a job started again begins from its start point, not a dead worker's commits).
+   */
+  restart?: boolean;
 }
 
 /** `ratchet/<run-id>-<key>-<attempt>`: beside the run's branch, one per attempt of a task. */
-function taskBranch(runId: string, key: string, attempt: number): string {
+export function taskBranch(runId: string, key: string, attempt: number): string {
   return `ratchet/${runId}-${key}-${attempt}`;
 }
 
@@ -43,6 +48,7 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
       await mkdir(dirname(worktree), { recursive: true });
       if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
       await git.pruneWorktrees();
+      if (options.restart === true && (await git.branchExists(branch))) await git.deleteBranch(branch, { force: true });
       if (await git.branchExists(branch)) await git.addWorktree(worktree, branch);
       else await addRunWorktree(git, worktree, branch, startPoint);
       await shareDependencies(run.target, worktree, new Git(worktree));

@@ -14,7 +14,17 @@ import { checkTasksJson, describeProblems, TasksFileSchema, type TasksFile } fro
 interface TasksRequest {
   tasksFile: string;
   workers: number;
+  /** `--queue redis://...` (and `--publish URL`): the tasks run on that queue's workers. */
+  queue?: TasksQueue;
 }
+
+const TasksQueueSchema = z.object({
+  // No password in it: the run stores it (for `resume`); the password comes from REDIS_PASSWORD.
+  url: z.string().regex(/^rediss?:\/\/[^/@]*(?:\/|$)/),
+  /** Where the run publishes its repository for the workers; null: a bare repository under `$RATCHET_HOME`. */
+  publish: z.string().min(1).nullable(),
+});
+type TasksQueue = z.infer<typeof TasksQueueSchema>;
 
 /** The most workers a run may ask for: each is a worktree, a sandbox and an agent at once. */
 const MAX_WORKERS = 32;
@@ -30,12 +40,13 @@ const TasksSettingsSchema = z.object({
   testCommand: z.string().optional(),
   framework: z.enum(FRAMEWORKS).optional(),
   refactor: z.enum(['always', 'when-needed', 'never']).optional(),
+  queue: TasksQueueSchema.optional(),
 });
 type TasksSettings = z.infer<typeof TasksSettingsSchema>;
 
 interface TasksTypes {
   request: TasksRequest;
-  checked: { tasks: TasksFile; workers: number; testCommand: string; framework: Framework };
+  checked: { tasks: TasksFile; workers: number; testCommand: string; framework: Framework; queue?: TasksQueue };
   settings: TasksSettings;
   prepared: undefined;
   state: ResumedTask[];
@@ -104,11 +115,21 @@ export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
           hint: 'Run the tasks with an API provider (or a local one: --provider ollama).',
         },
       );
+    if (request.queue !== undefined && !TasksQueueSchema.safeParse(request.queue).success)
+      throw new RatchetError('usage', '--queue must be a Redis URL without credentials: redis://host:port[/db].', {
+        hint: 'e.g. --queue redis://127.0.0.1:6379; a password goes in REDIS_PASSWORD (the run stores its queue URL to resume).',
+      });
     const tasks = await readTasksFile(request.tasksFile);
     const detected = await detectTestCommand(repoRoot, config.test.command);
     await requireReadableResults({ command: detected.command, framework: detected.framework, cwd: repoRoot });
     return {
-      checked: { tasks, workers: request.workers, testCommand: detected.command, framework: detected.framework },
+      checked: {
+        tasks,
+        workers: request.workers,
+        testCommand: detected.command,
+        framework: detected.framework,
+        ...(request.queue === undefined ? {} : { queue: request.queue }),
+      },
     };
   },
   async preflight({ repoRoot }) {
@@ -134,15 +155,17 @@ async function* runTasksSteps(context: RunContext<TasksSettings>, from: RunStart
   const { settings } = context;
   if (settings.tasks === undefined || settings.testCommand === undefined || settings.framework === undefined)
     throw new RatchetError('internal', `Run ${context.run.id} stored no tasks or test command.`);
-  return yield* runTasks(
-    context,
-    settings.tasks,
-    settings.workers ?? 1,
-    {
-      testCommand: settings.testCommand,
-      framework: settings.framework,
-      refactor: settings.refactor ?? context.config.tdd.refactor,
-    },
-    from.kind === 'resume' ? from.state : [],
-  );
+  const pipeline = {
+    testCommand: settings.testCommand,
+    framework: settings.framework,
+    refactor: settings.refactor ?? context.config.tdd.refactor,
+  };
+  const resumed = from.kind === 'resume' ? from.state : [];
+  if (settings.queue === undefined)
+    return yield* runTasks(context, settings.tasks, settings.workers ?? 1, pipeline, resumed);
+  if (context.remoteTasks === undefined)
+    throw new RatchetError('internal', 'The engine gave this tasks run no queue to run its tasks on.');
+  // On a queue every task that can start is enqueued: the workers' `--concurrency` bounds what runs at once.
+  await using remote = await context.remoteTasks.open(settings.queue);
+  return yield* runTasks(context, settings.tasks, settings.tasks.tasks.length, pipeline, resumed, remote);
 }

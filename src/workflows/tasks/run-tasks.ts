@@ -5,7 +5,7 @@ import type { TaskStatus } from '../../core/tasks.js';
 import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
 import { verifyGate } from '../../verify/gates.js';
-import type { RunContext, Steps, TaskSpace } from '../definition.js';
+import type { RemoteTaskPort, RunContext, Steps, TaskSpace } from '../definition.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
 import { dependentsOf, mergeOrder } from './task-graph.js';
 import {
@@ -76,8 +76,10 @@ function createInbox(): { push(message: Message): void; next(): Promise<Message>
  * task merges into the run branch (`--no-ff`, one at a time, so in dependency order), then the
  * full suite runs there; a conflict or a red suite undoes the merge and re-runs the task on the
  * new base (up to `MAX_TASK_ATTEMPTS`), then blocks it. A failed or blocked task blocks its
- * dependents and nothing else. The run completes when every task merged or was skipped, and
- * otherwise fails `partial` with the summary of every task (`details.tasks`).
+ * dependents and nothing else. With `remote` (a queue), a task runs on whichever worker of the
+ * queue takes it instead of in a local task space; everything else is the same. The run
+ * completes when every task merged or was skipped, and otherwise fails `partial` with the
+ * summary of every task (`details.tasks`).
  */
 export async function* runTasks(
   context: RunContext<unknown>,
@@ -85,6 +87,7 @@ export async function* runTasks(
   workers: number,
   settings: TaskPipelineSettings,
   resumed: readonly ResumedTask[] = [],
+  remote?: RemoteTaskPort,
 ): Steps<TasksResult> {
   const { run } = context;
   const spaces = context.taskSpaces;
@@ -150,6 +153,10 @@ export async function* runTasks(
     if (entry) entry.attempts = attempt;
     running.set(task.key, { worker, space: undefined });
     const dependencies = task.dependsOn.flatMap((key) => tasks.get(key) ?? []);
+    if (remote !== undefined) {
+      void runRemote(remote, task, dependencies, attempt);
+      return { type: 'log', message: `${task.key} queued (attempt ${attempt})`, task: task.key };
+    }
     void (async () => {
       try {
         const startPoint = await runGit.head();
@@ -174,6 +181,29 @@ export async function* runTasks(
       }
     })();
     return { type: 'log', message: `${task.key} starts on ${worker} (attempt ${attempt})`, task: task.key };
+  }
+
+  /** One attempt on a worker of the queue: the same messages as a local attempt, its events from the worker. */
+  async function runRemote(
+    port: RemoteTaskPort,
+    task: TaskSpec,
+    dependencies: TaskSpec[],
+    attempt: number,
+  ): Promise<void> {
+    try {
+      const startPoint = await runGit.head();
+      const steps = port.run({ task, dependencies, attempt, startPoint, settings });
+      for (;;) {
+        const next = await steps.next();
+        if (next.done) {
+          inbox.push({ kind: 'finished', key: task.key, branch: next.value.branch, outcome: next.value.outcome });
+          return;
+        }
+        inbox.push({ kind: 'event', event: next.value });
+      }
+    } catch (error) {
+      inbox.push({ kind: 'crashed', key: task.key, error: toRatchetError(error) });
+    }
   }
 
   function* block(key: string, why: string): Generator<EventInput> {

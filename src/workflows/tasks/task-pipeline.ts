@@ -6,7 +6,7 @@ import { renderTemplate, stagePrompt, type PromptSet } from '../../config/prompt
 import { Git } from '../../git/git.js';
 import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { Framework } from '../../verify/detect.js';
-import type { RunContext, TaskSpace } from '../definition.js';
+import type { RunContext, TaskAttemptOutcome, TaskSpace } from '../definition.js';
 import { createGitWorkspace } from '../tdd/git-workspace.js';
 import type { TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
 import { TEST_LIST_FILE } from '../tdd/test-list.js';
@@ -71,7 +71,7 @@ function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCom
   };
 }
 
-export type TaskPipelineOutcome = { status: 'done'; head: string } | { status: 'failed'; reason: string; code: string };
+export type TaskPipelineOutcome = TaskAttemptOutcome;
 
 /**
  * Runs one attempt of one task: the TDD pipeline (PLAN -> RED -> GREEN -> VERIFY -> REFACTOR ...)

@@ -40,7 +40,7 @@ const TaskKey = z.string().regex(KEY_PATTERN, {
   message: 'must be 1-64 letters, digits, "-" or "_", starting with a letter or digit (e.g. "TDD-1")',
 });
 
-const TaskSpecSchema = z.strictObject({
+export const TaskSpecSchema = z.strictObject({
   key: TaskKey.describe('Unique key of the task, e.g. "TDD-1"; used in branch names.'),
   title: z.string().min(1).max(200).describe('A short title.'),
   goal: z.string().min(1).describe('What the task accomplishes, as a feature request for its TDD pipeline.'),

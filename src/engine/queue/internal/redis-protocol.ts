@@ -15,6 +15,8 @@ export interface RedisQueueOptions {
   name?: string;
   /** Prefix of every key. Default `ratchet`. */
   prefix?: string;
+  /** The server's password when the URL holds none (`REDIS_PASSWORD`: a stored URL never holds one). */
+  password?: string;
 }
 
 const DEFAULT_QUEUE_NAME = 'ratchet-tasks';
@@ -40,9 +42,12 @@ export function queueKeys(options: RedisQueueOptions): QueueKeys {
   };
 }
 
-/** BullMQ's connection options for `url`; blocking connections need no per-request retry limit. */
-export function connectionOptions(url: string): { url: string; maxRetriesPerRequest: null } {
-  return { url, maxRetriesPerRequest: null };
+/** The connection options of `url` (and `password`); blocking connections need no per-request retry limit. */
+export function connectionOptions(
+  url: string,
+  password?: string,
+): { url: string; maxRetriesPerRequest: null; password?: string } {
+  return { url, maxRetriesPerRequest: null, ...(password === undefined ? {} : { password }) };
 }
 
 /**

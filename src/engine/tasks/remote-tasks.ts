@@ -1,0 +1,190 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { RatchetError } from '../../core/errors.js';
+import type { EventInput } from '../../core/events.js';
+import { Git } from '../../git/git.js';
+import type {
+  RemoteTaskOpener,
+  RemoteTaskPort,
+  RemoteTaskRequest,
+  RunInfo,
+  TaskAttemptOutcome,
+} from '../../workflows/definition.js';
+import { requireRedis } from '../queue/redis-check.js';
+import { openRedisQueue } from '../queue/redis-queue.js';
+import { taskJobId, type JobUpdate, type JsonValue, type TaskJob } from '../queue/types.js';
+import { remoteEvent, TaskJobResultSchema, type TaskJobPayload } from './task-job.js';
+import { taskBranch } from './task-spaces.js';
+import { createCommitLock } from '../../workflows/tasks/task-pipeline.js';
+
+/**
+ * The coordinator's side of a tasks run on a Redis queue (`ratchet tasks run --queue`). The run
+ * branch is published where the workers fetch it: `--publish URL` (a repository both sides
+ * reach, e.g. `ssh://host/path.git`), or a bare repository this process creates under
+ * `$RATCHET_HOME/published/<run-id>.git` (reachable by workers on this machine, or through a
+ * shared filesystem). Before each job the run branch is pushed there at the job's start point;
+ * the worker pushes the task's branch back there, and the coordinator fetches it into the run's
+ * repository (checking that it grew from the start point and ends at the commit the worker
+ * reported) before the scheduler merges it, exactly as a local task's branch.
+ */
+export function createRemoteTasks(
+  run: RunInfo,
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+  signal?: AbortSignal,
+): RemoteTaskOpener {
+  // The run stores its queue's URL (to resume), never a password: that comes from the environment.
+  const password = env.REDIS_PASSWORD || undefined;
+  return {
+    async open(queueSettings) {
+      const repository = queueSettings.publish ?? join(home, 'published', `${run.id}.git`);
+      if (queueSettings.publish === null && !existsSync(join(repository, 'HEAD')))
+        await Git.init(repository, { bare: true });
+      await requireRedis(queueSettings.url, password);
+      // Connection errors are retried by the clients; a job waits until its worker is heard again.
+      const queue = await openRedisQueue<JsonValue, JsonValue>({
+        url: queueSettings.url,
+        runId: run.id,
+        ...(password === undefined ? {} : { password }),
+      });
+      const listeners = new Map<string, (update: JobUpdate) => void>();
+      const unsubscribe = queue.subscribe((update) => listeners.get(update.jobId)?.(update));
+      const git = new Git(run.repoRoot);
+      const serial = createCommitLock();
+      const port: RemoteTaskPort = {
+        async *run(request) {
+          const branch = taskBranch(run.id, request.task.key, request.attempt);
+          // Tasks that start together push the same start point: one push at a time.
+          await serial(() => git.pushRef(repository, request.startPoint, `refs/heads/${run.branch}`));
+          const payload: TaskJobPayload = {
+            task: request.task,
+            dependencies: request.dependencies,
+            startPoint: request.startPoint,
+            repository,
+            runBranch: run.branch,
+            taskBranch: branch,
+            settings: request.settings,
+          };
+          const job: TaskJob = {
+            runId: run.id,
+            taskKey: request.task.key,
+            attempt: request.attempt,
+            payload,
+          };
+          const updates = createUpdateInbox();
+          const id = taskJobId(job);
+          listeners.set(id, (update) => updates.push(update));
+          try {
+            await queue.enqueue(job);
+            for (;;) {
+              const update = await updates.next(signal);
+              const step = yield* interpret(update, request, branch);
+              if (step === undefined) continue;
+              if (step.status === 'done') await fetchTaskBranch(git, repository, branch, request.startPoint, step.head);
+              return { branch, outcome: step };
+            }
+          } finally {
+            listeners.delete(id);
+          }
+        },
+        async [Symbol.asyncDispose]() {
+          unsubscribe();
+          await queue.close();
+        },
+      };
+      return port;
+    },
+  };
+}
+
+/** What one update of a job says to the scheduler: events to record, then (at its end) the outcome. */
+function* interpret(
+  update: JobUpdate,
+  request: RemoteTaskRequest,
+  branch: string,
+): Generator<EventInput, TaskAttemptOutcome | undefined> {
+  const task = request.task.key;
+  switch (update.type) {
+    case 'job-start':
+      if (update.delivery > 1)
+        yield {
+          type: 'warning',
+          message: `${task}: re-delivered to ${update.worker} (delivery ${update.delivery}): the worker before stopped answering; its commits are never merged`,
+          task,
+        };
+      yield {
+        type: 'task-update',
+        task,
+        status: 'running',
+        attempt: request.attempt,
+        branch,
+        worker: update.worker,
+        delivery: update.delivery,
+      };
+      return undefined;
+    case 'job-event': {
+      const event = remoteEvent(update.event, task);
+      if (event.ok) yield event.event;
+      else yield { type: 'warning', message: `${task}: an event from its worker was refused (${event.why})`, task };
+      return undefined;
+    }
+    case 'job-complete': {
+      const result = TaskJobResultSchema.safeParse(update.result);
+      if (!result.success)
+        return { status: 'failed', reason: 'its worker returned a result Ratchet does not write', code: 'internal' };
+      return result.data;
+    }
+    case 'job-fail':
+      return { status: 'failed', reason: `its worker failed: ${update.error}`, code: 'internal' };
+  }
+}
+
+/**
+ * Brings the task's branch from the published repository into the run's, refusing a branch that
+ * is not the commit the worker reported or did not grow from the task's start point.
+ */
+async function fetchTaskBranch(
+  git: Git,
+  repository: string,
+  branch: string,
+  startPoint: string,
+  head: string,
+): Promise<void> {
+  await git.fetchRef(repository, `refs/heads/${branch}`, `refs/heads/${branch}`);
+  const fetched = await git.revParse(`refs/heads/${branch}`);
+  if (fetched !== head || !(await git.isAncestor(startPoint, head)))
+    throw new RatchetError('git', `The branch ${branch} in ${repository} is not what its worker reported.`, {
+      details: { branch, head, fetched },
+    });
+}
+
+/** A job's updates, waited on one at a time (no polling); the run's interruption stops the wait. */
+function createUpdateInbox(): { push(update: JobUpdate): void; next(signal?: AbortSignal): Promise<JobUpdate> } {
+  const queued: JobUpdate[] = [];
+  let waiting: ((update: JobUpdate) => void) | undefined;
+  return {
+    push(update) {
+      if (waiting) {
+        const wake = waiting;
+        waiting = undefined;
+        wake(update);
+      } else queued.push(update);
+    },
+    next(signal) {
+      const update = queued.shift();
+      if (update !== undefined) return Promise.resolve(update);
+      if (signal?.aborted) return Promise.reject(new RatchetError('interrupted', 'Interrupted'));
+      return new Promise((resolve, reject) => {
+        const onAbort = (): void => {
+          waiting = undefined;
+          reject(new RatchetError('interrupted', 'Interrupted'));
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiting = (value) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(value);
+        };
+      });
+    },
+  };
+}
