@@ -6,6 +6,7 @@ import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
 import { verifyGate } from '../../verify/gates.js';
 import type { RunContext, Steps, TaskSpace } from '../definition.js';
+import { createStaticTestReview, createTestReviewBreaker } from '../tdd/test-review.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
 import { dependentsOf, mergeOrder } from './task-graph.js';
 import {
@@ -126,6 +127,10 @@ export async function* runTasks(
     redact: context.redact.stored,
   });
   const lock = createCommitLock();
+  // One breaker for the run: a review that keeps failing stops for every task, not task by task.
+  const testReview = context.config.tdd.reviewTests
+    ? createStaticTestReview(createTestReviewBreaker(context.config.tdd.reviewFailureLimit))
+    : undefined;
   const inbox = createInbox();
   const running = new Map<string, { worker: string; space: TaskSpace | undefined }>();
   const freeWorkers = Array.from({ length: workers }, (_, index) => `worker-${index + 1}`);
@@ -160,7 +165,7 @@ export async function* runTasks(
           kind: 'event',
           event: { type: 'task-update', task: task.key, status: 'running', attempt, branch: space.branch, worker },
         });
-        const steps = runTaskPipeline(context, space, task, dependencies, settings, prompts, lock);
+        const steps = runTaskPipeline(context, space, task, dependencies, settings, prompts, lock, testReview);
         for (;;) {
           const next = await steps.next();
           if (next.done) {

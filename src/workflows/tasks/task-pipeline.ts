@@ -10,6 +10,7 @@ import type { RunContext, TaskSpace } from '../definition.js';
 import { createGitWorkspace } from '../tdd/git-workspace.js';
 import type { TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
 import { TEST_LIST_FILE } from '../tdd/test-list.js';
+import type { TestReviewPort } from '../tdd/test-review.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
 import { initialHandoff, runTdd } from '../tdd/workflow.js';
 import type { TaskSpec } from './tasks-file.js';
@@ -87,6 +88,8 @@ export async function* runTaskPipeline(
   settings: TaskPipelineSettings,
   prompts: PromptSet,
   lock: ReturnType<typeof createCommitLock>,
+  /** The run's static review of test quality, one breaker for all its tasks (undefined: off). */
+  testReview?: TestReviewPort,
 ): AsyncGenerator<EventInput, TaskPipelineOutcome> {
   const { run, config } = context;
   const git = new Git(space.worktree);
@@ -114,6 +117,7 @@ export async function* runTaskPipeline(
       const check = await checkNeedsRefactor(files, space.worktree, config.refactorCheck);
       return { needsRefactor: check.needsRefactor, reasons: check.reasons };
     },
+    ...(testReview === undefined ? {} : { testReview }),
   };
   const policy: TddPolicy = {
     feature: taskFeature(task, dependencies),

@@ -126,8 +126,11 @@ export async function* runTdd(
   return { state, cycles };
 }
 
-/** Reasons that are the agent's own outcome (see `StageOutcome`), whose message says what was wrong. */
-const AGENT_OUTCOMES = new Set(['invalid-output', 'turn-limit', 'timeout', 'path-violation']);
+/**
+ * Reasons whose feedback is a short explanation of what was wrong: the agent's own outcome (see
+ * `StageOutcome`) and the static review of test quality's refusal.
+ */
+const AGENT_OUTCOMES = new Set(['invalid-output', 'turn-limit', 'timeout', 'path-violation', 'test-quality']);
 
 /** At most this many characters of the explanation go into the error's message. */
 const MAX_WHY = 300;
