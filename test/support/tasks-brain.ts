@@ -16,6 +16,10 @@ export interface BrainTask {
   implFile: string;
   test: string;
   impl: string;
+  /** RED's first attempt writes this instead of `test` (a weak test the review refuses); RED_FIX writes `test`. */
+  weakTest?: string;
+  /** RED's first attempt writes this stub instead of the default one (with `weakTest`). */
+  weakStub?: string;
   /** GREEN writes this instead of `impl` (a task that cannot pass: it fails after its attempts). */
   brokenImpl?: string;
   /** More files GREEN writes beside the implementation (to make two tasks' merges conflict). */
@@ -72,11 +76,24 @@ export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs
         const name = /export function (\w+)/.exec(task.impl)?.[1] ?? 'stub';
         return turn === 0
           ? message([
-              { type: 'tool_use', name: 'Write', input: { file_path: task.testFile, content: task.test } },
               {
                 type: 'tool_use',
                 name: 'Write',
-                input: { file_path: task.implFile, content: `export function ${name}() {\n  return '';\n}\n` },
+                input: {
+                  file_path: task.testFile,
+                  content: stage === 'RED' ? (task.weakTest ?? task.test) : task.test,
+                },
+              },
+              {
+                type: 'tool_use',
+                name: 'Write',
+                input: {
+                  file_path: task.implFile,
+                  content:
+                    stage === 'RED' && task.weakStub !== undefined
+                      ? task.weakStub
+                      : `export function ${name}() {\n  return '';\n}\n`,
+                },
               },
             ])
           : text('The test is written.');
