@@ -129,6 +129,8 @@ export interface PolicyOptions {
   timeoutMs?: number;
   maxAttempts?: Partial<Record<AgentStageName, number>>;
   testGlobs?: string[];
+  /** The task's files, as in a tasks run (PLAN must name them). */
+  taskFiles?: TddPolicy['taskFiles'];
 }
 
 export function fakePolicy(baseCommit: string, options: PolicyOptions = {}): TddPolicy {
@@ -144,6 +146,7 @@ export function fakePolicy(baseCommit: string, options: PolicyOptions = {}): Tdd
     }),
     runId: RUN_ID,
     baseCommit,
+    ...(options.taskFiles === undefined ? {} : { taskFiles: options.taskFiles }),
   };
 }
 

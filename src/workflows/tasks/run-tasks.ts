@@ -165,7 +165,11 @@ export async function* runTasks(
           kind: 'event',
           event: { type: 'task-update', task: task.key, status: 'running', attempt, branch: space.branch, worker },
         });
-        const steps = runTaskPipeline(context, space, task, dependencies, settings, prompts, lock, testReview);
+        const others = file.tasks.filter((other) => other.key !== task.key);
+        const steps = runTaskPipeline(context, space, task, dependencies, settings, prompts, lock, {
+          testReview,
+          others,
+        });
         for (;;) {
           const next = await steps.next();
           if (next.done) {

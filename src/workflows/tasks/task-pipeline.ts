@@ -72,6 +72,14 @@ function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCom
   };
 }
 
+/** What the run's tasks share beyond their settings (optional: a worker elsewhere may lack it). */
+export interface TaskPipelineShared {
+  /** The run's static review of test quality, one circuit breaker for all its tasks (undefined: off). */
+  testReview?: TestReviewPort;
+  /** The run's other tasks: the files they own, which PLAN may not name (see `judgeTaskFiles`). */
+  others?: readonly TaskSpec[];
+}
+
 export type TaskPipelineOutcome = { status: 'done'; head: string } | { status: 'failed'; reason: string; code: string };
 
 /**
@@ -88,9 +96,9 @@ export async function* runTaskPipeline(
   settings: TaskPipelineSettings,
   prompts: PromptSet,
   lock: ReturnType<typeof createCommitLock>,
-  /** The run's static review of test quality, one breaker for all its tasks (undefined: off). */
-  testReview?: TestReviewPort,
+  shared: TaskPipelineShared = {},
 ): AsyncGenerator<EventInput, TaskPipelineOutcome> {
+  const { testReview, others = [] } = shared;
   const { run, config } = context;
   const git = new Git(space.worktree);
   const baseCommit = await git.head();
@@ -126,6 +134,17 @@ export async function* runTaskPipeline(
     bashTimeoutMs: config.bash.timeoutMs,
     runId: run.id,
     baseCommit,
+    taskFiles: {
+      task: task.key,
+      testFile: task.testFile,
+      implFile: task.implFile,
+      ownedByOthers: Object.fromEntries(
+        others.flatMap((other) => [
+          [other.testFile, other.key],
+          [other.implFile, other.key],
+        ]),
+      ),
+    },
     stage: (stage) => {
       const limits = stageSettings(config, stage);
       return { maxAttempts: limits.maxAttempts, maxTurns: limits.maxTurns, timeoutMs: limits.timeoutMs };

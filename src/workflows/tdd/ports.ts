@@ -166,4 +166,17 @@ export interface TddPolicy {
    * there would replace another run's).
    */
   baseCommit: string;
+  /**
+   * The files of the task a tasks run runs this pipeline for: PLAN must name exactly these as the
+   * test and implementation file (absent for `ratchet tdd`, where PLAN chooses).
+   */
+  taskFiles?: TaskFiles;
+}
+
+export interface TaskFiles {
+  task: string;
+  testFile: string;
+  implFile: string;
+  /** Files the run's other tasks own (their test and implementation files), each with its task's key. */
+  ownedByOthers: Readonly<Record<string, string>>;
 }
