@@ -8,7 +8,7 @@ import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { Framework } from '../../verify/detect.js';
 import type { RunContext, TaskSpace } from '../definition.js';
 import { createGitWorkspace } from '../tdd/git-workspace.js';
-import type { TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
+import type { StoredTestRun, TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
 import { TEST_LIST_FILE } from '../tdd/test-list.js';
 import type { TestReviewPort } from '../tdd/test-review.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
@@ -78,6 +78,12 @@ export interface TaskPipelineShared {
   testReview?: TestReviewPort;
   /** The run's other tasks: the files they own, which PLAN may not name (see `judgeTaskFiles`). */
   others?: readonly TaskSpec[];
+  /**
+   * A passing run of the full suite on a commit, when the coordinator has one (it ran the suite on
+   * the run's base and after every merge): a task starting from that commit takes it as PLAN's
+   * baseline instead of running the same suite on the same tree again.
+   */
+  suiteAt?: (commit: string) => Promise<StoredTestRun | undefined>;
 }
 
 export type TaskPipelineOutcome = { status: 'done'; head: string } | { status: 'failed'; reason: string; code: string };
@@ -150,7 +156,10 @@ export async function* runTaskPipeline(
       return { maxAttempts: limits.maxAttempts, maxTurns: limits.maxTurns, timeoutMs: limits.timeoutMs };
     },
   };
-  const steps = runTdd(policy, deps, initialHandoff(run.id), context.signal);
+  const known = await shared.suiteAt?.(baseCommit);
+  const steps = runTdd(policy, deps, initialHandoff(run.id), context.signal, {
+    ...(known === undefined ? {} : { knownRun: { commit: baseCommit, run: known } }),
+  });
   try {
     for (;;) {
       const next = await steps.next();
