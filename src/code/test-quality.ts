@@ -24,7 +24,7 @@ import type { Node } from 'web-tree-sitter';
 import { RatchetError } from '../core/errors.js';
 import { languageIdForFile, parseFile } from './tree-sitter.js';
 
-export type TestQualityRule = 'no-assertion' | 'constant-assertion' | 'mocks-unit-under-test' | 'unit-not-used';
+type TestQualityRule = 'no-assertion' | 'constant-assertion' | 'mocks-unit-under-test' | 'unit-not-used';
 
 export interface TestQualityFinding {
   rule: TestQualityRule;

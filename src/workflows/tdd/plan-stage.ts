@@ -121,7 +121,7 @@ function samePath(left: string, right: string): boolean {
  * implementation file (tasks never share one, `tasks plan` checks), and a PLAN that names others
  * would write into a file another task owns, or outside what the task's merge is about.
  */
-export function judgeTaskFiles(verdict: Verdict, files: TaskFiles | undefined): Verdict {
+function judgeTaskFiles(verdict: Verdict, files: TaskFiles | undefined): Verdict {
   if (files === undefined || !verdict.ok || verdict.test === null) return verdict;
   const wrong = (
     [
