@@ -19,6 +19,7 @@
  * reviewed; other languages are not (`undefined`). A file that does not parse is an internal
  * failure of the review (it throws): the circuit breaker of the caller counts those.
  */
+import { isBuiltin } from 'node:module';
 import { basename, dirname, extname, join, normalize } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { RatchetError } from '../core/errors.js';
@@ -427,12 +428,25 @@ function resolvesTo(specifier: string, testFile: string, implFile: string): bool
   return target === wanted || (basename(wanted) === 'index' && target === dirname(wanted));
 }
 
+/** Modules a JavaScript test imports that are never the code under test: test tooling and Node's own. */
+const JS_TOOLING =
+  /^(node:.*|vitest(\/.*)?|@vitest\/.*|jest|@jest\/.*|mocha|chai(\/.*)?|sinon|ava|tap|uvu(\/.*)?|supertest|@testing-library\/.*|expect)$/;
+
+/**
+ * Whether an import can be the implementation file. Leaning to yes where the review cannot tell:
+ * a directory or its index (re-exports), a bare package name that is not test tooling (the
+ * project's own package), for Python a package that is a folder of the implementation's path.
+ */
 function importsImpl(specifier: string, testFile: string, implFile: string, python: boolean): boolean {
-  if (!python) return resolvesTo(specifier, testFile, implFile);
-  const modules = pythonModules(implFile);
-  return modules.some(
-    (module) => specifier === module || specifier.endsWith(`.${module}`) || specifier.startsWith(`${module}.`),
-  );
+  if (python) {
+    const folders = stem(implFile).split('/');
+    return folders.includes(specifier.split('.')[0] ?? '');
+  }
+  if (resolvesTo(specifier, testFile, implFile)) return true;
+  if (!specifier.startsWith('.')) return !JS_TOOLING.test(specifier) && !isBuiltin(specifier);
+  const target = stem(join(dirname(testFile), specifier));
+  const folder = dirname(stem(implFile));
+  return target === folder || target === `${folder}/index`;
 }
 
 function mockTargetsImpl(target: string, input: TestQualityInput, facts: TestFileFacts): boolean {

@@ -162,3 +162,25 @@ describe('the static review of test quality (Python)', () => {
     ]);
   });
 });
+
+describe('the static review of test quality: imports it cannot resolve are given the benefit of the doubt', () => {
+  it('accepts an import through the folder`s index, the project`s own package, or a Python package of the path', async () => {
+    const through = (specifier: string): TestQualityInput => ({
+      testFile: 'test/add.test.js',
+      implFile: 'src/math/add.js',
+      text: `import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '${specifier}';\ntest('adds', () => { assert.equal(add(1, 2), 3); });\n`,
+      before: null,
+    });
+    expect(await rules(through('../src/math/index.js'))).toEqual([]);
+    expect(await rules(through('../src/math'))).toEqual([]);
+    expect(await rules(through('letters'))).toEqual([]);
+    expect(await rules(through('node:path'))).toEqual([['unit-not-used', null]]);
+    const python = {
+      testFile: 'tests/test_calc.py',
+      implFile: 'src/mypkg/calc.py',
+      text: 'from mypkg import add\n\ndef test_adds():\n    assert add(1, 2) == 3\n',
+      before: null,
+    };
+    expect(await rules(python)).toEqual([]);
+  });
+});
