@@ -144,7 +144,11 @@ const JS_MOCKERS = /^(vi|jest)\.(mock|doMock|unstable_mockModule)$|^mock\.module
 
 function readJavaScript(root: Node): TestFileFacts {
   const calls = root.descendantsOfType('call_expression').filter((node) => node !== null);
-  const helpers = assertingHelpers(root, calls, isJavaScriptAssertion);
+  // `import { strictEqual } from 'node:assert'`: a call of `strictEqual` asserts.
+  const imported = assertionImports(root);
+  const asserts = (call: Node): boolean =>
+    isJavaScriptAssertion(call) || imported.has(calleeText(call).split('.')[0] ?? '');
+  const helpers = assertingHelpers(root, calls, asserts);
   const tests: TestCaseFacts[] = [];
   const mocks: TestFileFacts['mocks'] = [];
   const imports: string[] = [];
@@ -168,7 +172,7 @@ function readJavaScript(root: Node): TestFileFacts {
     const body = args.findLast((node) => node.type === 'arrow_function' || node.type === 'function_expression');
     if (title === undefined || body === undefined) continue;
     const inside = body.descendantsOfType('call_expression').filter((node) => node !== null);
-    const asserting = inside.filter((node) => isJavaScriptAssertion(node) || helpers.has(calleeText(node)));
+    const asserting = inside.filter((node) => asserts(node) || helpers.has(calleeText(node)));
     tests.push({
       name: title,
       line: call.startPosition.row + 1,
@@ -206,6 +210,27 @@ function chainRoot(call: Node): Node {
     if (inner?.type !== 'call_expression') return node;
     node = inner;
   }
+}
+
+/** Assertion modules: what a test imports from them by name asserts when called. */
+const JS_ASSERTION_MODULES = /^((node:)?assert(\/strict)?|chai|expect|power-assert)$/;
+
+function assertionImports(root: Node): Set<string> {
+  const names = new Set<string>();
+  for (const statement of root.descendantsOfType('import_statement')) {
+    const source = stringValue(statement?.childForFieldName('source') ?? undefined);
+    if (statement === null || source === undefined || !JS_ASSERTION_MODULES.test(source)) continue;
+    for (const specifier of statement.descendantsOfType('import_specifier')) {
+      const local = specifier?.childForFieldName('alias') ?? specifier?.childForFieldName('name');
+      if (local) names.add(local.text);
+    }
+    for (const namespace of statement.descendantsOfType(['namespace_import', 'identifier'])) {
+      if (namespace?.parent?.type === 'import_clause' || namespace?.type === 'namespace_import')
+        names.add(namespace.type === 'namespace_import' ? (namespace.namedChildren[0]?.text ?? '') : namespace.text);
+    }
+  }
+  names.delete('');
+  return names;
 }
 
 function isJavaScriptAssertion(call: Node): boolean {

@@ -184,3 +184,12 @@ describe('the static review of test quality: imports it cannot resolve are given
     expect(await rules(python)).toEqual([]);
   });
 });
+
+describe('the static review of test quality: assertions imported by name', () => {
+  it('counts calls of functions imported from an assertion module (strictEqual, a default import under another name)', async () => {
+    const named = `import { test } from 'node:test';\nimport { strictEqual as same } from 'node:assert';\nimport check from 'node:assert/strict';\nimport { add } from '../src/add.js';\ntest('adds', () => { same(add(1, 2), 3); });\ntest('adds again', () => { check.equal(add(2, 2), 4); });\ntest('no check', () => { add(1, 2); });\n`;
+    expect(await rules({ testFile: 'test/add.test.js', implFile: 'src/add.js', text: named, before: null })).toEqual([
+      ['no-assertion', 'no check'],
+    ]);
+  });
+});
