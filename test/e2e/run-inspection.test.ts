@@ -96,7 +96,7 @@ describe(`status, history, report and reject of a finished run (built CLI, subpr
     expect(status.stdout).toMatch(/ {2}model {5}34 calls, 0 in \/ 0 out tokens, cost \$0\.0000\n/);
     const report = await ratchet('report');
     expect(report.stdout).toContain('| Cost | $0.0000 |');
-    expect(report.stdout).toContain('| Stage attempts | 26: 22 accepted, 4 rejected |');
+    expect(report.stdout).toContain('| Stage attempts | 30: 26 accepted, 4 rejected |');
 
     await setStatus('running');
     try {
