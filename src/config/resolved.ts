@@ -76,6 +76,10 @@ export interface ResolvedConfig {
     maxAttempts: number;
     maxTurns: number;
     stageTimeoutMs: number;
+    /** The static review of test quality after RED (seed 000). */
+    reviewTests: boolean;
+    /** Internal failures in a row after which the review is not run again in the run (its circuit breaker). */
+    reviewFailureLimit: number;
   };
   /** Per-stage overrides as configured; read them through `stageSettings`. */
   stages: Partial<Record<AgentStageName, StageOverride>>;
@@ -241,6 +245,8 @@ export function toResolvedConfig({
       maxAttempts: file.tdd.max_attempts,
       maxTurns: file.tdd.max_turns,
       stageTimeoutMs: seconds(file.tdd.stage_timeout),
+      reviewTests: file.tdd.review_tests,
+      reviewFailureLimit: file.tdd.review_failure_limit,
     },
     stages,
     refactorCheck: {

@@ -139,6 +139,17 @@ const TddSectionSchema = z
     max_attempts: positiveInt().default(3).describe('Attempts per stage before the run fails. Env: TDD_MAX_RETRIES.'),
     max_turns: positiveInt().default(40).describe('Model turns per stage attempt (runaway-loop guard).'),
     stage_timeout: positiveInt().default(900).describe('Wall-clock limit of one stage attempt, in seconds.'),
+    review_tests: z
+      .boolean()
+      .default(true)
+      .describe(
+        'After RED, review the new tests statically (JavaScript, TypeScript, Python): a test with no assertion, an assertion that cannot fail, a mock of the implementation file or a test file that never imports it goes back to RED_FIX.',
+      ),
+    review_failure_limit: positiveInt()
+      .default(3)
+      .describe(
+        'Circuit breaker of that review: after this many internal failures in a row (a file it cannot parse), it is not run again in the run, which says so.',
+      ),
   })
   .describe('The TDD loop.');
 

@@ -18,6 +18,8 @@ export type StageName =
   | 'FIX'
   | 'REFACTOR'
   | 'RE_VERIFY'
+  // The static review of test quality after RED (seed 000's `review`): no model, one row per RED attempt its gate accepted.
+  | 'REVIEW_TESTS'
   // Refactor workflow (seed 002): baseline, planner/patcher/critic roles, the formatter of
   // formatting-only batches, fast/full verifiers.
   | 'BASELINE'

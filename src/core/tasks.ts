@@ -47,6 +47,7 @@ const PIPELINE_STAGES: Partial<Record<StageName, TaskStage>> = {
   VERIFY: 'verify',
   FIX: 'fix',
   RE_VERIFY: 're_verify',
+  REVIEW_TESTS: 'review',
   REFACTOR: 'refactor',
 };
 

@@ -63,6 +63,8 @@ describe('loadConfig', () => {
       maxAttempts: 3,
       maxTurns: 40,
       stageTimeoutMs: 900_000,
+      reviewTests: true,
+      reviewFailureLimit: 3,
     });
     expect(config.refactorCheck).toEqual({
       splitThreshold: 400,

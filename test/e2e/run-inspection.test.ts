@@ -90,12 +90,13 @@ describe(`status, history, report and reject of a finished run (built CLI, subpr
     const status = await ratchet('status');
     expect(status.exitCode, describeResult(status)).toBe(0);
     expect(status.stdout.split('\n')[0]).toBe(`Run ${runId} (tdd)  completed`);
-    expect(status.stdout).toContain('  stages    26 attempts (22 accepted, 4 rejected)\n');
+    // 26 stage attempts and the static review of each of the 4 tests RED accepted (REVIEW_TESTS).
+    expect(status.stdout).toContain('  stages    30 attempts (26 accepted, 4 rejected)\n');
     // A replayed cassette costs nothing: a known $0.
     expect(status.stdout).toMatch(/ {2}model {5}34 calls, 0 in \/ 0 out tokens, cost \$0\.0000\n/);
     const report = await ratchet('report');
     expect(report.stdout).toContain('| Cost | $0.0000 |');
-    expect(report.stdout).toContain('| Stage attempts | 26: 22 accepted, 4 rejected |');
+    expect(report.stdout).toContain('| Stage attempts | 30: 26 accepted, 4 rejected |');
 
     await setStatus('running');
     try {

@@ -111,8 +111,8 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
     expect(status.exitCode, describeResult(status)).toBe(0);
     for (const task of TASKS)
       expect(status.stdout).toMatch(new RegExp(`^${task.key}\\s+merged\\s+attempts 1 merged as [0-9a-f]{8}`, 'm'));
-    // Each task's stage attempts, from the ledger's task_attempts: plan, red, green, verify, plan.
-    expect(status.stdout).toContain('plan✓ red✓ green✓ verify✓ plan✓');
+    // Each task's stage attempts, from the ledger's task_attempts: plan, red, the review of its test, green, verify, plan.
+    expect(status.stdout).toContain('plan✓ red✓ review✓ green✓ verify✓ plan✓');
     const report = await runCli(['report', runId], { cwd: repo.dir, env });
     expect(report.exitCode, describeResult(report)).toBe(0);
     const accept = await runCli(['accept', runId, '--yes'], { cwd: repo.dir, env });

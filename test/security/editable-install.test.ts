@@ -102,6 +102,7 @@ describe.skipIf(python.missing)(
       expect(run.ledger.stages.map((row) => describeStage(row, true))).toEqual([
         '1 PLAN#1 accepted',
         '1 RED#1 accepted 1 new failing test(s) by assertion: tests/test_multiply.py::test_multiply; 1 passing',
+        '1 REVIEW_TESTS#1 accepted',
         '1 GREEN#1 accepted All 2 tests pass',
         '1 VERIFY#1 accepted All 2 tests pass; no lint/typecheck configured',
         '2 PLAN#1 accepted',

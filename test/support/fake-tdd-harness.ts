@@ -4,6 +4,7 @@ import type { HandoffState, TestCase } from '../../src/core/handoff.js';
 import type { AgentStageName } from '../../src/core/stages.js';
 import type { Step } from '../../src/workflows/tdd/context.js';
 import type { TddDependencies, TddPolicy } from '../../src/workflows/tdd/ports.js';
+import type { TestReviewPort } from '../../src/workflows/tdd/test-review.js';
 import { initialHandoff, runTdd, type TddResult } from '../../src/workflows/tdd/workflow.js';
 import { FakeAgent, FakeRefactorCheck, fakePrompt, type AgentScript, type AgentTurn } from './fake-tdd-ports.js';
 import { FakeVerifier, testFile, type FakeCheck } from './fake-tdd-verifier.js';
@@ -128,6 +129,8 @@ export interface PolicyOptions {
   timeoutMs?: number;
   maxAttempts?: Partial<Record<AgentStageName, number>>;
   testGlobs?: string[];
+  /** The task's files, as in a tasks run (PLAN must name them). */
+  taskFiles?: TddPolicy['taskFiles'];
 }
 
 export function fakePolicy(baseCommit: string, options: PolicyOptions = {}): TddPolicy {
@@ -143,6 +146,7 @@ export function fakePolicy(baseCommit: string, options: PolicyOptions = {}): Tdd
     }),
     runId: RUN_ID,
     baseCommit,
+    ...(options.taskFiles === undefined ? {} : { taskFiles: options.taskFiles }),
   };
 }
 
@@ -152,6 +156,8 @@ export interface HarnessOptions extends PolicyOptions {
   checks?: readonly FakeCheck[];
   /** Line limit of the fake refactor checker (default 10). */
   maxLines?: number;
+  /** The static review of test quality after RED (default: none, the review is off). */
+  testReview?: TestReviewPort;
 }
 
 export interface Harness {
@@ -183,6 +189,7 @@ export async function createHarness(options: HarnessOptions): Promise<Harness> {
     },
     prompt: fakePrompt,
     refactorCheck: refactorCheck.check,
+    ...(options.testReview === undefined ? {} : { testReview: options.testReview }),
   };
   const policy = fakePolicy(await workspace.head(), options);
   return {

@@ -16,6 +16,12 @@ export interface BrainTask {
   implFile: string;
   test: string;
   impl: string;
+  /** RED's first attempt writes this instead of `test` (a weak test the review refuses); RED_FIX writes `test`. */
+  weakTest?: string;
+  /** RED's first attempt writes this stub instead of the default one (with `weakTest`). */
+  weakStub?: string;
+  /** PLAN's first answer names these files instead of the task's (PLAN must be refused, then answer right). */
+  planFiles?: { testFile: string; implFile: string };
   /** GREEN writes this instead of `impl` (a task that cannot pass: it fails after its attempts). */
   brokenImpl?: string;
   /** More files GREEN writes beside the implementation (to make two tasks' merges conflict). */
@@ -63,8 +69,11 @@ export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs
         if (prompt.includes('- [x]')) return tool('StructuredOutput', { currentTest: null });
         if (turn === 0)
           return tool('Write', { file_path: 'test-list.md', content: `# ${task.key}\n\n- [ ] ${item(task.key)}\n` });
+        // PLAN's feedback after a refusal of other files says which the task owns.
+        const files =
+          task.planFiles !== undefined && !prompt.includes('answer with exactly these files') ? task.planFiles : task;
         return tool('StructuredOutput', {
-          currentTest: { description: item(task.key), testFile: task.testFile, implFile: task.implFile },
+          currentTest: { description: item(task.key), testFile: files.testFile, implFile: files.implFile },
         });
       }
       if (stage === 'RED' || stage === 'RED_FIX') {
@@ -72,11 +81,24 @@ export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs
         const name = /export function (\w+)/.exec(task.impl)?.[1] ?? 'stub';
         return turn === 0
           ? message([
-              { type: 'tool_use', name: 'Write', input: { file_path: task.testFile, content: task.test } },
               {
                 type: 'tool_use',
                 name: 'Write',
-                input: { file_path: task.implFile, content: `export function ${name}() {\n  return '';\n}\n` },
+                input: {
+                  file_path: task.testFile,
+                  content: stage === 'RED' ? (task.weakTest ?? task.test) : task.test,
+                },
+              },
+              {
+                type: 'tool_use',
+                name: 'Write',
+                input: {
+                  file_path: task.implFile,
+                  content:
+                    stage === 'RED' && task.weakStub !== undefined
+                      ? task.weakStub
+                      : `export function ${name}() {\n  return '';\n}\n`,
+                },
               },
             ])
           : text('The test is written.');

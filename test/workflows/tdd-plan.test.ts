@@ -337,3 +337,49 @@ describe('judgePlan', () => {
     expect(judgePlan([], null, undefined)).toMatchObject({ ok: false, reason: 'no-test-list' });
   });
 });
+
+describe('PLAN in a task of a tasks run: the task owns its files', () => {
+  const taskFiles = {
+    task: 'ADD',
+    testFile: ADD.testFile,
+    implFile: ADD.implFile,
+    ownedByOthers: { [SUB.implFile]: 'SUB', [SUB.testFile]: 'SUB' },
+  };
+
+  it('refuses a PLAN that names a file another task owns, says whose, and accepts the task`s own files next', async () => {
+    const h = await setUp({
+      script: {
+        ...happyScript(),
+        PLAN: [planTurn({ ...ADD, implFile: SUB.implFile }), planTurn(ADD), planTurn(SUB, null), planTurn(null, null)],
+      },
+      taskFiles,
+    });
+    const run = await h.run();
+
+    const rejected = eventsOf(run.events, 'stage-end').find(
+      (event) => event.stage === 'PLAN' && event.outcome === 'rejected',
+    );
+    expect(rejected).toMatchObject({ attempt: 1, reason: 'not-task-files' });
+    expect(String(h.agent.callsOf('PLAN')[1]?.variables.feedback)).toBe(
+      `Task ADD owns ${ADD.testFile} (its tests) and ${ADD.implFile} (its implementation): answer with exactly these files. implFile is ${SUB.implFile}, which task SUB owns; it must be ${ADD.implFile}.`,
+    );
+    expect(eventsOf(run.events, 'plan-select')[0]).toMatchObject({ testFile: ADD.testFile, implFile: ADD.implFile });
+    expect(h.workspace.subjects()).toContain(`plan: ${ADD.description}`);
+  });
+
+  it('refuses files of its own choosing too, and fails PLAN after its attempts', async () => {
+    const elsewhere = planTurn({ ...ADD, testFile: 'test/other.test.ts' });
+    const h = await setUp({
+      script: {
+        PLAN: [elsewhere, elsewhere, elsewhere],
+      },
+      taskFiles,
+    });
+    const run = await h.run();
+
+    expect(run.error?.message).toMatch(
+      /^PLAN failed after 3 attempts: not-task-files \(Task ADD owns .*testFile is test\/other\.test\.ts; it must be src\/add\.test\.ts\.\)$/,
+    );
+    expect(h.agent.callsOf('RED')).toEqual([]);
+  });
+});

@@ -10,6 +10,7 @@ import { startModels } from '../../agent/models/run-models.js';
 import { Git } from '../../git/git.js';
 import type { ProcessRunner } from '../../process/types.js';
 import type { RunContext, RunInfo } from '../../workflows/definition.js';
+import { createStaticTestReview, createTestReviewBreaker } from '../../workflows/tdd/test-review.js';
 import { createCommitLock, runTaskPipeline } from '../../workflows/tasks/task-pipeline.js';
 import { startRedisWorker } from '../queue/redis-worker.js';
 import type { JobContext, JsonValue, QueueWorker } from '../queue/types.js';
@@ -95,6 +96,11 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
   // One lock for the worker's git work in its repositories: fetches, worktrees, commits and notes.
   const lock = createCommitLock();
   const progress = options.onProgress ?? ((): void => undefined);
+  // The static review of test quality, as on the coordinator's own workers: one breaker for every
+  // job this worker runs (a review that keeps failing here stops here, and says so).
+  const testReview = config.tdd.reviewTests
+    ? createStaticTestReview(createTestReviewBreaker(config.tdd.reviewFailureLimit))
+    : undefined;
 
   const handler = async (job: JobContext): Promise<JsonValue> => {
     const payload = TaskJobPayloadSchema.parse(job.job.payload);
@@ -153,7 +159,9 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
       signal: job.signal,
     };
     const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot: space.worktree });
-    const steps = runTaskPipeline(context, space, payload.task, payload.dependencies, payload.settings, prompts, lock);
+    const steps = runTaskPipeline(context, space, payload.task, payload.dependencies, payload.settings, prompts, lock, {
+      testReview,
+    });
     let next = await steps.next();
     while (next.done !== true) {
       if (isStreamedEvent(next.value)) await job.emit(redactValue(next.value, redact.stored) as unknown as JsonValue);

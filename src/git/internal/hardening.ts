@@ -49,6 +49,11 @@ const HARDENED_CONFIG: ReadonlyArray<readonly [key: string, value: string, close
   ['tag.gpgSign', 'false', 'gpg.program for signing tags'],
   ['log.showSignature', 'false', 'gpg.program for verifying signatures in log'],
   ['merge.verifySignatures', 'false', 'gpg.program for verifying the merged commits'],
+  [
+    'maintenance.auto',
+    'false',
+    '`git maintenance run --auto` after every commit, merge and note: one more process each (a tasks run makes hundreds), and a gc of the shared object store while worktrees use it',
+  ],
 ];
 
 /**

@@ -6,6 +6,8 @@ import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
 import { verifyGate } from '../../verify/gates.js';
 import type { RemoteTaskPort, RunContext, Steps, TaskSpace } from '../definition.js';
+import { createStaticTestReview, createTestReviewBreaker } from '../tdd/test-review.js';
+import type { StoredTestRun } from '../tdd/ports.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
 import { dependentsOf, mergeOrder } from './task-graph.js';
 import {
@@ -49,7 +51,7 @@ type Message =
   | { kind: 'crashed'; key: string; error: RatchetError };
 
 /** An unbounded queue the running tasks push into and the scheduler waits on (no polling). */
-function createInbox(): { push(message: Message): void; next(): Promise<Message> } {
+function createInbox(): { push(message: Message): void; next(): Promise<Message>; takeQueued(): Message[] } {
   const queued: Message[] = [];
   let waiting: ((message: Message) => void) | undefined;
   return {
@@ -59,6 +61,10 @@ function createInbox(): { push(message: Message): void; next(): Promise<Message>
         waiting = undefined;
         wake(message);
       } else queued.push(message);
+    },
+    /** What arrived while the scheduler was busy (merging), without waiting. */
+    takeQueued() {
+      return queued.splice(0);
     },
     next() {
       const message = queued.shift();
@@ -129,6 +135,13 @@ export async function* runTasks(
     redact: context.redact.stored,
   });
   const lock = createCommitLock();
+  // Passing runs of the full suite by commit (the base, each merge): a task starting there reuses it.
+  const suites = new Map<string, StoredTestRun>();
+  const suiteAt = (commit: string): Promise<StoredTestRun | undefined> => Promise.resolve(suites.get(commit));
+  // One breaker for the run: a review that keeps failing stops for every task, not task by task.
+  const testReview = context.config.tdd.reviewTests
+    ? createStaticTestReview(createTestReviewBreaker(context.config.tdd.reviewFailureLimit))
+    : undefined;
   const inbox = createInbox();
   const running = new Map<string, { worker: string; space: TaskSpace | undefined }>();
   const freeWorkers = Array.from({ length: workers }, (_, index) => `worker-${index + 1}`);
@@ -167,7 +180,12 @@ export async function* runTasks(
           kind: 'event',
           event: { type: 'task-update', task: task.key, status: 'running', attempt, branch: space.branch, worker },
         });
-        const steps = runTaskPipeline(context, space, task, dependencies, settings, prompts, lock);
+        const others = file.tasks.filter((other) => other.key !== task.key);
+        const steps = runTaskPipeline(context, space, task, dependencies, settings, prompts, lock, {
+          testReview,
+          others,
+          suiteAt,
+        });
         for (;;) {
           const next = await steps.next();
           if (next.done) {
@@ -236,6 +254,7 @@ export async function* runTasks(
       await runGit.resetHard(before);
       return { ok: false, why: `the full suite failed after its merge (${gate.reason})` };
     }
+    suites.set(commit, tests);
     yield {
       type: 'checkpoint-create',
       stage: 'VERIFY',
@@ -254,7 +273,15 @@ export async function* runTasks(
 
   /** Merges a finished task; a conflict or a red suite sends it back to pending (bounded), then blocks it. */
   async function* mergeFinished(task: TaskSpec, branch: string, attempt: number): Steps<void> {
-    const merged = yield* merge(task, branch);
+    yield* settle(task, attempt, yield* merge(task, branch));
+  }
+
+  /** Records how a task's merge went: merged, back to pending for a re-run on the new base, or blocked. */
+  function* settle(
+    task: TaskSpec,
+    attempt: number,
+    merged: { ok: true; commit: string } | { ok: false; why: string },
+  ): Generator<EventInput> {
     if (merged.ok) {
       update(task.key, 'merged', { mergeCommit: merged.commit, reason: null });
       yield { type: 'task-update', task: task.key, status: 'merged', attempt, mergeCommit: merged.commit };
@@ -275,6 +302,54 @@ export async function* runTasks(
     }
   }
 
+  /**
+   * Merges the tasks that finished while the scheduler was busy (merging the one before), in
+   * dependency order, and runs the full suite once after the last: the suite is the slow part of
+   * a merge, and N tasks finishing together paid for N runs of it. A conflict is that task's alone
+   * (as one by one); a red suite undoes the whole batch, which then merges one task at a time,
+   * each with its own suite run, so exactly the tasks that turn it red go back.
+   */
+  async function* mergeBatch(
+    finished: ReadonlyArray<{ task: TaskSpec; branch: string; attempt: number }>,
+  ): Steps<void> {
+    const ordered = [...finished].sort((a, b) => order.indexOf(a.task.key) - order.indexOf(b.task.key));
+    const [only] = ordered;
+    if (only === undefined) return;
+    if (ordered.length === 1) return yield* mergeFinished(only.task, only.branch, only.attempt);
+    const before = await runGit.head();
+    const merged: Array<{ task: TaskSpec; branch: string; attempt: number; commit: string }> = [];
+    for (const entry of ordered) {
+      try {
+        merged.push({
+          ...entry,
+          commit: await runGit.merge(entry.branch, `merge: ${entry.task.key} ${entry.task.title}`),
+        });
+      } catch (error) {
+        const failure = toRatchetError(error);
+        if (failure.details?.conflict !== true) throw failure;
+        const files = Array.isArray(failure.details.files) ? failure.details.files.join(', ') : '';
+        yield* settle(entry.task, entry.attempt, {
+          ok: false,
+          why: `its merge conflicted${files ? ` in ${files}` : ''}`,
+        });
+      }
+    }
+    const last = merged.at(-1);
+    if (last === undefined) return;
+    const tests = yield* fullSuite();
+    if (!verifyGate(tests.result, []).accepted) {
+      await runGit.resetHard(before);
+      for (const entry of merged) yield* mergeFinished(entry.task, entry.branch, entry.attempt);
+      return;
+    }
+    suites.set(last.commit, tests);
+    for (const entry of merged) {
+      const subject = `merge: ${entry.task.key} ${entry.task.title}`;
+      yield { type: 'checkpoint-create', stage: 'VERIFY', phase: 'COMPLETE', commit: entry.commit, subject };
+      yield* settle(entry.task, entry.attempt, { ok: true, commit: entry.commit });
+    }
+  }
+
   for (const { key, branch } of toMerge) {
     const task = tasks.get(key);
     if (task !== undefined) yield* mergeFinished(task, branch, summary.get(key)?.attempts ?? 1);
@@ -283,6 +358,15 @@ export async function* runTasks(
   for (const entry of summary.values())
     if (entry.status === 'failed' || entry.status === 'blocked')
       yield* block(entry.key, `${entry.key} ${entry.status}`);
+
+  // Every task that starts from the run's head needs the suite there as its baseline: one run here
+  // instead of one per task (a red one is not kept; each task then stops on it as before).
+  const head = await runGit.head();
+  if (!suites.has(head) && [...summary.values()].some((entry) => entry.status === 'pending')) {
+    const tests = await suite.runTests('PLAN', context.signal);
+    yield { type: 'verify-end', stage: 'PLAN', kind: 'baseline', result: tests.result, outputFile: tests.outputFile };
+    if (verifyGate(tests.result, []).accepted) suites.set(head, tests);
+  }
 
   for (;;) {
     // Start what can start, in file order, while workers are free (none once interrupted).
@@ -295,35 +379,39 @@ export async function* runTasks(
       yield start(ready, worker);
     }
     if (running.size === 0) break;
-    const message = await inbox.next();
-    if (message.kind === 'event') {
-      yield message.event;
-      continue;
-    }
-    const task = tasks.get(message.key);
-    const slot = running.get(message.key);
-    running.delete(message.key);
-    if (slot) freeWorkers.push(slot.worker);
-    if (task === undefined) continue;
-    const attempt = summary.get(task.key)?.attempts ?? 1;
-    if (message.kind === 'crashed' || message.outcome.status === 'failed') {
-      const error = message.kind === 'crashed' ? message.error : undefined;
-      if (error?.code === 'interrupted') {
-        interrupted = error;
-        update(task.key, 'pending');
+    // What arrived while the last merge ran comes in one go: its finished tasks merge together.
+    const finished: Array<{ task: TaskSpec; branch: string; attempt: number }> = [];
+    for (const message of [await inbox.next(), ...inbox.takeQueued()]) {
+      if (message.kind === 'event') {
+        yield message.event;
         continue;
       }
-      const reason =
-        error?.message ??
-        (message.kind === 'finished' && message.outcome.status === 'failed' ? message.outcome.reason : 'failed');
-      update(task.key, 'failed', { reason });
-      yield { type: 'task-update', task: task.key, status: 'failed', attempt, reason };
-      yield* block(task.key, `${task.key} failed`);
-      continue;
+      const task = tasks.get(message.key);
+      const slot = running.get(message.key);
+      running.delete(message.key);
+      if (slot) freeWorkers.push(slot.worker);
+      if (task === undefined) continue;
+      const attempt = summary.get(task.key)?.attempts ?? 1;
+      if (message.kind === 'crashed' || message.outcome.status === 'failed') {
+        const error = message.kind === 'crashed' ? message.error : undefined;
+        if (error?.code === 'interrupted') {
+          interrupted = error;
+          update(task.key, 'pending');
+          continue;
+        }
+        const reason =
+          error?.message ??
+          (message.kind === 'finished' && message.outcome.status === 'failed' ? message.outcome.reason : 'failed');
+        update(task.key, 'failed', { reason });
+        yield { type: 'task-update', task: task.key, status: 'failed', attempt, reason };
+        yield* block(task.key, `${task.key} failed`);
+        continue;
+      }
+      update(task.key, 'done');
+      yield { type: 'task-update', task: task.key, status: 'done', attempt, branch: message.branch };
+      finished.push({ task, branch: message.branch, attempt });
     }
-    update(task.key, 'done');
-    yield { type: 'task-update', task: task.key, status: 'done', attempt, branch: message.branch };
-    yield* mergeFinished(task, message.branch, attempt);
+    yield* mergeBatch(finished);
   }
   if (interrupted !== undefined) throw interrupted;
   const result: TasksResult = { tasks: order.flatMap((key) => summary.get(key) ?? []) };

@@ -8,8 +8,9 @@ import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { Framework } from '../../verify/detect.js';
 import type { RunContext, TaskAttemptOutcome, TaskSpace } from '../definition.js';
 import { createGitWorkspace } from '../tdd/git-workspace.js';
-import type { TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
+import type { StoredTestRun, TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
 import { TEST_LIST_FILE } from '../tdd/test-list.js';
+import type { TestReviewPort } from '../tdd/test-review.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
 import { initialHandoff, runTdd } from '../tdd/workflow.js';
 import type { TaskSpec } from './tasks-file.js';
@@ -71,6 +72,20 @@ function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCom
   };
 }
 
+/** What the run's tasks share beyond their settings (optional: a worker elsewhere may lack it). */
+export interface TaskPipelineShared {
+  /** The run's static review of test quality, one circuit breaker for all its tasks (undefined: off). */
+  testReview?: TestReviewPort;
+  /** The run's other tasks: the files they own, which PLAN may not name (see `judgeTaskFiles`). */
+  others?: readonly TaskSpec[];
+  /**
+   * A passing run of the full suite on a commit, when the coordinator has one (it ran the suite on
+   * the run's base and after every merge): a task starting from that commit takes it as PLAN's
+   * baseline instead of running the same suite on the same tree again.
+   */
+  suiteAt?: (commit: string) => Promise<StoredTestRun | undefined>;
+}
+
 export type TaskPipelineOutcome = TaskAttemptOutcome;
 
 /**
@@ -87,7 +102,9 @@ export async function* runTaskPipeline(
   settings: TaskPipelineSettings,
   prompts: PromptSet,
   lock: ReturnType<typeof createCommitLock>,
+  shared: TaskPipelineShared = {},
 ): AsyncGenerator<EventInput, TaskPipelineOutcome> {
+  const { testReview, others = [] } = shared;
   const { run, config } = context;
   const git = new Git(space.worktree);
   const baseCommit = await git.head();
@@ -114,6 +131,7 @@ export async function* runTaskPipeline(
       const check = await checkNeedsRefactor(files, space.worktree, config.refactorCheck);
       return { needsRefactor: check.needsRefactor, reasons: check.reasons };
     },
+    ...(testReview === undefined ? {} : { testReview }),
   };
   const policy: TddPolicy = {
     feature: taskFeature(task, dependencies),
@@ -122,12 +140,26 @@ export async function* runTaskPipeline(
     bashTimeoutMs: config.bash.timeoutMs,
     runId: run.id,
     baseCommit,
+    taskFiles: {
+      task: task.key,
+      testFile: task.testFile,
+      implFile: task.implFile,
+      ownedByOthers: Object.fromEntries(
+        others.flatMap((other) => [
+          [other.testFile, other.key],
+          [other.implFile, other.key],
+        ]),
+      ),
+    },
     stage: (stage) => {
       const limits = stageSettings(config, stage);
       return { maxAttempts: limits.maxAttempts, maxTurns: limits.maxTurns, timeoutMs: limits.timeoutMs };
     },
   };
-  const steps = runTdd(policy, deps, initialHandoff(run.id), context.signal);
+  const known = await shared.suiteAt?.(baseCommit);
+  const steps = runTdd(policy, deps, initialHandoff(run.id), context.signal, {
+    ...(known === undefined ? {} : { knownRun: { commit: baseCommit, run: known } }),
+  });
   try {
     for (;;) {
       const next = await steps.next();

@@ -12,6 +12,7 @@ import type { RunContext, RunStart, Steps, WorkflowDefinition } from '../definit
 import { createGitWorkspace } from './git-workspace.js';
 import type { PriorAttempts, TddDependencies, TddPolicy } from './ports.js';
 import { findResumePoint, priorAttempts } from './resume-point.js';
+import { createStaticTestReview, createTestReviewBreaker } from './test-review.js';
 import { createVerifierPort } from './verifier-port.js';
 import { initialHandoff, runTdd, type TddResult } from './workflow.js';
 
@@ -121,6 +122,10 @@ async function* runTddSteps(context: RunContext<TddSettings>, from: RunStart<Tdd
       const check = await checkNeedsRefactor(files, run.worktree, config.refactorCheck);
       return { needsRefactor: check.needsRefactor, reasons: check.reasons };
     },
+    // A resumed run starts with the breaker closed: its count lives in this process only.
+    ...(config.tdd.reviewTests
+      ? { testReview: createStaticTestReview(createTestReviewBreaker(config.tdd.reviewFailureLimit)) }
+      : {}),
   };
   const policy: TddPolicy = {
     feature: run.feature,

@@ -14,6 +14,7 @@ import {
   type Step,
   type TddContext,
 } from './context.js';
+import type { TaskFiles } from './ports.js';
 import { findPendingItem, parseTestList, progressOf, TEST_LIST_FILE, type TestListItem } from './test-list.js';
 
 export type StageResult =
@@ -110,6 +111,36 @@ export function judgePlan(before: TestListItem[], listText: string | null, outpu
   return { ok: true, test: { description: item.text, testFile, implFile }, items };
 }
 
+/** A path as the tasks file and PLAN's answer are compared: normalised, `/`-separated. */
+function samePath(left: string, right: string): boolean {
+  return normalize(left).split('\\').join('/') === normalize(right).split('\\').join('/');
+}
+
+/**
+ * In a tasks run, PLAN picks the task's files, not its own: each task owns its test and
+ * implementation file (tasks never share one, `tasks plan` checks), and a PLAN that names others
+ * would write into a file another task owns, or outside what the task's merge is about.
+ */
+function judgeTaskFiles(verdict: Verdict, files: TaskFiles | undefined): Verdict {
+  if (files === undefined || !verdict.ok || verdict.test === null) return verdict;
+  const wrong = (
+    [
+      ['testFile', verdict.test.testFile, files.testFile],
+      ['implFile', verdict.test.implFile, files.implFile],
+    ] as const
+  ).filter(([, named, owned]) => !samePath(named, owned));
+  if (wrong.length === 0) return verdict;
+  const problems = wrong.map(([key, named, owned]) => {
+    const owner = Object.entries(files.ownedByOthers).find(([path]) => samePath(path, named))?.[1];
+    return `${key} is ${named}${owner === undefined ? '' : `, which task ${owner} owns`}; it must be ${owned}`;
+  });
+  return {
+    ok: false,
+    reason: 'not-task-files',
+    feedback: `Task ${files.task} owns ${files.testFile} (its tests) and ${files.implFile} (its implementation): answer with exactly these files. ${problems.join('; ')}.`,
+  };
+}
+
 /**
  * GREEN may not change a file that decides how the tests run (locked after RED, see
  * `lockVerification`): one cannot be the implementation file.
@@ -174,7 +205,8 @@ export async function* planStage(context: TddContext, state: HandoffState): Step
     const judged: Verdict = problem
       ? { ok: false, reason: outcome.status, feedback: problem }
       : judgePlan(before, await deps.workspace.readFile(TEST_LIST_FILE), outcome.output);
-    const verdict = judged.ok && judged.test !== null ? await judgeImplFile(context, judged, judged.test) : judged;
+    const forTask = judgeTaskFiles(judged, policy.taskFiles);
+    const verdict = forTask.ok && forTask.test !== null ? await judgeImplFile(context, forTask, forTask.test) : forTask;
     if (!verdict.ok) {
       yield stageEnd('PLAN', 'PLAN', cycle, attempt, 'rejected', verdict.reason);
       await deps.workspace.discardChanges();

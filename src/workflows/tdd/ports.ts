@@ -4,6 +4,7 @@ import type { AgentStageName, StageName } from '../../core/stages.js';
 import type { UnsafeEntry } from '../../core/unsafe-entry.js';
 import type { CheckResult, TestRunResult } from '../../core/verification.js';
 import type { VerificationLock } from '../../verify/verification-files.js';
+import type { TestReviewPort } from './test-review.js';
 
 /**
  * What the TDD workflow needs from the outside world, passed in explicitly (DESIGN.md,
@@ -108,6 +109,8 @@ export interface TddDependencies {
   prompt(stage: AgentStageName, variables: Record<string, string | number>): RenderedPrompt;
   /** The static size checker (seed 000), used when `refactor = "when-needed"`. */
   refactorCheck(files: string[]): Promise<RefactorCheckResult>;
+  /** The static review of test quality after RED (seed 000), with its circuit breaker; absent: off (`[tdd] review_tests = false`). */
+  testReview?: TestReviewPort;
 }
 
 /**
@@ -163,4 +166,17 @@ export interface TddPolicy {
    * there would replace another run's).
    */
   baseCommit: string;
+  /**
+   * The files of the task a tasks run runs this pipeline for: PLAN must name exactly these as the
+   * test and implementation file (absent for `ratchet tdd`, where PLAN chooses).
+   */
+  taskFiles?: TaskFiles;
+}
+
+export interface TaskFiles {
+  task: string;
+  testFile: string;
+  implFile: string;
+  /** Files the run's other tasks own (their test and implementation files), each with its task's key. */
+  ownedByOthers: Readonly<Record<string, string>>;
 }

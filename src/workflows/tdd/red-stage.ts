@@ -17,6 +17,7 @@ import {
 } from './context.js';
 import type { StageResult } from './plan-stage.js';
 import { TEST_LIST_FILE } from './test-list.js';
+import { reviewNewTests } from './test-review.js';
 
 const PASSED_IMMEDIATELY_HINT =
   'The new test PASSED before any implementation: either the behaviour already exists or the assertion does not check it. ' +
@@ -97,6 +98,14 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
           ? `${PASSED_IMMEDIATELY_HINT}\n\n${decision.feedback}`
           : decision.feedback;
       reason = decision.reason;
+      continue;
+    }
+    // The gate accepted: the static review of test quality (seed 000) may still send the test back.
+    const review = yield* reviewNewTests(context, test, cycle, attempt, stage);
+    if (review.refused) {
+      yield stageEnd(stage, 'RED', cycle, attempt, 'rejected', review.reason);
+      feedback = review.feedback;
+      reason = review.reason;
       continue;
     }
     const next: HandoffState = {

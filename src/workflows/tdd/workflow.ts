@@ -4,7 +4,7 @@ import type { Phase } from '../../core/stages.js';
 import type { Step, TddContext } from './context.js';
 import { greenStage } from './green-stage.js';
 import { planStage, type StageResult } from './plan-stage.js';
-import type { PriorAttempts, TddDependencies, TddPolicy } from './ports.js';
+import type { PriorAttempts, StoredTestRun, TddDependencies, TddPolicy } from './ports.js';
 import { redStage } from './red-stage.js';
 import { refactorStage } from './refactor-stage.js';
 
@@ -52,19 +52,23 @@ function requireTest(state: HandoffState, phase: Phase): TestCase {
  * `options.priorAttempts`: what processes before this one left of the stages after `start` (a
  * resume after a kill or an interruption): those stages number their attempts on from there,
  * within what is left of their limits (see `attemptRange`).
+ *
+ * `options.knownRun`: a run of the whole suite on a commit, made by someone else on the same tree
+ * (the tasks coordinator, after a merge): PLAN's baseline reuses it when HEAD is that commit and
+ * the tree is clean, instead of running the suite again.
  */
 export async function* runTdd(
   policy: TddPolicy,
   deps: TddDependencies,
   start: HandoffState,
   signal?: AbortSignal,
-  options: { priorAttempts?: readonly PriorAttempts[] } = {},
+  options: { priorAttempts?: readonly PriorAttempts[]; knownRun?: { commit: string; run: StoredTestRun } } = {},
 ): Step<TddResult> {
   const context: TddContext = {
     policy,
     deps,
     signal,
-    lastRun: undefined,
+    lastRun: options.knownRun,
     cycleBase: undefined,
     cycleFiles: [],
     lastCheckpoint: await deps.workspace.head(),
@@ -126,8 +130,11 @@ export async function* runTdd(
   return { state, cycles };
 }
 
-/** Reasons that are the agent's own outcome (see `StageOutcome`), whose message says what was wrong. */
-const AGENT_OUTCOMES = new Set(['invalid-output', 'turn-limit', 'timeout', 'path-violation']);
+/**
+ * Reasons whose feedback is a short explanation of what was wrong: the agent's own outcome (see
+ * `StageOutcome`) and the static review of test quality's refusal.
+ */
+const AGENT_OUTCOMES = new Set(['invalid-output', 'turn-limit', 'timeout', 'path-violation', 'test-quality']);
 
 /** At most this many characters of the explanation go into the error's message. */
 const MAX_WHY = 300;
