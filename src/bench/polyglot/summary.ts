@@ -1,0 +1,102 @@
+import type { ExerciseRecord } from './results.js';
+
+/** The figures of a set of exercises, in the terms of Aider's leaderboard. */
+export interface BenchFigures {
+  exercises: number;
+  /** Percent of exercises passed by try k (index 0: try 1), k up to the most tries any exercise had. */
+  passRate: number[];
+  /** Percent of model responses that were usable (not failed, not cut off). */
+  wellFormedPercent: number | null;
+  modelCalls: number;
+  /** USD; null when any call's price was unknown. */
+  costUsd: number | null;
+  costPerExercise: number | null;
+  secondsPerExercise: number;
+  testTimeouts: number;
+  errors: number;
+  /** `tdd` mode: percent of RED commits whose new test failed for the right reason (null: none). */
+  redRightReasonPercent: number | null;
+  /** `tdd` mode: percent of GREEN commits whose suite was green when committed (null: none). */
+  greenWhenCommittedPercent: number | null;
+}
+
+export interface BenchSummary extends BenchFigures {
+  languages: Record<string, BenchFigures>;
+}
+
+const percent = (part: number, whole: number): number => (whole === 0 ? 0 : (100 * part) / whole);
+const round = (value: number, digits: number): number => Number(value.toFixed(digits));
+
+/** The figures of `records` run with up to `tries` tries each (pure: the report and the tests recount them the same way). */
+export function figuresOf(records: readonly ExerciseRecord[], tries: number): BenchFigures {
+  const passRate = Array.from({ length: tries }, (_, index) =>
+    round(
+      percent(
+        records.filter((record) => record.passedAtTry !== null && record.passedAtTry <= index + 1).length,
+        records.length,
+      ),
+      1,
+    ),
+  );
+  const allTries = records.flatMap((record) => record.tries);
+  const modelCalls = allTries.reduce((sum, entry) => sum + entry.modelCalls, 0);
+  const malformed = allTries.reduce((sum, entry) => sum + entry.malformedResponses, 0);
+  const costs = allTries.map((entry) => entry.costUsd);
+  const costUsd = costs.some((cost) => cost === null)
+    ? null
+    : round(
+        costs.reduce<number>((sum, cost) => sum + (cost ?? 0), 0),
+        6,
+      );
+  const honesty = records.flatMap((record) => (record.honesty ? [record.honesty] : []));
+  const sum = (pick: (entry: NonNullable<ExerciseRecord['honesty']>) => number): number =>
+    honesty.reduce((total, entry) => total + pick(entry), 0);
+  const red = sum((entry) => entry.redCommits);
+  const green = sum((entry) => entry.greenCommits);
+  return {
+    exercises: records.length,
+    passRate,
+    wellFormedPercent: modelCalls === 0 ? null : round(percent(modelCalls - malformed, modelCalls), 1),
+    modelCalls,
+    costUsd,
+    costPerExercise: costUsd === null || records.length === 0 ? null : round(costUsd / records.length, 6),
+    secondsPerExercise:
+      records.length === 0
+        ? 0
+        : round(records.reduce((total, record) => total + record.seconds, 0) / records.length, 1),
+    testTimeouts: allTries.filter((entry) => entry.testTimedOut).length,
+    errors: records.filter((record) => record.status === 'error').length,
+    redRightReasonPercent:
+      red === 0
+        ? null
+        : round(
+            percent(
+              sum((entry) => entry.redForTheRightReason),
+              red,
+            ),
+            1,
+          ),
+    greenWhenCommittedPercent:
+      green === 0
+        ? null
+        : round(
+            percent(
+              sum((entry) => entry.greenWhenCommitted),
+              green,
+            ),
+            1,
+          ),
+  };
+}
+
+/** The whole benchmark's figures and each language's (`tries`: the `--tries` of the run). */
+export function summarize(records: readonly ExerciseRecord[], tries: number): BenchSummary {
+  const languages: Record<string, BenchFigures> = {};
+  for (const language of [...new Set(records.map((record) => record.language))].sort()) {
+    languages[language] = figuresOf(
+      records.filter((record) => record.language === language),
+      tries,
+    );
+  }
+  return { ...figuresOf(records, tries), languages };
+}
