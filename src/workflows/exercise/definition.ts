@@ -49,7 +49,7 @@ interface ExerciseTypes {
  */
 export const exerciseWorkflow: WorkflowDefinition<ExerciseTypes> = {
   name: 'exercise',
-  startCommand: 'ratchet bench polyglot <benchmark-dir> --mode direct',
+  startCommand: 'ratchet bench polyglot <benchmark-dir>',
   settings: ExerciseSettingsSchema,
   modelStages: ['green'],
   plainDirectories: false,
