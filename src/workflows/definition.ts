@@ -213,6 +213,11 @@ export interface WorkflowDefinition<T extends WorkflowTypes = WorkflowTypes> {
   /** How `ratchet status` and `ratchet history` show a run's progress. */
   readonly progress: RunProgress;
   /**
+   * Places the run's sandbox never shows, besides the checkout and `$RATCHET_HOME` (absolute
+   * paths): what the model must not read, such as a benchmark's withheld tests and answers.
+   */
+  hiddenPaths?(settings: T['settings']): readonly string[];
+  /**
    * Its checkpoints pass a fast verifier, and some the full one too (`checkpoint-verify` events):
    * accepting a run that stopped says which passed only the fast one.
    */

@@ -59,7 +59,7 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode direct${tools.note
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ratchet-polyglot-'));
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
-    brain = createPolyglotBrain({ leap: WRONG_LEAP });
+    brain = createPolyglotBrain({ wrongFirst: { leap: WRONG_LEAP } });
     server.setFallback((request) => brain.reply(request));
     result = await bench('--tries', '2', '--workers', '2');
   }, 600_000);

@@ -47,11 +47,22 @@ export interface PolyglotBrain {
   reply(request: RecordedRequest): AnthropicReply;
   readonly calls: PolyglotCall[];
   readonly unexpected: string[];
+  /** The output of every tool call, as sent back to the model (the Bash `probe`'s first). */
+  readonly toolResults: string[];
 }
 
-export function createPolyglotBrain(wrongFirst: Readonly<Record<string, Record<string, string>>>): PolyglotBrain {
+export interface PolyglotBrainOptions {
+  /** Exercises whose try 1 writes these files instead of the example solution. */
+  wrongFirst?: Readonly<Record<string, Record<string, string>>>;
+  /** A shell command the model runs (Bash) before it writes anything: an attacker looking around. */
+  probe?: string;
+}
+
+export function createPolyglotBrain(options: PolyglotBrainOptions = {}): PolyglotBrain {
+  const wrongFirst = options.wrongFirst ?? {};
   const calls: PolyglotCall[] = [];
   const unexpected: string[] = [];
+  const toolResults: string[] = [];
   const text = (say: string): AnthropicReply => ({
     kind: 'message',
     content: [{ type: 'text', text: say }],
@@ -60,6 +71,7 @@ export function createPolyglotBrain(wrongFirst: Readonly<Record<string, Record<s
   return {
     calls,
     unexpected,
+    toolResults,
     reply(request) {
       const body = bodySchema.safeParse(request.body);
       if (!body.success) {
@@ -81,8 +93,26 @@ export function createPolyglotBrain(wrongFirst: Readonly<Record<string, Record<s
       }
       const [, exercise = '', language = ''] = found;
       const attempt = prompt.includes('Your solution failed') ? 2 : 1;
-      const turn = body.data.messages.filter((message) => message.role === 'assistant').length;
+      let turn = body.data.messages.filter((message) => message.role === 'assistant').length;
       calls.push({ exercise, language, try: attempt, turn, prompt });
+      const last = body.data.messages.at(-1);
+      if (turn > 0 && last !== undefined) {
+        for (const block of blocksOf(last.content))
+          if (block.type === 'tool_result') toolResults.push(textOf(block.content));
+      }
+      if (options.probe !== undefined) {
+        if (turn === 0) {
+          return {
+            kind: 'message',
+            usage: POLYGLOT_USAGE,
+            content: [
+              { type: 'text', text: 'Looking around first.' },
+              { type: 'tool_use', name: 'Bash', input: { command: options.probe } },
+            ],
+          };
+        }
+        turn -= 1;
+      }
       if (turn > 0) return text('The solution is written.');
       const files =
         attempt === 1

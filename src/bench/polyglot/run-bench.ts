@@ -198,6 +198,7 @@ async function runJobs(
       options.onEvent({ type: 'exercise-start', language: exercise.language, exercise: exercise.name });
       const record = await runDirectExercise(exercise, language, {
         workDir: join(options.out, 'work', exercise.language),
+        hide: [options.benchmarkDir, options.out],
         tries: options.tries,
         feedbackLines: options.feedbackLines,
         testTimeoutMs: options.testTimeoutMs,

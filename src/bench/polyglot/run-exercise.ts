@@ -15,6 +15,8 @@ import type { ExerciseRecord, TryRecord } from './results.js';
 export interface ExerciseRunOptions {
   /** `<out>/work/<language>`: the exercise's repository is made in it. */
   workDir: string;
+  /** What the model must never see: the benchmark checkout and the results directory. */
+  hide: readonly string[];
   tries: number;
   feedbackLines: number;
   testTimeoutMs: number;
@@ -97,6 +99,7 @@ export async function runDirectExercise(
         tries: options.tries,
         feedbackLines: options.feedbackLines,
         testTimeoutMs: options.testTimeoutMs,
+        hide: [...options.hide],
       },
       config,
       allowDirty: false,

@@ -1,0 +1,108 @@
+/**
+ * `ratchet bench polyglot`: the model is an attacker after the answers. While it works on an
+ * exercise, its shell tries to read the exercise's official tests and example solution from the
+ * benchmark checkout, and the results of the benchmark run (`--out`: other exercises' records and
+ * repositories), and to plant a file in the checkout. Every attempt must find nothing, and the
+ * benchmark checkout must be as it was.
+ */
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecords } from '../../src/bench/polyglot/results.js';
+import { E2E_API_KEY } from '../support/e2e-run.js';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { createPolyglotBrain, POLYGLOT_FIXTURE, type PolyglotBrain } from '../support/polyglot-brain.js';
+import { runCli, type CliResult } from '../support/run-cli.js';
+import { toolchain } from '../support/toolchains.js';
+
+/** The sandbox is what withholds the tests from the model's shell: this needs it for real. */
+const tools = toolchain('bwrap', 'pytest');
+
+/** Every file under `dir` with a hash of its bytes. */
+function snapshot(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files[path.slice(dir.length + 1)] = createHash('sha256').update(readFileSync(path)).digest('hex');
+  }
+  return files;
+}
+
+describe.skipIf(tools.missing)(`bench polyglot: the model cannot reach the withheld tests${tools.note}`, () => {
+  let dir: string;
+  let benchmark: string;
+  let out: string;
+  let server: FakeAnthropicServer;
+  let brain: PolyglotBrain;
+  let result: CliResult;
+  let before: Record<string, string>;
+
+  beforeAll(async () => {
+    // Outside any home and any temporary directory the sandbox hides by itself.
+    dir = mkdtempSync(join(process.cwd(), '.tmp-bench-attack-'));
+    benchmark = join(dir, 'polyglot-benchmark');
+    cpSync(join(POLYGLOT_FIXTURE, 'python'), join(benchmark, 'python'), { recursive: true });
+    out = join(dir, 'results');
+    before = snapshot(benchmark);
+    const leap = join(benchmark, 'python', 'exercises', 'practice', 'leap');
+    const probe = [
+      `cat ${join(leap, 'leap_test.py')}`,
+      `cat ${join(leap, '.meta', 'example.py')}`,
+      `ls -R ${out}`,
+      `echo planted > ${join(leap, 'planted.txt')}`,
+      'echo probe-done',
+    ].join('; ');
+    server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    brain = createPolyglotBrain({ probe });
+    server.setFallback((request) => brain.reply(request));
+    result = await runCli(
+      [
+        'bench',
+        'polyglot',
+        benchmark,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-opus-4-5',
+        '--tries',
+        '1',
+        '--out',
+        out,
+      ],
+      {
+        cwd: dir,
+        env: {
+          RATCHET_HOME: mkdtempSync(join(tmpdir(), 'ratchet-home-')),
+          ANTHROPIC_BASE_URL: server.url,
+          ANTHROPIC_API_KEY: E2E_API_KEY,
+        },
+        timeoutMs: 300_000,
+      },
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the shell neither the tests, nor the example solution, nor the results, and lets it change nothing', async () => {
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(brain.unexpected).toEqual([]);
+    const seen = brain.toolResults.join('\n');
+    expect(seen).toContain('probe-done');
+    expect(seen).not.toContain('assertIs(');
+    expect(seen).not.toContain('year % 400');
+    // Of the results, at most the empty folders the sandbox mounts over: no record, no bench.json.
+    expect(seen).not.toMatch(/\.json/);
+    expect(seen).toMatch(/No such file or directory|Read-only file system|Permission denied/);
+    // The checkout is as it was: nothing planted, nothing changed.
+    expect(snapshot(benchmark)).toEqual(before);
+    // The exercise was still solved and graded (the attack is harmless, the run goes on).
+    const records = await readRecords(out);
+    expect(records.map((record) => [record.exercise, record.passedAtTry])).toEqual([['leap', 1]]);
+  });
+});
