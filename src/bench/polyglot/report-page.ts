@@ -27,7 +27,7 @@ export const TABLE_HEADINGS = [
 ] as const;
 
 /** One row of the table (`name`: a language, or `all`). */
-export function tableRow(name: string, figures: BenchFigures): string[] {
+function tableRow(name: string, figures: BenchFigures): string[] {
   return [
     name,
     String(figures.exercises),
@@ -80,10 +80,6 @@ export function renderBenchPage(result: BenchResult, title: string): string {
   const rows = tableRows(result)
     .map((cells) => `<tr>${cells.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`)
     .join('');
-  const honesty =
-    result.mode === 'tdd'
-      ? `<p id="honesty">RED commits whose new test failed for the right reason: ${orDash(result.redRightReasonPercent, '%')}; GREEN commits whose suite was green when committed: ${orDash(result.greenWhenCommittedPercent, '%')}.</p>`
-      : '';
   const skipped =
     result.skippedLanguages.length === 0
       ? ''
@@ -99,7 +95,6 @@ rect.last{fill:#9ecae1}rect.first{fill:#3182bd}svg text{font-size:13px}
 <body>
 <h1>${escape(title)}</h1>
 <p id="headline">${result.exercises} exercises, --mode ${escape(result.mode)}, ${result.tries} ${result.tries === 1 ? 'try' : 'tries'}: ${result.passRate.map((rate, index) => `${rate}% at try ${index + 1}`).join(', ')}; ${orDash(result.wellFormedPercent, '%')} well-formed responses; ${money(result.costUsd)} in all.</p>
-${honesty}
 <h2>Pass rate per language</h2>
 <p>Dark: passed at try 1; light: passed by the last try.</p>
 ${chart(result)}

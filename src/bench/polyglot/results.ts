@@ -25,23 +25,12 @@ const TryRecordSchema = z.object({
 });
 export type TryRecord = z.infer<typeof TryRecordSchema>;
 
-/** Honesty figures of a `tdd`-mode exercise, recounted from its run's git history and notes. */
-const HonestySchema = z.object({
-  redCommits: z.number().int(),
-  /** RED commits whose new test failed by assertion (the right reason), per the note's test result. */
-  redForTheRightReason: z.number().int(),
-  greenCommits: z.number().int(),
-  /** GREEN commits whose whole suite passed when committed. */
-  greenWhenCommitted: z.number().int(),
-});
-export type Honesty = z.infer<typeof HonestySchema>;
-
 /** `<out>/exercises/<language>/<exercise>.json`: one exercise, every try. */
-export const ExerciseRecordSchema = z.object({
+const ExerciseRecordSchema = z.object({
   version: z.literal(1),
   language: z.string(),
   exercise: z.string(),
-  mode: z.enum(['direct', 'tdd', 'solve']),
+  mode: z.enum(['direct']),
   provider: z.string(),
   model: z.string(),
   runIds: z.array(z.string()),
@@ -52,11 +41,10 @@ export const ExerciseRecordSchema = z.object({
   /** The try whose official tests passed, or null. */
   passedAtTry: z.number().int().nullable(),
   seconds: z.number(),
-  honesty: HonestySchema.optional(),
 });
 export type ExerciseRecord = z.infer<typeof ExerciseRecordSchema>;
 
-export function recordPath(out: string, language: string, exercise: string): string {
+function recordPath(out: string, language: string, exercise: string): string {
   return join(out, 'exercises', language, `${exercise}.json`);
 }
 

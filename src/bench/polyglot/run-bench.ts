@@ -14,7 +14,8 @@ import { readRecord, readRecords, writeRecord, type ExerciseRecord } from './res
 import { runDirectExercise } from './run-exercise.js';
 import { summarize, type BenchSummary } from './summary.js';
 
-export type BenchMode = 'direct' | 'tdd' | 'solve';
+/** How an exercise is solved: `direct`, one EXERCISE stage per try (Aider's protocol). */
+export type BenchMode = 'direct';
 
 export interface BenchOptions {
   benchmarkDir: string;
@@ -49,11 +50,11 @@ export type BenchEvent =
 /** `<out>/bench.json`: how the results were made (a resumed run must make them the same way) and what was skipped. */
 const BenchFileSchema = z.object({
   version: z.literal(1),
-  mode: z.enum(['direct', 'tdd', 'solve']),
+  mode: z.enum(['direct']),
   tries: z.number().int(),
   skippedLanguages: z.array(z.object({ language: z.string(), reason: z.string() })),
 });
-export type BenchFile = z.infer<typeof BenchFileSchema>;
+type BenchFile = z.infer<typeof BenchFileSchema>;
 
 /** The summary `<out>/summary.json` holds: every figure recounted from the per-exercise files. */
 export interface BenchResult extends BenchSummary {
@@ -63,9 +64,9 @@ export interface BenchResult extends BenchSummary {
 }
 
 /** The JavaScript dependencies of the published benchmark's exercises, pinned (Exercism's track). */
-export const JS_DEPENDENCIES = ['jest@29.7.0', 'babel-jest@29.7.0', '@exercism/babel-preset-javascript@0.7.0'];
+const JS_DEPENDENCIES = ['jest@29.7.0', 'babel-jest@29.7.0', '@exercism/babel-preset-javascript@0.7.0'];
 
-export async function readBenchFile(out: string): Promise<BenchFile | null> {
+async function readBenchFile(out: string): Promise<BenchFile | null> {
   const file = join(out, 'bench.json');
   if (!existsSync(file)) return null;
   return BenchFileSchema.parse(JSON.parse(await readFile(file, 'utf8')));
@@ -123,11 +124,6 @@ async function jsDependencies(options: BenchOptions): Promise<{ modules: string 
  * whose toolchain is missing is skipped with its reason, in the events and in `bench.json`.
  */
 export async function runBench(options: BenchOptions): Promise<BenchResult> {
-  if (options.mode !== 'direct') {
-    throw new RatchetError('usage', `--mode ${options.mode} is not available yet; only --mode direct is.`, {
-      hint: 'Run with --mode direct (the protocol of Aider’s leaderboard).',
-    });
-  }
   const previous = await readBenchFile(options.out);
   if (previous !== null && (previous.mode !== options.mode || previous.tries !== options.tries)) {
     throw new RatchetError(

@@ -14,10 +14,6 @@ export interface BenchFigures {
   secondsPerExercise: number;
   testTimeouts: number;
   errors: number;
-  /** `tdd` mode: percent of RED commits whose new test failed for the right reason (null: none). */
-  redRightReasonPercent: number | null;
-  /** `tdd` mode: percent of GREEN commits whose suite was green when committed (null: none). */
-  greenWhenCommittedPercent: number | null;
 }
 
 export interface BenchSummary extends BenchFigures {
@@ -28,7 +24,7 @@ const percent = (part: number, whole: number): number => (whole === 0 ? 0 : (100
 const round = (value: number, digits: number): number => Number(value.toFixed(digits));
 
 /** The figures of `records` run with up to `tries` tries each (pure: the report and the tests recount them the same way). */
-export function figuresOf(records: readonly ExerciseRecord[], tries: number): BenchFigures {
+function figuresOf(records: readonly ExerciseRecord[], tries: number): BenchFigures {
   const passRate = Array.from({ length: tries }, (_, index) =>
     round(
       percent(
@@ -48,11 +44,6 @@ export function figuresOf(records: readonly ExerciseRecord[], tries: number): Be
         costs.reduce<number>((sum, cost) => sum + (cost ?? 0), 0),
         6,
       );
-  const honesty = records.flatMap((record) => (record.honesty ? [record.honesty] : []));
-  const sum = (pick: (entry: NonNullable<ExerciseRecord['honesty']>) => number): number =>
-    honesty.reduce((total, entry) => total + pick(entry), 0);
-  const red = sum((entry) => entry.redCommits);
-  const green = sum((entry) => entry.greenCommits);
   return {
     exercises: records.length,
     passRate,
@@ -66,26 +57,6 @@ export function figuresOf(records: readonly ExerciseRecord[], tries: number): Be
         : round(records.reduce((total, record) => total + record.seconds, 0) / records.length, 1),
     testTimeouts: allTries.filter((entry) => entry.testTimedOut).length,
     errors: records.filter((record) => record.status === 'error').length,
-    redRightReasonPercent:
-      red === 0
-        ? null
-        : round(
-            percent(
-              sum((entry) => entry.redForTheRightReason),
-              red,
-            ),
-            1,
-          ),
-    greenWhenCommittedPercent:
-      green === 0
-        ? null
-        : round(
-            percent(
-              sum((entry) => entry.greenWhenCommitted),
-              green,
-            ),
-            1,
-          ),
   };
 }
 

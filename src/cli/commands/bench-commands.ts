@@ -30,7 +30,7 @@ interface PolyglotFlags extends ProviderFlags {
   testTimeout: string;
 }
 
-const MODES: readonly BenchMode[] = ['direct', 'tdd', 'solve'];
+const MODES: readonly BenchMode[] = ['direct'];
 
 function positiveInteger(flag: string, value: string, max: number): number {
   const number = Number(value);
@@ -66,11 +66,6 @@ function printResult(output: Output, result: BenchResult, out: string): void {
     return;
   }
   for (const line of table(result)) output.out(line);
-  if (result.mode === 'tdd') {
-    output.out(
-      `RED for the right reason: ${result.redRightReasonPercent ?? '-'}%; GREEN when committed: ${result.greenWhenCommittedPercent ?? '-'}%`,
-    );
-  }
   for (const skipped of result.skippedLanguages)
     output.out(pc.yellow(`skipped ${skipped.language}: ${skipped.reason}`));
 }
@@ -127,7 +122,7 @@ export function registerBenchCommands(program: Command, cli: CliSetup): void {
   )
     .option('--languages <list>', 'comma-separated languages (default: all in the checkout)')
     .option('--exercises <list>', 'comma-separated exercise names (default: all)')
-    .option('--mode <mode>', 'direct (one EXERCISE stage per try, as Aider) | tdd | solve', 'direct')
+    .option('--mode <mode>', 'direct: one EXERCISE stage per try, as Aider (tdd and solve: not yet)', 'direct')
     .option('--tries <n>', 'tries per exercise; a failed try gives the next the first 50 lines of the test output', '2')
     .option('--workers <n>', 'exercises run at once', '1')
     .option(
@@ -146,7 +141,9 @@ export function registerBenchCommands(program: Command, cli: CliSetup): void {
     .action(async (dir: string, flags: PolyglotFlags, command: Command) => {
       const output = createCliOutput(command);
       if (!MODES.includes(flags.mode as BenchMode)) {
-        throw new RatchetError('usage', `--mode must be one of ${MODES.join(', ')}, got "${flags.mode}".`);
+        throw new RatchetError('usage', `--mode ${flags.mode} is not available: only --mode direct is, so far.`, {
+          hint: 'Run with --mode direct (one EXERCISE stage per try, the protocol of Aider’s leaderboard).',
+        });
       }
       const out = resolve(flags.out ?? `polyglot-${new Date().toISOString().replace(/[:.]/g, '-')}`);
       const interrupt = interruptOnSignals();

@@ -35,7 +35,7 @@ const ExerciseSettingsSchema = z.object({
 export type ExerciseSettings = z.infer<typeof ExerciseSettingsSchema>;
 
 /** What starts an exercise run (`ratchet bench polyglot --mode direct` makes one per exercise). */
-export type ExerciseRequest = Required<ExerciseSettings>;
+type ExerciseRequest = Required<ExerciseSettings>;
 
 interface ExerciseTypes {
   request: ExerciseRequest;

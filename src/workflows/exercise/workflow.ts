@@ -14,7 +14,7 @@ import type { ExerciseSettings } from './definition.js';
 import type { ExercisePrompts } from './prompts.js';
 
 /** How one try ended: the agent's stage, then the official tests. */
-export interface TryResult {
+interface TryResult {
   try: number;
   /** The EXERCISE stage: `completed`, or why it stopped (`turn-limit`, `invalid-output`, `timeout`...). */
   stage: StageOutcome['status'];
