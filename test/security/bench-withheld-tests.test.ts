@@ -106,3 +106,69 @@ describe.skipIf(tools.missing)(`bench polyglot: the model cannot reach the withh
     expect(records.map((record) => [record.exercise, record.passedAtTry])).toEqual([['leap', 1]]);
   });
 });
+
+/** Leap's first try as an attacker writes it: when the tests import it, it copies them where a next try could look. */
+const STASHING_LEAP = `import os
+import shutil
+
+_here = os.path.dirname(os.path.abspath(__file__))
+for _dest in ("/tmp/stash.py", os.path.join(_here, ".ratchet", "stash.py")):
+    try:
+        os.makedirs(os.path.dirname(_dest), exist_ok=True)
+        shutil.copy(os.path.join(_here, "leap_test.py"), _dest)
+    except OSError:
+        pass
+
+
+def leap_year(year):
+    return year % 4 == 0
+`;
+
+describe.skipIf(tools.missing)(`bench polyglot: a try cannot hand the tests to the next${tools.note}`, () => {
+  it('gives the second try none of what the code under test copied while the tests ran', async () => {
+    const dir = mkdtempSync(join(process.cwd(), '.tmp-bench-stash-'));
+    const server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    try {
+      const benchmark = join(dir, 'polyglot-benchmark');
+      cpSync(join(POLYGLOT_FIXTURE, 'python'), join(benchmark, 'python'), { recursive: true });
+      const before = snapshot(benchmark);
+      const brain = createPolyglotBrain({
+        wrongFirst: { leap: { 'leap.py': STASHING_LEAP } },
+        probe: 'cat /tmp/stash.py .ratchet/stash.py; echo probe-done',
+      });
+      server.setFallback((request) => brain.reply(request));
+      const out = join(dir, 'results');
+      const result = await runCli(
+        [
+          'bench',
+          'polyglot',
+          benchmark,
+          '--provider',
+          'anthropic',
+          '--model',
+          'claude-opus-4-5',
+          '--tries',
+          '2',
+          '--out',
+          out,
+        ],
+        {
+          cwd: dir,
+          env: { RATCHET_HOME: join(dir, 'home'), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: E2E_API_KEY },
+          timeoutMs: 300_000,
+        },
+      );
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(brain.unexpected).toEqual([]);
+      // Both tries looked (the probe ran twice) and found nothing of the tests.
+      expect(brain.toolResults.filter((output) => output.includes('probe-done'))).toHaveLength(2);
+      expect(brain.toolResults.join('\n')).not.toContain('assertIs(');
+      const records = await readRecords(out);
+      expect(records.map((record) => [record.exercise, record.passedAtTry])).toEqual([['leap', 2]]);
+      expect(snapshot(benchmark)).toEqual(before);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import type { RatchetEvent } from '../../core/events.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { Git } from '../../git/git.js';
+import { runBranch } from '../../engine/run-paths.js';
 import { startRun, type StartServices } from '../../engine/start-run.js';
-import { exerciseWorkflow } from '../../workflows/exercise/definition.js';
+import { exerciseWorkflow, type ExerciseRequest } from '../../workflows/exercise/definition.js';
 import { exerciseResultOf } from '../../workflows/exercise/workflow.js';
 import type { Exercise } from './benchmark.js';
 import { createExerciseRepo } from './exercise-repo.js';
@@ -61,9 +62,10 @@ function addCall(spent: Spent, event: Extract<RatchetEvent, { type: 'model-call'
 const round = (value: number): number => Number(value.toFixed(3));
 
 /**
- * Runs one exercise in `direct` mode: a fresh repository without its tests, one exercise run
- * (`exerciseWorkflow`: the EXERCISE stage, then the official tests, up to `tries` times), and its
- * record, with the model's calls, tokens and cost per try counted from the run's events.
+ * Runs one exercise in `direct` mode: a fresh repository without its tests, then one exercise
+ * run per try (`exerciseWorkflow`: the EXERCISE stage, then the official tests), each from the
+ * commit of the one before (its branch merged into the repository), until one passes; its record,
+ * with the model's calls, tokens and cost per try counted from the runs' events.
  */
 export async function runDirectExercise(
   exercise: Exercise,
@@ -84,76 +86,98 @@ export async function runDirectExercise(
     })),
   );
   const config = await options.configFor(repo);
+  const tries: TryRecord[] = [];
+  const runIds: string[] = [];
+  const model = { provider: config.provider.name as string, model: config.provider.model };
+  let error: string | undefined;
+  for (let attempt = 1; attempt <= options.tries; attempt += 1) {
+    const request = {
+      exercise: exercise.name,
+      language: exercise.language,
+      instructions: exercise.instructions,
+      solutionFiles: exercise.solutionFiles,
+      tests,
+      testCommand: language.testCommand(exercise.name),
+      framework: language.framework,
+      try: attempt,
+      feedback: tries.at(-1)?.testOutputHead ?? '',
+      feedbackLines: options.feedbackLines,
+      testTimeoutMs: options.testTimeoutMs,
+      hide: [...options.hide],
+    };
+    const one = await runTry(repo, request, config, options, model);
+    if (one.runId !== null) runIds.push(one.runId);
+    if (one.record === null) {
+      error = one.error ?? 'the run ended without a result';
+      break;
+    }
+    tries.push(one.record);
+    if (one.record.passed) break;
+    // The next try continues from this one's commit.
+    await new Git(repo).mergeFastForward(runBranch(one.runId ?? ''));
+  }
+  return {
+    version: 1,
+    language: exercise.language,
+    exercise: exercise.name,
+    mode: 'direct',
+    provider: model.provider,
+    model: model.model,
+    runIds,
+    status: error === undefined ? 'completed' : 'error',
+    ...(error === undefined ? {} : { error }),
+    tries,
+    passedAtTry: tries.find((entry) => entry.passed)?.try ?? null,
+    seconds: round((options.now() - started) / 1000),
+  };
+}
+
+/** One try: one exercise run, its events counted; its worktree removed afterwards (its branch stays). */
+async function runTry(
+  repo: string,
+  request: ExerciseRequest,
+  config: ResolvedConfig,
+  options: ExerciseRunOptions,
+  model: { provider: string; model: string },
+): Promise<{ runId: string | null; record: TryRecord | null; error?: string }> {
   const run = startRun(
     exerciseWorkflow,
-    {
-      directory: repo,
-      request: {
-        exercise: exercise.name,
-        language: exercise.language,
-        instructions: exercise.instructions,
-        solutionFiles: exercise.solutionFiles,
-        tests,
-        testCommand: language.testCommand(exercise.name),
-        framework: language.framework,
-        tries: options.tries,
-        feedbackLines: options.feedbackLines,
-        testTimeoutMs: options.testTimeoutMs,
-        hide: [...options.hide],
-      },
-      config,
-      allowDirty: false,
-      ...(options.signal ? { signal: options.signal } : {}),
-    },
+    { directory: repo, request, config, allowDirty: false, ...(options.signal ? { signal: options.signal } : {}) },
     options.services,
   );
-  const spent = new Map<number, Spent>();
-  let current = 1;
-  let provider: string = config.provider.name;
-  let model = '';
+  const spent = nothingSpent();
   let worktree: string | null = null;
   let next = await run.next();
   while (!next.done) {
     const event = next.value;
     options.onEvent?.(event);
     if (event.type === 'run-start') worktree = event.worktree;
-    if (event.type === 'stage-start' && event.stage === 'EXERCISE') current = event.attempt;
     if (event.type === 'model-call') {
-      provider = event.provider;
-      model = event.model;
-      if (!spent.has(current)) spent.set(current, nothingSpent());
-      addCall(spent.get(current) ?? nothingSpent(), event);
+      model.provider = event.provider;
+      model.model = event.model;
+      addCall(spent, event);
     }
     next = await run.next();
   }
   const outcome = next.value;
-  // The run's branch keeps its commits; its worktree (build output and all) is not needed any more.
+  // Build output and all: not needed any more, and nothing of it may reach the next try.
   if (worktree !== null) await new Git(repo).removeWorktree(worktree, { force: true }).catch(() => undefined);
   const result = exerciseResultOf(outcome.result);
-  const tries: TryRecord[] = (result?.tries ?? []).map((entry) => ({
-    try: entry.try,
-    passed: entry.passed,
-    stage: entry.stage,
-    testExitCode: entry.testExitCode,
-    testTimedOut: entry.testTimedOut,
-    testSeconds: round(entry.testDurationMs / 1000),
-    tests: entry.counts,
-    testOutputHead: entry.outputHead,
-    ...(spent.get(entry.try) ?? nothingSpent()),
-  }));
-  const error = outcome.status === 'completed' ? undefined : (outcome.error?.message ?? outcome.status);
+  if (outcome.status !== 'completed' || result === null) {
+    return { runId: outcome.runId, record: null, error: outcome.error?.message ?? outcome.status };
+  }
   return {
-    version: 1,
-    language: exercise.language,
-    exercise: exercise.name,
-    mode: 'direct',
-    provider,
-    model: model === '' ? config.provider.model : model,
-    runIds: [outcome.runId],
-    status: error === undefined ? 'completed' : 'error',
-    ...(error === undefined ? {} : { error }),
-    tries,
-    passedAtTry: tries.find((entry) => entry.passed)?.try ?? null,
-    seconds: round((options.now() - started) / 1000),
+    runId: outcome.runId,
+    record: {
+      try: result.try,
+      passed: result.passed,
+      stage: result.stage,
+      testExitCode: result.testExitCode,
+      testTimedOut: result.testTimedOut,
+      testSeconds: round(result.testDurationMs / 1000),
+      tests: result.counts,
+      testOutputHead: result.outputHead,
+      ...spent,
+    },
   };
 }

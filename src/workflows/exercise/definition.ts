@@ -11,7 +11,7 @@ const ExerciseFileSchema = z.object({ path: z.string().min(1), content: z.string
 
 /**
  * What an exercise run stores, and what starts one: the exercise (instructions, solution files),
- * the official tests withheld from the model while it works, how to run them, and the tries.
+ * the official tests withheld from the model while it works, how to run them, and which try it is.
  * The tests live here, not in the repository: the model's tools and shell see the worktree and
  * the repository's objects, never the run's settings (the ledger is in the protected checkout).
  */
@@ -23,7 +23,10 @@ const ExerciseSettingsSchema = z.object({
   tests: z.array(ExerciseFileSchema).optional(),
   testCommand: z.string().optional(),
   framework: z.enum(FRAMEWORKS).optional(),
-  tries: z.number().int().min(1).max(5).optional(),
+  /** Which try this run is (from 1). */
+  try: z.number().int().min(1).optional(),
+  /** The first lines of the previous try's test output ('' on a first try). */
+  feedback: z.string().optional(),
   feedbackLines: z.number().int().min(1).optional(),
   testTimeoutMs: z.number().int().min(1).optional(),
   /**
@@ -35,7 +38,7 @@ const ExerciseSettingsSchema = z.object({
 export type ExerciseSettings = z.infer<typeof ExerciseSettingsSchema>;
 
 /** What starts an exercise run (`ratchet bench polyglot --mode direct` makes one per exercise). */
-type ExerciseRequest = Required<ExerciseSettings>;
+export type ExerciseRequest = Required<ExerciseSettings>;
 
 interface ExerciseTypes {
   request: ExerciseRequest;
@@ -47,10 +50,10 @@ interface ExerciseTypes {
 }
 
 /**
- * One benchmark exercise solved by one agent stage per try (`Stage: EXERCISE`), graded by its
- * official tests, which the run restores only after the model's turn and removes again before
- * the next try (Aider's polyglot protocol; `src/bench/polyglot/` runs one of these per exercise).
- * Its runs are not resumed: the benchmark runs an interrupted exercise again from the start.
+ * One try at a benchmark exercise: one agent stage (`Stage: EXERCISE`), graded by the official
+ * tests, which the run restores only after the model's turn and removes again (Aider's polyglot
+ * protocol; `src/bench/polyglot/` runs one of these per try, each from the commit of the try
+ * before). Its runs are not resumed: the benchmark runs an interrupted exercise again.
  */
 export const exerciseWorkflow: WorkflowDefinition<ExerciseTypes> = {
   name: 'exercise',

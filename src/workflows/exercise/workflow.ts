@@ -14,7 +14,7 @@ import type { ExerciseSettings } from './definition.js';
 import type { ExercisePrompts } from './prompts.js';
 
 /** How one try ended: the agent's stage, then the official tests. */
-interface TryResult {
+export interface ExerciseResult {
   try: number;
   /** The EXERCISE stage: `completed`, or why it stopped (`turn-limit`, `invalid-output`, `timeout`...). */
   stage: StageOutcome['status'];
@@ -26,10 +26,6 @@ interface TryResult {
   counts: TestRunResult['counts'];
   /** The first `feedbackLines` lines of the official tests' output (the next try's feedback). */
   outputHead: string;
-}
-
-export interface ExerciseResult {
-  tries: TryResult[];
 }
 
 const DEFAULT_FEEDBACK_LINES = 50;
@@ -50,12 +46,13 @@ function headOf(output: string, lines: number): string {
 }
 
 /**
- * The tries of one exercise (Aider's protocol): the EXERCISE stage writes the solution with the
- * official tests absent; its work is committed (`bench: try N`); the tests are written in and
- * run in the run's sandbox; then they are removed and the tree put back to the commit, so what
- * the tests (or the code under test) wrote never reaches the next try. A failed try that is not
- * the last gives the next one the first lines of the tests' output. The loop ends at the first
- * pass or after the last try.
+ * One try at an exercise (Aider's protocol): the EXERCISE stage writes the solution with the
+ * official tests absent (a try after a failed one is told the first lines of that one's test
+ * output); its work is committed (`bench: try N`); the tests are written in and run in the run's
+ * sandbox, then removed and the tree put back to the commit. Each try is a run of its own, started
+ * from the commit of the one before: what the code under test wrote while the tests ran (in the
+ * worktree, ignored files included, or in the sandbox's private /tmp) goes with its run's worktree
+ * and sandbox, and never reaches the next try's model.
  */
 export async function* runExercise(
   context: RunContext<ExerciseSettings>,
@@ -63,63 +60,47 @@ export async function* runExercise(
 ): Steps<ExerciseResult> {
   const { run, settings } = context;
   const git = new Git(run.worktree);
-  const tries = settings.tries ?? 1;
-  const feedbackLines = settings.feedbackLines ?? DEFAULT_FEEDBACK_LINES;
+  const attempt = settings.try ?? 1;
   const solutionFiles = settings.solutionFiles ?? [];
-  const results: TryResult[] = [];
-  for (let attempt = 1; attempt <= tries; attempt += 1) {
-    yield { type: 'stage-start', stage: 'EXERCISE', phase: 'BENCH', cycle: 1, attempt };
-    const previous = results.at(-1);
-    const feedback = previous === undefined ? '' : renderTemplate(prompts.retry, { test_output: previous.outputHead });
-    const variables = {
-      exercise: settings.exercise ?? run.feature,
-      language: settings.language ?? '',
-      instructions: settings.instructions ?? '',
-      solution_files: solutionFiles.join(', '),
-      feedback,
-    };
-    const stage = yield* runStage(context, {
-      system: renderTemplate(prompts.system, variables),
-      user: renderTemplate(prompts.user, variables),
-      write: solutionFiles,
-      deny: (settings.tests ?? []).map((file) => file.path),
-    });
-    const commit = await git.commitAll(context.redact.commits(`bench: try ${attempt} of ${variables.exercise}`), {
-      allowEmpty: true,
-    });
-    if (commit !== null) {
-      yield {
-        type: 'checkpoint-create',
-        stage: 'EXERCISE',
-        phase: 'BENCH',
-        commit,
-        subject: `bench: try ${attempt} of ${variables.exercise}`,
-      };
-    }
-    const result = yield* officialTests(context, git);
-    const passed = passedOf(result, settings.framework);
-    results.push({
-      try: attempt,
-      stage,
-      passed,
-      testExitCode: result.exitCode,
-      testTimedOut: result.timedOut,
-      testDurationMs: result.durationMs,
-      counts: result.counts,
-      outputHead: headOf(result.output, feedbackLines),
-    });
-    yield {
-      type: 'stage-end',
-      stage: 'EXERCISE',
-      phase: 'BENCH',
-      cycle: 1,
-      attempt,
-      outcome: passed ? 'accepted' : 'rejected',
-      ...(passed ? {} : { reason: stage === 'completed' ? 'official tests failed' : stage }),
-    };
-    if (passed) break;
-  }
-  return { tries: results };
+  yield { type: 'stage-start', stage: 'EXERCISE', phase: 'BENCH', cycle: 1, attempt };
+  const previous = settings.feedback ?? '';
+  const variables = {
+    exercise: settings.exercise ?? run.feature,
+    language: settings.language ?? '',
+    instructions: settings.instructions ?? '',
+    solution_files: solutionFiles.join(', '),
+    feedback: previous === '' ? '' : renderTemplate(prompts.retry, { test_output: previous }),
+  };
+  const stage = yield* runStage(context, {
+    system: renderTemplate(prompts.system, variables),
+    user: renderTemplate(prompts.user, variables),
+    write: solutionFiles,
+    deny: (settings.tests ?? []).map((file) => file.path),
+  });
+  const subject = `bench: try ${attempt} of ${variables.exercise}`;
+  const commit = await git.commitAll(context.redact.commits(subject), { allowEmpty: true });
+  if (commit !== null) yield { type: 'checkpoint-create', stage: 'EXERCISE', phase: 'BENCH', commit, subject };
+  const result = yield* officialTests(context, git);
+  const passed = passedOf(result, settings.framework);
+  yield {
+    type: 'stage-end',
+    stage: 'EXERCISE',
+    phase: 'BENCH',
+    cycle: 1,
+    attempt,
+    outcome: passed ? 'accepted' : 'rejected',
+    ...(passed ? {} : { reason: stage === 'completed' ? 'official tests failed' : stage }),
+  };
+  return {
+    try: attempt,
+    stage,
+    passed,
+    testExitCode: result.exitCode,
+    testTimedOut: result.timedOut,
+    testDurationMs: result.durationMs,
+    counts: result.counts,
+    outputHead: headOf(result.output, settings.feedbackLines ?? DEFAULT_FEEDBACK_LINES),
+  };
 }
 
 /** Runs the EXERCISE stage to its end; a stage over its time limit is a try that ends, not a failed run. */
@@ -184,18 +165,14 @@ async function* officialTests(context: RunContext<ExerciseSettings>, git: Git): 
 }
 
 const ExerciseResultSchema = z.object({
-  tries: z.array(
-    z.object({
-      try: z.number(),
-      stage: z.enum(['completed', 'turn-limit', 'invalid-output', 'path-violation', 'timeout']),
-      passed: z.boolean(),
-      testExitCode: z.number().nullable(),
-      testTimedOut: z.boolean(),
-      testDurationMs: z.number(),
-      counts: z.object({ passed: z.number(), failed: z.number(), skipped: z.number(), total: z.number() }),
-      outputHead: z.string(),
-    }),
-  ),
+  try: z.number(),
+  stage: z.enum(['completed', 'turn-limit', 'invalid-output', 'path-violation', 'timeout']),
+  passed: z.boolean(),
+  testExitCode: z.number().nullable(),
+  testTimedOut: z.boolean(),
+  testDurationMs: z.number(),
+  counts: z.object({ passed: z.number(), failed: z.number(), skipped: z.number(), total: z.number() }),
+  outputHead: z.string(),
 });
 
 /** An exercise run's result as the engine hands it back (`RunOutcome.result`, untyped there); null when it has none. */
