@@ -48,6 +48,8 @@ export interface RunInfo {
   target: string;
   /** Whether `target` is a git repository (false: the run works in a copy of it). */
   isGit: boolean;
+  /** Absolute paths the run's sandbox never shows, besides the checkout and `$RATCHET_HOME` (`StartOptions.hidden`). */
+  hidden: readonly string[];
   worktree: string;
   branch: string;
   baseBranch: string | null;
@@ -212,11 +214,6 @@ export interface WorkflowDefinition<T extends WorkflowTypes = WorkflowTypes> {
   readonly resume?: ResumeSupport<T>;
   /** How `ratchet status` and `ratchet history` show a run's progress. */
   readonly progress: RunProgress;
-  /**
-   * Places the run's sandbox never shows, besides the checkout and `$RATCHET_HOME` (absolute
-   * paths): what the model must not read, such as a benchmark's withheld tests and answers.
-   */
-  hiddenPaths?(settings: T['settings']): readonly string[];
   /**
    * Its checkpoints pass a fast verifier, and some the full one too (`checkpoint-verify` events):
    * accepting a run that stopped says which passed only the fast one.

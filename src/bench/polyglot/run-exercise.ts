@@ -103,7 +103,6 @@ export async function runDirectExercise(
       feedback: tries.at(-1)?.testOutputHead ?? '',
       feedbackLines: options.feedbackLines,
       testTimeoutMs: options.testTimeoutMs,
-      hide: [...options.hide],
     };
     const one = await runTry(repo, request, config, options, model);
     if (one.runId !== null) runIds.push(one.runId);
@@ -142,7 +141,15 @@ async function runTry(
 ): Promise<{ runId: string | null; record: TryRecord | null; error?: string }> {
   const run = startRun(
     exerciseWorkflow,
-    { directory: repo, request, config, allowDirty: false, ...(options.signal ? { signal: options.signal } : {}) },
+    {
+      directory: repo,
+      request,
+      config,
+      allowDirty: false,
+      // The benchmark checkout (official tests, example solutions) and the results: never shown.
+      hidden: options.hide,
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
     options.services,
   );
   const spent = nothingSpent();

@@ -29,11 +29,6 @@ const ExerciseSettingsSchema = z.object({
   feedback: z.string().optional(),
   feedbackLines: z.number().int().min(1).optional(),
   testTimeoutMs: z.number().int().min(1).optional(),
-  /**
-   * Absolute paths the model's shell and the tests never see: the benchmark checkout (the
-   * official tests and example solutions) and the results (other exercises' records and repositories).
-   */
-  hide: z.array(z.string()).optional(),
 });
 export type ExerciseSettings = z.infer<typeof ExerciseSettingsSchema>;
 
@@ -80,5 +75,4 @@ export const exerciseWorkflow: WorkflowDefinition<ExerciseTypes> = {
     return yield* runExercise(context, prompts);
   },
   progress: { kind: 'checkpoints', noun: 'tries', counted: 'bench:' },
-  hiddenPaths: (settings) => settings.hide ?? [],
 };
