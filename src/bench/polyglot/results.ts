@@ -3,11 +3,18 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 
+/**
+ * How an exercise is solved: `direct`, one EXERCISE stage per try (Aider's protocol); `tdd`, a
+ * `ratchet tdd` run per try, graded by the official tests afterwards.
+ */
+export const BENCH_MODES = ['direct', 'tdd'] as const;
+export type BenchMode = (typeof BENCH_MODES)[number];
+
 /** One try at an exercise: the official tests' verdict and what the model spent on it. */
 const TryRecordSchema = z.object({
   try: z.number().int().min(1),
   passed: z.boolean(),
-  /** How the agent's stage ended (`completed`, `turn-limit`, `timeout`...). */
+  /** How the agent's stage (direct) or run (tdd: `completed`, or its error's code) ended (`completed`, `turn-limit`, `timeout`...). */
   stage: z.string(),
   testExitCode: z.number().int().nullable(),
   testTimedOut: z.boolean(),
@@ -30,7 +37,7 @@ const ExerciseRecordSchema = z.object({
   version: z.literal(1),
   language: z.string(),
   exercise: z.string(),
-  mode: z.enum(['direct']),
+  mode: z.enum(BENCH_MODES),
   provider: z.string(),
   model: z.string(),
   runIds: z.array(z.string()),

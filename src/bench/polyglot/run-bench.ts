@@ -10,12 +10,11 @@ import type { StartServices } from '../../engine/start-run.js';
 import { InProcessQueue } from '../../engine/queue/in-process-queue.js';
 import { benchmarkLanguages, readExercises, type Exercise } from './benchmark.js';
 import { LANGUAGES, type LanguageSpec } from './languages.js';
-import { readRecord, readRecords, writeRecord, type ExerciseRecord } from './results.js';
-import { runDirectExercise } from './run-exercise.js';
+import { BENCH_MODES, readRecord, readRecords, writeRecord, type BenchMode, type ExerciseRecord } from './results.js';
+import { runBenchExercise } from './run-exercise.js';
 import { summarize, type BenchSummary } from './summary.js';
 
-/** How an exercise is solved: `direct`, one EXERCISE stage per try (Aider's protocol). */
-export type BenchMode = 'direct';
+export type { BenchMode } from './results.js';
 
 export interface BenchOptions {
   benchmarkDir: string;
@@ -50,7 +49,7 @@ export type BenchEvent =
 /** `<out>/bench.json`: how the results were made (a resumed run must make them the same way) and what was skipped. */
 const BenchFileSchema = z.object({
   version: z.literal(1),
-  mode: z.enum(['direct']),
+  mode: z.enum(BENCH_MODES),
   tries: z.number().int(),
   skippedLanguages: z.array(z.object({ language: z.string(), reason: z.string() })),
 });
@@ -152,6 +151,11 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
       skip(`${options.benchmarkDir} has no ${name}/exercises/practice/`);
       continue;
     }
+    // TDD's gates judge each new test by its own result: a build that runs the tests as one gives none.
+    if (options.mode === 'tdd' && language.framework === 'custom') {
+      skip(`--mode tdd needs per-test results, and ${name}'s tests report only an exit code`);
+      continue;
+    }
     const problems = (
       await Promise.all(language.toolchain.map((program) => programProblem(options.services.runner, program)))
     ).filter((problem): problem is string => problem !== null);
@@ -192,7 +196,7 @@ async function runJobs(
       if (found === undefined) return null;
       const { exercise, language } = found;
       options.onEvent({ type: 'exercise-start', language: exercise.language, exercise: exercise.name });
-      const record = await runDirectExercise(exercise, language, {
+      const record = await runBenchExercise(exercise, language, options.mode, {
         workDir: join(options.out, 'work', exercise.language),
         hide: [options.benchmarkDir, options.out],
         tries: options.tries,

@@ -1,16 +1,19 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RatchetEvent } from '../../core/events.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { Git } from '../../git/git.js';
 import { runBranch } from '../../engine/run-paths.js';
+import type { RunOutcome } from '../../engine/run-process.js';
 import { startRun, type StartServices } from '../../engine/start-run.js';
+import type { WorkflowDefinition, WorkflowTypes } from '../../workflows/definition.js';
+import { tddWorkflow } from '../../workflows/tdd/definition.js';
 import { exerciseWorkflow, type ExerciseRequest } from '../../workflows/exercise/definition.js';
 import { exerciseResultOf } from '../../workflows/exercise/workflow.js';
 import type { Exercise } from './benchmark.js';
 import { createExerciseRepo } from './exercise-repo.js';
 import type { LanguageSpec } from './languages.js';
-import type { ExerciseRecord, TryRecord } from './results.js';
+import type { BenchMode, ExerciseRecord, TryRecord } from './results.js';
 
 /** What runs one exercise: where, how, with what model, and the effects it uses. */
 export interface ExerciseRunOptions {
@@ -62,14 +65,18 @@ function addCall(spent: Spent, event: Extract<RatchetEvent, { type: 'model-call'
 const round = (value: number): number => Number(value.toFixed(3));
 
 /**
- * Runs one exercise in `direct` mode: a fresh repository without its tests, then one exercise
- * run per try (`exerciseWorkflow`: the EXERCISE stage, then the official tests), each from the
- * commit of the one before (its branch merged into the repository), until one passes; its record,
- * with the model's calls, tokens and cost per try counted from the runs' events.
+ * Runs one exercise: a fresh repository without its tests, then one try after another, each from
+ * the commit of the one before (its branch merged into the repository), until one passes; its
+ * record, with the model's calls, tokens and cost per try counted from the runs' events.
+ * `direct`: a try is one exercise run (`exerciseWorkflow`: the EXERCISE stage, then the official
+ * tests). `tdd`: a try is a `ratchet tdd` run on the instructions, with the language's test
+ * command as the repository's `[test] command`; its branch is merged, then an exercise run that
+ * only grades (`gradeOnly`) runs the official tests on it.
  */
-export async function runDirectExercise(
+export async function runBenchExercise(
   exercise: Exercise,
   language: LanguageSpec,
+  mode: BenchMode,
   options: ExerciseRunOptions,
 ): Promise<ExerciseRecord> {
   const started = options.now();
@@ -85,41 +92,63 @@ export async function runDirectExercise(
       content: language.enableSkipped(await readFile(join(exercise.dir, path), 'utf8')),
     })),
   );
+  const testCommand = language.testCommand(exercise.name);
+  // Outside git (`.ratchet/` is excluded once a run starts): the runs read it, no commit holds it.
+  if (mode === 'tdd') await writeTestCommand(repo, testCommand);
   const config = await options.configFor(repo);
   const tries: TryRecord[] = [];
   const runIds: string[] = [];
   const model = { provider: config.provider.name as string, model: config.provider.model };
   let error: string | undefined;
   for (let attempt = 1; attempt <= options.tries; attempt += 1) {
-    const request = {
+    const feedback = tries.at(-1)?.testOutputHead ?? '';
+    const request: ExerciseRequest = {
       exercise: exercise.name,
       language: exercise.language,
       instructions: exercise.instructions,
       solutionFiles: exercise.solutionFiles,
       tests,
-      testCommand: language.testCommand(exercise.name),
+      testCommand,
       framework: language.framework,
       try: attempt,
-      feedback: tries.at(-1)?.testOutputHead ?? '',
+      feedback,
       feedbackLines: options.feedbackLines,
       testTimeoutMs: options.testTimeoutMs,
+      gradeOnly: mode !== 'direct',
     };
-    const one = await runTry(repo, request, config, options, model);
-    if (one.runId !== null) runIds.push(one.runId);
+    const spent = nothingSpent();
+    let stage: string | null = null;
+    if (mode === 'tdd') {
+      const work = await runCounted(
+        repo,
+        tddWorkflow,
+        { feature: tddFeature(exercise, feedback) },
+        config,
+        options,
+        model,
+        spent,
+      );
+      runIds.push(work.runId);
+      // A run that stopped short still leaves its checkpoints: they are graded as they are.
+      await new Git(repo).mergeFastForward(runBranch(work.runId));
+      stage = work.outcome.status === 'completed' ? 'completed' : (work.outcome.error?.code ?? work.outcome.status);
+    }
+    const one = await runTry(repo, request, config, options, model, spent);
+    runIds.push(one.runId);
     if (one.record === null) {
       error = one.error ?? 'the run ended without a result';
       break;
     }
-    tries.push(one.record);
+    tries.push(stage === null ? one.record : { ...one.record, stage });
     if (one.record.passed) break;
     // The next try continues from this one's commit.
-    await new Git(repo).mergeFastForward(runBranch(one.runId ?? ''));
+    if (mode === 'direct') await new Git(repo).mergeFastForward(runBranch(one.runId));
   }
   return {
     version: 1,
     language: exercise.language,
     exercise: exercise.name,
-    mode: 'direct',
+    mode,
     provider: model.provider,
     model: model.model,
     runIds,
@@ -131,16 +160,67 @@ export async function runDirectExercise(
   };
 }
 
-/** One try: one exercise run, its events counted; its worktree removed afterwards (its branch stays). */
+/** `.ratchet/config.toml` of the exercise's repository: `[test] command` (a JSON string is a TOML basic string). */
+async function writeTestCommand(repo: string, command: string): Promise<void> {
+  await mkdir(join(repo, '.ratchet'), { recursive: true });
+  await writeFile(join(repo, '.ratchet', 'config.toml'), `[test]\ncommand = ${JSON.stringify(command)}\n`);
+}
+
+/** What a `tdd` try asks for: the exercise's instructions, where the solution goes, and the last try's test output. */
+function tddFeature(exercise: Exercise, feedback: string): string {
+  const lines = [
+    `Solve the ${exercise.language} exercise ${exercise.name}: its solution goes in ${exercise.solutionFiles.join(', ')}.`,
+    '',
+    exercise.instructions,
+  ];
+  if (feedback !== '') {
+    lines.push('', 'A previous attempt failed the official tests. The first lines of their output:', '', feedback);
+  }
+  return lines.join('\n');
+}
+
+/** One exercise run (a whole try, or the grading of one), its events counted into `spent`. */
 async function runTry(
   repo: string,
   request: ExerciseRequest,
   config: ResolvedConfig,
   options: ExerciseRunOptions,
   model: { provider: string; model: string },
-): Promise<{ runId: string | null; record: TryRecord | null; error?: string }> {
+  spent: Spent,
+): Promise<{ runId: string; record: TryRecord | null; error?: string }> {
+  const { runId, outcome } = await runCounted(repo, exerciseWorkflow, request, config, options, model, spent);
+  const result = exerciseResultOf(outcome.result);
+  if (outcome.status !== 'completed' || result === null) {
+    return { runId, record: null, error: outcome.error?.message ?? outcome.status };
+  }
+  return {
+    runId,
+    record: {
+      try: result.try,
+      passed: result.passed,
+      stage: result.stage,
+      testExitCode: result.testExitCode,
+      testTimedOut: result.testTimedOut,
+      testSeconds: round(result.testDurationMs / 1000),
+      tests: result.counts,
+      testOutputHead: result.outputHead,
+      ...spent,
+    },
+  };
+}
+
+/** One run of `workflow` in the exercise's repository, its model calls counted into `spent`; its worktree removed afterwards (its branch stays). */
+async function runCounted<T extends WorkflowTypes>(
+  repo: string,
+  workflow: WorkflowDefinition<T>,
+  request: T['request'],
+  config: ResolvedConfig,
+  options: ExerciseRunOptions,
+  model: { provider: string; model: string },
+  spent: Spent,
+): Promise<{ runId: string; outcome: RunOutcome }> {
   const run = startRun(
-    exerciseWorkflow,
+    workflow,
     {
       directory: repo,
       request,
@@ -152,7 +232,6 @@ async function runTry(
     },
     options.services,
   );
-  const spent = nothingSpent();
   let worktree: string | null = null;
   let next = await run.next();
   while (!next.done) {
@@ -169,22 +248,5 @@ async function runTry(
   const outcome = next.value;
   // Build output and all: not needed any more, and nothing of it may reach the next try.
   if (worktree !== null) await new Git(repo).removeWorktree(worktree, { force: true }).catch(() => undefined);
-  const result = exerciseResultOf(outcome.result);
-  if (outcome.status !== 'completed' || result === null) {
-    return { runId: outcome.runId, record: null, error: outcome.error?.message ?? outcome.status };
-  }
-  return {
-    runId: outcome.runId,
-    record: {
-      try: result.try,
-      passed: result.passed,
-      stage: result.stage,
-      testExitCode: result.testExitCode,
-      testTimedOut: result.testTimedOut,
-      testSeconds: round(result.testDurationMs / 1000),
-      tests: result.counts,
-      testOutputHead: result.outputHead,
-      ...spent,
-    },
-  };
+  return { runId: outcome.runId, outcome };
 }

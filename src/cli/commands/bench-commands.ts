@@ -11,6 +11,7 @@ import {
   type BenchMode,
   type BenchResult,
 } from '../../bench/polyglot/run-bench.js';
+import { BENCH_MODES } from '../../bench/polyglot/results.js';
 import { renderBenchPage, TABLE_HEADINGS, tableRows } from '../../bench/polyglot/report-page.js';
 import { configFor, createCliOutput, startServices, type ProviderFlags } from '../context.js';
 import { interruptOnSignals } from '../drive-run.js';
@@ -29,8 +30,6 @@ interface PolyglotFlags extends ProviderFlags {
   jsCache?: string;
   testTimeout: string;
 }
-
-const MODES: readonly BenchMode[] = ['direct'];
 
 function positiveInteger(flag: string, value: string, max: number): number {
   const number = Number(value);
@@ -122,7 +121,11 @@ export function registerBenchCommands(program: Command, cli: CliSetup): void {
   )
     .option('--languages <list>', 'comma-separated languages (default: all in the checkout)')
     .option('--exercises <list>', 'comma-separated exercise names (default: all)')
-    .option('--mode <mode>', 'direct: one EXERCISE stage per try, as Aider (tdd and solve: not yet)', 'direct')
+    .option(
+      '--mode <mode>',
+      'direct: one EXERCISE stage per try, as Aider; tdd: a ratchet tdd run per try, graded afterwards (solve: not yet)',
+      'direct',
+    )
     .option('--tries <n>', 'tries per exercise; a failed try gives the next the first 50 lines of the test output', '2')
     .option('--workers <n>', 'exercises run at once', '1')
     .option(
@@ -140,9 +143,9 @@ export function registerBenchCommands(program: Command, cli: CliSetup): void {
     )
     .action(async (dir: string, flags: PolyglotFlags, command: Command) => {
       const output = createCliOutput(command);
-      if (!MODES.includes(flags.mode as BenchMode)) {
-        throw new RatchetError('usage', `--mode ${flags.mode} is not available: only --mode direct is, so far.`, {
-          hint: 'Run with --mode direct (one EXERCISE stage per try, the protocol of Aider’s leaderboard).',
+      if (!BENCH_MODES.includes(flags.mode as BenchMode)) {
+        throw new RatchetError('usage', `--mode ${flags.mode} is not available: --mode direct and --mode tdd are.`, {
+          hint: 'Run with --mode direct (one EXERCISE stage per try, the protocol of Aider’s leaderboard) or --mode tdd (a ratchet tdd run per try).',
         });
       }
       const out = resolve(flags.out ?? `polyglot-${new Date().toISOString().replace(/[:.]/g, '-')}`);

@@ -29,6 +29,11 @@ const ExerciseSettingsSchema = z.object({
   feedback: z.string().optional(),
   feedbackLines: z.number().int().min(1).optional(),
   testTimeoutMs: z.number().int().min(1).optional(),
+  /**
+   * Grade only: no EXERCISE stage, no model call; the official tests run on the tree as it is
+   * (`--mode tdd|solve` grade the work of their own runs with it, merged into the repository).
+   */
+  gradeOnly: z.boolean().optional(),
 });
 export type ExerciseSettings = z.infer<typeof ExerciseSettingsSchema>;
 

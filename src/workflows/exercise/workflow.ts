@@ -61,25 +61,8 @@ export async function* runExercise(
   const { run, settings } = context;
   const git = new Git(run.worktree);
   const attempt = settings.try ?? 1;
-  const solutionFiles = settings.solutionFiles ?? [];
   yield { type: 'stage-start', stage: 'EXERCISE', phase: 'BENCH', cycle: 1, attempt };
-  const previous = settings.feedback ?? '';
-  const variables = {
-    exercise: settings.exercise ?? run.feature,
-    language: settings.language ?? '',
-    instructions: settings.instructions ?? '',
-    solution_files: solutionFiles.join(', '),
-    feedback: previous === '' ? '' : renderTemplate(prompts.retry, { test_output: previous }),
-  };
-  const stage = yield* runStage(context, {
-    system: renderTemplate(prompts.system, variables),
-    user: renderTemplate(prompts.user, variables),
-    write: solutionFiles,
-    deny: (settings.tests ?? []).map((file) => file.path),
-  });
-  const subject = `bench: try ${attempt} of ${variables.exercise}`;
-  const commit = await git.commitAll(context.redact.commits(subject), { allowEmpty: true });
-  if (commit !== null) yield { type: 'checkpoint-create', stage: 'EXERCISE', phase: 'BENCH', commit, subject };
+  const stage = settings.gradeOnly === true ? 'completed' : yield* solveStep(context, prompts, git, attempt);
   const result = yield* officialTests(context, git);
   const passed = passedOf(result, settings.framework);
   yield {
@@ -101,6 +84,35 @@ export async function* runExercise(
     counts: result.counts,
     outputHead: headOf(result.output, settings.feedbackLines ?? DEFAULT_FEEDBACK_LINES),
   };
+}
+
+/** The model's turn: the EXERCISE stage, its work committed (`bench: try N`); none when grading only. */
+async function* solveStep(
+  context: RunContext<ExerciseSettings>,
+  prompts: ExercisePrompts,
+  git: Git,
+  attempt: number,
+): Steps<StageOutcome['status']> {
+  const { run, settings } = context;
+  const solutionFiles = settings.solutionFiles ?? [];
+  const previous = settings.feedback ?? '';
+  const variables = {
+    exercise: settings.exercise ?? run.feature,
+    language: settings.language ?? '',
+    instructions: settings.instructions ?? '',
+    solution_files: solutionFiles.join(', '),
+    feedback: previous === '' ? '' : renderTemplate(prompts.retry, { test_output: previous }),
+  };
+  const stage = yield* runStage(context, {
+    system: renderTemplate(prompts.system, variables),
+    user: renderTemplate(prompts.user, variables),
+    write: solutionFiles,
+    deny: (settings.tests ?? []).map((file) => file.path),
+  });
+  const subject = `bench: try ${attempt} of ${variables.exercise}`;
+  const commit = await git.commitAll(context.redact.commits(subject), { allowEmpty: true });
+  if (commit !== null) yield { type: 'checkpoint-create', stage: 'EXERCISE', phase: 'BENCH', commit, subject };
+  return stage;
 }
 
 /** Runs the EXERCISE stage to its end; a stage over its time limit is a try that ends, not a failed run. */
