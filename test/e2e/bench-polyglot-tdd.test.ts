@@ -6,7 +6,7 @@
  * never saw. C++ (tests run by the build, no per-test results) is skipped with its reason.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +102,24 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode tdd${tools.note}${
     // The official tests ran beside the model's own: 4 of theirs and 1 of the model's.
     expect(leap?.tries[0]?.tests.passed).toBe(5);
     expect(leap?.tries[0]?.modelCalls).toBe(model.brain.calls.length);
+  });
+
+  it('recounts the honesty figures from the run branch and its notes, into the record, the summary and the report', async () => {
+    const [leap] = await readRecords(out());
+    expect(leap?.honesty).toEqual({ redCommits: 1, redFailing: 1, greenCommits: 1, greenPassing: 1 });
+    const line =
+      'TDD honesty: 1 of 1 RED checkpoints (100%) had their new test failing when committed; 1 of 1 GREEN checkpoints (100%) a passing suite.';
+    expect(result.stdout).toContain(line);
+    const summary: unknown = JSON.parse(readFileSync(join(out(), 'summary.json'), 'utf8'));
+    expect(summary).toMatchObject({ honesty: { redFailingPercent: 100, greenPassingPercent: 100 } });
+    const report = await runCli(['bench', 'polyglot', 'report', out(), '--json'], {
+      cwd: dir,
+      env: { RATCHET_HOME: join(dir, 'home') },
+      timeoutMs: 60_000,
+    });
+    expect(report.exitCode, report.stderr).toBe(0);
+    expect(report.stdout).toContain('"redFailing":1');
+    expect(readFileSync(join(out(), 'report.html'), 'utf8')).toContain(`<p id="honesty">${line}</p>`);
   });
 
   it('merges the tdd run into the exercise repository, and never shows the model the official tests', () => {

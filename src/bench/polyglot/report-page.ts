@@ -51,6 +51,19 @@ export function tableRows(result: BenchResult): string[][] {
 }
 
 /**
+ * `--mode tdd`: how honest its runs were, in one sentence (null for a mode without the figures).
+ * Recounted from the runs' branches and handoff notes, not from what the runs reported.
+ */
+export function honestyLine(result: BenchFigures): string | null {
+  const honesty = result.honesty;
+  if (honesty === undefined) return null;
+  return (
+    `TDD honesty: ${honesty.redFailing} of ${honesty.redCommits} RED checkpoints (${orDash(honesty.redFailingPercent, '%')}) had their new test failing when committed; ` +
+    `${honesty.greenPassing} of ${honesty.greenCommits} GREEN checkpoints (${orDash(honesty.greenPassingPercent, '%')}) a passing suite.`
+  );
+}
+
+/**
  * The per-language chart: an inline SVG of horizontal bars, pass rate at try 1 over the pass
  * rate at the last try (no script, no external asset: the page stands alone).
  */
@@ -84,6 +97,7 @@ export function renderBenchPage(result: BenchResult, title: string): string {
     result.skippedLanguages.length === 0
       ? ''
       : `<h2>Skipped</h2><ul id="skipped">${result.skippedLanguages.map((entry) => `<li>${escape(entry.language)}: ${escape(entry.reason)}</li>`).join('')}</ul>`;
+  const honesty = honestyLine(result);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
 <style>
@@ -95,6 +109,7 @@ rect.last{fill:#9ecae1}rect.first{fill:#3182bd}svg text{font-size:13px}
 <body>
 <h1>${escape(title)}</h1>
 <p id="headline">${result.exercises} exercises, --mode ${escape(result.mode)}, ${result.tries} ${result.tries === 1 ? 'try' : 'tries'}: ${result.passRate.map((rate, index) => `${rate}% at try ${index + 1}`).join(', ')}; ${orDash(result.wellFormedPercent, '%')} well-formed responses; ${money(result.costUsd)} in all.</p>
+${honesty === null ? '' : `<p id="honesty">${escape(honesty)}</p>`}
 <h2>Pass rate per language</h2>
 <p>Dark: passed at try 1; light: passed by the last try.</p>
 ${chart(result)}

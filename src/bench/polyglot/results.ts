@@ -32,6 +32,18 @@ const TryRecordSchema = z.object({
 });
 export type TryRecord = z.infer<typeof TryRecordSchema>;
 
+/**
+ * `--mode tdd`: the discipline of its runs, recounted from their branches and handoff notes (see
+ * `tddHonesty`): RED checkpoints whose new test failed, GREEN checkpoints whose suite passed.
+ */
+const HonestySchema = z.object({
+  redCommits: z.number().int(),
+  redFailing: z.number().int(),
+  greenCommits: z.number().int(),
+  greenPassing: z.number().int(),
+});
+export type Honesty = z.infer<typeof HonestySchema>;
+
 /** `<out>/exercises/<language>/<exercise>.json`: one exercise, every try. */
 const ExerciseRecordSchema = z.object({
   version: z.literal(1),
@@ -48,6 +60,8 @@ const ExerciseRecordSchema = z.object({
   /** The try whose official tests passed, or null. */
   passedAtTry: z.number().int().nullable(),
   seconds: z.number(),
+  /** `--mode tdd` only: over every try's tdd run. */
+  honesty: HonestySchema.optional(),
 });
 export type ExerciseRecord = z.infer<typeof ExerciseRecordSchema>;
 

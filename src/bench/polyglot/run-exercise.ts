@@ -12,6 +12,7 @@ import { exerciseWorkflow, type ExerciseRequest } from '../../workflows/exercise
 import { exerciseResultOf } from '../../workflows/exercise/workflow.js';
 import type { Exercise } from './benchmark.js';
 import { createExerciseRepo } from './exercise-repo.js';
+import { addHonesty, noHonesty, tddHonesty } from './honesty.js';
 import type { LanguageSpec } from './languages.js';
 import type { BenchMode, ExerciseRecord, TryRecord } from './results.js';
 
@@ -100,6 +101,7 @@ export async function runBenchExercise(
   const runIds: string[] = [];
   const model = { provider: config.provider.name as string, model: config.provider.model };
   let error: string | undefined;
+  let honesty = mode === 'tdd' ? noHonesty() : null;
   for (let attempt = 1; attempt <= options.tries; attempt += 1) {
     const feedback = tries.at(-1)?.testOutputHead ?? '';
     const request: ExerciseRequest = {
@@ -119,6 +121,7 @@ export async function runBenchExercise(
     const spent = nothingSpent();
     let stage: string | null = null;
     if (mode === 'tdd') {
+      const base = await new Git(repo).head();
       const work = await runCounted(
         repo,
         tddWorkflow,
@@ -129,6 +132,7 @@ export async function runBenchExercise(
         spent,
       );
       runIds.push(work.runId);
+      if (honesty !== null) honesty = addHonesty(honesty, await tddHonesty(repo, base, runBranch(work.runId)));
       // A run that stopped short still leaves its checkpoints: they are graded as they are.
       await new Git(repo).mergeFastForward(runBranch(work.runId));
       stage = work.outcome.status === 'completed' ? 'completed' : (work.outcome.error?.code ?? work.outcome.status);
@@ -157,6 +161,7 @@ export async function runBenchExercise(
     tries,
     passedAtTry: tries.find((entry) => entry.passed)?.try ?? null,
     seconds: round((options.now() - started) / 1000),
+    ...(honesty === null ? {} : { honesty }),
   };
 }
 

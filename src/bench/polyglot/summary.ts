@@ -1,4 +1,5 @@
-import type { ExerciseRecord } from './results.js';
+import { addHonesty, noHonesty } from './honesty.js';
+import type { ExerciseRecord, Honesty } from './results.js';
 
 /** The figures of a set of exercises, in the terms of Aider's leaderboard. */
 export interface BenchFigures {
@@ -14,6 +15,15 @@ export interface BenchFigures {
   secondsPerExercise: number;
   testTimeouts: number;
   errors: number;
+  /** `--mode tdd`: the honesty figures of every record that has them, with their percentages. */
+  honesty?: HonestyFigures;
+}
+
+export interface HonestyFigures extends Honesty {
+  /** Percent of RED checkpoints whose new test failed when committed (null: there were none). */
+  redFailingPercent: number | null;
+  /** Percent of GREEN checkpoints whose suite passed when committed (null: there were none). */
+  greenPassingPercent: number | null;
 }
 
 export interface BenchSummary extends BenchFigures {
@@ -57,6 +67,22 @@ function figuresOf(records: readonly ExerciseRecord[], tries: number): BenchFigu
         : round(records.reduce((total, record) => total + record.seconds, 0) / records.length, 1),
     testTimeouts: allTries.filter((entry) => entry.testTimedOut).length,
     errors: records.filter((record) => record.status === 'error').length,
+    ...honestyOf(records),
+  };
+}
+
+/** The honesty figures of the records that have them (none: no key, as in `--mode direct`). */
+function honestyOf(records: readonly ExerciseRecord[]): { honesty?: HonestyFigures } {
+  const counted = records.flatMap((record) => (record.honesty === undefined ? [] : [record.honesty]));
+  if (counted.length === 0) return {};
+  const total = counted.reduce(addHonesty, noHonesty());
+  const share = (part: number, whole: number): number | null => (whole === 0 ? null : round(percent(part, whole), 1));
+  return {
+    honesty: {
+      ...total,
+      redFailingPercent: share(total.redFailing, total.redCommits),
+      greenPassingPercent: share(total.greenPassing, total.greenCommits),
+    },
   };
 }
 

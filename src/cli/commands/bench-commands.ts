@@ -12,7 +12,7 @@ import {
   type BenchResult,
 } from '../../bench/polyglot/run-bench.js';
 import { BENCH_MODES } from '../../bench/polyglot/results.js';
-import { renderBenchPage, TABLE_HEADINGS, tableRows } from '../../bench/polyglot/report-page.js';
+import { honestyLine, renderBenchPage, TABLE_HEADINGS, tableRows } from '../../bench/polyglot/report-page.js';
 import { configFor, createCliOutput, startServices, type ProviderFlags } from '../context.js';
 import { interruptOnSignals } from '../drive-run.js';
 import { EXIT } from '../exit-codes.js';
@@ -65,6 +65,8 @@ function printResult(output: Output, result: BenchResult, out: string): void {
     return;
   }
   for (const line of table(result)) output.out(line);
+  const honesty = honestyLine(result);
+  if (honesty !== null) output.out(honesty);
   for (const skipped of result.skippedLanguages)
     output.out(pc.yellow(`skipped ${skipped.language}: ${skipped.reason}`));
 }
