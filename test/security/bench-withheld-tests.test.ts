@@ -3,7 +3,7 @@
  * exercise, its shell tries to read the exercise's official tests and example solution from the
  * benchmark checkout, and the results of the benchmark run (`--out`: other exercises' records and
  * repositories), and to plant a file in the checkout. Every attempt must find nothing, and the
- * benchmark checkout must be as it was.
+ * benchmark checkout must be as it was. The same from a `--mode tdd` run's RED and GREEN stages.
  */
 import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -11,10 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords } from '../../src/bench/polyglot/results.js';
-import { E2E_API_KEY } from '../support/e2e-run.js';
-import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { z } from 'zod';
+import { E2E_API_KEY, E2E_MODEL, startScriptedModel } from '../support/e2e-run.js';
+import {
+  startFakeAnthropicServer,
+  type FakeAnthropicServer,
+  type RecordedRequest,
+} from '../support/fake-anthropic-server.js';
 import { createPolyglotBrain, POLYGLOT_FIXTURE, type PolyglotBrain } from '../support/polyglot-brain.js';
 import { runCli, type CliResult } from '../support/run-cli.js';
+import { bash, planSteps, say, write } from '../support/scripted-brain.js';
 import { toolchain } from '../support/toolchains.js';
 
 /** The sandbox is what withholds the tests from the model's shell: this needs it for real. */
@@ -172,3 +178,120 @@ describe.skipIf(tools.missing)(`bench polyglot: a try cannot hand the tests to t
     }
   }, 300_000);
 });
+
+const TDD_ITEM = 'leap_year follows the Gregorian rule';
+const TDD_LEAP = 'def leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n';
+
+describe.skipIf(tools.missing)(
+  `bench polyglot --mode tdd: the model cannot reach the withheld tests${tools.note}`,
+  () => {
+    it('shows a tdd run’s shell neither the tests, nor the example solution, nor the results, and lets it change nothing', async () => {
+      // Outside any home and any temporary directory the sandbox hides by itself.
+      const dir = mkdtempSync(join(process.cwd(), '.tmp-bench-tdd-attack-'));
+      const benchmark = join(dir, 'polyglot-benchmark');
+      cpSync(join(POLYGLOT_FIXTURE, 'python'), join(benchmark, 'python'), { recursive: true });
+      const out = join(dir, 'results');
+      const before = snapshot(benchmark);
+      const leap = join(benchmark, 'python', 'exercises', 'practice', 'leap');
+      const probe = [
+        `cat ${join(leap, 'leap_test.py')}`,
+        `cat ${join(leap, '.meta', 'example.py')}`,
+        `ls -R ${out}`,
+        `echo planted > ${join(leap, 'planted.txt')}`,
+        'echo probe-done',
+      ].join('; ');
+      const model = await startScriptedModel({
+        items: [TDD_ITEM],
+        steps: [
+          ...planSteps('leap', [{ text: TDD_ITEM, testFile: 'test_leap_rules.py', implFile: 'leap.py' }]),
+          // RED and GREEN each go after the answers first.
+          {
+            stage: 'RED',
+            test: TDD_ITEM,
+            turns: [
+              say('The answers first.', bash(probe)),
+              say(
+                'A test.',
+                write(
+                  'test_leap_rules.py',
+                  'from leap import leap_year\n\n\ndef test_2000():\n    assert leap_year(2000) is True\n',
+                ),
+              ),
+            ],
+          },
+          {
+            stage: 'GREEN',
+            test: TDD_ITEM,
+            turns: [say('Again.', bash(probe)), say('The rule.', write('leap.py', TDD_LEAP))],
+          },
+          { stage: 'REFACTOR', test: TDD_ITEM, turns: [say('Nothing to tidy.')] },
+        ],
+      });
+      try {
+        const result = await runCli(
+          [
+            'bench',
+            'polyglot',
+            benchmark,
+            '--mode',
+            'tdd',
+            '--provider',
+            'anthropic',
+            '--model',
+            E2E_MODEL,
+            '--tries',
+            '1',
+            '--out',
+            out,
+          ],
+          {
+            cwd: dir,
+            env: {
+              RATCHET_HOME: join(dir, 'home'),
+              ANTHROPIC_BASE_URL: model.server.url,
+              ANTHROPIC_API_KEY: E2E_API_KEY,
+            },
+            timeoutMs: 300_000,
+          },
+        );
+        expect(result.exitCode, `${result.stdout}\n${result.stderr}`).toBe(0);
+        expect(model.brain.unexpected).toEqual([]);
+        expect(model.brain.unplayed()).toEqual([]);
+        const seen = toolResults(model.server.requests);
+        expect(seen.filter((output) => output.includes('probe-done'))).toHaveLength(2);
+        expect(seen.join('\n')).not.toContain('assertIs(');
+        expect(seen.join('\n')).not.toContain('year % 400');
+        expect(seen.join('\n')).not.toMatch(/\.json/);
+        expect(snapshot(benchmark)).toEqual(before);
+        // The attack is harmless: the exercise was still solved and graded.
+        const records = await readRecords(out);
+        expect(records.map((record) => [record.exercise, record.mode, record.passedAtTry])).toEqual([
+          ['leap', 'tdd', 1],
+        ]);
+      } finally {
+        await model.server.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 300_000);
+  },
+);
+
+const MessagesSchema = z.object({
+  messages: z.array(
+    z.object({
+      content: z.union([z.string(), z.array(z.object({ type: z.string(), content: z.unknown().optional() }))]),
+    }),
+  ),
+});
+
+/** The text of every tool result the model was sent (what its tools showed it), each once. */
+function toolResults(requests: readonly RecordedRequest[]): string[] {
+  const results = new Set<string>();
+  for (const request of requests) {
+    for (const message of MessagesSchema.safeParse(request.body).data?.messages ?? []) {
+      if (typeof message.content === 'string') continue;
+      for (const block of message.content) if (block.type === 'tool_result') results.add(JSON.stringify(block.content));
+    }
+  }
+  return [...results];
+}
