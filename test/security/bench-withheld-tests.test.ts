@@ -279,19 +279,24 @@ describe.skipIf(tools.missing)(
 const MessagesSchema = z.object({
   messages: z.array(
     z.object({
-      content: z.union([z.string(), z.array(z.object({ type: z.string(), content: z.unknown().optional() }))]),
+      content: z.union([
+        z.string(),
+        z.array(z.object({ type: z.string(), tool_use_id: z.string().optional(), content: z.unknown().optional() })),
+      ]),
     }),
   ),
 });
 
 /** The text of every tool result the model was sent (what its tools showed it), each once. */
 function toolResults(requests: readonly RecordedRequest[]): string[] {
-  const results = new Set<string>();
+  // By the call they answer: a later request repeats the earlier results, and two calls may print the same.
+  const results = new Map<string, string>();
   for (const request of requests) {
     for (const message of MessagesSchema.safeParse(request.body).data?.messages ?? []) {
       if (typeof message.content === 'string') continue;
-      for (const block of message.content) if (block.type === 'tool_result') results.add(JSON.stringify(block.content));
+      for (const block of message.content)
+        if (block.type === 'tool_result') results.set(block.tool_use_id ?? '', JSON.stringify(block.content));
     }
   }
-  return [...results];
+  return [...results.values()];
 }

@@ -5,9 +5,10 @@ import { z } from 'zod';
 
 /**
  * How an exercise is solved: `direct`, one EXERCISE stage per try (Aider's protocol); `tdd`, a
- * `ratchet tdd` run per try, graded by the official tests afterwards.
+ * `ratchet tdd` run per try, graded by the official tests afterwards; `solve`, the same with a
+ * `ratchet solve` run.
  */
-export const BENCH_MODES = ['direct', 'tdd'] as const;
+export const BENCH_MODES = ['direct', 'tdd', 'solve'] as const;
 export type BenchMode = (typeof BENCH_MODES)[number];
 
 /** One try at an exercise: the official tests' verdict and what the model spent on it. */

@@ -7,6 +7,7 @@ import { runBranch } from '../../engine/run-paths.js';
 import type { RunOutcome } from '../../engine/run-process.js';
 import { startRun, type StartServices } from '../../engine/start-run.js';
 import type { WorkflowDefinition, WorkflowTypes } from '../../workflows/definition.js';
+import { solveWorkflow } from '../../workflows/solve/definition.js';
 import { tddWorkflow } from '../../workflows/tdd/definition.js';
 import { exerciseWorkflow, type ExerciseRequest } from '../../workflows/exercise/definition.js';
 import { exerciseResultOf } from '../../workflows/exercise/workflow.js';
@@ -72,7 +73,8 @@ const round = (value: number): number => Number(value.toFixed(3));
  * `direct`: a try is one exercise run (`exerciseWorkflow`: the EXERCISE stage, then the official
  * tests). `tdd`: a try is a `ratchet tdd` run on the instructions, with the language's test
  * command as the repository's `[test] command`; its branch is merged, then an exercise run that
- * only grades (`gradeOnly`) runs the official tests on it.
+ * only grades (`gradeOnly`) runs the official tests on it. `solve`: the same with a `ratchet
+ * solve` run.
  */
 export async function runBenchExercise(
   exercise: Exercise,
@@ -95,7 +97,7 @@ export async function runBenchExercise(
   );
   const testCommand = language.testCommand(exercise.name);
   // Outside git (`.ratchet/` is excluded once a run starts): the runs read it, no commit holds it.
-  if (mode === 'tdd') await writeTestCommand(repo, testCommand);
+  if (mode !== 'direct') await writeTestCommand(repo, testCommand);
   const config = await options.configFor(repo);
   const tries: TryRecord[] = [];
   const runIds: string[] = [];
@@ -120,17 +122,13 @@ export async function runBenchExercise(
     };
     const spent = nothingSpent();
     let stage: string | null = null;
-    if (mode === 'tdd') {
+    if (mode !== 'direct') {
       const base = await new Git(repo).head();
-      const work = await runCounted(
-        repo,
-        tddWorkflow,
-        { feature: tddFeature(exercise, feedback) },
-        config,
-        options,
-        model,
-        spent,
-      );
+      const task = taskText(exercise, mode, feedback);
+      const work =
+        mode === 'tdd'
+          ? await runCounted(repo, tddWorkflow, { feature: task }, config, options, model, spent)
+          : await runCounted(repo, solveWorkflow, { task, stages: null, plan: null }, config, options, model, spent);
       runIds.push(work.runId);
       if (honesty !== null) honesty = addHonesty(honesty, await tddHonesty(repo, base, runBranch(work.runId)));
       // A run that stopped short still leaves its checkpoints: they are graded as they are.
@@ -171,13 +169,18 @@ async function writeTestCommand(repo: string, command: string): Promise<void> {
   await writeFile(join(repo, '.ratchet', 'config.toml'), `[test]\ncommand = ${JSON.stringify(command)}\n`);
 }
 
-/** What a `tdd` try asks for: the exercise's instructions, where the solution goes, and the last try's test output. */
-function tddFeature(exercise: Exercise, feedback: string): string {
+/** What a `tdd` or `solve` try asks for: the exercise's instructions, where the solution goes, and the last try's test output. */
+function taskText(exercise: Exercise, mode: BenchMode, feedback: string): string {
   const lines = [
     `Solve the ${exercise.language} exercise ${exercise.name}: its solution goes in ${exercise.solutionFiles.join(', ')}.`,
-    '',
-    exercise.instructions,
   ];
+  // solve's gate wants a passing suite, and some runners fail one with no test (pytest exits 5, jest 1).
+  if (mode === 'solve') {
+    lines.push(
+      'The repository has no tests (the official ones are withheld): add tests of your own with the solution.',
+    );
+  }
+  lines.push('', exercise.instructions);
   if (feedback !== '') {
     lines.push('', 'A previous attempt failed the official tests. The first lines of their output:', '', feedback);
   }

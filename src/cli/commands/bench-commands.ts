@@ -125,7 +125,7 @@ export function registerBenchCommands(program: Command, cli: CliSetup): void {
     .option('--exercises <list>', 'comma-separated exercise names (default: all)')
     .option(
       '--mode <mode>',
-      'direct: one EXERCISE stage per try, as Aider; tdd: a ratchet tdd run per try, graded afterwards (solve: not yet)',
+      'direct: one EXERCISE stage per try, as Aider; tdd, solve: a ratchet tdd or solve run per try, graded afterwards',
       'direct',
     )
     .option('--tries <n>', 'tries per exercise; a failed try gives the next the first 50 lines of the test output', '2')
@@ -146,8 +146,8 @@ export function registerBenchCommands(program: Command, cli: CliSetup): void {
     .action(async (dir: string, flags: PolyglotFlags, command: Command) => {
       const output = createCliOutput(command);
       if (!BENCH_MODES.includes(flags.mode as BenchMode)) {
-        throw new RatchetError('usage', `--mode ${flags.mode} is not available: --mode direct and --mode tdd are.`, {
-          hint: 'Run with --mode direct (one EXERCISE stage per try, the protocol of Aider’s leaderboard) or --mode tdd (a ratchet tdd run per try).',
+        throw new RatchetError('usage', `--mode ${flags.mode} is not available: --mode direct, tdd and solve are.`, {
+          hint: 'Run with --mode direct (one EXERCISE stage per try, the protocol of Aider’s leaderboard), --mode tdd or --mode solve (a ratchet tdd or ratchet solve run per try, graded afterwards).',
         });
       }
       const out = resolve(flags.out ?? `polyglot-${new Date().toISOString().replace(/[:.]/g, '-')}`);
