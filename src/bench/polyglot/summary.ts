@@ -19,7 +19,7 @@ export interface BenchFigures {
   honesty?: HonestyFigures;
 }
 
-export interface HonestyFigures extends Honesty {
+interface HonestyFigures extends Honesty {
   /** Percent of RED checkpoints whose new test failed when committed (null: there were none). */
   redFailingPercent: number | null;
   /** Percent of GREEN checkpoints whose suite passed when committed (null: there were none). */
