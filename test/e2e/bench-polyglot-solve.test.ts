@@ -49,24 +49,26 @@ def test_2000_is_leap():
 </replacement>
 </edit>`;
 
-/** The solve passes for leap, by the stage line of the system prompt; anything else is unexpected. */
-function answer(system: string, user: string, unexpected: string[]): string {
+const LEAP_ANSWERS = { step: STEP, edit: EDIT };
+
+/** The solve passes for an exercise (default leap), by the stage line of the system prompt; anything else is unexpected. */
+function answer(system: string, user: string, unexpected: string[], exercise = LEAP_ANSWERS): string {
   const stage = system.split('\n')[0]?.trim() ?? '';
   switch (stage) {
     case 'Stage: META_PLAN':
       return JSON.stringify({
         taskSummary: 'Write leap_year',
-        parts: [{ id: 'p1', description: 'The leap year rule', affectedFiles: ['leap.py'], dependsOn: [] }],
+        parts: [{ id: 'p1', description: 'The solution', affectedFiles: exercise.step.targetFiles, dependsOn: [] }],
         rationale: 'One small function.',
       });
     case 'Stage: PRECISION':
-      return JSON.stringify({ grades: [{ path: 'leap.py', relevance: 3 }] });
+      return JSON.stringify({ grades: [{ path: exercise.step.targetFiles[0], relevance: 3 }] });
     case 'Stage: PART_PLAN':
-      return JSON.stringify({ partId: 'p1', taskSummary: 'Write leap_year', steps: [STEP], rationale: 'one step' });
+      return JSON.stringify({ partId: 'p1', taskSummary: 'Solve it', steps: [exercise.step], rationale: 'one step' });
     case 'Stage: IMPLEMENT':
       // Told the repository has no tests, it adds one with the solution (solve's gate needs a passing suite).
       if (!user.includes('add tests of your own')) unexpected.push('IMPLEMENT without the no-tests line');
-      return EDIT;
+      return exercise.edit;
     case 'Stage: ADJUSTMENT':
       return JSON.stringify({ revisedSteps: [], rationale: 'Done.', changesMade: [] });
     default:
@@ -139,4 +141,107 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode solve${tools.note}
     // The model never saw the official tests.
     expect(JSON.stringify(server.requests)).not.toContain('assertIs(');
   });
+});
+
+const go = toolchain('go');
+const HAMMING_ANSWERS = {
+  step: {
+    id: 's1',
+    description: 'Write Distance and a test of it',
+    targetFiles: ['hamming.go', 'rules_test.go'],
+    targetSymbols: ['Distance'],
+    dependsOn: [],
+  },
+  edit: `<edit file="hamming.go">
+<search>
+	panic("Implement the Distance function")
+</search>
+<replacement>
+	if len(a) != len(b) {
+		return 0, errors.New("strands differ in length")
+	}
+	count := 0
+	for i := range a {
+		if a[i] != b[i] {
+			count++
+		}
+	}
+	return count, nil
+</replacement>
+</edit>
+<edit file="hamming.go">
+<search>
+package hamming
+</search>
+<replacement>
+package hamming
+
+import "errors"
+</replacement>
+</edit>
+<edit file="rules_test.go">
+<search>
+</search>
+<replacement>
+package hamming
+
+import "testing"
+
+func TestOneDifference(t *testing.T) {
+	if d, err := Distance("GGACTGA", "GGACGGA"); err != nil || d != 1 {
+		t.Fatalf("got %d, %v", d, err)
+	}
+}
+</replacement>
+</edit>`,
+};
+
+describe.skipIf(go.missing)(`ratchet bench polyglot --mode solve on Go${go.note}${sandbox.note}`, () => {
+  it('solves hamming through a solve run with go test, and grades it with the official tests', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ratchet-polyglot-solve-go-'));
+    const benchmark = join(dir, 'polyglot-benchmark');
+    cpSync(join(POLYGLOT_FIXTURE, 'go'), join(benchmark, 'go'), { recursive: true });
+    const unexpected: string[] = [];
+    const server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    server.setFallback((request) => {
+      const prompt = anthropicPrompt(request);
+      return {
+        kind: 'message',
+        content: [{ type: 'text', text: answer(prompt.system, prompt.user, unexpected, HAMMING_ANSWERS) }],
+      };
+    });
+    try {
+      const run = await runCli(
+        [
+          'bench',
+          'polyglot',
+          benchmark,
+          '--mode',
+          'solve',
+          '--provider',
+          'anthropic',
+          '--model',
+          E2E_MODEL,
+          '--tries',
+          '1',
+          '--out',
+          join(dir, 'out'),
+          ...sandbox.flags,
+        ],
+        {
+          cwd: dir,
+          env: { RATCHET_HOME: join(dir, 'home'), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: E2E_API_KEY },
+          timeoutMs: 300_000,
+        },
+      );
+      expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(unexpected).toEqual([]);
+      const [hamming] = await readRecords(join(dir, 'out'));
+      expect([hamming?.exercise, hamming?.mode, hamming?.passedAtTry], run.stdout).toEqual(['hamming', 'solve', 1]);
+      expect(JSON.stringify(server.requests)).not.toContain('TestDistanceOfUnequalStrandsIsAnError');
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
