@@ -17,6 +17,7 @@ const LAYERS = [
   'workflows',
   'engine',
   'report',
+  'bench',
   'cli',
 ];
 

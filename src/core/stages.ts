@@ -7,7 +7,8 @@ export const PHASES = ['PLAN', 'RED', 'GREEN', 'REFACTOR', 'COMPLETE'] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** The phases stage events belong to: the TDD phases, plus those of the refactor workflow. */
-export type StagePhase = Phase | 'SETUP' | 'BATCH' | 'SOLVE';
+/** `BENCH`: an exercise of `ratchet bench polyglot` (its EXERCISE tries). */
+export type StagePhase = Phase | 'SETUP' | 'BATCH' | 'SOLVE' | 'BENCH';
 
 export type StageName =
   | 'PLAN'
@@ -31,7 +32,9 @@ export type StageName =
   | 'FULL_VERIFY'
   // Plan/solve workflow (seed 004): its passes, and the retrieval stage that grades candidates.
   | SolvePassStage
-  | 'PRECISION';
+  | 'PRECISION'
+  // `ratchet bench polyglot --mode direct`: one try at a benchmark exercise.
+  | 'EXERCISE';
 
 /** The passes of the solve workflow that answer with a plan or with edits (seed 004). */
 export type SolvePassStage = 'META_PLAN' | 'PART_PLAN' | 'IMPLEMENT' | 'ADJUSTMENT';

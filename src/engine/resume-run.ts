@@ -193,6 +193,7 @@ function runInfo(run: GitRun, stored: StoredRunConfig): RunInfo {
     repoRoot: run.repoRoot,
     target: stored.target,
     isGit: stored.isGit,
+    hidden: stored.hidden,
     worktree: run.worktree,
     branch: run.branch,
     baseBranch: run.baseBranch,

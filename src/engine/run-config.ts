@@ -7,12 +7,14 @@ import type { WorkflowRegistry } from './registry.js';
 /**
  * What the engine keeps in `runs.config` beside the workflow's settings: the directory the run
  * works on (`target`) and whether it is a git repository (`isGit`; false: the run's repository
- * is a git copy of it, see `runPlace`). Runs recorded before a key existed lack it. The keys of
+ * is a git copy of it, see `runPlace`), and the places its sandbox hides besides the checkout
+ * (`hidden`, `StartOptions.hidden`: a resumed run hides them too). Runs recorded before a key existed lack it. The keys of
  * the run's models (opaque, see `agent/models/run-models.ts`) sit beside them too.
  */
 const EngineKeysSchema = z.object({
   target: z.string().optional(),
   isGit: z.boolean().optional(),
+  hidden: z.array(z.string()).optional(),
 });
 
 /** A recorded run's stored configuration, read once: the workflow's settings and the engine's keys. */
@@ -23,15 +25,21 @@ export interface StoredRunConfig<Settings = unknown> {
   target: string;
   /** False: the run's repository is a git copy of `target`, a directory that is not a repository. */
   isGit: boolean;
+  /** Absolute paths the run's sandbox never shows (`StartOptions.hidden`). */
+  hidden: readonly string[];
 }
 
 /**
  * The value `runs.config` holds for a run: the workflow's settings, the engine's keys, and what
  * the run's models store (`RunModels.stored`, written as it is and never read here).
  */
-export function storedConfig(settings: unknown, place: { target: string; isGit: boolean }, models: object): object {
+export function storedConfig(
+  settings: unknown,
+  place: { target: string; isGit: boolean; hidden: readonly string[] },
+  models: object,
+): object {
   const own = typeof settings === 'object' && settings !== null ? settings : {};
-  return { ...own, target: place.target, isGit: place.isGit, ...models };
+  return { ...own, target: place.target, isGit: place.isGit, hidden: [...place.hidden], ...models };
 }
 
 /**
@@ -60,5 +68,6 @@ export function readRunConfig(
     settings: settings.data,
     target: keys.data.target ?? run.repoRoot,
     isGit: keys.data.isGit ?? true,
+    hidden: keys.data.hidden ?? [],
   };
 }

@@ -63,7 +63,7 @@ export async function* runProcess(process: RunProcess): AsyncGenerator<RatchetEv
   try {
     sandbox = withEditableInstalls(
       await toolSandbox(config, services.runner, {
-        protect: [...new Set([run.repoRoot, run.target])],
+        protect: [...new Set([run.repoRoot, run.target, ...run.hidden])],
         worktree: run.worktree,
         dependenciesOf: run.target,
         runId: run.id,

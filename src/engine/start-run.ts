@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import type { RatchetEvent } from '../core/events.js';
 import type { ResolvedConfig } from '../config/resolved.js';
@@ -34,6 +35,12 @@ export interface StartOptions<T extends WorkflowTypes> {
   config: ResolvedConfig;
   /** Start from HEAD although the working tree has uncommitted changes (they are not part of the run). */
   allowDirty: boolean;
+  /**
+   * Absolute paths the run's sandbox never shows, besides the checkout and `$RATCHET_HOME`: what
+   * the model and the commands it writes must not read (a benchmark's withheld tests and answers,
+   * its results). Kept with the run, so a resumed run hides them too.
+   */
+  hidden?: readonly string[];
   /** Append every model call to this cassette (`--record FILE`, an absolute path). */
   recordPath?: string;
   signal?: AbortSignal;
@@ -143,6 +150,7 @@ async function* startChecked<T extends WorkflowTypes>(
     const info: RunInfo = {
       id: runId,
       ...place,
+      hidden: [...new Set((options.hidden ?? []).map((path) => resolve(path)))],
       worktree: worktreePath(config.home, runId),
       branch: runBranch(runId),
       baseBranch: await git.currentBranch(),
@@ -172,7 +180,7 @@ async function* startChecked<T extends WorkflowTypes>(
         worktree: info.worktree,
         provider: models.provider,
         model: models.model,
-        config: storedConfig(settled.settings, place, models.stored),
+        config: storedConfig(settled.settings, { ...place, hidden: info.hidden }, models.stored),
       });
     } catch (error) {
       // No run in the ledger tracks them (`reject` could not find them): they go with the failure.

@@ -50,6 +50,8 @@ export interface RunInfo {
   target: string;
   /** Whether `target` is a git repository (false: the run works in a copy of it). */
   isGit: boolean;
+  /** Absolute paths the run's sandbox never shows, besides the checkout and `$RATCHET_HOME` (`StartOptions.hidden`). */
+  hidden: readonly string[];
   worktree: string;
   branch: string;
   baseBranch: string | null;

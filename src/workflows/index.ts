@@ -1,4 +1,5 @@
 import type { AnyWorkflow } from './definition.js';
+import { exerciseWorkflow } from './exercise/definition.js';
 import { refactorWorkflow } from './refactor/definition.js';
 import { planWorkflow } from './solve/plan-definition.js';
 import { solveWorkflow } from './solve/definition.js';
@@ -16,4 +17,5 @@ export const WORKFLOWS: readonly AnyWorkflow[] = [
   refactorWorkflow,
   solveWorkflow,
   planWorkflow,
+  exerciseWorkflow,
 ];

@@ -10,7 +10,9 @@
  *   describe.skipIf(go.missing)(`go test (real toolchain)${go.note}`, () => { ... });
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { CLAUDE_INSTALL_COMMAND, claudeBinaryProblem } from './claude-binary.js';
 
@@ -25,7 +27,9 @@ export type ToolchainName =
   | 'chromium'
   | 'script'
   | 'claude'
-  | 'redis';
+  | 'redis'
+  | 'cmake'
+  | 'polyglot-jest';
 
 interface ToolchainSpec {
   /** What the suites need, in a few words. */
@@ -48,6 +52,9 @@ function runs(file: string, args: readonly string[]): string | null {
   }
   return null;
 }
+
+/** What `.ci/run` installs for the JavaScript exercises (the benchmark's `JS_DEPENDENCIES`). */
+const POLYGLOT_JS_PACKAGES = 'jest@29.7.0 babel-jest@29.7.0 @exercism/babel-preset-javascript@0.7.0';
 
 const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
   bwrap: {
@@ -102,6 +109,19 @@ const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
     what: 'redis-server, for the BullMQ queue (the tests start their own on loopback)',
     install: 'apt-get install -y redis-server',
     problem: () => runs('redis-server', ['--version']),
+  },
+  cmake: {
+    what: 'CMake and a C++ compiler, for the C++ exercises of ratchet bench polyglot',
+    install: 'apt-get install -y cmake g++ make',
+    problem: () => runs('cmake', ['--version']) ?? runs('c++', ['--version']) ?? runs('make', ['--version']),
+  },
+  'polyglot-jest': {
+    what: "jest with Exercism's Babel preset, shared by the JavaScript exercises of ratchet bench polyglot",
+    install: `npm install --prefix "$HOME/.cache/ratchet-tools/polyglot-js" --no-audit --no-fund ${POLYGLOT_JS_PACKAGES}`,
+    problem: () =>
+      existsSync(join(homedir(), '.cache', 'ratchet-tools', 'polyglot-js', 'node_modules', '.bin', 'jest'))
+        ? null
+        : 'not installed in ~/.cache/ratchet-tools/polyglot-js',
   },
   claude: {
     what: 'the Claude Code CLI (the real binary, pinned)',

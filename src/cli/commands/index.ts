@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerBenchCommands } from './bench-commands.js';
 import type { CliSetup } from './cli-setup.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
@@ -43,4 +44,5 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerRepairNotesCommand,
   registerRefactorCommands,
   registerSolveCommands,
+  registerBenchCommands,
 ];
