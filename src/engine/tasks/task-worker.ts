@@ -130,6 +130,7 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
       repoRoot: clone,
       target: clone,
       isGit: true,
+      hidden: [],
       worktree: join(home, 'worktrees', runId),
       branch: payload.runBranch,
       baseBranch: null,
