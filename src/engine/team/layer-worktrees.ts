@@ -14,6 +14,7 @@ import type { ResolvedConfig } from '../../config/resolved.js';
 import { RatchetError } from '../../core/errors.js';
 import type { UnsafeEntry } from '../../core/unsafe-entry.js';
 import { Git } from '../../git/git.js';
+import { acquireRepoLock } from '../../git/repo-lock.js';
 import type { DiffStat } from '../../git/types.js';
 import { unsafeChanges, unsafeUncommitted } from '../../git/unsafe-entries.js';
 import type { ProcessRunner } from '../../process/types.js';
@@ -190,6 +191,8 @@ export async function setupLayer(target: TeamLayerTarget): Promise<LayerSetup> {
   const tasks = layerTasks(target);
   const git = new Git(target.repoRoot);
   await requireCommit(git, target.repoRoot);
+  // Branches and worktrees are made under the lock a run holds while it makes its own.
+  await using _lock = await acquireRepoLock(await git.commonDir(), { runId: `team-${target.iterationId}` });
   const branch = iterationBranch(target.iterationId);
   const worktree = iterationWorktree(target);
   await mkdir(iterationFolder(target), { recursive: true });
@@ -261,6 +264,7 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
   const tasks = layerTasks(options);
   const git = new Git(options.repoRoot);
   const base = await requireBase(git, options);
+  await using _lock = await acquireRepoLock(await git.commonDir(), { runId: `team-${options.iterationId}` });
   const worktree = iterationWorktree(options);
   if (!existsSync(worktree) || !(await isWorktreeOf(git, worktree)))
     throw new RatchetError('usage', `The iteration's worktree ${worktree} is gone.`, {
