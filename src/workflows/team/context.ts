@@ -47,7 +47,7 @@ export interface SessionPorts {
   /** The conversation so far; the engine reads it once and never writes it. */
   conversation: { readFull(): Promise<TeamMessage[]> };
   /** The model client a speaker uses (its `model`, else the provider's). */
-  modelFor(speaker: Speaker): ModelClient;
+  modelFor: (speaker: Speaker) => ModelClient;
   /** Null: agents get no file tools whatever the policy says (no workspace). */
   files: TeamFileTools | null;
   signal?: AbortSignal;

@@ -1,0 +1,190 @@
+/**
+ * Wiring shared by every front end (the CLI's commands, the TUI): the stores of the current
+ * iteration, the policy of its phase, the engine's ports, and the persistence of its events.
+ * Front ends iterate the events, call `persistEvent` for each, and render.
+ */
+import { join } from 'node:path';
+import type { ModelClient } from '../../core/model.js';
+import type { ProcessRunner } from '../../process/types.js';
+import { createCheckpointStore } from './checkpoints.js';
+import type { SessionPorts, Speaker, TeamContext } from './context.js';
+import { runSession } from './engine.js';
+import { countAgentTurns } from './history.js';
+import type { TeamEvent } from './events.js';
+import {
+  createApprovalStore,
+  createArtifactStore,
+  createConversationStore,
+  createDebugStore,
+  createIterationStore,
+} from './file-stores.js';
+import { createTeamFileTools } from './file-tools.js';
+import { groomingPolicy, iterationPolicy, type SessionPolicy } from './policy.js';
+import type {
+  ApprovalStore,
+  ArtifactStore,
+  CheckpointStore,
+  ConversationStore,
+  DebugStore,
+  IterationStore,
+  TeamStores,
+} from './stores.js';
+import { tasksSummary } from './transitions.js';
+import type { Iteration } from './types.js';
+import { recordedWorkspace } from './workspace.js';
+
+export interface IterationStores extends TeamStores {
+  iterations: IterationStore;
+  approvals: ApprovalStore;
+  artifacts: ArtifactStore;
+  checkpoints: CheckpointStore;
+}
+
+/** What a session needs from outside: models, a process runner for the file tools, a signal. */
+export interface SessionDependencies {
+  modelFor: (speaker: Speaker) => ModelClient;
+  runner: ProcessRunner;
+  signal?: AbortSignal;
+}
+
+export function iterationStores(ctx: TeamContext, iterationDir: string, iterationId: string): IterationStores {
+  const iterations = createIterationStore(ctx.teamDir);
+  return {
+    iterations,
+    conversation: createConversationStore(iterationDir),
+    debug: createDebugStore(iterationDir),
+    approvals: createApprovalStore(iterationDir),
+    artifacts: createArtifactStore(iterationDir),
+    checkpoints: createCheckpointStore(iterationDir, {
+      phase: async () => {
+        const { iteration } = await iterations.getCurrent();
+        return iteration.id === iterationId ? iteration.phase : 'unknown';
+      },
+    }),
+  };
+}
+
+/** Persists what an event carries: messages, debug entries, pending approvals. */
+export async function persistEvent(
+  stores: { conversation: ConversationStore; debug: DebugStore; approvals: ApprovalStore | null },
+  event: TeamEvent,
+): Promise<void> {
+  switch (event.type) {
+    case 'AppendMessage':
+      await stores.conversation.append(event.msg);
+      return;
+    case 'AppendDebug':
+      await stores.debug.append(event.entry);
+      return;
+    case 'ApprovalRequested':
+      await stores.approvals?.add(event.approval);
+      return;
+    case 'SessionStarted':
+    case 'KickoffInjected':
+    case 'AgentTurnStarted':
+    case 'AgentPassed':
+    case 'FileOperationLogged':
+    case 'CoachTurnStarted':
+    case 'ParallelRoundStarted':
+    case 'PhaseCompleteSignaled':
+    case 'CoachAskedPM':
+    case 'PauseForApprovals':
+    case 'SessionComplete':
+      // Carried by an AppendMessage of their own, or nothing to keep.
+      return;
+  }
+}
+
+export interface OpenedIterationSession {
+  iteration: Iteration;
+  dir: string;
+  stores: IterationStores;
+  policy: SessionPolicy;
+  events: AsyncGenerator<TeamEvent, void>;
+}
+
+/** The session of the current iteration in its current phase. */
+export async function openIterationSession(
+  ctx: TeamContext,
+  deps: SessionDependencies,
+): Promise<OpenedIterationSession> {
+  const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
+  const stores = iterationStores(ctx, dir, iteration.id);
+  const workspace = recordedWorkspace(iteration);
+  const tasks = await stores.artifacts.readTasks();
+  const existing = (await stores.approvals.list()).length;
+  let issued = 0;
+  const files =
+    workspace === null
+      ? null
+      : createTeamFileTools({
+          workspace: workspace.workspace,
+          access: ctx.config.file_access,
+          nextApprovalId: () => `a${existing + ++issued}`,
+          phase: iteration.phase,
+          runner: deps.runner,
+        });
+  const policy = iterationPolicy({
+    config: ctx.config,
+    iteration,
+    groomedSummary: await stores.artifacts.readGroomed(),
+    tasksSummary: tasks === null ? null : tasksSummary(tasks),
+    diffsSummary: null,
+    fileTools: files !== null,
+  });
+  const ports: SessionPorts = {
+    conversation: stores.conversation,
+    modelFor: deps.modelFor,
+    files,
+    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+  };
+  return { iteration, dir, stores, policy, events: runSession(ctx, policy, ports) };
+}
+
+/** `"Rate limiting for the API!"` -> `rate-limiting-for-the-api`. */
+export function slugOf(topic: string): string {
+  const slug = topic
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
+    .replace(/-+$/g, '');
+  return slug === '' ? 'topic' : slug;
+}
+
+/**
+ * A freeform grooming session under `.team/grooming/<slug>/` (no phases, files, approvals), for
+ * `maxTurns` more agent turns.
+ */
+export async function openGroomingSession(
+  ctx: TeamContext,
+  deps: SessionDependencies,
+  options: { topic: string; maxTurns: number; withCoach: boolean },
+): Promise<{ slug: string; dir: string; stores: TeamStores; events: AsyncGenerator<TeamEvent, void> }> {
+  const slug = slugOf(options.topic);
+  const dir = join(ctx.teamDir, 'grooming', slug);
+  const stores: TeamStores = {
+    conversation: createConversationStore(dir),
+    debug: createDebugStore(dir),
+    approvals: null,
+  };
+  const policy = groomingPolicy({
+    config: ctx.config,
+    slug,
+    topic: options.topic,
+    // Grooming the same topic again goes on from where it stopped: `maxTurns` more turns.
+    maxTurns:
+      countAgentTurns(
+        await stores.conversation.readFull(),
+        ctx.config.agents.map((agent) => agent.name),
+      ) + options.maxTurns,
+    withCoach: options.withCoach,
+  });
+  const ports: SessionPorts = {
+    conversation: stores.conversation,
+    modelFor: deps.modelFor,
+    files: null,
+    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+  };
+  return { slug, dir, stores, events: runSession(ctx, policy, ports) };
+}
