@@ -42,6 +42,6 @@ describe('team layers: which tasks make up a dependency layer', () => {
       expect(() => requireSafeId('task', id), id).toThrow(/cannot name a branch or a directory/);
     }
     expect(() => layersOf([{ id: '../../etc' }])).toThrow(/cannot name/);
-    expect(taskBranch('iter-1', { id: 'T1.v2', layer: 1 })).toBe('ratchet/team-iter-1-L1-T1.v2');
+    expect(taskBranch('ratchet/team-iter-1-ab', { id: 'T1.v2', layer: 1 })).toBe('ratchet/team-iter-1-ab-L1-T1.v2');
   });
 });

@@ -16,6 +16,8 @@ import { registerSolveCommands } from './solve-commands.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerTasksCommands } from './tasks-commands.js';
 import { registerTddCommand } from './tdd-command.js';
+import { registerTeamUiCommand } from './team-ui-command.js';
+import { registerTeamWorktreesCommands } from './team-worktrees-command.js';
 
 /** Adds a command (or a group of them) to the program. */
 type RegisterCommands = (program: Command, cli: CliSetup) => void;
@@ -41,4 +43,7 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerRepairNotesCommand,
   registerRefactorCommands,
   registerSolveCommands,
+  // After the team's own commands: these add theirs to the same `team` group.
+  registerTeamWorktreesCommands,
+  registerTeamUiCommand,
 ];

@@ -1,5 +1,8 @@
 import { RatchetError } from '../../core/errors.js';
+import { createArtifactStore, createIterationStore } from '../../workflows/team/file-stores.js';
+import { teamDirOf } from '../../workflows/team/setup.js';
 import type { ArtifactStore, IterationStore } from '../../workflows/team/stores.js';
+import { recordedWorkspace } from '../../workflows/team/workspace.js';
 import type { TeamLayerTarget } from './layer-worktrees.js';
 
 /** The stores `ratchet team worktrees` and the TUI read the iteration's layer through. */
@@ -9,21 +12,34 @@ export interface LayerStores {
   artifactsOf(dir: string): ArtifactStore;
 }
 
+/** The team's file stores of a repository (`.team/`), as every team command opens them. */
+export function teamLayerStores(repoRoot: string): LayerStores {
+  return { iterations: createIterationStore(teamDirOf(repoRoot)), artifactsOf: createArtifactStore };
+}
+
 /**
  * The current iteration's layer as its files hold it: `current_layer` (0 until a merge advances
  * it) and the tasks of `tasks.json`. Refuses an iteration without tasks: they come from planning.
  */
-export async function currentLayerTarget(
-  stores: LayerStores,
-  place: { repoRoot: string; home: string },
-): Promise<TeamLayerTarget> {
+export async function currentLayerTarget(stores: LayerStores, repoRoot: string): Promise<TeamLayerTarget> {
   const { iteration, dir } = await stores.iterations.getCurrent();
+  const workspace = recordedWorkspace(iteration);
+  if (workspace === null)
+    throw new RatchetError('usage', `Iteration ${iteration.id} has no workspace (its worktree and branch).`, {
+      hint: "An iteration gets one when it starts ('ratchet team run'); if its directory was removed, check its branch out there again with git worktree add.",
+    });
   const tasks = await stores.artifactsOf(dir).readTasks();
   if (tasks === null)
     throw new RatchetError('usage', `Iteration ${iteration.id} has no tasks.json yet.`, {
       hint: "Tasks come from planning: run 'ratchet team advance' at the end of the planning phase.",
     });
-  return { ...place, iterationId: iteration.id, layer: iteration.current_layer ?? 0, tasks };
+  return {
+    repoRoot,
+    iterationId: iteration.id,
+    iteration: { branch: workspace.branch, worktree: workspace.workspace },
+    layer: iteration.current_layer ?? 0,
+    tasks,
+  };
 }
 
 /** Records that the iteration's next layer starts (after a green `merge`). */

@@ -2,43 +2,41 @@
  * `ratchet team worktrees setup|review|merge`: the implementation phase's per-task worktrees for
  * the iteration's current dependency layer (seed 001, worktree management; R3's
  * `auto_commit_layer_worktrees`). Nothing here touches the user's checkout or branch: the
- * iteration has a branch of its own (`ratchet/team-<iteration>`) and a worktree under
- * `$RATCHET_HOME`, each task of a layer a branch and worktree started from the iteration's branch,
- * and `merge` merges the layer into the iteration's branch, verifies it, and only then says the
- * next layer may start. The user takes the iteration's branch into theirs with git when done.
+ * iteration works on a branch of its own in a worktree under `$RATCHET_HOME` (its workspace,
+ * made when the iteration starts); each task of a layer gets a branch and worktree beside it,
+ * started from the iteration's branch, and `merge` merges the layer into the iteration's branch,
+ * verifies it, and only then says the next layer may start. The user takes the iteration's
+ * branch into theirs with git when done.
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { RatchetError } from '../../core/errors.js';
-import type { UnsafeEntry } from '../../core/unsafe-entry.js';
+import { describeUnsafeEntries, type UnsafeEntry } from '../../core/unsafe-entry.js';
 import { Git } from '../../git/git.js';
 import { acquireRepoLock } from '../../git/repo-lock.js';
 import type { DiffStat } from '../../git/types.js';
 import { unsafeChanges, unsafeUncommitted } from '../../git/unsafe-entries.js';
 import type { ProcessRunner } from '../../process/types.js';
 import {
-  iterationBranch,
   layerBaseRef,
   layerCount,
-  requireSafeId,
   taskBranch,
   tasksOfLayer,
   type LayerTask,
   type LayerTaskInput,
 } from '../../workflows/team/layers/layer-plan.js';
-import { homeFolderOf } from '../project-folders.js';
-import { addRunWorktree, requireCommit, shareDependencies } from '../worktree-setup.js';
+import { addRunWorktree, shareDependencies } from '../worktree-setup.js';
 import { verifyLayer, type LayerVerification } from './layer-verifier.js';
 
 /** The iteration and layer the commands work on, as the team's stores hold them. */
 export interface TeamLayerTarget {
   /** The user's repository (its root). */
   repoRoot: string;
-  /** `$RATCHET_HOME`: the worktrees live under it. */
-  home: string;
   iterationId: string;
+  /** The iteration's workspace: its branch and the worktree it is checked out in. */
+  iteration: { branch: string; worktree: string };
   /** The iteration's `current_layer`. */
   layer: number;
   /** The iteration's `tasks.json`. */
@@ -106,33 +104,22 @@ export interface LayerMergeOptions extends TeamLayerTarget {
   signal?: AbortSignal;
 }
 
-/**
- * `$RATCHET_HOME/worktrees/<repo>-<hash>/team-<iteration>/`: one folder per repository (two
- * repositories may both have an `iter-1`), the iteration's worktree and its tasks' inside.
- */
-function iterationFolder(target: TeamLayerTarget): string {
-  return join(
-    homeFolderOf(target.home, 'worktrees', target.repoRoot),
-    `team-${requireSafeId('iteration', target.iterationId)}`,
-  );
+/** `<workspace>-tasks/`: beside the iteration's worktree, so as unique as it is. */
+function tasksFolder(target: TeamLayerTarget): string {
+  return `${resolve(target.iteration.worktree)}-tasks`;
 }
 
 function spaceOf(target: TeamLayerTarget, task: LayerTask): LayerTaskSpace {
   return {
     id: task.id,
-    branch: taskBranch(target.iterationId, task),
-    worktree: join(iterationFolder(target), `L${task.layer}-${task.id}`),
+    branch: taskBranch(target.iteration.branch, task),
+    worktree: join(tasksFolder(target), `L${task.layer}-${task.id}`),
   };
 }
 
 /** The worktrees of the layer's tasks, whether made yet or not (the implementation phase's agents work in them). */
 export function layerTaskSpaces(target: TeamLayerTarget): LayerTaskSpace[] {
   return layerTasks(target).map((task) => spaceOf(target, task));
-}
-
-/** The iteration's worktree, where the layers are merged and verified. */
-export function iterationWorktree(target: TeamLayerTarget): string {
-  return join(iterationFolder(target), 'iteration');
 }
 
 function layerTasks(target: TeamLayerTarget): LayerTask[] {
@@ -150,7 +137,7 @@ function layerTasks(target: TeamLayerTarget): LayerTask[] {
       hint:
         count === 0
           ? "Tasks come from planning: run 'ratchet team advance' at the end of the planning phase."
-          : `Its branch ${iterationBranch(target.iterationId)} holds the merged work: merge it into yours with git.`,
+          : `Its branch ${target.iteration.branch} holds the merged work: merge it into yours with git.`,
     },
   );
 }
@@ -181,29 +168,55 @@ async function ensureWorktree(
   return 'created';
 }
 
+/** The iteration's worktree, refused when it is gone (the iteration's branch is then all there is). */
+async function requireIterationWorktree(git: Git, target: TeamLayerTarget): Promise<Git> {
+  const { worktree, branch } = target.iteration;
+  if (existsSync(worktree) && (await isWorktreeOf(git, worktree))) return new Git(worktree);
+  throw new RatchetError('usage', `The iteration's workspace ${worktree} (branch ${branch}) is gone.`, {
+    hint: `Check the branch out there again: git worktree add ${worktree} ${branch}`,
+  });
+}
+
 /**
- * Creates the iteration's branch (at the checkout's HEAD, the first time) and worktree, records
- * the layer's base (the iteration's branch as it is now, the first time), and one branch and
- * worktree per task of the layer from that base, with the checkout's dependency folders shared
- * in. Running it again makes only what is missing (a removed worktree comes back on its branch).
+ * Commits what the team wrote in `git`'s worktree and did not commit, refusing what no branch
+ * may hold (links leading outside, nested repositories, gitlinks): the entries, else null.
+ */
+async function commitPending(git: Git, message: string): Promise<UnsafeEntry[] | null> {
+  if (!(await git.hasChanges())) return null;
+  const unsafe = await unsafeUncommitted(git);
+  if (unsafe.length > 0) return unsafe;
+  await git.commitAll(message);
+  return null;
+}
+
+/**
+ * Records the layer's base (the iteration's branch as it is now, the first time, with what the
+ * team wrote there committed), then makes one branch and worktree per task of the layer from
+ * that base, with the checkout's dependency folders shared in. Running it again makes only what
+ * is missing (a removed worktree comes back on its branch).
  */
 export async function setupLayer(target: TeamLayerTarget): Promise<LayerSetup> {
   const tasks = layerTasks(target);
   const git = new Git(target.repoRoot);
-  await requireCommit(git, target.repoRoot);
   // Branches and worktrees are made under the lock a run holds while it makes its own.
   await using _lock = await acquireRepoLock(await git.commonDir(), { runId: `team-${target.iterationId}` });
-  const branch = iterationBranch(target.iterationId);
-  const worktree = iterationWorktree(target);
-  await mkdir(iterationFolder(target), { recursive: true });
-  await ensureWorktree(git, worktree, branch, await git.head());
-  await shareDependencies(target.repoRoot, worktree, new Git(worktree));
-  const baseRef = layerBaseRef(target.iterationId, target.layer);
+  const iteration = await requireIterationWorktree(git, target);
+  const baseRef = layerBaseRef(target.iteration.branch, target.layer);
   let base = await git.revParse(baseRef);
   if (base === null) {
-    base = await new Git(worktree).head();
+    const unsafe = await commitPending(iteration, `team: ${target.iterationId} before layer ${target.layer}`);
+    if (unsafe !== null)
+      throw new RatchetError(
+        'usage',
+        `The iteration's workspace holds what no branch may take in:\n${describeUnsafeEntries(unsafe)}`,
+        {
+          hint: `Remove them from ${target.iteration.worktree}, then run setup again.`,
+        },
+      );
+    base = await iteration.head();
     await git.updateRef(baseRef, base);
   }
+  await mkdir(tasksFolder(target), { recursive: true });
   const made: LayerSetup['tasks'] = [];
   for (const task of tasks) {
     const space = spaceOf(target, task);
@@ -211,11 +224,11 @@ export async function setupLayer(target: TeamLayerTarget): Promise<LayerSetup> {
     await shareDependencies(target.repoRoot, space.worktree, new Git(space.worktree));
     made.push({ ...space, made: how });
   }
-  return { iterationBranch: branch, iterationWorktree: worktree, base, tasks: made };
+  return { iterationBranch: target.iteration.branch, iterationWorktree: target.iteration.worktree, base, tasks: made };
 }
 
 async function requireBase(git: Git, target: TeamLayerTarget): Promise<string> {
-  const base = await git.revParse(layerBaseRef(target.iterationId, target.layer));
+  const base = await git.revParse(layerBaseRef(target.iteration.branch, target.layer));
   if (base !== null) return base;
   throw new RatchetError('usage', `Layer ${target.layer} of iteration ${target.iterationId} has no worktrees yet.`, {
     hint: "Run 'ratchet team worktrees setup' first.",
@@ -227,7 +240,7 @@ export async function reviewLayer(target: TeamLayerTarget): Promise<LayerReview>
   const tasks = layerTasks(target);
   const git = new Git(target.repoRoot);
   const base = await requireBase(git, target);
-  const branch = iterationBranch(target.iterationId);
+  const branch = target.iteration.branch;
   const reviews: LayerTaskReview[] = [];
   for (const task of tasks) {
     const space = spaceOf(target, task);
@@ -265,16 +278,10 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
   const git = new Git(options.repoRoot);
   const base = await requireBase(git, options);
   await using _lock = await acquireRepoLock(await git.commonDir(), { runId: `team-${options.iterationId}` });
-  const worktree = iterationWorktree(options);
-  if (!existsSync(worktree) || !(await isWorktreeOf(git, worktree)))
-    throw new RatchetError('usage', `The iteration's worktree ${worktree} is gone.`, {
-      hint: "Run 'ratchet team worktrees setup' again: it checks the iteration's branch out again.",
-    });
-  const iteration = new Git(worktree);
-  if (await iteration.hasChanges())
-    throw new RatchetError('usage', `The iteration's worktree ${worktree} has uncommitted changes.`, {
-      hint: 'Commit or discard them there first: merge starts from a clean iteration branch.',
-    });
+  const iteration = await requireIterationWorktree(git, options);
+  const worktree = options.iteration.worktree;
+  const pending = await commitPending(iteration, `team: ${options.iterationId} during layer ${options.layer}`);
+  if (pending !== null) return { outcome: 'unsafe', task: '(the iteration workspace)', entries: pending };
   const spaces = tasks.map((task) => spaceOf(options, task));
   for (const space of spaces) {
     if (!(await git.branchExists(space.branch)))
@@ -282,11 +289,11 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
         hint: "Run 'ratchet team worktrees setup' first.",
       });
     if (!existsSync(space.worktree)) continue;
-    const taskGit = new Git(space.worktree);
-    if (!(await taskGit.hasChanges())) continue;
-    const unsafe = await unsafeUncommitted(taskGit);
-    if (unsafe.length > 0) return { outcome: 'unsafe', task: space.id, entries: unsafe };
-    await taskGit.commitAll(`team: ${space.id} (layer ${options.layer}), committed by merge`);
+    const unsafe = await commitPending(
+      new Git(space.worktree),
+      `team: ${space.id} (layer ${options.layer}), committed by merge`,
+    );
+    if (unsafe !== null) return { outcome: 'unsafe', task: space.id, entries: unsafe };
   }
   const before = await iteration.head();
   const merged: string[] = [];
@@ -317,7 +324,7 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
       config: options.config,
       runner: options.runner,
       env: options.env,
-      sandboxId: `team-${options.iterationId}`,
+      sandboxId: `team-${options.iterationId}-layer-${options.layer}`,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
   } catch (error) {

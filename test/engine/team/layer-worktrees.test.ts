@@ -6,18 +6,13 @@ import { loadConfig } from '../../../src/config/load.js';
 import type { ResolvedConfig } from '../../../src/config/resolved.js';
 import { Git } from '../../../src/git/git.js';
 import { createProcessRunner } from '../../../src/process/runner.js';
-import {
-  iterationWorktree,
-  mergeLayer,
-  reviewLayer,
-  setupLayer,
-  type TeamLayerTarget,
-} from '../../../src/engine/team/layer-worktrees.js';
+import { mergeLayer, reviewLayer, setupLayer, type TeamLayerTarget } from '../../../src/engine/team/layer-worktrees.js';
 import type { LayerTaskInput } from '../../../src/workflows/team/layers/layer-plan.js';
 import { sandboxForThisMachine } from '../../support/sandbox-for-this-machine.js';
 import { createTempRepo, type TempRepo } from '../../support/temp-repo.js';
 
 const sandbox = sandboxForThisMachine();
+const BRANCH = 'ratchet/team-iter-1-0a1b2c3d';
 
 /** Layer 0: add and mul, each on its own; layer 1: calc, which needs both. */
 const TASKS: LayerTaskInput[] = [
@@ -56,7 +51,16 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
     repo = await createTempRepo({ files: FILES });
     const home = repo.path('home', '.ratchet');
     config = await loadConfig({ repoRoot: repo.dir, env: { RATCHET_HOME: home }, flags: sandbox.configFlags });
-    target = (layer) => ({ repoRoot: repo.dir, home, iterationId: 'iter-1', layer, tasks: TASKS });
+    // The iteration's workspace, as 'team run' makes it: its own branch in a worktree under the home.
+    const worktree = join(home, 'worktrees', 'team-iter-1-0a1b2c3d');
+    await repo.git.addWorktree(worktree, BRANCH, 'HEAD');
+    target = (layer) => ({
+      repoRoot: repo.dir,
+      iterationId: 'iter-1',
+      iteration: { branch: BRANCH, worktree },
+      layer,
+      tasks: TASKS,
+    });
   });
   afterEach(async () => {
     await repo.cleanup();
@@ -64,11 +68,14 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
 
   it('implements two layers: each starts from the merged result of the one before, and the checkout never changes', async () => {
     const mainBefore = repo.run('rev-parse', 'main');
+    // What the team wrote in the iteration's workspace in earlier phases, not committed yet.
+    await writeIn(target(0).iteration.worktree, { 'docs/plan.md': '# plan\n' });
     const setup = await setupLayer(target(0));
-    expect(setup.base).toBe(mainBefore);
+    expect(repo.run('rev-parse', `${setup.base}^`)).toBe(mainBefore);
+    expect(repo.run('show', `${setup.base}:docs/plan.md`)).toBe('# plan');
     expect(setup.tasks.map((task) => [task.id, task.branch, task.made])).toEqual([
-      ['T1-add', 'ratchet/team-iter-1-L0-T1-add', 'created'],
-      ['T2-mul', 'ratchet/team-iter-1-L0-T2-mul', 'created'],
+      ['T1-add', `${BRANCH}-L0-T1-add`, 'created'],
+      ['T2-mul', `${BRANCH}-L0-T2-mul`, 'created'],
     ]);
     const [add, mul] = setup.tasks;
     if (add === undefined || mul === undefined) throw new Error('two tasks expected');
@@ -100,12 +107,12 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
     expect(first).toMatchObject({ merged: ['T1-add', 'T2-mul'], nextLayer: 1, done: false });
     expect(first.verification.decision.accepted).toBe(true);
     expect(first.verification.commands[0]).toBe('npm test');
-    expect(repo.run('ls-tree', '-r', '--name-only', 'ratchet/team-iter-1').split('\n')).toEqual(
+    expect(repo.run('ls-tree', '-r', '--name-only', BRANCH).split('\n')).toEqual(
       expect.arrayContaining(['src/add.js', 'src/mul.js']),
     );
     // The worktrees of the merged layer are gone, their branches stay.
     expect(existsSync(add.worktree)).toBe(false);
-    expect(repo.run('branch', '--list', 'ratchet/team-iter-1-L0-*').split('\n')).toHaveLength(2);
+    expect(repo.run('branch', '--list', `${BRANCH}-L0-*`).split('\n')).toHaveLength(2);
     expect((await reviewLayer(target(0))).tasks.map((task) => task.status)).toEqual(['merged', 'merged']);
 
     const second = await setupLayer(target(1));
@@ -139,14 +146,14 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
       });
       await new Git(task.worktree).commitAll(`edit ${task.id}`);
     }
-    const before = repo.run('rev-parse', 'ratchet/team-iter-1');
-    const tipB = repo.run('rev-parse', 'ratchet/team-iter-1-L0-B');
+    const before = repo.run('rev-parse', BRANCH);
+    const tipB = repo.run('rev-parse', `${BRANCH}-L0-B`);
     const result = await mergeLayer({ ...conflicting(0), config, runner: createProcessRunner(), env: process.env });
     expect(result).toMatchObject({ outcome: 'conflict', task: 'B', files: ['test/base.test.js'] });
     // A was merged before B conflicted: that is undone too, so the layer merges all or nothing.
-    expect(repo.run('rev-parse', 'ratchet/team-iter-1')).toBe(before);
-    expect(repo.run('rev-parse', 'ratchet/team-iter-1-L0-B')).toBe(tipB);
-    expect(await new Git(iterationWorktree(conflicting(0))).hasChanges()).toBe(false);
+    expect(repo.run('rev-parse', BRANCH)).toBe(before);
+    expect(repo.run('rev-parse', `${BRANCH}-L0-B`)).toBe(tipB);
+    expect(await new Git(conflicting(0).iteration.worktree).hasChanges()).toBe(false);
     expect(setup.tasks.every((task) => existsSync(task.worktree))).toBe(true);
   });
 
@@ -158,18 +165,18 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
       add.worktree,
       moduleAndTest('add', 'export const add = (a, b) => a - b;\n', 'assert.equal(m.add(2, 3), 5);'),
     );
-    const before = repo.run('rev-parse', 'ratchet/team-iter-1');
+    const before = repo.run('rev-parse', BRANCH);
     const result = await merge(0);
     expect(result.outcome).toBe('red');
     if (result.outcome !== 'red') throw new Error('unreachable');
     expect(result.verification.decision.accepted).toBe(false);
     if (result.verification.decision.accepted) throw new Error('unreachable');
     expect(result.verification.decision.feedback).toContain('add');
-    expect(repo.run('rev-parse', 'ratchet/team-iter-1')).toBe(before);
+    expect(repo.run('rev-parse', BRANCH)).toBe(before);
     // The task's work was committed on its branch and is still there, as is its worktree.
-    expect(repo.run('show', 'ratchet/team-iter-1-L0-T1-add:src/add.js')).toContain('a - b');
+    expect(repo.run('show', `${BRANCH}-L0-T1-add:src/add.js`)).toContain('a - b');
     expect(existsSync(add.worktree)).toBe(true);
-    expect(await new Git(iterationWorktree(target(0))).hasChanges()).toBe(false);
+    expect(await new Git(target(0).iteration.worktree).hasChanges()).toBe(false);
   });
 
   it('a task worktree holding a link that leads outside the repository is refused before anything merges', async () => {
@@ -177,15 +184,15 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
     const [add] = setup.tasks;
     if (add === undefined) throw new Error('task expected');
     await symlink(repo.path('home'), join(add.worktree, 'escape'));
-    const before = repo.run('rev-parse', 'ratchet/team-iter-1');
+    const before = repo.run('rev-parse', BRANCH);
     const result = await merge(0);
     expect(result).toMatchObject({
       outcome: 'unsafe',
       task: 'T1-add',
       entries: [{ kind: 'link-outside', path: 'escape' }],
     });
-    expect(repo.run('rev-parse', 'ratchet/team-iter-1')).toBe(before);
-    expect(repo.run('rev-parse', 'ratchet/team-iter-1-L0-T1-add')).toBe(before);
+    expect(repo.run('rev-parse', BRANCH)).toBe(before);
+    expect(repo.run('rev-parse', `${BRANCH}-L0-T1-add`)).toBe(before);
   });
 
   it('refuses review and merge before setup, and a layer past the last one', async () => {

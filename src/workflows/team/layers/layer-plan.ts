@@ -89,17 +89,15 @@ export function layerCount(tasks: readonly LayerTaskInput[]): number {
   return Math.max(-1, ...layersOf(tasks).map((task) => task.layer)) + 1;
 }
 
-/** The iteration's branch, which each layer's task branches are merged into. */
-export function iterationBranch(iterationId: string): string {
-  return `ratchet/team-${requireSafeId('iteration', iterationId)}`;
+/** A task's branch in a layer: beside the iteration's (`<iteration branch>-L<layer>-<task>`). */
+export function taskBranch(iterationBranch: string, task: LayerTask): string {
+  return `${iterationBranch}-L${task.layer}-${requireSafeId('task', task.id)}`;
 }
 
-/** A task's branch in a layer: beside the iteration's, named after both. */
-export function taskBranch(iterationId: string, task: LayerTask): string {
-  return `${iterationBranch(iterationId)}-L${task.layer}-${requireSafeId('task', task.id)}`;
-}
-
-/** The ref that records the commit a layer's task branches started from (what `review` diffs against). */
-export function layerBaseRef(iterationId: string, layer: number): string {
-  return `refs/ratchet-team/${requireSafeId('iteration', iterationId)}/layer-${layer}-base`;
+/**
+ * The ref that records the commit a layer's task branches started from (what `review` diffs
+ * against): outside `refs/heads/`, so no one takes it for a branch.
+ */
+export function layerBaseRef(iterationBranch: string, layer: number): string {
+  return `refs/ratchet-team/${iterationBranch}/layer-${layer}-base`;
 }

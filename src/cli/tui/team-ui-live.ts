@@ -1,0 +1,152 @@
+/**
+ * The TUI's ports over the real thing: the team's file stores, the engine's sessions and
+ * transitions, and the layer worktrees, wired as the CLI's team commands wire them (each event
+ * persisted with `persistEvent` before the TUI sees it; a checkpoint after each session and
+ * phase change).
+ */
+import { resolve } from 'node:path';
+import { createModelPool } from '../../agent/models/model-factory.js';
+import { packageRoot } from '../../config/prompts.js';
+import { RatchetError } from '../../core/errors.js';
+import type { ModelClient } from '../../core/model.js';
+import { systemClock } from '../../engine/effects.js';
+import { advanceLayer, currentLayerTarget, teamLayerStores } from '../../engine/team/layer-state.js';
+import { mergeLayer, reviewLayer, setupLayer } from '../../engine/team/layer-worktrees.js';
+import { withRetry } from '../../llm/retry.js';
+import { createProcessRunner } from '../../process/runner.js';
+import { advanceIteration } from '../../workflows/team/advance.js';
+import { approveWrite, denyWrite } from '../../workflows/team/approvals.js';
+import type { Speaker, TeamContext } from '../../workflows/team/context.js';
+import type { TeamEvent } from '../../workflows/team/events.js';
+import { createIterationStore } from '../../workflows/team/file-stores.js';
+import { iterationStores, openIterationSession, persistEvent } from '../../workflows/team/iteration-session.js';
+import { loadTeamContext } from '../../workflows/team/setup.js';
+import { PM_SENDER, type TeamMessage } from '../../workflows/team/types.js';
+import { configFor, type ProviderFlags } from '../context.js';
+import type { TeamUiPorts } from './team-ui-ports.js';
+
+export interface LiveTeamUiOptions {
+  repoRoot: string;
+  flags: ProviderFlags & { record?: string };
+  /** Aborted when the TUI quits: a session or a verifier still running stops. */
+  signal: AbortSignal;
+}
+
+async function currentIteration(ctx: TeamContext) {
+  const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
+  return { iteration, stores: iterationStores(ctx, dir, iteration.id) };
+}
+
+/** The TUI's ports for the repository's team (refuses a repository without `.team/`). */
+export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise<TeamUiPorts> {
+  const { repoRoot, flags, signal } = options;
+  const ctx = await loadTeamContext({ projectRoot: repoRoot, packageRoot: packageRoot() });
+  const runner = createProcessRunner();
+  let models: ((speaker: Speaker) => ModelClient) | undefined;
+  /** Made on the first model call, so the TUI opens (and shows the log) without a provider set up. */
+  const modelFor = async (): Promise<(speaker: Speaker) => ModelClient> => {
+    if (models !== undefined) return models;
+    const config = await configFor(repoRoot, flags);
+    if (config.provider.name === 'claude-code')
+      throw new RatchetError('usage', '`ratchet team` needs an API provider; claude-code is an agent runtime.', {
+        hint: 'Use --provider anthropic (or openai, openai-compatible, ollama, replay).',
+      });
+    const pool = createModelPool({
+      config,
+      env: process.env,
+      ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
+    });
+    models = (speaker) =>
+      withRetry(pool.clientFor(speaker.model ?? config.provider.model), {
+        maxRetries: config.provider.maxRetries,
+        sleep: (ms, sleepSignal) => systemClock.sleep(ms, sleepSignal),
+      });
+    return models;
+  };
+  const layerTarget = () => currentLayerTarget(teamLayerStores(repoRoot), repoRoot);
+
+  return {
+    async snapshot() {
+      const { iteration, stores } = await currentIteration(ctx);
+      return {
+        iterationId: iteration.id,
+        description: iteration.description,
+        phase: iteration.phase,
+        maxTurns: iteration.max_turns,
+        currentLayer: iteration.current_layer ?? null,
+        messages: await stores.conversation.readFull(),
+        approvals: await stores.approvals.pending(),
+      };
+    },
+
+    async *converse(answer): AsyncGenerator<TeamEvent> {
+      const { iteration, stores } = await currentIteration(ctx);
+      const pending = await stores.approvals.pending();
+      if (pending.length > 0)
+        throw new RatchetError('usage', `${pending.length} write(s) still wait for approval.`, {
+          hint: 'Approve (a) or deny (d) each one first.',
+        });
+      if (answer !== null) {
+        const msg: TeamMessage = { from: PM_SENDER, iteration: iteration.id, content: answer };
+        await stores.conversation.append(msg);
+        yield { type: 'AppendMessage', msg };
+      }
+      const opened = await openIterationSession(ctx, { modelFor: await modelFor(), runner, signal });
+      for await (const event of opened.events) {
+        await persistEvent(opened.stores, event);
+        yield event;
+      }
+      await opened.stores.checkpoints.create(`after a ${opened.iteration.phase} session`);
+    },
+
+    async approve(id) {
+      const { iteration, stores } = await currentIteration(ctx);
+      const decision = await approveWrite(ctx, { iteration, stores, id, runner });
+      if (decision.writeError !== null)
+        throw new RatchetError(
+          'usage',
+          `Approved, but ${decision.approval.path} could not be written: ${decision.writeError}`,
+        );
+    },
+
+    async deny(id, reason) {
+      const { iteration, stores } = await currentIteration(ctx);
+      await denyWrite({ iteration, stores, id, reason: reason ?? undefined });
+    },
+
+    async advance() {
+      const result = await advanceIteration(ctx, { modelFor: await modelFor(), signal });
+      const { stores } = await currentIteration(ctx);
+      await stores.checkpoints.create(`entering ${result.to}`);
+      const layers = new Map<number, string[]>();
+      for (const task of result.from === 'planning' ? (result.tasks ?? []) : [])
+        layers.set(task.layer ?? 0, [...(layers.get(task.layer ?? 0) ?? []), task.id]);
+      return [
+        ...result.written.map((file) => `Wrote ${file}`),
+        ...result.problems.map(
+          (problem) =>
+            `Could not extract ${problem.artifact}: ${problem.problem} (the reply is kept in ${problem.rawFile}).`,
+        ),
+        ...[...layers].sort((a, b) => a[0] - b[0]).map(([layer, ids]) => `  layer ${layer}: ${ids.join(', ')}`),
+        `Phase: ${result.from} -> ${result.to}`,
+      ];
+    },
+
+    async setupLayer() {
+      return setupLayer(await layerTarget());
+    },
+
+    async reviewLayer() {
+      return reviewLayer(await layerTarget());
+    },
+
+    async mergeLayer() {
+      const target = await layerTarget();
+      const config = await configFor(repoRoot, flags);
+      const result = await mergeLayer({ ...target, config, runner, env: process.env, signal });
+      if (result.outcome === 'merged')
+        await advanceLayer(teamLayerStores(repoRoot), target.iterationId, result.nextLayer);
+      return result;
+    },
+  };
+}
