@@ -85,14 +85,21 @@ export function TeamApp({ ports, size }: TeamAppProps) {
   /**
    * Runs one action after those before it (a key pressed while the conversation still runs waits
    * for it rather than being lost), its failure shown rather than thrown; then reloads the
-   * iteration from its files, which the action changed through the stores.
+   * iteration from its files, which the action changed through the stores. What the action says
+   * (its notice) shows only after that reload, so that a key pressed on reading it acts on the
+   * state it describes (approving one write, then denying the next).
    */
   const act = useCallback(
     (what: string, body: (send: (action: Action) => void) => Promise<void>): void => {
       queue.current = queue.current.then(async () => {
         try {
-          await body(dispatch);
+          const said: Action[] = [];
+          await body((action) => {
+            if (action.type === 'notice' && action.lines.length > 0) said.push(action);
+            else dispatch(action);
+          });
           await reload();
+          for (const action of said) dispatch(action);
         } catch (error) {
           const failure = toRatchetError(error);
           dispatch({ type: 'status', status: { kind: 'failed', message: `${what}: ${failure.message}` } });
@@ -121,18 +128,28 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     const { mode } = now;
     if (mode.kind === 'answer' || mode.kind === 'deny') {
       if (key.escape) return dispatch({ type: 'mode', mode: { kind: 'conversation' } });
-      if (key.return) {
-        const text = mode.text.trim();
+      /** Sends the text typed so far (read from `latest`: the keys of this same chunk included). */
+      const submit = (): void => {
+        const typing = latest.current.mode;
+        if (typing.kind !== 'answer' && typing.kind !== 'deny') return;
+        const text = typing.text.trim();
         dispatch({ type: 'mode', mode: { kind: 'conversation' } });
-        if (mode.kind === 'answer') return converse(text === '' ? null : text);
-        const id = mode.approvalId;
-        return act('Deny', async (send) => {
+        if (typing.kind === 'answer') return converse(text === '' ? null : text);
+        const id = typing.approvalId;
+        act('Deny', async (send) => {
           await ports.deny(id, text === '' ? null : text);
           send({ type: 'notice', lines: [`Denied ${id}.`] });
         });
-      }
+      };
+      if (key.return) return submit();
+      if (key.backspace || key.delete) return dispatch({ type: 'type', input: null });
+      // Keys that arrive together (a paste, or text and Enter typed fast) come as one chunk: the
+      // text up to a line break is typed, and the break sends it.
+      const [line = '', ...after] = input.split(/\r\n|\r|\n/);
       // Through the reducer: keys that arrive before the next render each see the text before them.
-      return dispatch({ type: 'type', input: key.backspace || key.delete ? null : stripControl(input) });
+      dispatch({ type: 'type', input: stripControl(line) });
+      if (after.length > 0) submit();
+      return;
     }
     if (mode.kind === 'review') {
       const review = mode.review;

@@ -209,7 +209,8 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
     expect(await shows('Pending approvals (1)')).toMatch(/▸ a2 {2}agent-2 → \.github\/workflows\/ci\.yml/);
     await press('d');
     await shows('Why deny a2?');
-    await press(...'no CI changes'.split(''), '\r');
+    // Pasted with its Enter in one chunk, as a terminal may deliver it.
+    await press('no CI changes\r');
     await shows('Denied a2.');
     expect(calls).toEqual(['converse -', 'approve a1', 'deny a2 no CI changes']);
     expect(app.lastFrame()).not.toContain('Pending approvals');
