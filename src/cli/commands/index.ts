@@ -16,6 +16,7 @@ import { registerSolveCommands } from './solve-commands.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerTasksCommands } from './tasks-commands.js';
 import { registerTddCommand } from './tdd-command.js';
+import { registerTeamCommands } from './team-commands.js';
 
 /** Adds a command (or a group of them) to the program. */
 type RegisterCommands = (program: Command, cli: CliSetup) => void;
@@ -41,4 +42,5 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerRepairNotesCommand,
   registerRefactorCommands,
   registerSolveCommands,
+  registerTeamCommands,
 ];
