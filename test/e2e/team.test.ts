@@ -7,6 +7,7 @@ import { describeResult, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTeamBrain, type TeamBrain } from '../support/team-brain.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+import { teamDirOf } from '../../src/workflows/team/setup.js';
 
 const say = (text: string) => ({ say: text });
 const write = (file_path: string, content: string, text: string) => [
@@ -65,13 +66,13 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     expect(result.exitCode, describeResult(result)).toBe(0);
     return result;
   };
-  const iterationDir = () => join(repo.dir, '.team', 'iterations', 'iter-1');
+  const iterationDir = () => join(teamDirOf(repo.dir), 'iterations', 'iter-1');
   const iterationJson = async () =>
     JSON.parse(await readFile(join(iterationDir(), 'iteration.json'), 'utf8')) as Record<string, unknown>;
 
   it('takes three agents and a coach from refinement to implementation with approvals, ask_pm and two task layers', async () => {
     await plain('init', '--agents', '3');
-    const teamFile = join(repo.dir, '.team', 'team.json');
+    const teamFile = join(teamDirOf(repo.dir), 'team.json');
     const config = JSON.parse(await readFile(teamFile, 'utf8')) as { file_access: Record<string, unknown> };
     config.file_access.writable_paths = ['docs/**'];
     await writeFile(teamFile, JSON.stringify(config));
@@ -205,9 +206,9 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     expect(again.stderr).toContain('already set up');
     const result = await team('groom', 'Caching strategy', '--max-turns', '2');
     expect(result.stdout).toContain('agent-2');
-    const log = await readFile(join(repo.dir, '.team', 'grooming', 'caching-strategy', 'conversation.jsonl'), 'utf8');
+    const log = await readFile(join(teamDirOf(repo.dir), 'grooming', 'caching-strategy', 'conversation.jsonl'), 'utf8');
     expect(log.trim().split('\n')).toHaveLength(2);
     expect(brain.seen.has('coach')).toBe(false);
-    expect(existsSync(join(repo.dir, '.team', 'iterations.json'))).toBe(false);
+    expect(existsSync(join(teamDirOf(repo.dir), 'iterations.json'))).toBe(false);
   });
 });

@@ -26,7 +26,7 @@ export function teamContext(overrides: Partial<TeamConfig> = {}, agents = 3): Te
 export type Scripts = Record<string, FakeStep[]>;
 
 /** One FakeModelClient per speaker, so tests can read what each was sent. */
-export function speakers(scripts: Scripts): {
+function speakers(scripts: Scripts): {
   clients: Map<string, FakeModelClient>;
   modelFor: (speaker: Speaker) => FakeModelClient;
 } {
