@@ -16,6 +16,7 @@ import { registerSolveCommands } from './solve-commands.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerTasksCommands } from './tasks-commands.js';
 import { registerTddCommand } from './tdd-command.js';
+import { registerTeamCommands } from './team-commands.js';
 import { registerTeamUiCommand } from './team-ui-command.js';
 import { registerTeamWorktreesCommands } from './team-worktrees-command.js';
 
@@ -43,6 +44,7 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerRepairNotesCommand,
   registerRefactorCommands,
   registerSolveCommands,
+  registerTeamCommands,
   // After the team's own commands: these add theirs to the same `team` group.
   registerTeamWorktreesCommands,
   registerTeamUiCommand,

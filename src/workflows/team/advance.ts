@@ -30,7 +30,7 @@ import {
 } from './transitions.js';
 import { nextPhase, type Iteration, type Phase, type TeamMessage, type TeamTask } from './types.js';
 
-export interface AdvanceProblem {
+interface AdvanceProblem {
   /** What could not be extracted. */
   artifact: string;
   problem: string;

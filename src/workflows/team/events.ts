@@ -3,14 +3,15 @@
  * storage-agnostic: the engine never prints and never writes its conversation; a handler (the
  * CLI's, the TUI's) persists `AppendMessage`, `AppendDebug` and `ApprovalRequested` through the
  * stores and renders whatever it likes. A handler must handle every event type (switch on
- * `type` with an exhaustive check), or it silently loses data.
+ * `type` with an exhaustive check), or it silently loses data. One event: `Extract<TeamEvent,
+ * { type: 'AppendMessage' }>`.
  *
  * The session stops after `PauseForApprovals`, `CoachAskedPM`, `PhaseCompleteSignaled` (when the
  * policy stops on them) and `SessionComplete`: each is the generator's last event.
  */
 import type { Phase, TeamMessage, Approval } from './types.js';
 
-export interface SessionStarted {
+interface SessionStarted {
   type: 'SessionStarted';
   /** The iteration id, or the grooming session's slug. */
   sessionId: string;
@@ -28,12 +29,12 @@ export interface SessionStarted {
 }
 
 /** The phase's opening system message (policy `injectKickoff`, first turn of a phase only). */
-export interface KickoffInjected {
+interface KickoffInjected {
   type: 'KickoffInjected';
   msg: TeamMessage;
 }
 
-export interface AgentTurnStarted {
+interface AgentTurnStarted {
   type: 'AgentTurnStarted';
   agentName: string;
   /** 0-based agent turn number in the history in scope. */
@@ -41,13 +42,13 @@ export interface AgentTurnStarted {
 }
 
 /** A message to append to the conversation log (and show). */
-export interface AppendMessage {
+interface AppendMessage {
   type: 'AppendMessage';
   msg: TeamMessage;
 }
 
 /** An entry for the debug log: every model request and response, tool calls and results. */
-export interface AppendDebug {
+interface AppendDebug {
   type: 'AppendDebug';
   entry: DebugEntry;
 }
@@ -66,7 +67,7 @@ export type DebugEntry =
   | { kind: 'tool-call'; speaker: string; tool: string; input: unknown; output: string; isError: boolean };
 
 /** An agent called `pass_turn`; `msg` is the system note to append. */
-export interface AgentPassed {
+interface AgentPassed {
   type: 'AgentPassed';
   agentName: string;
   reason: string;
@@ -82,7 +83,7 @@ export interface FileOperation {
 }
 
 /** A file tool call of an agent; `msg` is the system note to append (writes only). */
-export interface FileOperationLogged {
+interface FileOperationLogged {
   type: 'FileOperationLogged';
   agentName: string;
   operation: FileOperation;
@@ -90,44 +91,44 @@ export interface FileOperationLogged {
 }
 
 /** A write outside the writable paths: the handler stores `approval` as pending. */
-export interface ApprovalRequested {
+interface ApprovalRequested {
   type: 'ApprovalRequested';
   approval: Approval;
 }
 
-export interface CoachTurnStarted {
+interface CoachTurnStarted {
   type: 'CoachTurnStarted';
   coachName: string;
   turn: number;
 }
 
 /** Agents start a parallel round (fan-out); their messages follow in agent order (fan-in). */
-export interface ParallelRoundStarted {
+interface ParallelRoundStarted {
   type: 'ParallelRoundStarted';
   agents: string[];
   turn: number;
 }
 
 /** The coach called `signal_phase_complete`; the user runs `team advance`. */
-export interface PhaseCompleteSignaled {
+interface PhaseCompleteSignaled {
   type: 'PhaseCompleteSignaled';
   summary: string;
   phase: Phase | null;
 }
 
 /** The coach called `ask_pm`; the user answers with `team continue -m`. */
-export interface CoachAskedPM {
+interface CoachAskedPM {
   type: 'CoachAskedPM';
   question: string;
 }
 
 /** Writes are waiting for `team approve` / `team deny`. */
-export interface PauseForApprovals {
+interface PauseForApprovals {
   type: 'PauseForApprovals';
   pendingCount: number;
 }
 
-export interface SessionComplete {
+interface SessionComplete {
   type: 'SessionComplete';
   totalTurns: number;
 }
@@ -147,5 +148,3 @@ export type TeamEvent =
   | CoachAskedPM
   | PauseForApprovals
   | SessionComplete;
-
-export type TeamEventType = TeamEvent['type'];

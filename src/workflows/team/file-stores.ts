@@ -110,7 +110,7 @@ export function createDebugStore(dir: string): DebugStore {
   };
 }
 
-export function iterationsDir(teamDir: string): string {
+function iterationsDir(teamDir: string): string {
   return join(teamDir, 'iterations');
 }
 

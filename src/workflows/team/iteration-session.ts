@@ -142,7 +142,7 @@ export async function openIterationSession(
 }
 
 /** `"Rate limiting for the API!"` -> `rate-limiting-for-the-api`. */
-export function slugOf(topic: string): string {
+function slugOf(topic: string): string {
   const slug = topic
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')

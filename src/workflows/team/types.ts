@@ -10,7 +10,7 @@ export const PHASE_ORDER = ['refinement', 'planning', 'pre-code-review', 'implem
 export type Phase = (typeof PHASE_ORDER)[number];
 
 /** A phase name as files hold it: `grooming` (before R6) reads as `refinement`. */
-export const PhaseSchema = z.preprocess((value) => (value === 'grooming' ? 'refinement' : value), z.enum(PHASE_ORDER));
+const PhaseSchema = z.preprocess((value) => (value === 'grooming' ? 'refinement' : value), z.enum(PHASE_ORDER));
 
 /** The phase after `phase`, or null after the last one. */
 export function nextPhase(phase: Phase): Phase | null {
@@ -37,7 +37,7 @@ export const SYSTEM_SENDER = 'system';
 /** The `from` of the user's answers (`team continue -m`). */
 export const PM_SENDER = 'pm';
 
-export const IterationStatusSchema = z.enum(['pending', 'in-progress', 'done']);
+const IterationStatusSchema = z.enum(['pending', 'in-progress', 'done']);
 
 /** `iteration.json` of one iteration. */
 export const IterationSchema = z.looseObject({
@@ -68,15 +68,14 @@ export const TeamTaskSchema = z.looseObject({
 export type TeamTask = z.infer<typeof TeamTaskSchema>;
 
 /** One agent of the team. */
-export const AgentConfigSchema = z.strictObject({
+const AgentConfigSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'agent names are letters, digits, - and _'),
   role: z.string().default('Software Engineer'),
   /** Model id for this agent; default the provider's model (`--model` or `[provider] model`). */
   model: z.string().optional(),
 });
-export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
-export const CoachConfigSchema = z.strictObject({
+const CoachConfigSchema = z.strictObject({
   name: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/)
@@ -84,7 +83,6 @@ export const CoachConfigSchema = z.strictObject({
   role: z.string().default('Agile Coach'),
   model: z.string().optional(),
 });
-export type CoachConfig = z.infer<typeof CoachConfigSchema>;
 
 /**
  * What agents may write (seed's `file_access`): writes matching `writable_paths` and no
