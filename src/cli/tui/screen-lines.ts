@@ -14,7 +14,7 @@ export interface ScreenLine {
 }
 
 /** `text` cut into lines of at most `width` characters (at spaces when it can). */
-export function wrap(text: string, width: number): string[] {
+function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   for (const raw of text.split('\n')) {
     let rest = raw.replace(/\t/g, '  ');

@@ -8,7 +8,7 @@ import type { Approval, TeamMessage } from '../../workflows/team/types.js';
 import type { TeamUiSnapshot } from './team-ui-ports.js';
 
 /** What the session is doing, and what it waits for when it stopped. */
-export type SessionStatus =
+type SessionStatus =
   | { kind: 'idle' }
   | { kind: 'running'; speaker: string | null }
   | { kind: 'asked'; question: string }
@@ -19,7 +19,7 @@ export type SessionStatus =
   | { kind: 'failed'; message: string };
 
 /** Which part of the screen the keys go to. */
-export type Mode =
+type Mode =
   | { kind: 'conversation' }
   | { kind: 'answer'; text: string }
   | { kind: 'deny'; approvalId: string; text: string }

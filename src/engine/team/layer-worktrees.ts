@@ -44,7 +44,7 @@ export interface TeamLayerTarget {
 }
 
 /** Where a task of the layer works. */
-export interface LayerTaskSpace {
+interface LayerTaskSpace {
   id: string;
   branch: string;
   worktree: string;
@@ -59,7 +59,7 @@ export interface LayerSetup {
 }
 
 /** One task's branch as `review` shows it. */
-export type LayerTaskReview = LayerTaskSpace &
+type LayerTaskReview = LayerTaskSpace &
   (
     | { status: 'missing' }
     | {
@@ -115,11 +115,6 @@ function spaceOf(target: TeamLayerTarget, task: LayerTask): LayerTaskSpace {
     branch: taskBranch(target.iteration.branch, task),
     worktree: join(tasksFolder(target), `L${task.layer}-${task.id}`),
   };
-}
-
-/** The worktrees of the layer's tasks, whether made yet or not (the implementation phase's agents work in them). */
-export function layerTaskSpaces(target: TeamLayerTarget): LayerTaskSpace[] {
-  return layerTasks(target).map((task) => spaceOf(target, task));
 }
 
 function layerTasks(target: TeamLayerTarget): LayerTask[] {
