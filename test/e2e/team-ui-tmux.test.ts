@@ -224,7 +224,7 @@ describe.skipIf(tmux.missing)(`ratchet team ui in tmux, against the fake model s
     await shows('phase planning');
 
     press('w');
-    await shows('No worktrees for this layer yet');
+    await shows('Layer 0 of iteration iter-1 has no worktrees yet.');
     press('s');
     const setup = await shows('Layer 0 of ratchet/team-iter-1-');
     expect(setup).toMatch(/▸ T1 {2}empty/);

@@ -12,7 +12,7 @@ import { toRatchetError } from '../../core/errors.js';
 import { stripControl } from '../terminal-text.js';
 import { conversationTail, window } from './screen-lines.js';
 import type { TeamUiPorts } from './team-ui-ports.js';
-import { initialState, reduce, type Action, type TeamUiState } from './team-ui-state.js';
+import { initialState, reduce, type Action, type Mode, type TeamUiState } from './team-ui-state.js';
 import { describeMerge, describeSetup } from './layer-text.js';
 
 export interface TeamAppProps {
@@ -122,6 +122,15 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     });
   };
 
+  /** The worktree review of the current layer, or why there is none yet. */
+  const reviewMode = async (): Promise<Mode> => {
+    try {
+      return { kind: 'review', review: await ports.reviewLayer(), problem: null, task: 0, scroll: 0 };
+    } catch (error) {
+      return { kind: 'review', review: null, problem: toRatchetError(error).message, task: 0, scroll: 0 };
+    }
+  };
+
   useInput((input, key) => {
     const now = latest.current;
     const selected = now.approvals[now.selected];
@@ -170,8 +179,7 @@ export function TeamApp({ ports, size }: TeamAppProps) {
           });
           if (input === 's') send({ type: 'notice', lines: describeSetup(await ports.setupLayer()) });
           if (input === 'M') send({ type: 'notice', lines: describeMerge(await ports.mergeLayer()) });
-          const fresh = await ports.reviewLayer().catch(() => null);
-          send({ type: 'mode', mode: { kind: 'review', review: fresh, task: 0, scroll: 0 } });
+          send({ type: 'mode', mode: await reviewMode() });
           send({ type: 'status', status: { kind: 'idle' } });
         });
       return;
@@ -196,8 +204,7 @@ export function TeamApp({ ports, size }: TeamAppProps) {
       });
     if (input === 'w')
       return act('Worktree review', async (send) => {
-        const review = await ports.reviewLayer().catch(() => null);
-        send({ type: 'mode', mode: { kind: 'review', review, task: 0, scroll: 0 } });
+        send({ type: 'mode', mode: await reviewMode() });
       });
   });
 
@@ -278,7 +285,8 @@ function ReviewPane({ state, columns, rows }: { state: TeamUiState; columns: num
   if (review === null)
     return (
       <Box height={rows} flexDirection="column">
-        <Text>No worktrees for this layer yet: s sets them up (one per task of the current layer).</Text>
+        <Text wrap="truncate">{stripControl(mode.problem ?? 'No review yet.')}</Text>
+        <Text color="gray">s sets up the worktrees of the current layer (one per task of tasks.json).</Text>
       </Box>
     );
   const task = review.tasks[mode.task];

@@ -19,11 +19,18 @@ type SessionStatus =
   | { kind: 'failed'; message: string };
 
 /** Which part of the screen the keys go to. */
-type Mode =
+export type Mode =
   | { kind: 'conversation' }
   | { kind: 'answer'; text: string }
   | { kind: 'deny'; approvalId: string; text: string }
-  | { kind: 'review'; review: LayerReview | null; task: number; scroll: number };
+  | {
+      kind: 'review';
+      review: LayerReview | null;
+      /** Why there is no review (no tasks yet, no worktrees yet). */
+      problem: string | null;
+      task: number;
+      scroll: number;
+    };
 
 export interface TeamUiState {
   iterationId: string;
