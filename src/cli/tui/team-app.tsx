@@ -6,7 +6,7 @@
  *
  * It only renders and calls its ports; the ports persist through the team's stores.
  */
-import { Box, Text, useApp, useInput, useStdout } from 'ink';
+import { Box, Text, useApp, useInput, useStdout, type Key } from 'ink';
 import { useCallback, useEffect, useReducer, useRef } from 'react';
 import { toRatchetError } from '../../core/errors.js';
 import { stripControl } from '../terminal-text.js';
@@ -131,10 +131,16 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     }
   };
 
-  useInput((input, key) => {
+  const onKey = (input: string, key: Key): void => {
     const now = latest.current;
     const selected = now.approvals[now.selected];
     const { mode } = now;
+    // Keys that arrived in one chunk (typed fast, pasted: `m` then the answer): one at a time, so
+    // those after a key that opens the answer line are typed into it.
+    if (input.length > 1 && mode.kind !== 'answer' && mode.kind !== 'deny') {
+      for (const char of input) onKey(char, key);
+      return;
+    }
     if (mode.kind === 'answer' || mode.kind === 'deny') {
       if (key.escape) return dispatch({ type: 'mode', mode: { kind: 'conversation' } });
       /** Sends the text typed so far (read from `latest`: the keys of this same chunk included). */
@@ -206,7 +212,8 @@ export function TeamApp({ ports, size }: TeamAppProps) {
       return act('Worktree review', async (send) => {
         send({ type: 'mode', mode: await reviewMode() });
       });
-  });
+  };
+  useInput(onKey);
 
   const { mode } = state;
   const status = statusText(state);

@@ -19,6 +19,7 @@ import { approveWrite, denyWrite } from '../../workflows/team/approvals.js';
 import type { Speaker, TeamContext } from '../../workflows/team/context.js';
 import type { TeamEvent } from '../../workflows/team/events.js';
 import { createIterationStore } from '../../workflows/team/file-stores.js';
+import { countAgentTurns } from '../../workflows/team/history.js';
 import { iterationStores, openIterationSession, persistEvent } from '../../workflows/team/iteration-session.js';
 import { loadTeamContext } from '../../workflows/team/setup.js';
 import { PM_SENDER, type TeamMessage } from '../../workflows/team/types.js';
@@ -68,11 +69,13 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
   return {
     async snapshot() {
       const { iteration, stores } = await currentIteration(ctx);
+      const agents = ctx.config.agents.map((agent) => agent.name);
       return {
         iterationId: iteration.id,
         description: iteration.description,
         phase: iteration.phase,
         maxTurns: iteration.max_turns,
+        turn: countAgentTurns(await stores.conversation.readPhaseHistory(), agents),
         currentLayer: iteration.current_layer ?? null,
         messages: await stores.conversation.readFull(),
         approvals: await stores.approvals.pending(),

@@ -13,6 +13,8 @@ export interface TeamUiSnapshot {
   description: string;
   phase: string;
   maxTurns: number;
+  /** Agent turns taken in the current phase. */
+  turn: number;
   currentLayer: number | null;
   /** The conversation log. */
   messages: TeamMessage[];

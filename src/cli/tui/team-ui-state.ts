@@ -127,7 +127,9 @@ export function reduce(state: TeamUiState, action: Action): TeamUiState {
         iterationId: snapshot.iterationId,
         description: snapshot.description,
         phase: snapshot.phase,
-        maxTurns: state.maxTurns === 0 ? snapshot.maxTurns : state.maxTurns,
+        // The files say how far the phase got; a running session's events say it better.
+        turn: state.status.kind === 'running' ? state.turn : snapshot.turn,
+        maxTurns: snapshot.maxTurns,
         currentLayer: snapshot.currentLayer,
         messages: snapshot.messages,
         approvals: snapshot.approvals,

@@ -46,6 +46,7 @@ function fakePorts() {
     description: 'a calculator',
     phase: 'refinement',
     maxTurns: 30,
+    turn: 0,
     currentLayer: null,
     messages: [{ from: 'system', content: 'Kickoff: what should the calculator do?' }],
     approvals: [],
@@ -227,7 +228,8 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
     });
     feed(0).end();
     await shows('Coach asks: Integers only?');
-    await press('m', ...'floats too'.split(''));
+    // `m` and the answer in one chunk, as fast typing or a paste delivers them.
+    await press('mfloats too');
     await shows('Answer the coach: floats too');
     await press('\r');
     expect(calls).toEqual(['converse -', 'converse floats too']);
