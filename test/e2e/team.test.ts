@@ -70,7 +70,7 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
   const iterationJson = async () =>
     JSON.parse(await readFile(join(iterationDir(), 'iteration.json'), 'utf8')) as Record<string, unknown>;
 
-  it('takes three agents and a coach from refinement to implementation with approvals, ask_pm and two task layers', async () => {
+  it('takes three agents and a coach from refinement to code review with approvals, ask_pm and two task layers', async () => {
     await plain('init', '--agents', '3');
     const teamFile = join(teamDirOf(repo.dir), 'team.json');
     const config = JSON.parse(await readFile(teamFile, 'utf8')) as { file_access: Record<string, unknown> };
@@ -152,6 +152,15 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     await team('advance');
     expect(await iterationJson()).toMatchObject({ phase: 'implementation', current_layer: 0 });
 
+    // Code review reads what the iteration changed in its workspace.
+    await team('advance');
+    for (const agent of ['agent-1', 'agent-2', 'agent-3']) brain.script(agent, say(`${agent}: looks fine`));
+    brain.script('coach', { tools: [{ name: 'signal_phase_complete', input: { summary: 'Reviewed' } }] });
+    await team('continue');
+    const reviewPrompt = brain.seen.get('agent-1')?.at(-1) ?? '';
+    expect(reviewPrompt).toContain('export const add = (a, b) => a + b;');
+    expect(reviewPrompt).toContain('docs/requirements.md');
+
     expect(brain.unexpected).toEqual([]);
     expect(brain.unplayed()).toEqual([]);
 
@@ -165,6 +174,7 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
       'planning',
       'pre-code-review',
       'implementation',
+      'code-review',
     ]);
     expect(log.some((msg) => msg.from === 'system' && msg.pass_turn === true)).toBe(true);
     expect(repo.run('status', '--porcelain')).toBe('?? .team/');

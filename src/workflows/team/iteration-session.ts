@@ -31,7 +31,7 @@ import type {
 } from './stores.js';
 import { tasksSummary } from './transitions.js';
 import type { Iteration } from './types.js';
-import { recordedWorkspace } from './workspace.js';
+import { recordedWorkspace, workspaceChanges } from './workspace.js';
 
 export interface IterationStores extends TeamStores {
   iterations: IterationStore;
@@ -129,7 +129,8 @@ export async function openIterationSession(
     iteration,
     groomedSummary: await stores.artifacts.readGroomed(),
     tasksSummary: tasks === null ? null : tasksSummary(tasks),
-    diffsSummary: null,
+    // Code review reads what the iteration changed; earlier phases have nothing to review yet.
+    diffsSummary: iteration.phase === 'code-review' && workspace !== null ? await workspaceChanges(workspace) : null,
     fileTools: files !== null,
   });
   const ports: SessionPorts = {
