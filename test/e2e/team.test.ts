@@ -163,6 +163,10 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
 
     expect(brain.unexpected).toEqual([]);
     expect(brain.unplayed()).toEqual([]);
+    const debug = (await readFile(join(iterationDir(), 'debug.jsonl'), 'utf8')).trim().split('\n');
+    const stages = new Set(debug.map((line) => (JSON.parse(line) as { stage?: string }).stage));
+    for (const stage of ['AGENT', 'COACH', 'EXTRACT_REFINEMENT', 'EXTRACT_TASKS', 'EXTRACT_NOTES'])
+      expect(stages).toContain(stage);
 
     // The log keeps the seed's shape; the user's checkout never changed.
     const log = (await readFile(join(iterationDir(), 'conversation.jsonl'), 'utf8'))
