@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
@@ -224,5 +225,21 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     expect(log.trim().split('\n')).toHaveLength(2);
     expect(brain.seen.has('coach')).toBe(false);
     expect(existsSync(join(teamDirOf(repo.dir), 'iterations.json'))).toBe(false);
+  });
+
+  it('refuses to start an iteration in a repository without commits, leaving nothing behind', async () => {
+    const empty = repo.path('empty');
+    await mkdir(empty);
+    execFileSync('git', ['init', '-q'], { cwd: empty, env: { ...process.env, ...repo.env } });
+    const init = await runCli(['team', 'init'], { cwd: empty, env });
+    expect(init.exitCode, describeResult(init)).toBe(0);
+    const result = await runCli(['team', 'run', 'calc', '--provider', 'anthropic', '--model', 'm'], {
+      cwd: empty,
+      env,
+    });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('no commit yet');
+    expect(existsSync(join(teamDirOf(empty), 'iterations.json'))).toBe(false);
+    expect(server.requests).toHaveLength(0);
   });
 });

@@ -24,23 +24,28 @@ export function recordedWorkspace(iteration: Iteration): IterationWorkspace | nu
   return existsSync(workspace) ? { workspace, branch, base_commit: base } : null;
 }
 
+/** The commit a new iteration starts from (HEAD); a usage error when there is none yet. */
+export async function baseCommitOf(projectRoot: string): Promise<string> {
+  const base = await new Git(projectRoot).revParse('HEAD');
+  if (base === null)
+    throw new RatchetError('usage', 'The repository has no commit yet; the team works on a branch made from HEAD.', {
+      hint: 'Commit something first (git commit --allow-empty -m init).',
+    });
+  return base;
+}
+
 /** Creates the worktree of a new iteration from the repository's HEAD. */
 export async function createIterationWorkspace(options: {
   projectRoot: string;
   home: string;
   iterationId: string;
 }): Promise<IterationWorkspace> {
-  const git = new Git(options.projectRoot);
-  const base = await git.revParse('HEAD');
-  if (base === null)
-    throw new RatchetError('usage', 'The repository has no commit yet; the team works on a branch made from HEAD.', {
-      hint: 'Commit something first (git commit --allow-empty -m init).',
-    });
+  const base = await baseCommitOf(options.projectRoot);
   const suffix = randomBytes(4).toString('hex');
   const name = `team-${options.iterationId}-${suffix}`;
   const workspace = join(options.home, 'worktrees', name);
   const branch = `ratchet/${name}`;
-  await git.addWorktree(workspace, branch, base);
+  await new Git(options.projectRoot).addWorktree(workspace, branch, base);
   return { workspace, branch, base_commit: base };
 }
 
