@@ -47,7 +47,7 @@ function positive(value: string | undefined, flag: string): number | undefined {
 }
 
 async function teamContext(command: Command): Promise<TeamContext> {
-  return loadTeamContext({ projectRoot: await repositoryRoot(command), packageRoot: packageRoot() });
+  return loadTeamContext({ projectRoot: await repositoryRoot(command), packageRoot: packageRoot(), env: process.env });
 }
 
 /** Each speaker's client: its own `model`, else the provider's; retried with backoff. */
@@ -124,7 +124,7 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       // Checked before the iteration exists, so a repository without commits leaves nothing behind.
       await baseCommitOf(ctx.projectRoot);
       const iterations = createIterationStore(ctx.teamDir);
-      const { iteration } = await iterations.create({ description, maxTurns });
+      const { iteration } = await iterations.create({ description: ctx.redact(description), maxTurns });
       const workspace = await createIterationWorkspace({
         projectRoot: ctx.projectRoot,
         home: config.home,

@@ -51,8 +51,8 @@ export function iterationStores(ctx: TeamContext, iterationDir: string, iteratio
   const iterations = createIterationStore(ctx.teamDir);
   return {
     iterations,
-    conversation: createConversationStore(iterationDir),
-    debug: createDebugStore(iterationDir),
+    conversation: createConversationStore(iterationDir, ctx.redact),
+    debug: createDebugStore(iterationDir, ctx.redact),
     approvals: createApprovalStore(iterationDir),
     artifacts: createArtifactStore(iterationDir),
     checkpoints: createCheckpointStore(iterationDir, {
@@ -165,8 +165,8 @@ export async function openGroomingSession(
   const slug = slugOf(options.topic);
   const dir = join(ctx.teamDir, 'grooming', slug);
   const stores: TeamStores = {
-    conversation: createConversationStore(dir),
-    debug: createDebugStore(dir),
+    conversation: createConversationStore(dir, ctx.redact),
+    debug: createDebugStore(dir, ctx.redact),
     approvals: null,
   };
   const policy = groomingPolicy({
