@@ -10,6 +10,7 @@ import { createCheckpointStore } from './checkpoints.js';
 import type { SessionPorts, Speaker, TeamContext } from './context.js';
 import { runSession } from './engine.js';
 import { countAgentTurns } from './history.js';
+import { holdingIterationLock } from './iteration-lock.js';
 import type { TeamEvent } from './events.js';
 import {
   createApprovalStore,
@@ -139,7 +140,13 @@ export async function openIterationSession(
     files,
     ...(deps.signal === undefined ? {} : { signal: deps.signal }),
   };
-  return { iteration, dir, stores, policy, events: runSession(ctx, policy, ports) };
+  return {
+    iteration,
+    dir,
+    stores,
+    policy,
+    events: holdingIterationLock(ctx.teamDir, iteration.id, runSession(ctx, policy, ports)),
+  };
 }
 
 /** `"Rate limiting for the API!"` -> `rate-limiting-for-the-api`. */
