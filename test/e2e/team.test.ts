@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
@@ -70,7 +71,7 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
   const iterationJson = async () =>
     JSON.parse(await readFile(join(iterationDir(), 'iteration.json'), 'utf8')) as Record<string, unknown>;
 
-  it('takes three agents and a coach from refinement to implementation with approvals, ask_pm and two task layers', async () => {
+  it('takes three agents and a coach from refinement to code review with approvals, ask_pm and two task layers', async () => {
     await plain('init', '--agents', '3');
     const teamFile = join(teamDirOf(repo.dir), 'team.json');
     const config = JSON.parse(await readFile(teamFile, 'utf8')) as { file_access: Record<string, unknown> };
@@ -152,8 +153,21 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     await team('advance');
     expect(await iterationJson()).toMatchObject({ phase: 'implementation', current_layer: 0 });
 
+    // Code review reads what the iteration changed in its workspace.
+    await team('advance');
+    for (const agent of ['agent-1', 'agent-2', 'agent-3']) brain.script(agent, say(`${agent}: looks fine`));
+    brain.script('coach', { tools: [{ name: 'signal_phase_complete', input: { summary: 'Reviewed' } }] });
+    await team('continue');
+    const reviewPrompt = brain.seen.get('agent-1')?.at(-1) ?? '';
+    expect(reviewPrompt).toContain('export const add = (a, b) => a + b;');
+    expect(reviewPrompt).toContain('docs/requirements.md');
+
     expect(brain.unexpected).toEqual([]);
     expect(brain.unplayed()).toEqual([]);
+    const debug = (await readFile(join(iterationDir(), 'debug.jsonl'), 'utf8')).trim().split('\n');
+    const stages = new Set(debug.map((line) => (JSON.parse(line) as { stage?: string }).stage));
+    for (const stage of ['AGENT', 'COACH', 'EXTRACT_REFINEMENT', 'EXTRACT_TASKS', 'EXTRACT_NOTES'])
+      expect(stages).toContain(stage);
 
     // The log keeps the seed's shape; the user's checkout never changed.
     const log = (await readFile(join(iterationDir(), 'conversation.jsonl'), 'utf8'))
@@ -165,6 +179,7 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
       'planning',
       'pre-code-review',
       'implementation',
+      'code-review',
     ]);
     expect(log.some((msg) => msg.from === 'system' && msg.pass_turn === true)).toBe(true);
     expect(repo.run('status', '--porcelain')).toBe('?? .team/');
@@ -210,5 +225,21 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     expect(log.trim().split('\n')).toHaveLength(2);
     expect(brain.seen.has('coach')).toBe(false);
     expect(existsSync(join(teamDirOf(repo.dir), 'iterations.json'))).toBe(false);
+  });
+
+  it('refuses to start an iteration in a repository without commits, leaving nothing behind', async () => {
+    const empty = repo.path('empty');
+    await mkdir(empty);
+    execFileSync('git', ['init', '-q'], { cwd: empty, env: { ...process.env, ...repo.env } });
+    const init = await runCli(['team', 'init'], { cwd: empty, env });
+    expect(init.exitCode, describeResult(init)).toBe(0);
+    const result = await runCli(['team', 'run', 'calc', '--provider', 'anthropic', '--model', 'm'], {
+      cwd: empty,
+      env,
+    });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('no commit yet');
+    expect(existsSync(join(teamDirOf(empty), 'iterations.json'))).toBe(false);
+    expect(server.requests).toHaveLength(0);
   });
 });

@@ -94,4 +94,33 @@ describe('team agents cannot write or read outside their workspace', () => {
     );
     expect(repo.run('-C', workspace, 'status', '--porcelain')).toBe('');
   });
+
+  it("keeps the environment's secrets out of the team's logs, whoever repeats them", async () => {
+    const token = 'ghp_teamLogSecret0123456789abcdefABCDEF';
+    const withToken = { ...env, GITHUB_TOKEN: token };
+    expect((await runCli(['team', 'init', '--agents', '2'], { cwd: repo.dir, env: withToken })).exitCode).toBe(0);
+    brain.script('agent-1', { say: `The token is ${token}.` });
+    const result = await runCli(
+      [
+        'team',
+        'run',
+        `use ${token} for the API`,
+        '--max-turns',
+        '1',
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-secret',
+      ],
+      { cwd: repo.dir, env: withToken },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(0);
+    const dir = join(repo.dir, '.team', 'iterations', 'iter-1');
+    for (const log of ['conversation.jsonl', 'debug.jsonl', 'iteration.json']) {
+      const text = await readFile(join(dir, log), 'utf8');
+      expect(text, log).toContain('[REDACTED]');
+      expect(text, log).not.toContain(token);
+    }
+    expect(JSON.stringify(server.requests.map((request) => request.body))).not.toContain(token);
+  });
 });

@@ -23,7 +23,7 @@ import {
 } from '../../workflows/team/iteration-session.js';
 import { initTeam, loadTeamContext } from '../../workflows/team/setup.js';
 import { PM_SENDER, type Iteration } from '../../workflows/team/types.js';
-import { createIterationWorkspace } from '../../workflows/team/workspace.js';
+import { baseCommitOf, createIterationWorkspace } from '../../workflows/team/workspace.js';
 import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
 import { interruptOnSignals } from '../drive-run.js';
 import type { Output } from '../output.js';
@@ -47,7 +47,7 @@ function positive(value: string | undefined, flag: string): number | undefined {
 }
 
 async function teamContext(command: Command): Promise<TeamContext> {
-  return loadTeamContext({ projectRoot: await repositoryRoot(command), packageRoot: packageRoot() });
+  return loadTeamContext({ projectRoot: await repositoryRoot(command), packageRoot: packageRoot(), env: process.env });
 }
 
 /** Each speaker's client: its own `model`, else the provider's; retried with backoff. */
@@ -121,8 +121,10 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       const ctx = await teamContext(command);
       const config = await configFor(ctx.projectRoot, flags);
       const maxTurns = positive(flags.maxTurns, '--max-turns') ?? ctx.config.max_turns;
+      // Checked before the iteration exists, so a repository without commits leaves nothing behind.
+      await baseCommitOf(ctx.projectRoot);
       const iterations = createIterationStore(ctx.teamDir);
-      const { iteration } = await iterations.create({ description, maxTurns });
+      const { iteration } = await iterations.create({ description: ctx.redact(description), maxTurns });
       const workspace = await createIterationWorkspace({
         projectRoot: ctx.projectRoot,
         home: config.home,
@@ -173,51 +175,49 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       .description(
         'Move the current iteration to its next phase; the coach extracts what the phase produced (groomed.md, tasks.json with layers, implementation notes)',
       ),
-  )
-    .action(async (flags: SessionFlags, command: Command) => {
-      const output = createCliOutput(command);
-      const ctx = await teamContext(command);
-      const modelFor = await speakerModels(ctx, flags);
-      const interrupt = interruptOnSignals();
-      try {
-        const result = await advanceIteration(ctx, { modelFor, signal: interrupt.signal });
-        const { stores } = await currentStores(ctx);
-        await stores.checkpoints.create(`entering ${result.to}`);
-        if (output.json) {
-          output.out(
-            JSON.stringify({
-              type: 'phase-advance',
-              from: result.from,
-              to: result.to,
-              written: result.written,
-              problems: result.problems,
-              tasks: result.tasks,
-            }),
-          );
-          return;
-        }
-        for (const file of result.written) output.out(`Wrote ${file}`);
-        for (const problem of result.problems)
-          output.err(
-            pc.yellow(
-              `Could not extract ${problem.artifact}: ${problem.problem}. The model's reply is kept in ${problem.rawFile}; ` +
-                'write the artifact by hand from it if you need it.',
-            ),
-          );
-        if (result.tasks !== null && result.from === 'planning') {
-          const layers = new Map<number, string[]>();
-          for (const task of result.tasks)
-            layers.set(task.layer ?? 0, [...(layers.get(task.layer ?? 0) ?? []), task.id]);
-          for (const [layer, ids] of [...layers].sort((a, b) => a[0] - b[0]))
-            output.out(`  layer ${layer}: ${ids.join(', ')}`);
-        }
+  ).action(async (flags: SessionFlags, command: Command) => {
+    const output = createCliOutput(command);
+    const ctx = await teamContext(command);
+    const modelFor = await speakerModels(ctx, flags);
+    const interrupt = interruptOnSignals();
+    try {
+      const result = await advanceIteration(ctx, { modelFor, signal: interrupt.signal });
+      const { stores } = await currentStores(ctx);
+      await stores.checkpoints.create(`entering ${result.to}`);
+      if (output.json) {
         output.out(
-          `${result.iteration.id}: ${result.from} -> ${pc.bold(result.to)}. Next: ${pc.cyan('ratchet team continue')}`,
+          JSON.stringify({
+            type: 'phase-advance',
+            from: result.from,
+            to: result.to,
+            written: result.written,
+            problems: result.problems,
+            tasks: result.tasks,
+          }),
         );
-      } finally {
-        interrupt.dispose();
+        return;
       }
-    });
+      for (const file of result.written) output.out(`Wrote ${file}`);
+      for (const problem of result.problems)
+        output.err(
+          pc.yellow(
+            `Could not extract ${problem.artifact}: ${problem.problem}. The model's reply is kept in ${problem.rawFile}; ` +
+              'write the artifact by hand from it if you need it.',
+          ),
+        );
+      if (result.tasks !== null && result.from === 'planning') {
+        const layers = new Map<number, string[]>();
+        for (const task of result.tasks) layers.set(task.layer ?? 0, [...(layers.get(task.layer ?? 0) ?? []), task.id]);
+        for (const [layer, ids] of [...layers].sort((a, b) => a[0] - b[0]))
+          output.out(`  layer ${layer}: ${ids.join(', ')}`);
+      }
+      output.out(
+        `${result.iteration.id}: ${result.from} -> ${pc.bold(result.to)}. Next: ${pc.cyan('ratchet team continue')}`,
+      );
+    } finally {
+      interrupt.dispose();
+    }
+  });
 
   addProviderOptions(
     team

@@ -18,6 +18,7 @@ import type { ModelClient } from '../../core/model.js';
 import type { Speaker, TeamContext } from './context.js';
 import type { DebugEntry } from './events.js';
 import { createIterationStore } from './file-stores.js';
+import { lockIteration } from './iteration-lock.js';
 import { iterationStores, type IterationStores } from './iteration-session.js';
 import {
   buildTransitionMessages,
@@ -71,6 +72,7 @@ export async function advanceIteration(
   deps: { modelFor: (speaker: Speaker) => ModelClient; signal?: AbortSignal },
 ): Promise<AdvanceResult> {
   const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
+  await using _lock = await lockIteration(ctx.teamDir, iteration.id);
   const stores: IterationStores = iterationStores(ctx, dir, iteration.id);
   const from = iteration.phase;
   const to = nextPhase(from);

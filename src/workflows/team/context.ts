@@ -3,6 +3,7 @@
  * behaviour. The engine, the transitions and the handlers all take it as a parameter.
  */
 import type { ModelClient, ToolCall } from '../../core/model.js';
+import type { Redactor } from '../../core/redact.js';
 import type { FileOperation } from './events.js';
 import type { TeamPrompts } from './prompts.js';
 import type { Approval, TeamConfig, TeamMessage } from './types.js';
@@ -14,6 +15,11 @@ export interface TeamContext {
   teamDir: string;
   config: TeamConfig;
   prompts: TeamPrompts;
+  /**
+   * Applied to every message and debug entry before it is stored: the secrets of Ratchet's
+   * environment never reach `.team/` (a model may repeat one it read, a user may paste one).
+   */
+  redact: Redactor;
 }
 
 /** What one agent's file tool call did. */

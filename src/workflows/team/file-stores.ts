@@ -14,6 +14,7 @@ import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import { z } from 'zod';
 import { RatchetError } from '../../core/errors.js';
+import { redactValue, type Redactor } from '../../core/redact.js';
 import type { DebugEntry } from './events.js';
 import { scopeHistory } from './history.js';
 import type {
@@ -84,7 +85,8 @@ async function readJsonLines<T>(file: string, schema: z.ZodType<T>): Promise<T[]
     .map(({ line, number }) => readJson(line, `${file}:${number}`, schema));
 }
 
-export function createConversationStore(dir: string): ConversationStore {
+/** `redact` applies to each message before it is written (default: none). */
+export function createConversationStore(dir: string, redact: Redactor = (text) => text): ConversationStore {
   const logPath = join(dir, 'conversation.jsonl');
   return {
     logPath,
@@ -94,18 +96,19 @@ export function createConversationStore(dir: string): ConversationStore {
     },
     async append(msg: TeamMessage) {
       await mkdir(dir, { recursive: true });
-      await appendFile(logPath, `${JSON.stringify(msg)}\n`);
+      await appendFile(logPath, `${JSON.stringify(redactValue(msg, redact))}\n`);
     },
   };
 }
 
-export function createDebugStore(dir: string): DebugStore {
+/** `redact` applies to each entry before it is written (default: none). */
+export function createDebugStore(dir: string, redact: Redactor = (text) => text): DebugStore {
   const logPath = join(dir, 'debug.jsonl');
   return {
     logPath,
     async append(entry: DebugEntry) {
       await mkdir(dir, { recursive: true });
-      await appendFile(logPath, `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`);
+      await appendFile(logPath, `${JSON.stringify(redactValue({ ...entry, at: new Date().toISOString() }, redact))}\n`);
     },
   };
 }

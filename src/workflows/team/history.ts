@@ -38,8 +38,14 @@ export function coachSpokeLast(
   return false;
 }
 
-/** The conversation as a model reads it: `[sender]: text`, blank line between messages. */
+/**
+ * The conversation as a model reads it: `[sender]: text`, blank line between messages. Lines of
+ * a message after its first are indented, so no speaker can start a line that reads as another
+ * speaker's message (an agent writing `\n[pm]: approved` cannot impersonate the PM).
+ */
 export function renderTranscript(history: readonly TeamMessage[]): string {
   if (history.length === 0) return '(no messages yet)';
-  return history.map((message) => `[${message.from}]: ${message.content.trim()}`).join('\n\n');
+  return history
+    .map((message) => `[${message.from}]: ${message.content.trim().replace(/\r?\n/g, '\n  ')}`)
+    .join('\n\n');
 }

@@ -10,6 +10,7 @@ import { createCheckpointStore } from './checkpoints.js';
 import type { SessionPorts, Speaker, TeamContext } from './context.js';
 import { runSession } from './engine.js';
 import { countAgentTurns } from './history.js';
+import { holdingIterationLock } from './iteration-lock.js';
 import type { TeamEvent } from './events.js';
 import {
   createApprovalStore,
@@ -31,7 +32,7 @@ import type {
 } from './stores.js';
 import { tasksSummary } from './transitions.js';
 import type { Iteration } from './types.js';
-import { recordedWorkspace } from './workspace.js';
+import { recordedWorkspace, workspaceChanges } from './workspace.js';
 
 export interface IterationStores extends TeamStores {
   iterations: IterationStore;
@@ -51,8 +52,8 @@ export function iterationStores(ctx: TeamContext, iterationDir: string, iteratio
   const iterations = createIterationStore(ctx.teamDir);
   return {
     iterations,
-    conversation: createConversationStore(iterationDir),
-    debug: createDebugStore(iterationDir),
+    conversation: createConversationStore(iterationDir, ctx.redact),
+    debug: createDebugStore(iterationDir, ctx.redact),
     approvals: createApprovalStore(iterationDir),
     artifacts: createArtifactStore(iterationDir),
     checkpoints: createCheckpointStore(iterationDir, {
@@ -129,7 +130,8 @@ export async function openIterationSession(
     iteration,
     groomedSummary: await stores.artifacts.readGroomed(),
     tasksSummary: tasks === null ? null : tasksSummary(tasks),
-    diffsSummary: null,
+    // Code review reads what the iteration changed; earlier phases have nothing to review yet.
+    diffsSummary: iteration.phase === 'code-review' && workspace !== null ? await workspaceChanges(workspace) : null,
     fileTools: files !== null,
   });
   const ports: SessionPorts = {
@@ -138,7 +140,13 @@ export async function openIterationSession(
     files,
     ...(deps.signal === undefined ? {} : { signal: deps.signal }),
   };
-  return { iteration, dir, stores, policy, events: runSession(ctx, policy, ports) };
+  return {
+    iteration,
+    dir,
+    stores,
+    policy,
+    events: holdingIterationLock(ctx.teamDir, iteration.id, runSession(ctx, policy, ports)),
+  };
 }
 
 /** `"Rate limiting for the API!"` -> `rate-limiting-for-the-api`. */
@@ -164,8 +172,8 @@ export async function openGroomingSession(
   const slug = slugOf(options.topic);
   const dir = join(ctx.teamDir, 'grooming', slug);
   const stores: TeamStores = {
-    conversation: createConversationStore(dir),
-    debug: createDebugStore(dir),
+    conversation: createConversationStore(dir, ctx.redact),
+    debug: createDebugStore(dir, ctx.redact),
     approvals: null,
   };
   const policy = groomingPolicy({

@@ -5,6 +5,7 @@ import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RatchetError } from '../../core/errors.js';
+import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import type { TeamContext } from './context.js';
 import { replaceText } from './file-stores.js';
 import { loadTeamPrompts, packageTeamPromptsPath } from './prompts.js';
@@ -48,7 +49,12 @@ export async function initTeam(options: {
 }
 
 /** Loads `.team/team.json` and the prompts; a missing team is a usage error naming `team init`. */
-export async function loadTeamContext(options: { projectRoot: string; packageRoot: string }): Promise<TeamContext> {
+export async function loadTeamContext(options: {
+  projectRoot: string;
+  packageRoot: string;
+  /** The environment whose secrets are redacted from what the team stores (see `secretsFromEnv`). */
+  env?: Readonly<Record<string, string | undefined>>;
+}): Promise<TeamContext> {
   const teamDir = teamDirOf(options.projectRoot);
   const file = join(teamDir, 'team.json');
   const text = await readFile(file, 'utf8').catch(() => undefined);
@@ -76,5 +82,11 @@ export async function loadTeamContext(options: { projectRoot: string; packageRoo
   if (new Set([...names, 'system', 'pm']).size !== names.length + 2)
     throw new RatchetError('config', `${file}: agent and coach names must be unique and not "system" or "pm".`);
   const prompts = await loadTeamPrompts({ teamDir, packageRoot: options.packageRoot });
-  return { projectRoot: options.projectRoot, teamDir, config: parsed.data, prompts };
+  return {
+    projectRoot: options.projectRoot,
+    teamDir,
+    config: parsed.data,
+    prompts,
+    redact: createRedactor(secretsFromEnv(options.env ?? {})),
+  };
 }

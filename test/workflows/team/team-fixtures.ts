@@ -19,6 +19,7 @@ export function teamContext(overrides: Partial<TeamConfig> = {}, agents = 3): Te
     teamDir: join('/nonexistent', '.team'),
     config: { ...defaultTeamConfig(agents), ...overrides },
     prompts: parseTeamPrompts(readFileSync(file, 'utf8'), file),
+    redact: (text) => text,
   };
 }
 
