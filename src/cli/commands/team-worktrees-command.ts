@@ -1,13 +1,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { advanceLayer, currentLayerTarget, teamLayerStores } from '../../engine/team/layer-state.js';
-import {
-  mergeLayer,
-  reviewLayer,
-  setupLayer,
-  type LayerMerge,
-  type LayerReview,
-} from '../../engine/team/layer-worktrees.js';
+import { currentLayerTarget, mergeCurrentLayer, teamLayerStores } from '../../engine/team/layer-state.js';
+import { reviewLayer, setupLayer, type LayerMerge, type LayerReview } from '../../engine/team/layer-worktrees.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -65,10 +59,11 @@ export function registerTeamWorktreesCommands(program: Command, cli: CliSetup): 
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
-      const stores = teamLayerStores(repoRoot);
-      const target = await currentLayerTarget(stores, repoRoot);
-      const result = await mergeLayer({ ...target, config, runner: createProcessRunner(), env: process.env });
-      if (result.outcome === 'merged') await advanceLayer(stores, target.iterationId, result.nextLayer);
+      const { result } = await mergeCurrentLayer(repoRoot, {
+        config,
+        runner: createProcessRunner(),
+        env: process.env,
+      });
       if (output.json) output.out(JSON.stringify(result));
       else printMerge(output, result);
       cli.setExit(result.outcome === 'merged' ? EXIT.ok : EXIT.gateFailed);

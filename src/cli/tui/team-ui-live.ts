@@ -10,8 +10,8 @@ import { packageRoot } from '../../config/prompts.js';
 import { RatchetError } from '../../core/errors.js';
 import type { ModelClient } from '../../core/model.js';
 import { systemClock } from '../../engine/effects.js';
-import { advanceLayer, currentLayerTarget, teamLayerStores } from '../../engine/team/layer-state.js';
-import { mergeLayer, reviewLayer, setupLayer } from '../../engine/team/layer-worktrees.js';
+import { currentLayerTarget, mergeCurrentLayer, teamLayerStores } from '../../engine/team/layer-state.js';
+import { reviewLayer, setupLayer } from '../../engine/team/layer-worktrees.js';
 import { withRetry } from '../../llm/retry.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { advanceIteration } from '../../workflows/team/advance.js';
@@ -41,7 +41,7 @@ async function currentIteration(ctx: TeamContext) {
 /** The TUI's ports for the repository's team (refuses a repository without `.team/`). */
 export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise<TeamUiPorts> {
   const { repoRoot, flags, signal } = options;
-  const ctx = await loadTeamContext({ projectRoot: repoRoot, packageRoot: packageRoot() });
+  const ctx = await loadTeamContext({ projectRoot: repoRoot, packageRoot: packageRoot(), env: process.env });
   const runner = createProcessRunner();
   let models: ((speaker: Speaker) => ModelClient) | undefined;
   /** Made on the first model call, so the TUI opens (and shows the log) without a provider set up. */
@@ -144,12 +144,8 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
     },
 
     async mergeLayer() {
-      const target = await layerTarget();
       const config = await configFor(repoRoot, flags);
-      const result = await mergeLayer({ ...target, config, runner, env: process.env, signal });
-      if (result.outcome === 'merged')
-        await advanceLayer(teamLayerStores(repoRoot), target.iterationId, result.nextLayer);
-      return result;
+      return (await mergeCurrentLayer(repoRoot, { config, runner, env: process.env, signal })).result;
     },
   };
 }

@@ -1,9 +1,10 @@
 import { RatchetError } from '../../core/errors.js';
 import { createArtifactStore, createIterationStore } from '../../workflows/team/file-stores.js';
+import { lockIteration } from '../../workflows/team/iteration-lock.js';
 import { teamDirOf } from '../../workflows/team/setup.js';
 import type { ArtifactStore, IterationStore } from '../../workflows/team/stores.js';
 import { recordedWorkspace } from '../../workflows/team/workspace.js';
-import type { TeamLayerTarget } from './layer-worktrees.js';
+import { mergeLayer, type LayerMerge, type LayerMergeOptions, type TeamLayerTarget } from './layer-worktrees.js';
 
 /** The stores `ratchet team worktrees` and the TUI read the iteration's layer through. */
 export interface LayerStores {
@@ -42,7 +43,20 @@ export async function currentLayerTarget(stores: LayerStores, repoRoot: string):
   };
 }
 
-/** Records that the iteration's next layer starts (after a green `merge`). */
-export async function advanceLayer(stores: LayerStores, iterationId: string, nextLayer: number): Promise<void> {
-  await stores.iterations.saveFields(iterationId, { current_layer: nextLayer });
+/**
+ * `team worktrees merge` of the current iteration (the CLI's and the TUI's): merges its current
+ * layer and, green, records that the next layer starts. It holds the iteration's lock, as a
+ * session and `advance` do, so no conversation or phase change runs while the layer merges.
+ */
+export async function mergeCurrentLayer(
+  repoRoot: string,
+  options: Omit<LayerMergeOptions, keyof TeamLayerTarget>,
+): Promise<{ target: TeamLayerTarget; result: LayerMerge }> {
+  const stores = teamLayerStores(repoRoot);
+  const target = await currentLayerTarget(stores, repoRoot);
+  await using _lock = await lockIteration(teamDirOf(repoRoot), target.iterationId);
+  const result = await mergeLayer({ ...target, ...options });
+  if (result.outcome === 'merged')
+    await stores.iterations.saveFields(target.iterationId, { current_layer: result.nextLayer });
+  return { target, result };
 }
