@@ -21,6 +21,7 @@ import {
   persistEvent,
   type IterationStores,
 } from '../../workflows/team/iteration-session.js';
+import { lockIteration } from '../../workflows/team/iteration-lock.js';
 import { initTeam, loadTeamContext } from '../../workflows/team/setup.js';
 import { PM_SENDER, type Iteration } from '../../workflows/team/types.js';
 import { baseCommitOf, createIterationWorkspace } from '../../workflows/team/workspace.js';
@@ -336,7 +337,10 @@ function registerCheckpointCommands(team: Command): void {
     .action(async (value: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
       const number = positive(value, '<n>') ?? 0;
-      const { stores } = await currentStores(await teamContext(command));
+      const ctx = await teamContext(command);
+      const { iteration, stores } = await currentStores(ctx);
+      // Not under a running session: it would go on writing into the restored state.
+      await using _lock = await lockIteration(ctx.teamDir, iteration.id);
       const info = await stores.checkpoints.restore(number);
       output.out(
         output.json ? JSON.stringify(info) : `Restored checkpoint ${info.number} (${info.phase}): ${info.description}`,

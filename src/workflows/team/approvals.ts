@@ -5,6 +5,7 @@
 import type { ProcessRunner } from '../../process/types.js';
 import type { TeamContext } from './context.js';
 import { applyApprovedWrite } from './file-tools.js';
+import { lockIteration } from './iteration-lock.js';
 import type { IterationStores } from './iteration-session.js';
 import { SYSTEM_SENDER, type Approval, type Iteration, type TeamMessage } from './types.js';
 import { recordedWorkspace } from './workspace.js';
@@ -28,6 +29,7 @@ export async function approveWrite(
     throw new RatchetError('usage', `The iteration ${input.iteration.id} has no workspace to write into.`, {
       hint: 'Its worktree was removed; deny the approval instead (ratchet team deny <id>).',
     });
+  await using _lock = await lockIteration(ctx.teamDir, input.iteration.id);
   const approval = await input.stores.approvals.resolve(input.id, { status: 'approved' });
   const written = await applyApprovedWrite({
     workspace: workspace.workspace,

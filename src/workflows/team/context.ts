@@ -57,4 +57,9 @@ export interface SessionPorts {
   /** Null: agents get no file tools whatever the policy says (no workspace). */
   files: TeamFileTools | null;
   signal?: AbortSignal;
+  /**
+   * Receives each fragment of a speaker's text as the model streams it, for a live display (the
+   * TUI). Progress only: the whole text still arrives as an `AppendMessage`, which is what counts.
+   */
+  onTextDelta?: (speaker: string, delta: string) => void;
 }

@@ -16,7 +16,7 @@
  *   coach signals the phase complete or asks the PM (as the policy says), or when `maxTurns`
  *   agent turns are reached (`SessionComplete`). Each of these is the last event.
  */
-import type { ModelMessage, ModelResponse, ToolCall, ToolResult } from '../../core/model.js';
+import type { GenerateOptions, ModelMessage, ModelResponse, ToolCall, ToolResult } from '../../core/model.js';
 import { renderTemplate } from '../../config/prompts.js';
 import type { SessionPorts, Speaker, TeamContext } from './context.js';
 import type { DebugEntry, TeamEvent } from './events.js';
@@ -130,6 +130,14 @@ export async function* runSession(
   yield { type: 'SessionComplete', totalTurns: turn };
 }
 
+function generateOptions(ports: SessionPorts, speaker: string): GenerateOptions {
+  const { signal, onTextDelta } = ports;
+  return {
+    ...(signal === undefined ? {} : { signal }),
+    ...(onTextDelta === undefined ? {} : { onTextDelta: (delta: string) => onTextDelta(speaker, delta) }),
+  };
+}
+
 async function collect(events: AsyncGenerator<TeamEvent, void>): Promise<TeamEvent[]> {
   const all: TeamEvent[] = [];
   for await (const event of events) all.push(event);
@@ -222,10 +230,7 @@ async function* agentTurn(
   let writes = 0;
 
   for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
-    const response = await model.generate(
-      { system, messages, tools },
-      ports.signal === undefined ? {} : { signal: ports.signal },
-    );
+    const response = await model.generate({ system, messages, tools }, generateOptions(ports, agent.name));
     yield {
       type: 'AppendDebug',
       entry: debugCall(
@@ -355,7 +360,7 @@ async function* coachTurn(
   ];
   const response = await ports
     .modelFor(coach)
-    .generate({ system, messages, tools }, ports.signal === undefined ? {} : { signal: ports.signal });
+    .generate({ system, messages, tools }, generateOptions(ports, coach.name));
   yield {
     type: 'AppendDebug',
     entry: debugCall(coach.name, 'COACH', { system, messages, tools: tools.map((tool) => tool.name) }, response),

@@ -46,6 +46,8 @@ export interface SessionDependencies {
   modelFor: (speaker: Speaker) => ModelClient;
   runner: ProcessRunner;
   signal?: AbortSignal;
+  /** Each fragment of a speaker's text as it streams (see `SessionPorts.onTextDelta`). */
+  onTextDelta?: (speaker: string, delta: string) => void;
 }
 
 export function iterationStores(ctx: TeamContext, iterationDir: string, iterationId: string): IterationStores {
@@ -139,6 +141,7 @@ export async function openIterationSession(
     modelFor: deps.modelFor,
     files,
     ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+    ...(deps.onTextDelta === undefined ? {} : { onTextDelta: deps.onTextDelta }),
   };
   return {
     iteration,
@@ -193,6 +196,7 @@ export async function openGroomingSession(
     modelFor: deps.modelFor,
     files: null,
     ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+    ...(deps.onTextDelta === undefined ? {} : { onTextDelta: deps.onTextDelta }),
   };
   return { slug, dir, stores, events: runSession(ctx, policy, ports) };
 }

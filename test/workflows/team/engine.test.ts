@@ -182,4 +182,15 @@ describe('the team engine', () => {
     expect(text).toContain('[agent-1]: My view.');
     expect(text).not.toMatch(/^\[pm\]/m);
   });
+
+  it("streams each speaker's text to onTextDelta as it arrives, the whole text still appended", async () => {
+    const ctx = teamContext();
+    const streamed = new Map<string, string[]>();
+    const { events } = await collectEvents(ctx, policyOf(ctx, { max_turns: 3 }), {
+      onTextDelta: (speaker, delta) => streamed.set(speaker, [...(streamed.get(speaker) ?? []), delta]),
+    });
+    expect(streamed.get('agent-2')).toEqual(['agent', '-2 sa', 'ys 0']);
+    expect(streamed.get('coach')?.join('')).toBe('coach says 0');
+    expect(appended(events)).toContain('agent-2: agent-2 says 0');
+  });
 });

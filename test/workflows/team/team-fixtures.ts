@@ -38,6 +38,7 @@ function speakers(scripts: Scripts): {
       const script = scripts[speaker.name] ?? [];
       client = new FakeModelClient(
         (_request: ModelRequest, index: number) => script[index] ?? { text: `${speaker.name} says ${index}` },
+        { deltaSize: 5 },
       );
       clients.set(speaker.name, client);
     }
@@ -49,13 +50,19 @@ function speakers(scripts: Scripts): {
 export async function collectEvents(
   ctx: TeamContext,
   policy: SessionPolicy,
-  options: { history?: TeamMessage[]; scripts?: Scripts; files?: TeamFileTools | null },
+  options: {
+    history?: TeamMessage[];
+    scripts?: Scripts;
+    files?: TeamFileTools | null;
+    onTextDelta?: (speaker: string, delta: string) => void;
+  },
 ): Promise<{ events: TeamEvent[]; clients: Map<string, FakeModelClient> }> {
   const { clients, modelFor } = speakers(options.scripts ?? {});
   const ports: SessionPorts = {
     conversation: { readFull: () => Promise.resolve(options.history ?? []) },
     modelFor,
     files: options.files ?? null,
+    ...(options.onTextDelta === undefined ? {} : { onTextDelta: options.onTextDelta }),
   };
   const events: TeamEvent[] = [];
   for await (const event of runSession(ctx, policy, ports)) events.push(event);
