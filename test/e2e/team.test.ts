@@ -16,6 +16,23 @@ const write = (file_path: string, content: string, text: string) => [
   { say: text },
 ];
 
+/** One turn writing `files` (all in one reply), then a closing text. */
+const implement = (files: Record<string, string>, text: string) => [
+  { tools: Object.entries(files).map(([file_path, content]) => ({ name: 'Write', input: { file_path, content } })) },
+  { say: text },
+];
+const setupJson = (stdout: string) => JSON.parse(stdout) as { tasks: Array<{ id: string; worktree: string }> };
+const unitTest = (name: string, assertion: string) =>
+  `import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport * as m from '../src/${name}.js';\ntest('${name}', () => { ${assertion} });\n`;
+const OPS = 'export const add = (a, b) => a + b;\nexport const sub = (a, b) => a - b;\n';
+const OPS_TEST = unitTest('ops', 'assert.equal(m.sub(5, m.add(1, 2)), 2);');
+const PARSER = "export const parse = (text) => text.split('+').map((part) => Number(part.trim()));\n";
+const PARSER_TEST = unitTest('parser', "assert.deepEqual(m.parse('1 + 2'), [1, 2]);");
+const CLI =
+  "import { add } from './ops.js';\nimport { parse } from './parser.js';\nexport const calc = (text) => add(...parse(text));\n";
+const CLI_TEST = unitTest('cli', "assert.equal(m.calc('1 + 2'), 3);");
+const sandbox = sandboxForThisMachine();
+
 const TASKS = [
   { id: 'ops', description: 'add and subtract', done_criteria: 'tests pass', depends_on: [], assigned_to: 'agent-1' },
   { id: 'parser', description: 'parse "1 + 2"', done_criteria: 'tests pass', depends_on: [], assigned_to: 'agent-2' },
@@ -38,7 +55,13 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     server = await startFakeAnthropicServer();
     brain = createTeamBrain();
     server.setFallback((request) => brain.reply(request));
-    repo = await createTempRepo({ files: { 'README.md': '# calc\n' } });
+    repo = await createTempRepo({
+      files: {
+        'README.md': '# calc\n',
+        // What `team worktrees merge` verifies each layer with.
+        'package.json': JSON.stringify({ name: 'calc', type: 'module', scripts: { test: 'node --test' } }),
+      },
+    });
     env = {
       ...repo.env,
       ANTHROPIC_BASE_URL: server.url,
@@ -64,6 +87,14 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
   };
   const plain = async (...args: string[]) => {
     const result = await runCli(['team', ...args], { cwd: repo.dir, env });
+    expect(result.exitCode, describeResult(result)).toBe(0);
+    return result;
+  };
+  const worktrees = async (...args: string[]) => {
+    const result = await runCli(['team', 'worktrees', ...args, ...(args[0] === 'merge' ? sandbox.flags : [])], {
+      cwd: repo.dir,
+      env,
+    });
     expect(result.exitCode, describeResult(result)).toBe(0);
     return result;
   };
@@ -153,6 +184,59 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     await team('advance');
     expect(await iterationJson()).toMatchObject({ phase: 'implementation', current_layer: 0 });
 
+    // Implementation, layer 0: each agent writes in its task's worktree; agent-3 has no task yet.
+    config.file_access.writable_paths = ['docs/**', 'src/**', 'test/**'];
+    await writeFile(teamFile, JSON.stringify(config));
+    const layer0 = setupJson((await worktrees('setup', '--json')).stdout);
+    const [ops, parser] = layer0.tasks;
+    if (ops === undefined || parser === undefined) throw new Error('two tasks expected');
+    brain.script('agent-1', ...implement({ 'src/ops.js': OPS, 'test/ops.test.js': OPS_TEST }, 'ops done.'));
+    brain.script(
+      'agent-2',
+      ...implement(
+        { 'src/parser.js': PARSER, 'test/parser.test.js': PARSER_TEST, 'README.md': '# calc\n\nParses 1 + 2.\n' },
+        'parser done; README needs approval.',
+      ),
+    );
+    brain.script('agent-3', ...implement({ 'src/cli.js': 'too early\n' }, 'I will wait for layer 1.'));
+    const implemented = await team('continue');
+    expect(implemented.stdout).toContain('Paused: 1 write(s) wait for approval');
+    expect(brain.seen.get('agent-3')?.at(-1)).toContain('You have no task in layer 0');
+    const approval = await plain('approve', 'a3');
+    expect(approval.stdout).toContain("approved agent-2's write to README.md");
+    expect(await readFile(join(parser.worktree, 'README.md'), 'utf8')).toContain('Parses 1 + 2.');
+    // Nothing landed in the iteration's workspace, nor in the other task's worktree.
+    for (const file of ['src/ops.js', 'src/parser.js', 'src/cli.js'])
+      expect(existsSync(join(workspace, file))).toBe(false);
+    expect(existsSync(join(ops.worktree, 'src/parser.js'))).toBe(false);
+    expect(await readFile(join(workspace, 'README.md'), 'utf8')).toBe('# calc\n');
+
+    const reviewed0 = (await worktrees('review')).stdout;
+    expect(reviewed0).toMatch(/ops  ready/);
+    expect(reviewed0).toMatch(/uncommitted in .*L0-ops .*src\/ops\.js/);
+    expect(reviewed0).toMatch(/uncommitted in .*L0-parser .*README\.md/);
+    const merged0 = await worktrees('merge');
+    expect(merged0.stdout).toMatch(/Merged ops, parser: All 2 tests pass/);
+    expect(merged0.stdout).toContain('Layer 1 is next');
+
+    // Layer 1 starts from the merged result; agent-3 implements it, the others only read.
+    const [cli] = setupJson((await worktrees('setup', '--json')).stdout).tasks;
+    if (cli === undefined) throw new Error('one task expected');
+    expect(await readFile(join(cli.worktree, 'src/parser.js'), 'utf8')).toBe(PARSER);
+    brain.script('coach', say('Layer 0 is merged; agent-3 takes the calc command.'));
+    brain.script('agent-1', say('I will review cli.'));
+    brain.script('agent-2', ...implement({ 'src/cli.js': 'not mine\n' }, 'Ready to review.'));
+    brain.script('agent-3', ...implement({ 'src/cli.js': CLI, 'test/cli.test.js': CLI_TEST }, 'cli done.'));
+    brain.script('coach', { tools: [{ name: 'signal_phase_complete', input: { summary: 'Both layers built' } }] });
+    await team('continue');
+    expect(await readFile(join(cli.worktree, 'src/cli.js'), 'utf8')).toBe(CLI);
+    expect((await worktrees('review')).stdout).toMatch(/uncommitted in .*L1-cli .*src\/cli\.js, test\/cli\.test\.js/);
+    const merged1 = await worktrees('merge');
+    expect(merged1.stdout).toMatch(/Merged cli: All 3 tests pass/);
+    expect(merged1.stdout).toContain('Every layer is merged');
+    expect(await readFile(join(workspace, 'src/cli.js'), 'utf8')).toBe(CLI);
+    expect(await readFile(join(workspace, 'README.md'), 'utf8')).toContain('Parses 1 + 2.');
+
     // Code review reads what the iteration changed in its workspace.
     await team('advance');
     for (const agent of ['agent-1', 'agent-2', 'agent-3']) brain.script(agent, say(`${agent}: looks fine`));
@@ -161,6 +245,7 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     const reviewPrompt = brain.seen.get('agent-1')?.at(-1) ?? '';
     expect(reviewPrompt).toContain('export const add = (a, b) => a + b;');
     expect(reviewPrompt).toContain('docs/requirements.md');
+    expect(reviewPrompt).toContain('export const parse');
 
     expect(brain.unexpected).toEqual([]);
     expect(brain.unplayed()).toEqual([]);

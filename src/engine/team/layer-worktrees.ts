@@ -10,7 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { RatchetError } from '../../core/errors.js';
 import { describeUnsafeEntries, type UnsafeEntry } from '../../core/unsafe-entry.js';
@@ -23,7 +23,9 @@ import {
   layerBaseRef,
   layerCount,
   taskBranch,
+  tasksFolder,
   tasksOfLayer,
+  taskWorktree,
   type LayerTask,
   type LayerTaskInput,
 } from '../../workflows/team/layers/layer-plan.js';
@@ -104,16 +106,11 @@ export interface LayerMergeOptions extends TeamLayerTarget {
   signal?: AbortSignal;
 }
 
-/** `<workspace>-tasks/`: beside the iteration's worktree, so as unique as it is. */
-function tasksFolder(target: TeamLayerTarget): string {
-  return `${resolve(target.iteration.worktree)}-tasks`;
-}
-
 function spaceOf(target: TeamLayerTarget, task: LayerTask): LayerTaskSpace {
   return {
     id: task.id,
     branch: taskBranch(target.iteration.branch, task),
-    worktree: join(tasksFolder(target), `L${task.layer}-${task.id}`),
+    worktree: taskWorktree(target.iteration.worktree, task),
   };
 }
 
@@ -211,7 +208,7 @@ export async function setupLayer(target: TeamLayerTarget): Promise<LayerSetup> {
     base = await iteration.head();
     await git.updateRef(baseRef, base);
   }
-  await mkdir(tasksFolder(target), { recursive: true });
+  await mkdir(tasksFolder(target.iteration.worktree), { recursive: true });
   const made: LayerSetup['tasks'] = [];
   for (const task of tasks) {
     const space = spaceOf(target, task);

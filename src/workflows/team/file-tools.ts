@@ -25,6 +25,11 @@ export interface TeamFileToolsOptions {
   /** The phase recorded on approvals. */
   phase: string | null;
   runner: ProcessRunner;
+  /**
+   * Set: every write is refused with this text (an agent with no task to write in during the
+   * implementation phase reads the iteration's workspace but changes nothing).
+   */
+  readOnly?: string;
 }
 
 /** A guard that admits every path inside the workspace except `.git` and the protected paths. */
@@ -83,14 +88,15 @@ export function createTeamFileTools(options: TeamFileToolsOptions): TeamFileTool
         typeof call.input === 'object' && call.input !== null && 'content' in call.input
           ? call.input.content
           : undefined;
-      if (typeof content !== 'string' || path === '')
-        return run(writeTool, call, { tool: 'Write', path }, 'written', signal);
       const refused = (output: string, shown: string): FileToolOutcome => ({
         output,
         isError: true,
         operation: { tool: 'Write', path: shown, outcome: 'refused', detail: output },
         approval: null,
       });
+      if (options.readOnly !== undefined) return refused(options.readOnly, path);
+      if (typeof content !== 'string' || path === '')
+        return run(writeTool, call, { tool: 'Write', path }, 'written', signal);
       if (Buffer.byteLength(content) > options.access.max_file_size_bytes)
         return refused(
           `The file is larger than the ${options.access.max_file_size_bytes} bytes a team agent may write at once.`,
@@ -114,6 +120,7 @@ export function createTeamFileTools(options: TeamFileToolsOptions): TeamFileTool
         path: relative,
         content,
         status: 'pending',
+        worktree: options.workspace,
         ...(options.phase === null ? {} : { phase: options.phase }),
       };
       return {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { ModelClient } from '../../core/model.js';
 import type { ProcessRunner } from '../../process/types.js';
 import { createCheckpointStore } from './checkpoints.js';
-import type { SessionPorts, Speaker, TeamContext } from './context.js';
+import type { SessionPorts, Speaker, TeamContext, TeamFileTools } from './context.js';
 import { runSession } from './engine.js';
 import { countAgentTurns } from './history.js';
 import { holdingIterationLock } from './iteration-lock.js';
@@ -31,8 +31,9 @@ import type {
   TeamStores,
 } from './stores.js';
 import { tasksSummary } from './transitions.js';
-import type { Iteration } from './types.js';
-import { recordedWorkspace, workspaceChanges } from './workspace.js';
+import { agentWorkspaces } from './layers/agent-workspaces.js';
+import type { Iteration, TeamTask } from './types.js';
+import { recordedWorkspace, workspaceChanges, type IterationWorkspace } from './workspace.js';
 
 export interface IterationStores extends TeamStores {
   iterations: IterationStore;
@@ -106,6 +107,51 @@ export interface OpenedIterationSession {
   events: AsyncGenerator<TeamEvent, void>;
 }
 
+/**
+ * The agents' file tools of an iteration session: over the iteration's workspace, or, in the
+ * implementation phase once the layer's worktrees are set up, each agent's over its task's
+ * worktree (read-only over the workspace without one), all through the same file guard.
+ */
+async function iterationFileTools(
+  ctx: TeamContext,
+  input: {
+    iteration: Iteration;
+    workspace: IterationWorkspace;
+    tasks: TeamTask[] | null;
+    nextApprovalId: () => string;
+    runner: ProcessRunner;
+  },
+): Promise<TeamFileTools> {
+  const toolsOver = (workspace: string, readOnly?: string): TeamFileTools =>
+    createTeamFileTools({
+      workspace,
+      access: ctx.config.file_access,
+      nextApprovalId: input.nextApprovalId,
+      phase: input.iteration.phase,
+      runner: input.runner,
+      ...(readOnly === undefined ? {} : { readOnly }),
+    });
+  const shared = toolsOver(input.workspace.workspace);
+  const spaces = await agentWorkspaces({
+    phase: input.iteration.phase,
+    layer: input.iteration.current_layer ?? 0,
+    workspace: input.workspace,
+    tasks: input.tasks,
+    agents: ctx.config.agents.map((agent) => agent.name),
+  });
+  if (spaces === null) return shared;
+  const byAgent = new Map(
+    [...spaces].map(([agent, space]) => [
+      agent,
+      space.kind === 'task' ? toolsOver(space.worktree) : toolsOver(space.worktree, space.why),
+    ]),
+  );
+  const nobody = toolsOver(input.workspace.workspace, 'Only the agents of the team write files.');
+  return {
+    execute: (agentName, call, signal) => (byAgent.get(agentName) ?? nobody).execute(agentName, call, signal),
+  };
+}
+
 /** The session of the current iteration in its current phase. */
 export async function openIterationSession(
   ctx: TeamContext,
@@ -120,11 +166,11 @@ export async function openIterationSession(
   const files =
     workspace === null
       ? null
-      : createTeamFileTools({
-          workspace: workspace.workspace,
-          access: ctx.config.file_access,
+      : await iterationFileTools(ctx, {
+          iteration,
+          workspace,
+          tasks,
           nextApprovalId: () => `a${existing + ++issued}`,
-          phase: iteration.phase,
           runner: deps.runner,
         });
   const policy = iterationPolicy({

@@ -116,9 +116,14 @@ export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 export const ApprovalSchema = z.looseObject({
   id: z.string(),
   agent: z.string(),
-  /** Workspace-relative POSIX path. */
+  /** Path relative to `worktree` (POSIX). */
   path: z.string(),
   content: z.string(),
+  /**
+   * The worktree the write goes to: the iteration's workspace, or in the implementation phase
+   * the worktree of the agent's task. Absent (approvals of older files): the iteration's workspace.
+   */
+  worktree: z.string().optional(),
   status: z.enum(['pending', 'approved', 'denied']),
   phase: z.string().optional(),
   /** Why the user denied it (`deny -m`). */

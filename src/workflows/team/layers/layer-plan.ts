@@ -1,8 +1,10 @@
 /**
  * Which tasks of an iteration's `tasks.json` make up a dependency layer, and the git names their
  * worktrees get. Pure: `ratchet team worktrees setup|review|merge` (engine/team/) reads the files
- * and runs git; this decides.
+ * and runs git, and the implementation phase's sessions route each agent's file tools to its
+ * task's worktree (agent-workspaces.ts); this decides the names both use.
  */
+import { join, resolve } from 'node:path';
 import { RatchetError } from '../../../core/errors.js';
 
 /** What the layer commands read of a task (the rest of `tasks.json` is the conversation's). */
@@ -92,6 +94,20 @@ export function layerCount(tasks: readonly LayerTaskInput[]): number {
 /** A task's branch in a layer: beside the iteration's (`<iteration branch>-L<layer>-<task>`). */
 export function taskBranch(iterationBranch: string, task: LayerTask): string {
   return `${iterationBranch}-L${task.layer}-${requireSafeId('task', task.id)}`;
+}
+
+/**
+ * The folder of an iteration's task worktrees: `<iteration worktree>-tasks/`, beside the
+ * iteration's worktree (so as unique as it is) and outside it, so that no file tool rooted in
+ * one of them reaches another.
+ */
+export function tasksFolder(iterationWorktree: string): string {
+  return `${resolve(iterationWorktree)}-tasks`;
+}
+
+/** A task's worktree in its layer: `<tasks folder>/L<layer>-<task>`. */
+export function taskWorktree(iterationWorktree: string, task: LayerTask): string {
+  return join(tasksFolder(iterationWorktree), `L${task.layer}-${requireSafeId('task', task.id)}`);
 }
 
 /**
