@@ -1,29 +1,26 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { createModelPool } from '../../agent/models/model-factory.js';
 import { packageRoot } from '../../config/prompts.js';
 import { RatchetError } from '../../core/errors.js';
 import type { ModelClient } from '../../core/model.js';
 import { systemClock } from '../../engine/effects.js';
-import { withRetry } from '../../llm/retry.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { advanceIteration } from '../../workflows/team/advance.js';
 import { approveWrite, denyWrite } from '../../workflows/team/approvals.js';
 import type { Speaker, TeamContext } from '../../workflows/team/context.js';
+import { continueIteration, speakerModels, type ContinueOptions } from '../../workflows/team/continue-iteration.js';
 import type { TeamEvent } from '../../workflows/team/events.js';
 import { createIterationStore } from '../../workflows/team/file-stores.js';
-import { countAgentTurns } from '../../workflows/team/history.js';
 import {
   iterationStores,
   openGroomingSession,
-  openIterationSession,
   persistEvent,
   type IterationStores,
 } from '../../workflows/team/iteration-session.js';
 import { lockIteration } from '../../workflows/team/iteration-lock.js';
 import { initTeam, loadTeamContext } from '../../workflows/team/setup.js';
-import { PM_SENDER, type Iteration } from '../../workflows/team/types.js';
+import type { Iteration } from '../../workflows/team/types.js';
 import { baseCommitOf, createIterationWorkspace } from '../../workflows/team/workspace.js';
 import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
 import { interruptOnSignals } from '../drive-run.js';
@@ -51,23 +48,13 @@ async function teamContext(command: Command): Promise<TeamContext> {
   return loadTeamContext({ projectRoot: await repositoryRoot(command), packageRoot: packageRoot(), env: process.env });
 }
 
-/** Each speaker's client: its own `model`, else the provider's; retried with backoff. */
-async function speakerModels(ctx: TeamContext, flags: SessionFlags): Promise<(speaker: Speaker) => ModelClient> {
-  const config = await configFor(ctx.projectRoot, flags);
-  if (config.provider.name === 'claude-code')
-    throw new RatchetError('usage', '`ratchet team` needs an API provider; claude-code is an agent runtime.', {
-      hint: 'Use --provider anthropic (or openai, openai-compatible, ollama, replay).',
-    });
-  const pool = createModelPool({
-    config,
+/** Each speaker's client (see `speakerModels`), from the provider the flags and config name. */
+async function modelsFor(ctx: TeamContext, flags: SessionFlags): Promise<(speaker: Speaker) => ModelClient> {
+  return speakerModels(await configFor(ctx.projectRoot, flags), {
     env: process.env,
-    ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
+    recordPath: flags.record ? resolve(flags.record) : undefined,
+    sleep: (ms, signal) => systemClock.sleep(ms, signal),
   });
-  return (speaker) =>
-    withRetry(pool.clientFor(speaker.model ?? config.provider.model), {
-      maxRetries: config.provider.maxRetries,
-      sleep: (ms, signal) => systemClock.sleep(ms, signal),
-    });
 }
 
 /** Persists and shows every event; returns the last one. */
@@ -85,18 +72,32 @@ async function drive(
   return last;
 }
 
-async function runIterationSession(ctx: TeamContext, flags: SessionFlags, output: Output): Promise<void> {
-  const modelFor = await speakerModels(ctx, flags);
+/**
+ * Drives a session of the current iteration (`continueIteration` persists each event), showing
+ * every event, then says which checkpoint it saved.
+ */
+async function driveIteration(
+  ctx: TeamContext,
+  flags: SessionFlags,
+  output: Output,
+  options: Omit<ContinueOptions, 'pendingHint'> = {},
+): Promise<void> {
+  const modelFor = await modelsFor(ctx, flags);
   const interrupt = interruptOnSignals();
   try {
-    const opened = await openIterationSession(ctx, {
-      modelFor,
-      runner: createProcessRunner(),
-      signal: interrupt.signal,
-    });
-    await drive(opened.events, opened.stores, output);
-    const checkpoint = await opened.stores.checkpoints.create(`after a ${opened.iteration.phase} session`);
-    if (!output.json) output.out(pc.dim(`Checkpoint ${checkpoint.number} saved.`));
+    const events = continueIteration(
+      ctx,
+      { modelFor, runner: createProcessRunner(), signal: interrupt.signal },
+      { ...options, pendingHint: 'Resolve them first: `ratchet team approvals`, then `approve <id>` or `deny <id>`.' },
+    );
+    for (;;) {
+      const next = await events.next();
+      if (next.done === true) {
+        if (!output.json) output.out(pc.dim(`Checkpoint ${next.value.checkpoint} saved.`));
+        return;
+      }
+      renderTeamEvent(next.value, output);
+    }
   } finally {
     interrupt.dispose();
   }
@@ -134,7 +135,7 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       await iterations.saveFields(iteration.id, { ...workspace });
       if (!output.json)
         output.out(pc.dim(`${iteration.id}: agents write in ${workspace.workspace} (branch ${workspace.branch}).`));
-      await runIterationSession(ctx, flags, output);
+      await driveIteration(ctx, flags, output);
       cli.setExit(0);
     });
 
@@ -148,26 +149,10 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
     .action(async (flags: SessionFlags, command: Command) => {
       const output = createCliOutput(command);
       const ctx = await teamContext(command);
-      const { iteration, stores } = await currentStores(ctx);
-      const pending = await stores.approvals.pending();
-      if (pending.length > 0)
-        throw new RatchetError('usage', `${pending.length} write(s) still wait for approval.`, {
-          hint: 'Resolve them first: `ratchet team approvals`, then `approve <id>` or `deny <id>`.',
-        });
-      const more = positive(flags.maxTurns, '--max-turns');
-      if (more !== undefined) {
-        const turns = countAgentTurns(
-          await stores.conversation.readPhaseHistory(),
-          ctx.config.agents.map((agent) => agent.name),
-        );
-        await stores.iterations.saveFields(iteration.id, { max_turns: turns + more });
-      }
-      if (flags.message !== undefined && flags.message.trim() !== '') {
-        const msg = { from: PM_SENDER, iteration: iteration.id, content: flags.message.trim() };
-        await stores.conversation.append(msg);
-        if (!output.json) output.out(renderMessage(msg));
-      }
-      await runIterationSession(ctx, flags, output);
+      await driveIteration(ctx, flags, output, {
+        answer: flags.message,
+        moreTurns: positive(flags.maxTurns, '--max-turns'),
+      });
     });
 
   addProviderOptions(
@@ -179,7 +164,7 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
   ).action(async (flags: SessionFlags, command: Command) => {
     const output = createCliOutput(command);
     const ctx = await teamContext(command);
-    const modelFor = await speakerModels(ctx, flags);
+    const modelFor = await modelsFor(ctx, flags);
     const interrupt = interruptOnSignals();
     try {
       const result = await advanceIteration(ctx, { modelFor, signal: interrupt.signal });
@@ -233,7 +218,7 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
     .action(async (topic: string, flags: SessionFlags, command: Command) => {
       const output = createCliOutput(command);
       const ctx = await teamContext(command);
-      const modelFor = await speakerModels(ctx, flags);
+      const modelFor = await modelsFor(ctx, flags);
       const interrupt = interruptOnSignals();
       try {
         const opened = await openGroomingSession(

@@ -1,28 +1,26 @@
 /**
  * The TUI's ports over the real thing: the team's file stores, the engine's sessions and
- * transitions, and the layer worktrees, wired as the CLI's team commands wire them (each event
- * persisted with `persistEvent` before the TUI sees it; a checkpoint after each session and
- * phase change).
+ * transitions, and the layer worktrees, through the same helpers as the CLI's team commands
+ * (`continueIteration` persists each event before the TUI sees it and saves a checkpoint after
+ * each session; one after each phase change too).
  */
 import { resolve } from 'node:path';
-import { createModelPool } from '../../agent/models/model-factory.js';
 import { packageRoot } from '../../config/prompts.js';
 import { RatchetError } from '../../core/errors.js';
 import type { ModelClient } from '../../core/model.js';
 import { systemClock } from '../../engine/effects.js';
 import { currentLayerTarget, mergeCurrentLayer, teamLayerStores } from '../../engine/team/layer-state.js';
 import { reviewLayer, setupLayer } from '../../engine/team/layer-worktrees.js';
-import { withRetry } from '../../llm/retry.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { advanceIteration } from '../../workflows/team/advance.js';
 import { approveWrite, denyWrite } from '../../workflows/team/approvals.js';
 import type { Speaker, TeamContext } from '../../workflows/team/context.js';
+import { continueIteration, speakerModels } from '../../workflows/team/continue-iteration.js';
 import type { TeamEvent } from '../../workflows/team/events.js';
 import { createIterationStore } from '../../workflows/team/file-stores.js';
 import { countAgentTurns } from '../../workflows/team/history.js';
-import { iterationStores, openIterationSession, persistEvent } from '../../workflows/team/iteration-session.js';
+import { iterationStores } from '../../workflows/team/iteration-session.js';
 import { loadTeamContext } from '../../workflows/team/setup.js';
-import { PM_SENDER, type TeamMessage } from '../../workflows/team/types.js';
 import { configFor, type ProviderFlags } from '../context.js';
 import type { TeamUiPorts } from './team-ui-ports.js';
 
@@ -46,22 +44,11 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
   let models: ((speaker: Speaker) => ModelClient) | undefined;
   /** Made on the first model call, so the TUI opens (and shows the log) without a provider set up. */
   const modelFor = async (): Promise<(speaker: Speaker) => ModelClient> => {
-    if (models !== undefined) return models;
-    const config = await configFor(repoRoot, flags);
-    if (config.provider.name === 'claude-code')
-      throw new RatchetError('usage', '`ratchet team` needs an API provider; claude-code is an agent runtime.', {
-        hint: 'Use --provider anthropic (or openai, openai-compatible, ollama, replay).',
-      });
-    const pool = createModelPool({
-      config,
+    models ??= speakerModels(await configFor(repoRoot, flags), {
       env: process.env,
-      ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
+      recordPath: flags.record ? resolve(flags.record) : undefined,
+      sleep: (ms, sleepSignal) => systemClock.sleep(ms, sleepSignal),
     });
-    models = (speaker) =>
-      withRetry(pool.clientFor(speaker.model ?? config.provider.model), {
-        maxRetries: config.provider.maxRetries,
-        sleep: (ms, sleepSignal) => systemClock.sleep(ms, sleepSignal),
-      });
     return models;
   };
   const layerTarget = () => currentLayerTarget(teamLayerStores(repoRoot), repoRoot);
@@ -83,23 +70,11 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
     },
 
     async *converse(answer): AsyncGenerator<TeamEvent> {
-      const { iteration, stores } = await currentIteration(ctx);
-      const pending = await stores.approvals.pending();
-      if (pending.length > 0)
-        throw new RatchetError('usage', `${pending.length} write(s) still wait for approval.`, {
-          hint: 'Approve (a) or deny (d) each one first.',
-        });
-      if (answer !== null) {
-        const msg: TeamMessage = { from: PM_SENDER, iteration: iteration.id, content: answer };
-        await stores.conversation.append(msg);
-        yield { type: 'AppendMessage', msg };
-      }
-      const opened = await openIterationSession(ctx, { modelFor: await modelFor(), runner, signal });
-      for await (const event of opened.events) {
-        await persistEvent(opened.stores, event);
-        yield event;
-      }
-      await opened.stores.checkpoints.create(`after a ${opened.iteration.phase} session`);
+      yield* continueIteration(
+        ctx,
+        { modelFor: await modelFor(), runner, signal },
+        { answer, pendingHint: 'Approve (a) or deny (d) each one first.' },
+      );
     },
 
     async approve(id) {
