@@ -12,7 +12,6 @@ import type { TeamContext } from '../../../src/workflows/team/context.js';
 import { createIterationStore } from '../../../src/workflows/team/file-stores.js';
 import { iterationStores } from '../../../src/workflows/team/iteration-session.js';
 import { initTeam, loadTeamContext } from '../../../src/workflows/team/setup.js';
-import type { Approval } from '../../../src/workflows/team/types.js';
 import { createIterationWorkspace } from '../../../src/workflows/team/workspace.js';
 import { PACKAGE_ROOT } from '../../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../../support/temp-repo.js';
@@ -40,7 +39,7 @@ describe('approving a write', () => {
     await repo.cleanup();
   });
 
-  const approve = async (approval: Omit<Approval, 'status'>) => {
+  const approve = async (approval: { id: string; agent: string; path: string; content: string; worktree?: string }) => {
     const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
     const stores = iterationStores(ctx, dir, iteration.id);
     await stores.approvals.add({ ...approval, status: 'pending' });
