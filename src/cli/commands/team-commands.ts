@@ -343,7 +343,9 @@ export function registerTeamCommands(program: Command, cli: CliSetup): void {
 
   team
     .command('init')
-    .description('Set up .team/: team.json (agents, coach, models, file access) and prompts.toml; never overwrites')
+    .description(
+      'Set up .team/: team.json (agents, coach, models, file access; not when [team] in .ratchet/config.toml sets them) and prompts.toml; never overwrites',
+    )
     .option('--agents <n>', 'how many agents', '2')
     .action(async (flags: { agents: string }, command: Command) => {
       const output = createCliOutput(command);
