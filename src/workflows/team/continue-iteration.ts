@@ -86,7 +86,7 @@ export async function* continueIteration(
 }
 
 /** The current iteration's session in its phase, every event persisted; then a checkpoint. */
-export async function* runIterationSession(
+async function* runIterationSession(
   ctx: TeamContext,
   deps: SessionDependencies,
 ): AsyncGenerator<TeamEvent, { checkpoint: number }> {
