@@ -11,7 +11,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['test/**/*.test.ts'],
+          include: ['test/**/*.test.{ts,tsx}'],
           exclude: [...configDefaults.exclude, 'test/e2e/**', 'test/security/**'],
           globalSetup: ['test/support/toolchain-summary.ts'],
         },

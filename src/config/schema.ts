@@ -5,6 +5,7 @@
  * key is an error that names it. The camelCase type the rest of Ratchet reads is `ResolvedConfig`
  * (see `resolved.ts`); `load.ts` layers env and flags over this and applies the cross-field rules.
  */
+import { TeamConfigSchema } from './team-schema.js';
 import { z } from 'zod';
 
 /** Providers Ratchet can drive (DESIGN.md, Contracts). */
@@ -285,6 +286,9 @@ export const ConfigFileSchema = z.strictObject({
   refactor: RefactorSectionSchema.prefault({}),
   budget: BudgetSectionSchema.prefault({}),
   solve: SolveSectionSchema.prefault({}),
+  team: TeamConfigSchema.optional().describe(
+    'The team of `ratchet team`, instead of .team/team.json (one or the other): agents, coach, turns and file access.',
+  ),
 });
 
 /** The file after defaults (snake_case). */

@@ -63,6 +63,7 @@ export function renderDefaultConfig(options: DefaultConfigOptions = {}): string 
   for (const [section, schema] of Object.entries(objectFields(ConfigFileSchema))) {
     if (schema === undefined) continue;
     if (section === 'stages') blocks.push(renderStagesExample(schema));
+    else if (section === 'team') blocks.push(renderTeamExample(schema));
     else blocks.push(...renderTable([section], schema, defaults[section], active));
   }
   return `${blocks.join('\n\n')}\n`;
@@ -111,6 +112,26 @@ function renderStagesExample(schema: z.ZodType): string {
     }
   }
   return lines.join('\n');
+}
+
+/**
+ * `[team]` is a whole team or none (its agents have no default), so it is shown as an example to
+ * copy, indented apart from the commented defaults of the other tables.
+ */
+function renderTeamExample(schema: z.ZodType): string {
+  const example = [
+    '[team]',
+    'max_turns = 30',
+    '[[team.agents]]',
+    'name = "agent-1"',
+    '[[team.agents]]',
+    'name = "agent-2"',
+    '[team.coach]',
+    'name = "coach"',
+    '[team.file_access]',
+    'writable_paths = ["docs/**", "src/**", "test/**", "tests/**"]',
+  ];
+  return [...comment(describeSchema(schema)), '# For example:', ...example.map((line) => `#   ${line}`)].join('\n');
 }
 
 function describeField(field: z.ZodType): string | undefined {

@@ -1,6 +1,6 @@
 /**
  * The toolchains some suites drive for real (a Python with pytest, Go, Rust, a JDK with Maven,
- * bubblewrap, Chromium, util-linux `script`, Redis, the Claude Code CLI). The README asks only for
+ * bubblewrap, Chromium, util-linux `script`, Redis, tmux, the Claude Code CLI). The README asks only for
  * Node.js and git, so on a fresh machine a suite whose toolchain is missing is skipped, never
  * silently: its describe says why, and the run ends with one summary naming each missing tool and
  * the command that installs it (`test/support/toolchain-summary.ts`). `.ci/run` installs them all
@@ -29,7 +29,8 @@ export type ToolchainName =
   | 'claude'
   | 'redis'
   | 'cmake'
-  | 'polyglot-jest';
+  | 'polyglot-jest'
+  | 'tmux';
 
 interface ToolchainSpec {
   /** What the suites need, in a few words. */
@@ -122,6 +123,11 @@ const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
       existsSync(join(homedir(), '.cache', 'ratchet-tools', 'polyglot-js', 'node_modules', '.bin', 'jest'))
         ? null
         : 'not installed in ~/.cache/ratchet-tools/polyglot-js',
+  },
+  tmux: {
+    what: 'tmux, a terminal the TUI test drives (send-keys, capture-pane)',
+    install: 'apt-get install -y tmux',
+    problem: () => runs('tmux', ['-V']),
   },
   claude: {
     what: 'the Claude Code CLI (the real binary, pinned)',

@@ -18,6 +18,9 @@ import { registerStatusCommand } from './status-command.js';
 import { registerTasksCommands } from './tasks-commands.js';
 import { registerTddCommand } from './tdd-command.js';
 import { registerWorkerCommand } from './worker-command.js';
+import { registerTeamCommands } from './team-commands.js';
+import { registerTeamUiCommand } from './team-ui-command.js';
+import { registerTeamWorktreesCommands } from './team-worktrees-command.js';
 
 /** Adds a command (or a group of them) to the program. */
 type RegisterCommands = (program: Command, cli: CliSetup) => void;
@@ -45,4 +48,8 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerRefactorCommands,
   registerSolveCommands,
   registerBenchCommands,
+  registerTeamCommands,
+  // After the team's own commands: these add theirs to the same `team` group.
+  registerTeamWorktreesCommands,
+  registerTeamUiCommand,
 ];

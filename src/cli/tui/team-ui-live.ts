@@ -1,0 +1,126 @@
+/**
+ * The TUI's ports over the real thing: the team's file stores, the engine's sessions and
+ * transitions, and the layer worktrees, through the same helpers as the CLI's team commands
+ * (`continueIteration` persists each event before the TUI sees it and saves a checkpoint after
+ * each session; one after each phase change too).
+ */
+import { resolve } from 'node:path';
+import { packageRoot } from '../../config/prompts.js';
+import { RatchetError } from '../../core/errors.js';
+import type { ModelClient } from '../../core/model.js';
+import { systemClock } from '../../engine/effects.js';
+import { currentLayerTarget, mergeCurrentLayer, teamLayerStores } from '../../engine/team/layer-state.js';
+import { reviewLayer, setupLayer } from '../../engine/team/layer-worktrees.js';
+import { createProcessRunner } from '../../process/runner.js';
+import { advanceIteration } from '../../workflows/team/advance.js';
+import { approveWrite, denyWrite } from '../../workflows/team/approvals.js';
+import type { Speaker, TeamContext } from '../../workflows/team/context.js';
+import { continueIteration, speakerModels } from '../../workflows/team/continue-iteration.js';
+import type { TeamEvent } from '../../workflows/team/events.js';
+import { createIterationStore } from '../../workflows/team/file-stores.js';
+import { countAgentTurns } from '../../workflows/team/history.js';
+import { iterationStores } from '../../workflows/team/iteration-session.js';
+import { loadTeamContext } from '../../workflows/team/setup.js';
+import { configFor, type ProviderFlags } from '../context.js';
+import type { TeamUiPorts } from './team-ui-ports.js';
+
+export interface LiveTeamUiOptions {
+  repoRoot: string;
+  flags: ProviderFlags & { record?: string };
+  /** Aborted when the TUI quits: a session or a verifier still running stops. */
+  signal: AbortSignal;
+}
+
+async function currentIteration(ctx: TeamContext) {
+  const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
+  return { iteration, stores: iterationStores(ctx, dir, iteration.id) };
+}
+
+/** The TUI's ports for the repository's team (refuses a repository without `.team/`). */
+export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise<TeamUiPorts> {
+  const { repoRoot, flags, signal } = options;
+  const ctx = await loadTeamContext({ projectRoot: repoRoot, packageRoot: packageRoot(), env: process.env });
+  const runner = createProcessRunner();
+  let models: ((speaker: Speaker) => ModelClient) | undefined;
+  /** Made on the first model call, so the TUI opens (and shows the log) without a provider set up. */
+  const modelFor = async (): Promise<(speaker: Speaker) => ModelClient> => {
+    models ??= speakerModels(await configFor(repoRoot, flags), {
+      env: process.env,
+      recordPath: flags.record ? resolve(flags.record) : undefined,
+      sleep: (ms, sleepSignal) => systemClock.sleep(ms, sleepSignal),
+    });
+    return models;
+  };
+  const layerTarget = () => currentLayerTarget(teamLayerStores(repoRoot), repoRoot);
+
+  return {
+    async snapshot() {
+      const { iteration, stores } = await currentIteration(ctx);
+      const agents = ctx.config.agents.map((agent) => agent.name);
+      return {
+        iterationId: iteration.id,
+        description: iteration.description,
+        phase: iteration.phase,
+        maxTurns: iteration.max_turns,
+        turn: countAgentTurns(await stores.conversation.readPhaseHistory(), agents),
+        currentLayer: iteration.current_layer ?? null,
+        messages: await stores.conversation.readFull(),
+        approvals: await stores.approvals.pending(),
+      };
+    },
+
+    async *converse(answer): AsyncGenerator<TeamEvent> {
+      yield* continueIteration(
+        ctx,
+        { modelFor: await modelFor(), runner, signal },
+        { answer, pendingHint: 'Approve (a) or deny (d) each one first.' },
+      );
+    },
+
+    async approve(id) {
+      const { iteration, stores } = await currentIteration(ctx);
+      const decision = await approveWrite(ctx, { iteration, stores, id, runner });
+      if (decision.writeError !== null)
+        throw new RatchetError(
+          'usage',
+          `Approved, but ${decision.approval.path} could not be written: ${decision.writeError}`,
+        );
+    },
+
+    async deny(id, reason) {
+      const { iteration, stores } = await currentIteration(ctx);
+      await denyWrite({ iteration, stores, id, reason: reason ?? undefined });
+    },
+
+    async advance() {
+      const result = await advanceIteration(ctx, { modelFor: await modelFor(), signal });
+      const { stores } = await currentIteration(ctx);
+      await stores.checkpoints.create(`entering ${result.to}`);
+      const layers = new Map<number, string[]>();
+      for (const task of result.from === 'planning' ? (result.tasks ?? []) : [])
+        layers.set(task.layer ?? 0, [...(layers.get(task.layer ?? 0) ?? []), task.id]);
+      return [
+        ...result.written.map((file) => `Wrote ${file}`),
+        ...result.problems.map(
+          (problem) =>
+            `Could not extract ${problem.artifact}: ${problem.problem} (the reply is kept in ${problem.rawFile}).`,
+        ),
+        ...[...layers].sort((a, b) => a[0] - b[0]).map(([layer, ids]) => `  layer ${layer}: ${ids.join(', ')}`),
+        `Phase: ${result.from} -> ${result.to}`,
+      ];
+    },
+
+    async setupLayer() {
+      return setupLayer(await layerTarget());
+    },
+
+    async reviewLayer() {
+      return reviewLayer(await layerTarget());
+    },
+
+    async mergeLayer() {
+      const config = await configFor(repoRoot, flags);
+      return (await mergeCurrentLayer(repoRoot, { config, runner, env: process.env, signal })).result;
+    },
+  };
+}

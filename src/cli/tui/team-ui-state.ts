@@ -1,0 +1,158 @@
+/**
+ * The TUI's state and how events and keys change it: a pure reducer, so what the screen shows
+ * for a stream of engine events is tested without a terminal.
+ */
+import type { LayerReview } from '../../engine/team/layer-worktrees.js';
+import type { TeamEvent } from '../../workflows/team/events.js';
+import type { Approval, TeamMessage } from '../../workflows/team/types.js';
+import type { TeamUiSnapshot } from './team-ui-ports.js';
+
+/** What the session is doing, and what it waits for when it stopped. */
+type SessionStatus =
+  | { kind: 'idle' }
+  | { kind: 'running'; speaker: string | null }
+  | { kind: 'asked'; question: string }
+  | { kind: 'approvals'; pending: number }
+  | { kind: 'phase-complete'; summary: string }
+  | { kind: 'complete'; turns: number }
+  | { kind: 'busy'; what: string }
+  | { kind: 'failed'; message: string };
+
+/** Which part of the screen the keys go to. */
+export type Mode =
+  | { kind: 'conversation' }
+  | { kind: 'answer'; text: string }
+  | { kind: 'deny'; approvalId: string; text: string }
+  | {
+      kind: 'review';
+      review: LayerReview | null;
+      /** Why there is no review (no tasks yet, no worktrees yet). */
+      problem: string | null;
+      task: number;
+      scroll: number;
+    };
+
+export interface TeamUiState {
+  iterationId: string;
+  description: string;
+  phase: string;
+  turn: number;
+  maxTurns: number;
+  currentLayer: number | null;
+  messages: TeamMessage[];
+  approvals: Approval[];
+  selected: number;
+  status: SessionStatus;
+  mode: Mode;
+  /** The last thing an action said (advance, merge, an error), shown under the conversation. */
+  notice: string[];
+}
+
+export type Action =
+  | { type: 'snapshot'; snapshot: TeamUiSnapshot }
+  | { type: 'event'; event: TeamEvent }
+  | { type: 'status'; status: SessionStatus }
+  | { type: 'notice'; lines: string[] }
+  | { type: 'select'; delta: number }
+  | { type: 'mode'; mode: Mode }
+  /** A key typed into the answer or the denial reason (`null`: backspace). */
+  | { type: 'type'; input: string | null };
+
+export function initialState(): TeamUiState {
+  return {
+    iterationId: '',
+    description: '',
+    phase: '',
+    turn: 0,
+    maxTurns: 0,
+    currentLayer: null,
+    messages: [],
+    approvals: [],
+    selected: 0,
+    status: { kind: 'idle' },
+    mode: { kind: 'conversation' },
+    notice: [],
+  };
+}
+
+/** The state after one engine event: every event type is handled (the union is exhaustive). */
+function applyEvent(state: TeamUiState, event: TeamEvent): TeamUiState {
+  switch (event.type) {
+    case 'SessionStarted':
+      return {
+        ...state,
+        phase: event.phase ?? state.phase,
+        turn: event.turn,
+        maxTurns: event.maxTurns,
+        currentLayer: event.currentLayer ?? state.currentLayer,
+        status: { kind: 'running', speaker: null },
+      };
+    case 'AgentTurnStarted':
+      return { ...state, turn: event.turn + 1, status: { kind: 'running', speaker: event.agentName } };
+    case 'CoachTurnStarted':
+      return { ...state, status: { kind: 'running', speaker: event.coachName } };
+    case 'ParallelRoundStarted':
+      return {
+        ...state,
+        turn: event.turn + event.agents.length,
+        status: { kind: 'running', speaker: event.agents.join(', ') },
+      };
+    case 'AppendMessage':
+      return { ...state, messages: [...state.messages, event.msg] };
+    case 'ApprovalRequested':
+      return { ...state, approvals: [...state.approvals, event.approval] };
+    case 'PauseForApprovals':
+      return { ...state, status: { kind: 'approvals', pending: event.pendingCount } };
+    case 'CoachAskedPM':
+      return { ...state, status: { kind: 'asked', question: event.question } };
+    case 'PhaseCompleteSignaled':
+      return { ...state, status: { kind: 'phase-complete', summary: event.summary } };
+    case 'SessionComplete':
+      return { ...state, status: { kind: 'complete', turns: event.totalTurns } };
+    // Shown through the AppendMessage that carries each one's note, or not at all (debug log).
+    case 'KickoffInjected':
+    case 'AgentPassed':
+    case 'FileOperationLogged':
+    case 'AppendDebug':
+      return state;
+  }
+}
+
+export function reduce(state: TeamUiState, action: Action): TeamUiState {
+  switch (action.type) {
+    case 'snapshot': {
+      const { snapshot } = action;
+      return {
+        ...state,
+        iterationId: snapshot.iterationId,
+        description: snapshot.description,
+        phase: snapshot.phase,
+        // The files say how far the phase got; a running session's events say it better.
+        turn: state.status.kind === 'running' ? state.turn : snapshot.turn,
+        maxTurns: snapshot.maxTurns,
+        currentLayer: snapshot.currentLayer,
+        messages: snapshot.messages,
+        approvals: snapshot.approvals,
+        selected: Math.min(state.selected, Math.max(0, snapshot.approvals.length - 1)),
+      };
+    }
+    case 'event':
+      return applyEvent(state, action.event);
+    case 'status':
+      return { ...state, status: action.status };
+    case 'notice':
+      return { ...state, notice: action.lines };
+    case 'select': {
+      const count = state.approvals.length;
+      return count === 0 ? state : { ...state, selected: (state.selected + action.delta + count) % count };
+    }
+    case 'mode':
+      return { ...state, mode: action.mode };
+    case 'type': {
+      const { mode } = state;
+      if (mode.kind !== 'answer' && mode.kind !== 'deny') return state;
+      const text = action.input === null ? mode.text.slice(0, -1) : mode.text + action.input;
+      return { ...state, mode: { ...mode, text } };
+    }
+  }
+}
