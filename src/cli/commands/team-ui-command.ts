@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { createLiveTeamUiPorts } from '../tui/team-ui-live.js';
-import { runTeamUi } from '../tui/run-team-ui.js';
 import { repositoryRoot, type ProviderFlags } from '../context.js';
 import type { CliSetup } from './cli-setup.js';
 import { addProviderOptions } from './provider-options.js';
@@ -22,6 +21,14 @@ export function registerTeamUiCommand(program: Command, cli: CliSetup): void {
         flags,
         signal: controller.signal,
       });
+      // Ink (and React) load only here, not with every other command. Ink decides once, when it
+      // loads, whether it runs "in CI" (CI or CONTINUOUS_INTEGRATION set), and then draws nothing
+      // until it exits: wrong for a terminal a user is looking at, so on a TTY those are cleared first.
+      if (process.stdout.isTTY) {
+        delete process.env.CI;
+        delete process.env.CONTINUOUS_INTEGRATION;
+      }
+      const { runTeamUi } = await import('../tui/run-team-ui.js');
       await runTeamUi(ports);
       cli.setExit(0);
     } finally {
