@@ -48,3 +48,28 @@ export async function runCheck(options: RunCheckOptions): Promise<CheckResult> {
     ok: run.exitCode === 0 && !run.timedOut,
   };
 }
+
+/** The project's checks besides its tests, in the order Ratchet runs them. */
+const CHECK_KINDS = ['lint', 'typecheck'] as const;
+
+/**
+ * Runs the configured lint and typecheck commands (`[lint] command`, `[typecheck] command`; an
+ * unset one is skipped), one after the other, each with the tests' timeout.
+ */
+export async function runConfiguredChecks(
+  config: Readonly<Record<(typeof CHECK_KINDS)[number], { command?: string | undefined }>> & {
+    test: { timeoutMs: number };
+  },
+  options: Pick<RunCheckOptions, 'cwd' | 'runner' | 'environment' | 'signal'>,
+): Promise<Array<{ kind: (typeof CHECK_KINDS)[number]; result: CheckResult }>> {
+  const checks: Array<{ kind: (typeof CHECK_KINDS)[number]; result: CheckResult }> = [];
+  for (const kind of CHECK_KINDS) {
+    const command = config[kind].command;
+    if (!command) continue;
+    checks.push({
+      kind,
+      result: await runCheck({ ...options, name: kind, command, timeoutMs: config.test.timeoutMs }),
+    });
+  }
+  return checks;
+}

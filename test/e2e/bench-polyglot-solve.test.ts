@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords } from '../../src/bench/polyglot/results.js';
-import { E2E_API_KEY, E2E_MODEL } from '../support/e2e-run.js';
+import { E2E_API_KEY } from '../support/e2e-run.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { POLYGLOT_FIXTURE } from '../support/polyglot-brain.js';
-import { runCli, type CliResult } from '../support/run-cli.js';
+import { POLYGLOT_FIXTURE, runBenchPolyglot } from '../support/polyglot-brain.js';
+import type { CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { anthropicPrompt } from '../support/solve-fixture.js';
 import { toolchain } from '../support/toolchains.js';
@@ -95,29 +95,15 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode solve${tools.note}
         { type: 'text', text: answer(anthropicPrompt(request).system, anthropicPrompt(request).user, unexpected) },
       ],
     }));
-    result = await runCli(
-      [
-        'bench',
-        'polyglot',
-        benchmark,
-        '--mode',
-        'solve',
-        '--provider',
-        'anthropic',
-        '--model',
-        E2E_MODEL,
-        '--tries',
-        '2',
-        '--out',
-        out(),
-        ...sandbox.flags,
-      ],
-      {
-        cwd: dir,
-        env: { RATCHET_HOME: join(dir, 'home'), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: E2E_API_KEY },
-        timeoutMs: 300_000,
-      },
-    );
+    result = await runBenchPolyglot({
+      dir,
+      benchmark: benchmark,
+      mode: 'solve',
+      tries: 2,
+      out: out(),
+      baseUrl: server.url,
+      flags: sandbox.flags,
+    });
   }, 300_000);
 
   afterAll(async () => {
@@ -211,29 +197,15 @@ describe.skipIf(go.missing)(`ratchet bench polyglot --mode solve on Go${go.note}
       };
     });
     try {
-      const run = await runCli(
-        [
-          'bench',
-          'polyglot',
-          benchmark,
-          '--mode',
-          'solve',
-          '--provider',
-          'anthropic',
-          '--model',
-          E2E_MODEL,
-          '--tries',
-          '1',
-          '--out',
-          join(dir, 'out'),
-          ...sandbox.flags,
-        ],
-        {
-          cwd: dir,
-          env: { RATCHET_HOME: join(dir, 'home'), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: E2E_API_KEY },
-          timeoutMs: 300_000,
-        },
-      );
+      const run = await runBenchPolyglot({
+        dir,
+        benchmark: benchmark,
+        mode: 'solve',
+        tries: 1,
+        out: join(dir, 'out'),
+        baseUrl: server.url,
+        flags: sandbox.flags,
+      });
       expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
       expect(unexpected).toEqual([]);
       const [hamming] = await readRecords(join(dir, 'out'));

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords } from '../../src/bench/polyglot/results.js';
-import { E2E_API_KEY, E2E_MODEL, startScriptedModel, type ScriptedModel } from '../support/e2e-run.js';
-import { POLYGLOT_FIXTURE } from '../support/polyglot-brain.js';
-import { runCli, type CliResult } from '../support/run-cli.js';
+import { startScriptedModel, type ScriptedModel } from '../support/e2e-run.js';
+import { POLYGLOT_FIXTURE, runBenchPolyglot } from '../support/polyglot-brain.js';
+import type { CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { planSteps, say, testListMarkdown, write, type ScriptStep } from '../support/scripted-brain.js';
 import { toolchain } from '../support/toolchains.js';
@@ -87,29 +87,15 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode tdd, a second try$
     const benchmark = join(dir, 'polyglot-benchmark');
     cpSync(join(POLYGLOT_FIXTURE, 'python'), join(benchmark, 'python'), { recursive: true });
     model = await startScriptedModel({ items: [BY_FOUR, CENTURY], steps });
-    result = await runCli(
-      [
-        'bench',
-        'polyglot',
-        benchmark,
-        '--mode',
-        'tdd',
-        '--provider',
-        'anthropic',
-        '--model',
-        E2E_MODEL,
-        '--tries',
-        '2',
-        '--out',
-        out(),
-        ...sandbox.flags,
-      ],
-      {
-        cwd: dir,
-        env: { RATCHET_HOME: join(dir, 'home'), ANTHROPIC_BASE_URL: model.server.url, ANTHROPIC_API_KEY: E2E_API_KEY },
-        timeoutMs: 300_000,
-      },
-    );
+    result = await runBenchPolyglot({
+      dir,
+      benchmark: benchmark,
+      mode: 'tdd',
+      tries: 2,
+      out: out(),
+      baseUrl: model.server.url,
+      flags: sandbox.flags,
+    });
   }, 300_000);
 
   afterAll(async () => {

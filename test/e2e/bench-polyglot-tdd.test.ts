@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords } from '../../src/bench/polyglot/results.js';
 import { E2E_API_KEY, E2E_MODEL, startScriptedModel, type ScriptedModel } from '../support/e2e-run.js';
-import { POLYGLOT_FIXTURE } from '../support/polyglot-brain.js';
+import { POLYGLOT_FIXTURE, runBenchPolyglot } from '../support/polyglot-brain.js';
 import { runCli, type CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { bash, planSteps, say, write, type ScriptStep } from '../support/scripted-brain.js';
@@ -56,29 +56,15 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode tdd${tools.note}${
       cpSync(join(POLYGLOT_FIXTURE, language), join(benchmark, language), { recursive: true });
     }
     model = await startScriptedModel({ items: [ITEM], steps });
-    result = await runCli(
-      [
-        'bench',
-        'polyglot',
-        benchmark,
-        '--mode',
-        'tdd',
-        '--provider',
-        'anthropic',
-        '--model',
-        E2E_MODEL,
-        '--tries',
-        '2',
-        '--out',
-        out(),
-        ...sandbox.flags,
-      ],
-      {
-        cwd: dir,
-        env: { RATCHET_HOME: join(dir, 'home'), ANTHROPIC_BASE_URL: model.server.url, ANTHROPIC_API_KEY: E2E_API_KEY },
-        timeoutMs: 300_000,
-      },
-    );
+    result = await runBenchPolyglot({
+      dir,
+      benchmark: benchmark,
+      mode: 'tdd',
+      tries: 2,
+      out: out(),
+      baseUrl: model.server.url,
+      flags: sandbox.flags,
+    });
   }, 300_000);
 
   afterAll(async () => {

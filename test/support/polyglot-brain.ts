@@ -11,7 +11,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { blocksOf, bodySchema, textOf } from './anthropic-request.js';
+import { E2E_API_KEY, E2E_MODEL } from './e2e-run.js';
 import type { AnthropicReply, FakeUsage, RecordedRequest } from './fake-anthropic-server.js';
+import { runCli, type CliResult } from './run-cli.js';
 
 export const POLYGLOT_FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'polyglot');
 
@@ -132,4 +134,45 @@ export function createPolyglotBrain(options: PolyglotBrainOptions = {}): Polyglo
       };
     },
   };
+}
+
+/** `ratchet bench polyglot <benchmark> --mode … --tries … --out …` through the built CLI, against a fake Anthropic server. */
+export function runBenchPolyglot(options: {
+  dir: string;
+  benchmark: string;
+  mode: 'direct' | 'tdd' | 'solve';
+  tries: number;
+  out: string;
+  /** The fake Anthropic server's URL. */
+  baseUrl: string;
+  /** The sandbox flags of this machine (`sandboxForThisMachine().flags`). */
+  flags: readonly string[];
+}): Promise<CliResult> {
+  return runCli(
+    [
+      'bench',
+      'polyglot',
+      options.benchmark,
+      '--mode',
+      options.mode,
+      '--provider',
+      'anthropic',
+      '--model',
+      E2E_MODEL,
+      '--tries',
+      String(options.tries),
+      '--out',
+      options.out,
+      ...options.flags,
+    ],
+    {
+      cwd: options.dir,
+      env: {
+        RATCHET_HOME: join(options.dir, 'home'),
+        ANTHROPIC_BASE_URL: options.baseUrl,
+        ANTHROPIC_API_KEY: E2E_API_KEY,
+      },
+      timeoutMs: 300_000,
+    },
+  );
 }

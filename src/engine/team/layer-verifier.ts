@@ -3,7 +3,7 @@ import type { GateDecision } from '../../verify/gates.js';
 import { verifyGate } from '../../verify/gates.js';
 import { commandEnvironment } from '../../process/env.js';
 import type { ProcessRunner } from '../../process/types.js';
-import { runCheck } from '../../verify/checks.js';
+import { runConfiguredChecks } from '../../verify/checks.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { toolSandbox } from '../tool-sandbox.js';
@@ -57,22 +57,9 @@ export async function verifyLayer(options: LayerVerifierOptions): Promise<LayerV
     timeoutMs: config.test.timeoutMs,
     ...signal,
   });
-  const checks = [];
-  for (const name of ['lint', 'typecheck'] as const) {
-    const command = config[name].command;
-    if (!command) continue;
-    checks.push(
-      await runCheck({
-        name,
-        command,
-        cwd: worktree,
-        runner: sandbox.runner,
-        environment,
-        timeoutMs: config.test.timeoutMs,
-        ...signal,
-      }),
-    );
-  }
+  const checks = (
+    await runConfiguredChecks(config, { cwd: worktree, runner: sandbox.runner, environment, ...signal })
+  ).map((check) => check.result);
   return {
     commands: [detected.command, ...checks.map((check) => check.command)],
     decision: verifyGate(tests, checks),

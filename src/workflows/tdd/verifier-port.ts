@@ -4,7 +4,7 @@ import type { StageName } from '../../core/stages.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import type { Redactor } from '../../core/redact.js';
 import type { ProcessRunner } from '../../process/types.js';
-import { runCheck } from '../../verify/checks.js';
+import { runConfiguredChecks } from '../../verify/checks.js';
 import type { Framework } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { lockVerification } from '../../verify/verification-files.js';
@@ -55,23 +55,14 @@ export function createVerifierPort(options: VerifierPortOptions): VerifierPort {
     },
     async runChecks(stage, signal) {
       const checks: StoredCheck[] = [];
-      const configured = [
-        ['lint', options.config.lint.command],
-        ['typecheck', options.config.typecheck.command],
-      ] as const;
-      for (const [kind, command] of configured) {
-        if (!command) continue;
-        const result = await runCheck({
-          name: kind,
-          command,
-          cwd: options.worktree,
-          runner: options.runner,
-          environment: options.environment,
-          timeoutMs: options.config.test.timeoutMs,
-          ...(signal ? { signal } : {}),
-        });
+      const ran = await runConfiguredChecks(options.config, {
+        cwd: options.worktree,
+        runner: options.runner,
+        environment: options.environment,
+        ...(signal ? { signal } : {}),
+      });
+      for (const { kind, result } of ran)
         checks.push({ kind, result, outputFile: await keep(stage, kind, result.output) });
-      }
       return checks;
     },
   };
