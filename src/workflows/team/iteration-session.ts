@@ -32,6 +32,7 @@ import type {
 } from './stores.js';
 import { tasksSummary } from './transitions.js';
 import { agentWorkspaces } from './layers/agent-workspaces.js';
+import { routeByTask } from './layers/task-router.js';
 import type { Iteration, TeamTask } from './types.js';
 import { recordedWorkspace, workspaceChanges, type IterationWorkspace } from './workspace.js';
 
@@ -121,7 +122,7 @@ async function iterationFileTools(
     nextApprovalId: () => string;
     runner: ProcessRunner;
   },
-): Promise<TeamFileTools> {
+): Promise<{ tools: TeamFileTools; byTask: boolean }> {
   const toolsOver = (workspace: string, readOnly?: string): TeamFileTools =>
     createTeamFileTools({
       workspace,
@@ -139,16 +140,25 @@ async function iterationFileTools(
     tasks: input.tasks,
     agents: ctx.config.agents.map((agent) => agent.name),
   });
-  if (spaces === null) return shared;
+  if (spaces === null) return { tools: shared, byTask: false };
+  const layer = input.iteration.current_layer ?? 0;
   const byAgent = new Map(
     [...spaces].map(([agent, space]) => [
       agent,
-      space.kind === 'task' ? toolsOver(space.worktree) : toolsOver(space.worktree, space.why),
+      space.kind === 'tasks'
+        ? routeByTask({
+            layer,
+            tasks: space.tasks.map((task) => ({ task: task.task, tools: toolsOver(task.worktree, task.readOnly) })),
+          })
+        : toolsOver(space.worktree, space.why),
     ]),
   );
   const nobody = toolsOver(input.workspace.workspace, 'Only the agents of the team write files.');
   return {
-    execute: (agentName, call, signal) => (byAgent.get(agentName) ?? nobody).execute(agentName, call, signal),
+    tools: {
+      execute: (agentName, call, signal) => (byAgent.get(agentName) ?? nobody).execute(agentName, call, signal),
+    },
+    byTask: true,
   };
 }
 
@@ -163,7 +173,7 @@ export async function openIterationSession(
   const tasks = await stores.artifacts.readTasks();
   const existing = (await stores.approvals.list()).length;
   let issued = 0;
-  const files =
+  const routed =
     workspace === null
       ? null
       : await iterationFileTools(ctx, {
@@ -173,6 +183,7 @@ export async function openIterationSession(
           nextApprovalId: () => `a${existing + ++issued}`,
           runner: deps.runner,
         });
+  const files = routed?.tools ?? null;
   const policy = iterationPolicy({
     config: ctx.config,
     iteration,
@@ -181,6 +192,7 @@ export async function openIterationSession(
     // Code review reads what the iteration changed; earlier phases have nothing to review yet.
     diffsSummary: iteration.phase === 'code-review' && workspace !== null ? await workspaceChanges(workspace) : null,
     fileTools: files !== null,
+    fileToolsByTask: routed?.byTask === true,
   });
   const ports: SessionPorts = {
     conversation: stores.conversation,

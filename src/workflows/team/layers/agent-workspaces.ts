@@ -1,11 +1,12 @@
 /**
  * Where each agent's file tools work. In every phase but implementation, and in implementation
  * until `ratchet team worktrees setup` has made the current layer's worktrees, all agents share
- * the iteration's workspace. Once the layer is set up, an agent works in the worktree of its task
- * of that layer (`assigned_to`), so its writes land on the task's branch and `review` and `merge`
- * see them; an agent with no task in the layer (or whose task's worktree is gone) reads the
- * iteration's workspace and writes nothing: the seed gives unassigned work to no one, and a write
- * there would slip into the next layer's base unreviewed.
+ * the iteration's workspace. Once the layer is set up, an agent works in the worktrees of its
+ * tasks of that layer (`assigned_to`), so its writes for a task land on that task's branch and
+ * `review` and `merge` see them (an agent with several tasks names the task in each file tool
+ * call: task-router.ts); an agent with no task in the layer reads the iteration's workspace and
+ * writes nothing: the seed gives unassigned work to no one, and a write there would slip into
+ * the next layer's base unreviewed. A task whose worktree is gone is read-only the same way.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,14 +15,16 @@ import type { TeamTask } from '../types.js';
 import type { IterationWorkspace } from '../workspace.js';
 import { layerBaseRef, layersOf, tasksOfLayer, taskWorktree } from './layer-plan.js';
 
-/** One agent's place during the implementation phase. */
+/** Where an agent works on one of its tasks: the task's worktree, or read-only with why. */
+export type TaskSpace = { task: string; worktree: string } & ({ readOnly?: undefined } | { readOnly: string });
+
+/** One agent's place during the implementation phase: its tasks of the layer, in `tasks.json` order. */
 export type AgentWorkspace =
-  { kind: 'task'; task: string; worktree: string } | { kind: 'read-only'; worktree: string; why: string };
+  { kind: 'tasks'; tasks: TaskSpace[] } | { kind: 'read-only'; worktree: string; why: string };
 
 /**
  * Each agent's workspace for the current layer, or null when all agents share the iteration's
- * workspace (not the implementation phase, no tasks, or the layer not set up yet). An agent with
- * several tasks in one layer works in the first `tasks.json` lists.
+ * workspace (not the implementation phase, no tasks, or the layer not set up yet).
  */
 export async function agentWorkspaces(input: {
   phase: string;
@@ -39,8 +42,8 @@ export async function agentWorkspaces(input: {
   const spaces = new Map<string, AgentWorkspace>();
   const readOnly = (why: string): AgentWorkspace => ({ kind: 'read-only', worktree: input.workspace.workspace, why });
   for (const agent of input.agents) {
-    const task = layerTasks.find((candidate) => assignee.get(candidate.id) === agent);
-    if (task === undefined) {
+    const owned = layerTasks.filter((candidate) => assignee.get(candidate.id) === agent);
+    if (owned.length === 0) {
       spaces.set(
         agent,
         readOnly(
@@ -50,17 +53,20 @@ export async function agentWorkspaces(input: {
       );
       continue;
     }
-    const worktree = taskWorktree(input.workspace.workspace, task);
-    // A worktree has a `.git` file; a directory without one is not the task's checkout.
-    spaces.set(
-      agent,
-      existsSync(join(worktree, '.git'))
-        ? { kind: 'task', task: task.id, worktree }
-        : readOnly(
-            `The worktree of your task ${task.id} is missing, so nothing can be written now: ` +
+    const tasks = owned.map((task): TaskSpace => {
+      const worktree = taskWorktree(input.workspace.workspace, task);
+      // A worktree has a `.git` file; a directory without one is not the task's checkout.
+      return existsSync(join(worktree, '.git'))
+        ? { task: task.id, worktree }
+        : {
+            task: task.id,
+            worktree: input.workspace.workspace,
+            readOnly:
+              `The worktree of your task ${task.id} is missing, so nothing can be written now: ` +
               "the product manager runs 'ratchet team worktrees setup' to make it again.",
-          ),
-    );
+          };
+    });
+    spaces.set(agent, { kind: 'tasks', tasks });
   }
   return spaces;
 }

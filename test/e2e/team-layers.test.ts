@@ -1,0 +1,152 @@
+/**
+ * The implementation phase of `ratchet team` through the built CLI and the fake Anthropic server,
+ * on an iteration whose planning gave one agent two tasks of a layer: each of its writes lands in
+ * the worktree (and branch) of the task it names, never in the other's.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createArtifactStore, createIterationStore } from '../../src/workflows/team/file-stores.js';
+import { initTeam, teamDirOf } from '../../src/workflows/team/setup.js';
+import type { TeamTask } from '../../src/workflows/team/types.js';
+import { createIterationWorkspace } from '../../src/workflows/team/workspace.js';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { describeResult, PACKAGE_ROOT, runCli } from '../support/run-cli.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { createTeamBrain, type TeamBrain } from '../support/team-brain.js';
+import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
+
+const sandbox = sandboxForThisMachine();
+const task = (id: string, assigned_to: string, layer = 0): TeamTask => ({
+  id,
+  description: `task ${id}`,
+  done_criteria: '',
+  depends_on: [],
+  assigned_to,
+  status: 'pending',
+  layer,
+});
+const writeCall = (file_path: string, content: string, taskId?: string) => ({
+  name: 'Write',
+  input: { file_path, content, ...(taskId === undefined ? {} : { task: taskId }) },
+});
+const unitTest = (name: string) =>
+  `import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { ${name} } from '../src/${name}.js';\ntest('${name}', () => assert.equal(${name}(), '${name}'));\n`;
+const unit = (name: string) => `export const ${name} = () => '${name}';\n`;
+
+describe('ratchet team implementation: several tasks per agent, through the Anthropic adapter (loopback fake)', () => {
+  let server: FakeAnthropicServer;
+  let repo: TempRepo;
+  let brain: TeamBrain;
+  let env: Record<string, string>;
+  let workspace: string;
+
+  beforeEach(async () => {
+    server = await startFakeAnthropicServer();
+    brain = createTeamBrain();
+    server.setFallback((request) => brain.reply(request));
+    repo = await createTempRepo({
+      files: {
+        'package.json': JSON.stringify({ name: 'calc', type: 'module', scripts: { test: 'node --test' } }),
+        'test/base.test.js': "import test from 'node:test';\ntest('base', () => {});\n",
+      },
+    });
+    const home = repo.path('ratchet-home');
+    env = {
+      ...repo.env,
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: 'sk-ant-test-team-000000000000',
+      RATCHET_HOME: home,
+    };
+    // An iteration after planning, as `team run` and `team advance` leave it.
+    await initTeam({ projectRoot: repo.dir, packageRoot: PACKAGE_ROOT, agents: 3 });
+    const teamFile = join(teamDirOf(repo.dir), 'team.json');
+    const config = JSON.parse(await readFile(teamFile, 'utf8')) as { file_access: Record<string, unknown> };
+    config.file_access.writable_paths = ['src/**', 'test/**'];
+    await writeFile(teamFile, JSON.stringify(config));
+    const iterations = createIterationStore(teamDirOf(repo.dir));
+    const { iteration, dir } = await iterations.create({ description: 'units', maxTurns: 2 });
+    const created = await createIterationWorkspace({ projectRoot: repo.dir, home, iterationId: iteration.id });
+    workspace = created.workspace;
+    await iterations.saveFields(iteration.id, { ...created, phase: 'implementation', current_layer: 0 });
+    await createArtifactStore(dir).writeTasks([
+      task('alpha', 'agent-1'),
+      task('beta', 'agent-1'),
+      task('gamma', 'agent-2'),
+    ]);
+  });
+  afterEach(async () => {
+    await server.close();
+    await repo.cleanup();
+  });
+
+  const cli = async (args: string[], exitCode = 0) => {
+    const result = await runCli(args, { cwd: repo.dir, env });
+    expect(result.exitCode, describeResult(result)).toBe(exitCode);
+    return result;
+  };
+  const team = (...args: string[]) =>
+    cli(['team', ...args, '--provider', 'anthropic', '--model', 'claude-team-e2e', ...sandbox.flags]);
+  const worktrees = async (...args: string[]) =>
+    cli(['team', 'worktrees', ...args, ...(args[0] === 'merge' ? sandbox.flags : [])]);
+
+  it("routes an agent's writes to the worktree of the task each names, and refuses one that names none", async () => {
+    const setup = JSON.parse((await worktrees('setup', '--json')).stdout) as {
+      tasks: Array<{ id: string; worktree: string; branch: string }>;
+    };
+    const space = new Map(setup.tasks.map((entry) => [entry.id, entry]));
+    const alpha = space.get('alpha');
+    const beta = space.get('beta');
+    const gamma = space.get('gamma');
+    if (alpha === undefined || beta === undefined || gamma === undefined) throw new Error('three tasks expected');
+
+    brain.script(
+      'agent-1',
+      {
+        tools: [
+          writeCall('src/alpha.js', unit('alpha'), 'alpha'),
+          writeCall('test/alpha.test.js', unitTest('alpha'), 'alpha'),
+          writeCall('src/beta.js', unit('beta'), 'beta'),
+          writeCall('test/beta.test.js', unitTest('beta'), 'beta'),
+          writeCall('src/where.js', 'unaddressed\n'),
+          writeCall('src/theirs.js', 'not mine\n', 'gamma'),
+        ],
+      },
+      { say: 'alpha and beta done.' },
+    );
+    // One task: its writes need no `task`.
+    brain.script(
+      'agent-2',
+      { tools: [writeCall('src/gamma.js', unit('gamma')), writeCall('test/gamma.test.js', unitTest('gamma'))] },
+      { say: 'gamma done.' },
+    );
+    brain.script('coach', { say: 'All three tasks are written.' });
+    await team('continue');
+
+    // Each write is in its task's worktree only; nothing reached the iteration's workspace.
+    expect(await readFile(join(alpha.worktree, 'src/alpha.js'), 'utf8')).toBe(unit('alpha'));
+    expect(existsSync(join(alpha.worktree, 'src/beta.js'))).toBe(false);
+    expect(await readFile(join(beta.worktree, 'src/beta.js'), 'utf8')).toBe(unit('beta'));
+    expect(existsSync(join(beta.worktree, 'src/alpha.js'))).toBe(false);
+    expect(await readFile(join(gamma.worktree, 'src/gamma.js'), 'utf8')).toBe(unit('gamma'));
+    for (const path of [alpha.worktree, beta.worktree, gamma.worktree, workspace]) {
+      expect(existsSync(join(path, 'src/where.js'))).toBe(false);
+      expect(existsSync(join(path, 'src/theirs.js'))).toBe(false);
+    }
+    // The agent was told why, in the tool results of its turn.
+    const seen = brain.seen.get('agent-1')?.at(-1) ?? '';
+    expect(seen).toContain('You own tasks alpha, beta in layer 0: say which task this Write is for with "task"');
+    expect(seen).toContain('"gamma" is not one of your tasks in layer 0; yours: alpha, beta.');
+    // The tool definitions offered the field.
+    const offered = server.requests.find((request) => JSON.stringify(request.body).includes('You are agent-1,'));
+    expect(JSON.stringify(offered?.body)).toContain('whose worktree the call works in');
+
+    const merged = await worktrees('merge');
+    expect(merged.stdout).toMatch(/Merged alpha, beta, gamma: All 4 tests pass/);
+    expect(repo.run('show', `${beta.branch}:src/beta.js`)).toBe(unit('beta').trim());
+    expect(() => repo.run('show', `${beta.branch}:src/alpha.js`)).toThrow();
+    expect(brain.unexpected).toEqual([]);
+    expect(brain.unplayed()).toEqual([]);
+  });
+});
