@@ -149,4 +149,30 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
     expect(brain.unexpected).toEqual([]);
     expect(brain.unplayed()).toEqual([]);
   });
+
+  it('names a task nobody is assigned at setup, and merges no layer with an empty task unless told to', async () => {
+    const { iteration, dir } = await createIterationStore(teamDirOf(repo.dir)).getCurrent();
+    await createArtifactStore(dir).writeTasks([task('alpha', 'agent-1'), task('orphan', ''), task('ghost', 'bob')]);
+    const setup = await worktrees('setup', '--json');
+    const spaces = (JSON.parse(setup.stdout) as { tasks: Array<{ id: string; worktree: string }> }).tasks;
+    const alpha = spaces.find((entry) => entry.id === 'alpha');
+    if (alpha === undefined) throw new Error('alpha expected');
+    expect((JSON.parse(setup.stdout) as { unassigned: string[] }).unassigned).toEqual(['orphan', 'ghost']);
+    expect((await worktrees('setup')).stderr).toContain('Assigned to no agent of the team: orphan, ghost.');
+
+    await writeFile(
+      join(alpha.worktree, 'test/alpha.test.js'),
+      "import test from 'node:test';\ntest('alpha', () => {});\n",
+    );
+    const before = repo.run('rev-parse', String(iteration.branch));
+    const refused = await cli(['team', 'worktrees', 'merge', ...sandbox.flags], 1);
+    expect(refused.stderr).toContain(
+      "Nothing was merged: orphan, ghost have no change since the layer's base (assigned to no agent: orphan, ghost).",
+    );
+    expect(repo.run('rev-parse', String(iteration.branch))).toBe(before);
+    expect((await createIterationStore(teamDirOf(repo.dir)).getCurrent()).iteration.current_layer).toBe(0);
+
+    const allowed = await worktrees('merge', '--allow-empty');
+    expect(allowed.stdout).toMatch(/Merged alpha: All 2 tests pass/);
+  });
 });

@@ -1,7 +1,7 @@
 import { RatchetError } from '../../core/errors.js';
 import { createArtifactStore, createIterationStore } from '../../workflows/team/file-stores.js';
 import { lockIteration } from '../../workflows/team/iteration-lock.js';
-import { teamDirOf } from '../../workflows/team/setup.js';
+import { teamAgentNames, teamDirOf } from '../../workflows/team/setup.js';
 import type { ArtifactStore, IterationStore } from '../../workflows/team/stores.js';
 import { recordedWorkspace } from '../../workflows/team/workspace.js';
 import { mergeLayer, type LayerMerge, type LayerMergeOptions, type TeamLayerTarget } from './layer-worktrees.js';
@@ -40,6 +40,7 @@ export async function currentLayerTarget(stores: LayerStores, repoRoot: string):
     iteration: { branch: workspace.branch, worktree: workspace.workspace },
     layer: iteration.current_layer ?? 0,
     tasks,
+    agents: await teamAgentNames(repoRoot),
   };
 }
 

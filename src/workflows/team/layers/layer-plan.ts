@@ -13,6 +13,8 @@ export interface LayerTaskInput {
   /** Written by the planning extraction; computed from `depends_on` when missing. */
   layer?: number | undefined;
   depends_on?: readonly string[] | undefined;
+  /** The agent who implements it; empty or missing: nobody (see `unassignedTasks`). */
+  assigned_to?: string | undefined;
 }
 
 /** A task of the layer at hand, with the names of its branch. */
@@ -84,6 +86,21 @@ export function layersOf(tasks: readonly LayerTaskInput[]): LayerTask[] {
 /** The tasks of `layer`, in the order `tasks.json` lists them (the order `merge` merges them in). */
 export function tasksOfLayer(tasks: readonly LayerTaskInput[], layer: number): LayerTask[] {
   return layersOf(tasks).filter((task) => task.layer === layer);
+}
+
+/**
+ * The tasks of `layer` nobody implements: no `assigned_to`, or one that names no agent of the
+ * team (`agents`; a hand-edited tasks.json can name anyone). No agent's file tools write in
+ * their worktrees, so `merge` would take them in empty.
+ */
+export function unassignedTasks(tasks: readonly LayerTaskInput[], layer: number, agents?: readonly string[]): string[] {
+  const owner = new Map(tasks.map((task) => [task.id, task.assigned_to?.trim() ?? '']));
+  return tasksOfLayer(tasks, layer)
+    .filter((task) => {
+      const agent = owner.get(task.id) ?? '';
+      return agent === '' || (agents !== undefined && !agents.includes(agent));
+    })
+    .map((task) => task.id);
 }
 
 /** The number of layers (one more than the highest); 0 without tasks. */
