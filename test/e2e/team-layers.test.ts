@@ -6,13 +6,14 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createArtifactStore, createIterationStore } from '../../src/workflows/team/file-stores.js';
 import { initTeam, teamDirOf } from '../../src/workflows/team/setup.js';
 import type { TeamTask } from '../../src/workflows/team/types.js';
 import { createIterationWorkspace } from '../../src/workflows/team/workspace.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { describeResult, PACKAGE_ROOT, runCli } from '../support/run-cli.js';
+import { CLI, cliEnv, describeResult, PACKAGE_ROOT, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTeamBrain, type TeamBrain } from '../support/team-brain.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
@@ -174,5 +175,75 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
 
     const allowed = await worktrees('merge', '--allow-empty');
     expect(allowed.stdout).toMatch(/Merged alpha: All 2 tests pass/);
+  });
+
+  describe('the iteration lock of a command that stops mid-session', () => {
+    const lockFile = () => join(teamDirOf(repo.dir), 'locks', 'iter-1', 'ratchet.lock');
+    /** `team continue` in the background, its model calls held until `release`. */
+    const hangingContinue = async () => {
+      let held = true;
+      server.setFallback((request) =>
+        held ? { kind: 'message', content: [{ type: 'text', text: 'late' }], delayMs: 600_000 } : brain.reply(request),
+      );
+      const child = execa(
+        process.execPath,
+        [CLI, 'team', 'continue', '--provider', 'anthropic', '--model', 'claude-team-e2e', ...sandbox.flags],
+        {
+          cwd: repo.dir,
+          env: cliEnv(env),
+          extendEnv: false,
+          reject: false,
+          stdin: 'ignore',
+          forceKillAfterDelay: 5_000,
+        },
+      );
+      let exited = false;
+      void child.finally(() => {
+        exited = true;
+      });
+      // The first model request comes while the session holds the lock.
+      while (server.requests.length === 0 && !exited) await new Promise((done) => setTimeout(done, 50));
+      expect(exited).toBe(false);
+      return {
+        child,
+        release: () => {
+          held = false;
+        },
+      };
+    };
+    const scriptRound = () => {
+      brain.script('agent-1', { say: 'back' });
+      brain.script('agent-2', { say: 'back' });
+      brain.script('coach', { say: 'go on' });
+    };
+
+    it('a killed command leaves a lock the next command takes over; a second one meanwhile is refused', async () => {
+      const { child, release } = await hangingContinue();
+      const holder = JSON.parse(await readFile(lockFile(), 'utf8')) as { pid: number };
+      expect(holder.pid).toBe(child.pid);
+      const busy = await cli(['team', 'continue', '--provider', 'anthropic', '--model', 'm', ...sandbox.flags], 2);
+      expect(busy.stderr).toContain('Another ratchet team command is working on iter-1 right now.');
+
+      child.kill('SIGKILL');
+      await child;
+      expect(existsSync(lockFile())).toBe(true);
+      release();
+      scriptRound();
+      await team('continue');
+      expect(existsSync(lockFile())).toBe(false);
+      expect(brain.unplayed()).toEqual([]);
+    });
+
+    it('an interrupted command (Ctrl-C) releases the lock on its way out', async () => {
+      const { child, release } = await hangingContinue();
+      expect(existsSync(lockFile())).toBe(true);
+      child.kill('SIGINT');
+      const ended = await child;
+      expect(ended.exitCode).not.toBe(0);
+      expect(existsSync(lockFile())).toBe(false);
+      release();
+      scriptRound();
+      await team('continue');
+    });
   });
 });
