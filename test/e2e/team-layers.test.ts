@@ -4,10 +4,11 @@
  * the worktree (and branch) of the task it names, never in the other's.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Git } from '../../src/git/git.js';
 import { createArtifactStore, createIterationStore } from '../../src/workflows/team/file-stores.js';
 import { initTeam, teamDirOf } from '../../src/workflows/team/setup.js';
 import type { TeamTask } from '../../src/workflows/team/types.js';
@@ -175,6 +176,55 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
 
     const allowed = await worktrees('merge', '--allow-empty');
     expect(allowed.stdout).toMatch(/Merged alpha: All 2 tests pass/);
+  });
+
+  it("after the last layer, review fixes go through a fix worktree that merge verifies, never straight onto the iteration's branch", async () => {
+    const setup = JSON.parse((await worktrees('setup', '--json')).stdout) as {
+      tasks: Array<{ id: string; worktree: string }>;
+    };
+    for (const { id, worktree } of setup.tasks) {
+      await mkdir(join(worktree, 'src'), { recursive: true });
+      await writeFile(join(worktree, `src/${id}.js`), unit(id));
+      await writeFile(join(worktree, `test/${id}.test.js`), unitTest(id));
+    }
+    expect((await worktrees('merge')).stdout).toContain('Every layer is merged');
+    await cli(['team', 'advance']);
+    const { iteration } = await createIterationStore(teamDirOf(repo.dir)).getCurrent();
+    const branch = String(iteration.branch);
+
+    // Code review before the fix worktree exists: a write is refused, the workspace unchanged.
+    brain.script('agent-1', { tools: [writeCall('src/alpha.js', 'broken\n')] }, { say: 'Tried a fix.' });
+    brain.script('agent-2', { say: 'Looks fine.' });
+    await team('continue');
+    expect(brain.seen.get('agent-1')?.at(-1)).toContain("The review's fix worktree is not set up yet");
+    expect(await readFile(join(workspace, 'src/alpha.js'), 'utf8')).toBe(unit('alpha'));
+    expect(await new Git(workspace).hasChanges()).toBe(false);
+
+    // Set up, the agents write there; a red fix is not merged.
+    const fixes = JSON.parse((await worktrees('setup', '--json')).stdout) as {
+      tasks: Array<{ id: string; worktree: string }>;
+    };
+    expect(fixes.tasks.map((entry) => entry.id)).toEqual(['code-review-fixes']);
+    const fixWorktree = fixes.tasks[0]?.worktree ?? '';
+    brain.script(
+      'agent-3',
+      { tools: [writeCall('src/alpha.js', "export const alpha = () => 'ALPHA';\n")] },
+      { say: 'Fixed.' },
+    );
+    brain.script('agent-1', { say: 'Agreed.' });
+    brain.script('coach', { say: 'Merge it.' });
+    await team('continue', '--max-turns', '2');
+    expect(await readFile(join(fixWorktree, 'src/alpha.js'), 'utf8')).toContain('ALPHA');
+    expect(await readFile(join(workspace, 'src/alpha.js'), 'utf8')).toBe(unit('alpha'));
+    const before = repo.run('rev-parse', branch);
+    const red = await cli(['team', 'worktrees', 'merge', ...sandbox.flags], 1);
+    expect(red.stderr).toContain('fails verification: nothing was merged');
+    expect(repo.run('rev-parse', branch)).toBe(before);
+
+    await writeFile(join(fixWorktree, 'test/alpha.test.js'), unitTest('alpha').replace("'alpha')", "'ALPHA')"));
+    expect((await worktrees('merge')).stdout).toMatch(/Merged code-review-fixes: All 4 tests pass/);
+    expect(repo.run('show', `${branch}:src/alpha.js`)).toContain('ALPHA');
+    expect(brain.unexpected).toEqual([]);
   });
 
   describe('the iteration lock of a command that stops mid-session', () => {
