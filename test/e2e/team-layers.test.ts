@@ -5,10 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Git } from '../../src/git/git.js';
+import { openLedger } from '../../src/ledger/ledger.js';
 import { createArtifactStore, createIterationStore } from '../../src/workflows/team/file-stores.js';
 import { initTeam, teamDirOf } from '../../src/workflows/team/setup.js';
 import type { TeamTask } from '../../src/workflows/team/types.js';
@@ -225,6 +226,50 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
     expect((await worktrees('merge')).stdout).toMatch(/Merged code-review-fixes: All 4 tests pass/);
     expect(repo.run('show', `${branch}:src/alpha.js`)).toContain('ALPHA');
     expect(brain.unexpected).toEqual([]);
+  });
+
+  it("records the iteration's agent, coach and extraction calls in the ledger as one run that history and report show", async () => {
+    const iterations = createIterationStore(teamDirOf(repo.dir));
+    await iterations.saveFields('iter-1', { phase: 'planning' });
+    brain.script('agent-1', { tools: [writeCall('src/plan.md', '# plan\n')] }, { say: 'Planned.' });
+    brain.script('agent-2', { say: 'Two tasks.' });
+    brain.script('agent-3', { say: 'Agreed.' });
+    brain.script('coach', { tools: [{ name: 'signal_phase_complete', input: { summary: 'Tasks agreed' } }] });
+    await team('continue', '--max-turns', '3');
+    brain.script('EXTRACT_TASKS', { say: JSON.stringify([task('alpha', 'agent-1'), task('beta', 'agent-2')]) });
+    await team('advance');
+
+    const runId = String((await iterations.getCurrent()).iteration.ledger_run);
+    expect(runId).toBe(basename(workspace));
+    await using ledger = await openLedger(join(repo.dir, '.ratchet', 'ledger.db'));
+    const run = await ledger.getRun(runId);
+    expect(run).toMatchObject({ workflow: 'team', feature: 'units', status: 'completed', worktree: workspace });
+    const calls = await ledger.modelCalls(runId);
+    expect(calls.map((call) => call.stage).sort()).toEqual([
+      'AGENT',
+      'AGENT',
+      'AGENT',
+      'AGENT',
+      'COACH',
+      'EXTRACT_TASKS',
+    ]);
+    expect(calls.every((call) => call.provider === 'anthropic' && call.model === 'claude-team-e2e')).toBe(true);
+    expect(calls.every((call) => (call.inputTokens ?? 0) > 0 && (call.outputTokens ?? 0) > 0)).toBe(true);
+    const tools = await ledger.toolCalls(runId);
+    expect(tools.map((call) => [call.stage, call.tool, call.isError])).toEqual([['AGENT', 'Write', false]]);
+    expect((await ledger.summary(runId)).modelCalls.total).toBe(6);
+
+    const history = await cli(['history']);
+    expect(history.stdout).toMatch(new RegExp(`${runId}\\s+completed\\s+team\\s+units`));
+    const report = await cli(['report', runId]);
+    expect(report.stdout).toContain('| Workflow | team |');
+    expect(report.stdout).toMatch(/\| Model calls \| 6 \(0 failed\), \d+ input \/ \d+ output tokens \|/);
+    expect(report.stdout).toContain('| Tool calls | 1 (0 errors) |');
+    // Lifecycle verbs without a run id never take the iteration for a run to accept or reject.
+    const reject = await cli(['reject'], 2);
+    expect(reject.stderr).toContain('No runs in this repository yet.');
+    expect(existsSync(workspace)).toBe(true);
+    expect(repo.run('branch', '--list', String((await iterations.getCurrent()).iteration.branch))).not.toBe('');
   });
 
   describe('the iteration lock of a command that stops mid-session', () => {

@@ -33,6 +33,7 @@ import type {
 import { tasksSummary } from './transitions.js';
 import { agentWorkspaces } from './layers/agent-workspaces.js';
 import { routeByTask } from './layers/task-router.js';
+import { recordingFiles, recordingModels, type TeamRecord } from './ledger-record.js';
 import type { Iteration, TeamTask } from './types.js';
 import { recordedWorkspace, workspaceChanges, type IterationWorkspace } from './workspace.js';
 
@@ -50,6 +51,11 @@ export interface SessionDependencies {
   signal?: AbortSignal;
   /** Each fragment of a speaker's text as it streams (see `SessionPorts.onTextDelta`). */
   onTextDelta?: (speaker: string, delta: string) => void;
+  /**
+   * Records the iteration's model and tool calls in the ledger (ledger-record.ts); absent:
+   * nothing is recorded. Grooming sessions belong to no iteration and are never recorded.
+   */
+  record?: TeamRecord;
 }
 
 export function iterationStores(ctx: TeamContext, iterationDir: string, iterationId: string): IterationStores {
@@ -183,7 +189,7 @@ export async function openIterationSession(
           nextApprovalId: () => `a${existing + ++issued}`,
           runner: deps.runner,
         });
-  const files = routed?.tools ?? null;
+  const files = routed === null ? null : recordingFiles(routed.tools, deps.record);
   const policy = iterationPolicy({
     config: ctx.config,
     iteration,
@@ -196,7 +202,7 @@ export async function openIterationSession(
   });
   const ports: SessionPorts = {
     conversation: stores.conversation,
-    modelFor: deps.modelFor,
+    modelFor: recordingModels(deps.modelFor, deps.record),
     files,
     ...(deps.signal === undefined ? {} : { signal: deps.signal }),
     ...(deps.onTextDelta === undefined ? {} : { onTextDelta: deps.onTextDelta }),
