@@ -6,9 +6,7 @@ import { RatchetError } from '../../core/errors.js';
 import type { ModelClient } from '../../core/model.js';
 import { systemClock } from '../../engine/effects.js';
 import { createProcessRunner } from '../../process/runner.js';
-import { iterationLedgerRun } from '../../engine/team/iteration-ledger.js';
 import { advanceIteration } from '../../workflows/team/advance.js';
-import type { TeamRecord } from '../../workflows/team/ledger-record.js';
 import { approveWrite, denyWrite } from '../../workflows/team/approvals.js';
 import type { Speaker, TeamContext } from '../../workflows/team/context.js';
 import { continueIteration, speakerModels, type ContinueOptions } from '../../workflows/team/continue-iteration.js';
@@ -24,7 +22,8 @@ import { lockIteration } from '../../workflows/team/iteration-lock.js';
 import { initTeam, loadTeamContext } from '../../workflows/team/setup.js';
 import type { Iteration } from '../../workflows/team/types.js';
 import { baseCommitOf, createIterationWorkspace } from '../../workflows/team/workspace.js';
-import { configFor, createCliOutput, openRepoLedger, repositoryRoot, type ProviderFlags } from '../context.js';
+import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
+import { recordingIteration } from '../team-ledger.js';
 import { interruptOnSignals } from '../drive-run.js';
 import type { Output } from '../output.js';
 import type { CliSetup } from './cli-setup.js';
@@ -59,31 +58,9 @@ async function modelsFor(ctx: TeamContext, flags: SessionFlags): Promise<(speake
   });
 }
 
-/**
- * Runs `work` with the iteration's ledger run (engine/team/iteration-ledger.ts) recording its
- * model and tool calls, then says in the run how the command ended.
- */
-async function withIterationLedger<T>(
-  ctx: TeamContext,
-  flags: SessionFlags,
-  signal: AbortSignal,
-  work: (record: TeamRecord) => Promise<T>,
-): Promise<T> {
-  await using ledger = await openRepoLedger(ctx.projectRoot);
-  const run = iterationLedgerRun({
-    ledger,
-    repoRoot: ctx.projectRoot,
-    teamDir: ctx.teamDir,
-    config: await configFor(ctx.projectRoot, flags),
-  });
-  try {
-    const result = await work(run.record);
-    await run.finish('completed');
-    return result;
-  } catch (error) {
-    await run.finish(signal.aborted ? 'interrupted' : 'failed', error instanceof Error ? error.message : String(error));
-    throw error;
-  }
+/** Where a command's calls are recorded: the iteration's ledger run (see cli/team-ledger.ts). */
+async function ledgerTarget(ctx: TeamContext, flags: SessionFlags, signal: AbortSignal) {
+  return { repoRoot: ctx.projectRoot, teamDir: ctx.teamDir, config: await configFor(ctx.projectRoot, flags), signal };
 }
 
 /** Persists and shows every event; returns the last one. */
@@ -114,7 +91,8 @@ async function driveIteration(
   const modelFor = await modelsFor(ctx, flags);
   const interrupt = interruptOnSignals();
   try {
-    await withIterationLedger(ctx, flags, interrupt.signal, async (record) => {
+    const target = await ledgerTarget(ctx, flags, interrupt.signal);
+    await recordingIteration(target, async (record) => {
       const events = continueIteration(
         ctx,
         { modelFor, runner: createProcessRunner(), signal: interrupt.signal, record },
@@ -201,7 +179,7 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
     const modelFor = await modelsFor(ctx, flags);
     const interrupt = interruptOnSignals();
     try {
-      const result = await withIterationLedger(ctx, flags, interrupt.signal, (record) =>
+      const result = await recordingIteration(await ledgerTarget(ctx, flags, interrupt.signal), (record) =>
         advanceIteration(ctx, { modelFor, signal: interrupt.signal, record }),
       );
       const { stores } = await currentStores(ctx);
