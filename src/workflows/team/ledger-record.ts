@@ -17,13 +17,13 @@ import type { Speaker, TeamFileTools } from './context.js';
 export type TeamRecord = (event: EventInput) => Promise<void>;
 
 /** The team stage a system prompt names in its first line (`Stage: COACH`), else null. */
-export function teamStageOf(system: string): TeamStage | null {
+function teamStageOf(system: string): TeamStage | null {
   const name = /^\s*Stage: (\w+)/.exec(system)?.[1];
   return TEAM_STAGES.find((stage) => stage === name) ?? null;
 }
 
 /** `client`, each call (answered or failed) recorded as a `model-call` of its prompt's stage. */
-export function recordingModel(client: ModelClient, record: TeamRecord): ModelClient {
+function recordingModel(client: ModelClient, record: TeamRecord): ModelClient {
   return {
     specificationVersion: client.specificationVersion,
     provider: client.provider,

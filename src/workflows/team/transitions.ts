@@ -143,7 +143,7 @@ export async function extractTasks(
  * is not an agent of the team, would get no worktree writer and merge empty; null when each task
  * names one of `agents`.
  */
-export function assignmentProblem(tasks: readonly TeamTask[], agents: readonly string[]): string | null {
+function assignmentProblem(tasks: readonly TeamTask[], agents: readonly string[]): string | null {
   const nobody = tasks.filter((task) => task.assigned_to.trim() === '').map((task) => task.id);
   const strangers = tasks
     .filter((task) => task.assigned_to.trim() !== '' && !agents.includes(task.assigned_to.trim()))

@@ -27,7 +27,7 @@ import {
 } from './layer-plan.js';
 
 /** Where an agent works on one of its tasks: the task's worktree, or read-only with why. */
-export type TaskSpace = { task: string; worktree: string } & ({ readOnly?: undefined } | { readOnly: string });
+type TaskSpace = { task: string; worktree: string } & ({ readOnly?: undefined } | { readOnly: string });
 
 /** One agent's place during the implementation phase: its tasks of the layer, in `tasks.json` order. */
 export type AgentWorkspace =
