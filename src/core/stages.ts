@@ -34,7 +34,13 @@ export type StageName =
   | SolvePassStage
   | 'PRECISION'
   // `ratchet bench polyglot --mode direct`: one try at a benchmark exercise.
-  | 'EXERCISE';
+  | 'EXERCISE'
+  // `ratchet team`: the speakers and the extractions (the `Stage:` line of their prompts).
+  | TeamStage;
+
+/** The model calls of `ratchet team`, by the `Stage:` line their system prompt starts with. */
+export const TEAM_STAGES = ['AGENT', 'COACH', 'EXTRACT_REFINEMENT', 'EXTRACT_TASKS', 'EXTRACT_NOTES'] as const;
+export type TeamStage = (typeof TEAM_STAGES)[number];
 
 /** The passes of the solve workflow that answer with a plan or with edits (seed 004). */
 export type SolvePassStage = 'META_PLAN' | 'PART_PLAN' | 'IMPLEMENT' | 'ADJUSTMENT';

@@ -3,10 +3,21 @@ import { Git } from '../git/git.js';
 import { runLockHeld } from '../git/repo-lock.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
 import { asGitRun, isClosed, type GitRun } from './git-run.js';
+import { TEAM_WORKFLOW } from './team/iteration-ledger.js';
 
-/** The run named on the command line, or the latest run of the repository. */
-export async function resolveRun(ledger: Ledger, runId: string | undefined): Promise<GitRun> {
-  const run = runId ? await ledger.getRun(runId) : await ledger.latestRun();
+/**
+ * The run named on the command line, or the latest run of the repository that is not a team
+ * iteration's (that one records the team's calls but is no run of the lifecycle: `accept`,
+ * `reject` or `rollback` without an id never act on it; commands that only read, `anyWorkflow`).
+ */
+export async function resolveRun(
+  ledger: Ledger,
+  runId: string | undefined,
+  options: { anyWorkflow?: boolean } = {},
+): Promise<GitRun> {
+  const run = runId
+    ? await ledger.getRun(runId)
+    : await ledger.latestRun(options.anyWorkflow === true ? {} : { excludeWorkflow: TEAM_WORKFLOW });
   if (!run) throw noRunError(runId);
   return asGitRun(run);
 }

@@ -204,6 +204,7 @@ class SqliteLedger implements Ledger {
       query = query.where('status', 'in', statuses);
     }
     if (filter.workflow !== undefined) query = query.where('workflow', '=', filter.workflow);
+    if (filter.excludeWorkflow !== undefined) query = query.where('workflow', '!=', filter.excludeWorkflow);
     const row = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
     return row === undefined ? undefined : toRunRow(row);
   }

@@ -303,6 +303,8 @@ export interface RunFilter {
   /** One status, or any of several (e.g. `['running', 'interrupted']` for resumable runs). */
   status?: RunStatus | readonly RunStatus[];
   workflow?: string;
+  /** Leaves out the runs of this workflow. */
+  excludeWorkflow?: string;
 }
 
 export interface EventQuery {

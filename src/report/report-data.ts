@@ -106,7 +106,12 @@ export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Le
   return {
     refactor,
     run,
-    progress: workflowRegistry().of(run).progress,
+    // A team iteration's run has no workflow of the lifecycle, and no checkpoints in the ledger.
+    progress: workflowRegistry().workflows.find((workflow) => workflow.name === run.workflow)?.progress ?? {
+      kind: 'checkpoints',
+      noun: 'checkpoints',
+      counted: '',
+    },
     summary: await ledger.summary(run.id),
     stages: await ledger.stages(run.id),
     verifications: await ledger.verifications(run.id),

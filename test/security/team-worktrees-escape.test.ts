@@ -78,8 +78,8 @@ describe('team worktrees: model-written task ids and task code stay inside the r
 
   it('refuses task ids that would climb out of the worktrees folder or read as options, and makes nothing', async () => {
     const hostile = [
-      { id: '../../../../escaped', description: 'climb out', depends_on: [] },
-      { id: '--upload-pack=touch pwned', description: 'an option', depends_on: [] },
+      { id: '../../../../escaped', description: 'climb out', depends_on: [], assigned_to: 'agent-1' },
+      { id: '--upload-pack=touch pwned', description: 'an option', depends_on: [], assigned_to: 'agent-2' },
     ];
     brain.script('EXTRACT_TASKS', { say: JSON.stringify(hostile) });
     const advance = await runCli(['team', 'advance', '--provider', 'anthropic', '--model', 'claude-sonnet-4-5'], {
@@ -109,7 +109,9 @@ describe('team worktrees: model-written task ids and task code stay inside the r
   it.skipIf(bwrap.missing)(
     `runs the task's code sandboxed: it cannot write the checkout, a git hook or the home${bwrap.note}`,
     async () => {
-      brain.script('EXTRACT_TASKS', { say: JSON.stringify([{ id: 'T1', description: 'add', depends_on: [] }]) });
+      brain.script('EXTRACT_TASKS', {
+        say: JSON.stringify([{ id: 'T1', description: 'add', depends_on: [], assigned_to: 'agent-1' }]),
+      });
       const advance = await runCli(['team', 'advance', '--provider', 'anthropic', '--model', 'claude-sonnet-4-5'], {
         cwd: repo.dir,
         env,

@@ -36,7 +36,9 @@ export function registerHistoryCommand(program: Command, { registry }: CliSetup)
       }
       if (!runId) printRuns(output, runs, gone);
       for (const rollback of rollbacks) output.out(pc.yellow(`Run ${run.id} was ${rollbackText(rollback)}.`));
-      if (registry.of(run).progress.kind !== 'handoff-notes') {
+      // A team iteration's run is no run of a registered workflow: its checkpoints are listed by subject.
+      const known = registry.workflows.find((workflow) => workflow.name === run.workflow);
+      if (known?.progress.kind !== 'handoff-notes') {
         output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
         for (const checkpoint of checkpoints)
           output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
@@ -45,6 +47,7 @@ export function registerHistoryCommand(program: Command, { registry }: CliSetup)
       }
       printHandoffs(output, run, checkpoints);
     },
+    { anyWorkflow: true },
   );
 }
 

@@ -41,6 +41,7 @@ export function registerReportCommand(program: Command): void {
         pc.dim(`Written to ${relative(process.cwd(), markdownPath) || 'report.md'} and report.html beside it.`),
       );
     },
+    { anyWorkflow: true },
   ).option(
     '--trace',
     'print the chain of a plan or solve run instead: passes, attempts, validation, every model call with its full prompt and response',

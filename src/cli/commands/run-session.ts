@@ -13,17 +13,26 @@ export interface RunSession extends AsyncDisposable {
   run: GitRun;
 }
 
-async function openRunSession(command: Command, runId: string | undefined): Promise<RunSession> {
+async function openRunSession(
+  command: Command,
+  runId: string | undefined,
+  options: RunCommandOptions,
+): Promise<RunSession> {
   const output = createCliOutput(command);
   const repoRoot = await repositoryRoot(command, runId);
   const ledger = await openExistingRepoLedger(repoRoot, runId);
   try {
-    const run = await resolveRun(ledger, runId);
+    const run = await resolveRun(ledger, runId, options);
     return { output, repoRoot, ledger, run, [Symbol.asyncDispose]: () => ledger.close() };
   } catch (error) {
     await ledger.close();
     throw error;
   }
+}
+
+/** `anyWorkflow`: the latest run may be a team iteration's (commands that only read it: history, report). */
+interface RunCommandOptions {
+  anyWorkflow?: boolean;
 }
 
 /**
@@ -35,13 +44,14 @@ export function runCommand<Flags>(
   name: string,
   description: string,
   body: (session: RunSession, runId: string | undefined, flags: Flags) => Promise<void>,
+  options: RunCommandOptions = {},
 ): Command {
   return program
     .command(name)
     .description(description)
     .argument('[run]', 'run id (default: the latest run)')
     .action(async (runId: string | undefined, flags: Flags, command: Command) => {
-      await using session = await openRunSession(command, runId);
+      await using session = await openRunSession(command, runId, options);
       await body(session, runId, flags);
     });
 }

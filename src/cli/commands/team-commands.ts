@@ -23,6 +23,7 @@ import { initTeam, loadTeamContext } from '../../workflows/team/setup.js';
 import type { Iteration } from '../../workflows/team/types.js';
 import { baseCommitOf, createIterationWorkspace } from '../../workflows/team/workspace.js';
 import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
+import { recordingIteration } from '../team-ledger.js';
 import { interruptOnSignals } from '../drive-run.js';
 import type { Output } from '../output.js';
 import type { CliSetup } from './cli-setup.js';
@@ -57,6 +58,11 @@ async function modelsFor(ctx: TeamContext, flags: SessionFlags): Promise<(speake
   });
 }
 
+/** Where a command's calls are recorded: the iteration's ledger run (see cli/team-ledger.ts). */
+async function ledgerTarget(ctx: TeamContext, flags: SessionFlags, signal: AbortSignal) {
+  return { repoRoot: ctx.projectRoot, teamDir: ctx.teamDir, config: await configFor(ctx.projectRoot, flags), signal };
+}
+
 /** Persists and shows every event; returns the last one. */
 async function drive(
   events: AsyncGenerator<TeamEvent, void>,
@@ -85,19 +91,25 @@ async function driveIteration(
   const modelFor = await modelsFor(ctx, flags);
   const interrupt = interruptOnSignals();
   try {
-    const events = continueIteration(
-      ctx,
-      { modelFor, runner: createProcessRunner(), signal: interrupt.signal },
-      { ...options, pendingHint: 'Resolve them first: `ratchet team approvals`, then `approve <id>` or `deny <id>`.' },
-    );
-    for (;;) {
-      const next = await events.next();
-      if (next.done === true) {
-        if (!output.json) output.out(pc.dim(`Checkpoint ${next.value.checkpoint} saved.`));
-        return;
+    const target = await ledgerTarget(ctx, flags, interrupt.signal);
+    await recordingIteration(target, async (record) => {
+      const events = continueIteration(
+        ctx,
+        { modelFor, runner: createProcessRunner(), signal: interrupt.signal, record },
+        {
+          ...options,
+          pendingHint: 'Resolve them first: `ratchet team approvals`, then `approve <id>` or `deny <id>`.',
+        },
+      );
+      for (;;) {
+        const next = await events.next();
+        if (next.done === true) {
+          if (!output.json) output.out(pc.dim(`Checkpoint ${next.value.checkpoint} saved.`));
+          return;
+        }
+        renderTeamEvent(next.value, output);
       }
-      renderTeamEvent(next.value, output);
-    }
+    });
   } finally {
     interrupt.dispose();
   }
@@ -167,7 +179,9 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
     const modelFor = await modelsFor(ctx, flags);
     const interrupt = interruptOnSignals();
     try {
-      const result = await advanceIteration(ctx, { modelFor, signal: interrupt.signal });
+      const result = await recordingIteration(await ledgerTarget(ctx, flags, interrupt.signal), (record) =>
+        advanceIteration(ctx, { modelFor, signal: interrupt.signal, record }),
+      );
       const { stores } = await currentStores(ctx);
       await stores.checkpoints.create(`entering ${result.to}`);
       if (output.json) {

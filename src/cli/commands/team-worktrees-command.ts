@@ -6,7 +6,7 @@ import { createProcessRunner } from '../../process/runner.js';
 import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { Output } from '../output.js';
-import { describeMerge } from '../tui/layer-text.js';
+import { describeMerge, describeUnassigned } from '../tui/layer-text.js';
 import type { CliSetup } from './cli-setup.js';
 import { teamGroup } from './team-group.js';
 
@@ -31,6 +31,7 @@ export function registerTeamWorktreesCommands(program: Command, cli: CliSetup): 
       output.out(`Iteration branch ${setup.iterationBranch} (worktree ${setup.iterationWorktree})`);
       output.out(`Layer base ${setup.base.slice(0, 8)}`);
       for (const task of setup.tasks) output.out(`  ${task.id}  ${task.branch}  ${task.worktree}  (${task.made})`);
+      for (const line of describeUnassigned(setup.unassigned)) output.err(pc.yellow(line));
       output.out("Review with 'ratchet team worktrees review', merge with 'ratchet team worktrees merge'.");
     });
 
@@ -55,11 +56,13 @@ export function registerTeamWorktreesCommands(program: Command, cli: CliSetup): 
       '--no-sandbox',
       'run the tests without the bubblewrap sandbox, with your rights (as [bash] sandbox = "off")',
     )
-    .action(async (flags: ProviderFlags, command: Command) => {
+    .option('--allow-empty', 'merge even when a task branch holds no change (a task that needed none)')
+    .action(async (flags: ProviderFlags & { allowEmpty?: boolean }, command: Command) => {
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
       const { result } = await mergeCurrentLayer(repoRoot, {
+        ...(flags.allowEmpty === true ? { allowEmpty: true } : {}),
         config,
         runner: createProcessRunner(),
         env: process.env,

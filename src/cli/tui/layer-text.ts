@@ -6,6 +6,15 @@ export function describeSetup(setup: LayerSetup): string[] {
   return [
     `Worktrees of the layer from ${setup.iterationBranch} at ${setup.base.slice(0, 8)}:`,
     ...setup.tasks.map((task) => `  ${task.id}: ${task.worktree} (${task.made})`),
+    ...describeUnassigned(setup.unassigned),
+  ];
+}
+
+/** The warning about the layer's tasks no agent implements (setup's, the CLI's and the TUI's). */
+export function describeUnassigned(unassigned: readonly string[]): string[] {
+  if (unassigned.length === 0) return [];
+  return [
+    `Assigned to no agent of the team: ${unassigned.join(', ')}. Nobody's file tools write there, so merge refuses the layer while they are empty: set assigned_to in tasks.json, implement them in their worktrees yourself, or merge with --allow-empty.`,
   ];
 }
 
@@ -28,6 +37,11 @@ export function describeMerge(result: LayerMerge): string[] {
       return [
         `Task ${result.task} holds what no branch may take in; nothing was merged:`,
         describeUnsafeEntries(result.entries),
+      ];
+    case 'empty':
+      return [
+        `Nothing was merged: ${result.tasks.join(', ')} ${result.tasks.length === 1 ? 'has' : 'have'} no change since the layer's base${result.unassigned.length > 0 ? ` (assigned to no agent: ${result.unassigned.join(', ')})` : ''}.`,
+        'Implement them (set assigned_to in tasks.json for an agent to do it), or merge with --allow-empty if they need no change.',
       ];
     case 'red':
       return [

@@ -22,6 +22,7 @@ import { countAgentTurns } from '../../workflows/team/history.js';
 import { iterationStores } from '../../workflows/team/iteration-session.js';
 import { loadTeamContext } from '../../workflows/team/setup.js';
 import { configFor, type ProviderFlags } from '../context.js';
+import { recordingIteration, withIterationLedger } from '../team-ledger.js';
 import type { TeamUiPorts } from './team-ui-ports.js';
 
 export interface LiveTeamUiOptions {
@@ -51,6 +52,13 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
     });
     return models;
   };
+  // The iteration's ledger run records the calls of its sessions and phase changes (cli/team-ledger.ts).
+  const ledgerTarget = async () => ({
+    repoRoot,
+    teamDir: ctx.teamDir,
+    config: await configFor(repoRoot, flags),
+    signal,
+  });
   const layerTarget = () => currentLayerTarget(teamLayerStores(repoRoot), repoRoot);
 
   return {
@@ -70,10 +78,13 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
     },
 
     async *converse(answer): AsyncGenerator<TeamEvent> {
-      yield* continueIteration(
-        ctx,
-        { modelFor: await modelFor(), runner, signal },
-        { answer, pendingHint: 'Approve (a) or deny (d) each one first.' },
+      const models = await modelFor();
+      yield* withIterationLedger(await ledgerTarget(), (record) =>
+        continueIteration(
+          ctx,
+          { modelFor: models, runner, signal, record },
+          { answer, pendingHint: 'Approve (a) or deny (d) each one first.' },
+        ),
       );
     },
 
@@ -93,7 +104,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
     },
 
     async advance() {
-      const result = await advanceIteration(ctx, { modelFor: await modelFor(), signal });
+      const models = await modelFor();
+      const result = await recordingIteration(await ledgerTarget(), (record) =>
+        advanceIteration(ctx, { modelFor: models, signal, record }),
+      );
       const { stores } = await currentIteration(ctx);
       await stores.checkpoints.create(`entering ${result.to}`);
       const layers = new Map<number, string[]>();

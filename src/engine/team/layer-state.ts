@@ -1,8 +1,9 @@
 import { RatchetError } from '../../core/errors.js';
 import { createArtifactStore, createIterationStore } from '../../workflows/team/file-stores.js';
 import { lockIteration } from '../../workflows/team/iteration-lock.js';
-import { teamDirOf } from '../../workflows/team/setup.js';
+import { teamAgentNames, teamDirOf } from '../../workflows/team/setup.js';
 import type { ArtifactStore, IterationStore } from '../../workflows/team/stores.js';
+import { phaseTasks } from '../../workflows/team/layers/layer-plan.js';
 import { recordedWorkspace } from '../../workflows/team/workspace.js';
 import { mergeLayer, type LayerMerge, type LayerMergeOptions, type TeamLayerTarget } from './layer-worktrees.js';
 
@@ -29,7 +30,8 @@ export async function currentLayerTarget(stores: LayerStores, repoRoot: string):
     throw new RatchetError('usage', `Iteration ${iteration.id} has no workspace (its worktree and branch).`, {
       hint: "An iteration gets one when it starts ('ratchet team run'); if its directory was removed, check its branch out there again with git worktree add.",
     });
-  const tasks = await stores.artifactsOf(dir).readTasks();
+  const layer = iteration.current_layer ?? 0;
+  const tasks = phaseTasks(await stores.artifactsOf(dir).readTasks(), iteration.phase, layer);
   if (tasks === null)
     throw new RatchetError('usage', `Iteration ${iteration.id} has no tasks.json yet.`, {
       hint: "Tasks come from planning: run 'ratchet team advance' at the end of the planning phase.",
@@ -38,8 +40,9 @@ export async function currentLayerTarget(stores: LayerStores, repoRoot: string):
     repoRoot,
     iterationId: iteration.id,
     iteration: { branch: workspace.branch, worktree: workspace.workspace },
-    layer: iteration.current_layer ?? 0,
+    layer,
     tasks,
+    agents: await teamAgentNames(repoRoot),
   };
 }
 

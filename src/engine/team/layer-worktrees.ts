@@ -27,6 +27,7 @@ import {
   tasksOfLayer,
   taskWorktree,
   type LayerTask,
+  unassignedTasks,
   type LayerTaskInput,
 } from '../../workflows/team/layers/layer-plan.js';
 import { addRunWorktree, shareDependencies } from '../worktree-setup.js';
@@ -43,6 +44,8 @@ export interface TeamLayerTarget {
   layer: number;
   /** The iteration's `tasks.json`. */
   tasks: readonly LayerTaskInput[];
+  /** The team's agents, when known: a task assigned to anyone else counts as unassigned. */
+  agents?: readonly string[];
 }
 
 /** Where a task of the layer works. */
@@ -58,6 +61,8 @@ export interface LayerSetup {
   /** The commit every task branch of the layer started from. */
   base: string;
   tasks: Array<LayerTaskSpace & { made: 'created' | 'reattached' | 'existing' }>;
+  /** Tasks of the layer no agent implements (`unassignedTasks`): their worktrees stay empty. */
+  unassigned: string[];
 }
 
 /** One task's branch as `review` shows it. */
@@ -97,9 +102,16 @@ export type LayerMerge =
     }
   | { outcome: 'conflict'; task: string; branch: string; files: string[]; worktree: string }
   | { outcome: 'unsafe'; task: string; entries: UnsafeEntry[] }
+  /**
+   * Tasks whose branch holds no change since the layer's base (nobody implemented them; those
+   * assigned to no agent are in `unassigned`): nothing was merged, unless `allowEmpty`.
+   */
+  | { outcome: 'empty'; tasks: string[]; unassigned: string[] }
   | { outcome: 'red'; verification: LayerVerification };
 
 export interface LayerMergeOptions extends TeamLayerTarget {
+  /** Merge even when some task's branch holds no change (a task that needed none). */
+  allowEmpty?: boolean;
   config: ResolvedConfig;
   runner: ProcessRunner;
   env: Readonly<Record<string, string | undefined>>;
@@ -216,7 +228,13 @@ export async function setupLayer(target: TeamLayerTarget): Promise<LayerSetup> {
     await shareDependencies(target.repoRoot, space.worktree, new Git(space.worktree));
     made.push({ ...space, made: how });
   }
-  return { iterationBranch: target.iteration.branch, iterationWorktree: target.iteration.worktree, base, tasks: made };
+  return {
+    iterationBranch: target.iteration.branch,
+    iterationWorktree: target.iteration.worktree,
+    base,
+    tasks: made,
+    unassigned: unassignedTasks(target.tasks, target.layer, target.agents),
+  };
 }
 
 async function requireBase(git: Git, target: TeamLayerTarget): Promise<string> {
@@ -260,7 +278,8 @@ export async function reviewLayer(target: TeamLayerTarget): Promise<LayerReview>
  * Merges the layer's task branches into the iteration's branch, in the order of `tasks.json`,
  * and runs the project's verifier on the result. First each task worktree's uncommitted changes
  * are committed on its branch (R3's auto-commit), refused when they hold what no branch may
- * (links leading outside, nested repositories, gitlinks). A conflict, an unsafe entry or a red
+ * (links leading outside, nested repositories, gitlinks). A task whose branch holds no change at
+ * all is refused (`empty`) unless `allowEmpty`. A conflict, an unsafe entry or a red
  * verifier puts the iteration's branch back where it was: the work stays on the task branches,
  * nothing is lost, and the result says which task and why. Green, the task worktrees are removed
  * (their branches stay) and the result names the next layer, which starts from the merged branch.
@@ -286,6 +305,16 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
       `team: ${space.id} (layer ${options.layer}), committed by merge`,
     );
     if (unsafe !== null) return { outcome: 'unsafe', task: space.id, entries: unsafe };
+  }
+  // A layer never merges green with a task nobody implemented without saying so: refused unless
+  // the user says the task needed no change.
+  if (options.allowEmpty !== true) {
+    const empty: string[] = [];
+    for (const space of spaces) if ((await git.revParse(`refs/heads/${space.branch}`)) === base) empty.push(space.id);
+    if (empty.length > 0) {
+      const unassigned = unassignedTasks(options.tasks, options.layer, options.agents);
+      return { outcome: 'empty', tasks: empty, unassigned: empty.filter((id) => unassigned.includes(id)) };
+    }
   }
   const before = await iteration.head();
   const merged: string[] = [];

@@ -18,6 +18,7 @@ import type { ModelClient } from '../../core/model.js';
 import type { Speaker, TeamContext } from './context.js';
 import type { DebugEntry } from './events.js';
 import { createIterationStore } from './file-stores.js';
+import { recordingModels, type TeamRecord } from './ledger-record.js';
 import { lockIteration } from './iteration-lock.js';
 import { iterationStores, type IterationStores } from './iteration-session.js';
 import {
@@ -69,7 +70,7 @@ function debugOf(coach: string, call: ExtractionCall): DebugEntry {
 
 export async function advanceIteration(
   ctx: TeamContext,
-  deps: { modelFor: (speaker: Speaker) => ModelClient; signal?: AbortSignal },
+  deps: { modelFor: (speaker: Speaker) => ModelClient; signal?: AbortSignal; record?: TeamRecord },
 ): Promise<AdvanceResult> {
   const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
   await using _lock = await lockIteration(ctx.teamDir, iteration.id);
@@ -101,7 +102,7 @@ export async function advanceIteration(
   };
 
   if (coach !== null) {
-    const model = deps.modelFor(coach);
+    const model = recordingModels(deps.modelFor, deps.record)(coach);
     if (from === 'refinement') {
       const summary = await keep(await extractRefinementSummary(ctx, { ...base, model }), 'groomed.md', 'groomed');
       if (summary !== null) {

@@ -218,7 +218,7 @@ async function* agentTurn(
   const vars = promptVariables(ctx, policy, agent);
   const system = renderTemplate(ctx.prompts.agent.system, vars).trim();
   const offered = ports.files === null ? policy.agentTools.filter((name) => name === 'pass_turn') : policy.agentTools;
-  const tools = agentToolDefinitions(ctx.prompts, offered);
+  const tools = agentToolDefinitions(ctx.prompts, offered, { byTask: policy.fileToolsByTask === true });
   const messages: ModelMessage[] = [
     {
       role: 'user',

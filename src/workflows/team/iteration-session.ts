@@ -32,6 +32,8 @@ import type {
 } from './stores.js';
 import { tasksSummary } from './transitions.js';
 import { agentWorkspaces } from './layers/agent-workspaces.js';
+import { routeByTask } from './layers/task-router.js';
+import { recordingFiles, recordingModels, type TeamRecord } from './ledger-record.js';
 import type { Iteration, TeamTask } from './types.js';
 import { recordedWorkspace, workspaceChanges, type IterationWorkspace } from './workspace.js';
 
@@ -49,6 +51,11 @@ export interface SessionDependencies {
   signal?: AbortSignal;
   /** Each fragment of a speaker's text as it streams (see `SessionPorts.onTextDelta`). */
   onTextDelta?: (speaker: string, delta: string) => void;
+  /**
+   * Records the iteration's model and tool calls in the ledger (ledger-record.ts); absent:
+   * nothing is recorded. Grooming sessions belong to no iteration and are never recorded.
+   */
+  record?: TeamRecord;
 }
 
 export function iterationStores(ctx: TeamContext, iterationDir: string, iterationId: string): IterationStores {
@@ -121,7 +128,7 @@ async function iterationFileTools(
     nextApprovalId: () => string;
     runner: ProcessRunner;
   },
-): Promise<TeamFileTools> {
+): Promise<{ tools: TeamFileTools; byTask: boolean }> {
   const toolsOver = (workspace: string, readOnly?: string): TeamFileTools =>
     createTeamFileTools({
       workspace,
@@ -139,16 +146,25 @@ async function iterationFileTools(
     tasks: input.tasks,
     agents: ctx.config.agents.map((agent) => agent.name),
   });
-  if (spaces === null) return shared;
+  if (spaces === null) return { tools: shared, byTask: false };
+  const layer = input.iteration.current_layer ?? 0;
   const byAgent = new Map(
     [...spaces].map(([agent, space]) => [
       agent,
-      space.kind === 'task' ? toolsOver(space.worktree) : toolsOver(space.worktree, space.why),
+      space.kind === 'tasks'
+        ? routeByTask({
+            layer,
+            tasks: space.tasks.map((task) => ({ task: task.task, tools: toolsOver(task.worktree, task.readOnly) })),
+          })
+        : toolsOver(space.worktree, space.why),
     ]),
   );
   const nobody = toolsOver(input.workspace.workspace, 'Only the agents of the team write files.');
   return {
-    execute: (agentName, call, signal) => (byAgent.get(agentName) ?? nobody).execute(agentName, call, signal),
+    tools: {
+      execute: (agentName, call, signal) => (byAgent.get(agentName) ?? nobody).execute(agentName, call, signal),
+    },
+    byTask: true,
   };
 }
 
@@ -163,7 +179,7 @@ export async function openIterationSession(
   const tasks = await stores.artifacts.readTasks();
   const existing = (await stores.approvals.list()).length;
   let issued = 0;
-  const files =
+  const routed =
     workspace === null
       ? null
       : await iterationFileTools(ctx, {
@@ -173,6 +189,7 @@ export async function openIterationSession(
           nextApprovalId: () => `a${existing + ++issued}`,
           runner: deps.runner,
         });
+  const files = routed === null ? null : recordingFiles(routed.tools, deps.record);
   const policy = iterationPolicy({
     config: ctx.config,
     iteration,
@@ -181,10 +198,11 @@ export async function openIterationSession(
     // Code review reads what the iteration changed; earlier phases have nothing to review yet.
     diffsSummary: iteration.phase === 'code-review' && workspace !== null ? await workspaceChanges(workspace) : null,
     fileTools: files !== null,
+    fileToolsByTask: routed?.byTask === true,
   });
   const ports: SessionPorts = {
     conversation: stores.conversation,
-    modelFor: deps.modelFor,
+    modelFor: recordingModels(deps.modelFor, deps.record),
     files,
     ...(deps.signal === undefined ? {} : { signal: deps.signal }),
     ...(deps.onTextDelta === undefined ? {} : { onTextDelta: deps.onTextDelta }),

@@ -22,6 +22,11 @@ export interface SessionPolicy {
   stopOnPhaseComplete: boolean;
   stopOnAskPm: boolean;
   agentTools: readonly AgentToolName[];
+  /**
+   * The file tools take a `task` (implementation phase, layer set up): each agent's calls go to
+   * the worktree of the task they name (layers/task-router.ts).
+   */
+  fileToolsByTask?: boolean;
   coachTools: readonly CoachToolName[];
   /** Agent turns (counted in the history in scope) after which the session completes. */
   maxTurns: number;
@@ -44,6 +49,8 @@ export interface IterationPolicyInput {
   diffsSummary: string | null;
   /** Whether agents get file tools (a workspace exists to write into). */
   fileTools: boolean;
+  /** Whether those route by task (see `SessionPolicy.fileToolsByTask`). */
+  fileToolsByTask?: boolean;
 }
 
 /** The policy of an iteration conversation in its current phase. */
@@ -58,6 +65,7 @@ export function iterationPolicy(input: IterationPolicyInput): SessionPolicy {
     stopOnPhaseComplete: true,
     stopOnAskPm: true,
     agentTools: input.fileTools ? ['pass_turn', 'Read', 'Write', 'Glob'] : ['pass_turn'],
+    fileToolsByTask: input.fileTools && input.fileToolsByTask === true,
     coachTools: ['signal_phase_complete', 'ask_pm'],
     maxTurns: iteration.max_turns,
     parallel: config.parallel_phases.includes(iteration.phase) && config.agents.length > 1,

@@ -97,6 +97,12 @@ async function teamConfigOf(projectRoot: string, teamFile: string): Promise<{ co
   return { config: parsed.data, file: teamFile };
 }
 
+/** The names of the team's agents (who may be assigned tasks). */
+export async function teamAgentNames(projectRoot: string): Promise<string[]> {
+  const { config } = await teamConfigOf(projectRoot, join(teamDirOf(projectRoot), 'team.json'));
+  return config.agents.map((agent) => agent.name);
+}
+
 /** Loads the team (`.team/team.json` or `[team]`) and the prompts; none is a usage error naming `team init`. */
 export async function loadTeamContext(options: {
   projectRoot: string;

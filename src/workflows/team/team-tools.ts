@@ -7,6 +7,7 @@ import { readTool } from '../../agent/tools/read-tool.js';
 import { writeTool } from '../../agent/tools/write-tool.js';
 import type { AgentToolName, CoachToolName } from './policy.js';
 import type { TeamPrompts } from './prompts.js';
+import { TASK_FIELD } from './layers/task-router.js';
 
 export const PassTurnInput = z.object({ reason: z.string().describe('Why you have nothing to add.').default('') });
 export const SignalPhaseCompleteInput = z.object({
@@ -20,12 +21,29 @@ function declare(name: string, description: string, schema: z.ZodType): ToolDefi
   return { name, description: description.trim(), inputSchema };
 }
 
-export function agentToolDefinitions(prompts: TeamPrompts, names: readonly AgentToolName[]): ToolDefinition[] {
+/** A file tool's definition with the optional `task` field (see layers/task-router.ts). */
+function withTaskField(definition: ToolDefinition): ToolDefinition {
+  const properties = definition.inputSchema.properties;
+  return {
+    ...definition,
+    inputSchema: {
+      ...definition.inputSchema,
+      properties: { ...(typeof properties === 'object' && properties !== null ? properties : {}), task: TASK_FIELD },
+    },
+  };
+}
+
+export function agentToolDefinitions(
+  prompts: TeamPrompts,
+  names: readonly AgentToolName[],
+  options: { byTask?: boolean } = {},
+): ToolDefinition[] {
+  const file = (definition: ToolDefinition) => (options.byTask === true ? withTaskField(definition) : definition);
   const all: Record<AgentToolName, () => ToolDefinition> = {
     pass_turn: () => declare('pass_turn', prompts.tools.pass_turn.description, PassTurnInput),
-    Read: () => toToolDefinition(readTool),
-    Write: () => toToolDefinition(writeTool),
-    Glob: () => toToolDefinition(globTool),
+    Read: () => file(toToolDefinition(readTool)),
+    Write: () => file(toToolDefinition(writeTool)),
+    Glob: () => file(toToolDefinition(globTool)),
   };
   return names.map((name) => all[name]());
 }

@@ -128,9 +128,31 @@ export async function extractTasks(
       call,
     };
   }
+  const assignment = assignmentProblem(
+    parsed.data,
+    ctx.config.agents.map((agent) => agent.name),
+  );
+  if (assignment !== null) return { ok: false, raw, problem: assignment, call };
   const layered = assignLayers(parsed.data);
   if (!layered.ok) return { ok: false, raw, problem: layered.problem, call };
   return { ok: true, value: layered.tasks, call };
+}
+
+/**
+ * Why the tasks cannot be implemented as extracted: a task assigned to nobody, or to someone who
+ * is not an agent of the team, would get no worktree writer and merge empty; null when each task
+ * names one of `agents`.
+ */
+function assignmentProblem(tasks: readonly TeamTask[], agents: readonly string[]): string | null {
+  const nobody = tasks.filter((task) => task.assigned_to.trim() === '').map((task) => task.id);
+  const strangers = tasks
+    .filter((task) => task.assigned_to.trim() !== '' && !agents.includes(task.assigned_to.trim()))
+    .map((task) => `${task.id} -> ${JSON.stringify(task.assigned_to)}`);
+  const problems = [
+    nobody.length === 0 ? '' : `tasks assigned to nobody: ${nobody.join(', ')}`,
+    strangers.length === 0 ? '' : `tasks assigned to someone not on the team: ${strangers.join(', ')}`,
+  ].filter((problem) => problem !== '');
+  return problems.length === 0 ? null : `${problems.join('; ')} (the agents are ${agents.join(', ')})`;
 }
 
 /** The pre-code-review extraction: implementation notes per task id. */

@@ -166,7 +166,14 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
       moduleAndTest('add', 'export const add = (a, b) => a - b;\n', 'assert.equal(m.add(2, 3), 5);'),
     );
     const before = repo.run('rev-parse', BRANCH);
-    const result = await merge(0);
+    // Only T1 is implemented here; the empty T2 is allowed (a layer with an empty task is refused otherwise).
+    const result = await mergeLayer({
+      ...target(0),
+      allowEmpty: true,
+      config,
+      runner: createProcessRunner(),
+      env: process.env,
+    });
     expect(result.outcome).toBe('red');
     if (result.outcome !== 'red') throw new Error('unreachable');
     expect(result.verification.decision.accepted).toBe(false);

@@ -39,6 +39,19 @@ describe('team transitions', () => {
     expect(!result.ok && result.problem).toMatch(/not valid JSON/);
   });
 
+  it('refuses tasks assigned to nobody or to someone not on the team, keeping the reply raw', async () => {
+    const reply = JSON.stringify(
+      TASKS.map((task) =>
+        task.id === 'ops' ? { ...task, assigned_to: '' } : task.id === 'cli' ? { ...task, assigned_to: 'bob' } : task,
+      ),
+    );
+    const result = await extractTasks(ctx, { history, topic: 'calc', model: new FakeModelClient([{ text: reply }]) });
+    expect(result).toMatchObject({ ok: false, raw: reply });
+    expect(!result.ok && result.problem).toBe(
+      'tasks assigned to nobody: ops; tasks assigned to someone not on the team: cli -> "bob" (the agents are agent-1, agent-2, agent-3)',
+    );
+  });
+
   it('refuses dependency cycles and unknown dependencies', () => {
     const tasks = TASKS.map((task) => TeamTaskSchema.parse(task));
     const cyclic = tasks.map((task) => (task.id === 'parser' ? { ...task, depends_on: ['cli'] } : task));

@@ -13,6 +13,8 @@ export interface LayerTaskInput {
   /** Written by the planning extraction; computed from `depends_on` when missing. */
   layer?: number | undefined;
   depends_on?: readonly string[] | undefined;
+  /** The agent who implements it; empty or missing: nobody (see `unassignedTasks`). */
+  assigned_to?: string | undefined;
 }
 
 /** A task of the layer at hand, with the names of its branch. */
@@ -81,9 +83,49 @@ export function layersOf(tasks: readonly LayerTaskInput[]): LayerTask[] {
   return tasks.map((task) => ({ id: task.id, layer: layerOf(task.id) }));
 }
 
+/** The `assigned_to` of a task every agent of the team works on (the review's fix task). */
+export const ALL_AGENTS = '*';
+
+/** The id of the code review's fix task (one per review round, each a layer of its own). */
+export const REVIEW_FIXES_TASK = 'code-review-fixes';
+
+/**
+ * The tasks the layer commands and the agents' file tools work with in `phase`: `tasks.json`'s,
+ * and in code review, once every layer is merged (`layer` past the last), the fix task of the
+ * review round at `layer`, which every agent writes in. Fixes found in review so go through a
+ * worktree and `merge` with its verifier like any layer: after the last layer is merged nothing
+ * reaches the iteration's branch unverified.
+ */
+export function phaseTasks<T extends LayerTaskInput>(
+  tasks: readonly T[] | null,
+  phase: string,
+  layer: number,
+): Array<T | LayerTaskInput> | null {
+  if (phase !== 'code-review') return tasks === null ? null : [...tasks];
+  const all = tasks ?? [];
+  if (layer < layerCount(all)) return [...all];
+  return [...all, { id: REVIEW_FIXES_TASK, layer, depends_on: [], assigned_to: ALL_AGENTS }];
+}
+
 /** The tasks of `layer`, in the order `tasks.json` lists them (the order `merge` merges them in). */
 export function tasksOfLayer(tasks: readonly LayerTaskInput[], layer: number): LayerTask[] {
   return layersOf(tasks).filter((task) => task.layer === layer);
+}
+
+/**
+ * The tasks of `layer` nobody implements: no `assigned_to`, or one that names no agent of the
+ * team (`agents`; a hand-edited tasks.json can name anyone). No agent's file tools write in
+ * their worktrees, so `merge` would take them in empty.
+ */
+export function unassignedTasks(tasks: readonly LayerTaskInput[], layer: number, agents?: readonly string[]): string[] {
+  const owner = new Map(tasks.map((task) => [task.id, task.assigned_to?.trim() ?? '']));
+  return tasksOfLayer(tasks, layer)
+    .filter((task) => {
+      const agent = owner.get(task.id) ?? '';
+      if (agent === ALL_AGENTS) return false;
+      return agent === '' || (agents !== undefined && !agents.includes(agent));
+    })
+    .map((task) => task.id);
 }
 
 /** The number of layers (one more than the highest); 0 without tasks. */
