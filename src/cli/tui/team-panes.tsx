@@ -85,7 +85,11 @@ export function CheckpointsPane({ state, rows }: { state: TeamUiState; rows: num
 
 /** The text the diff window shows for the selected task of a review. */
 export function diffTextOf(task: LayerReview['tasks'][number] | undefined): string {
-  return task === undefined || task.status === 'missing' ? '' : task.diff === '' ? '(no committed change)' : task.diff;
+  if (task === undefined || task.status === 'missing') return '';
+  const committed = task.diff === '' ? '(no committed change)' : task.diff.trimEnd();
+  return task.pending === ''
+    ? committed
+    : `${committed}\n\nUncommitted in ${task.worktree} (the merge commits it):\n${task.pending}`;
 }
 
 /** Rows above the diff window: the title, one per task, the diff's own line. */

@@ -77,6 +77,7 @@ function fakePorts(options: { iteration?: boolean } = {}) {
         diff: 'diff --git a/src/add.js b/src/add.js\n+export const add = (a, b) => a + b;\n',
         stat: { files: [{ path: 'src/add.js', added: 1, deleted: 0, binary: false }], added: 1, deleted: 0 },
         uncommitted: [],
+        pending: '',
       },
     ],
   };
