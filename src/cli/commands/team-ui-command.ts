@@ -12,7 +12,7 @@ export function registerTeamUiCommand(program: Command, cli: CliSetup): void {
     teamGroup(program)
       .command('ui')
       .description(
-        'The team in a terminal UI: the conversation live, approvals inline, phase changes and the worktree review of the current layer without leaving',
+        'Everything `ratchet team` does, in a terminal UI: start an iteration, the conversation live, approvals inline, answers to the coach, phase changes, the worktrees of the current layer (setup, review with diffs, merge), checkpoints and grooming, without leaving',
       ),
   )
     .option(

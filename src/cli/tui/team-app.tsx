@@ -171,7 +171,8 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     act('The conversation', async (send) => {
       send({ type: 'notice', lines: [] });
       send({ type: 'status', status: { kind: 'running', speaker: null } });
-      for await (const event of ports.converse({ answer, moreTurns })) send({ type: 'event', event });
+      const onText = (speaker: string, delta: string): void => send({ type: 'text', speaker, delta });
+      for await (const event of ports.converse({ answer, moreTurns, onText })) send({ type: 'event', event });
     });
   };
 
@@ -180,7 +181,8 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     act('Grooming', async (send) => {
       send({ type: 'notice', lines: [] });
       send({ type: 'status', status: { kind: 'running', speaker: null } });
-      for await (const event of ports.groom(topic, withCoach)) send({ type: 'grooming-event', event });
+      const onText = (speaker: string, delta: string): void => send({ type: 'text', speaker, delta });
+      for await (const event of ports.groom({ topic, withCoach, onText })) send({ type: 'grooming-event', event });
     });
   };
 
@@ -380,10 +382,15 @@ export function TeamApp({ ports, size }: TeamAppProps) {
       ) : mode.kind === 'checkpoints' ? (
         <CheckpointsPane state={state} rows={bodyRows + approvalRows} />
       ) : mode.kind === 'grooming' ? (
-        <ConversationPane messages={mode.messages} columns={columns} rows={bodyRows + approvalRows} />
+        <ConversationPane
+          messages={mode.messages}
+          streaming={state.streaming}
+          columns={columns}
+          rows={bodyRows + approvalRows}
+        />
       ) : (
         <>
-          <ConversationPane messages={state.messages} columns={columns} rows={bodyRows} />
+          <ConversationPane messages={state.messages} streaming={state.streaming} columns={columns} rows={bodyRows} />
           <ApprovalsPane state={state} />
         </>
       )}

@@ -22,18 +22,22 @@ function colourOf(speaker: string, messages: readonly TeamMessage[]): string {
   return SPEAKER_COLOURS[Math.max(0, agents.indexOf(speaker)) % SPEAKER_COLOURS.length] ?? 'white';
 }
 
+/** The conversation's last lines, with the replies still streaming after it (a cursor at their end). */
 export function ConversationPane({
   messages,
+  streaming,
   columns,
   rows,
 }: {
   messages: readonly TeamMessage[];
+  streaming: ReadonlyArray<{ speaker: string; text: string }>;
   columns: number;
   rows: number;
 }) {
+  const shown = [...messages, ...streaming.map(({ speaker, text }) => ({ from: speaker, content: `${text}▍` }))];
   return (
     <Box flexDirection="column" height={rows}>
-      {conversationTail(messages, columns - 2, rows).map((line, index) => (
+      {conversationTail(shown, columns - 2, rows).map((line, index) => (
         <Text key={index} wrap="truncate">
           {line.speaker === null ? (
             ' '.repeat(2)

@@ -92,18 +92,18 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
       return [`${iteration.id}: agents write in ${workspace.workspace} (branch ${workspace.branch}).`];
     },
 
-    async *converse({ answer, moreTurns }): AsyncGenerator<TeamEvent> {
+    async *converse({ answer, moreTurns, onText }): AsyncGenerator<TeamEvent> {
       yield* continueIteration(
         ctx,
-        { modelFor: await modelFor(), runner, signal },
+        { modelFor: await modelFor(), runner, signal, onTextDelta: onText },
         { answer, moreTurns: moreTurns ?? undefined, pendingHint: 'Approve (a) or deny (d) each one first.' },
       );
     },
 
-    async *groom(topic, withCoach): AsyncGenerator<TeamEvent> {
+    async *groom({ topic, withCoach, onText }): AsyncGenerator<TeamEvent> {
       yield* groomTopic(
         ctx,
-        { modelFor: await modelFor(), runner, signal },
+        { modelFor: await modelFor(), runner, signal, onTextDelta: onText },
         { topic, maxTurns: options.maxTurns ?? ctx.config.agents.length * 2, withCoach },
       );
     },

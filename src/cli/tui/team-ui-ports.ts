@@ -25,6 +25,12 @@ export interface TeamUiSnapshot {
   approvals: Approval[];
 }
 
+/**
+ * Each fragment of a speaker's reply as the model streams it: shown while it comes, replaced by
+ * the whole message (an `AppendMessage`), which is what is kept.
+ */
+export type OnText = (speaker: string, delta: string) => void;
+
 export interface TeamUiPorts {
   /** The current iteration; null before the first one is started. */
   snapshot(): Promise<TeamUiSnapshot | null>;
@@ -35,9 +41,9 @@ export interface TeamUiPorts {
    * persisted through the stores when it is yielded (the handler the CLI uses), so quitting
    * mid-way loses nothing said.
    */
-  converse(options: { answer: string | null; moreTurns: number | null }): AsyncIterable<TeamEvent>;
+  converse(options: { answer: string | null; moreTurns: number | null; onText: OnText }): AsyncIterable<TeamEvent>;
   /** `team groom "<topic>" [--coach]`: a grooming session's events, persisted as they come. */
-  groom(topic: string, withCoach: boolean): AsyncIterable<TeamEvent>;
+  groom(options: { topic: string; withCoach: boolean; onText: OnText }): AsyncIterable<TeamEvent>;
   approve(id: string): Promise<void>;
   deny(id: string, reason: string | null): Promise<void>;
   /** `team advance`: the phase transition with its extraction; lines saying what it did. */

@@ -72,6 +72,11 @@ export interface TeamUiState {
   mode: Mode;
   /** The last thing an action said (advance, merge, an error), shown under the conversation. */
   notice: string[];
+  /**
+   * Replies still streaming, by speaker (several at once in a parallel round), shown after the
+   * conversation until each one's whole message arrives.
+   */
+  streaming: Array<{ speaker: string; text: string }>;
 }
 
 export type Action =
@@ -84,6 +89,8 @@ export type Action =
   /** ↑↓ in the approvals or the checkpoints list. */
   | { type: 'select'; delta: number }
   | { type: 'mode'; mode: Mode }
+  /** A fragment of a speaker's reply as it streams. */
+  | { type: 'text'; speaker: string; delta: string }
   /** A key typed into the answer or the denial reason (`null`: backspace). */
   | { type: 'type'; input: string | null };
 
@@ -102,6 +109,7 @@ export function initialState(): TeamUiState {
     status: { kind: 'idle' },
     mode: { kind: 'conversation' },
     notice: [],
+    streaming: [],
   };
 }
 
@@ -156,6 +164,8 @@ export function reduce(state: TeamUiState, action: Action): TeamUiState {
       return {
         ...state,
         hasIteration: true,
+        // Loaded after an action ended: what still streamed then is in the log, or was never said.
+        streaming: [],
         iterationId: snapshot.iterationId,
         description: snapshot.description,
         phase: snapshot.phase,
@@ -169,9 +179,20 @@ export function reduce(state: TeamUiState, action: Action): TeamUiState {
       };
     }
     case 'event':
-      return applyEvent(state, action.event);
+      return withoutStreamed(applyEvent(state, action.event), action.event);
     case 'grooming-event':
-      return applyGroomingEvent(state, action.event);
+      return withoutStreamed(applyGroomingEvent(state, action.event), action.event);
+    case 'text': {
+      const known = state.streaming.some((entry) => entry.speaker === action.speaker);
+      return {
+        ...state,
+        streaming: known
+          ? state.streaming.map((entry) =>
+              entry.speaker === action.speaker ? { ...entry, text: entry.text + action.delta } : entry,
+            )
+          : [...state.streaming, { speaker: action.speaker, text: action.delta }],
+      };
+    }
     case 'status':
       return { ...state, status: action.status };
     case 'notice':
@@ -214,5 +235,24 @@ function applyGroomingEvent(state: TeamUiState, event: TeamEvent): TeamUiState {
       return { ...state, status, mode: { ...mode, messages: [...mode.messages, event.msg] } };
     default:
       return { ...state, status };
+  }
+}
+
+/**
+ * Streamed text gives way to what it became: a speaker's whole message replaces its fragments,
+ * and a session that stopped (paused, asked, complete) leaves none behind.
+ */
+function withoutStreamed(state: TeamUiState, event: TeamEvent): TeamUiState {
+  if (state.streaming.length === 0) return state;
+  switch (event.type) {
+    case 'AppendMessage':
+      return { ...state, streaming: state.streaming.filter((entry) => entry.speaker !== event.msg.from) };
+    case 'SessionComplete':
+    case 'PauseForApprovals':
+    case 'CoachAskedPM':
+    case 'PhaseCompleteSignaled':
+      return { ...state, streaming: [] };
+    default:
+      return state;
   }
 }

@@ -3,7 +3,7 @@ import { useEffect, type ReactNode } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RatchetError } from '../../../src/core/errors.js';
 import { TeamApp } from '../../../src/cli/tui/team-app.js';
-import type { TeamUiPorts, TeamUiSnapshot } from '../../../src/cli/tui/team-ui-ports.js';
+import type { OnText, TeamUiPorts, TeamUiSnapshot } from '../../../src/cli/tui/team-ui-ports.js';
 import type { LayerMerge, LayerReview } from '../../../src/engine/team/layer-worktrees.js';
 import type { TeamEvent } from '../../../src/workflows/team/events.js';
 import type { CheckpointInfo } from '../../../src/workflows/team/stores.js';
@@ -64,6 +64,8 @@ function fakePorts(options: { iteration?: boolean } = {}) {
   };
   const calls: string[] = [];
   const feeds: EventFeed[] = [];
+  /** Each session's stream of reply fragments, as the engine would call it. */
+  const texts: OnText[] = [];
   const review: LayerReview = {
     iterationBranch: 'ratchet/team-iter-1',
     layer: 0,
@@ -111,11 +113,13 @@ function fakePorts(options: { iteration?: boolean } = {}) {
       snapshot.description = description;
       return Promise.resolve(['iter-1: agents write in /w/iter-1 (branch ratchet/team-iter-1).']);
     },
-    converse({ answer, moreTurns }) {
+    converse({ answer, moreTurns, onText }) {
+      texts.push(onText);
       calls.push(`converse ${answer ?? '-'}${moreTurns === null ? '' : ` +${moreTurns}`}`);
       return stream();
     },
-    groom(topic, withCoach) {
+    groom({ topic, withCoach, onText }) {
+      texts.push(onText);
       calls.push(`groom ${topic}${withCoach ? ' with coach' : ''}`);
       // Grooming messages go to .team/grooming/, not to the iteration's log.
       const feed = new EventFeed();
@@ -186,7 +190,12 @@ function fakePorts(options: { iteration?: boolean } = {}) {
     if (found === undefined) throw new Error(`no conversation ${index} yet`);
     return found;
   };
-  return { ports, calls, feed };
+  const text = (index: number): OnText => {
+    const found = texts[index];
+    if (found === undefined) throw new Error(`no session ${index} yet`);
+    return found;
+  };
+  return { ports, calls, feed, text };
 }
 
 let app: ReturnType<typeof render> | undefined;
@@ -262,6 +271,27 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
     feed(0).push({ type: 'SessionComplete', totalTurns: 2 });
     feed(0).end();
     await shows('Conversation paused after 2 turns');
+  });
+
+  it("shows each reply as it streams, in a parallel round each speaker's own, until its whole message replaces it", async () => {
+    const { ports, feed, text } = fakePorts();
+    app = render(<TeamApp ports={ports} size={{ columns: 100, rows: 30 }} />);
+    await shows('Kickoff');
+    await press('c');
+    feed(0).push({ type: 'ParallelRoundStarted', agents: ['agent-1', 'agent-2'], turn: 0 });
+    await shows('agent-1, agent-2 is speaking…');
+    text(0)('agent-1', 'Two oper');
+    text(0)('agent-2', 'I would');
+    text(0)('agent-1', 'ations first');
+    const streaming = await shows('agent-1: Two operations first▍');
+    expect(streaming).toContain('agent-2: I would▍');
+    feed(0).push(message('agent-1', 'Two operations first: add and multiply.'));
+    const replaced = await shows('agent-1: Two operations first: add and multiply.');
+    expect(replaced).not.toContain('Two operations first▍');
+    expect(replaced).toContain('agent-2: I would▍');
+    feed(0).push({ type: 'SessionComplete', totalTurns: 2 });
+    feed(0).end();
+    expect(await shows('Conversation paused after 2 turns')).not.toContain('I would');
   });
 
   it('shows pending approvals inline: a approves the selected one, d denies it with a reason typed in', async () => {
