@@ -6,6 +6,7 @@
  * at once, not only after this process exits).
  */
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import { useEffect, type ReactNode } from 'react';
@@ -50,24 +51,62 @@ async function until(condition: () => boolean, what: () => string): Promise<void
   if (!condition()) throw new Error(`Never happened: ${what()}`);
 }
 
+/** A team of two agents and a coach, with an iteration in refinement and its worktree. */
+async function teamWithIteration(): Promise<{ id: string; dir: string; lock: string }> {
+  await initTeam({ projectRoot: repo.dir, packageRoot: PACKAGE_ROOT, agents: 2 });
+  const iterations = createIterationStore(teamDirOf(repo.dir));
+  const { iteration, dir } = await iterations.create({ description: 'a calculator', maxTurns: 6 });
+  const made = await createIterationWorkspace({
+    projectRoot: repo.dir,
+    home: repo.path('ratchet-home'),
+    iterationId: iteration.id,
+  });
+  await iterations.saveFields(iteration.id, { ...made });
+  return { id: iteration.id, dir, lock: join(teamDirOf(repo.dir), 'locks', iteration.id, REPO_LOCK_FILE) };
+}
+
 describe('ratchet team ui over its live ports', () => {
-  it('quit mid-turn: stops the model call, keeps what was said, releases the lock before the TUI is gone', async () => {
-    await initTeam({ projectRoot: repo.dir, packageRoot: PACKAGE_ROOT, agents: 2 });
-    const iterations = createIterationStore(teamDirOf(repo.dir));
-    const { iteration, dir } = await iterations.create({ description: 'a calculator', maxTurns: 6 });
-    const made = await createIterationWorkspace({
-      projectRoot: repo.dir,
-      home: repo.path('ratchet-home'),
-      iterationId: iteration.id,
+  it('shows a model server that is down as an error, releases the lock and goes on taking keys', async () => {
+    const { lock } = await teamWithIteration();
+    // No retries, so the failure shows at once (the backoff is the retry policy's, tested there).
+    await mkdir(join(repo.dir, '.ratchet'), { recursive: true });
+    await writeFile(join(repo.dir, '.ratchet', 'config.toml'), '[provider]\nmax_retries = 0\n');
+    const url = server.url;
+    await server.close();
+    server = await startFakeOpenAiServer();
+    const ports = await createLiveTeamUiPorts({
+      repoRoot: repo.dir,
+      flags: { provider: 'openai-compatible', model: 'team-model', baseUrl: url },
+      maxTurns: undefined,
     });
-    await iterations.saveFields(iteration.id, { ...made });
+    app = render(<TeamApp ports={ports} size={{ columns: 120, rows: 30 }} />);
+    const frame = (): string => app?.lastFrame() ?? '';
+    await until(
+      () => frame().includes('phase refinement'),
+      () => frame(),
+    );
+    app.stdin.write('c');
+    await until(
+      () => frame().includes(`The conversation: Cannot reach openai-compatible at ${new URL(url).origin}`),
+      () => frame(),
+    );
+    expect(frame()).toContain('Check the network connection and the base URL');
+    expect(existsSync(lock)).toBe(false);
+    app.stdin.write('p');
+    await until(
+      () => frame().includes('Checkpoints of iter-1'),
+      () => frame(),
+    );
+  });
+
+  it('quit mid-turn: stops the model call, keeps what was said, releases the lock before the TUI is gone', async () => {
+    const { dir, lock } = await teamWithIteration();
     // agent-1 answers; agent-2's call never does, until the TUI stops it.
     server.setFallback((request) =>
       openAiPrompt(request).system.includes('You are agent-1,')
         ? { kind: 'message', text: 'Add and multiply first.' }
         : { kind: 'hang' },
     );
-    const lock = join(teamDirOf(repo.dir), 'locks', iteration.id, REPO_LOCK_FILE);
     const ports = await createLiveTeamUiPorts({
       repoRoot: repo.dir,
       flags: { provider: 'openai-compatible', model: 'team-model', baseUrl: server.url },
