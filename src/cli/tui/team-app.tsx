@@ -29,6 +29,7 @@ import {
   reviewHeaderRows,
   ReviewPane,
 } from './team-panes.js';
+import { helpLines, promptText, statusText } from './team-screen-text.js';
 import type { TeamUiPorts } from './team-ui-ports.js';
 import { initialState, reduce, type Action, type Mode, type Prompt, type TeamUiState } from './team-ui-state.js';
 
@@ -36,68 +37,6 @@ export interface TeamAppProps {
   ports: TeamUiPorts;
   /** Terminal size when stdout does not say (tests). */
   size?: { columns: number; rows: number };
-}
-
-function statusText(state: TeamUiState): { text: string; colour: string } {
-  const { status } = state;
-  switch (status.kind) {
-    case 'idle':
-      return state.hasIteration || state.mode.kind === 'grooming'
-        ? { text: 'Ready: c to continue the conversation.', colour: 'gray' }
-        : { text: 'No iteration yet: r starts one (you describe it), g grooms a topic first.', colour: 'gray' };
-    case 'running':
-      return {
-        text: status.speaker === null ? 'Starting…' : `${stripControl(status.speaker)} is speaking…`,
-        colour: 'cyan',
-      };
-    case 'asked':
-      return { text: `Coach asks: ${stripControl(status.question)}  (m to answer)`, colour: 'magenta' };
-    case 'approvals':
-      return {
-        text: `Paused: ${status.pending} write(s) wait for approval (a approve, d deny, then c).`,
-        colour: 'yellow',
-      };
-    case 'phase-complete':
-      return { text: `Phase complete: ${stripControl(status.summary)}  (n to advance)`, colour: 'green' };
-    case 'complete':
-      return state.mode.kind === 'grooming'
-        ? { text: `Grooming paused after ${status.turns} turns (c to go on, Esc back).`, colour: 'gray' }
-        : { text: `Conversation paused after ${status.turns} turns (c to go on, n to advance).`, colour: 'gray' };
-    case 'busy':
-      return { text: `${status.what}…`, colour: 'cyan' };
-    case 'failed':
-      return { text: stripControl(status.message), colour: 'red' };
-  }
-}
-
-const PROMPTS: Record<Prompt['for'], string> = {
-  answer: 'Answer the coach: ',
-  deny: 'Why deny? ',
-  turns: 'More agent turns in this phase: ',
-  start: 'Describe the new iteration: ',
-  groom: 'Groom which topic? ',
-  checkpoint: 'Describe the checkpoint: ',
-};
-
-function helpLines(state: TeamUiState): string[] {
-  const { mode } = state;
-  switch (mode.kind) {
-    case 'input':
-      return [];
-    case 'review':
-      return ['↑↓ task · j/k scroll · s setup · M merge · r refresh · Esc back'];
-    case 'checkpoints':
-      return ['↑↓ select · c create · r restore · Esc back'];
-    case 'grooming':
-      return ['c groom on · Esc back · Ctrl-C quit'];
-    case 'conversation':
-      return state.hasIteration
-        ? [
-            'c continue · m answer · t more turns · ↑↓ select · a approve · d deny · n advance · q quit',
-            'w worktrees · p checkpoints · r new iteration · g groom a topic (G with the coach)',
-          ]
-        : ['r start an iteration · g groom a topic (G with the coach) · q quit'];
-  }
 }
 
 export function TeamApp({ ports, size }: TeamAppProps) {
@@ -406,7 +345,7 @@ export function TeamApp({ ports, size }: TeamAppProps) {
       ))}
       {mode.kind === 'input' ? (
         <Text>
-          {mode.prompt.for === 'deny' ? `Why deny ${mode.prompt.approvalId}? ` : PROMPTS[mode.prompt.for]}
+          {promptText(mode.prompt)}
           {mode.text}
           <Text inverse> </Text>
           <Text color="gray"> (Enter sends, Esc cancels)</Text>
