@@ -5,7 +5,8 @@
  *
  * - conversation: c continue, m answer the coach (`continue -m`), t more turns (`continue
  *   --max-turns`), ↑↓ a approve / d deny the selected write (a reason typed in), n advance,
- *   w worktrees, p checkpoints, r start an iteration (`run`), g / G groom a topic (with the coach),
+ *   w worktrees, p checkpoints, l the approvals so far (`approvals`), r start an iteration (`run`),
+ *   g / G groom a topic (with the coach),
  *   q or Ctrl-C quit;
  * - worktrees: ↑↓ task, j/k scroll its diff, s setup, M merge, r refresh, Esc back;
  * - checkpoints: ↑↓, c create, r restore (y confirms), Esc back;
@@ -22,6 +23,7 @@ import { stripControl } from '../terminal-text.js';
 import { describeMerge, describeSetup } from './layer-text.js';
 import { window } from './screen-lines.js';
 import {
+  ApprovalLogPane,
   ApprovalsPane,
   CheckpointsPane,
   ConversationPane,
@@ -262,6 +264,9 @@ export function TeamApp({ ports, size }: TeamAppProps) {
           return dispatch({ type: 'mode', mode: { ...mode, confirming: true } });
         return;
       }
+      case 'approvals':
+        if (key.escape || input === 'q') return dispatch({ type: 'mode', mode: { kind: 'conversation' } });
+        return;
       case 'grooming':
         if (key.escape || input === 'q') return dispatch({ type: 'mode', mode: { kind: 'conversation' } });
         if (input === 'c') return groom(mode.topic, mode.withCoach);
@@ -276,6 +281,10 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     if (input === 'm') return ask({ for: 'answer' });
     if (input === 't') return ask({ for: 'turns' });
     if (input === 'p') return openCheckpoints();
+    if (input === 'l')
+      return act('Approvals', async (send) => {
+        send({ type: 'mode', mode: { kind: 'approvals', approvals: await ports.listApprovals() } });
+      });
     if (key.upArrow) return dispatch({ type: 'select', delta: -1 });
     if (key.downArrow) return dispatch({ type: 'select', delta: 1 });
     if (input === 'a' && selected !== undefined)
@@ -320,6 +329,8 @@ export function TeamApp({ ports, size }: TeamAppProps) {
         <ReviewPane state={state} columns={columns} rows={bodyRows + approvalRows} />
       ) : mode.kind === 'checkpoints' ? (
         <CheckpointsPane state={state} rows={bodyRows + approvalRows} />
+      ) : mode.kind === 'approvals' ? (
+        <ApprovalLogPane state={state} rows={bodyRows + approvalRows} />
       ) : mode.kind === 'grooming' ? (
         <ConversationPane
           messages={mode.messages}

@@ -67,6 +67,28 @@ export function ApprovalsPane({ state }: { state: TeamUiState }) {
   );
 }
 
+/** `team approvals`: each write that asked, newest last, with its decision and the reason given. */
+export function ApprovalLogPane({ state, rows }: { state: TeamUiState; rows: number }) {
+  const { mode } = state;
+  if (mode.kind !== 'approvals') return null;
+  const colour = { pending: 'yellow', approved: 'green', denied: 'red' } as const;
+  return (
+    <Box height={rows} flexDirection="column">
+      <Text bold>{`Approvals of ${stripControl(state.iterationId)} (${mode.approvals.length})`}</Text>
+      {mode.approvals.length === 0 && <Text color="gray">No write has asked for approval yet.</Text>}
+      {mode.approvals.slice(-Math.max(1, rows - 1)).map((approval) => (
+        <Text key={approval.id} wrap="truncate">
+          {`${stripControl(approval.id).padEnd(5)} `}
+          <Text color={colour[approval.status]}>{approval.status.padEnd(8)}</Text>
+          {` ${stripControl(approval.agent)}: ${stripControl(approval.path)} (${approval.content.length} chars)${
+            approval.reason === undefined ? '' : ` — ${stripControl(approval.reason)}`
+          }`}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
 export function CheckpointsPane({ state, rows }: { state: TeamUiState; rows: number }) {
   const { mode } = state;
   if (mode.kind !== 'checkpoints') return null;

@@ -60,11 +60,13 @@ export function helpLines(state: TeamUiState): string[] {
       return ['↑↓ select · c create · r restore · Esc back'];
     case 'grooming':
       return ['c groom on · Esc back · Ctrl-C quit'];
+    case 'approvals':
+      return ['Esc back'];
     case 'conversation':
       return state.hasIteration
         ? [
             'c continue · m answer · t more turns · ↑↓ select · a approve · d deny · n advance · q quit',
-            'w worktrees · p checkpoints · r new iteration · g groom a topic (G with the coach)',
+            'w worktrees · p checkpoints · l approvals · r new iteration · g groom a topic (G with the coach)',
           ]
         : ['r start an iteration · g groom a topic (G with the coach) · q quit'];
   }

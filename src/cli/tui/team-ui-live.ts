@@ -108,6 +108,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
       );
     },
 
+    async listApprovals() {
+      return (await currentIteration(ctx)).stores.approvals.list();
+    },
+
     async approve(id) {
       const { iteration, stores } = await currentIteration(ctx);
       const decision = await approveWrite(ctx, { iteration, stores, id, runner });

@@ -44,6 +44,8 @@ export interface TeamUiPorts {
   converse(options: { answer: string | null; moreTurns: number | null; onText: OnText }): AsyncIterable<TeamEvent>;
   /** `team groom "<topic>" [--coach]`: a grooming session's events, persisted as they come. */
   groom(options: { topic: string; withCoach: boolean; onText: OnText }): AsyncIterable<TeamEvent>;
+  /** `team approvals`: every write that asked for approval in the iteration, with its decision. */
+  listApprovals(): Promise<Approval[]>;
   approve(id: string): Promise<void>;
   deny(id: string, reason: string | null): Promise<void>;
   /** `team advance`: the phase transition with its extraction; lines saying what it did. */

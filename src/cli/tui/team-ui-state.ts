@@ -45,6 +45,8 @@ export type Mode =
       /** Restoring replaces the iteration's state: it waits for a `y`. */
       confirming: boolean;
     }
+  /** Every approval of the iteration with its decision (`team approvals`). */
+  | { kind: 'approvals'; approvals: Approval[] }
   /** A grooming session's conversation (outside the iteration; its own turns). */
   | { kind: 'grooming'; topic: string; withCoach: boolean; messages: TeamMessage[]; turn: number; maxTurns: number }
   | {

@@ -148,6 +148,12 @@ function fakePorts(options: { iteration?: boolean } = {}) {
     stop() {
       calls.push('stop');
     },
+    listApprovals: () =>
+      Promise.resolve([
+        { ...approval('a1', 'README.md'), status: 'approved' },
+        { ...approval('a2', '.github/workflows/ci.yml'), status: 'denied', reason: 'no CI changes' },
+        ...snapshot.approvals,
+      ]),
     approve(id) {
       calls.push(`approve ${id}`);
       snapshot.approvals = snapshot.approvals.filter((entry) => entry.id !== id);
@@ -423,6 +429,18 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
     const back = await shows('Kickoff');
     expect(back).toContain('phase refinement · turn 0/30');
     expect(back).not.toContain('An LRU');
+  });
+
+  it('lists every approval so far with its decision, as team approvals does', async () => {
+    const { ports } = fakePorts();
+    app = render(<TeamApp ports={ports} size={{ columns: 100, rows: 30 }} />);
+    await shows('Kickoff');
+    await press('l');
+    const frame = await shows('Approvals of iter-1 (2)');
+    expect(frame).toMatch(/a1 {4}approved agent-2: README\.md \(6 chars\)/);
+    expect(frame).toMatch(/a2 {4}denied {3}agent-2: \.github\/workflows\/ci\.yml \(6 chars\) — no CI changes/);
+    await press('\u001b');
+    await shows('c continue');
   });
 
   it('gives the phase more agent turns, as continue --max-turns does, and refuses what is not a number', async () => {
