@@ -26,6 +26,11 @@ export interface RecordedRequest {
 export type CommonReply =
   /** Destroys the socket without answering: clients see ECONNRESET / "socket hang up". */
   | { kind: 'disconnect' }
+  /**
+   * Never answers: the request stays open until the client gives up (aborts) or the server
+   * closes. A model call that is still running when the user stops or quits.
+   */
+  | { kind: 'hang' }
   /** Writes exactly this response (for shapes the typed replies do not cover). */
   | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string }
   /**
@@ -108,6 +113,7 @@ export async function startFakeHttpServer<Reply extends { kind: string }>(
         req.socket.destroy();
         return;
       }
+      if (reply.kind === 'hang') return;
       if (reply.kind === 'reset-mid-body') {
         res.writeHead(reply.status, reply.headers ?? { 'content-type': 'application/json' });
         res.write(reply.body);
@@ -175,7 +181,9 @@ export function estimateTokens(value: unknown): number {
 }
 
 function isCommonReply(reply: { kind: string }): reply is CommonReply {
-  return reply.kind === 'disconnect' || reply.kind === 'raw' || reply.kind === 'reset-mid-body';
+  return (
+    reply.kind === 'disconnect' || reply.kind === 'hang' || reply.kind === 'raw' || reply.kind === 'reset-mid-body'
+  );
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -10,18 +10,13 @@ import { advanceIteration } from '../../workflows/team/advance.js';
 import { approveWrite, denyWrite } from '../../workflows/team/approvals.js';
 import type { Speaker, TeamContext } from '../../workflows/team/context.js';
 import { continueIteration, speakerModels, type ContinueOptions } from '../../workflows/team/continue-iteration.js';
-import type { TeamEvent } from '../../workflows/team/events.js';
 import { createIterationStore } from '../../workflows/team/file-stores.js';
-import {
-  iterationStores,
-  openGroomingSession,
-  persistEvent,
-  type IterationStores,
-} from '../../workflows/team/iteration-session.js';
-import { lockIteration } from '../../workflows/team/iteration-lock.js';
+import { iterationStores, type IterationStores } from '../../workflows/team/iteration-session.js';
+import { groomTopic } from '../../workflows/team/groom-topic.js';
+import { iterationCheckpoints } from '../../workflows/team/iteration-checkpoints.js';
 import { initTeam, loadTeamContext } from '../../workflows/team/setup.js';
 import type { Iteration } from '../../workflows/team/types.js';
-import { baseCommitOf, createIterationWorkspace } from '../../workflows/team/workspace.js';
+import { startIteration } from '../../workflows/team/start-iteration.js';
 import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
 import { recordingIteration } from '../team-ledger.js';
 import { interruptOnSignals } from '../drive-run.js';
@@ -37,7 +32,8 @@ interface SessionFlags extends ProviderFlags {
   coach?: boolean;
 }
 
-function positive(value: string | undefined, flag: string): number | undefined {
+/** `--max-turns` and the like: a positive whole number, or a usage error naming the flag. */
+export function positive(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1)
@@ -62,22 +58,6 @@ async function modelsFor(ctx: TeamContext, flags: SessionFlags): Promise<(speake
 async function ledgerTarget(ctx: TeamContext, flags: SessionFlags, signal: AbortSignal) {
   return { repoRoot: ctx.projectRoot, teamDir: ctx.teamDir, config: await configFor(ctx.projectRoot, flags), signal };
 }
-
-/** Persists and shows every event; returns the last one. */
-async function drive(
-  events: AsyncGenerator<TeamEvent, void>,
-  stores: Parameters<typeof persistEvent>[0],
-  output: Output,
-): Promise<TeamEvent | undefined> {
-  let last: TeamEvent | undefined;
-  for await (const event of events) {
-    await persistEvent(stores, event);
-    renderTeamEvent(event, output);
-    last = event;
-  }
-  return last;
-}
-
 /**
  * Drives a session of the current iteration (`continueIteration` persists each event), showing
  * every event, then says which checkpoint it saved.
@@ -134,17 +114,11 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       const output = createCliOutput(command);
       const ctx = await teamContext(command);
       const config = await configFor(ctx.projectRoot, flags);
-      const maxTurns = positive(flags.maxTurns, '--max-turns') ?? ctx.config.max_turns;
-      // Checked before the iteration exists, so a repository without commits leaves nothing behind.
-      await baseCommitOf(ctx.projectRoot);
-      const iterations = createIterationStore(ctx.teamDir);
-      const { iteration } = await iterations.create({ description: ctx.redact(description), maxTurns });
-      const workspace = await createIterationWorkspace({
-        projectRoot: ctx.projectRoot,
+      const { iteration, workspace } = await startIteration(ctx, {
+        description,
+        maxTurns: positive(flags.maxTurns, '--max-turns') ?? ctx.config.max_turns,
         home: config.home,
-        iterationId: iteration.id,
       });
-      await iterations.saveFields(iteration.id, { ...workspace });
       if (!output.json)
         output.out(pc.dim(`${iteration.id}: agents write in ${workspace.workspace} (branch ${workspace.branch}).`));
       await driveIteration(ctx, flags, output);
@@ -182,8 +156,6 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       const result = await recordingIteration(await ledgerTarget(ctx, flags, interrupt.signal), (record) =>
         advanceIteration(ctx, { modelFor, signal: interrupt.signal, record }),
       );
-      const { stores } = await currentStores(ctx);
-      await stores.checkpoints.create(`entering ${result.to}`);
       if (output.json) {
         output.out(
           JSON.stringify({
@@ -235,7 +207,7 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       const modelFor = await modelsFor(ctx, flags);
       const interrupt = interruptOnSignals();
       try {
-        const opened = await openGroomingSession(
+        const events = groomTopic(
           ctx,
           { modelFor, runner: createProcessRunner(), signal: interrupt.signal },
           {
@@ -244,8 +216,14 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
             withCoach: Boolean(flags.coach),
           },
         );
-        await drive(opened.events, opened.stores, output);
-        if (!output.json) output.out(pc.dim(`Conversation kept in ${opened.stores.conversation.logPath}`));
+        for (;;) {
+          const next = await events.next();
+          if (next.done === true) {
+            if (!output.json) output.out(pc.dim(`Conversation kept in ${next.value.logPath}`));
+            break;
+          }
+          renderTeamEvent(next.value, output);
+        }
       } finally {
         interrupt.dispose();
       }
@@ -308,8 +286,7 @@ function registerCheckpointCommands(team: Command): void {
     .argument('[description]', 'what this checkpoint is', 'manual')
     .action(async (description: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
-      const { stores } = await currentStores(await teamContext(command));
-      const info = await stores.checkpoints.create(description);
+      const info = await iterationCheckpoints(await teamContext(command)).create(description);
       output.out(output.json ? JSON.stringify(info) : `Checkpoint ${info.number} (${info.phase}): ${info.description}`);
     });
   checkpoint
@@ -317,8 +294,7 @@ function registerCheckpointCommands(team: Command): void {
     .description("List the iteration's checkpoints")
     .action(async (_flags: unknown, command: Command) => {
       const output = createCliOutput(command);
-      const { stores } = await currentStores(await teamContext(command));
-      const infos = await stores.checkpoints.list();
+      const infos = await iterationCheckpoints(await teamContext(command)).list();
       if (output.json) {
         output.out(JSON.stringify({ checkpoints: infos }));
         return;
@@ -336,11 +312,7 @@ function registerCheckpointCommands(team: Command): void {
     .action(async (value: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);
       const number = positive(value, '<n>') ?? 0;
-      const ctx = await teamContext(command);
-      const { iteration, stores } = await currentStores(ctx);
-      // Not under a running session: it would go on writing into the restored state.
-      await using _lock = await lockIteration(ctx.teamDir, iteration.id);
-      const info = await stores.checkpoints.restore(number);
+      const info = await iterationCheckpoints(await teamContext(command)).restore(number);
       output.out(
         output.json ? JSON.stringify(info) : `Restored checkpoint ${info.number} (${info.phase}): ${info.description}`,
       );

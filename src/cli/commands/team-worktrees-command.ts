@@ -87,6 +87,7 @@ function printReview(output: Output, review: LayerReview, statOnly: boolean): vo
       output.out(`  uncommitted in ${task.worktree} (merge commits them): ${task.uncommitted.join(', ')}`);
     for (const file of task.stat.files) output.out(`  ${file.path}  +${file.added} -${file.deleted}`);
     if (!statOnly && task.diff !== '') output.out(task.diff.trimEnd());
+    if (!statOnly && task.pending !== '') output.out(task.pending.trimEnd());
   }
 }
 

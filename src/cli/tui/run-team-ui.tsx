@@ -9,6 +9,6 @@ export async function runTeamUi(ports: TeamUiPorts): Promise<void> {
     throw new RatchetError('usage', '`ratchet team ui` needs a terminal (stdin and stdout a TTY).', {
       hint: 'Use the team commands instead: team continue, team approvals, team advance, team worktrees review.',
     });
-  const app = render(<TeamApp ports={ports} />);
+  const app = render(<TeamApp ports={ports} />, { exitOnCtrlC: false });
   await app.waitUntilExit();
 }

@@ -1,8 +1,9 @@
 /**
  * The TUI's ports over the real thing: the team's file stores, the engine's sessions and
  * transitions, and the layer worktrees, through the same helpers as the CLI's team commands
- * (`continueIteration` persists each event before the TUI sees it and saves a checkpoint after
- * each session; one after each phase change too).
+ * (`continueIteration` and `groomTopic` persist each event before the TUI sees it;
+ * `continueIteration` saves a checkpoint after each session, `advanceIteration` one after each
+ * phase change). One AbortController for the TUI's life: `stop` (quitting) ends what runs.
  */
 import { resolve } from 'node:path';
 import { packageRoot } from '../../config/prompts.js';
@@ -19,7 +20,10 @@ import { continueIteration, speakerModels } from '../../workflows/team/continue-
 import type { TeamEvent } from '../../workflows/team/events.js';
 import { createIterationStore } from '../../workflows/team/file-stores.js';
 import { countAgentTurns } from '../../workflows/team/history.js';
+import { groomTopic } from '../../workflows/team/groom-topic.js';
+import { iterationCheckpoints } from '../../workflows/team/iteration-checkpoints.js';
 import { iterationStores } from '../../workflows/team/iteration-session.js';
+import { startIteration } from '../../workflows/team/start-iteration.js';
 import { loadTeamContext } from '../../workflows/team/setup.js';
 import { configFor, type ProviderFlags } from '../context.js';
 import { recordingIteration, withIterationLedger } from '../team-ledger.js';
@@ -28,8 +32,11 @@ import type { TeamUiPorts } from './team-ui-ports.js';
 export interface LiveTeamUiOptions {
   repoRoot: string;
   flags: ProviderFlags & { record?: string };
-  /** Aborted when the TUI quits: a session or a verifier still running stops. */
-  signal: AbortSignal;
+  /**
+   * `--max-turns`: agent turns per phase of an iteration started in the TUI (default: the team's
+   * max_turns), and of each grooming session (default: two rounds), as `team run` and `team groom`.
+   */
+  maxTurns: number | undefined;
 }
 
 async function currentIteration(ctx: TeamContext) {
@@ -39,7 +46,9 @@ async function currentIteration(ctx: TeamContext) {
 
 /** The TUI's ports for the repository's team (refuses a repository without `.team/`). */
 export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise<TeamUiPorts> {
-  const { repoRoot, flags, signal } = options;
+  const { repoRoot, flags } = options;
+  const stopping = new AbortController();
+  const { signal } = stopping;
   const ctx = await loadTeamContext({ projectRoot: repoRoot, packageRoot: packageRoot(), env: process.env });
   const runner = createProcessRunner();
   let models: ((speaker: Speaker) => ModelClient) | undefined;
@@ -59,11 +68,15 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
     config: await configFor(repoRoot, flags),
     signal,
   });
+  const checkpoints = iterationCheckpoints(ctx);
   const layerTarget = () => currentLayerTarget(teamLayerStores(repoRoot), repoRoot);
 
   return {
     async snapshot() {
-      const { iteration, stores } = await currentIteration(ctx);
+      const current = await createIterationStore(ctx.teamDir).findCurrent();
+      if (current === null) return null;
+      const { iteration } = current;
+      const stores = iterationStores(ctx, current.dir, iteration.id);
       const agents = ctx.config.agents.map((agent) => agent.name);
       return {
         iterationId: iteration.id,
@@ -77,15 +90,37 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
       };
     },
 
-    async *converse(answer): AsyncGenerator<TeamEvent> {
+    async start(description) {
+      const config = await configFor(repoRoot, flags);
+      const { iteration, workspace } = await startIteration(ctx, {
+        description,
+        maxTurns: options.maxTurns ?? ctx.config.max_turns,
+        home: config.home,
+      });
+      return [`${iteration.id}: agents write in ${workspace.workspace} (branch ${workspace.branch}).`];
+    },
+
+    async *converse({ answer, moreTurns, onText }): AsyncGenerator<TeamEvent> {
       const models = await modelFor();
       yield* withIterationLedger(await ledgerTarget(), (record) =>
         continueIteration(
           ctx,
-          { modelFor: models, runner, signal, record },
-          { answer, pendingHint: 'Approve (a) or deny (d) each one first.' },
+          { modelFor: models, runner, signal, record, onTextDelta: onText },
+          { answer, moreTurns: moreTurns ?? undefined, pendingHint: 'Approve (a) or deny (d) each one first.' },
         ),
       );
+    },
+
+    async *groom({ topic, withCoach, onText }): AsyncGenerator<TeamEvent> {
+      yield* groomTopic(
+        ctx,
+        { modelFor: await modelFor(), runner, signal, onTextDelta: onText },
+        { topic, maxTurns: options.maxTurns ?? ctx.config.agents.length * 2, withCoach },
+      );
+    },
+
+    async listApprovals() {
+      return (await currentIteration(ctx)).stores.approvals.list();
     },
 
     async approve(id) {
@@ -108,8 +143,6 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
       const result = await recordingIteration(await ledgerTarget(), (record) =>
         advanceIteration(ctx, { modelFor: models, signal, record }),
       );
-      const { stores } = await currentIteration(ctx);
-      await stores.checkpoints.create(`entering ${result.to}`);
       const layers = new Map<number, string[]>();
       for (const task of result.from === 'planning' ? (result.tasks ?? []) : [])
         layers.set(task.layer ?? 0, [...(layers.get(task.layer ?? 0) ?? []), task.id]);
@@ -124,6 +157,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
       ];
     },
 
+    listCheckpoints: () => checkpoints.list(),
+    createCheckpoint: (description) => checkpoints.create(description),
+    restoreCheckpoint: (number) => checkpoints.restore(number),
+
     async setupLayer() {
       return setupLayer(await layerTarget());
     },
@@ -135,6 +172,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
     async mergeLayer() {
       const config = await configFor(repoRoot, flags);
       return (await mergeCurrentLayer(repoRoot, { config, runner, env: process.env, signal })).result;
+    },
+
+    stop() {
+      stopping.abort(new Error('the TUI was closed'));
     },
   };
 }

@@ -1,10 +1,13 @@
 /**
  * What `ratchet team ui` does, as ports: the TUI renders and calls these; the live
- * implementation (`team-ui-live.ts`) persists through the same stores the CLI's team commands
- * use, and the engine behind it never prints. Tests pass fakes.
+ * implementation (`team-ui-live.ts`) goes through the same helpers as the CLI's team commands
+ * (`startIteration`, `continueIteration`, `groomTopic`, `advanceIteration`, the approvals,
+ * `iterationCheckpoints`, the layer worktrees), which persist through the team's stores; the
+ * engine behind them never prints. Tests pass fakes.
  */
 import type { LayerMerge, LayerReview, LayerSetup } from '../../engine/team/layer-worktrees.js';
 import type { TeamEvent } from '../../workflows/team/events.js';
+import type { CheckpointInfo } from '../../workflows/team/stores.js';
 import type { Approval, TeamMessage } from '../../workflows/team/types.js';
 
 /** The iteration as its files hold it when the TUI opens (and after each action). */
@@ -22,18 +25,40 @@ export interface TeamUiSnapshot {
   approvals: Approval[];
 }
 
+/**
+ * Each fragment of a speaker's reply as the model streams it: shown while it comes, replaced by
+ * the whole message (an `AppendMessage`), which is what is kept.
+ */
+export type OnText = (speaker: string, delta: string) => void;
+
 export interface TeamUiPorts {
-  snapshot(): Promise<TeamUiSnapshot>;
+  /** The current iteration; null before the first one is started. */
+  snapshot(): Promise<TeamUiSnapshot | null>;
+  /** `team run "<description>"` without its session: the new iteration, made current. */
+  start(description: string): Promise<string[]>;
   /**
-   * `team continue [-m answer]`: the conversation's events, each already persisted through the
-   * stores when it is yielded (the handler the CLI uses), so quitting mid-way loses nothing.
+   * `team continue [-m answer] [--max-turns n]`: the conversation's events, each already
+   * persisted through the stores when it is yielded (the handler the CLI uses), so quitting
+   * mid-way loses nothing said.
    */
-  converse(answer: string | null): AsyncIterable<TeamEvent>;
+  converse(options: { answer: string | null; moreTurns: number | null; onText: OnText }): AsyncIterable<TeamEvent>;
+  /** `team groom "<topic>" [--coach]`: a grooming session's events, persisted as they come. */
+  groom(options: { topic: string; withCoach: boolean; onText: OnText }): AsyncIterable<TeamEvent>;
+  /** `team approvals`: every write that asked for approval in the iteration, with its decision. */
+  listApprovals(): Promise<Approval[]>;
   approve(id: string): Promise<void>;
   deny(id: string, reason: string | null): Promise<void>;
   /** `team advance`: the phase transition with its extraction; lines saying what it did. */
   advance(): Promise<string[]>;
+  listCheckpoints(): Promise<CheckpointInfo[]>;
+  createCheckpoint(description: string): Promise<CheckpointInfo>;
+  restoreCheckpoint(number: number): Promise<CheckpointInfo>;
   setupLayer(): Promise<LayerSetup>;
   reviewLayer(): Promise<LayerReview>;
   mergeLayer(): Promise<LayerMerge>;
+  /**
+   * Stops what runs (a session between two model calls, a model call, a verifier): the TUI is
+   * quitting. What runs then ends with an error the TUI waits for, its lock released.
+   */
+  stop(): void;
 }

@@ -30,6 +30,7 @@ import {
   unassignedTasks,
   type LayerTaskInput,
 } from '../../workflows/team/layers/layer-plan.js';
+import { workspaceChanges } from '../../workflows/team/workspace.js';
 import { addRunWorktree, shareDependencies } from '../worktree-setup.js';
 import { verifyLayer, type LayerVerification } from './layer-verifier.js';
 
@@ -77,6 +78,11 @@ type LayerTaskReview = LayerTaskSpace &
         stat: DiffStat;
         /** Files changed in the worktree but not committed (`merge` commits them first). */
         uncommitted: string[];
+        /**
+         * What those uncommitted changes are, for the reviewer: the diff against the branch's tip,
+         * then new files whole (as the code-review prompts show them); '' when there are none.
+         */
+        pending: string;
       }
   );
 
@@ -269,6 +275,11 @@ export async function reviewLayer(target: TeamLayerTarget): Promise<LayerReview>
       diff: await git.diff(base, tip),
       stat: await git.diffStat(base, tip),
       uncommitted,
+      // Agents write without committing: without this a review before the merge shows nothing.
+      pending:
+        uncommitted.length === 0
+          ? ''
+          : await workspaceChanges({ workspace: space.worktree, branch: space.branch, base_commit: 'HEAD' }),
     });
   }
   return { iterationBranch: branch, layer: target.layer, base, tasks: reviews };

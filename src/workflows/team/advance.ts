@@ -135,5 +135,7 @@ export async function advanceIteration(
   for (const msg of messages) await stores.conversation.append(msg);
   const fields: Partial<Iteration> = { phase: to, ...(to === 'implementation' ? { current_layer: 0 } : {}) };
   await stores.iterations.saveFields(iteration.id, fields);
+  // Every front end keeps the new phase's starting point (`checkpoint restore` goes back to it).
+  await stores.checkpoints.create(`entering ${to}`);
   return { iteration: { ...iteration, ...fields }, from, to, written, problems, tasks, messages };
 }

@@ -137,6 +137,12 @@ export function createIterationStore(teamDir: string): IterationStore {
     return readJson(text, file, IterationSchema);
   }
 
+  async function findCurrent(): Promise<CurrentIteration | null> {
+    const index = await readIndex();
+    if (index.current === null) return null;
+    return { iteration: await read(index.current), dir: dirOf(index.current) };
+  }
+
   async function write(iteration: Iteration): Promise<void> {
     await mkdir(dirOf(iteration.id), { recursive: true });
     await replaceText(fileOf(iteration.id), `${JSON.stringify(iteration, null, 2)}\n`);
@@ -144,13 +150,14 @@ export function createIterationStore(teamDir: string): IterationStore {
 
   return {
     async getCurrent(): Promise<CurrentIteration> {
-      const index = await readIndex();
-      if (index.current === null)
+      const current = await findCurrent();
+      if (current === null)
         throw new RatchetError('usage', 'There is no current team iteration.', {
           hint: 'Start one with `ratchet team run "<iteration description>"`.',
         });
-      return { iteration: await read(index.current), dir: dirOf(index.current) };
+      return current;
     },
+    findCurrent,
     async create({ description, maxTurns }) {
       const index = await readIndex();
       let number = index.iterations.length + 1;

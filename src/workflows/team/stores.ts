@@ -31,6 +31,8 @@ export interface CurrentIteration {
 export interface IterationStore {
   /** The current iteration; throws a `usage` RatchetError when there is none. */
   getCurrent(): Promise<CurrentIteration>;
+  /** The current iteration, or null when none was started yet. */
+  findCurrent(): Promise<CurrentIteration | null>;
   /** Creates the next iteration (`iter-N`) and makes it current. */
   create(fields: { description: string; maxTurns: number }): Promise<CurrentIteration>;
   savePhase(id: string, phase: Phase): Promise<void>;

@@ -100,6 +100,11 @@ describe(`ratchet team worktrees: a layer's task worktrees, merged and verified$
     if (mulReview?.status !== 'ready') throw new Error('unreachable');
     expect(mulReview.diff).toBe('');
     expect(mulReview.uncommitted.sort()).toEqual(['src/', 'test/mul.test.js']);
+    // What is not committed yet is shown too, new files whole.
+    expect(mulReview.pending).toContain(
+      'New file src/mul.js (not committed yet):\nexport const mul = (a, b) => a * b;',
+    );
+    expect(addReview.pending).toBe('');
 
     const first = await merge(0);
     expect(first.outcome).toBe('merged');
