@@ -10,9 +10,11 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { readRecords } from '../../src/bench/polyglot/results.js';
 import { startScriptedModel, type ScriptedModel } from '../support/e2e-run.js';
 import { POLYGLOT_FIXTURE, runBenchPolyglot } from '../support/polyglot-brain.js';
+import { recountBenchSummary } from '../support/recount-bench.js';
 import { runCli, type CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { bash, planSteps, say, write, type ScriptStep } from '../support/scripted-brain.js';
@@ -98,6 +100,16 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode tdd${tools.note}${
     expect(result.stdout).toContain(line);
     const summary: unknown = JSON.parse(readFileSync(join(out(), 'summary.json'), 'utf8'));
     expect(summary).toMatchObject({ honesty: { redFailingPercent: 100, greenPassingPercent: 100 } });
+    const { skippedLanguages } = z
+      .object({ skippedLanguages: z.array(z.object({ language: z.string(), reason: z.string() })) })
+      .parse(summary);
+    expect(skippedLanguages.map((skipped) => skipped.language)).toEqual(['cpp']);
+    expect(summary).toEqual({
+      mode: 'tdd',
+      tries: 2,
+      skippedLanguages,
+      ...recountBenchSummary(await readRecords(out()), 2),
+    });
     const report = await runCli(['bench', 'polyglot', 'report', out(), '--json'], {
       cwd: dir,
       env: { RATCHET_HOME: join(dir, 'home') },
