@@ -3,7 +3,8 @@
  * try on the fixture's Python exercise against the fake Anthropic server, whose scripted model
  * answers the solve passes (META_PLAN, PART_PLAN, IMPLEMENT with a SEARCH/REPLACE edit,
  * ADJUSTMENT); the run's branch is merged into the exercise's repository, then graded by the
- * official tests, which the model never saw.
+ * official tests, which the model never saw. C++ (tests run by the build, no per-test results) is
+ * skipped with its reason.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -87,7 +88,9 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode solve${tools.note}
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ratchet-polyglot-solve-'));
     const benchmark = join(dir, 'polyglot-benchmark');
-    cpSync(join(POLYGLOT_FIXTURE, 'python'), join(benchmark, 'python'), { recursive: true });
+    for (const language of ['python', 'cpp']) {
+      cpSync(join(POLYGLOT_FIXTURE, language), join(benchmark, language), { recursive: true });
+    }
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     server.setFallback((request) => ({
       kind: 'message',
@@ -111,9 +114,13 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode solve${tools.note}
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('solves the exercise through a solve run, merges it, and grades it with the official tests', async () => {
+  it('solves the exercise through a solve run, merges it, grades it with the official tests, and skips C++', async () => {
     expect(unexpected).toEqual([]);
     expect(result.exitCode, `${result.stdout}\n${result.stderr}`).toBe(0);
+    // Solve's gate cannot read a build's exit code as test results: C++ is skipped, not failed.
+    expect(result.stdout).toContain(
+      "skip cpp: --mode solve needs per-test results, and cpp's tests report only an exit code",
+    );
     const records = await readRecords(out());
     expect(records.map((record) => [record.language, record.exercise, record.mode, record.passedAtTry])).toEqual([
       ['python', 'leap', 'solve', 1],

@@ -151,9 +151,10 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
       skip(`${options.benchmarkDir} has no ${name}/exercises/practice/`);
       continue;
     }
-    // TDD's gates judge each new test by its own result: a build that runs the tests as one gives none.
-    if (options.mode === 'tdd' && language.framework === 'custom') {
-      skip(`--mode tdd needs per-test results, and ${name}'s tests report only an exit code`);
+    // TDD's gates judge each new test by its own result, and solve's gate refuses results it cannot
+    // read: a build that runs the tests as one gives none (every try would fail, a silent zero).
+    if (options.mode !== 'direct' && language.framework === 'custom') {
+      skip(`--mode ${options.mode} needs per-test results, and ${name}'s tests report only an exit code`);
       continue;
     }
     const problems = (
