@@ -6,8 +6,7 @@
  * code under test (a Go `init` or a Rust `.init_array` constructor that prints the empty-suite
  * lines and exits 0, a test that prints `running 0 tests`) is never taken for one.
  */
-import { symlink } from 'node:fs/promises';
-import { readFile } from 'node:fs/promises';
+import { readFile, symlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -183,7 +182,7 @@ describe.skipIf(cargo.missing)(`cargo test (real toolchain)${cargo.note}`, () =>
   }, 240_000);
 });
 
-describe.skipIf(jest.missing)(`jest and node:test with no test (real runners)${jest.note}`, () => {
+describe.skipIf(jest.missing)(`jest with no test (real runner)${jest.note}`, () => {
   const modules = path.join(homedir(), '.cache', 'ratchet-tools', 'polyglot-js', 'node_modules');
 
   it.each([['node_modules/.bin/jest --ci'], ['node_modules/.bin/jest --ci --passWithNoTests']])(
@@ -200,7 +199,9 @@ describe.skipIf(jest.missing)(`jest and node:test with no test (real runners)${j
       expect(() => requireGreenBaseline(read, 'RED')).not.toThrow();
     },
   );
+});
 
+describe('node:test with no test (real runner)', () => {
   it('reads `node --test` on a project without tests as an empty suite', async () => {
     const root = await makeProject({ 'package.json': '{"name":"empty","private":true}\n', 'index.js': '' });
     const read = await runTests({
