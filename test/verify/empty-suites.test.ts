@@ -15,6 +15,7 @@ import { createProcessRunner } from '../../src/process/runner.js';
 import { greenGate, redGate, verifyGate } from '../../src/verify/gates.js';
 import { parseCargoText } from '../../src/verify/parsers/cargo-text.js';
 import { parseGoJson } from '../../src/verify/parsers/go-json.js';
+import { jestFoundNoTests } from '../../src/verify/parsers/jest-json.js';
 import { runTests } from '../../src/verify/run-tests.js';
 import { requireGreenBaseline } from '../../src/workflows/tdd/context.js';
 import { toolchain } from '../support/toolchains.js';
@@ -42,6 +43,12 @@ describe('parsers on captured output (go 1.19.8, cargo 1.95.0)', () => {
   it('does not read a test that prints "running 0 tests" and exits 0 as an empty suite', async () => {
     const parsed = parseCargoText(await fixture('cargo/cargo-195-test-prints-running-0.txt'));
     expect(parsed.emptySuite).toBeUndefined();
+  });
+
+  it('reads jest 29 finding no test file as an empty suite, but not once a test file ran', async () => {
+    const output = await fixture('jest/jest-29-no-tests.txt');
+    expect(jestFoundNoTests(output)).toEqual({ tests: [], collectionErrors: [], emptySuite: true });
+    expect(jestFoundNoTests(`PASS ./reverse.spec.js\n${output}`)).toBeUndefined();
   });
 
   it('reads the output of an .init_array constructor as cargo would print it: only the sources can tell', async () => {
@@ -86,6 +93,10 @@ describe('gates on an empty suite', () => {
     expect(greenGate(passing, {}, {}, ['hamming::TestOne'])).toMatchObject({ accepted: true });
     // VERIFY after GREEN is unchanged: nothing failed.
     expect(verifyGate(empty, [])).toMatchObject({ accepted: true });
+    // Jest's empty suite exits 1: never a pass for any gate.
+    const jestEmpty = { ...result([], 1), source: 'jest-json' as const };
+    expect(greenGate(jestEmpty, {}, {}, [])).toMatchObject({ accepted: false, reason: 'tests-failing' });
+    expect(verifyGate(jestEmpty, [])).toMatchObject({ accepted: false, reason: 'tests-failing' });
   });
 });
 
