@@ -1,10 +1,10 @@
 /**
- * A readable empty suite: a runner that states, in a form the code under test cannot print, that
- * it ran no test (go's `[no test files]` package skip, cargo's `running 0 tests` for every binary,
- * jest's "No tests found", node:test's `ℹ tests 0`) gives results that read "nothing ran", as
- * pytest's exit 5 does, so TDD's baseline can start before the first test. Output printed by
- * code under test (a Go `init` or a Rust `.init_array` constructor that prints the empty-suite
- * lines and exits 0, a test that prints `running 0 tests`) is never taken for one.
+ * A readable empty suite: a runner that states it ran no test (go's `[no test files]` package
+ * skip, cargo's `running 0 tests` for every binary, jest's and vitest's "No tests found",
+ * node:test's `ℹ tests 0`) gives results that read "nothing ran", as pytest's exit 5 does, so
+ * TDD's baseline can start before the first test. What code under test prints (a Go `init` or a
+ * Rust `.init_array` constructor that prints the empty-suite lines and exits 0, a test that prints
+ * `running 0 tests`) is never taken for one, and an empty suite is never GREEN.
  */
 import { readFile, symlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -19,7 +19,7 @@ import { jestFoundNoTests } from '../../src/verify/parsers/jest-json.js';
 import { runTests } from '../../src/verify/run-tests.js';
 import { requireGreenBaseline } from '../../src/workflows/tdd/context.js';
 import { toolchain } from '../support/toolchains.js';
-import { FIXTURES, makeProject } from './helpers.js';
+import { FIXTURES, linkPackages, makeProject, REPO_ROOT } from './helpers.js';
 
 const fixture = (file: string): Promise<string> => readFile(path.join(FIXTURES, file), 'utf8');
 
@@ -212,7 +212,24 @@ describe.skipIf(jest.missing)(`jest with no test (real runner)${jest.note}`, () 
   );
 });
 
-describe('node:test with no test (real runner)', () => {
+describe('node:test and vitest with no test (real runners)', () => {
+  it.each([['vitest run'], ['vitest run --passWithNoTests']])(
+    'reads `%s` on a project without tests as an empty suite',
+    async (command) => {
+      const root = await makeProject({ 'package.json': '{"name":"empty","private":true,"type":"module"}\n' });
+      await linkPackages(root, ['vitest']);
+      const read = await runTests({
+        command: `${path.join(REPO_ROOT, 'node_modules', '.bin')}/${command}`,
+        framework: 'vitest',
+        cwd: root,
+        runner,
+        timeoutMs: 60_000,
+      });
+      expect(read).toMatchObject({ source: 'jest-json', tests: [], collectionErrors: [] });
+      expect(read.problem).toBeUndefined();
+    },
+  );
+
   it('reads `node --test` on a project without tests as an empty suite', async () => {
     const root = await makeProject({ 'package.json': '{"name":"empty","private":true}\n', 'index.js': '' });
     const read = await runTests({
