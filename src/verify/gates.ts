@@ -121,7 +121,8 @@ export function redGate(before: TestRunResult, after: TestRunResult): GateDecisi
 
 /**
  * GREEN accepts when every test passes (no failures, no collection errors, exit code 0, no
- * timeout) and no test file changed, appeared or disappeared since RED's fingerprints.
+ * timeout), at least one test ran and passed, and no test file changed, appeared or disappeared
+ * since RED's fingerprints.
  */
 export function greenGate(
   after: TestRunResult,
@@ -153,6 +154,16 @@ export function greenGate(
       gone,
       `These tests ran before and did not pass now (they no longer ran, or were skipped); GREEN may not change what the test command runs:\n${gone.map((id) => `- ${id}`).join('\n')}`,
       undefined,
+    );
+  }
+  // An empty suite reads "nothing failed", never "the new test passes" (a runner that ran no test,
+  // or output made to look like one: RED's tests deleted, a binary that exits 0 before them).
+  if (after.counts.passed === 0) {
+    return reject(
+      'tests-not-run',
+      [],
+      'GREEN needs the new test to pass, but the test command ran no test at all. Leave the tests in place and make them pass by changing the implementation.',
+      after,
     );
   }
   return { accepted: true, summary: `All ${after.counts.passed} tests pass` };

@@ -32,6 +32,10 @@ export interface IntegrityInput {
   tests: readonly TestCaseResult[];
   collectionErrors: readonly string[];
   source: ResultSource;
+  /** The runner said it ran no test at all (`ParsedTestOutput.emptySuite`). */
+  emptySuite: boolean;
+  /** Files whose source declares tests (`cargoDeclaredTests`; empty when not looked for). */
+  declaredTests: readonly string[];
 }
 
 /** The problem with a run's results, or undefined when they can be taken for what they say. */
@@ -51,6 +55,13 @@ export function checkResultIntegrity(input: IntegrityInput): ResultProblem | und
       exitedZero &&
       !/Tests run: [1-9]/.test(input.output);
     if (!noTestsYet) return unreadable(input.framework, input.command);
+  }
+  if (input.emptySuite && input.declaredTests.length > 0) {
+    const files = input.declaredTests.slice(0, 5).join(', ') + (input.declaredTests.length > 5 ? ', ...' : '');
+    return {
+      kind: 'inconsistent',
+      message: `${input.framework} printed that it ran no test, but ${files} declare tests: code that ran before them and exited 0 (a constructor in the code under test) is never an empty suite.`,
+    };
   }
   const looksGreen =
     exitedZero && input.collectionErrors.length === 0 && input.tests.every((test) => test.status !== 'failed');

@@ -8,12 +8,13 @@ import { RatchetError } from '../core/errors.js';
 import type { ResultProblem, ResultSource, TestCaseResult, TestRunResult } from '../core/verification.js';
 import { commandEnvironment, withEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
+import { cargoDeclaredTests } from './cargo-declared-tests.js';
 import { cargoScopes } from './cargo-workspace.js';
 import { leadingCd, type Framework } from './detect.js';
 import { cargoTargets, parseCargoText, type CargoScope } from './parsers/cargo-text.js';
 import { relativeFile, shortMessage, type ParsedTestOutput } from './parsers/classify.js';
 import { parseGoJson } from './parsers/go-json.js';
-import { extractJestJson, parseJestJson } from './parsers/jest-json.js';
+import { extractJestJson, jestFoundNoTests, parseJestJson } from './parsers/jest-json.js';
 import { looksLikeJunitXml, parseJunitXml } from './parsers/junit-xml.js';
 import { looksLikePytest, parsePytestText } from './parsers/pytest-text.js';
 import { looksLikeTap, parseTap } from './parsers/tap.js';
@@ -133,6 +134,11 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
   if (run.timedOut) tests.push(timeoutCase(timeoutMs));
   const keep = options.maxOutputChars ?? DEFAULT_KEPT_CHARS;
   const output = collected.readable ?? run.output;
+  // A cargo run that reads as an empty suite is checked against the tests its sources declare.
+  const declaredTests =
+    framework === 'cargo' && collected.emptySuite === true
+      ? await cargoDeclaredTests(resolve(cwd, leadingCd(command)?.dir ?? '.'))
+      : [];
   const problem = checkResultIntegrity({
     framework,
     command,
@@ -145,6 +151,8 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
     tests,
     collectionErrors: collected.collectionErrors,
     source: collected.source,
+    emptySuite: collected.emptySuite === true,
+    declaredTests,
   });
   return {
     command: plan.command,
@@ -297,6 +305,11 @@ async function fromReportDirs(
   return { ...merged, source: 'junit-xml' };
 }
 
+/** How a runner exits when it ran no test: 0, but jest's 1 without `--passWithNoTests`. */
+const EMPTY_SUITE_EXIT: Partial<Record<Framework, number>> = { go: 0, cargo: 0, jest: 1 };
+
+const noResult: ParsedTestOutput = { tests: [], collectionErrors: [] };
+
 interface OutputContext {
   exitCode: number | null;
   cwd: string;
@@ -304,7 +317,11 @@ interface OutputContext {
   cargo?: CargoScope[];
 }
 
-/** Parses the console output with the framework's parser, then TAP, then gives up. */
+/**
+ * Parses the console output with the framework's parser, then TAP, then gives up. A parser's
+ * result counts when it holds a test or a collection error, or when it is a readable empty suite
+ * (`ParsedTestOutput.emptySuite`) of a command that exited as that runner does when it ran none.
+ */
 function fromOutput(framework: Framework, stdout: string, output: string, context: OutputContext): Collected {
   const candidates: (() => Collected | undefined)[] = [];
   switch (framework) {
@@ -328,6 +345,8 @@ function fromOutput(framework: Framework, stdout: string, output: string, contex
     case 'jest':
     case 'vitest':
       candidates.push(() => attempt(() => parseJestJson(extractJestJson(stdout)), 'jest-json'));
+      // Standing in for the report jest did not write.
+      if (framework === 'jest') candidates.push(() => attempt(() => jestFoundNoTests(output) ?? noResult, 'jest-json'));
       break;
     default:
       break;
@@ -337,8 +356,11 @@ function fromOutput(framework: Framework, stdout: string, output: string, contex
   if (looksLikeTap(stdout)) candidates.push(() => attempt(() => parseTap(stdout), 'tap'));
   for (const candidate of candidates) {
     const collected = candidate();
-    if (collected !== undefined && (collected.tests.length > 0 || collected.collectionErrors.length > 0))
-      return collected;
+    if (collected === undefined) continue;
+    if (collected.tests.length > 0 || collected.collectionErrors.length > 0) return collected;
+    // No test, said by the runner in a form the code under test cannot print, and a clean exit:
+    // results that read "nothing ran" (a baseline before the first test), never "passed".
+    if (collected.emptySuite === true && context.exitCode === EMPTY_SUITE_EXIT[framework]) return collected;
   }
   return { tests: [], collectionErrors: buildFailures(framework, output, context), source: 'exit-code' };
 }

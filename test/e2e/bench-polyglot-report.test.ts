@@ -176,3 +176,49 @@ describe('ratchet bench polyglot with a toolchain missing', () => {
     }
   });
 });
+
+describe('ratchet bench polyglot on Java without Gradle', () => {
+  it('skips Java with a line naming gradle, and records the skip in the summary and the report', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ratchet-polyglot-java-'));
+    try {
+      // An Exercism-shaped Java exercise, and a PATH with git and nothing else: no gradle.
+      const exercise = join(dir, 'benchmark', 'java', 'exercises', 'practice', 'hello-world');
+      const files: Record<string, string> = {
+        '.docs/instructions.md': 'Greet the world.\n',
+        '.meta/config.json': JSON.stringify({
+          files: {
+            solution: ['src/main/java/Greeter.java'],
+            test: ['src/test/java/GreeterTest.java'],
+            example: ['.meta/src/reference/java/Greeter.java'],
+          },
+        }),
+        'build.gradle': 'plugins { id "java" }\n',
+        'src/main/java/Greeter.java': 'class Greeter { String getGreeting() { return ""; } }\n',
+        'src/test/java/GreeterTest.java': 'class GreeterTest {}\n',
+      };
+      for (const [file, content] of Object.entries(files)) {
+        mkdirSync(join(exercise, file, '..'), { recursive: true });
+        writeFileSync(join(exercise, file), content);
+      }
+      const bin = join(dir, 'bin');
+      mkdirSync(bin);
+      symlinkSync(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), join(bin, 'git'));
+      const out = join(dir, 'out');
+      const result = await runCli(
+        ['bench', 'polyglot', join(dir, 'benchmark'), '--out', out, '--provider', 'anthropic', '--model', 'm'],
+        { cwd: dir, env: { PATH: bin, RATCHET_HOME: join(dir, 'home') } },
+      );
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout).toContain('skip java: toolchain missing: `gradle --version` cannot run');
+      const summary: unknown = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+      expect(summary).toMatchObject({
+        exercises: 0,
+        skippedLanguages: [{ language: 'java', reason: 'toolchain missing: `gradle --version` cannot run' }],
+      });
+      const report = await runCli(['bench', 'polyglot', 'report', out], { cwd: dir, env: {} });
+      expect(report.stdout).toContain('skipped java: toolchain missing: `gradle --version` cannot run');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

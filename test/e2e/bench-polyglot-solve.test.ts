@@ -3,7 +3,8 @@
  * try on the fixture's Python exercise against the fake Anthropic server, whose scripted model
  * answers the solve passes (META_PLAN, PART_PLAN, IMPLEMENT with a SEARCH/REPLACE edit,
  * ADJUSTMENT); the run's branch is merged into the exercise's repository, then graded by the
- * official tests, which the model never saw.
+ * official tests, which the model never saw. C++ (tests run by the build, no per-test results) is
+ * skipped with its reason.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords } from '../../src/bench/polyglot/results.js';
 import { E2E_API_KEY } from '../support/e2e-run.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { POLYGLOT_FIXTURE, runBenchPolyglot } from '../support/polyglot-brain.js';
+import { POLYGLOT_FIXTURE, POLYGLOT_JS_CACHE, runBenchPolyglot } from '../support/polyglot-brain.js';
 import type { CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { anthropicPrompt } from '../support/solve-fixture.js';
@@ -87,7 +88,9 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode solve${tools.note}
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ratchet-polyglot-solve-'));
     const benchmark = join(dir, 'polyglot-benchmark');
-    cpSync(join(POLYGLOT_FIXTURE, 'python'), join(benchmark, 'python'), { recursive: true });
+    for (const language of ['python', 'cpp']) {
+      cpSync(join(POLYGLOT_FIXTURE, language), join(benchmark, language), { recursive: true });
+    }
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     server.setFallback((request) => ({
       kind: 'message',
@@ -111,9 +114,13 @@ describe.skipIf(tools.missing)(`ratchet bench polyglot --mode solve${tools.note}
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('solves the exercise through a solve run, merges it, and grades it with the official tests', async () => {
+  it('solves the exercise through a solve run, merges it, grades it with the official tests, and skips C++', async () => {
     expect(unexpected).toEqual([]);
     expect(result.exitCode, `${result.stdout}\n${result.stderr}`).toBe(0);
+    // Solve's gate cannot read a build's exit code as test results: C++ is skipped, not failed.
+    expect(result.stdout).toContain(
+      "skip cpp: --mode solve needs per-test results, and cpp's tests report only an exit code",
+    );
     const records = await readRecords(out());
     expect(records.map((record) => [record.language, record.exercise, record.mode, record.passedAtTry])).toEqual([
       ['python', 'leap', 'solve', 1],
@@ -211,6 +218,81 @@ describe.skipIf(go.missing)(`ratchet bench polyglot --mode solve on Go${go.note}
       const [hamming] = await readRecords(join(dir, 'out'));
       expect([hamming?.exercise, hamming?.mode, hamming?.passedAtTry], run.stdout).toEqual(['hamming', 'solve', 1]);
       expect(JSON.stringify(server.requests)).not.toContain('TestDistanceOfUnequalStrandsIsAnError');
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
+const jest = toolchain('polyglot-jest');
+const REVERSE_ANSWERS = {
+  step: {
+    id: 's1',
+    description: 'Write reverse and a test of it',
+    targetFiles: ['reverse-string.js', 'reverse-rules.spec.js'],
+    targetSymbols: ['reverse'],
+    dependsOn: [],
+  },
+  edit: `<edit file="reverse-string.js">
+<search>
+export const reverse = () => {
+  throw new Error('Remove this line and implement the function');
+};
+</search>
+<replacement>
+export const reverse = (text) => [...text].reverse().join('');
+</replacement>
+</edit>
+<edit file="reverse-rules.spec.js">
+<search>
+</search>
+<replacement>
+import { reverse } from './reverse-string';
+
+test('a word', () => {
+  expect(reverse('stressed')).toEqual('desserts');
+});
+</replacement>
+</edit>`,
+};
+
+describe.skipIf(jest.missing)(`ratchet bench polyglot --mode solve on JavaScript${jest.note}${sandbox.note}`, () => {
+  it('solves reverse-string through a solve run with jest, and grades it with the official tests', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ratchet-polyglot-solve-js-'));
+    const benchmark = join(dir, 'polyglot-benchmark');
+    cpSync(join(POLYGLOT_FIXTURE, 'javascript'), join(benchmark, 'javascript'), { recursive: true });
+    const unexpected: string[] = [];
+    const server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    server.setFallback((request) => {
+      const prompt = anthropicPrompt(request);
+      return {
+        kind: 'message',
+        content: [{ type: 'text', text: answer(prompt.system, prompt.user, unexpected, REVERSE_ANSWERS) }],
+      };
+    });
+    try {
+      const run = await runBenchPolyglot({
+        dir,
+        benchmark: benchmark,
+        mode: 'solve',
+        tries: 1,
+        out: join(dir, 'out'),
+        baseUrl: server.url,
+        flags: sandbox.flags,
+        jsCache: POLYGLOT_JS_CACHE,
+      });
+      expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(unexpected).toEqual([]);
+      const [reverse] = await readRecords(join(dir, 'out'));
+      expect([reverse?.exercise, reverse?.mode, reverse?.passedAtTry], run.stdout).toEqual([
+        'reverse-string',
+        'solve',
+        1,
+      ]);
+      // The official tests (three, the skipped ones enabled) ran beside the model's own.
+      expect(reverse?.tries[0]?.tests).toMatchObject({ passed: 4, failed: 0 });
+      expect(JSON.stringify(server.requests)).not.toContain('a sentence with punctuation');
     } finally {
       await server.close();
       rmSync(dir, { recursive: true, force: true });

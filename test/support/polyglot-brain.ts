@@ -8,6 +8,7 @@
  * the user prompt, the try from the retry feedback, the turn from the assistant messages.
  */
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { blocksOf, bodySchema, textOf } from './anthropic-request.js';
@@ -16,6 +17,9 @@ import type { AnthropicReply, FakeUsage, RecordedRequest } from './fake-anthropi
 import { runCli, type CliResult } from './run-cli.js';
 
 export const POLYGLOT_FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'polyglot');
+
+/** Where `.ci/run` installs jest for the JavaScript exercises (toolchain `polyglot-jest`). */
+export const POLYGLOT_JS_CACHE = join(homedir(), '.cache', 'ratchet-tools', 'polyglot-js');
 
 /** Every model reply says it used this many tokens, so the cost of a call is known in advance. */
 export const POLYGLOT_USAGE: FakeUsage = { inputTokens: 1000, outputTokens: 100 };
@@ -147,6 +151,8 @@ export function runBenchPolyglot(options: {
   baseUrl: string;
   /** The sandbox flags of this machine (`sandboxForThisMachine().flags`). */
   flags: readonly string[];
+  /** `--js-cache`: where jest is installed (the JavaScript exercises). */
+  jsCache?: string;
 }): Promise<CliResult> {
   return runCli(
     [
@@ -163,6 +169,7 @@ export function runBenchPolyglot(options: {
       String(options.tries),
       '--out',
       options.out,
+      ...(options.jsCache === undefined ? [] : ['--js-cache', options.jsCache]),
       ...options.flags,
     ],
     {

@@ -151,9 +151,10 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
       skip(`${options.benchmarkDir} has no ${name}/exercises/practice/`);
       continue;
     }
-    // TDD's gates judge each new test by its own result: a build that runs the tests as one gives none.
-    if (options.mode === 'tdd' && language.framework === 'custom') {
-      skip(`--mode tdd needs per-test results, and ${name}'s tests report only an exit code`);
+    // TDD's gates judge each new test by its own result, and solve's gate refuses results it cannot
+    // read: a build that runs the tests as one gives none (every try would fail, a silent zero).
+    if (options.mode !== 'direct' && language.framework === 'custom') {
+      skip(`--mode ${options.mode} needs per-test results, and ${name}'s tests report only an exit code`);
       continue;
     }
     const problems = (
@@ -189,11 +190,13 @@ async function runJobs(
   options: BenchOptions,
 ): Promise<void> {
   const queue = new InProcessQueue<{ language: string; exercise: string }, null>({ maxDeliveries: 1 });
+  const interrupted = (): boolean => options.signal?.aborted === true;
   const byKey = new Map(jobs.map((job) => [`${job.exercise.language}/${job.exercise.name}`, job]));
   const worker = queue.startWorker(
     async ({ job, signal }) => {
       const found = byKey.get(job.taskKey);
-      if (found === undefined) return null;
+      // Interrupted: the queued exercises are left for the resumed run, none started any more.
+      if (found === undefined || interrupted()) return null;
       const { exercise, language } = found;
       options.onEvent({ type: 'exercise-start', language: exercise.language, exercise: exercise.name });
       const record = await runBenchExercise(exercise, language, options.mode, {
@@ -211,7 +214,7 @@ async function runJobs(
           options.onEvent({ type: 'exercise-event', language: exercise.language, exercise: exercise.name, event }),
       });
       // An interrupted exercise leaves no record: a resumed benchmark runs it again.
-      if (options.signal?.aborted !== true) {
+      if (!interrupted()) {
         await writeRecord(options.out, record);
         options.onEvent({ type: 'exercise-end', record });
       }

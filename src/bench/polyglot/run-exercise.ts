@@ -134,8 +134,8 @@ export async function runBenchExercise(
       // A run that stopped short still leaves its checkpoints: they are graded as they are.
       await new Git(repo).mergeFastForward(runBranch(work.runId));
       stage = work.outcome.status === 'completed' ? 'completed' : (work.outcome.error?.code ?? work.outcome.status);
-      // Refused before the model had a turn (e.g. tdd's baseline cannot read the results of a suite
-      // with no test yet, as with `go test` and `cargo test`): not the model's failure, an error.
+      // Refused before the model had a turn (e.g. tdd's baseline cannot read the results of the
+      // language's test command, or finds them failing): not the model's failure, an error.
       if (work.outcome.status !== 'completed' && spent.modelCalls === 0) {
         error = `the ${mode} run stopped before any model call: ${work.outcome.error?.message ?? work.outcome.status}`;
         break;

@@ -14,6 +14,11 @@ import { shortMessage, testId, type ParsedTestOutput } from './classify.js';
  * why) are collection errors, led by the file they are about.
  * Ids are `<target source>::<test path>`, e.g. `src/lib.rs::tests::adds`; in a workspace the
  * caller passes scopes that tell the crates apart (`a/src/lib.rs::tests::adds`).
+ *
+ * An empty suite (a crate with no test yet) is readable when every test binary cargo announced
+ * (`Running`, `Doc-tests`) printed `running 0 tests` and a `test result: ok. 0 passed; 0 failed;
+ * 0 ignored` line, and nothing else ran. A test that prints `running 0 tests` and exits 0 cannot
+ * pass for one: its binary already printed `running 1 test` before running it.
  */
 
 const RUNNING = /^\s*Running (?:unittests )?(\S+)(?: \((\S+)\))?/;
@@ -22,6 +27,7 @@ const RESULT = /^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?)\s*$/;
 const BLOCK = /^---- (.+?) stdout ----$/;
 const COMPILER_ERROR = /^error(?:\[E\d+\])?: /;
 const RUNNER_ERROR = /^error: (?:test failed, to rerun|\d+ targets? failed)/;
+const EMPTY_RESULT = /^test result: ok\. 0 passed; 0 failed; 0 ignored; 0 measured; \d+ filtered out(?:;|$)/;
 
 /** One test binary cargo ran, in the order it ran them. */
 export interface CargoTarget {
@@ -77,6 +83,8 @@ export function parseCargoText(text: string, options: CargoParseOptions = {}): P
   );
   const unknown: CargoScope = { scope: '(unknown)', file: '(unknown)' };
   let binaries = 0;
+  let nonEmptyBinaries = 0;
+  let emptyResults = 0;
   let target = unknown;
   let block: string[] | undefined;
   let couldNotCompile: string[] = [];
@@ -84,9 +92,11 @@ export function parseCargoText(text: string, options: CargoParseOptions = {}): P
   for (let index = 0; index < lines.length; index += 1) {
     const line = lines[index] ?? '';
     if (RUNNING.test(line) || DOC_TESTS.test(line)) continue;
-    if (/^running \d+ tests?$/.test(line)) {
+    const running = /^running (\d+) tests?$/.exec(line);
+    if (running !== null) {
       target = targets[binaries] ?? unknown;
       binaries += 1;
+      if (running[1] !== '0') nonEmptyBinaries += 1;
       block = undefined;
       continue;
     }
@@ -97,6 +107,7 @@ export function parseCargoText(text: string, options: CargoParseOptions = {}): P
       continue;
     }
     if (/^failures:$/.test(line) || /^test result: /.test(line)) block = undefined;
+    if (EMPTY_RESULT.test(line)) emptyResults += 1;
     const outcome = RESULT.exec(line);
     if (outcome?.[1] !== undefined && outcome[2] !== undefined) {
       outcomes.push({ target, name: outcome[1].replace(/ - should panic$/, ''), word: outcome[2] });
@@ -119,6 +130,14 @@ export function parseCargoText(text: string, options: CargoParseOptions = {}): P
     result.collectionErrors.push(...couldNotCompile);
   }
 
+  const emptySuite =
+    binaries > 0 &&
+    nonEmptyBinaries === 0 &&
+    emptyResults === binaries &&
+    targets.length === binaries &&
+    outcomes.length === 0 &&
+    result.collectionErrors.length === 0;
+  if (emptySuite) result.emptySuite = true;
   for (const { target, name, word } of outcomes) {
     const { file } = target;
     const id = testId(target.scope, name);

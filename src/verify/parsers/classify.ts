@@ -6,6 +6,12 @@ export interface ParsedTestOutput {
   tests: TestCaseResult[];
   /** A file that failed to import/compile, a package that failed to build, a crashed runner. */
   collectionErrors: string[];
+  /**
+   * The runner itself stated that it ran no test at all, in a form the code under test cannot
+   * print (go's package-level `skip` event for `[no test files]`; cargo's `running 0 tests` for
+   * every test binary it listed and nothing else): a readable empty suite, like pytest's exit 5.
+   */
+  emptySuite?: boolean;
 }
 
 /** Where relative file paths in test ids are anchored. */

@@ -13,6 +13,12 @@ import { shortMessage, testId, type ParsedTestOutput } from './classify.js';
  * emits `build-output`/`build-fail` events and sets `FailedBuild` on the package's `fail`.
  * Parent tests whose subtests reported are summaries and are left out; ids are
  * `<package>::<Test/Sub>`.
+ *
+ * An empty suite (`go test ./...` where no package has a test file, as in an exercise before its
+ * first test) is readable only from the go command's own events: every package ends in a
+ * package-level `skip` (`?   pkg [no test files]`). The test binary cannot emit events (test2json
+ * wraps everything it writes, stderr included, as `output`), so code under test that prints
+ * `[no test files]` and exits 0 ends its package in `pass` with no test: not an empty suite.
  */
 
 const eventSchema = z.looseObject({
@@ -42,6 +48,8 @@ export function parseGoJson(text: string): ParsedTestOutput & { readable: string
   const buildOutput = new Map<string, string[]>();
   const packageOutput = new Map<string, string[]>();
   const failedPackages = new Set<string>();
+  /** How each package ended (its package-level pass, fail or skip). */
+  const packageEnds = new Map<string, string>();
   const readable: string[] = [];
   const plain: string[] = [];
 
@@ -63,6 +71,8 @@ export function parseGoJson(text: string): ParsedTestOutput & { readable: string
     if (event.Action === 'output') readable.push((event.Output ?? '').replace(/\n$/, ''));
     if (event.Test === undefined) {
       if (event.Action === 'output') append(packageOutput, pkg, event.Output ?? '');
+      if (event.Action === 'pass' || event.Action === 'fail' || event.Action === 'skip')
+        packageEnds.set(pkg, event.Action);
       if (event.Action === 'fail') {
         failedPackages.add(pkg);
         if (event.FailedBuild !== undefined) append(buildOutput, event.FailedBuild, '');
@@ -109,7 +119,12 @@ export function parseGoJson(text: string): ParsedTestOutput & { readable: string
     if (!anyFailed && !built)
       result.collectionErrors.push(`${pkg}: ${shortMessage((packageOutput.get(pkg) ?? []).join(''))}`);
   }
-  return { ...result, readable: readable.join('\n') };
+  const emptySuite =
+    tests.size === 0 &&
+    result.collectionErrors.length === 0 &&
+    packageEnds.size > 0 &&
+    [...packageEnds.values()].every((action) => action === 'skip');
+  return { ...result, ...(emptySuite ? { emptySuite } : {}), readable: readable.join('\n') };
 }
 
 function toCase(state: TestState): TestCaseResult {

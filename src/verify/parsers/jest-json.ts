@@ -103,3 +103,18 @@ function classify(assertion: Assertion, text: string): FailureKind {
 function stripAnsi(text: string): string {
   return text.replace(/\u001b\[[0-9;]*m/g, '');
 }
+
+/**
+ * Jest finding no test file at all (`No tests found, exiting with code 1` without
+ * `--passWithNoTests`): it exits 1 and, racing its own exit, often writes no report. Its own lines
+ * are the empty suite, when no test file ran (no `PASS`/`FAIL` line). Exit code 1 is never a pass,
+ * so code that prints them can at most make a failing run read "nothing ran".
+ */
+export function jestFoundNoTests(output: string): ParsedTestOutput | undefined {
+  const text = stripAnsi(output);
+  const said =
+    /^No tests found, exiting with code 1$/m.test(text) &&
+    /^Run with `--passWithNoTests` to exit with code 0$/m.test(text) &&
+    !/^\s*(?:PASS|FAIL)\s/m.test(text);
+  return said ? { tests: [], collectionErrors: [], emptySuite: true } : undefined;
+}

@@ -32,13 +32,17 @@ const DEFAULT_FEEDBACK_LINES = 50;
 const DEFAULT_TEST_TIMEOUT_MS = 180_000;
 
 /**
- * Whether a run of the official tests counts as a pass: exit 0, in time, no test failed, and
- * results that can be trusted. A `custom` runner (the C++ exercises' CMake build, which runs the
- * tests after linking) has no per-test results to read: its exit code decides, as in Aider's.
+ * Whether a run of the official tests counts as a pass: exit 0, in time, no test failed, at
+ * least one passed (the official tests are there: an empty suite is code that kept them from
+ * running), and results that can be trusted. A `custom` runner (the C++ exercises' CMake build,
+ * which runs the tests after linking) has no per-test results to read: its exit code decides, as
+ * in Aider's.
  */
 function passedOf(result: TestRunResult, framework: ExerciseSettings['framework']): boolean {
-  const trusted = result.problem === undefined || (framework === 'custom' && result.problem.kind === 'unreadable');
-  return result.exitCode === 0 && !result.timedOut && trusted && result.counts.failed === 0;
+  const custom = framework === 'custom';
+  const trusted = result.problem === undefined || (custom && result.problem.kind === 'unreadable');
+  const ran = custom || result.counts.passed > 0;
+  return result.exitCode === 0 && !result.timedOut && trusted && ran && result.counts.failed === 0;
 }
 
 function headOf(output: string, lines: number): string {
