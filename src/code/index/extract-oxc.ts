@@ -75,10 +75,7 @@ export class OxcExtractor {
       if (result.errors.length > 0) return undefined;
       const facts = new FileFacts();
       const lines = new LineTable(text);
-      new OxcDeclarations(text, lines, facts, result.comments).program(
-        result.program.body,
-        result.module.staticImports,
-      );
+      new OxcDeclarations(text, lines, facts).program(result.program.body, result.module.staticImports);
       // Declaration files hold no calls.
       if (!declarationFile) {
         this.current = { text, lines, facts, declared: undefined };

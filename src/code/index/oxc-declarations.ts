@@ -15,7 +15,6 @@ import type {
   LazyAssignment,
   LazyClass,
   LazyClassElement,
-  LazyComment,
   LazyExportAll,
   LazyExportAssignment,
   LazyExportDeclaration,
@@ -35,6 +34,22 @@ import type { SymbolKind } from './types.js';
 const FUNCTION_VALUES: ReadonlySet<string> = new Set(['ArrowFunctionExpression', 'FunctionExpression']);
 
 const AT = 64;
+const SLASH = 47;
+const STAR = 42;
+const LINE_FEED = 10;
+const CARRIAGE_RETURN = 13;
+const LINE_SEPARATOR = 0x2028;
+const PARAGRAPH_SEPARATOR = 0x2029;
+
+/** Where the line holding `from` ends (its line terminator), or `limit`. */
+function lineEnd(text: string, from: number, limit: number): number {
+  for (let at = from; at < limit; at++) {
+    const code = text.charCodeAt(at);
+    if (code === LINE_FEED || code === CARRIAGE_RETURN || code === LINE_SEPARATOR || code === PARAGRAPH_SEPARATOR)
+      return at;
+  }
+  return limit;
+}
 const LOWER_D = 100;
 
 /** What `export default` declares rather than evaluates. */
@@ -55,14 +70,11 @@ export class OxcDeclarations {
   private readonly localExports: { name: string; local: string }[] = [];
   /** The top-level statement being walked; its doc comment is found only when a symbol needs it. */
   private current: { node: LazyNode; previousEnd: number; doc: string | undefined | null } | undefined;
-  private commentStarts: Int32Array | undefined;
-  private commentEnds: Int32Array | undefined;
 
   constructor(
     private readonly text: string,
     private readonly lines: LineTable,
     private readonly facts: FileFacts,
-    private readonly comments: readonly LazyComment[],
   ) {}
 
   /** Walks the program's statements; `imports` is the module record's (top-level import statements). */
@@ -366,40 +378,34 @@ export class OxcDeclarations {
 
   /**
    * The doc of the comment right before `start`, when it comes after `previousEnd` (the end of
-   * the previous statement or member): the last comment between them.
+   * the previous statement or member): the last comment between them. Between two statements
+   * (or two class members) there is only whitespace, comments and `;`, so the text itself is
+   * scanned: cheaper than oxc's list of comments, whose every element becomes an object (a
+   * declaration file has hundreds), and the same comments (a hashbang is not one, as in oxc).
    */
   private docBefore(previousEnd: number, start: number): string | undefined {
-    if (this.commentStarts === undefined) this.indexComments();
-    const starts = this.commentStarts as Int32Array;
-    const ends = this.commentEnds as Int32Array;
-    let low = 0;
-    let high = starts.length - 1;
-    let found = -1;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      if ((starts[middle] ?? 0) < start) {
-        found = middle;
-        low = middle + 1;
-      } else high = middle - 1;
+    const { text } = this;
+    let commentStart = -1;
+    let commentEnd = -1;
+    let at = previousEnd;
+    if (at === 0 && text.startsWith('#!')) at = lineEnd(text, 2, start);
+    while (at < start) {
+      if (text.charCodeAt(at) === SLASH) {
+        const next = text.charCodeAt(at + 1);
+        if (next === SLASH || next === STAR) {
+          commentStart = at;
+          if (next === SLASH) commentEnd = lineEnd(text, at + 2, start);
+          else {
+            const close = text.indexOf('*/', at + 2);
+            commentEnd = close === -1 || close + 2 > start ? start : close + 2;
+          }
+          at = commentEnd;
+          continue;
+        }
+      }
+      at++;
     }
-    if (found === -1) return undefined;
-    const commentStart = starts[found] ?? 0;
-    if (commentStart < previousEnd) return undefined;
-    return docComment(this.text, commentStart, ends[found] ?? commentStart, start);
-  }
-
-  private indexComments(): void {
-    const count = this.comments.length;
-    const starts = new Int32Array(count);
-    const ends = new Int32Array(count);
-    let index = 0;
-    for (const comment of this.comments) {
-      starts[index] = comment.start;
-      ends[index] = comment.end;
-      index++;
-    }
-    this.commentStarts = starts;
-    this.commentEnds = ends;
+    return commentStart === -1 ? undefined : docComment(text, commentStart, commentEnd, start);
   }
 
   private span(start: number, end: number): SourceSpan {
