@@ -267,6 +267,12 @@ export interface WorkflowDefinition<T extends WorkflowTypes = WorkflowTypes> {
   readonly verifiesCheckpointsTwice?: boolean;
   /** The backup its runs make before they change anything, which `ratchet refactor rollback` restores. */
   readonly backups?: BackupSupport<T['settings']>;
+  /**
+   * Its runs leave nothing in their worktree once their steps end (they change no file and are not
+   * resumed): the engine removes the worktree then, however the run ended, and keeps the branch
+   * for `accept` / `reject` (plan). Other runs keep it until accepted, rejected or rolled back.
+   */
+  readonly releasesWorktree?: boolean;
 }
 
 /**
