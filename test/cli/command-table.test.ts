@@ -7,7 +7,7 @@ import { Command, Help } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/index.js';
 import { commandWord, registerCommands } from '../../src/cli/commands/register-commands.js';
-import { workflowRegistry } from '../../src/engine/registry.js';
+import { loadWorkflowRegistry } from '../../src/engine/registry.js';
 
 /** A root program with the options `ratchet` has (they decide which word is the command). */
 function root(): Command {
@@ -21,7 +21,7 @@ function root(): Command {
 /** The program with every command file imported and registered. */
 async function everyFileRegistered(): Promise<Command> {
   const program = root();
-  const cli = { setExit: () => undefined, registry: workflowRegistry() };
+  const cli = { setExit: () => undefined, loadRegistry: loadWorkflowRegistry };
   for (const files of COMMANDS) for (const register of await files.load()) register(program, cli);
   return program;
 }
@@ -31,7 +31,7 @@ describe('the command table', () => {
     const help = new Help();
     for (const files of COMMANDS) {
       const program = root();
-      const cli = { setExit: () => undefined, registry: workflowRegistry() };
+      const cli = { setExit: () => undefined, loadRegistry: loadWorkflowRegistry };
       for (const register of await files.load()) register(program, cli);
       expect(
         program.commands.map((command) => ({ term: help.subcommandTerm(command), description: command.description() })),

@@ -5,11 +5,12 @@
  * on timings.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openLedger } from '../../src/ledger/ledger.js';
 import { assertFreshBuild, CLI, cliEnv, PACKAGE_ROOT } from '../support/run-cli.js';
 
 /** Preloaded into the CLI: writes every module URL the process loads to `$RATCHET_TEST_LOADS`. */
@@ -28,11 +29,49 @@ afterEach(async () => {
   scratch = '';
 });
 
-/** The modules `ratchet <args>` loads in a fresh repository: package files as `dist/...`, dependencies by package name. */
-async function modulesLoadedBy(args: readonly string[]): Promise<{ files: string[]; packages: Set<string> }> {
+/**
+ * The modules `ratchet <args>` loads in a fresh repository (with a recorded run of `withRun`'s
+ * workflow): package files as `dist/...`, dependencies by package name.
+ */
+async function modulesLoadedBy(
+  args: readonly string[],
+  withRun?: string,
+): Promise<{ files: string[]; packages: Set<string> }> {
   scratch = await mkdtemp(join(tmpdir(), 'ratchet-startup-'));
   const repo = join(scratch, 'repo');
   execFileSync('git', ['init', '-q', repo]);
+  if (withRun !== undefined) {
+    execFileSync('git', [
+      '-C',
+      repo,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@t',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'start',
+    ]);
+    const baseCommit = execFileSync('git', ['-C', repo, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    await mkdir(join(repo, '.ratchet'));
+    const ledger = await openLedger(join(repo, '.ratchet', 'ledger.db'), { secrets: [] });
+    try {
+      await ledger.createRun({
+        id: `${withRun}-1`,
+        workflow: withRun,
+        repoRoot: repo,
+        feature: 'a feature',
+        branch: `ratchet/${withRun}-1`,
+        baseBranch: 'main',
+        baseCommit,
+        worktree: join(scratch, 'worktree'),
+      });
+    } finally {
+      await ledger.close();
+    }
+  }
   const record = join(scratch, 'loads.txt');
   try {
     execFileSync(process.execPath, ['--import', RECORD_LOADS, CLI, ...args], {
@@ -41,7 +80,7 @@ async function modulesLoadedBy(args: readonly string[]): Promise<{ files: string
       stdio: 'ignore',
     });
   } catch {
-    // `status` in a repository without runs exits 2; the modules are what this test reads.
+    // The exit code is not this test's subject; the modules are.
   }
   const urls = (await readFile(record, 'utf8')).split('\n').filter((url) => url.startsWith('file:'));
   const paths = urls.map((url) => relative(PACKAGE_ROOT, fileURLToPath(url)));
@@ -73,9 +112,13 @@ describe('ratchet start-up', () => {
     }
   });
 
-  it('a command loads its own file and not the others', async () => {
-    const { files, packages } = await modulesLoadedBy(['status']);
+  it('a command loads its own file and not the others, and only the workflow of the run it shows', async () => {
+    const { files, packages } = await modulesLoadedBy(['status', '--json'], 'tdd');
     expect(files).toContain('dist/cli/commands/status-command.js');
+    expect(files).toContain('dist/workflows/tdd/definition.js');
+    for (const other of ['refactor', 'solve', 'tasks', 'exercise']) {
+      expect(files).not.toContain(`dist/workflows/${other}/definition.js`);
+    }
     for (const other of ['tdd-command', 'tasks-commands', 'worker-command', 'refactor-commands', 'team-commands']) {
       expect(files).not.toContain(`dist/cli/commands/${other}.js`);
     }

@@ -12,7 +12,7 @@ import type { CliSetup } from './cli-setup.js';
 import { runCommand } from './run-session.js';
 
 /** `ratchet history [run]`: the repository's runs (without a run id), then the checkpoints of one run. */
-export function registerHistoryCommand(program: Command, { registry }: CliSetup): void {
+export function registerHistoryCommand(program: Command, { loadRegistry }: CliSetup): void {
   runCommand(
     program,
     'history',
@@ -36,7 +36,7 @@ export function registerHistoryCommand(program: Command, { registry }: CliSetup)
       }
       if (!runId) printRuns(output, runs, gone);
       for (const rollback of rollbacks) output.out(pc.yellow(`Run ${run.id} was ${rollbackText(rollback)}.`));
-      if (registry.of(run).progress.kind !== 'handoff-notes') {
+      if ((await loadRegistry([run])).of(run).progress.kind !== 'handoff-notes') {
         output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
         for (const checkpoint of checkpoints)
           output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);

@@ -1,4 +1,5 @@
 import { Help, type Command } from 'commander';
+import type { CliSetup } from './cli-setup.js';
 import { COMMANDS, type CommandFiles } from './index.js';
 
 /**
@@ -54,12 +55,12 @@ export async function registerCommands(
       return stubTerms.get(command) ?? Help.prototype.subcommandTerm.call(this, command);
     },
   });
-  const cli =
-    chosen.length > 0
-      ? { setExit, registry: (await import('../../engine/registry.js')).workflowRegistry() }
-      : undefined;
+  const cli: CliSetup = {
+    setExit,
+    loadRegistry: async (runs) => (await import('../../engine/registry.js')).loadWorkflowRegistry(runs),
+  };
   for (const files of table) {
-    if (cli !== undefined && chosen.includes(files)) {
+    if (chosen.includes(files)) {
       for (const register of await files.load()) register(program, cli);
       continue;
     }
