@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import type { CliSetup } from './cli-setup.js';
 
 /** Adds a command (or a group of them) to the program. */
-export type RegisterCommands = (program: Command, cli: CliSetup) => void;
+type RegisterCommands = (program: Command, cli: CliSetup) => void;
 
 /** A top-level command as `ratchet --help` lists it: its term (name, `[options]`, arguments) and its description. */
-export interface CommandSummary {
+interface CommandSummary {
   term: string;
   description: string;
 }
