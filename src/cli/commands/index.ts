@@ -17,7 +17,7 @@ interface CommandSummary {
  * each command load only what they use (`register-commands.ts`). test/cli/command-table.test.ts
  * checks that the summaries say what the files register.
  */
-export interface CommandFiles {
+interface CommandFiles {
   commands: readonly CommandSummary[];
   load: () => Promise<readonly RegisterCommands[]>;
 }

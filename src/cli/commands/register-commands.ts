@@ -1,6 +1,6 @@
 import { Help, type Command } from 'commander';
 import type { CliSetup } from './cli-setup.js';
-import { COMMANDS, type CommandFiles } from './index.js';
+import { COMMANDS } from './index.js';
 
 /**
  * The top-level command a command line names (`ratchet --cwd x status` -> `status`;
@@ -41,10 +41,9 @@ export async function registerCommands(
   program: Command,
   args: readonly string[],
   setExit: (code: number) => void,
-  table: readonly CommandFiles[] = COMMANDS,
 ): Promise<void> {
   const word = commandWord(program, args);
-  const chosen = table.filter((files) => files.commands.some(({ term }) => nameOf(term) === word));
+  const chosen = COMMANDS.filter((files) => files.commands.some(({ term }) => nameOf(term) === word));
   // A stub lists the term its files' command has (`tdd [options] <feature...>`); a stub has none
   // of their options or arguments to compute it from.
   const stubTerms = new Map<Command, string>();
@@ -59,7 +58,7 @@ export async function registerCommands(
     setExit,
     loadRegistry: async (runs) => (await import('../../engine/registry.js')).loadWorkflowRegistry(runs),
   };
-  for (const files of table) {
+  for (const files of COMMANDS) {
     if (chosen.includes(files)) {
       for (const register of await files.load()) register(program, cli);
       continue;
