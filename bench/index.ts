@@ -41,10 +41,10 @@ import type { ColdSideJob, ColdSideResult } from './index-cold-side.js';
  *   but the first after an install). Its wall time from spawn to exit (Node's start-up and
  *   loading the index's code included), the `buildIndex` call alone below it, and the same with
  *   the compile cache empty. Peak RSS is that process's maxRSS (compile cache written). The
- *   executable's own start-up (every command loaded) is measured apart: `ratchet --version`.
- * - The start-up of the `ratchet` executable itself (`ratchet --version`: loading every
- *   command), which `ratchet index` adds to the cold index, with the compile cache written and
- *   empty.
+ *   executable's own start-up is measured apart: `ratchet --version`.
+ * - The start-up of the `ratchet` executable itself (`ratchet --version`: the command table
+ *   only, `bench/cli-startup.ts` compares it with importing every command), which `ratchet index`
+ *   adds to the cold index, with the compile cache written and empty.
  * - The same cold index is also timed in this process, where V8 has compiled the code already
  *   (the situation of a long-running caller). This process is set up as the executable is.
  * - The update is timed three ways, each a whole `buildIndex` call (hash and parse the changed

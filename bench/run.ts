@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { table, type Bench, type BenchSummary } from './harness.js';
+import { cliStartupBench } from './cli-startup.js';
 import { indexBench } from './index.js';
 import { solveContextBench } from './solve-context.js';
 import { tddOverheadBench } from './tdd-overhead.js';
@@ -11,7 +12,7 @@ import { workersBench } from './workers.js';
  * gate); a benchmark that breaks does (exit code 1).
  */
 
-const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench, solveContextBench, workersBench];
+const BENCHES: readonly Bench[] = [tddOverheadBench, indexBench, cliStartupBench, solveContextBench, workersBench];
 
 const DEFAULT_RUNS = 3;
 

@@ -83,6 +83,7 @@ export type {
   ResumeContext,
   ResumePoint,
   NotedCheckpoint,
+  ProgressCheckpoint,
   BackupSupport,
   RunBackup,
 } from './workflows/definition.js';

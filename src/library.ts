@@ -10,7 +10,7 @@ import type { ResolvedConfig } from './config/resolved.js';
 import type { Ledger } from './ledger/types.js';
 import type { EngineServices } from './engine/effects.js';
 import type { GitRun } from './engine/git-run.js';
-import { workflowRegistry } from './engine/registry.js';
+import { workflowRegistry } from './engine/shipped-registry.js';
 import { resumeRun } from './engine/resume-run.js';
 import type { RunOutcome } from './engine/run-process.js';
 import { startRun } from './engine/start-run.js';

@@ -2,16 +2,16 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import pc from 'picocolors';
-import { packageRoot } from '../config/prompts.js';
 import { toRatchetError } from '../core/errors.js';
 import { createRedactor, redactValue, secretsFromEnv } from '../core/redact.js';
 import { escapeJsonControl, stripControl } from './terminal-text.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
-import { workflowRegistry } from '../engine/registry.js';
-import { COMMANDS } from './commands/index.js';
+import { registerCommands } from './commands/register-commands.js';
 
 function version(): string {
-  const parsed: unknown = JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8'));
+  // `../../package.json` from `dist/cli/` (and `src/cli/`): the package's own, read without the
+  // config layer (zod, TOML) that `ratchet --version` does not need.
+  const parsed: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
   return typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string'
     ? parsed.version
     : '0.0.0';
@@ -69,9 +69,8 @@ Exit codes: 0 done, 1 gates failed, 2 usage/config, 3 provider/auth, 4 interrupt
 Environment: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
   TDD_MODEL, TDD_MAX_RETRIES, TDD_PROJECT_ROOT, RATCHET_HOME.`,
     );
-  const cli = { setExit, registry: workflowRegistry() };
-  for (const register of COMMANDS) register(program, cli);
   try {
+    await registerCommands(program, argv.slice(2), setExit);
     await program.parseAsync(argv);
     return exitCode;
   } catch (error) {

@@ -1,6 +1,6 @@
 import { RatchetError } from '../core/errors.js';
 import type { AnyWorkflow } from '../workflows/definition.js';
-import { WORKFLOWS } from '../workflows/index.js';
+import { WORKFLOW_LOADERS } from '../workflows/loaders.js';
 
 /**
  * The workflows the engine knows, by the name their runs are recorded under. The engine finds a
@@ -12,7 +12,11 @@ export interface WorkflowRegistry {
   of(run: { id: string; workflow: string }): AnyWorkflow;
 }
 
-export function createWorkflowRegistry(workflows: readonly AnyWorkflow[]): WorkflowRegistry {
+/** A registry of `workflows`; `known` names every workflow there is (for the hint of a refusal). */
+export function createWorkflowRegistry(
+  workflows: readonly AnyWorkflow[],
+  known: readonly string[] = workflows.map((workflow) => workflow.name),
+): WorkflowRegistry {
   const byName = new Map(workflows.map((workflow) => [workflow.name, workflow]));
   return {
     workflows,
@@ -23,7 +27,7 @@ export function createWorkflowRegistry(workflows: readonly AnyWorkflow[]): Workf
           'internal',
           `Run ${run.id} is a ${run.workflow} run, a workflow this Ratchet does not know.`,
           {
-            hint: `Known workflows: ${[...byName.keys()].join(', ')}. Use the Ratchet version that started the run.`,
+            hint: `Known workflows: ${known.join(', ')}. Use the Ratchet version that started the run.`,
           },
         );
       }
@@ -32,7 +36,14 @@ export function createWorkflowRegistry(workflows: readonly AnyWorkflow[]): Workf
   };
 }
 
-/** The registry of the workflows Ratchet ships (`src/workflows/index.ts`): the CLI's and the library's. */
-export function workflowRegistry(): WorkflowRegistry {
-  return createWorkflowRegistry(WORKFLOWS);
+/**
+ * A registry of the workflows Ratchet ships (`src/workflows/loaders.ts`) that holds those of
+ * `runs` (every one without `runs`), each definition imported now: the CLI's, which loads only
+ * what the command at hand uses. A run of a workflow nobody ships is refused by `of`.
+ */
+export async function loadWorkflowRegistry(runs?: readonly { workflow: string }[]): Promise<WorkflowRegistry> {
+  const known = Object.keys(WORKFLOW_LOADERS);
+  const names = runs === undefined ? known : [...new Set(runs.map((run) => run.workflow))];
+  const workflows = await Promise.all(names.flatMap((name) => WORKFLOW_LOADERS[name]?.() ?? []));
+  return createWorkflowRegistry(workflows, known);
 }

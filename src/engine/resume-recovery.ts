@@ -13,7 +13,9 @@ import type { Recorder } from './recorder.js';
  * made it, when still open, as accepted (`resume` would otherwise end it as interrupted). The
  * stage is read from the ledger's attempts of the note's cycle, phase and attempt among the stages
  * that make a checkpoint of its phase (RED or RED_FIX, say). The checkpoint the run resumes from
- * gets `resumedFields` (a replayed run: the cassette position it resumes at). Returns the notices for the terminal (recorded too), one per checkpoint whose
+ * gets `resumedFields` (a replayed run: the cassette position it resumes at). A checkpoint
+ * without a handoff note (a workflow keeping its own progress notes) gets its `checkpoint-create`
+ * only. Returns the notices for the terminal (recorded too), one per checkpoint whose
  * `checkpoint-create` or `note-write` was missing.
  */
 export async function recordCheckpointsLeftOut(
@@ -30,7 +32,23 @@ export async function recordCheckpointsLeftOut(
   const closed = new Set<number>();
   const isOpen = (row: (typeof attempts)[number]): boolean => row.endedAt === null && !closed.has(row.id);
   const notices: RatchetEvent[] = [];
-  for (const { note: state, sha, subject, stages } of point.checkpoints) {
+  for (const checkpoint of point.checkpoints) {
+    if (checkpoint.note === null) {
+      // A workflow with progress notes of its own (solve): only the checkpoint can be missing.
+      const { sha, subject, stage, phase } = checkpoint;
+      if (recorded.has(sha)) continue;
+      await record({
+        type: 'checkpoint-create',
+        stage,
+        phase,
+        commit: sha,
+        subject,
+        ...(sha === point.commit ? resumedFields : {}),
+      });
+      notices.push(await record({ type: 'warning', message: leftOutMessage(sha, subject, 'the checkpoint') }));
+      continue;
+    }
+    const { note: state, sha, subject, stages } = checkpoint;
     const phase = state.phase;
     const rows = attempts.filter(
       (row) =>
@@ -69,10 +87,13 @@ export async function recordCheckpointsLeftOut(
     }
     if (silent) continue;
     const what = done.length === 1 ? (done[0] ?? '') : `${done.slice(0, -1).join(', ')} and ${done.at(-1) ?? ''}`;
-    const message = `Checkpoint ${sha.slice(0, 8)} (${subject}) was made, but the process stopped before the ledger recorded all of it: recorded ${what}.`;
-    notices.push(await record({ type: 'warning', message }));
+    notices.push(await record({ type: 'warning', message: leftOutMessage(sha, subject, what) }));
   }
   return notices;
+}
+
+function leftOutMessage(sha: string, subject: string, recorded: string): string {
+  return `Checkpoint ${sha.slice(0, 8)} (${subject}) was made, but the process stopped before the ledger recorded all of it: recorded ${recorded}.`;
 }
 
 /**

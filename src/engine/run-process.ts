@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { RatchetError, toRatchetError } from '../core/errors.js';
+import { Git } from '../git/git.js';
 import type { EventInput, RatchetEvent } from '../core/events.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
 import { stageModelOverrideNotice, type ResolvedConfig } from '../config/resolved.js';
@@ -12,6 +13,7 @@ import { PYTHON_ENVIRONMENTS, withEditableInstalls } from './editable-install-en
 import type { EngineServices } from './effects.js';
 import type { Recorder } from './recorder.js';
 import { runDir } from './run-paths.js';
+import { releaseRunWorktree } from './worktree-setup.js';
 import { toolSandbox } from './tool-sandbox.js';
 import { createRemoteTasks } from './tasks/remote-tasks.js';
 import { createTaskSpaces } from './tasks/task-spaces.js';
@@ -100,6 +102,10 @@ export async function* runProcess(process: RunProcess): AsyncGenerator<RatchetEv
     throw error;
   } finally {
     await sandbox?.[Symbol.asyncDispose]();
+    // A worktree that holds nothing once the steps end goes now, not at `reject` (its branch stays).
+    // Failing to remove it changes no outcome: `reject` removes what is left.
+    if (started && definition.releasesWorktree === true)
+      await releaseRunWorktree(new Git(run.repoRoot), run.worktree).catch(() => undefined);
   }
 }
 

@@ -77,6 +77,12 @@ export async function addRunWorktree(git: Git, worktree: string, branch: string,
   }
 }
 
+/** Removes a run's worktree, as far as it exists, and keeps its branch. */
+export async function releaseRunWorktree(git: Git, worktree: string): Promise<void> {
+  if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
+  await git.pruneWorktrees();
+}
+
 /** Removes a run's worktree and branch, as far as they exist. */
 export async function discardRunWorktree(git: Git, worktree: string, branch: string): Promise<void> {
   if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });

@@ -8,7 +8,7 @@ import { Git } from '../git/git.js';
 import type { Ledger, RunSummary, StageRow, VerificationRow, ModelCallRow } from '../ledger/types.js';
 import type { GitRun } from '../engine/git-run.js';
 import { checkpointsOf, type Checkpoint } from '../engine/checkpoints.js';
-import { workflowRegistry } from '../engine/registry.js';
+import { workflowRegistry } from '../engine/shipped-registry.js';
 import type { RunProgress } from '../workflows/definition.js';
 
 /** One batch of a refactor run as the report shows it. */

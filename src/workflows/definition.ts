@@ -14,7 +14,7 @@ import type { ModelClient } from '../core/model.js';
 import type { EventInput } from '../core/events.js';
 import type { HandoffState } from '../core/handoff.js';
 import type { Redactor } from '../core/redact.js';
-import type { AgentStageName, StageName } from '../core/stages.js';
+import type { AgentStageName, StageName, StagePhase } from '../core/stages.js';
 import type { TaskDefinition } from '../core/tasks.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import type { StageKey } from '../config/schema.js';
@@ -178,6 +178,18 @@ export interface NotedCheckpoint {
   stages: readonly StageName[];
 }
 
+/**
+ * A checkpoint of a workflow that keeps its progress in notes of its own (solve): no handoff note
+ * to record, the stage and phase that made it read from its progress.
+ */
+export interface ProgressCheckpoint {
+  sha: string;
+  subject: string;
+  note: null;
+  stage: StageName;
+  phase: StagePhase;
+}
+
 /** Where a resumed run continues. */
 export interface ResumePoint {
   /** The checkpoint (or the run's base commit) the run continues from. */
@@ -190,7 +202,7 @@ export interface ResumePoint {
    * Checkpoints up to `commit` a killed process may have left out of the ledger, oldest first,
    * the one at `commit` last when it is one: the engine records what the ledger lacks of them.
    */
-  checkpoints: NotedCheckpoint[];
+  checkpoints: (NotedCheckpoint | ProgressCheckpoint)[];
 }
 
 /** What a workflow's resume gets: the run, its settings, its worktree and its ledger (to read). */
@@ -255,6 +267,12 @@ export interface WorkflowDefinition<T extends WorkflowTypes = WorkflowTypes> {
   readonly verifiesCheckpointsTwice?: boolean;
   /** The backup its runs make before they change anything, which `ratchet refactor rollback` restores. */
   readonly backups?: BackupSupport<T['settings']>;
+  /**
+   * Its runs leave nothing in their worktree once their steps end (they change no file and are not
+   * resumed): the engine removes the worktree then, however the run ended, and keeps the branch
+   * for `accept` / `reject` (plan). Other runs keep it until accepted, rejected or rolled back.
+   */
+  readonly releasesWorktree?: boolean;
 }
 
 /**

@@ -7,14 +7,16 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { isRatchetError } from '../../src/core/errors.js';
 import { COMMANDS } from '../../src/cli/commands/index.js';
-import { workflowRegistry } from '../../src/engine/registry.js';
+import { loadWorkflowRegistry } from '../../src/engine/registry.js';
+import { workflowRegistry } from '../../src/engine/shipped-registry.js';
+import { WORKFLOW_LOADERS } from '../../src/workflows/loaders.js';
 import { WORKFLOWS } from '../../src/workflows/index.js';
 
-/** The program as `ratchet` builds it: every command file registered. */
-function program(): Command {
+/** The program as `ratchet` builds it with every command file imported and registered. */
+async function program(): Promise<Command> {
   const root = new Command('ratchet');
-  const cli = { setExit: () => undefined, registry: workflowRegistry() };
-  for (const register of COMMANDS) register(root, cli);
+  const cli = { setExit: () => undefined, loadRegistry: loadWorkflowRegistry };
+  for (const files of COMMANDS) for (const register of await files.load()) register(root, cli);
   return root;
 }
 
@@ -26,8 +28,8 @@ function commandWords(startCommand: string): string[] {
 }
 
 describe('the workflows and their commands', () => {
-  it('every workflow Ratchet ships has the command its startCommand names', () => {
-    const ratchet = program();
+  it('every workflow Ratchet ships has the command its startCommand names', async () => {
+    const ratchet = await program();
     expect(WORKFLOWS.length).toBeGreaterThan(0);
     for (const workflow of WORKFLOWS) {
       let current: Command | undefined = ratchet;
@@ -51,6 +53,26 @@ describe('the workflows and their commands', () => {
     }
     expect(isRatchetError(refusal, 'internal') ? refusal.message : refusal).toContain(
       'Run run-x is a no-such-workflow run',
+    );
+  });
+
+  it('the CLI loads the same workflows by name, only those of the runs it is given', async () => {
+    expect(Object.keys(WORKFLOW_LOADERS).sort()).toEqual(WORKFLOWS.map((workflow) => workflow.name).sort());
+    for (const workflow of WORKFLOWS) {
+      const registry = await loadWorkflowRegistry([{ workflow: workflow.name }]);
+      expect(registry.of({ id: 'run', workflow: workflow.name })).toBe(workflow);
+      expect(registry.workflows).toEqual([workflow]);
+    }
+    expect((await loadWorkflowRegistry()).workflows).toHaveLength(WORKFLOWS.length);
+    const refusal: unknown = await loadWorkflowRegistry([{ workflow: 'no-such-workflow' }]).then((registry) => {
+      try {
+        return registry.of({ id: 'run-x', workflow: 'no-such-workflow' });
+      } catch (error) {
+        return error;
+      }
+    });
+    expect(isRatchetError(refusal, 'internal') ? refusal.hint : refusal).toContain(
+      `Known workflows: ${Object.keys(WORKFLOW_LOADERS).join(', ')}.`,
     );
   });
 

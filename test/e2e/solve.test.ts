@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { modelCallRequests } from '../support/e2e-run.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -265,6 +266,18 @@ describe('ratchet plan, then solve --plan', () => {
       expect(status.stdout).toContain('plan.json (ratchet report');
       // Planning changed nothing in the checkout.
       expect(await readFile(join(repo.dir, 'src', 'stats.js'), 'utf8')).toBe(STATS_JS);
+      // The plan made, its worktree is gone (nothing in it to keep) and its branch stays for reject.
+      const planWorktree = stringField(
+        parseNdjson(planned.stdout).find((event) => event.type === 'run-start'),
+        'worktree',
+      );
+      expect(existsSync(planWorktree)).toBe(false);
+      expect(git(repo, 'worktree', 'list', '--porcelain')).not.toContain(planWorktree);
+      expect(git(repo, 'branch', '--list', `ratchet/${planRun}`)).toContain(`ratchet/${planRun}`);
+      expect(status.stdout).not.toContain('worktree');
+      const rejected = await runCli(['reject', planRun], { cwd: repo.dir, env });
+      expect(rejected.exitCode, describeResult(rejected)).toBe(0);
+      expect(git(repo, 'branch', '--list', `ratchet/${planRun}`)).toBe('');
 
       server.reset();
       server.setFallback(anthropicSolveBrain);

@@ -4,6 +4,9 @@ import type { WorkflowRegistry } from '../../engine/registry.js';
 export interface CliSetup {
   /** Sets the process's exit code (the CLI is the only place that maps outcomes to them). */
   setExit: (code: number) => void;
-  /** The workflows the CLI knows: those of its workflow commands. */
-  registry: WorkflowRegistry;
+  /**
+   * The workflows the CLI knows, imported when a command asks: those of `runs` (every one
+   * without), so that `status` of a TDD run does not import the refactor workflow, say.
+   */
+  loadRegistry: (runs?: readonly { workflow: string }[]) => Promise<WorkflowRegistry>;
 }

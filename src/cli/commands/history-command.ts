@@ -12,7 +12,7 @@ import type { CliSetup } from './cli-setup.js';
 import { runCommand } from './run-session.js';
 
 /** `ratchet history [run]`: the repository's runs (without a run id), then the checkpoints of one run. */
-export function registerHistoryCommand(program: Command, { registry }: CliSetup): void {
+export function registerHistoryCommand(program: Command, { loadRegistry }: CliSetup): void {
   runCommand(
     program,
     'history',
@@ -37,7 +37,7 @@ export function registerHistoryCommand(program: Command, { registry }: CliSetup)
       if (!runId) printRuns(output, runs, gone);
       for (const rollback of rollbacks) output.out(pc.yellow(`Run ${run.id} was ${rollbackText(rollback)}.`));
       // A team iteration's run is no run of a registered workflow: its checkpoints are listed by subject.
-      const known = registry.workflows.find((workflow) => workflow.name === run.workflow);
+      const known = (await loadRegistry([run])).workflows.find((workflow) => workflow.name === run.workflow);
       if (known?.progress.kind !== 'handoff-notes') {
         output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
         for (const checkpoint of checkpoints)

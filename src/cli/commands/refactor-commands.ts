@@ -161,7 +161,7 @@ async function afterRun(
   const backup = prepared.backup?.directory ?? '-';
   let decided = false;
   try {
-    const context = { ledger, registry: cli.registry };
+    const context = { ledger, registry: await cli.loadRegistry([{ workflow: refactorWorkflow.name }]) };
     decided = interactive && (await decideRun(output, { info, outcome, committed, backup }, context));
   } finally {
     // Kept for later, or the accept failed (dirty checkout, other branch): the commands still work.

@@ -141,7 +141,8 @@ export function registerRefactorRollbackCommand(refactor: Command, cli: CliSetup
       const run = await resolveRun(ledger, runId);
       const yes = Boolean(globalOptions(command).yes);
       const force = Boolean(flags.force);
-      const context = { ledger, registry: cli.registry, runner: createProcessRunner(), ids: createIdGenerator() };
+      const registry = await cli.loadRegistry([run]);
+      const context = { ledger, registry, runner: createProcessRunner(), ids: createIdGenerator() };
       const restored = await restoreRunBackup(repoRoot, run, context, {
         force,
         async confirm({ warning }) {

@@ -41,10 +41,12 @@ export function registerResumeCommand(program: Command, cli: CliSetup): void {
     const repoRoot = await repositoryRoot(command);
     // A repository without a ledger has no run to resume: say so, and create nothing.
     await using ledger = await openExistingRepoLedger(repoRoot, runId);
+    // The run to resume is found inside `resumeRun`: every workflow is at hand.
+    const registry = await cli.loadRegistry();
     const interrupt = interruptOnSignals();
     try {
       const run = resumeRun(
-        cli.registry,
+        registry,
         {
           repoRoot,
           ...(runId ? { runId } : {}),

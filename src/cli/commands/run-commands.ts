@@ -49,7 +49,7 @@ export function registerReportCommand(program: Command): void {
 }
 
 /** `ratchet rollback <target>`: moves a run back to one of its checkpoints, or to its start. */
-export function registerRollbackCommand(program: Command, { registry }: CliSetup): void {
+export function registerRollbackCommand(program: Command, { loadRegistry }: CliSetup): void {
   program
     .command('rollback')
     .description(
@@ -63,6 +63,7 @@ export function registerRollbackCommand(program: Command, { registry }: CliSetup
       await using ledger = await openExistingRepoLedger(repoRoot, flags.run);
       const byId = await ledger.getRun(target);
       const run = byId ? await resolveRun(ledger, byId.id) : await resolveRun(ledger, flags.run);
+      const registry = await loadRegistry([run]);
       const result = await rollbackRun(repoRoot, run, target, { ledger, registry });
       if (output.json) {
         const { commit, state, removedLocks } = result;
@@ -81,12 +82,13 @@ export function registerRollbackCommand(program: Command, { registry }: CliSetup
 }
 
 /** `ratchet accept [run]` and `ratchet reject [run]`: the user's decision on a run. */
-export function registerDecisionCommands(program: Command, { registry }: CliSetup): void {
+export function registerDecisionCommands(program: Command, { loadRegistry }: CliSetup): void {
   runCommand<{ force?: boolean }>(
     program,
     'accept',
     'Merge a finished run into the branch it started from (fast-forward when possible) and remove its worktree',
     async ({ output, repoRoot, ledger, run }, _runId, flags) => {
+      const registry = await loadRegistry([run]);
       await acceptAndReport(output, repoRoot, run, { ledger, registry }, { force: Boolean(flags.force) });
     },
   ).option('--force', 'accept a run that did not complete (its checkpoints as they are)');
@@ -96,19 +98,19 @@ export function registerDecisionCommands(program: Command, { registry }: CliSetu
     'reject',
     'Drop a run: remove its worktree and branch (your checkout was never touched)',
     async ({ output, repoRoot, ledger, run }) => {
-      await rejectAndReport(output, repoRoot, run, { ledger, registry });
+      await rejectAndReport(output, repoRoot, run, { ledger, registry: await loadRegistry([run]) });
     },
   );
 }
 
 /** `ratchet repair-notes [run]`: rewrites a run's handoff notes from the ledger. */
-export function registerRepairNotesCommand(program: Command, { registry, setExit }: CliSetup): void {
+export function registerRepairNotesCommand(program: Command, { loadRegistry, setExit }: CliSetup): void {
   runCommand(
     program,
     'repair-notes',
     'Repair the handoff notes (refs/notes/tdd-handoffs) of a run from the ledger',
     async ({ output, repoRoot, ledger, run }) => {
-      const result = await repairNotes(repoRoot, run, { ledger, registry });
+      const result = await repairNotes(repoRoot, run, { ledger, registry: await loadRegistry([run]) });
       if (output.json) output.out(JSON.stringify({ run: run.id, ...result }));
       else {
         if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));

@@ -9,6 +9,7 @@ import { orphanedRuns } from '../../engine/run-lookup.js';
 import { runDir } from '../../engine/run-paths.js';
 import { Git } from '../../git/git.js';
 import type { EventOf } from '../../core/events.js';
+import type { WorkflowRegistry } from '../../engine/registry.js';
 import type { RunSummary } from '../../ledger/types.js';
 import {
   costText,
@@ -34,13 +35,14 @@ interface StatusFacts {
 }
 
 /** `ratchet status [run]`: the state of a run, its progress as its workflow keeps it, and its cost. */
-export function registerStatusCommand(program: Command, { registry }: CliSetup): void {
+export function registerStatusCommand(program: Command, { loadRegistry }: CliSetup): void {
   runCommand(
     program,
     'status',
     'Show the state of a run: phase, cycle, current test (or committed batches), progress, cost',
     async (session) => {
       const { output, repoRoot, ledger, run } = session;
+      const registry = await loadRegistry([run]);
       const checkpoints = await checkpointsOf(new Git(repoRoot), run, ledger);
       const facts: StatusFacts = {
         checkpoints,
@@ -82,7 +84,7 @@ export function registerStatusCommand(program: Command, { registry }: CliSetup):
   );
 }
 
-function printStatus({ output, run }: RunSession, facts: StatusFacts, registry: CliSetup['registry']): void {
+function printStatus({ output, run }: RunSession, facts: StatusFacts, registry: WorkflowRegistry): void {
   const { checkpoints, orphaned, rollback, worktree } = facts;
   const { workflow, settings } = readRunConfig(registry, run);
   const state = [...checkpoints].reverse().find((checkpoint) => checkpoint.state !== null)?.state;
@@ -128,7 +130,7 @@ function printStatus({ output, run }: RunSession, facts: StatusFacts, registry: 
 
 async function ownProgress(
   { repoRoot, ledger, run }: RunSession,
-  registry: CliSetup['registry'],
+  registry: WorkflowRegistry,
 ): Promise<ReadonlyArray<readonly [string, string]>> {
   const { progress } = registry.of(run);
   return progress.kind === 'own' ? progress.lines({ id: run.id, runDir: runDir(repoRoot, run.id) }, ledger) : [];

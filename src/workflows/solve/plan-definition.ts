@@ -52,6 +52,8 @@ export const planWorkflow: WorkflowDefinition<PlanTypes> = {
   modelStages: ['plan'],
   plainDirectories: false,
   checkLoginFirst: false,
+  // Nothing is written in the worktree: it goes when the plan is made (the branch stays for `reject`).
+  releasesWorktree: true,
   feature: (request) => request.task,
   async check(request, { repoRoot, config }) {
     checkTask(request.task, config);

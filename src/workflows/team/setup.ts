@@ -49,8 +49,9 @@ export async function initTeam(options: {
   const promptsFile = join(teamDir, 'prompts.toml');
   const inConfig = await configuredTeam(options.projectRoot);
   const existing = [...(inConfig === null ? [teamFile] : []), promptsFile].filter((file) => existsSync(file));
+  const verb = existing.length === 1 ? 'exists' : 'exist';
   if (existing.length > 0)
-    throw new RatchetError('usage', `The team is already set up: ${existing.join(', ')} exists.`, {
+    throw new RatchetError('usage', `The team is already set up: ${existing.join(' and ')} ${verb}.`, {
       hint: 'Edit .team/team.json and .team/prompts.toml, or remove them to start over.',
     });
   if (!Number.isInteger(options.agents) || options.agents < 1 || options.agents > 12)

@@ -1,0 +1,128 @@
+/**
+ * End to end: what the built CLI imports to start. `ratchet --version` and `ratchet --help` read
+ * the command table only; a command imports its own file, not every other command's (nor, through
+ * them, the AI SDK, the queue, the code index...). Checked on the modules the process loads, not
+ * on timings.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openLedger } from '../../src/ledger/ledger.js';
+import { assertFreshBuild, CLI, cliEnv, PACKAGE_ROOT } from '../support/run-cli.js';
+
+/** Preloaded into the CLI: writes every module URL the process loads to `$RATCHET_TEST_LOADS`. */
+const RECORD_LOADS = `data:text/javascript,${encodeURIComponent(`
+import { registerHooks } from 'node:module';
+import { writeFileSync } from 'node:fs';
+const loaded = [];
+registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+process.on('exit', () => writeFileSync(process.env.RATCHET_TEST_LOADS, loaded.join('\\n')));
+`)}`;
+
+let scratch = '';
+beforeAll(() => assertFreshBuild());
+afterEach(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+  scratch = '';
+});
+
+/**
+ * The modules `ratchet <args>` loads in a fresh repository (with a recorded run of `withRun`'s
+ * workflow): package files as `dist/...`, dependencies by package name.
+ */
+async function modulesLoadedBy(
+  args: readonly string[],
+  withRun?: string,
+): Promise<{ files: string[]; packages: Set<string> }> {
+  scratch = await mkdtemp(join(tmpdir(), 'ratchet-startup-'));
+  const repo = join(scratch, 'repo');
+  execFileSync('git', ['init', '-q', repo]);
+  if (withRun !== undefined) {
+    execFileSync('git', [
+      '-C',
+      repo,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@t',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'start',
+    ]);
+    const baseCommit = execFileSync('git', ['-C', repo, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    await mkdir(join(repo, '.ratchet'));
+    const ledger = await openLedger(join(repo, '.ratchet', 'ledger.db'), { secrets: [] });
+    try {
+      await ledger.createRun({
+        id: `${withRun}-1`,
+        workflow: withRun,
+        repoRoot: repo,
+        feature: 'a feature',
+        branch: `ratchet/${withRun}-1`,
+        baseBranch: 'main',
+        baseCommit,
+        worktree: join(scratch, 'worktree'),
+      });
+    } finally {
+      await ledger.close();
+    }
+  }
+  const record = join(scratch, 'loads.txt');
+  try {
+    execFileSync(process.execPath, ['--import', RECORD_LOADS, CLI, ...args], {
+      cwd: repo,
+      env: cliEnv({ RATCHET_HOME: join(scratch, 'home'), RATCHET_TEST_LOADS: record }),
+      stdio: 'ignore',
+    });
+  } catch {
+    // The exit code is not this test's subject; the modules are.
+  }
+  const urls = (await readFile(record, 'utf8')).split('\n').filter((url) => url.startsWith('file:'));
+  const paths = urls.map((url) => relative(PACKAGE_ROOT, fileURLToPath(url)));
+  return {
+    files: paths.filter((path) => path.startsWith('dist/')),
+    packages: new Set(
+      paths.flatMap((path) => {
+        const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
+        return match?.[1] !== undefined ? [match[1]] : [];
+      }),
+    ),
+  };
+}
+
+describe('ratchet start-up', () => {
+  it('--version and --help load the command table, no command file and no dependency but commander and picocolors', async () => {
+    for (const args of [['--version'], ['--help']]) {
+      const { files, packages } = await modulesLoadedBy(args);
+      expect(files, args.join(' ')).toContain('dist/cli/commands/index.js');
+      expect(
+        files.filter((file) => /^dist\/(engine|workflows|ledger|llm|agent|code|config|verify|report)\//.test(file)),
+        args.join(' '),
+      ).toEqual([]);
+      expect(
+        files.filter((file) => file.startsWith('dist/cli/commands/') && !/\/(index|register-commands)\.js$/.test(file)),
+        args.join(' '),
+      ).toEqual([]);
+      expect([...packages].sort(), args.join(' ')).toEqual(['commander', 'picocolors']);
+    }
+  });
+
+  it('a command loads its own file and not the others, and only the workflow of the run it shows', async () => {
+    const { files, packages } = await modulesLoadedBy(['status', '--json'], 'tdd');
+    expect(files).toContain('dist/cli/commands/status-command.js');
+    expect(files).toContain('dist/workflows/tdd/definition.js');
+    for (const other of ['refactor', 'solve', 'tasks', 'exercise']) {
+      expect(files).not.toContain(`dist/workflows/${other}/definition.js`);
+    }
+    for (const other of ['tdd-command', 'tasks-commands', 'worker-command', 'refactor-commands', 'team-commands']) {
+      expect(files).not.toContain(`dist/cli/commands/${other}.js`);
+    }
+    expect(packages).not.toContain('bullmq');
+    expect(packages).not.toContain('ink');
+  });
+});
