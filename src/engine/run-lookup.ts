@@ -8,7 +8,7 @@ import { TEAM_WORKFLOW } from './team/iteration-ledger.js';
 /**
  * The run named on the command line, or the latest run of the repository that is not a team
  * iteration's (that one records the team's calls but is no run of the lifecycle: `accept`,
- * `reject` or `rollback` without an id never act on it; commands that only read, `anyWorkflow`).
+ * `reject` or `rollback` without an id never act on it; commands that only read, `anyWorkflow`), and is refused when named to any other command.
  */
 export async function resolveRun(
   ledger: Ledger,
@@ -19,7 +19,25 @@ export async function resolveRun(
     ? await ledger.getRun(runId)
     : await ledger.latestRun(options.anyWorkflow === true ? {} : { excludeWorkflow: TEAM_WORKFLOW });
   if (!run) throw noRunError(runId);
+  if (run.workflow === TEAM_WORKFLOW && options.anyWorkflow !== true) throw teamRunError(run);
   return asGitRun(run);
+}
+
+/**
+ * A team iteration's run named to a lifecycle verb (`status`, `accept`, `reject`, `rollback`,
+ * ...): it has no checkpoints or handoff notes to act on, and its branch and worktrees belong to
+ * the `ratchet team` commands, so the verb refuses before it reads or changes anything.
+ */
+function teamRunError(run: RunRow): RatchetError {
+  return new RatchetError(
+    'usage',
+    `Run ${run.id} is a team iteration's ledger run: it records the team's model and tool calls, and is no run that status, accept, reject or rollback act on.`,
+    {
+      hint:
+        'The iteration is worked with `ratchet team`: `team ui`, `team approvals`, `team worktrees review` and `team worktrees merge` (each layer merged and verified), `team checkpoint list|restore`; ' +
+        `\`ratchet history\` and \`ratchet report ${run.id}\` show its calls${run.branch === null ? '' : `, and its branch ${run.branch} is merged with git when you take it`}.`,
+    },
+  );
 }
 
 /** The error for a run id this repository's ledger does not hold, or for a repository with no run yet. */

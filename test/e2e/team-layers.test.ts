@@ -268,8 +268,22 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
     // Lifecycle verbs without a run id never take the iteration for a run to accept or reject.
     const reject = await cli(['reject'], 2);
     expect(reject.stderr).toContain('No runs in this repository yet.');
+    // Named, they refuse too, saying what the run is and which team commands work with it.
+    const branch = String((await iterations.getCurrent()).iteration.branch);
+    const tip = repo.run('rev-parse', branch);
+    const files = repo.run('-C', workspace, 'status', '--porcelain');
+    for (const verb of ['status', 'accept', 'reject']) {
+      const named = await cli([verb, runId], 2);
+      expect(named.stderr).toContain(`Run ${runId} is a team iteration's ledger run`);
+      expect(named.stderr).toContain('`ratchet team`');
+      expect(named.stderr).toContain('team worktrees merge');
+      expect(named.stderr).not.toContain('does not know');
+    }
+    expect((await ledger.getRun(runId))?.status).toBe('completed');
+    expect(repo.run('rev-parse', branch)).toBe(tip);
+    expect(repo.run('-C', workspace, 'status', '--porcelain')).toBe(files);
     expect(existsSync(workspace)).toBe(true);
-    expect(repo.run('branch', '--list', String((await iterations.getCurrent()).iteration.branch))).not.toBe('');
+    expect(repo.run('branch', '--list', branch)).not.toBe('');
   });
 
   describe('the iteration lock of a command that stops mid-session', () => {

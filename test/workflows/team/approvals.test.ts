@@ -7,9 +7,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../../src/process/runner.js';
+import { currentLayerTarget, teamLayerStores } from '../../../src/engine/team/layer-state.js';
+import { setupLayer } from '../../../src/engine/team/layer-worktrees.js';
 import { approveWrite } from '../../../src/workflows/team/approvals.js';
 import type { TeamContext } from '../../../src/workflows/team/context.js';
-import { createIterationStore } from '../../../src/workflows/team/file-stores.js';
+import { createArtifactStore, createIterationStore } from '../../../src/workflows/team/file-stores.js';
 import { iterationStores } from '../../../src/workflows/team/iteration-session.js';
 import { initTeam, loadTeamContext } from '../../../src/workflows/team/setup.js';
 import { createIterationWorkspace } from '../../../src/workflows/team/workspace.js';
@@ -73,6 +75,34 @@ describe('approving a write', () => {
     expect(decision.msg.content).toContain('could not be written');
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# app\n');
     expect(existsSync(join(workspace, 'README.md'))).toBe(true);
+    expect(await readFile(join(workspace, 'README.md'), 'utf8')).toBe('# app\n');
+  });
+
+  it("refuses an approval asked for in the workspace once the layer's task worktrees are set up (the agent writes in its task's now)", async () => {
+    const iterations = createIterationStore(ctx.teamDir);
+    const { iteration, dir } = await iterations.getCurrent();
+    await iterations.saveFields(iteration.id, { phase: 'implementation', current_layer: 0 });
+    await createArtifactStore(dir).writeTasks([
+      {
+        id: 'T1',
+        description: 'T1',
+        done_criteria: '',
+        depends_on: [],
+        assigned_to: 'agent-1',
+        status: 'pending',
+        layer: 0,
+      },
+    ]);
+    const setup = await setupLayer(await currentLayerTarget(teamLayerStores(repo.dir), repo.dir));
+    const decision = await approve({
+      id: 'a1',
+      agent: 'agent-1',
+      path: 'README.md',
+      content: 'late\n',
+      worktree: workspace,
+    });
+    expect(decision.writeError).toContain('ask for the change again there');
+    expect(decision.writeError).toContain(setup.tasks[0]?.worktree);
     expect(await readFile(join(workspace, 'README.md'), 'utf8')).toBe('# app\n');
   });
 });
