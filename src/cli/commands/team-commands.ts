@@ -248,7 +248,9 @@ function registerApprovalCommands(team: Command): void {
 
   team
     .command('approve')
-    .description("Approve a pending write: the file is written into the iteration's workspace")
+    .description(
+      'Approve a pending write: the file is written where the agent may write now (refused, and said why, when that place is gone)',
+    )
     .argument('<id>', 'the approval id (ratchet team approvals)')
     .action(async (id: string, _flags: unknown, command: Command) => {
       const output = createCliOutput(command);

@@ -143,7 +143,7 @@ export interface LazyStaticImport {
   readonly entries: readonly LazyImportEntry[];
 }
 
-export interface LazyComment {
+interface LazyComment {
   readonly start: number;
   readonly end: number;
 }
