@@ -64,7 +64,7 @@ describe.skipIf(tmux.missing)(`ratchet team ui drives a whole iteration in tmux$
   const screen = (): string => tmuxRun('capture-pane', '-p', '-t', 'ui');
   /** Waits until the screen shows `text` (the TUI draws asynchronously); fails with the screen. */
   const shows = async (text: string | RegExp): Promise<string> => {
-    for (let attempt = 0; attempt < 600; attempt++) {
+    for (let attempt = 0; attempt < 1200; attempt++) {
       const now = screen();
       if (typeof text === 'string' ? now.includes(text) : text.test(now)) return now;
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -148,7 +148,7 @@ describe.skipIf(tmux.missing)(`ratchet team ui drives a whole iteration in tmux$
     await repo.cleanup();
   });
 
-  it('from refinement to code review, every step through the keys', { timeout: 300_000 }, async () => {
+  it('from refinement to code review, every step through the keys', { timeout: 600_000 }, async () => {
     await shows('ratchet team · no iteration yet');
 
     // Refinement. agent-1 wants notes/ outside the writable paths: a pending write, approved.
