@@ -12,7 +12,6 @@ import type { ProcessRunner } from '../../process/types.js';
 import type { RunContext, RunInfo } from '../../workflows/definition.js';
 import { createStaticTestReview, createTestReviewBreaker } from '../../workflows/tdd/test-review.js';
 import { createCommitLock, runTaskPipeline } from '../../workflows/tasks/task-pipeline.js';
-import { startRedisWorker } from '../queue/redis-worker.js';
 import type { JobContext, JsonValue, QueueWorker } from '../queue/types.js';
 import { isStreamedEvent, TaskJobPayloadSchema, type TaskJobResult } from './task-job.js';
 import { createTaskSpaces } from './task-spaces.js';
@@ -194,6 +193,8 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
     }
   };
 
+  // BullMQ loads with the first worker, not with every command of the CLI (which imports this file).
+  const { startRedisWorker } = await import('../queue/redis-worker.js');
   return startRedisWorker(reported, {
     url: options.url,
     ...(options.password === undefined ? {} : { password: options.password }),
