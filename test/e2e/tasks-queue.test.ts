@@ -343,6 +343,39 @@ describe('a queue that cannot be used refuses at once (no silent wait, no run cr
     expect(existsSync(join(repo.root, '.ratchet', 'ledger.db'))).toBe(false);
   });
 
+  it('ratchet tasks run --queue checks the tasks file before Redis: a missing file is exit 2, naming the file', async () => {
+    const missing = join(repo.root, 'nope.json');
+    const result = await runCli(
+      ['tasks', 'run', missing, '--queue', url.replace(':hunter2@', ''), ...ANTHROPIC_FLAGS, ...sandbox.flags],
+      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 30_000 },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(2);
+    expect(result.stderr).toContain(`Cannot read the tasks file ${missing}`);
+    expect(result.stderr).not.toContain('does not answer');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+  });
+
+  it('ratchet tasks run refuses --workers with --queue (the workers decide): exit 2, before Redis is asked', async () => {
+    const result = await runCli(
+      [
+        'tasks',
+        'run',
+        join(repo.root, 'tasks.json'),
+        '--queue',
+        url.replace(':hunter2@', ''),
+        '--workers',
+        '4',
+        ...ANTHROPIC_FLAGS,
+        ...sandbox.flags,
+      ],
+      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 30_000 },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(2);
+    expect(result.stderr).toContain('--workers sets the local pool');
+    expect(result.stderr).not.toContain('does not answer');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+  });
+
   it('ratchet tasks run refuses a queue URL holding a password (the run would store it): exit 2, no run', async () => {
     const result = await runCli(
       ['tasks', 'run', join(repo.root, 'tasks.json'), '--queue', url, ...ANTHROPIC_FLAGS, ...sandbox.flags],

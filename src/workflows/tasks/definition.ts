@@ -53,7 +53,8 @@ interface TasksTypes {
   result: TasksResult;
 }
 
-async function readTasksFile(path: string): Promise<TasksFile> {
+/** Reads and validates a tasks file: a usage error names every problem (or that it cannot be read). */
+export async function readTasksFile(path: string): Promise<TasksFile> {
   const text = await readFile(path, 'utf8').catch((error: unknown) => {
     throw new RatchetError('usage', `Cannot read the tasks file ${path}.`, {
       hint: 'Write one with `ratchet tasks plan spec.md`, or by hand (see the README).',
