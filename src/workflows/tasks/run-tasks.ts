@@ -424,7 +424,7 @@ export async function* runTasks(
     'gate-failed',
     `partial: ${done.length} of ${result.tasks.length} tasks merged.\n${lines.join('\n')}`,
     {
-      hint: 'The merged tasks are on the run branch: `ratchet report` tells what happened in each stage of each task; `ratchet accept` keeps what merged.',
+      hint: 'The merged tasks are on the run branch: `ratchet report` tells what happened in each stage of each task; `ratchet accept --force` keeps what merged.',
       details: { reason: 'partial', tasks: result.tasks },
     },
   );
