@@ -41,6 +41,12 @@ export interface TaskWorkerOptions {
    * git or model call (see `allowedRepository`).
    */
   repositories: readonly string[];
+  /**
+   * A checkout of the project on this machine whose installed dependency folders (`node_modules`,
+   * `.venv`) every task's worktree shares read-only, as a local run shares the user's; none: the
+   * tasks' tests run without them.
+   */
+  dependencies?: string;
   /** How long a job's lock lasts unrenewed before another worker takes the job over (ms). */
   lockDurationMs?: number;
   /** This machine's settings: provider, model, sandbox, stage limits, `$RATCHET_HOME`. */
@@ -145,6 +151,7 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
       env: options.env,
       runDir,
       restart: true,
+      ...(options.dependencies === undefined ? {} : { dependencies: options.dependencies }),
     });
     await using space = await lock(() => spaces.open({ key: taskKey, attempt, startPoint: payload.startPoint }));
     const context: RunContext<unknown> = {
