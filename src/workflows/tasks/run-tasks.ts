@@ -38,7 +38,7 @@ interface TaskSummary {
 }
 
 /** A task as the ledger left it when the run stopped (`ratchet resume` continues from there). */
-export interface ResumedTask {
+interface ResumedTask {
   key: string;
   status: TaskStatus;
   attempts: number;
