@@ -31,7 +31,11 @@ export interface EventMap {
     network: 'off' | 'on';
     limits?: { processes: number; fileSizeMb: number; memoryMb: number; minFreeDiskMb: number };
   };
-  'run-end': { status: 'completed' | 'failed' | 'interrupted'; message?: string };
+  /**
+   * `partial`: the run stopped with part of its work done and kept (a tasks run where some tasks
+   * merged and others failed or were blocked); resumable and acceptable as a failed run is.
+   */
+  'run-end': { status: 'completed' | 'partial' | 'failed' | 'interrupted'; message?: string };
   'cycle-start': { cycle: number; test: string | null };
   'stage-start': { stage: StageName; phase: StagePhase; attempt: number; cycle: number };
   'stage-end': {

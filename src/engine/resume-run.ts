@@ -144,7 +144,10 @@ async function resumableRun(
   const resumable = registry.workflows.filter((workflow) => workflow.resume !== undefined);
   const isResumable = (entry: RunRow): boolean =>
     resumable.some((workflow) => workflow.name === entry.workflow) &&
-    (entry.status === 'running' || entry.status === 'interrupted' || entry.status === 'failed');
+    (entry.status === 'running' ||
+      entry.status === 'interrupted' ||
+      entry.status === 'failed' ||
+      entry.status === 'partial');
   const found = options.runId ? await ledger.getRun(options.runId) : (await ledger.listRuns(50)).find(isResumable);
   if (!found) {
     if (options.runId !== undefined || (await ledger.latestRun()) === undefined) throw noRunError(options.runId);

@@ -21,7 +21,7 @@ import { createTaskSpaces } from './tasks/task-spaces.js';
 /** How a run's process ended (`cancelled`: the run was dropped at the confirmation after its preparing steps). */
 export interface RunOutcome<Result = unknown> {
   runId: string;
-  status: 'completed' | 'failed' | 'interrupted' | 'cancelled';
+  status: 'completed' | 'partial' | 'failed' | 'interrupted' | 'cancelled';
   error: RatchetError | null;
   /** What the workflow's steps returned; null unless they completed. */
   result: Result | null;
@@ -176,7 +176,7 @@ async function* driveSteps(
   const resumable = process.definition.resume !== undefined;
   // Stage attempts started and not yet ended, oldest first: a run that stops inside one closes it.
   const open: StartedStage[] = [];
-  let outcome: RunOutcome & { status: 'completed' | 'failed' | 'interrupted' };
+  let outcome: RunOutcome & { status: 'completed' | 'partial' | 'failed' | 'interrupted' };
   try {
     for (;;) {
       const next = await steps.next();
@@ -189,7 +189,7 @@ async function* driveSteps(
     }
   } catch (error) {
     const failure = interruptionBySignal(toRatchetError(error), process.signal);
-    const status = failure.code === 'interrupted' ? 'interrupted' : 'failed';
+    const status = failure.code === 'interrupted' ? 'interrupted' : isPartial(failure) ? 'partial' : 'failed';
     outcome = { runId: run.id, status, error: failure, result: null, resumable };
   }
   for (const started of open.reverse()) {
@@ -224,6 +224,14 @@ function interruptionBySignal(failure: RatchetError, signal: AbortSignal | undef
     ...(failure.hint ? { hint: failure.hint } : {}),
     details: { ...failure.details, signal: name },
   });
+}
+
+/**
+ * A failure that leaves part of the run's work done and kept: a gate failure whose
+ * `details.reason` is `partial` (a workflow's contract with the engine, whatever the workflow).
+ */
+function isPartial(failure: RatchetError): boolean {
+  return failure.code === 'gate-failed' && failure.details?.reason === 'partial';
 }
 
 type StartedStage = Extract<EventInput, { type: 'stage-start' }>;

@@ -185,17 +185,28 @@ export class Git {
   // ---- Working tree ----
 
   /**
-   * `git status --porcelain=v1 -z --untracked-files=all`; untracked files make it dirty. With
+   * `git status --porcelain=v2 -z --untracked-files=all`; untracked files make it dirty. With
    * `untracked: 'normal'`, an untracked directory is one entry (as `git status` shows it to the
-   * user: a `.venv/` is one change, not its thousands of files); ignored files never appear.
+   * user: a `.venv/` is one change, not its thousands of files); ignored files never appear. With
+   * `modes`, entries also carry their HEAD and index modes and index object (see `parseStatus`):
+   * what `git diff-index --cached HEAD` would say, without a second process.
    */
-  async status(options: { untracked?: 'all' | 'normal' } = {}): Promise<GitStatus> {
+  async status(options: { untracked?: 'all' | 'normal'; modes?: boolean } = {}): Promise<GitStatus> {
     // No optional index refresh: status must not contend for index.lock with a concurrent run.
     const untracked = `--untracked-files=${options.untracked ?? 'all'}`;
-    const output = await this.command.run(['status', '--porcelain=v1', '-z', untracked], {
+    const output = await this.command.run(['status', '--porcelain=v2', '-z', untracked], {
       env: { GIT_OPTIONAL_LOCKS: '0' },
     });
-    const files = parseStatus(output);
+    const parsed = parseStatus(output);
+    const files =
+      options.modes === true
+        ? parsed
+        : parsed.map(({ path, origPath, index, worktree }) => ({
+            path,
+            ...(origPath === undefined ? {} : { origPath }),
+            index,
+            worktree,
+          }));
     return { clean: files.length === 0, files };
   }
 

@@ -19,6 +19,11 @@ export interface StatusEntry {
   index: string;
   /** Work-tree status letter, same alphabet as `index`. */
   worktree: string;
+  /** Mode of the entry in HEAD and in the index (octal values, 0 when absent); untracked entries have none. */
+  headMode?: number;
+  indexMode?: number;
+  /** The index's object at the path (ordinary and renamed entries). */
+  indexObject?: string;
 }
 
 export interface GitStatus {

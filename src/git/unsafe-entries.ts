@@ -119,12 +119,30 @@ async function unsafeWorkTreeEntries(root: string, paths: readonly string[]): Pr
 
 /**
  * The unsafe entries of `git`'s work tree among `paths` (default: its uncommitted changes, as
- * `git status` lists them), and the gitlinks its index holds that HEAD does not.
+ * `git status` lists them), and the gitlinks its index holds that HEAD does not. Without `paths`
+ * one `git status` answers both (its entries carry their index modes): this check runs before
+ * every checkpoint, and each git process costs the coordinator milliseconds.
  */
 export async function unsafeUncommitted(git: Git, paths?: readonly string[]): Promise<UnsafeEntry[]> {
-  const changed = paths ?? (await git.status()).files.map((file) => file.path);
-  const [inTree, staged] = await Promise.all([unsafeWorkTreeEntries(git.dir, changed), unsafeStaged(git, 'HEAD')]);
-  return [...inTree, ...staged];
+  if (paths !== undefined) {
+    const [inTree, staged] = await Promise.all([unsafeWorkTreeEntries(git.dir, paths), unsafeStaged(git, 'HEAD')]);
+    return [...inTree, ...staged];
+  }
+  const { files } = await git.status({ modes: true });
+  const staged = files
+    .filter((file) => file.index !== ' ' && file.index !== '?' && file.indexMode === GITLINK)
+    .map((file): UnsafeEntry => ({
+      kind: 'gitlink',
+      path: file.path,
+      detail: `staged as commit ${(file.indexObject ?? '').slice(0, 12)}`,
+    }));
+  return [
+    ...(await unsafeWorkTreeEntries(
+      git.dir,
+      files.map((file) => file.path),
+    )),
+    ...staged,
+  ];
 }
 
 /** Gitlinks the index holds that `commit` does not have (added, or pointing at another commit). */

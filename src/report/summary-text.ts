@@ -97,6 +97,7 @@ const BEFORE_ROLLBACK: Partial<Record<string, string>> = {
   'rolled-back': 'again',
   completed: 'it had completed, never accepted',
   failed: 'it had failed, never accepted',
+  partial: 'it had ended partial, never accepted',
   interrupted: 'it had been interrupted, never accepted',
   running: 'it was running, never accepted',
 };

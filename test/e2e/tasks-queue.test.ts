@@ -104,6 +104,10 @@ describe.skipIf(redis.missing)(
     let runId: string;
     const brain = createTasksBrain(TASKS);
     let held = false;
+    // Everything sent to Redis while the run ran (the coordinator trims its streams as jobs end).
+    const traffic: string[] = [];
+    let monitor: Redis | undefined;
+    let monitorBase: Redis | undefined;
 
     beforeAll(async () => {
       server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
@@ -117,6 +121,9 @@ describe.skipIf(redis.missing)(
         return reply;
       });
       redisServer = await startRedisServer();
+      monitorBase = new Redis(redisServer.url);
+      monitor = await monitorBase.monitor();
+      monitor.on('monitor', (_time: string, args: string[]) => traffic.push(args.join(' ')));
       repo = await createProjectRepo(LETTERS_PROJECT);
       await writeFile(join(repo.root, 'tasks.json'), tasksFile(TASKS));
       workers = [startWorker(redisServer.url, repo, server, '1'), startWorker(redisServer.url, repo, server, '2')];
@@ -155,6 +162,8 @@ describe.skipIf(redis.missing)(
         worker.child.kill('SIGTERM');
         await worker.exited;
       }
+      monitor?.disconnect();
+      monitorBase?.disconnect();
       await redisServer?.stop();
       await server?.close();
       await repo?.cleanup();
@@ -269,10 +278,13 @@ describe.skipIf(redis.missing)(
           else if (type === 'zset') stored.push(JSON.stringify(await client.zrange(key, '0', '-1')));
           else if (type === 'string') stored.push((await client.get(key)) ?? '');
         }
-        const all = stored.join('\n');
-        // The streamed model calls are there (so the search looked where the key could be), the key is not.
-        expect(all).toContain('Stage: GREEN');
-        expect(all).not.toContain(E2E_API_KEY);
+        expect(stored.join('\n')).not.toContain(E2E_API_KEY);
+        // What crossed the queue held the streamed model calls (so the search looked where the key
+        // could be), never the key; and the run's update stream was trimmed as its jobs ended.
+        const sent = traffic.join('\n');
+        expect(sent).toContain('Stage: GREEN');
+        expect(sent).not.toContain(E2E_API_KEY);
+        expect(stored.join('\n')).not.toContain('Stage: GREEN');
       } finally {
         client.disconnect();
       }
@@ -341,6 +353,39 @@ describe('a queue that cannot be used refuses at once (no silent wait, no run cr
     expect(result.stderr).toContain('does not answer');
     expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
     expect(existsSync(join(repo.root, '.ratchet', 'ledger.db'))).toBe(false);
+  });
+
+  it('ratchet tasks run --queue checks the tasks file before Redis: a missing file is exit 2, naming the file', async () => {
+    const missing = join(repo.root, 'nope.json');
+    const result = await runCli(
+      ['tasks', 'run', missing, '--queue', url.replace(':hunter2@', ''), ...ANTHROPIC_FLAGS, ...sandbox.flags],
+      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 30_000 },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(2);
+    expect(result.stderr).toContain(`Cannot read the tasks file ${missing}`);
+    expect(result.stderr).not.toContain('does not answer');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
+  });
+
+  it('ratchet tasks run refuses --workers with --queue (the workers decide): exit 2, before Redis is asked', async () => {
+    const result = await runCli(
+      [
+        'tasks',
+        'run',
+        join(repo.root, 'tasks.json'),
+        '--queue',
+        url.replace(':hunter2@', ''),
+        '--workers',
+        '4',
+        ...ANTHROPIC_FLAGS,
+        ...sandbox.flags,
+      ],
+      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 30_000 },
+    );
+    expect(result.exitCode, describeResult(result)).toBe(2);
+    expect(result.stderr).toContain('--workers sets the local pool');
+    expect(result.stderr).not.toContain('does not answer');
+    expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
   });
 
   it('ratchet tasks run refuses a queue URL holding a password (the run would store it): exit 2, no run', async () => {

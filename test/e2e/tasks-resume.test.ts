@@ -74,6 +74,14 @@ describe('ratchet tasks run that does not finish', () => {
     const runId = z.object({ runId: z.string() }).parse(parseNdjson(first.stdout)[0]).runId;
     const end = parseNdjson(first.stdout).find((event) => event.type === 'run-end');
     expect(JSON.stringify(end)).toContain('partial: 1 of 3 tasks merged');
+    // The ledger keeps it as partial, not failed: `tasks status`, `status` and `history` say so.
+    expect(end).toMatchObject({ status: 'partial' });
+    const stored = z
+      .object({ run: z.object({ status: z.string() }) })
+      .parse(JSON.parse((await runCli(['tasks', 'status', runId, '--json'], { cwd: repo.dir, env })).stdout));
+    expect(stored.run.status).toBe('partial');
+    const history = await runCli(['history'], { cwd: repo.dir, env });
+    expect(history.stdout.split('\n').find((line) => line.includes(runId))).toContain('partial');
     const status = StatusSchema.parse(
       JSON.parse((await runCli(['tasks', 'status', runId, '--json'], { cwd: repo.dir, env })).stdout),
     );

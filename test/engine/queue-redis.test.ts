@@ -7,6 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openRedisQueue } from '../../src/engine/queue/redis-queue.js';
 import { startRedisWorker } from '../../src/engine/queue/redis-worker.js';
 import type { JobUpdate, JsonValue, QueueWorker, TaskQueue } from '../../src/engine/queue/types.js';
+import { Redis } from 'ioredis';
+import { z } from 'zod';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { toolchain } from '../support/toolchains.js';
 
@@ -60,6 +62,7 @@ function stopped(child: ChildProcess): Promise<void> {
 }
 
 const redis = toolchain('redis');
+const StreamSchema = z.array(z.tuple([z.string(), z.array(z.string())]));
 
 describe.skipIf(redis.missing)(`task queue on BullMQ and a real redis-server${redis.note}`, () => {
   let server: RedisServer;
@@ -114,6 +117,46 @@ describe.skipIf(redis.missing)(`task queue on BullMQ and a real redis-server${re
     const resumed = await coordinator('run-1', 'q-basic');
     expect(await (await resumed.enqueue(job)).outcome).toMatchObject({ status: 'completed', result: { key: 'A' } });
     expect(runs).toBe(1);
+  });
+
+  it("trims a run's update stream as its jobs end (a running job's updates stay), and bounds its life", async () => {
+    const queue = await coordinator('run-trim', 'q-trim');
+    const seen: JobUpdate[] = [];
+    queue.subscribe((update) => seen.push(update));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const worker = await startRedisWorker(
+      async (context) => {
+        await context.emit({ stage: 'RED', task: context.job.taskKey });
+        if (context.job.taskKey === 'B') await released;
+        return null;
+      },
+      { url: server.url, name: 'q-trim', id: 'w1', concurrency: 2 },
+    );
+    cleanups.push(() => worker.close());
+    cleanups.push(() => Promise.resolve(release()));
+    const client = new Redis(server.url);
+    cleanups.push(() => Promise.resolve(client.disconnect()));
+    const key = 'ratchet:q-trim:ratchet-updates:run-trim';
+
+    const b = await queue.enqueue({ runId: 'run-trim', taskKey: 'B', attempt: 1, payload: null });
+    const a = await queue.enqueue({ runId: 'run-trim', taskKey: 'A', attempt: 1, payload: null });
+    await a.outcome;
+    // B still runs: its start and event are kept (a resumed read would need them); A's are gone.
+    await expect.poll(() => seen.filter((update) => update.jobId === 'run-trim/B/1').length).toBe(2);
+    const jobsLeft = async (): Promise<string[]> =>
+      StreamSchema.parse(await client.call('XRANGE', key, '-', '+')).map(
+        ([, fields]) => z.object({ jobId: z.string() }).parse(JSON.parse(fields[1] ?? '{}')).jobId,
+      );
+    // The trim follows A's end (its outcome settles first).
+    await expect.poll(jobsLeft).toEqual(['run-trim/B/1', 'run-trim/B/1']);
+    release();
+    await b.outcome;
+    await expect.poll(() => client.xlen(key)).toBe(0);
+    // A coordinator that never comes back leaves the stream for a week at most.
+    const ttl = await client.ttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(7 * 24 * 3600);
   });
 
   it('fails a job whose handler throws', async () => {

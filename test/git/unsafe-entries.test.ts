@@ -4,7 +4,8 @@
  * behind `accept` sees the same as the kernel would after checkout.
  */
 import { describe, expect, it } from 'vitest';
-import { linkEscape, treeLinkReader } from '../../src/git/unsafe-entries.js';
+import { linkEscape, treeLinkReader, unsafeUncommitted } from '../../src/git/unsafe-entries.js';
+import { createTempRepo } from '../support/temp-repo.js';
 
 describe('linkEscape', () => {
   it.each([
@@ -33,5 +34,37 @@ describe('linkEscape', () => {
     [{}, 'plain/file.txt', null],
   ] as Array<[Record<string, string>, string, string | null]>)('%o: %s', async (links, path, why) => {
     expect(await linkEscape(path, treeLinkReader(new Map(Object.entries(links))))).toBe(why);
+  });
+});
+
+/**
+ * Before every checkpoint, `unsafeUncommitted(git)` reads the index's gitlinks from the same
+ * `git status` that lists the changed paths (no `diff-index` beside it): a gitlink staged with no
+ * directory on disk, or one moved to another commit, must still be found there.
+ */
+describe('unsafeUncommitted without paths', () => {
+  it('finds a gitlink only the index holds, and one staged at another commit, from one status', async () => {
+    const repo = await createTempRepo();
+    try {
+      const commit = repo.run('rev-parse', 'HEAD');
+      repo.run('update-index', '--add', '--cacheinfo', `160000,${commit},vendor/lib`);
+      const added = await unsafeUncommitted(repo.git);
+      expect(added.map((entry) => `${entry.kind} ${entry.path} ${entry.detail}`)).toEqual([
+        `gitlink vendor/lib staged as commit ${commit.slice(0, 12)}`,
+      ]);
+      repo.run('commit', '--quiet', '-m', 'gitlink');
+      const other = repo.run('commit-tree', `${commit}^{tree}`, '-m', 'other');
+      repo.run('update-index', '--cacheinfo', `160000,${other},vendor/lib`);
+      expect((await unsafeUncommitted(repo.git)).map((entry) => `${entry.kind} ${entry.path}`)).toEqual([
+        'gitlink vendor/lib',
+      ]);
+      // A committed gitlink left as it is, and an ordinary staged file, are not unsafe.
+      repo.run('reset', '--quiet', 'HEAD', '--', 'vendor/lib');
+      await repo.write({ 'notes.txt': 'plain\n' });
+      repo.run('add', 'notes.txt');
+      expect(await unsafeUncommitted(repo.git)).toEqual([]);
+    } finally {
+      await repo.cleanup();
+    }
   });
 });

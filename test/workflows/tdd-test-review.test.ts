@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TestQualityFinding } from '../../src/code/test-quality.js';
 import {
   createTestReviewBreaker,
+  replayReviews,
   type TestReviewInput,
   type TestReviewPort,
 } from '../../src/workflows/tdd/test-review.js';
@@ -111,5 +112,33 @@ describe('RED: the static review of test quality (seed 000)', () => {
     expect(breaker.openedBy).toBe('three');
     // Open stays open: later failures do not open it again.
     expect(breaker.recordFailure('four')).toBe(false);
+  });
+
+  it('carries its count over `ratchet resume`: a fresh breaker replayed from the recorded reviews', () => {
+    const failed = (n: number, message: string) => ({
+      outcome: 'error' as const,
+      reason: `the review failed (${n} of 3 in a row): ${message}`,
+    });
+    // Two failures in a row before the stop: the first failure after the resume opens it.
+    const counting = createTestReviewBreaker(3);
+    replayReviews(counting, [
+      failed(1, 'crash a'),
+      { outcome: 'accepted' },
+      failed(1, 'crash b'),
+      failed(2, 'crash c'),
+    ]);
+    expect(counting.failures).toBe(2);
+    expect(counting.openedBy).toBeUndefined();
+    expect(counting.recordFailure('crash d')).toBe(true);
+    // Opened before the stop: it stays open, with the failure that opened it.
+    const open = createTestReviewBreaker(3);
+    replayReviews(open, [
+      failed(1, 'x'),
+      failed(2, 'y'),
+      failed(3, 'parser crashed'),
+      { outcome: 'skipped', reason: 'circuit breaker open: parser crashed' },
+      { outcome: 'accepted' },
+    ]);
+    expect(open.openedBy).toBe('parser crashed');
   });
 });

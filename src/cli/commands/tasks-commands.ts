@@ -5,7 +5,8 @@ import { systemClock } from '../../engine/effects.js';
 import { planTasks } from '../../engine/tasks/plan-tasks.js';
 import { startRun } from '../../engine/start-run.js';
 import { requireRedis } from '../../engine/queue/redis-check.js';
-import { tasksWorkflow } from '../../workflows/tasks/definition.js';
+import { readTasksFile, tasksWorkflow } from '../../workflows/tasks/definition.js';
+import { RatchetError } from '../../core/errors.js';
 import { resolveRun } from '../../engine/run-lookup.js';
 import { retryTask, skipTask } from '../../engine/tasks/task-decisions.js';
 import {
@@ -78,7 +79,7 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       )
       .argument('<tasks-file>', 'the tasks file (JSON, as `tasks plan` writes it)'),
   )
-    .option('--workers <n>', "tasks at once (default 1; with --queue, the workers' --concurrency decides)", '1')
+    .option('--workers <n>', "tasks at once (default 1; not with --queue: the workers' --concurrency decides)", '1')
     .option(
       '--queue <url>',
       'run the tasks on `ratchet worker --queue <url>` processes (any machine) instead of here: redis://host:port[/db] (its password in REDIS_PASSWORD, never in the URL: the run stores it)',
@@ -94,9 +95,22 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
-      // Before the run exists: a queue nobody can reach refuses it.
-      if (flags.queue !== undefined && /^rediss?:\/\/[^/@]*(?:\/|$)/.test(flags.queue))
-        await requireRedis(flags.queue, process.env.REDIS_PASSWORD || undefined);
+      if (flags.queue !== undefined) {
+        // The workers' own --concurrency decides how many tasks run at once; a --workers here would do nothing.
+        if (command.getOptionValueSource('workers') === 'cli')
+          throw new RatchetError(
+            'usage',
+            '--workers sets the local pool; with --queue the workers decide how many tasks run at once.',
+            {
+              hint: 'Drop --workers, and start each `ratchet worker --queue ...` with the --concurrency it should have.',
+            },
+          );
+        // Before the run exists, and before Redis is asked: a tasks file that cannot run refuses it.
+        await readTasksFile(resolve(file));
+        // A queue nobody can reach refuses it too.
+        if (/^rediss?:\/\/[^/@]*(?:\/|$)/.test(flags.queue))
+          await requireRedis(flags.queue, process.env.REDIS_PASSWORD || undefined);
+      }
       const interrupt = interruptOnSignals();
       try {
         const run = startRun(

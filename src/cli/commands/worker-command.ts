@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { RatchetError } from '../../core/errors.js';
@@ -7,6 +8,7 @@ import { createIdGenerator, systemClock } from '../../engine/effects.js';
 import { requireRedis } from '../../engine/queue/redis-check.js';
 import { startTaskWorker } from '../../engine/tasks/task-worker.js';
 import { requireSandbox } from '../../engine/tool-sandbox.js';
+import { SHARED_DIRECTORIES } from '../../engine/worktree-setup.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { configFor, createCliOutput, globalOptions, type ProviderFlags } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -18,6 +20,7 @@ interface WorkerFlags extends ProviderFlags {
   repositories: string[];
   concurrency: string;
   lockSeconds: string;
+  dependencies?: string;
   record?: string;
 }
 
@@ -26,6 +29,20 @@ function positiveInteger(value: string, flag: string, most: number): number {
   if (!Number.isInteger(number) || number < 1 || number > most)
     throw new RatchetError('usage', `${flag} must be an integer from 1 to ${most}, got "${value}".`);
   return number;
+}
+
+/**
+ * The checkout whose dependency folders the worker's tasks share: `--dependencies` (which must be
+ * a directory holding one), else the directory it starts in when that holds one, else none.
+ */
+function workerDependencies(cwd: string, flag: string | undefined): { dependencies?: string } {
+  const dir = resolve(cwd, flag ?? '.');
+  const found = SHARED_DIRECTORIES.some((name) => existsSync(join(dir, name)));
+  if (found) return { dependencies: dir };
+  if (flag === undefined) return {};
+  throw new RatchetError('usage', `--dependencies ${dir} holds none of ${SHARED_DIRECTORIES.join(', ')}.`, {
+    hint: 'Name a checkout of the project on this machine where its dependencies are installed (npm ci, a virtualenv).',
+  });
 }
 
 /** `ratchet worker --queue redis://...`: runs the tasks of `ratchet tasks run --queue` on this machine. */
@@ -43,6 +60,10 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
       "the published repositories it serves: directories (e.g. the coordinator's $RATCHET_HOME/published) or URL prefixes (ssh://git@host/srv/git/); a job naming another is refused (whoever writes to Redis can enqueue jobs)",
     )
     .option('--concurrency <n>', 'tasks at once on this machine', '1')
+    .option(
+      '--dependencies <dir>',
+      "a checkout of the project on this machine with its dependencies installed: its node_modules / .venv are shared read-only into every task's worktree (default: the directory the worker starts in, if it has them)",
+    )
     .option(
       '--lock-seconds <n>',
       'a worker silent this long is taken for dead and its task goes to another worker',
@@ -75,6 +96,7 @@ export function registerWorkerCommand(program: Command, cli: CliSetup): void {
         ...(password === undefined ? {} : { password }),
         concurrency,
         repositories: flags.repositories,
+        ...workerDependencies(resolve(globalOptions(command).cwd ?? process.cwd()), flags.dependencies),
         lockDurationMs: lockSeconds * 1000,
         config,
         runner,

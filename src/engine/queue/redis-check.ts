@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { RatchetError } from '../../core/errors.js';
 
 /** How long the check waits for Redis to answer. */
@@ -16,6 +15,8 @@ function shown(url: string): string {
  * waiting in silence.
  */
 export async function requireRedis(url: string, password?: string): Promise<void> {
+  // Loaded here, not at the CLI's start: every command imports this file, few use Redis.
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, {
     ...(password === undefined ? {} : { password }),
     lazyConnect: true,

@@ -7,6 +7,7 @@ import {
   queueKeys,
   StreamEntriesSchema,
   streamIdAfter,
+  streamIdNext,
   XreadReplySchema,
   type QueueKeys,
   type RedisQueueOptions,
@@ -46,12 +47,16 @@ interface Pending<R extends JsonValue> {
   handle: JobHandle<R>;
   settle: (outcome: JobOutcome<R>) => void;
   settled: boolean;
+  /** Its updates were deleted from the stream (after its end): later ones are not kept track of. */
+  trimmed: boolean;
 }
 
 class RedisTaskQueue<P extends JsonValue, R extends JsonValue> implements TaskQueue<P, R> {
   readonly #listeners = new Set<(update: JobUpdate<R>) => void>();
   readonly #pending = new Map<string, Pending<R>>();
   #lastId = '0';
+  /** The updates read of each job not yet ended (stream ids, oldest first): deleted when it ends. */
+  readonly #read = new Map<string, string[]>();
   #reading = false;
   #closed = false;
 
@@ -86,7 +91,7 @@ class RedisTaskQueue<P extends JsonValue, R extends JsonValue> implements TaskQu
     const outcome = new Promise<JobOutcome<R>>((resolve) => {
       settle = resolve;
     });
-    const pending: Pending<R> = { handle: { id, outcome }, settle, settled: false };
+    const pending: Pending<R> = { handle: { id, outcome }, settle, settled: false, trimmed: false };
     this.#pending.set(id, pending);
     // BullMQ adds nothing when a job with this id exists (finished jobs are kept for this).
     await this.queue.add('task', job, { jobId: id, attempts: 1 });
@@ -137,8 +142,12 @@ class RedisTaskQueue<P extends JsonValue, R extends JsonValue> implements TaskQu
       this.#lastId = id;
       const text = fields[fields.indexOf('u') + 1];
       const parsed = text === undefined ? undefined : JobUpdateSchema.safeParse(JSON.parse(text));
-      if (parsed?.success === true) this.#publish(parsed.data as JobUpdate<R>);
-      else this.onError(new Error(`An update of run ${this.runId} in Redis is not one Ratchet writes: ${text ?? ''}`));
+      if (parsed?.success === true) {
+        const { jobId } = parsed.data;
+        if (this.#pending.get(jobId)?.trimmed === false) this.#read.set(jobId, [...(this.#read.get(jobId) ?? []), id]);
+        this.#publish(parsed.data as JobUpdate<R>);
+      } else
+        this.onError(new Error(`An update of run ${this.runId} in Redis is not one Ratchet writes: ${text ?? ''}`));
     }
   }
 
@@ -184,6 +193,30 @@ class RedisTaskQueue<P extends JsonValue, R extends JsonValue> implements TaskQu
         : { type: 'job-fail', jobId, delivery: deliveries, error: end.error },
     );
     pending.settle({ ...end, deliveries });
+    await this.#trim(jobId);
+  }
+
+  /**
+   * Drops from the run's stream what it no longer needs once `jobId` ended: that job's updates,
+   * and whatever is older than the oldest update of a job still running here (jobs of earlier
+   * attempts: a resumed run starts its unfinished tasks as new attempts, new jobs). A stream never
+   * trimmed would keep every model call of the run in Redis.
+   */
+  async #trim(jobId: string): Promise<void> {
+    const pending = this.#pending.get(jobId);
+    if (pending !== undefined) pending.trimmed = true;
+    const ids = this.#read.get(jobId) ?? [];
+    this.#read.delete(jobId);
+    const oldest = [...this.#read.values()]
+      .flatMap((read) => read.slice(0, 1))
+      .reduce((min, id) => (streamIdAfter(min, id) ? id : min), streamIdNext(this.#lastId));
+    const key = this.keys.updates(this.runId);
+    try {
+      if (ids.length > 0) await this.client.call('XDEL', key, ...ids);
+      if (this.#lastId !== '0') await this.client.call('XTRIM', key, 'MINID', oldest);
+    } catch (error) {
+      this.onError(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 }
 

@@ -11,7 +11,6 @@ import type {
   TaskAttemptOutcome,
 } from '../../workflows/definition.js';
 import { requireRedis } from '../queue/redis-check.js';
-import { openRedisQueue } from '../queue/redis-queue.js';
 import { taskJobId, type JobUpdate, type JsonValue, type TaskJob } from '../queue/types.js';
 import { remoteEvent, TaskJobResultSchema, type TaskJobPayload } from './task-job.js';
 import { taskBranch } from './task-spaces.js';
@@ -41,6 +40,8 @@ export function createRemoteTasks(
       if (queueSettings.publish === null && !existsSync(join(repository, 'HEAD')))
         await Git.init(repository, { bare: true });
       await requireRedis(queueSettings.url, password);
+      // BullMQ loads only for a run on a queue (the local pool's runs never need it).
+      const { openRedisQueue } = await import('../queue/redis-queue.js');
       // Connection errors are retried by the clients; a job waits until its worker is heard again.
       const queue = await openRedisQueue<JsonValue, JsonValue>({
         url: queueSettings.url,

@@ -11,7 +11,7 @@ async function tasksOf(ledger: Ledger, runId: string, key: string): Promise<Task
     throw new RatchetError('usage', `Run ${runId} is not a tasks run.`, {
       hint: 'Pass the id of a `ratchet tasks run` run (`ratchet history` lists them).',
     });
-  if (run.status !== 'failed' && run.status !== 'interrupted' && run.status !== 'running')
+  if (!['partial', 'failed', 'interrupted', 'running'].includes(run.status))
     throw new RatchetError('usage', `Run ${runId} is ${run.status}: its tasks can no longer change.`);
   const rows = await ledger.tasks.tasks(runId);
   if (!rows.some((row) => row.key === key))

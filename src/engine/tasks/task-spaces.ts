@@ -23,6 +23,12 @@ export interface TaskSpacesOptions {
    * again (a queue worker: a job started again begins from its start point, not a dead worker's commits).
    */
   restart?: boolean;
+  /**
+   * The checkout whose installed dependency folders (`node_modules`, `.venv`) each task's worktree
+   * shares, read-only in its sandbox; default `run.target` (the user's checkout). A queue worker's
+   * repository is a bare fetch target with none: it names a checkout of its own machine.
+   */
+  dependencies?: string;
 }
 
 /** `ratchet/<run-id>-<key>-<attempt>`: beside the run's branch, one per attempt of a task. */
@@ -51,11 +57,12 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
       if (options.restart === true && (await git.branchExists(branch))) await git.deleteBranch(branch, { force: true });
       if (await git.branchExists(branch)) await git.addWorktree(worktree, branch);
       else await addRunWorktree(git, worktree, branch, startPoint);
-      await shareDependencies(run.target, worktree, new Git(worktree));
+      const dependencies = options.dependencies ?? run.target;
+      await shareDependencies(dependencies, worktree, new Git(worktree));
       const sandbox = await toolSandbox(config, options.runner, {
-        protect: [...new Set([run.repoRoot, run.target, run.worktree])],
+        protect: [...new Set([run.repoRoot, run.target, run.worktree, dependencies])],
         worktree,
-        dependenciesOf: run.target,
+        dependenciesOf: dependencies,
         runId: `${run.id}-${key}`,
       });
       const agents = options.models.open({

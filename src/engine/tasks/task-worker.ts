@@ -12,7 +12,6 @@ import type { ProcessRunner } from '../../process/types.js';
 import type { RunContext, RunInfo } from '../../workflows/definition.js';
 import { createStaticTestReview, createTestReviewBreaker } from '../../workflows/tdd/test-review.js';
 import { createCommitLock, runTaskPipeline } from '../../workflows/tasks/task-pipeline.js';
-import { startRedisWorker } from '../queue/redis-worker.js';
 import type { JobContext, JsonValue, QueueWorker } from '../queue/types.js';
 import { isStreamedEvent, TaskJobPayloadSchema, type TaskJobResult } from './task-job.js';
 import { createTaskSpaces } from './task-spaces.js';
@@ -42,6 +41,12 @@ export interface TaskWorkerOptions {
    * git or model call (see `allowedRepository`).
    */
   repositories: readonly string[];
+  /**
+   * A checkout of the project on this machine whose installed dependency folders (`node_modules`,
+   * `.venv`) every task's worktree shares read-only, as a local run shares the user's; none: the
+   * tasks' tests run without them.
+   */
+  dependencies?: string;
   /** How long a job's lock lasts unrenewed before another worker takes the job over (ms). */
   lockDurationMs?: number;
   /** This machine's settings: provider, model, sandbox, stage limits, `$RATCHET_HOME`. */
@@ -146,6 +151,7 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
       env: options.env,
       runDir,
       restart: true,
+      ...(options.dependencies === undefined ? {} : { dependencies: options.dependencies }),
     });
     await using space = await lock(() => spaces.open({ key: taskKey, attempt, startPoint: payload.startPoint }));
     const context: RunContext<unknown> = {
@@ -194,6 +200,8 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
     }
   };
 
+  // BullMQ loads with the first worker, not with every command of the CLI (which imports this file).
+  const { startRedisWorker } = await import('../queue/redis-worker.js');
   return startRedisWorker(reported, {
     url: options.url,
     ...(options.password === undefined ? {} : { password: options.password }),

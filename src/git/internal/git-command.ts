@@ -110,7 +110,17 @@ const FALLBACK_EMAIL = 'ratchet@localhost';
  * user's config. (Signing is off for every command: see `hardening.ts`.)
  */
 export async function commitConfigArgs(command: GitCommand): Promise<string[]> {
-  const [email, name] = await Promise.all([configValue(command, 'user.email'), configValue(command, 'user.name')]);
+  // Both keys from one git process (every task's worktree asks once): the last value of each wins, as with --get.
+  const query = ['config', '--get-regexp', '^user\\.(email|name)$'];
+  const result = await command.exec(query);
+  if (result.exitCode !== 0 && result.exitCode !== 1) throw command.failure(query, result);
+  const values = new Map<string, string>();
+  for (const line of result.stdout.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0) values.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
+  }
+  const email = values.get('user.email');
+  const name = values.get('user.name');
   const args: string[] = [];
   if (!email) args.push('-c', `user.name=${FALLBACK_NAME}`, '-c', `user.email=${FALLBACK_EMAIL}`);
   else if (!name) args.push('-c', `user.name=${FALLBACK_NAME}`);

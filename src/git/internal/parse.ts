@@ -1,19 +1,46 @@
 import type { DiffStat, DiffStatFile, LogEntry, RawDiffEntry, StatusEntry, WorktreeInfo } from '../types.js';
 
+/** The letter `--porcelain=v2` writes for "unchanged" (`.`), as v1 writes it (a space). */
+function statusLetter(letter: string): string {
+  return letter === '.' ? ' ' : letter;
+}
+
 /**
- * Parses `git status --porcelain=v1 -z`: entries `XY path\0`, where renames and copies are
- * followed by their original path as a separate `\0`-terminated field.
+ * Parses `git status --porcelain=v2 -z` into the v1 shape (`XY` letters, a space for unchanged)
+ * plus the modes v2 adds: an ordinary or renamed entry (`1`, `2`) carries its HEAD and index
+ * modes and its index object; an unmerged one (`u`) its index mode as 160000 when any of its stages is a gitlink
+ * (else stage 2's), so a gitlink anywhere in the index shows. Untracked entries (`?`) have `??`
+ * and no modes; headers (`#`) and ignored entries (`!`) are skipped. A rename or copy (`2`) is
+ * followed by its original path as a separate field.
  */
 export function parseStatus(output: string): StatusEntry[] {
   const fields = output.split('\0');
   const entries: StatusEntry[] = [];
+  const mode = (text: string | undefined): number => parseInt(text ?? '0', 8);
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i] ?? '';
-    if (field.length < 4) continue;
-    const index = field.charAt(0);
-    const worktree = field.charAt(1);
-    const entry: StatusEntry = { path: field.slice(3), index, worktree };
-    if (index === 'R' || index === 'C' || worktree === 'R' || worktree === 'C') {
+    const kind = field.charAt(0);
+    if (kind === '?') {
+      entries.push({ path: field.slice(2), index: '?', worktree: '?' });
+      continue;
+    }
+    if (kind !== '1' && kind !== '2' && kind !== 'u') continue;
+    // `1 XY sub mH mI mW hH hI path`, `2 XY sub mH mI mW hH hI Xscore path`, `u XY sub m1 m2 m3 mW h1 h2 h3 path`.
+    const parts = field.split(' ');
+    const count = kind === '1' ? 8 : kind === '2' ? 9 : 10;
+    const path = parts.slice(count).join(' ');
+    const xy = parts[1] ?? '..';
+    const entry: StatusEntry = { path, index: statusLetter(xy.charAt(0)), worktree: statusLetter(xy.charAt(1)) };
+    if (kind === 'u') {
+      const stages = [parts[3], parts[4], parts[5]].map(mode);
+      entry.headMode = stages[0] ?? 0;
+      entry.indexMode = stages.includes(GITLINK_MODE) ? GITLINK_MODE : (stages[1] ?? 0);
+    } else {
+      entry.headMode = mode(parts[3]);
+      entry.indexMode = mode(parts[4]);
+      entry.indexObject = parts[7] ?? '';
+    }
+    if (kind === '2') {
       entry.origPath = fields[i + 1] ?? '';
       i++;
     }
@@ -21,6 +48,8 @@ export function parseStatus(output: string): StatusEntry[] {
   }
   return entries;
 }
+
+const GITLINK_MODE = 0o160000;
 
 /** Parses `git worktree list --porcelain -z`: attribute fields, records ended by an empty field. */
 export function parseWorktreeList(output: string): WorktreeInfo[] {

@@ -6,7 +6,7 @@ import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { detectTestCommand, FRAMEWORKS, type Framework } from '../../verify/detect.js';
 import { requireReadableResults } from '../../verify/run-tests.js';
 import type { RunContext, RunStart, Steps, WorkflowDefinition } from '../definition.js';
-import { runTasks, type ResumedTask, type TasksResult } from './run-tasks.js';
+import { runTasks, type ResumedTasks, type TasksResult } from './run-tasks.js';
 import { findTasksResumePoint } from './resume-point.js';
 import { checkTasksJson, describeProblems, TasksFileSchema, type TasksFile } from './tasks-file.js';
 
@@ -49,11 +49,12 @@ interface TasksTypes {
   checked: { tasks: TasksFile; workers: number; testCommand: string; framework: Framework; queue?: TasksQueue };
   settings: TasksSettings;
   prepared: undefined;
-  state: ResumedTask[];
+  state: ResumedTasks;
   result: TasksResult;
 }
 
-async function readTasksFile(path: string): Promise<TasksFile> {
+/** Reads and validates a tasks file: a usage error names every problem (or that it cannot be read). */
+export async function readTasksFile(path: string): Promise<TasksFile> {
   const text = await readFile(path, 'utf8').catch((error: unknown) => {
     throw new RatchetError('usage', `Cannot read the tasks file ${path}.`, {
       hint: 'Write one with `ratchet tasks plan spec.md`, or by hand (see the README).',
@@ -141,12 +142,18 @@ export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
   resume: {
     point: ({ git, run, ledger }) => findTasksResumePoint(git, run, ledger),
     async state({ run, ledger }) {
-      return (await ledger.tasks.tasks(run.id)).map((row) => ({
+      const tasks = (await ledger.tasks.tasks(run.id)).map((row) => ({
         key: row.key,
         status: row.status,
         attempts: row.attempts,
         branch: row.branch,
       }));
+      const reviews = (await ledger.events(run.id, { types: ['stage-end'] })).flatMap((event) =>
+        event.type === 'stage-end' && event.stage === 'REVIEW_TESTS'
+          ? [{ outcome: event.outcome, ...(event.reason === undefined ? {} : { reason: event.reason }) }]
+          : [],
+      );
+      return { tasks, reviews };
     },
   },
 };
@@ -160,7 +167,7 @@ async function* runTasksSteps(context: RunContext<TasksSettings>, from: RunStart
     framework: settings.framework,
     refactor: settings.refactor ?? context.config.tdd.refactor,
   };
-  const resumed = from.kind === 'resume' ? from.state : [];
+  const resumed = from.kind === 'resume' ? from.state : { tasks: [], reviews: [] };
   if (settings.queue === undefined)
     return yield* runTasks(context, settings.tasks, settings.workers ?? 1, pipeline, resumed);
   if (context.remoteTasks === undefined)

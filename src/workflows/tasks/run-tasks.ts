@@ -6,7 +6,12 @@ import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
 import { verifyGate } from '../../verify/gates.js';
 import type { RemoteTaskPort, RunContext, Steps, TaskSpace } from '../definition.js';
-import { createStaticTestReview, createTestReviewBreaker } from '../tdd/test-review.js';
+import {
+  createStaticTestReview,
+  createTestReviewBreaker,
+  replayReviews,
+  type RecordedReview,
+} from '../tdd/test-review.js';
 import type { StoredTestRun } from '../tdd/ports.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
 import { dependentsOf, mergeOrder } from './task-graph.js';
@@ -33,11 +38,18 @@ interface TaskSummary {
 }
 
 /** A task as the ledger left it when the run stopped (`ratchet resume` continues from there). */
-export interface ResumedTask {
+interface ResumedTask {
   key: string;
   status: TaskStatus;
   attempts: number;
   branch: string | null;
+}
+
+/** What a resumed tasks run starts from: its tasks as the ledger left them, and the reviews it recorded. */
+export interface ResumedTasks {
+  tasks: readonly ResumedTask[];
+  /** Its REVIEW_TESTS stage ends, oldest first: the review's circuit breaker starts from them. */
+  reviews: readonly RecordedReview[];
 }
 
 export interface TasksResult {
@@ -92,7 +104,7 @@ export async function* runTasks(
   file: TasksFile,
   workers: number,
   settings: TaskPipelineSettings,
-  resumed: readonly ResumedTask[] = [],
+  resumed: ResumedTasks = { tasks: [], reviews: [] },
   remote?: RemoteTaskPort,
 ): Steps<TasksResult> {
   const { run } = context;
@@ -113,7 +125,7 @@ export async function* runTasks(
   // starts again as its next attempt (its killed attempt's branch is left, never merged); a task
   // that finished but whose merge was not recorded merges its branch without running again.
   const toMerge: Array<{ key: string; branch: string }> = [];
-  for (const row of resumed) {
+  for (const row of resumed.tasks) {
     const entry = summary.get(row.key);
     if (entry === undefined) continue;
     entry.attempts = row.attempts;
@@ -139,9 +151,10 @@ export async function* runTasks(
   const suites = new Map<string, StoredTestRun>();
   const suiteAt = (commit: string): Promise<StoredTestRun | undefined> => Promise.resolve(suites.get(commit));
   // One breaker for the run: a review that keeps failing stops for every task, not task by task.
-  const testReview = context.config.tdd.reviewTests
-    ? createStaticTestReview(createTestReviewBreaker(context.config.tdd.reviewFailureLimit))
-    : undefined;
+  // A resumed run's breaker counts what the review did before the stop (it may be open already).
+  const breaker = createTestReviewBreaker(context.config.tdd.reviewFailureLimit);
+  replayReviews(breaker, resumed.reviews);
+  const testReview = context.config.tdd.reviewTests ? createStaticTestReview(breaker) : undefined;
   const inbox = createInbox();
   const running = new Map<string, { worker: string; space: TaskSpace | undefined }>();
   const freeWorkers = Array.from({ length: workers }, (_, index) => `worker-${index + 1}`);
@@ -424,7 +437,7 @@ export async function* runTasks(
     'gate-failed',
     `partial: ${done.length} of ${result.tasks.length} tasks merged.\n${lines.join('\n')}`,
     {
-      hint: 'The merged tasks are on the run branch: `ratchet report` tells what happened in each stage of each task; `ratchet accept` keeps what merged.',
+      hint: 'The merged tasks are on the run branch: `ratchet report` tells what happened in each stage of each task; `ratchet accept --force` keeps what merged.',
       details: { reason: 'partial', tasks: result.tasks },
     },
   );

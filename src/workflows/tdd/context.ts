@@ -156,9 +156,18 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
       message: 'The agent committed by itself; its commits were undone (the orchestrator commits).',
     };
   }
-  // Unsafe entries first: nothing below is read or restored through a planted link.
-  const unsafe = await removeUnsafeEntries(context, before);
-  const restored = await restoreProtected(context, before, mayWrite, protectedBefore);
+  // Unsafe entries first: nothing below is read or restored through a planted link. What changed
+  // is read once for both checks (each git process costs the coordinator milliseconds, and a
+  // pool runs many stages at once), and again only when taking unsafe entries out changed it.
+  const changed = await deps.workspace.changedFilesSince(before);
+  const unsafe = await removeUnsafeEntries(context, before, changed);
+  const restored = await restoreProtected(
+    context,
+    before,
+    mayWrite,
+    protectedBefore,
+    unsafe.length === 0 ? changed : undefined,
+  );
   if (restored.length === 0 && unsafe.length === 0) return outcome;
   const pathsOf = (kind: UnsafeEntry['kind']): string =>
     unsafe
@@ -209,9 +218,13 @@ export async function* runAgentStage<T>(context: TddContext, input: AgentStageIn
  * own git would run their programs, and `accept` would bring them into the user's branch). What
  * a link's path held at the stage's start comes back. Returns what was taken out.
  */
-async function removeUnsafeEntries(context: TddContext, head: string): Promise<UnsafeEntry[]> {
+async function removeUnsafeEntries(
+  context: TddContext,
+  head: string,
+  changed: readonly string[],
+): Promise<UnsafeEntry[]> {
   const { workspace } = context.deps;
-  const unsafe = await workspace.unsafeEntries(await workspace.changedFilesSince(head));
+  const unsafe = await workspace.unsafeEntries(changed);
   if (unsafe.length > 0) await workspace.removeUnsafeEntries(unsafe, head);
   return unsafe;
 }
@@ -231,16 +244,20 @@ async function protectedChanges(
   return new Map(await Promise.all(changed.map(async (path) => [path, await workspace.readFile(path)] as const)));
 }
 
-/** Puts back what a stage changed outside its policy; returns the paths restored. */
+/**
+ * Puts back what a stage changed outside its policy; returns the paths restored. `changed`: the
+ * paths changed since `head` when the caller read them after the stage and nothing changed since.
+ */
 async function restoreProtected(
   context: TddContext,
   head: string,
   mayWrite: (path: string) => boolean,
   before: Map<string, string | null>,
+  changed?: readonly string[],
 ): Promise<string[]> {
   const { workspace } = context.deps;
   const candidates = new Set([
-    ...(await workspace.changedFilesSince(head)).filter((path) => !mayWrite(path)),
+    ...(changed ?? (await workspace.changedFilesSince(head))).filter((path) => !mayWrite(path)),
     ...before.keys(),
   ]);
   const restored: string[] = [];

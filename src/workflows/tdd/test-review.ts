@@ -46,6 +46,25 @@ export function createTestReviewBreaker(limit: number): TestReviewBreaker {
   };
 }
 
+/** A REVIEW_TESTS stage end as a run recorded it (in the ledger's order). */
+export interface RecordedReview {
+  outcome: 'accepted' | 'rejected' | 'error' | 'skipped';
+  reason?: string;
+}
+
+/**
+ * Replays the reviews a run recorded before it stopped into `breaker` (a fresh one), so its count
+ * of failures in a row, and whether it is open, carry over `ratchet resume`: without this a
+ * review that kept failing was called `limit` more times after every resume.
+ */
+export function replayReviews(breaker: TestReviewBreaker, reviews: readonly RecordedReview[]): void {
+  for (const review of reviews) {
+    if (review.outcome === 'error')
+      breaker.recordFailure(review.reason?.replace(/^the review failed \(\d+ of \d+ in a row\): /, '') ?? 'it failed');
+    else if (review.outcome === 'accepted' || review.outcome === 'rejected') breaker.recordSuccess();
+  }
+}
+
 /** The review of one test file after RED (see `reviewTestQuality` in `code/test-quality.ts`). */
 export interface TestReviewInput {
   testFile: string;

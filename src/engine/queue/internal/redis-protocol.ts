@@ -51,6 +51,18 @@ export function connectionOptions(
 }
 
 /**
+ * Every update is added with the stream capped near `UPDATES_MAX_LENGTH` entries and kept for
+ * `UPDATES_TTL_SECONDS` after its last write: the coordinator trims what it has read once the job
+ * it belongs to ended (`XTRIM MINID`), and these bound what a coordinator that never comes back
+ * leaves in Redis (each entry may hold a model call's whole request and response).
+ */
+const UPDATES_MAX_LENGTH = 100_000;
+const UPDATES_TTL_SECONDS = 7 * 24 * 3600;
+const ADD_UPDATE = (update: string): string =>
+  `redis.call('XADD', KEYS[2], 'MAXLEN', '~', '${UPDATES_MAX_LENGTH}', '*', 'u', ${update})
+redis.call('EXPIRE', KEYS[2], ${UPDATES_TTL_SECONDS})`;
+
+/**
  * A new delivery: bumps the job's delivery count and streams `job-start`, atomically, so the
  * coordinator never sees a start whose number another worker also got.
  * KEYS: job hash, updates stream. ARGV: job id, worker id. Returns the delivery.
@@ -58,7 +70,7 @@ export function connectionOptions(
 export const START_SCRIPT = `
 local delivery = redis.call('HINCRBY', KEYS[1], 'delivery', 1)
 local update = cjson.encode({type = 'job-start', jobId = ARGV[1], delivery = delivery, worker = ARGV[2]})
-redis.call('XADD', KEYS[2], '*', 'u', update)
+${ADD_UPDATE('update')}
 return delivery`;
 
 /**
@@ -67,7 +79,7 @@ return delivery`;
  */
 export const EMIT_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'delivery') ~= ARGV[1] then return 0 end
-redis.call('XADD', KEYS[2], '*', 'u', ARGV[2])
+${ADD_UPDATE('ARGV[2]')}
 return 1`;
 
 /**
@@ -120,6 +132,12 @@ export const JobUpdateSchema = z.discriminatedUnion('type', [
 /** `XREAD` / `XRANGE` replies (RESP2): entries of `[id, [field, value, ...]]`. */
 export const StreamEntriesSchema = z.array(z.tuple([z.string(), z.array(z.string())]));
 export const XreadReplySchema = z.array(z.tuple([z.string(), StreamEntriesSchema])).nullable();
+
+/** The stream id right after `id` (`<ms>-<seq + 1>`): `XTRIM MINID` of it removes `id` and all before. */
+export function streamIdNext(id: string): string {
+  const [ms = 0n, seq = 0n] = id.split('-').map((part) => BigInt(part));
+  return `${ms}-${seq + 1n}`;
+}
 
 /** True when stream id `a` comes after `b` (`<ms>-<seq>`, compared as numbers). */
 export function streamIdAfter(a: string, b: string): boolean {
