@@ -43,7 +43,9 @@ describe('compile cache', () => {
     const [folder, ...others] = readdirSync(directory);
     expect(others).toEqual([]);
     const entries = readdirSync(join(directory, folder ?? ''));
-    expect(entries.length).toBeGreaterThan(50);
+    // `--version` loads only the CLI's entry, its command table and commander (about 24 modules:
+    // commands are imported when they run), so about as many cache files.
+    expect(entries.length).toBeGreaterThan(10);
     expect(await version()).toMatch(/^\d+\.\d+\.\d+$/);
     expect(readdirSync(join(directory, folder ?? ''))).toEqual(entries);
   });
