@@ -111,7 +111,7 @@ export function TeamApp({ ports, size }: TeamAppProps) {
   const converse = (answer: string | null, moreTurns: number | null = null): void => {
     act('The conversation', async (send) => {
       send({ type: 'notice', lines: [] });
-      send({ type: 'status', status: { kind: 'running', speaker: null } });
+      send({ type: 'status', status: { kind: 'running', speakers: [] } });
       const onText = (speaker: string, delta: string): void => send({ type: 'text', speaker, delta });
       for await (const event of ports.converse({ answer, moreTurns, onText })) send({ type: 'event', event });
     });
@@ -121,7 +121,7 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     dispatch({ type: 'mode', mode: { kind: 'grooming', topic, withCoach, messages: [], turn: 0, maxTurns: 0 } });
     act('Grooming', async (send) => {
       send({ type: 'notice', lines: [] });
-      send({ type: 'status', status: { kind: 'running', speaker: null } });
+      send({ type: 'status', status: { kind: 'running', speakers: [] } });
       const onText = (speaker: string, delta: string): void => send({ type: 'text', speaker, delta });
       for await (const event of ports.groom({ topic, withCoach, onText })) send({ type: 'grooming-event', event });
     });
@@ -200,7 +200,11 @@ export function TeamApp({ ports, size }: TeamAppProps) {
     }
     switch (mode.kind) {
       case 'input': {
-        if (key.escape) return dispatch({ type: 'mode', mode: { kind: 'conversation' } });
+        // Esc goes back where the line was asked for: the checkpoints view for a checkpoint's description.
+        if (key.escape)
+          return mode.prompt.for === 'checkpoint'
+            ? openCheckpoints()
+            : dispatch({ type: 'mode', mode: { kind: 'conversation' } });
         if (key.return) return submit();
         if (key.backspace || key.delete) return dispatch({ type: 'type', input: null });
         // Keys that arrive together (a paste, or text and Enter typed fast) come as one chunk: the

@@ -16,7 +16,10 @@ export function statusText(state: TeamUiState): { text: string; colour: string }
         : { text: 'No iteration yet: r starts one (you describe it), g grooms a topic first.', colour: 'gray' };
     case 'running':
       return {
-        text: status.speaker === null ? 'Starting…' : `${stripControl(status.speaker)} is speaking…`,
+        text:
+          status.speakers.length === 0
+            ? 'Starting…'
+            : `${stripControl(status.speakers.join(', '))} ${status.speakers.length === 1 ? 'is' : 'are'} speaking…`,
         colour: 'cyan',
       };
     case 'asked':

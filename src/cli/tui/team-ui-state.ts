@@ -11,7 +11,7 @@ import type { TeamUiSnapshot } from './team-ui-ports.js';
 /** What the session is doing, and what it waits for when it stopped. */
 type SessionStatus =
   | { kind: 'idle' }
-  | { kind: 'running'; speaker: string | null }
+  | { kind: 'running'; speakers: readonly string[] }
   | { kind: 'asked'; question: string }
   | { kind: 'approvals'; pending: number }
   | { kind: 'phase-complete'; summary: string }
@@ -125,17 +125,17 @@ function applyEvent(state: TeamUiState, event: TeamEvent): TeamUiState {
         turn: event.turn,
         maxTurns: event.maxTurns,
         currentLayer: event.currentLayer ?? state.currentLayer,
-        status: { kind: 'running', speaker: null },
+        status: { kind: 'running', speakers: [] },
       };
     case 'AgentTurnStarted':
-      return { ...state, turn: event.turn + 1, status: { kind: 'running', speaker: event.agentName } };
+      return { ...state, turn: event.turn + 1, status: { kind: 'running', speakers: [event.agentName] } };
     case 'CoachTurnStarted':
-      return { ...state, status: { kind: 'running', speaker: event.coachName } };
+      return { ...state, status: { kind: 'running', speakers: [event.coachName] } };
     case 'ParallelRoundStarted':
       return {
         ...state,
         turn: event.turn + event.agents.length,
-        status: { kind: 'running', speaker: event.agents.join(', ') },
+        status: { kind: 'running', speakers: event.agents },
       };
     case 'AppendMessage':
       return { ...state, messages: [...state.messages, event.msg] };

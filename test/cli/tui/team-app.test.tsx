@@ -285,7 +285,7 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
     await shows('Kickoff');
     await press('c');
     feed(0).push({ type: 'ParallelRoundStarted', agents: ['agent-1', 'agent-2'], turn: 0 });
-    await shows('agent-1, agent-2 is speaking…');
+    await shows('agent-1, agent-2 are speaking…');
     text(0)('agent-1', 'Two oper');
     text(0)('agent-2', 'I would');
     text(0)('agent-1', 'ations first');
@@ -460,6 +460,11 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
     await shows('Kickoff');
     await press('p');
     expect(await shows('Checkpoints of iter-1 (1)')).toMatch(/▸ {3}1 {2}refinement .* after a refinement session/);
+    await press('c');
+    await shows('Describe the checkpoint:');
+    // Esc leaves the typed line for the checkpoints view it was asked from, creating nothing.
+    await press('\u001b');
+    expect(await shows('Checkpoints of iter-1 (1)')).not.toContain('Describe the checkpoint:');
     await press('c');
     await shows('Describe the checkpoint:');
     await press('before planning\r');
