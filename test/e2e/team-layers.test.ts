@@ -11,25 +11,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Git } from '../../src/git/git.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { createArtifactStore, createIterationStore } from '../../src/workflows/team/file-stores.js';
-import { initTeam, teamDirOf } from '../../src/workflows/team/setup.js';
-import type { TeamTask } from '../../src/workflows/team/types.js';
-import { createIterationWorkspace } from '../../src/workflows/team/workspace.js';
+import { teamDirOf } from '../../src/workflows/team/setup.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { CLI, cliEnv, describeResult, PACKAGE_ROOT, runCli } from '../support/run-cli.js';
+import { CLI, cliEnv, describeResult, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTeamBrain, type TeamBrain } from '../support/team-brain.js';
+import { seedImplementationIteration, teamTask as task } from '../support/team-iteration.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
 const sandbox = sandboxForThisMachine();
-const task = (id: string, assigned_to: string, layer = 0): TeamTask => ({
-  id,
-  description: `task ${id}`,
-  done_criteria: '',
-  depends_on: [],
-  assigned_to,
-  status: 'pending',
-  layer,
-});
 const writeCall = (file_path: string, content: string, taskId?: string) => ({
   name: 'Write',
   input: { file_path, content, ...(taskId === undefined ? {} : { task: taskId }) },
@@ -63,21 +53,15 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
       RATCHET_HOME: home,
     };
     // An iteration after planning, as `team run` and `team advance` leave it.
-    await initTeam({ projectRoot: repo.dir, packageRoot: PACKAGE_ROOT, agents: 3 });
-    const teamFile = join(teamDirOf(repo.dir), 'team.json');
-    const config = JSON.parse(await readFile(teamFile, 'utf8')) as { file_access: Record<string, unknown> };
-    config.file_access.writable_paths = ['src/**', 'test/**'];
-    await writeFile(teamFile, JSON.stringify(config));
-    const iterations = createIterationStore(teamDirOf(repo.dir));
-    const { iteration, dir } = await iterations.create({ description: 'units', maxTurns: 2 });
-    const created = await createIterationWorkspace({ projectRoot: repo.dir, home, iterationId: iteration.id });
-    workspace = created.workspace;
-    await iterations.saveFields(iteration.id, { ...created, phase: 'implementation', current_layer: 0 });
-    await createArtifactStore(dir).writeTasks([
-      task('alpha', 'agent-1'),
-      task('beta', 'agent-1'),
-      task('gamma', 'agent-2'),
-    ]);
+    ({ workspace } = await seedImplementationIteration({
+      projectRoot: repo.dir,
+      home,
+      agents: 3,
+      description: 'units',
+      maxTurns: 2,
+      writablePaths: ['src/**', 'test/**'],
+      tasks: [task('alpha', 'agent-1'), task('beta', 'agent-1'), task('gamma', 'agent-2')],
+    }));
   });
   afterEach(async () => {
     await server.close();

@@ -6,29 +6,17 @@
  * not land anywhere: not in the iteration's workspace or branch, which no verifier would see
  * again, nor in the checkout; the approval says why.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createArtifactStore, createIterationStore } from '../../src/workflows/team/file-stores.js';
-import { initTeam, teamDirOf } from '../../src/workflows/team/setup.js';
-import type { TeamTask } from '../../src/workflows/team/types.js';
-import { createIterationWorkspace } from '../../src/workflows/team/workspace.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { describeResult, PACKAGE_ROOT, runCli } from '../support/run-cli.js';
+import { describeResult, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTeamBrain, type TeamBrain } from '../support/team-brain.js';
+import { seedImplementationIteration, teamTask } from '../support/team-iteration.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 
 const sandbox = sandboxForThisMachine();
-const task = (id: string, assigned_to: string): TeamTask => ({
-  id,
-  description: `task ${id}`,
-  done_criteria: '',
-  depends_on: [],
-  assigned_to,
-  status: 'pending',
-  layer: 0,
-});
 const write = (file_path: string, content: string) => ({ name: 'Write', input: { file_path, content } });
 
 describe('a team approval granted after its layer merged', () => {
@@ -58,18 +46,15 @@ describe('a team approval granted after its layer merged', () => {
       RATCHET_HOME: home,
     };
     // An iteration in implementation with one task, so layer 0 is the last.
-    await initTeam({ projectRoot: repo.dir, packageRoot: PACKAGE_ROOT, agents: 2 });
-    const teamFile = join(teamDirOf(repo.dir), 'team.json');
-    const config = JSON.parse(await readFile(teamFile, 'utf8')) as { file_access: Record<string, unknown> };
-    config.file_access.writable_paths = ['src/**', 'test/**'];
-    await writeFile(teamFile, JSON.stringify(config));
-    const iterations = createIterationStore(teamDirOf(repo.dir));
-    const { iteration, dir } = await iterations.create({ description: 'one task', maxTurns: 2 });
-    const made = await createIterationWorkspace({ projectRoot: repo.dir, home, iterationId: iteration.id });
-    workspace = made.workspace;
-    branch = made.branch;
-    await iterations.saveFields(iteration.id, { ...made, phase: 'implementation', current_layer: 0 });
-    await createArtifactStore(dir).writeTasks([task('T1', 'agent-1')]);
+    ({ workspace, branch } = await seedImplementationIteration({
+      projectRoot: repo.dir,
+      home,
+      agents: 2,
+      description: 'one task',
+      maxTurns: 2,
+      writablePaths: ['src/**', 'test/**'],
+      tasks: [teamTask('T1', 'agent-1')],
+    }));
   });
   afterEach(async () => {
     await server.close();
