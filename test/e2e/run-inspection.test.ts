@@ -206,6 +206,9 @@ describe(`status, history, report and reject of a finished run (built CLI, subpr
       return { id, plan };
     };
     const older = await start();
+    // Two runs that commit the same PLAN on the same base within one second make the same commit
+    // (same tree, parent, message and dates): a commit on main between them keeps them apart.
+    execFileSync('git', ['commit', '--allow-empty', '-q', '-m', 'between the two runs'], { cwd: repoDir });
     const latest = await start();
     const demoCheckpoint = (
       JSON.parse((await ratchet('history', runId, '--json')).stdout) as {
