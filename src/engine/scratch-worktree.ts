@@ -6,6 +6,8 @@ import type { ResolvedConfig } from '../config/resolved.js';
 import { Git } from '../git/git.js';
 import { commandEnvironment } from '../process/env.js';
 import type { ProcessRunner } from '../process/types.js';
+import { editableInstallPaths } from '../verify/editable-installs.js';
+import { PYTHON_ENVIRONMENTS, withEditableInstalls } from './editable-install-env.js';
 import { gitCopyOf } from './plain-directory.js';
 import { sandboxUnavailable, toolSandbox } from './tool-sandbox.js';
 import { requireWritableHome, SHARED_DIRECTORIES, shareDependencies } from './worktree-setup.js';
@@ -75,10 +77,14 @@ export async function withScratchCheckout<T>(
       dependenciesOf: target,
       runId: 'scratch',
     });
+    // As in a run: an editable install in the shared `.venv` points into the checkout, so the
+    // scratch copy's own sources go first on PYTHONPATH (else the tests import the user's files,
+    // or nothing when the sandbox hides the checkout).
+    const { runner } = withEditableInstalls(sandbox, await editableInstallPaths(target, dir, PYTHON_ENVIRONMENTS));
     return await body({
       dir,
       commit,
-      runner: sandbox.runner,
+      runner,
       environment: commandEnvironment(options.env, config.bash.env),
       sandboxed: sandbox.sandboxed,
       notice: problem === undefined ? null : `not sandboxed: ${problem}`,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeOpenAiServer } from '../support/fake-openai-server.js';
+import { editableInstall } from '../support/python-venv.js';
 import { MORE_ITERTOOLS } from '../support/real-repo-fixtures.js';
 import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
@@ -16,6 +17,8 @@ import { toolchain } from '../support/toolchains.js';
 
 // The project's tests are pytest's: doctor runs them among its checks.
 const pytest = toolchain('python3-pytest');
+// A real editable install: a venv made by Debian's python3 (test/support/python-venv.ts).
+const venv = toolchain('python3-venv', 'python3-pytest');
 
 const DoctorSchema = z.object({
   ok: z.boolean(),
@@ -99,5 +102,44 @@ describe.skipIf(pytest.missing)(`ratchet doctor on a real project shape (issue 1
       status: 'warn',
       detail: '2 uncommitted changes (1 untracked)',
     });
+  });
+});
+
+/**
+ * Shaped like cachetools as a user has it: a src layout whose package is installed in editable
+ * mode into the checkout's `.venv`. doctor's baseline runs HEAD in a scratch worktree with the
+ * `.venv` shared; the editable install points into the checkout, which the sandbox hides, so the
+ * tests could not import the package (13 collection errors on cachetools) or, unsandboxed, would
+ * test the checkout's files instead of HEAD's. A run puts the worktree's sources first on
+ * PYTHONPATH; doctor now does the same.
+ */
+describe.skipIf(venv.missing)(`ratchet doctor on a src layout installed in editable mode${venv.note}`, () => {
+  beforeAll(() => assertFreshBuild());
+
+  it("the baseline tests HEAD's package from the scratch worktree, not the checkout's edited copy", async () => {
+    const repo = await createTempRepo({
+      files: {
+        'pyproject.toml':
+          '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "cachekit"\nversion = "1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        'src/cachekit/__init__.py': '"""A tiny cache."""\n\n\ndef maxsize():\n    return 128\n',
+        'tests/test_cache.py': 'from cachekit import maxsize\n\n\ndef test_maxsize():\n    assert maxsize() == 128\n',
+        '.gitignore': '.venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\n',
+        '.ratchet/config.toml': '[test]\ncommand = ".venv/bin/python -m pytest"\n',
+      },
+    });
+    cleanups.push(() => repo.cleanup());
+    editableInstall(repo.dir);
+    // The user is mid-edit: the checkout's copy fails the test, HEAD's passes.
+    writeFileSync(join(repo.dir, 'src/cachekit/__init__.py'), 'def maxsize():\n    return 0\n');
+
+    const result = await runCli(['doctor', '--json', '--provider', 'replay', '--cassette', 'none.ndjson'], {
+      cwd: repo.dir,
+      env: { ...repo.env, RATCHET_HOME: repo.path('ratchet-home') },
+    });
+    const { checks } = DoctorSchema.parse(JSON.parse(result.stdout));
+    expect(
+      checks.find((check) => check.name === 'baseline'),
+      describeResult(result),
+    ).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^1 passed in \d+ ms$/) as unknown });
   });
 });
