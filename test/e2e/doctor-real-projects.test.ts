@@ -143,3 +143,32 @@ describe.skipIf(venv.missing)(`ratchet doctor on a src layout installed in edita
     ).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^1 passed in \d+ ms$/) as unknown });
   });
 });
+
+describe.skipIf(pytest.missing)(`ratchet doctor on a src layout that is not installed${pytest.note}`, () => {
+  beforeAll(() => assertFreshBuild());
+
+  it('says the package is the project\'s own and how to make it importable, not "make every test file import"', async () => {
+    const repo = await createTempRepo({
+      files: {
+        'pyproject.toml': '[project]\nname = "cachekit"\nversion = "1.0"\n',
+        'src/cachekit/__init__.py': 'def maxsize():\n    return 128\n',
+        'tests/test_cache.py': 'from cachekit import maxsize\n\n\ndef test_maxsize():\n    assert maxsize() == 128\n',
+        '.ratchet/config.toml': '[test]\ncommand = "python3 -m pytest"\n',
+      },
+    });
+    cleanups.push(() => repo.cleanup());
+
+    const result = await runCli(['doctor', '--json', '--provider', 'replay', '--cassette', 'none.ndjson'], {
+      cwd: repo.dir,
+      env: { ...repo.env, RATCHET_HOME: repo.path('ratchet-home') },
+    });
+    const { checks } = DoctorSchema.parse(JSON.parse(result.stdout));
+    const baseline = checks.find((check) => check.name === 'baseline');
+    expect(baseline, describeResult(result)).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining("No module named 'cachekit'") as unknown,
+    });
+    expect(baseline?.hint).toMatch(/^cachekit is this project's own package \(src\/cachekit\).*pip install -e \./);
+    expect(baseline?.hint).toContain('pythonpath = ["src"]');
+  });
+});

@@ -2,6 +2,8 @@
  * `ratchet doctor`'s checks of the project's own commands: the test command and its baseline, the
  * lint and typecheck commands, each run as a run would run it (see `projectCommandChecks`).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { toRatchetError } from '../../core/errors.js';
@@ -110,7 +112,7 @@ async function testCommandChecks(
       environment: baseline.environment,
       timeoutMs: config.test.timeoutMs,
     });
-    checks.push(baselineCheck(result, config.test.timeoutMs));
+    checks.push(baselineCheck(result, config.test.timeoutMs, repoRoot));
   } catch (error) {
     const failure = toRatchetError(error);
     checks.push({
@@ -176,7 +178,7 @@ async function verifyCommandChecks(
   return checks;
 }
 
-function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
+function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: string): Check {
   const { passed, failed, total } = result.counts;
   if (result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0 && !result.timedOut) {
     // RED looks for a new failing test by name: with no names, every RED fails with "no new test".
@@ -212,7 +214,7 @@ function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
       name: 'baseline',
       status: 'fail',
       detail: `${result.collectionErrors.length} could not be collected (${subjects.join(', ')}${more})${why === '' ? '' : `: ${why}`}, ${failing.length > 0 ? `${failing.length} failing, ` : ''}${passed} passed, exit ${String(result.exitCode)}`,
-      hint: `Make every test file import and compile. ${fix}`,
+      hint: uninstalledSrcPackage(why, repoRoot) ?? `Make every test file import and compile. ${fix}`,
     };
   }
   if (failing.length > 0) {
@@ -233,6 +235,23 @@ function baselineCheck(result: TestRunResult, timeoutMs: number): Check {
     detail: `${result.command} exited ${String(result.exitCode)} without a failing test${reason ? `: ${reason}` : ''}`,
     hint: `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
   };
+}
+
+/**
+ * The hint for a src-layout Python project that is not installed: its tests import its own
+ * package (`src/<name>`), which Python finds only through an install or a configured path, so
+ * "make every test file import" would send the user hunting in files that are fine.
+ */
+function uninstalledSrcPackage(why: string, repoRoot: string): string | undefined {
+  const name = /No module named '([A-Za-z_][\w]*)/.exec(why)?.[1];
+  if (name === undefined) return undefined;
+  const src = join(repoRoot, 'src');
+  if (!existsSync(join(src, name, '__init__.py')) && !existsSync(join(src, `${name}.py`))) return undefined;
+  return (
+    `${name} is this project's own package (src/${name}), which Python imports only once the project is installed: ` +
+    'python -m venv .venv && .venv/bin/pip install -e . (Ratchet shares .venv read-only with each run, and each run tests its own copy of src); ' +
+    'or add pythonpath = ["src"] under [tool.pytest.ini_options] in pyproject.toml.'
+  );
 }
 
 /**
