@@ -233,8 +233,24 @@ function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: strin
     name: 'baseline',
     status: 'fail',
     detail: `${result.command} exited ${String(result.exitCode)} without a failing test${reason ? `: ${reason}` : ''}`,
-    hint: `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
+    hint: readOnlyDependencyHint(reason) ?? `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
   };
+}
+
+/**
+ * A suite that writes into the installed dependencies fails in the run's sandbox only (and so
+ * passes when the user runs it): `node_modules` and `.venv` are shared read-only with every run,
+ * so that a model cannot change what the user has installed. vitest's `--typecheck` is the
+ * common case (ufo's `npm test`): it writes a tsbuildinfo beside vitest's own files.
+ */
+function readOnlyDependencyHint(reason: string | undefined): string | undefined {
+  if (reason === undefined || !/EROFS|read-only file system/i.test(reason)) return undefined;
+  const folder = /(?:^|[/\\])(node_modules|\.venv|venv)[/\\]/.exec(reason)?.[1];
+  if (folder === undefined) return undefined;
+  const typecheck = /tsbuildinfo/.test(reason)
+    ? ' vitest --typecheck does: drop --typecheck from [test] command and type-check in [typecheck] command (npx tsc --noEmit) instead.'
+    : '';
+  return `The suite writes into ${folder}/, which Ratchet shares read-only with every run (a model must not change your installed dependencies), so it fails only inside a run. Make it write elsewhere.${typecheck}`;
 }
 
 /**
@@ -264,7 +280,10 @@ function reasonLine(output: string): string | undefined {
     .map((text) => stripVTControlCharacters(text).trim())
     // npm's banner of the script it runs (`> pkg@1.0.0 lint`, `> eslint .`) says nothing of why.
     .filter((text) => text !== '' && !text.startsWith('> '));
+  // A write the sandbox refused says more than the runner's summary of it ("1 unhandled error").
   const line =
-    lines.find((text) => /\berror\b|exception|not found|no module named|cannot|failed/i.test(text)) ?? lines.at(-1);
+    lines.find((text) => /EROFS|read-only file system/i.test(text)) ??
+    lines.find((text) => /\berror\b|exception|not found|no module named|cannot|failed/i.test(text)) ??
+    lines.at(-1);
   return line === undefined ? undefined : line.length > 200 ? `${line.slice(0, 200)}...` : line;
 }
