@@ -110,6 +110,9 @@ async function detectIn(root: string, options: DetectOptions): Promise<DetectedT
   const pkg = await readPackageJson(root);
   const script = pkg?.scripts?.test;
   if (pkg !== undefined && script !== undefined && script.trim() !== '' && !NPM_PLACEHOLDER.test(script)) {
+    const runner = runnerAfterChecks(script);
+    if (runner !== undefined)
+      return detected(runner.command, runner.framework, `package.json scripts.test without \`${runner.dropped}\``);
     return detected('npm test', frameworkOfPackage(pkg), 'package.json');
   }
   for (const marker of PYTHON_MARKERS) {
@@ -439,6 +442,31 @@ export function detectFramework(command: string): Framework {
   if (/(?:^|\s)cargo\s+(?:\+\S+\s+)?(?:test|nextest)\b/.test(text)) return 'cargo';
   if (/^(?:npm|pnpm|yarn)\s+(?:test|t|run\s+test|run-script\s+test)(?:\s|$)/.test(text)) return 'npm';
   return 'custom';
+}
+
+/** A step of a test script that checks the code rather than testing it: lint, format, typecheck. */
+const CHECK_STEP =
+  /^(?:(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:lint|format|prettier|typecheck|type-check|types|check-types|tsc)(?:[:\s]|$)|(?:npx\s+)?(?:eslint|prettier|tsc|biome|oxlint|xo|standard|vue-tsc)(?:\s|$))/;
+const JS_RUNNERS = new Set<Framework>(['vitest', 'jest', 'mocha', 'ava', 'node-test']);
+
+/**
+ * The test runner of a script that checks first and tests last (`pnpm lint && vitest run`, ufo's):
+ * Ratchet reads per-test results only from a bare runner call, and runs lint and typecheck as
+ * gates of their own, so the runner part alone is the test command. Undefined for anything else
+ * (a build step, a pipe, a variable): those stay `npm test`, read or refused as they are.
+ */
+function runnerAfterChecks(script: string): { command: string; framework: Framework; dropped: string } | undefined {
+  if (/\|\||[;|`\n]|\$\(/.test(script.replace(/&&/g, ''))) return undefined;
+  const steps = script.split('&&').map((step) => step.trim());
+  const last = steps.at(-1) ?? '';
+  const framework = detectFramework(last);
+  if (steps.length < 2 || !JS_RUNNERS.has(framework)) return undefined;
+  if (!steps.slice(0, -1).every((step) => CHECK_STEP.test(step))) return undefined;
+  const bare = /^(?:(?:pnpm|yarn|bun)\s+(?:exec\s+)?|bunx\s+|npx\s+)?((?:vitest|jest|mocha|ava)(?:\s.*)?)$/.exec(
+    last,
+  )?.[1];
+  const command = bare !== undefined ? `npx ${bare}` : /^node\s/.test(last) ? last : undefined;
+  return command === undefined ? undefined : { command, framework, dropped: steps.slice(0, -1).join(' && ') };
 }
 
 /** A command that first changes into a directory: `cd frontend && npm test`. */

@@ -65,6 +65,34 @@ describe('detectTestCommand', () => {
     }
   });
 
+  // ufo's `pnpm lint && vitest run --typecheck`: per-test results come only from a bare runner
+  // call, and lint runs as a gate of its own, so the runner part is the test command.
+  it.each([
+    ['pnpm lint && vitest run --typecheck', 'npx vitest run --typecheck', 'vitest', 'pnpm lint'],
+    ['eslint . && prettier -c src && jest --ci', 'npx jest --ci', 'jest', 'eslint . && prettier -c src'],
+    ['npm run lint && npm run typecheck && pnpm vitest', 'npx vitest', 'vitest', 'npm run lint && npm run typecheck'],
+    ['tsc --noEmit && node --test test/', 'node --test test/', 'node-test', 'tsc --noEmit'],
+  ])('takes the runner of a script that checks first: %s', async (script, command, framework, dropped) => {
+    const root = await makeProject({ 'package.json': pkg({ test: script }) });
+    expect(await detectTestCommand(root, undefined, NO_PYTEST)).toEqual({
+      command,
+      framework,
+      source: 'detected',
+      marker: `package.json scripts.test without \`${dropped}\``,
+    });
+  });
+
+  it.each([
+    'npm run build && vitest run',
+    'pnpm lint && vitest run | tee out.txt',
+    'pnpm lint; vitest run',
+    'pnpm lint && NODE_ENV=test vitest run',
+    'vitest run && pnpm lint',
+  ])('keeps npm test for a script whose other steps are not checks: %s', async (script) => {
+    const root = await makeProject({ 'package.json': pkg({ test: script }) });
+    expect((await detectTestCommand(root, undefined, NO_PYTEST)).command).toBe('npm test');
+  });
+
   it('skips npm’s placeholder test script', async () => {
     const root = await makeProject({
       'package.json': pkg({ test: 'echo "Error: no test specified" && exit 1' }),
