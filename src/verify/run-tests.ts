@@ -112,7 +112,7 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
       `Test command not found: ${plan.command}${program === undefined ? '' : ` (${program}: not found)`}`,
       {
         hint: uninstalled
-          ? `Install the project's dependencies (npm install), or set [test] command = "..." in .ratchet/config.toml`
+          ? `Install the project's dependencies (${installCommand(dir)}), or set [test] command = "..." in .ratchet/config.toml`
           : `Install ${program ?? 'the test runner'} or set [test] command = "..." in .ratchet/config.toml`,
         details: { output: run.output.slice(-2000), ...(program === undefined ? {} : { program }) },
       },
@@ -431,4 +431,12 @@ function timeoutCase(timeoutMs: number): TestCaseResult {
     failureKind: 'timeout',
     message: `The test command did not finish within ${timeoutMs} ms and was killed with its process group.`,
   };
+}
+
+/** How the project installs its dependencies, by its lock file (npm's when it has none). */
+function installCommand(dir: string): string {
+  if (existsSync(join(dir, 'pnpm-lock.yaml'))) return 'pnpm install';
+  if (existsSync(join(dir, 'yarn.lock'))) return 'yarn install';
+  if (existsSync(join(dir, 'bun.lock')) || existsSync(join(dir, 'bun.lockb'))) return 'bun install';
+  return 'npm install';
 }

@@ -312,6 +312,24 @@ describe('runTests with a runner that is not installed', () => {
     });
   });
 
+  it('names the install command of the lock file the project has (pnpm: ufo)', async () => {
+    const root = await makeProject({
+      'package.json': pkg({ test: 'ratchet-no-such-runner --ci' }),
+      'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+    });
+    const error: unknown = await runTests({
+      command: 'npm test',
+      framework: 'npm',
+      cwd: root,
+      runner: createProcessRunner(),
+      timeoutMs: 60_000,
+      reportDir: path.join(root, '.reports'),
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      hint: `Install the project's dependencies (pnpm install), or set [test] command = "..." in .ratchet/config.toml`,
+    });
+  });
+
   it('names a missing program of a configured command', async () => {
     const root = await makeProject({ 'README.md': '# x' });
     const error: unknown = await runTests({
