@@ -13,6 +13,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { extractReasoningMiddleware, wrapLanguageModel } from 'ai';
 import { RatchetError } from '../core/errors.js';
 import type { ModelClient } from '../core/model.js';
 import { createAiSdkModelClient, type AiSdkLanguageModel } from './ai-sdk-client.js';
@@ -212,13 +213,19 @@ function createLanguageModel(
       return createOpenAI({ baseURL: endpoint.apiBaseUrl, apiKey: endpoint.apiKey, fetch }).chat(model);
     case 'openai-compatible':
     case 'ollama':
-      return createOpenAICompatible({
-        name: provider,
-        baseURL: endpoint.apiBaseUrl,
-        apiKey: endpoint.apiKey,
-        fetch,
-        includeUsage: true,
-      }).chatModel(model);
+      // Reasoning models served without a reasoning parser (DeepSeek-R1 and Qwen3 on Ollama,
+      // llama.cpp or vLLM) write their thinking inline as <think>...</think>. It is not the
+      // answer: a draft edit block or JSON plan in it must never be parsed as the real one.
+      return wrapLanguageModel({
+        model: createOpenAICompatible({
+          name: provider,
+          baseURL: endpoint.apiBaseUrl,
+          apiKey: endpoint.apiKey,
+          fetch,
+          includeUsage: true,
+        }).chatModel(model),
+        middleware: extractReasoningMiddleware({ tagName: 'think' }),
+      });
   }
 }
 

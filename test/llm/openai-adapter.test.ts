@@ -270,6 +270,28 @@ describe('openai-compatible and ollama', () => {
     expect(server.requests[0]?.headers.authorization).toBe('Bearer none');
   });
 
+  // A reasoning model without a reasoning parser (DeepSeek-R1 on Ollama) thinks inline; a draft
+  // search/replace block or JSON in its thinking must not be taken for the answer.
+  it.each([
+    ['openai-compatible', true],
+    ['openai-compatible', false],
+    ['ollama', true],
+    ['ollama', false],
+  ] as const)('%s (stream %s) drops inline <think> reasoning from the answer', async (provider, stream) => {
+    const draft = 'src/a.ts\n<<<<<<< SEARCH\nold\n=======\nwrong\n>>>>>>> REPLACE';
+    server.enqueue({ kind: 'message', text: `<think>Maybe this:\n${draft}\nNo.</think>\n\nThe answer.` });
+    const deltas: string[] = [];
+    const model = createModelClient({
+      provider,
+      model: 'deepseek-r1:14b',
+      stream,
+      ...(provider === 'ollama' ? { env: { OLLAMA_HOST: server.url } } : { baseUrl: server.url, env: {} }),
+    });
+    const response = await model.generate(userRequest('hi'), { onTextDelta: (delta) => deltas.push(delta) });
+    expect(response.text.trim()).toBe('The answer.');
+    expect(deltas.join('')).not.toContain('SEARCH');
+  });
+
   it('openai-compatible called without a key by a server that wants one: the hint says to set OPENAI_API_KEY', async () => {
     server.enqueue({ kind: 'error', status: 401, message: 'Missing API key' });
     const keyless = createModelClient({ provider: 'openai-compatible', model: 'm', baseUrl: server.url, env: {} });
