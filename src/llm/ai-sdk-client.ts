@@ -32,6 +32,7 @@ import type {
 } from '../core/model.js';
 import { costUsd } from './pricing.js';
 import { toProviderError, type ProviderErrorContext } from './provider-errors.js';
+import { toolCallsInText } from './text-tool-calls.js';
 
 /** An AI SDK model object (a plain model-id string would route through the AI Gateway). */
 export type AiSdkLanguageModel = Exclude<LanguageModel, string>;
@@ -52,6 +53,11 @@ export interface AiSdkModelClientOptions {
   keyMissing?: boolean;
   /** Strings (API keys) redacted from every error message. */
   secrets?: readonly string[];
+  /**
+   * Read `<tool_call>` blocks in a reply that has no tool call as its tool calls (open models on a
+   * server without a tool-call parser; see `toolCallsInText`).
+   */
+  textToolCalls?: boolean;
 }
 
 interface StepOutcome {
@@ -114,10 +120,22 @@ export function createAiSdkModelClient(options: AiSdkModelClientOptions): ModelC
         });
       }
       const usage = toUsage(outcome.usage);
+      const fromText =
+        options.textToolCalls === true &&
+        outcome.toolCalls.length === 0 &&
+        request.tools.length > 0 &&
+        // A reply cut off at the token limit is not a finished call, whatever it holds.
+        outcome.finishReason !== 'length'
+          ? toolCallsInText(
+              outcome.text,
+              new Set(request.tools.map((definition) => definition.name)),
+              `text_call_${started}`,
+            )
+          : undefined;
       return {
-        text: outcome.text,
-        toolCalls: outcome.toolCalls,
-        finishReason: toFinishReason(outcome.finishReason),
+        text: fromText?.text ?? outcome.text,
+        toolCalls: fromText?.toolCalls ?? outcome.toolCalls,
+        finishReason: fromText === undefined ? toFinishReason(outcome.finishReason) : 'tool-calls',
         usage,
         costUsd: costUsd(options.modelId, usage),
         model: options.modelId,

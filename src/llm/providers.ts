@@ -194,6 +194,7 @@ export function createModelClient(options: CreateModelClientOptions): ModelClien
     // Only openai-compatible names a key variable it may go without (ollama names none).
     keyMissing: endpoint.keyVar !== undefined && !endpoint.secret,
     secrets: endpoint.secret ? [endpoint.apiKey] : [],
+    textToolCalls: options.provider === 'openai-compatible' || options.provider === 'ollama',
   });
 }
 

@@ -292,6 +292,58 @@ describe('openai-compatible and ollama', () => {
     expect(deltas.join('')).not.toContain('SEARCH');
   });
 
+  // Qwen or Hermes on a server without a tool-call parser: the calls arrive as text.
+  it.each([true, false])(
+    'reads <tool_call> blocks in a reply without tool calls as its calls (stream %s)',
+    async (stream) => {
+      const read = { name: 'Read', arguments: { file_path: 'src/a.ts' } };
+      const bash = { name: 'Bash', arguments: JSON.stringify({ command: 'npm test' }) };
+      server.enqueue({
+        kind: 'message',
+        text: `I will look first.\n<tool_call>\n${JSON.stringify(read)}\n</tool_call>\n<tool_call>${JSON.stringify(bash)}</tool_call>`,
+      });
+      const model = createModelClient({
+        provider: 'openai-compatible',
+        model: 'qwen2.5-coder',
+        stream,
+        baseUrl: server.url,
+        env: {},
+      });
+      const response = await model.generate(userRequest('look'));
+      expect(response.finishReason).toBe('tool-calls');
+      expect(response.text).toBe('I will look first.');
+      expect(response.toolCalls.map(({ name, input }) => ({ name, input }))).toEqual([
+        { name: 'Read', input: { file_path: 'src/a.ts' } },
+        { name: 'Bash', input: { command: 'npm test' } },
+      ]);
+      expect(new Set(response.toolCalls.map((call) => call.id)).size).toBe(2);
+    },
+  );
+
+  it.each([
+    ['a tool that was not offered', '<tool_call>{"name": "Delete", "arguments": {"path": "/"}}</tool_call>'],
+    ['a block that is not JSON', '<tool_call>{"name": "Read", "arguments": </tool_call>'],
+    ['arguments that are not an object', '<tool_call>{"name": "Read", "arguments": [1]}</tool_call>'],
+    [
+      'one good call beside a broken one',
+      '<tool_call>{"name": "Read", "arguments": {}}</tool_call><tool_call>nope</tool_call>',
+    ],
+  ])('keeps a reply with %s as text, with no tool call', async (_label, text) => {
+    server.enqueue({ kind: 'message', text });
+    const model = createModelClient({ provider: 'ollama', model: 'qwen2.5-coder', env: { OLLAMA_HOST: server.url } });
+    const response = await model.generate(userRequest('look'));
+    expect(response).toMatchObject({ text, toolCalls: [], finishReason: 'stop' });
+  });
+
+  it('reads no calls from text for OpenAI itself, nor from a reply cut off at the token limit', async () => {
+    const text = '<tool_call>{"name": "Read", "arguments": {"file_path": "a"}}</tool_call>';
+    server.enqueue({ kind: 'message', text });
+    expect((await openai().generate(userRequest('look'))).toolCalls).toEqual([]);
+    server.enqueue({ kind: 'message', text, finishReason: 'length' });
+    const local = createModelClient({ provider: 'openai-compatible', model: 'm', baseUrl: server.url, env: {} });
+    expect(await local.generate(userRequest('look'))).toMatchObject({ toolCalls: [], finishReason: 'length' });
+  });
+
   it('openai-compatible called without a key by a server that wants one: the hint says to set OPENAI_API_KEY', async () => {
     server.enqueue({ kind: 'error', status: 401, message: 'Missing API key' });
     const keyless = createModelClient({ provider: 'openai-compatible', model: 'm', baseUrl: server.url, env: {} });
