@@ -216,18 +216,23 @@ function leadsOutside(name: string, keep: ReadonlySet<string>): boolean {
  * `/tmp` (the user's own are hidden or read-only: a cache written from the sandbox would be read
  * by the user's next, unsandboxed build). `home` is the user's home, for the read-only Gradle cache.
  * `keep` names variables that lead to a socket the caller mounted in on purpose (Ratchet's own
- * API proxy for the Claude Code CLI).
+ * API proxy for the Claude Code CLI). Without `network`, cargo and go work offline from the caches
+ * the user filled (`cargo fetch`, `go mod download`) unless the environment says otherwise: cargo
+ * resolves a crate without a committed Cargo.lock from its cached index only in offline mode, and
+ * both fail at once, naming the missing package, instead of on a lookup that cannot succeed.
  */
 export function sandboxEnv(
   env: Readonly<Record<string, string | undefined>>,
   home: string,
   gradleCaches: boolean,
   keep: ReadonlySet<string> = new Set(),
+  network = true,
 ): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(env))
     if (value !== undefined && !leadsOutside(name, keep)) result[name] = value;
   return {
+    ...(network ? {} : { CARGO_NET_OFFLINE: 'true', GOPROXY: 'off' }),
     ...result,
     TMPDIR: '/tmp',
     XDG_CACHE_HOME: '/tmp/.cache',

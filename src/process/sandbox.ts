@@ -60,7 +60,13 @@ export function createSandboxedRunner(
         ...spec,
         ...launch,
         shell: false,
-        env: sandboxEnv(base, options.home, options.gradleCaches ?? false, new Set(options.keepVariables ?? [])),
+        env: sandboxEnv(
+          base,
+          options.home,
+          options.gradleCaches ?? false,
+          new Set(options.keepVariables ?? []),
+          layout.network,
+        ),
         extendEnv: false,
         onSpawn(pid) {
           watchdog = startWatchdog(pid, {

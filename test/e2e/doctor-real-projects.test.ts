@@ -172,3 +172,39 @@ describe.skipIf(pytest.missing)(`ratchet doctor on a src layout that is not inst
     expect(baseline?.hint).toContain('pythonpath = ["src"]');
   });
 });
+
+// Runs have no network: cargo works offline there, from the crates `cargo fetch` downloaded.
+const cargoSandboxed = toolchain('cargo', 'bwrap');
+
+describe.skipIf(cargoSandboxed.missing)(
+  `ratchet doctor on a crate whose dependencies were never fetched${cargoSandboxed.note}`,
+  () => {
+    beforeAll(() => assertFreshBuild());
+
+    it('says to run cargo fetch (runs have no network), not "make every test file import"', async () => {
+      // Shaped like itoa: a library without a committed Cargo.lock, with a dev-dependency.
+      const repo = await createTempRepo({
+        files: {
+          'Cargo.toml':
+            '[package]\nname = "itoa-shape"\nversion = "1.0.0"\nedition = "2021"\n\n[dev-dependencies]\nratchet-test-no-such-crate = "0.1"\n',
+          'src/lib.rs': 'pub fn digits(n: u32) -> usize {\n    n.to_string().len()\n}\n',
+          'tests/test.rs': '#[test]\nfn three() {\n    assert_eq!(itoa_shape::digits(123), 3);\n}\n',
+          '.gitignore': 'target/\nCargo.lock\n',
+        },
+      });
+      cleanups.push(() => repo.cleanup());
+      const result = await runCli(['doctor', '--json', '--provider', 'replay', '--cassette', 'none.ndjson'], {
+        cwd: repo.dir,
+        // The user's home: rustup's cargo finds its toolchain there.
+        env: { ...repo.env, HOME: process.env.HOME ?? repo.path('home'), RATCHET_HOME: repo.path('ratchet-home') },
+      });
+      const { checks } = DoctorSchema.parse(JSON.parse(result.stdout));
+      const baseline = checks.find((check) => check.name === 'baseline');
+      expect(baseline, describeResult(result)).toMatchObject({ status: 'fail' });
+      expect(baseline?.detail).toContain('ratchet-test-no-such-crate');
+      expect(baseline?.hint).toMatch(
+        /^cargo could not download the crates the project needs: runs have no network\. Run `cargo fetch`/,
+      );
+    });
+  },
+);

@@ -244,6 +244,21 @@ describe('sandboxEnv', () => {
   });
 });
 
+describe('sandboxEnv without network', () => {
+  it('has cargo and go work offline from their caches, unless the environment says otherwise', () => {
+    expect(sandboxEnv({ PATH: '/usr/bin' }, '/home/ann', false, new Set(), false)).toMatchObject({
+      CARGO_NET_OFFLINE: 'true',
+      GOPROXY: 'off',
+    });
+    expect(
+      sandboxEnv({ GOPROXY: 'file:///srv/goproxy', CARGO_NET_OFFLINE: 'false' }, '/home/ann', false, new Set(), false),
+    ).toMatchObject({ CARGO_NET_OFFLINE: 'false', GOPROXY: 'file:///srv/goproxy' });
+    const online = sandboxEnv({ PATH: '/usr/bin' }, '/home/ann', false, new Set(), true);
+    expect(online).not.toHaveProperty('CARGO_NET_OFFLINE');
+    expect(online).not.toHaveProperty('GOPROXY');
+  });
+});
+
 describe('nprocLimit', () => {
   it('counts the sandbox alone since Linux 5.14, the user`s other processes too before', () => {
     expect(nprocLimit(64, '6.18.44-fc', 300)).toBe(64);

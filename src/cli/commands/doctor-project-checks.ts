@@ -214,7 +214,10 @@ function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: strin
       name: 'baseline',
       status: 'fail',
       detail: `${result.collectionErrors.length} could not be collected (${subjects.join(', ')}${more})${why === '' ? '' : `: ${why}`}, ${failing.length > 0 ? `${failing.length} failing, ` : ''}${passed} passed, exit ${String(result.exitCode)}`,
-      hint: uninstalledSrcPackage(why, repoRoot) ?? `Make every test file import and compile. ${fix}`,
+      hint:
+        uninstalledSrcPackage(why, repoRoot) ??
+        unfetchedDependencies(result.output) ??
+        `Make every test file import and compile. ${fix}`,
     };
   }
   if (failing.length > 0) {
@@ -233,8 +236,31 @@ function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: strin
     name: 'baseline',
     status: 'fail',
     detail: `${result.command} exited ${String(result.exitCode)} without a failing test${reason ? `: ${reason}` : ''}`,
-    hint: readOnlyDependencyHint(reason) ?? `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
+    hint:
+      readOnlyDependencyHint(reason) ??
+      unfetchedDependencies(result.output) ??
+      `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
   };
+}
+
+/**
+ * Dependencies the build would download: runs have no network, so cargo and go must find them
+ * already fetched in their caches (~/.cargo, the Go module cache), which the sandbox reads.
+ */
+function unfetchedDependencies(output: string): string | undefined {
+  if (
+    /you're using offline mode|failed to get `[^`]+` as a dependency|failed to download|[Uu]nable to update registry/.test(
+      output,
+    )
+  )
+    return 'cargo could not download the crates the project needs: runs have no network. Run `cargo fetch` in your checkout once; runs read the crates it downloads (~/.cargo).';
+  if (
+    /module lookup disabled by GOPROXY=off|go: downloading|missing go\.sum entry|dial tcp.*: (?:lookup|connect)/.test(
+      output,
+    )
+  )
+    return 'go could not download the modules the project needs: runs have no network. Run `go mod download` in your checkout once; runs read the module cache it fills.';
+  return undefined;
 }
 
 /**
