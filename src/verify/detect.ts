@@ -117,6 +117,8 @@ async function detectIn(root: string, options: DetectOptions): Promise<DetectedT
   }
   for (const marker of PYTHON_MARKERS) {
     if (await exists(root, marker)) {
+      const fromMake = await makeTestRecipe(root);
+      if (fromMake !== undefined) return fromMake;
       const command = (await onPath('pytest', options.pathEnv ?? process.env.PATH ?? ''))
         ? 'pytest'
         : 'python3 -m pytest';
@@ -442,6 +444,31 @@ export function detectFramework(command: string): Framework {
   if (/(?:^|\s)cargo\s+(?:\+\S+\s+)?(?:test|nextest)\b/.test(text)) return 'cargo';
   if (/^(?:npm|pnpm|yarn)\s+(?:test|t|run\s+test|run-script\s+test)(?:\s|$)/.test(text)) return 'npm';
   return 'custom';
+}
+
+/**
+ * The test command a Python project's Makefile declares, when its `test` target is one runner
+ * call Ratchet reads: python-json-pointer's `python3 -munittest` runs `tests.py`, which pytest's
+ * default discovery never collects (it found no tests). `-munittest` is spelt `-m unittest`, the
+ * form Ratchet adds its verbose flag to.
+ */
+async function makeTestRecipe(root: string): Promise<DetectedTestCommand | undefined> {
+  for (const name of ['GNUmakefile', 'makefile', 'Makefile']) {
+    const text = await readFile(path.join(root, name), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    const recipe = /^test:[^\n=]*\n((?:\t[^\n]*\n?)+)/m.exec(text)?.[1];
+    const lines = (recipe ?? '')
+      .split('\n')
+      .map((line) => line.trim().replace(/^[@-]+/, ''))
+      .filter(Boolean);
+    const [line] = lines;
+    if (lines.length !== 1 || line === undefined || /[$;|&`<>]/.test(line)) return undefined;
+    const command = line.replace(/(^|\s)-m(unittest|pytest)\b/, '$1-m $2');
+    const framework = detectFramework(command);
+    if (framework !== 'pytest' && framework !== 'unittest') return undefined;
+    return detected(command, framework, `${name} test target`);
+  }
+  return undefined;
 }
 
 /** A step of a test script that checks the code rather than testing it: lint, format, typecheck. */

@@ -93,6 +93,35 @@ describe('detectTestCommand', () => {
     expect((await detectTestCommand(root, undefined, NO_PYTEST)).command).toBe('npm test');
   });
 
+  // python-json-pointer: `tests.py` run by `python3 -munittest`; pytest's discovery finds nothing.
+  it('takes a Python project’s Makefile test target when it is one runner call', async () => {
+    const root = await makeProject({
+      'setup.py': '',
+      makefile: 'help:\n\t@echo "targets"\n\ntest:\n\tpython3 -munittest\n\ncoverage:\n\tcoverage run tests.py\n',
+    });
+    expect(await detectTestCommand(root, undefined, NO_PYTEST)).toEqual({
+      command: 'python3 -m unittest',
+      framework: 'unittest',
+      source: 'detected',
+      marker: 'makefile test target',
+    });
+    const pytest = await makeProject({ 'pyproject.toml': '', Makefile: 'test:\n\t@python -m pytest -q tests\n' });
+    expect((await detectTestCommand(pytest, undefined, NO_PYTEST)).command).toBe('python -m pytest -q tests');
+  });
+
+  it.each([
+    'test:\n\tpip install -e .\n\tpytest\n',
+    'test:\n\t$(PYTHON) -m pytest\n',
+    'test: lint\n\ttox\n',
+    'check:\n\tpython3 -m unittest\n',
+  ])('keeps the pytest default for a Makefile test target that is not one runner call: %j', async (makefile) => {
+    const root = await makeProject({ 'setup.py': '', Makefile: makefile });
+    expect(await detectTestCommand(root, undefined, NO_PYTEST)).toMatchObject({
+      command: 'python3 -m pytest',
+      marker: 'setup.py',
+    });
+  });
+
   it('skips npm’s placeholder test script', async () => {
     const root = await makeProject({
       'package.json': pkg({ test: 'echo "Error: no test specified" && exit 1' }),
