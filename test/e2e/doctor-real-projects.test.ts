@@ -208,3 +208,58 @@ describe.skipIf(cargoSandboxed.missing)(
     });
   },
 );
+
+/**
+ * A new project has no tests yet: a run accepts its empty suite (RED writes the first test), so
+ * doctor must not fail it (pytest exits 5) or call it unreadable (node --test passes with none).
+ * Shaped like python-json-pointer: a `tests.py` pytest never collects is not "no tests yet".
+ */
+describe.skipIf(pytest.missing)(`ratchet doctor on an empty suite${pytest.note}`, () => {
+  beforeAll(() => assertFreshBuild());
+
+  async function baselineOf(files: Record<string, string>) {
+    const repo = await createTempRepo({ files });
+    cleanups.push(() => repo.cleanup());
+    const result = await runCli(['doctor', '--json', '--provider', 'replay', '--cassette', 'none.ndjson'], {
+      cwd: repo.dir,
+      env: { ...repo.env, RATCHET_HOME: repo.path('ratchet-home') },
+    });
+    const { checks } = DoctorSchema.parse(JSON.parse(result.stdout));
+    return checks.find((check) => check.name === 'baseline');
+  }
+
+  it('passes a new pytest project and a new node --test project: no tests yet, RED writes the first', async () => {
+    const python = await baselineOf({
+      'pyproject.toml': '[project]\nname = "fresh"\nversion = "0.1"\n',
+      '.ratchet/config.toml': '[test]\ncommand = "python3 -m pytest"\n',
+    });
+    expect(python).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(
+        /^no tests yet \(python3 -m pytest ran an empty suite in \d+ ms\): RED writes the first$/,
+      ) as unknown,
+    });
+    const node = await baselineOf({
+      'package.json': JSON.stringify({ name: 'fresh', type: 'module', scripts: { test: 'node --test' } }),
+    });
+    expect(node).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^no tests yet \(npm test ran/) as unknown,
+    });
+  });
+
+  it('warns when pytest collected nothing but a tests.py holds unittest tests', async () => {
+    const baseline = await baselineOf({
+      'setup.py': 'from setuptools import setup\nsetup(name="jp")\n',
+      'jp.py': 'def resolve(doc):\n    return doc\n',
+      'tests.py':
+        'import unittest\n\nimport jp\n\n\nclass T(unittest.TestCase):\n    def test_resolve(self):\n        self.assertEqual(jp.resolve(1), 1)\n',
+      '.ratchet/config.toml': '[test]\ncommand = "python3 -m pytest"\n',
+    });
+    expect(baseline).toMatchObject({
+      status: 'warn',
+      detail: 'pytest collected no tests, but tests.py holds some: a run would never run them',
+    });
+    expect(baseline?.hint).toContain('python3 -m unittest');
+  });
+});

@@ -2,7 +2,7 @@
  * `ratchet doctor`'s checks of the project's own commands: the test command and its baseline, the
  * lint and typecheck commands, each run as a run would run it (see `projectCommandChecks`).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import type { ResolvedConfig } from '../../config/resolved.js';
@@ -180,9 +180,36 @@ async function verifyCommandChecks(
 
 function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: string): Check {
   const { passed, failed, total } = result.counts;
-  if (result.exitCode === 0 && failed === 0 && result.collectionErrors.length === 0 && !result.timedOut) {
+  // What a run's baseline would stop on (`requireGreenBaseline`): results no gate can judge.
+  if (result.problem !== undefined && !result.timedOut)
+    return {
+      name: 'baseline',
+      status: 'fail',
+      detail: `Ratchet cannot use the results of ${result.command}: ${result.problem.message}`,
+      hint:
+        result.problem.hint ??
+        'Set [test] command = "..." in .ratchet/config.toml to a command whose results Ratchet reads.',
+    };
+  // A run accepts a suite in which nothing failed, an empty one too (a new project: pytest exits 5).
+  const clean = failed === 0 && result.collectionErrors.length === 0 && !result.timedOut;
+  if (clean && result.source !== 'exit-code' && total === 0) {
+    const uncollected = /\bpytest\b/.test(result.command) ? uncollectedPythonTests(repoRoot) : [];
+    if (uncollected.length > 0)
+      return {
+        name: 'baseline',
+        status: 'warn',
+        detail: `pytest collected no tests, but ${uncollected.slice(0, 3).join(', ')} hold${uncollected.length === 1 ? 's' : ''} some: a run would never run them`,
+        hint: PYTEST_COLLECTED_NONE,
+      };
+    return {
+      name: 'baseline',
+      status: 'ok',
+      detail: `no tests yet (${result.command} ran an empty suite in ${result.durationMs} ms): RED writes the first`,
+    };
+  }
+  if (clean && result.exitCode === 0) {
     // RED looks for a new failing test by name: with no names, every RED fails with "no new test".
-    if (result.source === 'exit-code' || total === 0)
+    if (result.source === 'exit-code')
       return {
         name: 'baseline',
         status: 'warn',
@@ -239,8 +266,39 @@ function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: strin
     hint:
       readOnlyDependencyHint(reason) ??
       unfetchedDependencies(result.output) ??
+      (result.exitCode === 5 && /\bno tests ran\b/.test(result.output) ? PYTEST_COLLECTED_NONE : undefined) ??
       `Run \`${result.command}\` yourself to see why it fails. ${fix}`,
   };
+}
+
+const PYTEST_COLLECTED_NONE =
+  'pytest collects test_*.py and *_test.py files by default. If the tests are elsewhere or unittest-style (a tests.py), set [test] command in .ratchet/config.toml, e.g. "python3 -m unittest", or configure python_files under [tool.pytest.ini_options].';
+
+/**
+ * Python files at the top of the project or in its test folders that hold tests (a `def test_`
+ * or a `unittest.TestCase`) although pytest's default discovery collected none: a tests.py, say.
+ */
+function uncollectedPythonTests(repoRoot: string): string[] {
+  const found: string[] = [];
+  for (const dir of ['', 'test', 'tests']) {
+    let names: string[];
+    try {
+      names = readdirSync(join(repoRoot, dir));
+    } catch {
+      continue;
+    }
+    for (const name of names.filter((entry) => entry.endsWith('.py')).sort()) {
+      const file = join(repoRoot, dir, name);
+      let text = '';
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        continue;
+      }
+      if (/^\s*def test\w*\(|unittest\.TestCase\b/m.test(text)) found.push(dir === '' ? name : `${dir}/${name}`);
+    }
+  }
+  return found;
 }
 
 /**
