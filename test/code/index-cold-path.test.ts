@@ -56,6 +56,31 @@ describe('the cold index path', () => {
     expect(await outcomeOf('missing.ts', 10)).toBeUndefined();
   });
 
+  it('counts the lines of a file it parses (from the text) as of a file it does not parse (from the bytes)', async () => {
+    const cases: [string, Buffer][] = [
+      ['empty', Buffer.from('')],
+      ['one line without its newline', Buffer.from('export const a = 1;')],
+      ['a blank last line', Buffer.from('export const a = 1;\n\n')],
+      ['CRLF', Buffer.from('export const a = 1;\r\nexport const b = 2;\r\n')],
+      // A multi-byte sequence cut short before a newline: decoding replaces it, the newline stays.
+      [
+        'invalid UTF-8',
+        Buffer.concat([Buffer.from('export const a = "'), Buffer.from([0xe2, 0x82]), Buffer.from('";\nx')]),
+      ],
+    ];
+    for (const [name, bytes] of cases) {
+      let expected = 0;
+      for (const byte of bytes) if (byte === 10) expected++;
+      if (bytes.length > 0 && bytes[bytes.length - 1] !== 10) expected++;
+      await writeFile(join(root, 'parsed.ts'), bytes);
+      await writeFile(join(root, 'not-parsed.txt'), bytes);
+      const parsed = await outcomeOf('parsed.ts', bytes.length);
+      expect(typeof parsed?.parse, name).toBe('object');
+      expect(parsed?.lines, name).toBe(expected);
+      expect((await outcomeOf('not-parsed.txt', bytes.length))?.lines, name).toBe(expected);
+    }
+  });
+
   it('resolves the same relative specifier from two directories to each directory’s own file', () => {
     const resolver = new ImportResolver(['a/index.ts', 'a/util.ts', 'b/index.ts', 'b/util/index.ts'], []);
     const fromA = resolver.resolve('a/index.ts', 'typescript', { specifier: './util.js', names: [], line: 1 });
