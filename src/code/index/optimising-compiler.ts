@@ -28,12 +28,11 @@ export interface TieringSituation {
 
 /** True when a build in `situation` should keep TurboFan off while it runs. */
 export function keepsTurbofanOff(situation: TieringSituation): boolean {
-  return (
-    situation.cores <= 2 &&
-    situation.earlierBuilds === 0 &&
-    !/--(?:no-)?(?:turbofan|opt\b|max-opt)/.test(situation.nodeOptions)
-  );
+  return situation.cores <= 2 && situation.earlierBuilds === 0 && !USER_TIERING.test(situation.nodeOptions);
 }
+
+/** Node options that choose V8's tiers (V8 reads `_` and `-` alike in its flags' names). */
+const USER_TIERING = /--(?:no[-_])?(?:turbofan|opt\b|max[-_]opt)/;
 
 let started = 0;
 let running = 0;
