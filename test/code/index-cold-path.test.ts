@@ -3,6 +3,7 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pathUnderRoot } from '../../src/code/index/path-under-root.js';
 import { processFile, type FileOutcome } from '../../src/code/index/process-file.js';
 import { ImportResolver } from '../../src/code/index/resolve-imports.js';
 import { SourceExtractor } from '../../src/code/index/source-extractor.js';
@@ -79,6 +80,24 @@ describe('the cold index path', () => {
       expect(parsed?.lines, name).toBe(expected);
       expect((await outcomeOf('not-parsed.txt', bytes.length))?.lines, name).toBe(expected);
     }
+  });
+
+  it('joins a listed path to the root as path.join does', () => {
+    for (const path of [
+      'a.ts',
+      'src/a.ts',
+      '.github/x.yml',
+      'a/.b/c',
+      'a/../b',
+      './a',
+      'a//b',
+      'a/',
+      '',
+      '/a',
+      'a\\b',
+      'a/..',
+    ])
+      expect(pathUnderRoot(root, path), path).toBe(join(root, path));
   });
 
   it('resolves the same relative specifier from two directories to each directory’s own file', () => {

@@ -4,9 +4,9 @@
  */
 import { hash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
-import { join } from 'node:path';
 import { languageIdForFile } from '../tree-sitter.js';
 import { LineTable } from './line-table.js';
+import { pathUnderRoot } from './path-under-root.js';
 import type { SourceExtractor } from './source-extractor.js';
 import type { FileParseResult } from './types.js';
 
@@ -42,7 +42,7 @@ export function processFile(
   work: FileWork,
   maxParseBytes: number,
 ): FileOutcome | undefined | Promise<FileOutcome | undefined> {
-  const content = readWhole(join(root, work.path), work.size);
+  const content = readWhole(pathUnderRoot(root, work.path), work.size);
   if (content === undefined) return undefined; // Deleted since listing, a directory, or unreadable.
   // `content` is the shared read buffer: nothing below reads it after the text is made.
   const { path } = work;
