@@ -1,8 +1,9 @@
 import { hash } from 'node:crypto';
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { processWork } from '../../src/code/index/build-steps.js';
 import { pathUnderRoot } from '../../src/code/index/path-under-root.js';
 import { processFile, type FileOutcome } from '../../src/code/index/process-file.js';
 import { ImportResolver } from '../../src/code/index/resolve-imports.js';
@@ -80,6 +81,28 @@ describe('the cold index path', () => {
       expect(parsed?.lines, name).toBe(expected);
       expect((await outcomeOf('not-parsed.txt', bytes.length))?.lines, name).toBe(expected);
     }
+  });
+
+  it('parses a copy of a file once, but the same text under another kind of name again', async () => {
+    const text = 'export function run(): void {\n  helper();\n}\n';
+    for (const path of ['a.ts', 'copy/a.ts', 'a.d.ts', 'b.mts']) {
+      await mkdir(dirname(join(root, path)), { recursive: true });
+      await writeFile(join(root, path), text);
+    }
+    const work = ['a.ts', 'copy/a.ts', 'a.d.ts', 'b.mts'].map((path) => ({ path, size: text.length }));
+    const { outcomes } = await processWork(root, work, {
+      maxParseBytes: 1024 * 1024,
+      workers: 0,
+      javaScriptInThread: true,
+    });
+    const [first, copy, declaration, module] = outcomes.map((outcome) => outcome?.parse);
+    expect(copy).toBe(first);
+    // A declaration file has no calls; another extension may parse differently: each its own parse.
+    expect(declaration).not.toBe(first);
+    expect(declaration).toMatchObject({ calls: [] });
+    expect(first).toMatchObject({ calls: [{ caller: 'run', callee: 'helper' }] });
+    expect(module).not.toBe(first);
+    expect(module).toEqual(first);
   });
 
   it('joins a listed path to the root as path.join does', () => {
