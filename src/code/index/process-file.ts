@@ -75,8 +75,9 @@ const DECLARATION_FILE = /\.d\.[cm]?ts$/;
 /**
  * What a parse result depends on: the content and how the file's name makes it parsed (its
  * extension gives the language and, for oxc, the dialect and module kind; `.d.ts` files have no
- * calls). Files under `node_modules`-like trees are often copies of one another (a package's
- * `.js` and `.mjs` builds, vendored duplicates): 189 of the 6,000 files of the bench corpus.
+ * calls). Files under `node_modules`-like trees are often copies of one another (one package's
+ * files in several versions or bundles, vendored duplicates): 189 of the 6,000 files of the bench
+ * corpus.
  */
 function sameParseKey(hash: string, path: string): string {
   return `${hash}${extname(path).toLowerCase()}${DECLARATION_FILE.test(path) ? ':d' : ''}`;
