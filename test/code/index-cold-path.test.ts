@@ -1,8 +1,10 @@
 import { hash } from 'node:crypto';
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { processWork } from '../../src/code/index/build-steps.js';
+import { pathUnderRoot } from '../../src/code/index/path-under-root.js';
 import { processFile, type FileOutcome } from '../../src/code/index/process-file.js';
 import { ImportResolver } from '../../src/code/index/resolve-imports.js';
 import { SourceExtractor } from '../../src/code/index/source-extractor.js';
@@ -54,6 +56,71 @@ describe('the cold index path', () => {
       ]);
     }
     expect(await outcomeOf('missing.ts', 10)).toBeUndefined();
+  });
+
+  it('counts the lines of a file it parses (from the text) as of a file it does not parse (from the bytes)', async () => {
+    const cases: [string, Buffer][] = [
+      ['empty', Buffer.from('')],
+      ['one line without its newline', Buffer.from('export const a = 1;')],
+      ['a blank last line', Buffer.from('export const a = 1;\n\n')],
+      ['CRLF', Buffer.from('export const a = 1;\r\nexport const b = 2;\r\n')],
+      // A multi-byte sequence cut short before a newline: decoding replaces it, the newline stays.
+      [
+        'invalid UTF-8',
+        Buffer.concat([Buffer.from('export const a = "'), Buffer.from([0xe2, 0x82]), Buffer.from('";\nx')]),
+      ],
+    ];
+    for (const [name, bytes] of cases) {
+      let expected = 0;
+      for (const byte of bytes) if (byte === 10) expected++;
+      if (bytes.length > 0 && bytes[bytes.length - 1] !== 10) expected++;
+      await writeFile(join(root, 'parsed.ts'), bytes);
+      await writeFile(join(root, 'not-parsed.txt'), bytes);
+      const parsed = await outcomeOf('parsed.ts', bytes.length);
+      expect(typeof parsed?.parse, name).toBe('object');
+      expect(parsed?.lines, name).toBe(expected);
+      expect((await outcomeOf('not-parsed.txt', bytes.length))?.lines, name).toBe(expected);
+    }
+  });
+
+  it('parses a copy of a file once, but the same text under another kind of name again', async () => {
+    const text = 'export function run(): void {\n  helper();\n}\n';
+    for (const path of ['a.ts', 'copy/a.ts', 'a.d.ts', 'b.mts']) {
+      await mkdir(dirname(join(root, path)), { recursive: true });
+      await writeFile(join(root, path), text);
+    }
+    const work = ['a.ts', 'copy/a.ts', 'a.d.ts', 'b.mts'].map((path) => ({ path, size: text.length }));
+    const { outcomes } = await processWork(root, work, {
+      maxParseBytes: 1024 * 1024,
+      workers: 0,
+      javaScriptInThread: true,
+    });
+    const [first, copy, declaration, module] = outcomes.map((outcome) => outcome?.parse);
+    expect(copy).toBe(first);
+    // A declaration file has no calls; another extension may parse differently: each its own parse.
+    expect(declaration).not.toBe(first);
+    expect(declaration).toMatchObject({ calls: [] });
+    expect(first).toMatchObject({ calls: [{ caller: 'run', callee: 'helper' }] });
+    expect(module).not.toBe(first);
+    expect(module).toEqual(first);
+  });
+
+  it('joins a listed path to the root as path.join does', () => {
+    for (const path of [
+      'a.ts',
+      'src/a.ts',
+      '.github/x.yml',
+      'a/.b/c',
+      'a/../b',
+      './a',
+      'a//b',
+      'a/',
+      '',
+      '/a',
+      'a\\b',
+      'a/..',
+    ])
+      expect(pathUnderRoot(root, path), path).toBe(join(root, path));
   });
 
   it('resolves the same relative specifier from two directories to each directory’s own file', () => {

@@ -37,6 +37,7 @@ import { deriveChanged } from './derive-changed.js';
 import { applyChangedPaths, listFiles, type ListedFile } from './list-files.js';
 import type { FileWork } from './process-file.js';
 import { ParsePool } from './worker-pool.js';
+import { OptimisingCompilerPause } from './optimising-compiler.js';
 import { YoungGenerationCap } from './young-generation.js';
 import type { GoModule } from './resolve-imports.js';
 import { INDEX_VERSION, type CodeIndex, type FileParseResult, type IndexedFile } from './types.js';
@@ -100,6 +101,7 @@ interface Slot {
 export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex> {
   const started = performance.now();
   using youngGeneration = YoungGenerationCap.start();
+  using _turbofan = OptimisingCompilerPause.start();
   const now = options.now ?? Date.now;
   const scannedAt = now();
   const root = resolve(options.root);

@@ -120,11 +120,12 @@ export async function processWork(
     );
   }
   using extractor = new SourceExtractor();
+  const parsedSoFar = new Map<string, FileParseResult>();
   const parseHere = async (selected: readonly number[]): Promise<void> => {
     let sinceYield = 0;
     for (const position of selected) {
       throwIfAborted(signal);
-      const outcome = processFile(extractor, root, work[position] as FileWork, options.maxParseBytes);
+      const outcome = processFile(extractor, root, work[position] as FileWork, options.maxParseBytes, parsedSoFar);
       outcomes[position] = outcome instanceof Promise ? await outcome : outcome;
       if (++sinceYield === YIELD_EVERY) {
         sinceYield = 0;

@@ -68,13 +68,13 @@ export class OxcExtractor {
   }
 
   /** Parse results for a file of one of the JavaScript languages; undefined when oxc reports an error. */
-  extract(path: string, text: string, language: LanguageId): FileParseResult | undefined {
+  extract(path: string, text: string, language: LanguageId, lineTable?: LineTable): FileParseResult | undefined {
     const declarationFile = /\.d\.[cm]?ts$/.test(path);
     const result = this.oxc.parseSync(path, text, parseOptions(path, language, declarationFile));
     try {
       if (result.errors.length > 0) return undefined;
       const facts = new FileFacts();
-      const lines = new LineTable(text);
+      const lines = lineTable ?? new LineTable(text);
       new OxcDeclarations(text, lines, facts).program(result.program.body, result.module.staticImports);
       // Declaration files hold no calls.
       if (!declarationFile) {

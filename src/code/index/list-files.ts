@@ -7,6 +7,7 @@ import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
 import { gitListFiles } from './git-files.js';
+import { pathUnderRoot } from './path-under-root.js';
 
 export interface ListedFile {
   path: string;
@@ -72,7 +73,7 @@ export async function listFiles(options: ListFilesOptions): Promise<ListedFile[]
   const files: ListedFile[] = [];
   // Synchronous stats: thousands of tiny syscalls are several times faster without promises.
   for (const path of paths) {
-    const stats = lstatSync(join(options.root, path), { throwIfNoEntry: false });
+    const stats = lstatSync(pathUnderRoot(options.root, path), { throwIfNoEntry: false });
     if (stats?.isFile()) files.push({ path, size: stats.size, mtimeMs: stats.mtimeMs });
   }
   return files;

@@ -15,6 +15,7 @@ import { javascriptExtractor } from './extract-javascript.js';
 import { pythonExtractor } from './extract-python.js';
 import { rustExtractor } from './extract-rust.js';
 import type { LanguageExtractor } from './language-extractor.js';
+import type { LineTable } from './line-table.js';
 import { loadOxcLazy } from './oxc-lazy.js';
 import type { FileParseResult } from './types.js';
 
@@ -95,16 +96,21 @@ export class SourceExtractor implements Disposable {
    * a cold index extracts thousands of files in a row, and a promise and a turn of the microtask
    * queue per file add up.
    */
-  extractNow(path: string, text: string): FileParseResult | undefined | Promise<FileParseResult | undefined> {
+  extractNow(
+    path: string,
+    text: string,
+    /** The text's lines, when the caller has them already. */
+    lines?: LineTable,
+  ): FileParseResult | undefined | Promise<FileParseResult | undefined> {
     const language = languageIdForFile(path);
     if (language === undefined) return undefined;
     if (this.useOxc && OXC_LANGUAGES.has(language)) {
       if (this.oxc === undefined) {
         this.oxcLoading ??= loadOxcExtractor().then((oxc) => void (this.oxc = oxc ?? null));
-        return this.oxcLoading.then(() => this.extractNow(path, text));
+        return this.oxcLoading.then(() => this.extractNow(path, text, lines));
       }
       try {
-        const result = this.oxc?.extract(path, text, language);
+        const result = this.oxc?.extract(path, text, language, lines);
         if (result !== undefined) return result;
       } catch {
         // An AST shape this version of the extractor does not expect: tree-sitter still reads the file.
