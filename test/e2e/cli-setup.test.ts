@@ -138,7 +138,8 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
     expect(report.checks.filter((check) => check.name === 'test command')).toHaveLength(1);
   });
 
-  it('doctor warns when the suite passes but Ratchet cannot read which tests ran', async () => {
+  // A run stops at its baseline on results it cannot read (requireGreenBaseline): a failing check.
+  it('doctor fails a suite that passes when Ratchet cannot read which tests ran', async () => {
     const repo = await project({
       ...NODE_PROJECT,
       Makefile: 'test:\n\tnode --test\n',
@@ -147,7 +148,7 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
     const report = await doctor(repo);
     const baseline = report.checks.find((check) => check.name === 'baseline');
     expect(baseline).toMatchObject({
-      status: 'warn',
+      status: 'fail',
       detail: expect.stringMatching(
         /^make test passed in \d+ ms, but Ratchet could not read which tests ran/,
       ) as unknown,

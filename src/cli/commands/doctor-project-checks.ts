@@ -112,7 +112,8 @@ async function testCommandChecks(
       environment: baseline.environment,
       timeoutMs: config.test.timeoutMs,
     });
-    checks.push(baselineCheck(result, config.test.timeoutMs, repoRoot));
+    // Said with the command as configured, not with the reporter flags Ratchet appended to it.
+    checks.push(baselineCheck({ ...result, command: detected.command }, config.test.timeoutMs, repoRoot));
   } catch (error) {
     const failure = toRatchetError(error);
     checks.push({
@@ -180,8 +181,23 @@ async function verifyCommandChecks(
 
 function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: string): Check {
   const { passed, failed, total } = result.counts;
-  // What a run's baseline would stop on (`requireGreenBaseline`): results no gate can judge.
-  if (result.problem !== undefined && !result.timedOut)
+  // A run accepts a suite in which nothing failed, an empty one too (a new project: pytest exits 5).
+  const clean = failed === 0 && result.collectionErrors.length === 0 && !result.timedOut;
+  if (clean && result.exitCode === 0 && result.source === 'exit-code')
+    // RED looks for a new failing test by name: with no names, every RED fails with "no new test";
+    // where the results are unreadable (`problem`), a run does not even start.
+    return {
+      name: 'baseline',
+      status: result.problem === undefined ? 'warn' : 'fail',
+      detail: `${result.command} passed in ${result.durationMs} ms, but Ratchet could not read which tests ran (no per-test results, only the exit code)`,
+      hint:
+        'TDD needs per-test results: RED must see a new failing test, so every RED would fail with "no new test". ' +
+        'Set [test] command in .ratchet/config.toml to a runner Ratchet reads (node --test, vitest, jest, mocha, pytest, python -m unittest, go test, cargo test, mvn test, gradle test), ' +
+        'called directly or as the whole `npm test` script (no `&&` chains, wrappers or `make`).',
+    };
+  // What a run's baseline stops on (`requireGreenBaseline`): results no gate can judge. A command
+  // that failed without any result read is said below, with the line that says why.
+  if (result.problem !== undefined && !result.timedOut && !(result.source === 'exit-code' && result.exitCode !== 0))
     return {
       name: 'baseline',
       status: 'fail',
@@ -190,8 +206,6 @@ function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: strin
         result.problem.hint ??
         'Set [test] command = "..." in .ratchet/config.toml to a command whose results Ratchet reads.',
     };
-  // A run accepts a suite in which nothing failed, an empty one too (a new project: pytest exits 5).
-  const clean = failed === 0 && result.collectionErrors.length === 0 && !result.timedOut;
   if (clean && result.source !== 'exit-code' && total === 0) {
     const uncollected = /\bpytest\b/.test(result.command) ? uncollectedPythonTests(repoRoot) : [];
     if (uncollected.length > 0)
@@ -207,20 +221,8 @@ function baselineCheck(result: TestRunResult, timeoutMs: number, repoRoot: strin
       detail: `no tests yet (${result.command} ran an empty suite in ${result.durationMs} ms): RED writes the first`,
     };
   }
-  if (clean && result.exitCode === 0) {
-    // RED looks for a new failing test by name: with no names, every RED fails with "no new test".
-    if (result.source === 'exit-code')
-      return {
-        name: 'baseline',
-        status: 'warn',
-        detail: `${result.command} passed in ${result.durationMs} ms, but Ratchet could not read which tests ran (no per-test results, only the exit code)`,
-        hint:
-          'TDD needs per-test results: RED must see a new failing test, so every RED would fail with "no new test". ' +
-          'Set [test] command in .ratchet/config.toml to a runner Ratchet reads (node --test, vitest, jest, mocha, pytest, python -m unittest, go test, cargo test, mvn test, gradle test), ' +
-          'called directly or as the whole `npm test` script (no `&&` chains, wrappers or `make`).',
-      };
+  if (clean && result.exitCode === 0)
     return { name: 'baseline', status: 'ok', detail: `${passed} passed in ${result.durationMs} ms` };
-  }
   const fix = 'Every test must pass before Ratchet starts: fix the suite first.';
   if (result.timedOut)
     return {
