@@ -4,17 +4,17 @@
  * one at a time, so only the task that turns the suite red goes back (re-run on the new base,
  * then blocked), the others merge, and no commit of the run branch has a red suite.
  *
- * The project: `src/util.js` exports `upper` and `shout`. Z is a plain task whose test is slow on
- * the run branch only (where no task's test list is), so the coordinator is still running the
- * suite of Z's merge when A and B finish: the brain holds their last replies until Z's merge
- * commit exists. A uses `upper`; B's first attempt rewrites `util.js` without `upper` (its own
+ * The project: `src/util.js` exports `upper` and `shout`. Z is a plain task whose test waits on
+ * the run branch (where no task's test list is) while the harness holds it, so the coordinator is
+ * still running the suite of Z's merge when A, B and X finish: the brain holds their last replies
+ * until Z's merge commit exists, and the harness lets Z's suite end once all three have finished. A uses `upper`; B's first attempt rewrites `util.js` without `upper` (its own
  * tests pass, A's break once both are merged). B's re-run keeps `upper` but drops `shout`, which
  * C (after A) uses: the brain holds B's re-run until C merged, so that merge is red too. X, in
  * the same batch, rewrites `upper` (its merge conflicts with B's first attempt, not with the base):
  * once B is undone, X merges without a re-run.
  */
 import { execFile as execFileCallback, spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,20 +56,27 @@ function utilTask(key: string, value: string, body: string, dependsOn: string[] 
   };
 }
 
-const SLOW_Z = {
-  ...letterTask('Z', 'Z'),
-  test: `import { test } from 'node:test';
+/**
+ * Z's test waits on the run branch only (no task's test list there) while `hold` exists: the
+ * harness keeps the coordinator in the suite of Z's merge until A, B and X have finished. The hold
+ * file is in the checkout's git directory, which the sandbox shows read-only and live.
+ */
+function heldZ(hold: string): ReturnType<typeof letterTask> {
+  return {
+    ...letterTask('Z', 'Z'),
+    test: `import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from '../src/z.js';
-// Slow where no task's test list is (the run branch), unless LETTERS_QUICK is set.
+const HOLD = ${JSON.stringify(hold)};
 test('z returns Z', async () => {
-  if (!existsSync(new URL('../test-list.md', import.meta.url)) && process.env.LETTERS_QUICK === undefined) await sleep(4000);
+  if (!existsSync(new URL('../test-list.md', import.meta.url))) while (existsSync(HOLD)) await sleep(20);
   assert.equal(z(), 'Z');
 });
 `,
-};
+  };
+}
 const A = utilTask('A', 'A', "upper('a')");
 const B = {
   ...letterTask('B', 'B'),
@@ -77,7 +84,6 @@ const B = {
 };
 const X = { ...letterTask('X', 'X'), extraFiles: { 'src/util.js': UTIL.stringUpper } };
 const C = utilTask('C', 'C!', "shout('c')", ['A']);
-const TASKS = [SLOW_Z, A, B, X, C];
 
 const RunEndSchema = z.object({ type: z.literal('run-end'), status: z.string() });
 const SuiteSchema = z.object({
@@ -101,27 +107,40 @@ describe('ratchet tasks run: a batch of finished tasks whose merged suite is red
   let updates: TaskUpdate[];
   let runId: string;
 
-  /** Settles once a commit with this subject is on a branch of the repository (polled: the run is another process). */
-  async function mergedAs(subject: string): Promise<void> {
+  /** Settles once commits with these subjects are on branches of the repository (polled: the run is another process). */
+  async function committed(...subjects: string[]): Promise<void> {
     for (;;) {
       const { stdout } = await execFile('git', ['log', '--branches', '--format=%s'], { cwd: repo.dir, env: repo.env });
-      if (stdout.split('\n').includes(subject)) return;
+      const made = stdout.split('\n');
+      if (subjects.every((subject) => made.includes(subject))) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 
   beforeAll(async () => {
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
-    const brain = createTasksBrain(TASKS, {
+    repo = await createProjectRepo({ ...LETTERS_PROJECT, 'src/util.js': UTIL.both });
+    const hold = join(repo.dir, '.git', 'ratchet-hold-merge');
+    await writeFile(hold, 'held\n');
+    const tasks = [heldZ(hold), A, B, X, C];
+    // Z's merge suite goes on once A, B and X committed their last commit (and pushed their end,
+    // a moment later): their three ends then wait together for the scheduler, which merges them as one batch.
+    const dropped = (key: string) => `chore: ${key} done, its test list dropped`;
+    void Promise.race([
+      committed(dropped('A'), dropped('B'), dropped('X')).then(
+        () => new Promise((resolve) => setTimeout(resolve, 1000)),
+      ),
+      new Promise((resolve) => setTimeout(resolve, 180_000)),
+    ]).then(() => rm(hold, { force: true }));
+    const brain = createTasksBrain(tasks, {
       holdLast(key, attempt) {
-        if (['A', 'B', 'X'].includes(key) && attempt === 1) return mergedAs('merge: Z Letter Z');
-        if (key === 'B' && attempt === 2) return mergedAs('merge: C Letter C');
+        if (['A', 'B', 'X'].includes(key) && attempt === 1) return committed('merge: Z Letter Z');
+        if (key === 'B' && attempt === 2) return committed('merge: C Letter C');
         return undefined;
       },
     });
     server.setFallback((request) => brain.reply(request));
-    repo = await createProjectRepo({ ...LETTERS_PROJECT, 'src/util.js': UTIL.both });
-    await writeFile(join(repo.root, 'tasks.json'), tasksFile(TASKS));
+    await writeFile(join(repo.root, 'tasks.json'), tasksFile(tasks));
     result = await runCli(
       [
         'tasks',
@@ -225,11 +244,7 @@ describe('ratchet tasks run: a batch of finished tasks whose merged suite is red
     for (const commit of commits) {
       const tree = repo.path(`check-${commit.slice(0, 8)}`);
       repo.run('worktree', 'add', '--detach', tree, commit);
-      const suite = spawnSync(process.execPath, ['--test'], {
-        cwd: tree,
-        encoding: 'utf8',
-        env: { ...process.env, LETTERS_QUICK: '1' },
-      });
+      const suite = spawnSync(process.execPath, ['--test'], { cwd: tree, encoding: 'utf8' });
       expect(suite.status, `${commit}: ${suite.stdout}`).toBe(0);
     }
     // The branch holds util.js as X left it, with both functions (neither of B's rewrites landed).
