@@ -1,7 +1,10 @@
+import { z } from 'zod';
 import { RatchetError } from '../core/errors.js';
 import { Git } from '../git/git.js';
 import { runLockHeld } from '../git/repo-lock.js';
 import type { Ledger, RunRow } from '../ledger/types.js';
+import { iterationLockHeld } from '../workflows/team/iteration-lock.js';
+import { teamDirOf } from '../workflows/team/setup.js';
 import { asGitRun, isClosed, type GitRun } from './git-run.js';
 import { TEAM_WORKFLOW } from './team/iteration-ledger.js';
 
@@ -56,16 +59,29 @@ export async function runIsActive(repoRoot: string, runId: string): Promise<bool
   return runLockHeld(await new Git(repoRoot).commonDir(), runId);
 }
 
-/** The runs `running` in the ledger that no process holds the lock for: killed (kill -9, a crash). */
+/** What a team iteration's ledger run stores (`iteration-ledger.ts`): the iteration it records. */
+const TeamRunConfigSchema = z.object({ iteration: z.string().min(1) });
+
+/**
+ * The runs `running` in the ledger that no process holds the lock for: killed (kill -9, a crash).
+ * A run of the lifecycle holds the repository lock; a team iteration's run is worked on by team
+ * commands, which hold the iteration's lock instead (never the repository's).
+ */
 export async function orphanedRuns(
   repoRoot: string,
-  runs: readonly { id: string; status: string }[],
+  runs: readonly Pick<RunRow, 'id' | 'status' | 'workflow' | 'config'>[],
 ): Promise<Set<string>> {
   const running = runs.filter((run) => run.status === 'running');
   if (running.length === 0) return new Set();
   const commonDir = await new Git(repoRoot).commonDir();
   const gone = new Set<string>();
-  for (const run of running) if (!(await runLockHeld(commonDir, run.id))) gone.add(run.id);
+  for (const run of running) {
+    const team = run.workflow === TEAM_WORKFLOW ? TeamRunConfigSchema.safeParse(run.config) : undefined;
+    const held = team?.success
+      ? await iterationLockHeld(teamDirOf(repoRoot), team.data.iteration)
+      : await runLockHeld(commonDir, run.id);
+    if (!held) gone.add(run.id);
+  }
   return gone;
 }
 

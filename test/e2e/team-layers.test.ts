@@ -12,7 +12,12 @@ import { Git } from '../../src/git/git.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { createArtifactStore, createIterationStore } from '../../src/workflows/team/file-stores.js';
 import { teamDirOf } from '../../src/workflows/team/setup.js';
-import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { bodySchema, textOf } from '../support/anthropic-request.js';
+import {
+  startFakeAnthropicServer,
+  type FakeAnthropicServer,
+  type RecordedRequest,
+} from '../support/fake-anthropic-server.js';
 import { CLI, cliEnv, describeResult, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTeamBrain, type TeamBrain } from '../support/team-brain.js';
@@ -337,6 +342,49 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
       release();
       scriptRound();
       await team('continue');
+    });
+
+    it("history shows the iteration's run as running while a command works on it, as gone once that is killed", async () => {
+      // The agents answer (their calls make the iteration's ledger run); the coach's reply is held.
+      const isCoach = (request: RecordedRequest) =>
+        /^\s*Stage: COACH/.test(textOf(bodySchema.parse(request.body).system ?? ''));
+      server.setFallback((request) =>
+        isCoach(request)
+          ? { kind: 'message', content: [{ type: 'text', text: 'late' }], delayMs: 600_000 }
+          : brain.reply(request),
+      );
+      brain.script('agent-1', { say: 'on it' });
+      brain.script('agent-2', { say: 'on it' });
+      const child = execa(
+        process.execPath,
+        [CLI, 'team', 'continue', '--provider', 'anthropic', '--model', 'claude-team-e2e', ...sandbox.flags],
+        {
+          cwd: repo.dir,
+          env: cliEnv(env),
+          extendEnv: false,
+          reject: false,
+          stdin: 'ignore',
+          forceKillAfterDelay: 5_000,
+        },
+      );
+      let exited = false;
+      void child.finally(() => {
+        exited = true;
+      });
+      while (!server.requests.some(isCoach) && !exited) await new Promise((done) => setTimeout(done, 50));
+      expect(exited).toBe(false);
+      const runs = async () =>
+        (JSON.parse((await cli(['history', '--json'])).stdout) as { runs: Array<Record<string, unknown>> }).runs;
+      const live = (await runs()).find((run) => run.workflow === 'team');
+      expect(live).toMatchObject({ status: 'running', active: true });
+      const id = String(live?.id);
+      const line = () => cli(['history']).then((result) => result.stdout.split('\n').find((row) => row.includes(id)));
+      expect(await line()).toMatch(/\srunning\s+team\s+units$/);
+
+      child.kill('SIGKILL');
+      await child;
+      expect((await runs()).find((run) => run.id === id)).toMatchObject({ status: 'running', active: false });
+      expect(await line()).toContain('running, but its process is gone (killed?)');
     });
   });
 });

@@ -77,6 +77,8 @@ export type AnthropicMessagesReply =
       usage?: FakeUsage;
       /** Wait before answering (and between streamed events when streaming). */
       delayMs?: number;
+      /** Answer only once this settles: a test holds a reply until something else has happened. */
+      after?: Promise<unknown>;
     }
   /** `errorType` defaults from the status: 429 rate_limit_error, 529 overloaded_error, ... */
   | FakeErrorReply
@@ -266,6 +268,7 @@ async function respond(
         inputTokens: estimateTokens(body.messages),
         outputTokens: estimateTokens(content),
       };
+      if (reply.after !== undefined) await reply.after;
       if (reply.delayMs !== undefined) await pause(reply.delayMs);
       if (body.stream === true) {
         await streamMessage(

@@ -24,8 +24,21 @@ export interface BrainTask {
   planFiles?: { testFile: string; implFile: string };
   /** GREEN writes this instead of `impl` (a task that cannot pass: it fails after its attempts). */
   brokenImpl?: string;
-  /** More files GREEN writes beside the implementation (to make two tasks' merges conflict). */
-  extraFiles?: Record<string, string>;
+  /**
+   * More files GREEN writes beside the implementation (to make two tasks' merges conflict, or one
+   * break another's code); a function gets the task's attempt (1, 2, ...) to write other files in
+   * a re-run.
+   */
+  extraFiles?: Record<string, string> | ((attempt: number) => Record<string, string>);
+}
+
+export interface TasksBrainOptions {
+  delayMs?: number;
+  /**
+   * Holds a task's last reply (the PLAN that finds its test list done, after which the task
+   * finishes) until the promise returned settles; undefined: answer at once.
+   */
+  holdLast?: (key: string, attempt: number) => Promise<unknown> | undefined;
 }
 
 export interface TasksBrain {
@@ -37,8 +50,10 @@ export interface TasksBrain {
 
 const item = (key: string): string => `${key} meets its acceptance criteria`;
 
-export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs?: number } = {}): TasksBrain {
+export function createTasksBrain(tasks: readonly BrainTask[], options: TasksBrainOptions = {}): TasksBrain {
   const byKey = new Map(tasks.map((task) => [task.key, task]));
+  // Each attempt of a task starts with a PLAN that writes its test list: that counts them.
+  const attempts = new Map<string, number>();
   const calls: string[] = [];
   const unexpected: string[] = [];
   const message = (content: AnthropicContentBlock[]): AnthropicReply => ({
@@ -65,8 +80,14 @@ export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs
         unexpected.push(`${stage}: no task in ${prompt.slice(0, 200)}`);
         return text('I do not know this task.');
       }
+      const attempt = attempts.get(task.key) ?? 1;
       if (stage === 'PLAN') {
-        if (prompt.includes('- [x]')) return tool('StructuredOutput', { currentTest: null });
+        if (prompt.includes('- [x]')) {
+          const after = options.holdLast?.(task.key, attempt);
+          const last = tool('StructuredOutput', { currentTest: null });
+          return after === undefined || last.kind !== 'message' ? last : { ...last, after };
+        }
+        if (turn === 0) attempts.set(task.key, (attempts.get(task.key) ?? 0) + 1);
         if (turn === 0)
           return tool('Write', { file_path: 'test-list.md', content: `# ${task.key}\n\n- [ ] ${item(task.key)}\n` });
         // PLAN's feedback after a refusal of other files says which the task owns.
@@ -110,7 +131,9 @@ export function createTasksBrain(tasks: readonly BrainTask[], options: { delayMs
             name: 'Write',
             input: { file_path: task.implFile, content: task.brokenImpl ?? task.impl },
           },
-          ...Object.entries(task.extraFiles ?? {}).map(([file_path, content]): AnthropicContentBlock => ({
+          ...Object.entries(
+            typeof task.extraFiles === 'function' ? task.extraFiles(attempt) : (task.extraFiles ?? {}),
+          ).map(([file_path, content]): AnthropicContentBlock => ({
             type: 'tool_use',
             name: 'Write',
             input: { file_path, content },

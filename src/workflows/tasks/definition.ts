@@ -6,6 +6,7 @@ import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { detectTestCommand, FRAMEWORKS, type Framework } from '../../verify/detect.js';
 import { requireReadableResults } from '../../verify/run-tests.js';
 import type { RunContext, RunStart, Steps, WorkflowDefinition } from '../definition.js';
+import { recordedReviews } from '../tdd/test-review.js';
 import { runTasks, type ResumedTasks, type TasksResult } from './run-tasks.js';
 import { findTasksResumePoint } from './resume-point.js';
 import { checkTasksJson, describeProblems, TasksFileSchema, type TasksFile } from './tasks-file.js';
@@ -148,12 +149,7 @@ export const tasksWorkflow: WorkflowDefinition<TasksTypes> = {
         attempts: row.attempts,
         branch: row.branch,
       }));
-      const reviews = (await ledger.events(run.id, { types: ['stage-end'] })).flatMap((event) =>
-        event.type === 'stage-end' && event.stage === 'REVIEW_TESTS'
-          ? [{ outcome: event.outcome, ...(event.reason === undefined ? {} : { reason: event.reason }) }]
-          : [],
-      );
-      return { tasks, reviews };
+      return { tasks, reviews: await recordedReviews(ledger, run.id) };
     },
   },
 };

@@ -319,8 +319,10 @@ export async function* runTasks(
    * Merges the tasks that finished while the scheduler was busy (merging the one before), in
    * dependency order, and runs the full suite once after the last: the suite is the slow part of
    * a merge, and N tasks finishing together paid for N runs of it. A conflict is that task's alone
-   * (as one by one); a red suite undoes the whole batch, which then merges one task at a time,
-   * each with its own suite run, so exactly the tasks that turn it red go back.
+   * (as one by one) once the batch stands; a red suite undoes the whole batch, which then merges
+   * one task at a time, each with its own suite run, so exactly the tasks that turn it red go
+   * back. A task that conflicted within an undone batch merges again too: what it conflicted with
+   * may be the task that goes back (settling its conflict at once re-ran it for nothing).
    */
   async function* mergeBatch(
     finished: ReadonlyArray<{ task: TaskSpec; branch: string; attempt: number }>,
@@ -331,6 +333,7 @@ export async function* runTasks(
     if (ordered.length === 1) return yield* mergeFinished(only.task, only.branch, only.attempt);
     const before = await runGit.head();
     const merged: Array<{ task: TaskSpec; branch: string; attempt: number; commit: string }> = [];
+    const conflicted: Array<{ task: TaskSpec; attempt: number; why: string }> = [];
     for (const entry of ordered) {
       try {
         merged.push({
@@ -341,26 +344,25 @@ export async function* runTasks(
         const failure = toRatchetError(error);
         if (failure.details?.conflict !== true) throw failure;
         const files = Array.isArray(failure.details.files) ? failure.details.files.join(', ') : '';
-        yield* settle(entry.task, entry.attempt, {
-          ok: false,
-          why: `its merge conflicted${files ? ` in ${files}` : ''}`,
-        });
+        conflicted.push({ ...entry, why: `its merge conflicted${files ? ` in ${files}` : ''}` });
       }
     }
     const last = merged.at(-1);
-    if (last === undefined) return;
-    const tests = yield* fullSuite();
-    if (!verifyGate(tests.result, []).accepted) {
-      await runGit.resetHard(before);
-      for (const entry of merged) yield* mergeFinished(entry.task, entry.branch, entry.attempt);
-      return;
+    if (last !== undefined) {
+      const tests = yield* fullSuite();
+      if (!verifyGate(tests.result, []).accepted) {
+        await runGit.resetHard(before);
+        for (const entry of ordered) yield* mergeFinished(entry.task, entry.branch, entry.attempt);
+        return;
+      }
+      suites.set(last.commit, tests);
+      for (const entry of merged) {
+        const subject = `merge: ${entry.task.key} ${entry.task.title}`;
+        yield { type: 'checkpoint-create', stage: 'VERIFY', phase: 'COMPLETE', commit: entry.commit, subject };
+        yield* settle(entry.task, entry.attempt, { ok: true, commit: entry.commit });
+      }
     }
-    suites.set(last.commit, tests);
-    for (const entry of merged) {
-      const subject = `merge: ${entry.task.key} ${entry.task.title}`;
-      yield { type: 'checkpoint-create', stage: 'VERIFY', phase: 'COMPLETE', commit: entry.commit, subject };
-      yield* settle(entry.task, entry.attempt, { ok: true, commit: entry.commit });
-    }
+    for (const entry of conflicted) yield* settle(entry.task, entry.attempt, { ok: false, why: entry.why });
   }
 
   for (const { key, branch } of toMerge) {

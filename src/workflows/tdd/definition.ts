@@ -12,7 +12,14 @@ import type { RunContext, RunStart, Steps, WorkflowDefinition } from '../definit
 import { createGitWorkspace } from './git-workspace.js';
 import type { PriorAttempts, TddDependencies, TddPolicy } from './ports.js';
 import { findResumePoint, priorAttempts } from './resume-point.js';
-import { createStaticTestReview, createTestReviewBreaker } from './test-review.js';
+import {
+  createStaticTestReview,
+  createTestReviewBreaker,
+  recordedReviews,
+  replayReviews,
+  type RecordedReview,
+  type TestReviewBreaker,
+} from './test-review.js';
 import { createVerifierPort } from './verifier-port.js';
 import { initialHandoff, runTdd, type TddResult } from './workflow.js';
 
@@ -35,10 +42,15 @@ const TddSettingsSchema = z.object({
 
 type TddSettings = z.infer<typeof TddSettingsSchema>;
 
-/** Where a resumed TDD run continues: the note of its checkpoint, and what earlier processes left of its stages. */
+/**
+ * Where a resumed TDD run continues: the note of its checkpoint, what earlier processes left of
+ * its stages, and the reviews of its tests they recorded (the review's circuit breaker starts
+ * from them, so a review that kept failing is not called `limit` more times after each resume).
+ */
 interface TddState {
   handoff: HandoffState | null;
   priorAttempts: PriorAttempts[];
+  reviews: RecordedReview[];
 }
 
 interface TddTypes {
@@ -86,7 +98,11 @@ export const tddWorkflow: WorkflowDefinition<TddTypes> = {
   resume: {
     point: ({ git, run, ledger }) => findResumePoint(git, run, ledger),
     async state({ run, ledger }, point) {
-      return { handoff: point.note, priorAttempts: await priorAttempts(ledger, run, point.commit) };
+      return {
+        handoff: point.note,
+        priorAttempts: await priorAttempts(ledger, run, point.commit),
+        reviews: await recordedReviews(ledger, run.id),
+      };
     },
   },
 };
@@ -122,10 +138,7 @@ async function* runTddSteps(context: RunContext<TddSettings>, from: RunStart<Tdd
       const check = await checkNeedsRefactor(files, run.worktree, config.refactorCheck);
       return { needsRefactor: check.needsRefactor, reasons: check.reasons };
     },
-    // A resumed run starts with the breaker closed: its count lives in this process only.
-    ...(config.tdd.reviewTests
-      ? { testReview: createStaticTestReview(createTestReviewBreaker(config.tdd.reviewFailureLimit)) }
-      : {}),
+    ...(config.tdd.reviewTests ? { testReview: createStaticTestReview(reviewBreaker(config, from)) } : {}),
   };
   const policy: TddPolicy = {
     feature: run.feature,
@@ -142,4 +155,11 @@ async function* runTddSteps(context: RunContext<TddSettings>, from: RunStart<Tdd
   if (from.kind === 'start') return yield* runTdd(policy, deps, initialHandoff(run.id), context.signal);
   const start = from.state.handoff ?? initialHandoff(run.id);
   return yield* runTdd(policy, deps, start, context.signal, { priorAttempts: from.state.priorAttempts });
+}
+
+/** The review's circuit breaker: a resumed run's counts what the review did before the stop (it may be open already). */
+function reviewBreaker(config: RunContext<TddSettings>['config'], from: RunStart<TddTypes>): TestReviewBreaker {
+  const breaker = createTestReviewBreaker(config.tdd.reviewFailureLimit);
+  if (from.kind === 'resume') replayReviews(breaker, from.state.reviews);
+  return breaker;
 }

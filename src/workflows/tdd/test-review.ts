@@ -1,6 +1,7 @@
 import { isRatchetError, toRatchetError } from '../../core/errors.js';
 import type { TestCase } from '../../core/handoff.js';
 import type { StageName } from '../../core/stages.js';
+import type { Ledger } from '../../ledger/types.js';
 import { reviewTestQuality, type TestQualityFinding } from '../../code/test-quality.js';
 import { stageEnd, type Step, type TddContext } from './context.js';
 
@@ -63,6 +64,15 @@ export function replayReviews(breaker: TestReviewBreaker, reviews: readonly Reco
       breaker.recordFailure(review.reason?.replace(/^the review failed \(\d+ of \d+ in a row\): /, '') ?? 'it failed');
     else if (review.outcome === 'accepted' || review.outcome === 'rejected') breaker.recordSuccess();
   }
+}
+
+/** The REVIEW_TESTS stage ends a run recorded, oldest first (every process of it): what a resume replays. */
+export async function recordedReviews(ledger: Pick<Ledger, 'events'>, runId: string): Promise<RecordedReview[]> {
+  return (await ledger.events(runId, { types: ['stage-end'] })).flatMap((event) =>
+    event.type === 'stage-end' && event.stage === STAGE
+      ? [{ outcome: event.outcome, ...(event.reason === undefined ? {} : { reason: event.reason }) }]
+      : [],
+  );
 }
 
 /** The review of one test file after RED (see `reviewTestQuality` in `code/test-quality.ts`). */

@@ -7,14 +7,17 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RatchetError } from '../../core/errors.js';
-import { acquireRepoLock, type RepoLock } from '../../git/repo-lock.js';
+import { acquireRepoLock, runLockHeld, type RepoLock } from '../../git/repo-lock.js';
 import type { TeamEvent } from './events.js';
 
+const lockDir = (teamDir: string, iterationId: string): string => join(teamDir, 'locks', iterationId);
+const lockOwner = (iterationId: string): string => `team ${iterationId}`;
+
 export async function lockIteration(teamDir: string, iterationId: string): Promise<RepoLock> {
-  const dir = join(teamDir, 'locks', iterationId);
+  const dir = lockDir(teamDir, iterationId);
   await mkdir(dir, { recursive: true });
   try {
-    return await acquireRepoLock(dir, { runId: `team ${iterationId}` });
+    return await acquireRepoLock(dir, { runId: lockOwner(iterationId) });
   } catch (error) {
     if (error instanceof RatchetError && error.code === 'locked')
       throw new RatchetError('locked', `Another ratchet team command is working on ${iterationId} right now.`, {
@@ -23,6 +26,11 @@ export async function lockIteration(teamDir: string, iterationId: string): Promi
       });
     throw error;
   }
+}
+
+/** Whether a live team command holds the iteration's lock (works on it now): its ledger run is live then. */
+export function iterationLockHeld(teamDir: string, iterationId: string): Promise<boolean> {
+  return runLockHeld(lockDir(teamDir, iterationId), lockOwner(iterationId));
 }
 
 /** `events`, with the iteration locked from the first event until the last (or an early stop). */
