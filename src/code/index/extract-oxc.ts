@@ -14,30 +14,31 @@ import type { LanguageId } from '../tree-sitter.js';
 import { FileFacts } from './extract-shared.js';
 import { LineTable } from './line-table.js';
 import { OxcDeclarations } from './oxc-declarations.js';
-import type {
-  LazyCall,
-  LazyIdentifier,
-  LazyImportExpression,
-  LazyMember,
-  LazyNode,
-  LazyParseOptions,
-  LazyTaggedTemplate,
-  LazyVariableDeclarator,
-  LazyVisitor,
-  OxcLazyApi,
-} from './oxc-lazy.js';
+import type { LazyParseOptions, OxcLazyApi, RawVisitors } from './oxc-lazy.js';
+import {
+  BINDING_IDENTIFIER,
+  CALL_ARGUMENTS,
+  CALL_CALLEE,
+  DECLARATOR_ID,
+  DECLARATOR_INIT,
+  ENUM_FIELD_SIZE,
+  EXPRESSION,
+  IMPORT_SOURCE,
+  MEMBER_OBJECT,
+  MEMBER_PROPERTY,
+  TAG,
+  type RawView,
+} from './oxc-raw-layout.js';
 import type { FileParseResult } from './types.js';
 
 /** Text that may bind a module to a variable: `require(` or `import(`. */
 const BINDS_MODULE = /\b(?:require|import)\s*\(/;
 /** Methods whose first string argument defines command-line flags (commander, yargs). */
 const CLI_METHODS: ReadonlySet<string> = new Set(['option', 'requiredOption']);
-/** Receivers kept in a member callee (`receiver.name`); any other receiver leaves `.name`. */
-const PLAIN_RECEIVERS: ReadonlySet<string> = new Set(['IdentifierReference', 'ThisExpression', 'Super']);
 
-/** What the visitor writes into while it walks one file. */
+/** What the visitors read while they walk one file. */
 interface CurrentFile {
-  text: string;
+  raw: RawView;
   lines: LineTable;
   facts: FileFacts;
   /** The call or `import()` that initialises a variable declared just before: its start and the variable. */
@@ -46,24 +47,23 @@ interface CurrentFile {
 
 export class OxcExtractor {
   /** Calls and dynamic imports; with variable declarations too, for files that may bind a `require`. */
-  private readonly visitor: LazyVisitor;
-  private readonly withDeclarators: LazyVisitor;
+  private readonly visitors: RawVisitors;
+  private readonly withDeclarators: RawVisitors;
   private current: CurrentFile | undefined;
 
   constructor(private readonly oxc: OxcLazyApi) {
     const calls = {
-      CallExpression: (node: LazyCall) => this.call(node),
-      NewExpression: (node: LazyCall) => this.construct(node),
+      CallExpression: (pos: number) => this.call(pos),
+      NewExpression: (pos: number) => this.construct(pos),
       // A tagged template calls its tag (tree-sitter's grammar parses it as a call, too).
-      TaggedTemplateExpression: (node: LazyTaggedTemplate) => this.tag(node),
-      ImportExpression: (node: LazyImportExpression) => this.dynamicImport(node, node.source),
+      TaggedTemplateExpression: (pos: number) => this.tag(pos),
+      ImportExpression: (pos: number) => this.dynamicImport(pos, pos + IMPORT_SOURCE),
     };
-    this.visitor = new oxc.Visitor(calls);
-    // A visited node costs an object: only files that can bind `x = require(...)` or
-    // `x = import(...)` pay for every declarator.
-    this.withDeclarators = new oxc.Visitor({
+    this.visitors = oxc.rawVisitors(calls);
+    // Only files that can bind `x = require(...)` or `x = import(...)` pay for every declarator.
+    this.withDeclarators = oxc.rawVisitors({
       ...calls,
-      VariableDeclarator: (node: LazyVariableDeclarator) => this.declarator(node),
+      VariableDeclarator: (pos: number) => this.declarator(pos),
     });
   }
 
@@ -75,12 +75,13 @@ export class OxcExtractor {
       if (result.errors.length > 0) return undefined;
       const facts = new FileFacts();
       const lines = lineTable ?? new LineTable(text);
-      new OxcDeclarations(text, lines, facts).program(result.program.body, result.module.staticImports);
+      const { raw } = result;
+      new OxcDeclarations(raw, lines, facts).program(result);
       // Declaration files hold no calls.
       if (!declarationFile) {
-        this.current = { text, lines, facts, declared: undefined };
+        this.current = { raw, lines, facts, declared: undefined };
         try {
-          result.visit(BINDS_MODULE.test(text) ? this.withDeclarators : this.visitor);
+          result.walkRaw(BINDS_MODULE.test(text) ? this.withDeclarators : this.visitors);
         } finally {
           this.current = undefined;
         }
@@ -91,95 +92,128 @@ export class OxcExtractor {
     }
   }
 
-  private call(node: LazyCall): void {
+  private call(pos: number): void {
     const file = this.current;
     if (file === undefined) return;
-    const { callee } = node;
-    switch (callee.type) {
-      case 'IdentifierReference': {
-        const { name } = callee as LazyIdentifier;
-        if (name === 'require') this.dynamicImport(node, node.arguments[0]);
+    const { raw } = file;
+    const callee = raw.boxed(pos + CALL_CALLEE);
+    switch (raw.bytes[pos + CALL_CALLEE]) {
+      case EXPRESSION.IdentifierReference: {
+        const name = raw.identifierName(callee);
+        if (name === 'require') this.dynamicImport(pos, argumentAt(raw, pos, 0));
         else {
           file.declared = undefined;
-          file.facts.addCall(callee.start, name);
+          file.facts.addCall(raw.start(callee), name);
         }
         return;
       }
-      case 'StaticMemberExpression':
-      case 'PrivateFieldExpression':
+      case EXPRESSION.StaticMemberExpression:
+      case EXPRESSION.PrivateFieldExpression:
         file.declared = undefined;
-        return this.memberCall(file, node, callee as LazyMember);
+        return this.memberCall(file, pos, callee);
       default:
         file.declared = undefined;
     }
   }
 
   /** `receiver.name(...)`, `receiver?.name(...)`, `this.#name(...)`; `.name` for any other receiver. */
-  private memberCall(file: CurrentFile, node: LazyCall | undefined, callee: LazyMember): void {
-    const { text } = file;
-    const { object, property } = callee;
-    const name = text.slice(property.start, property.end);
+  private memberCall(file: CurrentFile, call: number | undefined, member: number): void {
+    const { raw } = file;
+    const { text } = raw;
+    const property = member + MEMBER_PROPERTY;
+    const propertyStart = raw.start(property);
+    const name = text.slice(propertyStart, raw.end(property));
     let receiver: string | undefined;
-    if (PLAIN_RECEIVERS.has(object.type)) {
+    const objectTag = raw.bytes[member + MEMBER_OBJECT];
+    if (
+      objectTag === EXPRESSION.IdentifierReference ||
+      objectTag === EXPRESSION.ThisExpression ||
+      objectTag === EXPRESSION.Super
+    ) {
+      const object = raw.boxed(member + MEMBER_OBJECT);
+      const objectEnd = raw.end(object);
       // Only `.` or `?.` between them, as the tree-sitter extractor required of the member's text.
-      const between = text.slice(object.end, property.start);
-      if (between === '.' || between === '?.') receiver = text.slice(object.start, object.end);
+      const between = text.slice(objectEnd, propertyStart);
+      if (between === '.' || between === '?.') receiver = text.slice(raw.start(object), objectEnd);
     }
-    file.facts.addCall(callee.start, receiver === undefined ? `.${name}` : `${receiver}.${name}`);
-    if (node !== undefined && CLI_METHODS.has(name)) {
-      const first = node.arguments[0];
-      if (first?.type === 'StringLiteral') file.facts.addCliFlags(text.slice(first.start + 1, first.end - 1));
+    file.facts.addCall(raw.start(member), receiver === undefined ? `.${name}` : `${receiver}.${name}`);
+    if (call !== undefined && CLI_METHODS.has(name)) {
+      const first = argumentAt(raw, call, 0);
+      if (first !== undefined && raw.bytes[first] === EXPRESSION.StringLiteral) {
+        const literal = raw.boxed(first);
+        file.facts.addCliFlags(text.slice(raw.start(literal) + 1, raw.end(literal) - 1));
+      }
     }
   }
 
-  private tag(node: LazyTaggedTemplate): void {
+  private tag(pos: number): void {
     const file = this.current;
     if (file === undefined) return;
-    const { tag } = node;
-    if (tag.type === 'IdentifierReference') file.facts.addCall(tag.start, (tag as LazyIdentifier).name);
-    else if (tag.type === 'StaticMemberExpression' || tag.type === 'PrivateFieldExpression')
-      this.memberCall(file, undefined, tag as LazyMember);
+    const { raw } = file;
+    const tag = raw.boxed(pos + TAG);
+    switch (raw.bytes[pos + TAG]) {
+      case EXPRESSION.IdentifierReference:
+        return file.facts.addCall(raw.start(tag), raw.identifierName(tag));
+      case EXPRESSION.StaticMemberExpression:
+      case EXPRESSION.PrivateFieldExpression:
+        return this.memberCall(file, undefined, tag);
+    }
   }
 
-  private construct(node: LazyCall): void {
+  private construct(pos: number): void {
     const file = this.current;
     if (file === undefined) return;
-    const { callee } = node;
-    if (callee.type === 'IdentifierReference') file.facts.addCall(callee.start, (callee as LazyIdentifier).name);
+    const { raw } = file;
+    if (raw.bytes[pos + CALL_CALLEE] !== EXPRESSION.IdentifierReference) return;
+    const callee = raw.boxed(pos + CALL_CALLEE);
+    file.facts.addCall(raw.start(callee), raw.identifierName(callee));
   }
 
   /**
-   * `require('x')` / `import('x')`: an import when the argument is a string literal; in
-   * `const name = require('x')`, `name` is the namespace the module is used through.
+   * `require('x')` / `import('x')` at `pos`, its argument the enum field at `argument`: an import
+   * when that is a string literal; in `const name = require('x')`, `name` is the namespace the
+   * module is used through.
    */
-  private dynamicImport(node: LazyNode, argument: LazyNode | undefined): void {
+  private dynamicImport(pos: number, argument: number | undefined): void {
     const file = this.current;
     if (file === undefined) return;
     const declared = file.declared;
     file.declared = undefined;
-    if (argument?.type !== 'StringLiteral') return;
-    const namespace = declared?.start === node.start ? declared.name : undefined;
+    const { raw } = file;
+    if (argument === undefined || raw.bytes[argument] !== EXPRESSION.StringLiteral) return;
+    const literal = raw.boxed(argument);
+    const start = raw.start(literal);
+    const namespace = declared !== undefined && declared.start === raw.start(pos) ? declared.name : undefined;
     file.facts.addImport({
-      specifier: file.text.slice(argument.start + 1, argument.end - 1),
+      specifier: raw.text.slice(start + 1, raw.end(literal) - 1),
       names: [],
-      line: file.lines.line(argument.start),
+      line: file.lines.line(start),
       ...(namespace === undefined ? {} : { namespace }),
     });
   }
 
   /**
-   * The visitor enters a declarator before its initialiser: remember `const name = <call>` so
-   * the call, visited next, knows the variable it initialises.
+   * The walk enters a declarator before its initialiser: remember `const name = <call>` so the
+   * call, visited next, knows the variable it initialises.
    */
-  private declarator(node: LazyVariableDeclarator): void {
+  private declarator(pos: number): void {
     const file = this.current;
     if (file === undefined) return;
-    const { init } = node;
+    const { raw } = file;
     file.declared = undefined;
-    if (init === null || (init.type !== 'CallExpression' && init.type !== 'ImportExpression')) return;
-    const { id } = node;
-    if (id.type === 'BindingIdentifier') file.declared = { start: init.start, name: (id as LazyIdentifier).name };
+    const initTag = raw.bytes[pos + DECLARATOR_INIT];
+    if (initTag !== EXPRESSION.CallExpression && initTag !== EXPRESSION.ImportExpression) return;
+    if (raw.bytes[pos + DECLARATOR_ID] !== BINDING_IDENTIFIER) return;
+    const name = raw.identifierName(raw.boxed(pos + DECLARATOR_ID));
+    file.declared = { start: raw.start(raw.boxed(pos + DECLARATOR_INIT)), name };
   }
+}
+
+/** The position of a call's argument `index` (an `Argument` field), or undefined. */
+function argumentAt(raw: RawView, call: number, index: number): number | undefined {
+  const vector = call + CALL_ARGUMENTS;
+  if (index >= raw.word(vector + 8)) return undefined;
+  return raw.word(vector) + index * ENUM_FIELD_SIZE;
 }
 
 /**

@@ -25,9 +25,41 @@ import type {
   LazyNamedBlock,
   LazyNamespaceExport,
   LazyNode,
-  LazyStaticImport,
+  LazyParseResult,
   LazyVariableDeclaration,
 } from './oxc-lazy.js';
+import {
+  ARROW_BODY,
+  BINDING_IDENTIFIER,
+  DECLARATOR_ID,
+  DECLARATOR_INIT,
+  DECLARATOR_SIZE,
+  ENTRY_IMPORT_NAME,
+  ENTRY_LOCAL_NAME,
+  ENUM_FIELD_SIZE,
+  EXPORT_DECLARATION,
+  EXPRESSION,
+  FUNCTION_BODY,
+  FUNCTION_ID,
+  IDENTIFIER_NAME,
+  IMPORT_ENTRIES,
+  IMPORT_ENTRY_SIZE,
+  IMPORT_MODULE_REQUEST,
+  IMPORT_NAME_NAMED,
+  IMPORT_NAME_NAMESPACE,
+  MODULE_RECORD,
+  NAME_SPAN_VALUE,
+  NO_ENUM,
+  PROGRAM_BODY,
+  STATEMENT,
+  STATIC_IMPORT_SIZE,
+  STATIC_IMPORTS,
+  VARIABLE_DECLARATIONS,
+  VARIABLE_KIND,
+  VARIABLE_KIND_CONST,
+  VARIABLE_KIND_LET,
+  type RawView,
+} from './oxc-raw-layout.js';
 import type { SymbolKind } from './types.js';
 
 /** Values that make a variable, a field or a CommonJS export a function. */
@@ -68,32 +100,65 @@ interface Declared {
 export class OxcDeclarations {
   /** `export { a as b }` without a source: resolved once every declaration is known. */
   private readonly localExports: { name: string; local: string }[] = [];
-  /** The top-level statement being walked; its doc comment is found only when a symbol needs it. */
-  private current: { node: LazyNode; previousEnd: number; doc: string | undefined | null } | undefined;
+  /**
+   * The top-level statement being walked, its lazy node when it was built; its doc comment is
+   * found only when a symbol needs it.
+   */
+  private current:
+    { start: number; node: LazyNode | undefined; previousEnd: number; doc: string | undefined | null } | undefined;
+  private readonly text: string;
 
   constructor(
-    private readonly text: string,
+    private readonly raw: RawView,
     private readonly lines: LineTable,
     private readonly facts: FileFacts,
-  ) {}
+  ) {
+    this.text = raw.text;
+  }
 
-  /** Walks the program's statements; `imports` is the module record's (top-level import statements). */
-  program(body: readonly LazyNode[], imports: readonly LazyStaticImport[]): void {
+  /**
+   * Walks the program's statements and the module record's imports (top-level import statements)
+   * in the raw buffer. The common statements (variables, functions, `export` of either, and every
+   * expression statement that is no CommonJS export) are read there without building a node; the
+   * others through oxc's lazy nodes.
+   */
+  program(result: LazyParseResult): void {
+    const { raw } = this;
+    const body = result.programPos + PROGRAM_BODY;
+    const first = raw.word(body);
+    const count = raw.word(body + 8);
+    const records = result.dataPos + MODULE_RECORD + STATIC_IMPORTS;
+    const firstRecord = raw.word(records);
+    const recordCount = raw.word(records + 8);
+    let lazyBody: readonly LazyNode[] | undefined;
     let previousEnd = 0;
     let nextImport = 0;
-    for (const node of body) {
-      const { start } = node;
-      if (node.type === 'ImportDeclaration') {
+    for (let index = 0; index < count; index++) {
+      const field = first + index * ENUM_FIELD_SIZE;
+      const tag = raw.bytes[field] ?? NO_ENUM;
+      const node = raw.boxed(field);
+      const start = raw.start(node);
+      if (tag === STATEMENT.ImportDeclaration) {
         // The record of this statement (records are in source order, like the statements).
-        for (let record = imports[nextImport]; record !== undefined && record.start <= start;) {
-          if (record.start === start) this.importRecord(record);
-          record = imports[++nextImport];
+        for (; nextImport < recordCount; nextImport++) {
+          const record = firstRecord + nextImport * STATIC_IMPORT_SIZE;
+          const recordStart = raw.start(record);
+          if (recordStart > start) break;
+          if (recordStart === start) this.importRecord(record);
         }
       } else {
-        this.current = { node, previousEnd, doc: null };
-        this.statement(node);
+        const current = { start, node: undefined as LazyNode | undefined, previousEnd, doc: null };
+        this.current = current;
+        if (!this.rawStatement(tag, node, start)) {
+          lazyBody ??= result.program.body;
+          const lazy = lazyBody[index];
+          if (lazy !== undefined) {
+            current.node = lazy;
+            this.statement(lazy);
+          }
+        }
       }
-      previousEnd = node.end;
+      previousEnd = raw.end(node);
     }
     for (const { name, local } of this.localExports) {
       const kind = this.facts.markExported(local) ?? 'variable';
@@ -114,8 +179,108 @@ export class OxcDeclarations {
   private statementDoc(): string | undefined {
     const { current } = this;
     if (current === undefined) return undefined;
-    if (current.doc === null) current.doc = this.docBefore(current.previousEnd, this.leadingStart(current.node));
+    if (current.doc === null) {
+      const end = current.node === undefined ? current.start : this.leadingStart(current.node);
+      current.doc = this.docBefore(current.previousEnd, end);
+    }
     return current.doc;
+  }
+
+  /** A statement read from the buffer; false when it needs its lazy node. */
+  private rawStatement(tag: number, node: number, start: number): boolean {
+    switch (tag) {
+      case STATEMENT.ExpressionStatement:
+        // Only a CommonJS export (which starts so) is read, through its node.
+        return !this.text.startsWith('exports.', start) && !this.text.startsWith('module.exports', start);
+      case STATEMENT.VariableDeclaration:
+        this.rawVariables(node, false);
+        return true;
+      case STATEMENT.Function:
+        this.rawFunction(node, false);
+        return true;
+      case STATEMENT.ExportDeclaration: {
+        const field = node + EXPORT_DECLARATION;
+        const inner = this.raw.boxed(field);
+        const innerTag = this.raw.bytes[field];
+        let declared: Declared[];
+        if (innerTag === STATEMENT.VariableDeclaration) declared = this.rawVariables(inner, true);
+        else if (innerTag === STATEMENT.Function) declared = this.rawFunction(inner, true);
+        else return false;
+        for (const { name, kind } of declared) this.facts.addExport({ name, kind });
+        return true;
+      }
+      default:
+        // The other statements before the declarations' tags (`if`, `for`, blocks...) declare nothing here.
+        return tag < STATEMENT.VariableDeclaration;
+    }
+  }
+
+  /** A `Function` node (a declaration, `declare function`, an overload) at `node`. */
+  private rawFunction(node: number, exported: boolean): Declared[] {
+    const { raw } = this;
+    const id = node + FUNCTION_ID;
+    if (raw.word(id + IDENTIFIER_NAME) === 0 && raw.word(id + IDENTIFIER_NAME + 4) === 0) return [];
+    const end = raw.end(node);
+    const start = this.declarationStart(raw.start(node));
+    return this.addDeclared(raw.identifierName(id), 'function', start, this.rawFunctionBody(node, end), end, exported);
+  }
+
+  /** Where a `Function`'s body starts; `fallback` without one. */
+  private rawFunctionBody(node: number, fallback: number): number {
+    const { raw } = this;
+    const body = node + FUNCTION_BODY;
+    if (raw.word(body) === 0 && raw.word(body + 4) === 0) return fallback;
+    return raw.start(raw.word(body));
+  }
+
+  private rawVariables(node: number, exported: boolean): Declared[] {
+    const { raw } = this;
+    const kindTag = raw.bytes[node + VARIABLE_KIND];
+    const keyword = kindTag === VARIABLE_KIND_CONST ? 'const' : kindTag === VARIABLE_KIND_LET ? 'let' : 'var';
+    const declarations = node + VARIABLE_DECLARATIONS;
+    const first = raw.word(declarations);
+    const count = raw.word(declarations + 8);
+    const result: Declared[] = [];
+    for (let index = 0; index < count; index++) {
+      const declarator = first + index * DECLARATOR_SIZE;
+      if (raw.bytes[declarator + DECLARATOR_ID] !== BINDING_IDENTIFIER) continue;
+      const name = raw.identifierName(raw.boxed(declarator + DECLARATOR_ID));
+      const initTag = raw.bytes[declarator + DECLARATOR_INIT];
+      const init = raw.boxed(declarator + DECLARATOR_INIT);
+      const declaratorStart = raw.start(declarator);
+      const declaratorEnd = raw.end(declarator);
+      let end: number;
+      let kind: SymbolKind;
+      if (initTag === EXPRESSION.ArrowFunctionExpression) {
+        kind = 'function';
+        end = raw.start(raw.boxed(init + ARROW_BODY));
+      } else if (initTag === EXPRESSION.FunctionExpression) {
+        kind = 'function';
+        end = this.rawFunctionBody(init, raw.end(init));
+      } else {
+        kind = keyword === 'const' ? 'const' : 'variable';
+        end = initTag === NO_ENUM ? declaratorEnd : raw.start(init);
+      }
+      const signature = `${keyword} ${compactSignature(this.text, declaratorStart, end)}`;
+      const span = this.span(declaratorStart, declaratorEnd);
+      this.facts.addSymbolAt({ name, kind, exported, span, signature, doc: this.statementDoc() });
+      result.push({ name, kind });
+    }
+    return result;
+  }
+
+  private addDeclared(
+    name: string,
+    kind: SymbolKind,
+    start: number,
+    bodyStart: number,
+    end: number,
+    exported: boolean,
+  ): Declared[] {
+    const signature = compactSignature(this.text, start, bodyStart);
+    const doc = this.statementDoc();
+    this.facts.addSymbolAt({ name, kind, exported, span: this.span(start, end), signature, doc });
+    return [{ name, kind }];
   }
 
   private statement(node: LazyNode): void {
@@ -147,21 +312,28 @@ export class OxcDeclarations {
     }
   }
 
-  private importRecord(record: LazyStaticImport): void {
+  /** A `StaticImport` of the module record at `record`. */
+  private importRecord(record: number): void {
+    const { raw } = this;
     const names: string[] = [];
     let namespace: string | undefined;
-    for (const entry of record.entries) {
-      const imported = entry.importName;
-      if (typeof imported === 'string') {
+    const entries = record + IMPORT_ENTRIES;
+    const first = raw.word(entries);
+    const count = raw.word(entries + 8);
+    for (let index = 0; index < count; index++) {
+      const entry = first + index * IMPORT_ENTRY_SIZE;
+      const importName = entry + ENTRY_IMPORT_NAME;
+      const tag = raw.bytes[importName];
+      if (tag === IMPORT_NAME_NAMESPACE) {
         names.push('*');
-        namespace = entry.localName.value;
-      } else names.push('value' in imported ? imported.value : 'default');
+        namespace = raw.str(entry + ENTRY_LOCAL_NAME + NAME_SPAN_VALUE);
+      } else names.push(tag === IMPORT_NAME_NAMED ? raw.str(importName + 8 + NAME_SPAN_VALUE) : 'default');
     }
-    const { moduleRequest } = record;
+    const moduleRequest = record + IMPORT_MODULE_REQUEST;
     this.facts.addImport({
-      specifier: this.text.slice(moduleRequest.start + 1, moduleRequest.end - 1),
+      specifier: this.text.slice(raw.start(moduleRequest) + 1, raw.end(moduleRequest) - 1),
       names,
-      line: this.lines.line(record.start),
+      line: this.lines.line(raw.start(record)),
       ...(namespace === undefined ? {} : { namespace }),
     });
   }
@@ -233,22 +405,18 @@ export class OxcDeclarations {
 
   /** Records the symbols a declaration introduces and returns their names and kinds. */
   private declaration(node: LazyNode, exported: boolean): Declared[] {
-    const add = (name: string, kind: SymbolKind, start: number, bodyStart: number): Declared[] => {
-      const signature = compactSignature(this.text, start, bodyStart);
-      const doc = this.statementDoc();
-      this.facts.addSymbolAt({ name, kind, exported, span: this.span(start, node.end), signature, doc });
-      return [{ name, kind }];
-    };
+    const add = (name: string, kind: SymbolKind, start: number, bodyStart: number): Declared[] =>
+      this.addDeclared(name, kind, start, bodyStart, node.end, exported);
     switch (node.type) {
       case 'FunctionDeclaration':
       case 'TSDeclareFunction': {
         const { id, body } = node as LazyFunction;
-        return id === null ? [] : add(id.name, 'function', this.declarationStart(node), body?.start ?? node.end);
+        return id === null ? [] : add(id.name, 'function', this.declarationStart(node.start), body?.start ?? node.end);
       }
       case 'ClassDeclaration': {
         const { id, body } = node as LazyClass;
         if (id === null) return [];
-        const result = add(id.name, 'class', this.declarationStart(node), body.start);
+        const result = add(id.name, 'class', this.declarationStart(node.start), body.start);
         this.classMembers(node as LazyClass, id.name, exported);
         return result;
       }
@@ -256,21 +424,21 @@ export class OxcDeclarations {
       case 'TSEnumDeclaration': {
         const { id, body } = node as LazyNamedBlock;
         const kind = node.type === 'TSEnumDeclaration' ? 'type' : 'interface';
-        return add(this.textOf(id), kind, this.declarationStart(node), body?.start ?? node.end);
+        return add(this.textOf(id), kind, this.declarationStart(node.start), body?.start ?? node.end);
       }
       case 'TSTypeAliasDeclaration':
-        return add(this.textOf((node as LazyNamedBlock).id), 'type', this.declarationStart(node), node.end);
+        return add(this.textOf((node as LazyNamedBlock).id), 'type', this.declarationStart(node.start), node.end);
       case 'TSNamespaceDeclaration': {
         // `namespace A.B.C {}` nests one declaration per name; its name is the whole dotted path.
         let inner = node as LazyNamedBlock;
         while (inner.body?.type === 'TSNamespaceDeclaration') inner = inner.body as LazyNamedBlock;
         const { id } = node as LazyNamedBlock;
         const name = this.text.slice(id.start, inner.id.end);
-        return add(name, 'variable', this.declarationStart(node), inner.body?.start ?? node.end);
+        return add(name, 'variable', this.declarationStart(node.start), inner.body?.start ?? node.end);
       }
       case 'TSExternalModuleDeclaration': {
         const { id, body } = node as LazyNamedBlock;
-        return add(this.textOf(id), 'variable', this.declarationStart(node), body?.start ?? node.end);
+        return add(this.textOf(id), 'variable', this.declarationStart(node.start), body?.start ?? node.end);
       }
       case 'VariableDeclaration':
         return this.variables(node as LazyVariableDeclaration, exported);
@@ -362,8 +530,7 @@ export class OxcDeclarations {
   }
 
   /** After a leading `declare` (tree-sitter's ambient declarations start their inner node after it). */
-  private declarationStart(node: LazyNode): number {
-    const { start } = node;
+  private declarationStart(start: number): number {
     if (this.text.charCodeAt(start) !== LOWER_D || !this.text.startsWith('declare', start)) return start;
     if (!/\s/.test(this.text.charAt(start + 7))) return start;
     return this.skipSpace(start + 7);

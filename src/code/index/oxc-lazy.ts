@@ -11,6 +11,9 @@
  * disappears or changes type. Offsets are UTF-16 code units, as in a JavaScript string.
  */
 
+import { RawView } from './oxc-raw-layout.js';
+import { walkProgram } from './oxc-raw-walk.generated.js';
+
 export interface LazyNode {
   readonly type: string;
   readonly start: number;
@@ -135,7 +138,7 @@ interface LazyImportEntry {
   readonly localName: LazyNameSpan;
 }
 
-export interface LazyStaticImport {
+interface LazyStaticImport {
   readonly start: number;
   readonly end: number;
   /** The specifier; its span includes the quotes. */
@@ -155,12 +158,22 @@ export interface LazyParseResult {
   readonly errors: readonly unknown[];
   /** Walks the whole program with a visitor, building node objects only for the visited types. */
   visit(visitor: LazyVisitor): void;
+  /** The raw AST buffer the nodes are views of, with the source (see `oxc-raw-layout.ts`). */
+  readonly raw: RawView;
+  /** The position of the program node in the buffer, and of oxc's `RawTransferData` (program, module record...). */
+  readonly programPos: number;
+  readonly dataPos: number;
+  /**
+   * Walks the whole program as `visit` does, with oxc's own walker made to build no node
+   * objects (see `oxc-raw-walk.generated.ts`): each visitor gets the node's position in `buffer`.
+   */
+  walkRaw(visitors: RawVisitors): void;
   /** Returns the AST buffer to oxc's pool; the result's nodes must not be read afterwards. */
   dispose(): void;
 }
 
 /** Opaque: made once from handlers by node type, reused for every file. */
-export interface LazyVisitor {
+interface LazyVisitor {
   readonly __brand?: 'oxc-lazy-visitor';
 }
 
@@ -173,12 +186,131 @@ export interface LazyParseOptions {
 export interface OxcLazyApi {
   parseSync(filename: string, text: string, options: LazyParseOptions): LazyParseResult;
   Visitor: new (handlers: Record<string, (node: never) => void>) => LazyVisitor;
+  /** Visitors for `walkRaw`, by oxc's node type name (entering the node); throws on an unknown name. */
+  rawVisitors(handlers: Record<string, (pos: number) => void>): RawVisitors;
+}
+
+export type RawBuffer = Uint8Array & { readonly int32: Int32Array };
+
+/** Opaque: oxc's visitor array (by node type id), made once and reused for every file. */
+export interface RawVisitors {
+  readonly __brand?: 'oxc-raw-visitors';
 }
 
 interface OxcModule {
   parseSync?: unknown;
   rawTransferSupported?: unknown;
   experimentalGetLazyVisitor?: unknown;
+}
+
+/** The pieces of oxc-parser's raw transfer (its `src-js`, exported by its `./*` entry) the lazy API is made of. */
+interface OxcRawModules {
+  parseSyncRawImpl: (
+    filename: string,
+    text: string,
+    options: LazyParseOptions,
+    convert: (buffer: RawBuffer, text: string, sourceStartPos: number, sourceByteLen: number) => LazyParseResult,
+  ) => LazyParseResult;
+  returnBufferToCache: (buffer: RawBuffer) => void;
+  RawTransferData: new (
+    pos: number,
+    ast: object,
+  ) => Pick<LazyParseResult, 'program' | 'module' | 'comments' | 'errors'>;
+  TOKEN: object;
+  DATA_POINTER_POS_32: number;
+  PROGRAM_OFFSET: number;
+  NODE_TYPE_IDS_MAP: ReadonlyMap<string, number>;
+  NODE_TYPES_COUNT: number;
+  LEAF_NODE_TYPES_COUNT: number;
+  walkProgram: (pos: number, ast: object, visitors: unknown) => void;
+  getVisitorsArr: (visitor: LazyVisitor) => unknown;
+}
+
+async function loadRawModules(): Promise<OxcRawModules> {
+  // Specifiers in variables: these files have no type declarations (the shapes are above).
+  const load = async (path: string): Promise<Record<string, unknown>> =>
+    (await import(`oxc-parser/src-js/${path}`)) as Record<string, unknown>;
+  const [common, constructors, lazyCommon, constants, typeIds, lazyWalk, visitor] = await Promise.all([
+    load('raw-transfer/common.js'),
+    load('generated/lazy/constructors.js'),
+    load('raw-transfer/lazy-common.js'),
+    load('generated/constants.js'),
+    load('generated/lazy/type_ids.js'),
+    load('generated/lazy/walk.js'),
+    load('raw-transfer/visitor.js'),
+  ]);
+  const modules = {
+    parseSyncRawImpl: common.parseSyncRawImpl,
+    returnBufferToCache: common.returnBufferToCache,
+    RawTransferData: constructors.RawTransferData,
+    TOKEN: lazyCommon.TOKEN,
+    DATA_POINTER_POS_32: constants.DATA_POINTER_POS_32,
+    PROGRAM_OFFSET: constants.PROGRAM_OFFSET,
+    NODE_TYPE_IDS_MAP: typeIds.NODE_TYPE_IDS_MAP,
+    NODE_TYPES_COUNT: typeIds.NODE_TYPES_COUNT,
+    LEAF_NODE_TYPES_COUNT: typeIds.LEAF_NODE_TYPES_COUNT,
+    walkProgram: lazyWalk.walkProgram,
+    getVisitorsArr: visitor.getVisitorsArr,
+  };
+  for (const [name, value] of Object.entries(modules))
+    if (value === undefined) throw new Error(`oxc-parser: ${name} not found in its raw transfer modules`);
+  return modules as OxcRawModules;
+}
+
+/**
+ * `parseSync` as oxc's lazy API makes it (`raw-transfer/lazy.js`'s `construct`), plus the buffer
+ * and `walkRaw`. The buffer goes back to oxc's cache on `dispose`, which every caller makes.
+ */
+function rawApi(raw: OxcRawModules, Visitor: OxcLazyApi['Visitor']): OxcLazyApi {
+  const convert = (buffer: RawBuffer, sourceText: string, sourceStartPos: number, sourceByteLen: number) => {
+    const ast = {
+      buffer,
+      sourceText,
+      sourceStartPos,
+      sourceByteLen,
+      sourceIsAscii: sourceText.length === sourceByteLen,
+      nodes: new Map<number, unknown>(),
+      token: raw.TOKEN,
+    };
+    const rawDataPos = buffer.int32[raw.DATA_POINTER_POS_32] ?? 0;
+    const data = new raw.RawTransferData(rawDataPos, ast);
+    const programPos = rawDataPos + raw.PROGRAM_OFFSET;
+    const result: LazyParseResult = {
+      get program() {
+        return data.program;
+      },
+      get module() {
+        return data.module;
+      },
+      get comments() {
+        return data.comments;
+      },
+      get errors() {
+        return data.errors;
+      },
+      raw: new RawView(buffer, sourceText, sourceStartPos, sourceText.length === sourceByteLen),
+      programPos,
+      dataPos: rawDataPos,
+      dispose: () => raw.returnBufferToCache(buffer),
+      visit: (visitor) => raw.walkProgram(programPos, ast, raw.getVisitorsArr(visitor)),
+      walkRaw: (visitors) => walkProgram(programPos, ast, visitors),
+    };
+    return result;
+  };
+  const rawVisitors = (handlers: Record<string, (pos: number) => void>): RawVisitors => {
+    const visitors: unknown[] = new Array<unknown>(raw.NODE_TYPES_COUNT).fill(null);
+    for (const [name, handler] of Object.entries(handlers)) {
+      const id = raw.NODE_TYPE_IDS_MAP.get(name);
+      if (id === undefined) throw new Error(`Unknown node type '${name}'`);
+      visitors[id] = id < raw.LEAF_NODE_TYPES_COUNT ? handler : { enter: handler, exit: null };
+    }
+    return visitors as RawVisitors;
+  };
+  return {
+    parseSync: (filename, text, options) => raw.parseSyncRawImpl(filename, text, options, convert),
+    Visitor,
+    rawVisitors,
+  };
 }
 
 /**
@@ -195,7 +327,7 @@ export async function loadOxcLazy(): Promise<OxcLazyApi | undefined> {
       return undefined;
     const Visitor = (experimentalGetLazyVisitor as () => unknown)();
     if (typeof Visitor !== 'function') return undefined;
-    return { parseSync, Visitor } as OxcLazyApi;
+    return rawApi(await loadRawModules(), Visitor as OxcLazyApi['Visitor']);
   } catch {
     return undefined;
   }
