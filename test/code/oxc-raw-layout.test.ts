@@ -125,6 +125,13 @@ describe('oxc-parser raw AST layout', () => {
     expect(readFileSync(GENERATED_WALK, 'utf8')).toBe(generateRawWalk(oxcLazyWalkSource()));
   });
 
+  it('refuses a visitor the raw walk would never call: a leaf node’s, or an unknown type’s', async () => {
+    const oxc = await api();
+    expect(() => oxc.rawVisitors({ IdentifierReference: () => undefined })).toThrow(/leaf node/);
+    expect(() => oxc.rawVisitors({ NoSuchNode: () => undefined })).toThrow(/Unknown node type/);
+    expect(() => oxc.rawVisitors({ CallExpression: () => undefined })).not.toThrow();
+  });
+
   it('visits the same nodes as the lazy walk, and reads the fields the call visitors use where the lazy nodes have them', async () => {
     const oxc = await api();
     const result = oxc.parseSync('src/layout.ts', SOURCE, { experimentalLazy: true, lang: 'ts', sourceType: 'module' });

@@ -186,7 +186,7 @@ export interface LazyParseOptions {
 export interface OxcLazyApi {
   parseSync(filename: string, text: string, options: LazyParseOptions): LazyParseResult;
   Visitor: new (handlers: Record<string, (node: never) => void>) => LazyVisitor;
-  /** Visitors for `walkRaw`, by oxc's node type name (entering the node); throws on an unknown name. */
+  /** Visitors for `walkRaw`, by oxc's node type name (entering the node); throws on an unknown name or a leaf node's. */
   rawVisitors(handlers: Record<string, (pos: number) => void>): RawVisitors;
 }
 
@@ -302,7 +302,10 @@ function rawApi(raw: OxcRawModules, Visitor: OxcLazyApi['Visitor']): OxcLazyApi 
     for (const [name, handler] of Object.entries(handlers)) {
       const id = raw.NODE_TYPE_IDS_MAP.get(name);
       if (id === undefined) throw new Error(`Unknown node type '${name}'`);
-      visitors[id] = id < raw.LEAF_NODE_TYPES_COUNT ? handler : { enter: handler, exit: null };
+      // The raw walk skips leaf nodes (identifiers, literals...): their parent reads them.
+      if (id < raw.LEAF_NODE_TYPES_COUNT)
+        throw new Error(`'${name}' is a leaf node, which the raw walk does not visit`);
+      visitors[id] = { enter: handler, exit: null };
     }
     return visitors as RawVisitors;
   };
