@@ -18,9 +18,12 @@ import {
   ARROW_BODY,
   CALL_ARGUMENTS,
   CALL_CALLEE,
+  DECLARATION_ID,
   DECLARATOR_ID,
   DECLARATOR_INIT,
   DECLARATOR_SIZE,
+  ENUM_BODY,
+  INTERFACE_BODY,
   ENTRY_IMPORT_NAME,
   ENTRY_LOCAL_NAME,
   ENUM_FIELD_SIZE,
@@ -75,6 +78,9 @@ var ünicode = h('ü');
 declare function ambient(): void;
 function overload(a: string): void;
 function local() { return 1; }
+export interface I extends J { x: number }
+type T = string;
+declare enum E { A }
 export default class K { #r() { this.#r(); } }
 exports.c = function () {};
 const v = require('v'), w = () => ns.k\`t\`;
@@ -218,6 +224,9 @@ describe('oxc-parser raw AST layout', () => {
         [STATEMENT.Function, ['FunctionDeclaration', 'TSDeclareFunction']],
         [STATEMENT.ImportDeclaration, ['ImportDeclaration']],
         [STATEMENT.ExportDeclaration, ['ExportDeclaration']],
+        [STATEMENT.TSInterfaceDeclaration, ['TSInterfaceDeclaration']],
+        [STATEMENT.TSTypeAliasDeclaration, ['TSTypeAliasDeclaration']],
+        [STATEMENT.TSEnumDeclaration, ['TSEnumDeclaration']],
       ]);
       const read = new Set<string>();
       for (const [index, node] of body.entries()) {
@@ -246,6 +255,21 @@ describe('oxc-parser raw AST layout', () => {
           if (fn.body === null) expect(bodyPos).toBe(0);
           else expect(raw.start(bodyPos)).toBe(fn.body.start);
         }
+        const named = declaration as LazyNode & { id: LazyNode; body?: LazyNode | null };
+        if (declaration.type === 'TSInterfaceDeclaration' || declaration.type === 'TSEnumDeclaration') {
+          read.add(declaration.type);
+          expect([raw.start(declarationPos + DECLARATION_ID), raw.end(declarationPos + DECLARATION_ID)]).toEqual([
+            named.id.start,
+            named.id.end,
+          ]);
+          const bodyStart =
+            declaration.type === 'TSEnumDeclaration'
+              ? raw.start(declarationPos + ENUM_BODY)
+              : raw.start(raw.word(declarationPos + INTERFACE_BODY));
+          expect(bodyStart).toBe(named.body?.start);
+        }
+        if (declaration.type === 'TSTypeAliasDeclaration')
+          expect(raw.end(declarationPos + DECLARATION_ID)).toBe(named.id.end);
         if (declaration.type === 'VariableDeclaration') {
           const variables = declaration as LazyVariableDeclaration;
           expect(['var', 'let', 'const'][raw.bytes[declarationPos + VARIABLE_KIND] ?? 3]).toBe(variables.kind);
@@ -272,6 +296,9 @@ describe('oxc-parser raw AST layout', () => {
         'FunctionDeclaration',
         'ImportDeclaration',
         'TSDeclareFunction',
+        'TSEnumDeclaration',
+        'TSInterfaceDeclaration',
+        'TSTypeAliasDeclaration',
         'VariableDeclaration',
       ]);
 

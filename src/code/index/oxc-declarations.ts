@@ -31,9 +31,12 @@ import type {
 import {
   ARROW_BODY,
   BINDING_IDENTIFIER,
+  DECLARATION_ID,
   DECLARATOR_ID,
   DECLARATOR_INIT,
   DECLARATOR_SIZE,
+  ENUM_BODY,
+  INTERFACE_BODY,
   ENTRY_IMPORT_NAME,
   ENTRY_LOCAL_NAME,
   ENUM_FIELD_SIZE,
@@ -192,26 +195,41 @@ export class OxcDeclarations {
       case STATEMENT.ExpressionStatement:
         // Only a CommonJS export (which starts so) is read, through its node.
         return !this.text.startsWith('exports.', start) && !this.text.startsWith('module.exports', start);
-      case STATEMENT.VariableDeclaration:
-        this.rawVariables(node, false);
-        return true;
-      case STATEMENT.Function:
-        this.rawFunction(node, false);
-        return true;
       case STATEMENT.ExportDeclaration: {
         const field = node + EXPORT_DECLARATION;
-        const inner = this.raw.boxed(field);
-        const innerTag = this.raw.bytes[field];
-        let declared: Declared[];
-        if (innerTag === STATEMENT.VariableDeclaration) declared = this.rawVariables(inner, true);
-        else if (innerTag === STATEMENT.Function) declared = this.rawFunction(inner, true);
-        else return false;
+        const declared = this.rawDeclaration(this.raw.bytes[field] ?? NO_ENUM, this.raw.boxed(field), true);
+        if (declared === undefined) return false;
         for (const { name, kind } of declared) this.facts.addExport({ name, kind });
         return true;
       }
       default:
         // The other statements before the declarations' tags (`if`, `for`, blocks...) declare nothing here.
-        return tag < STATEMENT.VariableDeclaration;
+        return tag < STATEMENT.VariableDeclaration || this.rawDeclaration(tag, node, false) !== undefined;
+    }
+  }
+
+  /** A declaration read from the buffer, with what it declares; undefined when it needs its lazy node. */
+  private rawDeclaration(tag: number, node: number, exported: boolean): Declared[] | undefined {
+    const { raw } = this;
+    switch (tag) {
+      case STATEMENT.VariableDeclaration:
+        return this.rawVariables(node, exported);
+      case STATEMENT.Function:
+        return this.rawFunction(node, exported);
+      case STATEMENT.TSInterfaceDeclaration:
+      case STATEMENT.TSTypeAliasDeclaration:
+      case STATEMENT.TSEnumDeclaration: {
+        const id = node + DECLARATION_ID;
+        const name = this.text.slice(raw.start(id), raw.end(id));
+        const end = raw.end(node);
+        const start = this.declarationStart(raw.start(node));
+        if (tag === STATEMENT.TSTypeAliasDeclaration) return this.addDeclared(name, 'type', start, end, end, exported);
+        if (tag === STATEMENT.TSEnumDeclaration)
+          return this.addDeclared(name, 'type', start, raw.start(node + ENUM_BODY), end, exported);
+        return this.addDeclared(name, 'interface', start, raw.start(raw.word(node + INTERFACE_BODY)), end, exported);
+      }
+      default:
+        return undefined;
     }
   }
 

@@ -37,6 +37,9 @@ export const STATEMENT = {
   ExpressionStatement: 6,
   VariableDeclaration: 32,
   Function: 33,
+  TSTypeAliasDeclaration: 35,
+  TSInterfaceDeclaration: 36,
+  TSEnumDeclaration: 37,
   ImportDeclaration: 64,
   ExportDeclaration: 67,
 } as const;
@@ -53,6 +56,9 @@ export const IDENTIFIER_NAME = 16; // IdentifierReference, BindingIdentifier: `n
 export const EXPORT_DECLARATION = 16; // ExportDeclaration: `declaration`
 export const FUNCTION_ID = 16; // Function: `id`, an inline Option<BindingIdentifier> (absent: its name's position is 0)
 export const FUNCTION_BODY = 80; // Function: `body`, an Option<Box<FunctionBody>> (absent: 0)
+export const DECLARATION_ID = 16; // TSInterfaceDeclaration, TSTypeAliasDeclaration, TSEnumDeclaration: `id`, an inline BindingIdentifier
+export const INTERFACE_BODY = 80; // TSInterfaceDeclaration: `body`, a Box<TSInterfaceBody>
+export const ENUM_BODY = 48; // TSEnumDeclaration: `body`, an inline TSEnumBody
 export const ARROW_BODY = 40; // ArrowFunctionExpression: `body`, an enum field
 export const VARIABLE_KIND = 12; // VariableDeclaration: `kind` (0 var, 1 let, 2 const, 3 using, 4 await using)
 export const VARIABLE_DECLARATIONS = 16; // VariableDeclaration: `declarations`, a Vec of inline VariableDeclarators
