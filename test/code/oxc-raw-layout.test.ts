@@ -16,6 +16,10 @@ import {
 } from '../../src/code/index/oxc-lazy.js';
 import {
   ARROW_BODY,
+  ASSIGN,
+  ASSIGNMENT_LEFT,
+  ASSIGNMENT_OPERATOR,
+  ASSIGNMENT_RIGHT,
   CALL_ARGUMENTS,
   CALL_CALLEE,
   DECLARATION_ID,
@@ -27,7 +31,12 @@ import {
   ENTRY_IMPORT_NAME,
   ENTRY_LOCAL_NAME,
   ENUM_FIELD_SIZE,
+  EXPORT_ALL_EXPORTED,
+  EXPORT_ALL_SOURCE,
   EXPORT_DECLARATION,
+  EXPORT_FROM_SOURCE,
+  EXPORT_SPECIFIER_SIZE,
+  EXPORT_SPECIFIERS,
   EXPRESSION,
   FUNCTION_BODY,
   FUNCTION_ID,
@@ -43,7 +52,10 @@ import {
   NAME_SPAN_VALUE,
   NO_ENUM,
   PROGRAM_BODY,
+  SPECIFIER_EXPORTED,
+  SPECIFIER_LOCAL,
   STATEMENT,
+  STATEMENT_EXPRESSION,
   STATIC_IMPORT_SIZE,
   STATIC_IMPORTS,
   TAG,
@@ -81,6 +93,11 @@ function local() { return 1; }
 export interface I extends J { x: number }
 type T = string;
 declare enum E { A }
+export { f as h, f as 'q' };
+export { z as zz } from './z.js';
+export * as all from './all.js';
+export * from './every.js';
+module.exports.d = () => 1;
 export default class K { #r() { this.#r(); } }
 exports.c = function () {};
 const v = require('v'), w = () => ns.k\`t\`;
@@ -227,6 +244,9 @@ describe('oxc-parser raw AST layout', () => {
         [STATEMENT.TSInterfaceDeclaration, ['TSInterfaceDeclaration']],
         [STATEMENT.TSTypeAliasDeclaration, ['TSTypeAliasDeclaration']],
         [STATEMENT.TSEnumDeclaration, ['TSEnumDeclaration']],
+        [STATEMENT.ExportNamedDeclaration, ['ExportNamedDeclaration']],
+        [STATEMENT.ExportFromDeclaration, ['ExportFromDeclaration']],
+        [STATEMENT.ExportAllDeclaration, ['ExportAllDeclaration']],
       ]);
       const read = new Set<string>();
       for (const [index, node] of body.entries()) {
@@ -241,6 +261,44 @@ describe('oxc-parser raw AST layout', () => {
         }
         expect(types).toContain(node.type);
         read.add(node.type);
+        type Name = LazyNode & { type: string };
+        type Specifiers = LazyNode & { specifiers: { local: Name; exported: Name }[]; source?: LazyNode };
+        const spanAt = (at: number): number[] => [raw.start(at), raw.end(at)];
+        if (node.type === 'ExportNamedDeclaration' || node.type === 'ExportFromDeclaration') {
+          const { specifiers, source } = node as Specifiers;
+          expect(raw.word(pos + EXPORT_SPECIFIERS + 8)).toBe(specifiers.length);
+          for (const [at, specifier] of specifiers.entries()) {
+            const specifierPos = raw.word(pos + EXPORT_SPECIFIERS) + at * EXPORT_SPECIFIER_SIZE;
+            expect(spanAt(specifierPos + SPECIFIER_LOCAL + 8)).toEqual([specifier.local.start, specifier.local.end]);
+            expect(spanAt(specifierPos + SPECIFIER_EXPORTED + 8)).toEqual([
+              specifier.exported.start,
+              specifier.exported.end,
+            ]);
+          }
+          if (source !== undefined) expect(spanAt(pos + EXPORT_FROM_SOURCE)).toEqual([source.start, source.end]);
+        }
+        if (node.type === 'ExportAllDeclaration') {
+          const { exported, source } = node as LazyNode & { exported: LazyNode | null; source: LazyNode };
+          if (exported === null) expect(raw.bytes[pos + EXPORT_ALL_EXPORTED]).toBe(NO_ENUM);
+          else expect(spanAt(pos + EXPORT_ALL_EXPORTED + 8)).toEqual([exported.start, exported.end]);
+          expect(spanAt(pos + EXPORT_ALL_SOURCE)).toEqual([source.start, source.end]);
+        }
+        if (node.type === 'ExpressionStatement') {
+          const expression = (node as LazyNode & { expression: LazyNode }).expression;
+          expectTag(raw, pos + STATEMENT_EXPRESSION, expression.type);
+          if (expression.type === 'AssignmentExpression') {
+            const { operator, left, right } = expression as LazyNode & {
+              operator: string;
+              left: LazyNode;
+              right: LazyNode;
+            };
+            const assignment = raw.boxed(pos + STATEMENT_EXPRESSION);
+            expect(raw.bytes[assignment + ASSIGNMENT_OPERATOR] === ASSIGN).toBe(operator === '=');
+            expect(spanAt(raw.boxed(assignment + ASSIGNMENT_LEFT))).toEqual([left.start, left.end]);
+            expectTag(raw, assignment + ASSIGNMENT_RIGHT, right.type);
+            expect(raw.start(raw.boxed(assignment + ASSIGNMENT_RIGHT))).toBe(right.start);
+          }
+        }
         let declaration: LazyNode = node;
         let declarationPos = pos;
         if (node.type === 'ExportDeclaration') {
@@ -291,7 +349,10 @@ describe('oxc-parser raw AST layout', () => {
         }
       }
       expect([...read].sort()).toEqual([
+        'ExportAllDeclaration',
         'ExportDeclaration',
+        'ExportFromDeclaration',
+        'ExportNamedDeclaration',
         'ExpressionStatement',
         'FunctionDeclaration',
         'ImportDeclaration',

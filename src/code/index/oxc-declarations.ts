@@ -12,14 +12,10 @@ import { compactSignature, docComment, type FileFacts, type SourceSpan } from '.
 import type { LineTable } from './line-table.js';
 import type {
   LazyArrowFunction,
-  LazyAssignment,
   LazyClass,
   LazyClassElement,
-  LazyExportAll,
   LazyExportAssignment,
   LazyExportDeclaration,
-  LazyExportSpecifiers,
-  LazyExpressionStatement,
   LazyFunction,
   LazyIdentifier,
   LazyNamedBlock,
@@ -30,6 +26,10 @@ import type {
 } from './oxc-lazy.js';
 import {
   ARROW_BODY,
+  ASSIGN,
+  ASSIGNMENT_LEFT,
+  ASSIGNMENT_OPERATOR,
+  ASSIGNMENT_RIGHT,
   BINDING_IDENTIFIER,
   DECLARATION_ID,
   DECLARATOR_ID,
@@ -40,7 +40,12 @@ import {
   ENTRY_IMPORT_NAME,
   ENTRY_LOCAL_NAME,
   ENUM_FIELD_SIZE,
+  EXPORT_ALL_EXPORTED,
+  EXPORT_ALL_SOURCE,
   EXPORT_DECLARATION,
+  EXPORT_FROM_SOURCE,
+  EXPORT_SPECIFIER_SIZE,
+  EXPORT_SPECIFIERS,
   EXPRESSION,
   FUNCTION_BODY,
   FUNCTION_ID,
@@ -54,7 +59,10 @@ import {
   NAME_SPAN_VALUE,
   NO_ENUM,
   PROGRAM_BODY,
+  SPECIFIER_EXPORTED,
+  SPECIFIER_LOCAL,
   STATEMENT,
+  STATEMENT_EXPRESSION,
   STATIC_IMPORT_SIZE,
   STATIC_IMPORTS,
   VARIABLE_DECLARATIONS,
@@ -193,8 +201,18 @@ export class OxcDeclarations {
   private rawStatement(tag: number, node: number, start: number): boolean {
     switch (tag) {
       case STATEMENT.ExpressionStatement:
-        // Only a CommonJS export (which starts so) is read, through its node.
-        return !this.text.startsWith('exports.', start) && !this.text.startsWith('module.exports', start);
+        if (this.text.startsWith('exports.', start) || this.text.startsWith('module.exports', start))
+          this.commonJsExport(node, start);
+        return true;
+      case STATEMENT.ExportNamedDeclaration:
+        this.exportNames(node);
+        return true;
+      case STATEMENT.ExportFromDeclaration:
+        this.reexport(node);
+        return true;
+      case STATEMENT.ExportAllDeclaration:
+        this.reexportAll(node);
+        return true;
       case STATEMENT.ExportDeclaration: {
         const field = node + EXPORT_DECLARATION;
         const declared = this.rawDeclaration(this.raw.bytes[field] ?? NO_ENUM, this.raw.boxed(field), true);
@@ -309,22 +327,12 @@ export class OxcDeclarations {
         return;
       case 'ExportDefaultDeclaration':
         return this.exportDefault((node as LazyExportDeclaration).declaration);
-      case 'ExportNamedDeclaration':
-        for (const specifier of (node as LazyExportSpecifiers).specifiers)
-          this.localExports.push({ name: this.textOf(specifier.exported), local: this.textOf(specifier.local) });
-        return;
-      case 'ExportFromDeclaration':
-        return this.reexport(node as LazyExportSpecifiers);
-      case 'ExportAllDeclaration':
-        return this.reexportAll(node as LazyExportAll);
       case 'TSExportAssignment':
         return this.exportValue((node as LazyExportAssignment).expression);
       case 'TSNamespaceExportDeclaration':
         // `export as namespace X`: recorded as tree-sitter's extractor records it, a default export of X.
         this.localExports.push({ name: 'default', local: this.textOf((node as LazyNamespaceExport).id) });
         return;
-      case 'ExpressionStatement':
-        return this.commonJsExport(node as LazyExpressionStatement);
       default:
         this.declaration(node, false);
     }
@@ -380,44 +388,66 @@ export class OxcDeclarations {
     this.facts.addExport({ name: 'default', kind });
   }
 
-  private reexport(node: LazyExportSpecifiers): void {
-    const specifier = this.stringValue(node.source);
+  /** `export { a as b }` (no source): resolved once every declaration is known. */
+  private exportNames(node: number): void {
+    this.specifiers(node, (local, name) => this.localExports.push({ name, local }));
+  }
+
+  /** `export { a as b } from 'x'`. */
+  private reexport(node: number): void {
+    const { raw } = this;
+    const specifier = this.text.slice(raw.start(node + EXPORT_FROM_SOURCE) + 1, raw.end(node + EXPORT_FROM_SOURCE) - 1);
     const names: string[] = [];
-    for (const part of node.specifiers) {
-      const local = this.textOf(part.local);
-      const name = this.textOf(part.exported);
+    this.specifiers(node, (local, name) => {
       names.push(local);
       this.facts.addExport(
         name === local
           ? { name, kind: 'reexport', source: specifier }
           : { name, kind: 'reexport', local, source: specifier },
       );
+    });
+    this.facts.addImport({ specifier, names, line: this.lines.line(raw.start(node)) });
+  }
+
+  /** The specifiers of an `export { ... }` at `node`, as written: the local name and the exported one. */
+  private specifiers(node: number, each: (local: string, name: string) => void): void {
+    const { raw, text } = this;
+    const specifiers = node + EXPORT_SPECIFIERS;
+    const first = raw.word(specifiers);
+    const count = raw.word(specifiers + 8);
+    for (let index = 0; index < count; index++) {
+      const specifier = first + index * EXPORT_SPECIFIER_SIZE;
+      const local = specifier + SPECIFIER_LOCAL + 8;
+      const exported = specifier + SPECIFIER_EXPORTED + 8;
+      each(text.slice(raw.start(local), raw.end(local)), text.slice(raw.start(exported), raw.end(exported)));
     }
-    this.facts.addImport({ specifier, names, line: this.lines.line(node.start) });
   }
 
-  private reexportAll(node: LazyExportAll): void {
-    const specifier = this.stringValue(node.source);
-    const name = node.exported === null ? '*' : this.textOf(node.exported);
+  /** `export * from 'x'`, `export * as name from 'x'`. */
+  private reexportAll(node: number): void {
+    const { raw, text } = this;
+    const specifier = text.slice(raw.start(node + EXPORT_ALL_SOURCE) + 1, raw.end(node + EXPORT_ALL_SOURCE) - 1);
+    const exported = node + EXPORT_ALL_EXPORTED;
+    const name = raw.bytes[exported] === NO_ENUM ? '*' : text.slice(raw.start(exported + 8), raw.end(exported + 8));
     this.facts.addExport({ name, kind: 'reexport', source: specifier });
-    this.facts.addImport({ specifier, names: ['*'], line: this.lines.line(node.start) });
+    this.facts.addImport({ specifier, names: ['*'], line: this.lines.line(raw.start(node)) });
   }
 
-  /** `exports.name = ...`, `module.exports.name = ...`, `module.exports = ...`. */
-  private commonJsExport(node: LazyExpressionStatement): void {
-    const { start } = node;
-    const { text } = this;
-    if (!text.startsWith('exports.', start) && !text.startsWith('module.exports', start)) return;
-    const assignment = node.expression;
-    if (assignment.type !== 'AssignmentExpression') return;
-    const { operator, left, right } = assignment as LazyAssignment;
-    if (operator !== '=') return;
-    const match = /^(?:module\.)?exports(?:\.([\w$]+))?$/.exec(this.textOf(left));
+  /** `exports.name = ...`, `module.exports.name = ...`, `module.exports = ...`: an expression statement at `node`. */
+  private commonJsExport(node: number, start: number): void {
+    const { raw, text } = this;
+    if (raw.bytes[node + STATEMENT_EXPRESSION] !== EXPRESSION.AssignmentExpression) return;
+    const assignment = raw.boxed(node + STATEMENT_EXPRESSION);
+    if (raw.bytes[assignment + ASSIGNMENT_OPERATOR] !== ASSIGN) return;
+    const left = raw.boxed(assignment + ASSIGNMENT_LEFT);
+    const match = /^(?:module\.)?exports(?:\.([\w$]+))?$/.exec(text.slice(raw.start(left), raw.end(left)));
     if (match === null) return;
     const name = match[1] ?? 'default';
-    const kind: SymbolKind = FUNCTION_VALUES.has(right.type) ? 'function' : 'variable';
-    const signature = compactSignature(text, start, right.start);
-    this.facts.addSymbolAt({ name, kind, exported: true, span: this.span(start, node.end), signature });
+    const rightTag = raw.bytes[assignment + ASSIGNMENT_RIGHT];
+    const isFunction = rightTag === EXPRESSION.ArrowFunctionExpression || rightTag === EXPRESSION.FunctionExpression;
+    const kind: SymbolKind = isFunction ? 'function' : 'variable';
+    const signature = compactSignature(text, start, raw.start(raw.boxed(assignment + ASSIGNMENT_RIGHT)));
+    this.facts.addSymbolAt({ name, kind, exported: true, span: this.span(start, raw.end(node)), signature });
     this.facts.addExport({ name, kind });
   }
 
@@ -599,10 +629,5 @@ export class OxcDeclarations {
 
   private textOf(node: LazyNode): string {
     return this.text.slice(node.start, node.end);
-  }
-
-  /** A string literal's text without its quotes. */
-  private stringValue(node: LazyNode | undefined): string {
-    return node === undefined ? '' : this.text.slice(node.start + 1, node.end - 1);
   }
 }

@@ -73,18 +73,6 @@ export interface LazyExportDeclaration extends LazyNode {
   readonly declaration: LazyNode;
 }
 
-/** `ExportNamedDeclaration` (`export { a as b }`) and `ExportFromDeclaration` (`export { a } from 'x'`). */
-export interface LazyExportSpecifiers extends LazyNode {
-  readonly specifiers: readonly (LazyNode & { readonly local: LazyNode; readonly exported: LazyNode })[];
-  readonly source?: LazyNode;
-}
-
-/** `ExportAllDeclaration`: `export * from 'x'`, `export * as ns from 'x'`. */
-export interface LazyExportAll extends LazyNode {
-  readonly exported: LazyNode | null;
-  readonly source: LazyNode;
-}
-
 /** `TSExportAssignment` (`export = x`). */
 export interface LazyExportAssignment extends LazyNode {
   readonly expression: LazyNode;
@@ -93,16 +81,6 @@ export interface LazyExportAssignment extends LazyNode {
 /** `TSNamespaceExportDeclaration` (`export as namespace X`). */
 export interface LazyNamespaceExport extends LazyNode {
   readonly id: LazyNode;
-}
-
-export interface LazyExpressionStatement extends LazyNode {
-  readonly expression: LazyNode;
-}
-
-export interface LazyAssignment extends LazyNode {
-  readonly operator: string;
-  readonly left: LazyNode;
-  readonly right: LazyNode;
 }
 
 export interface LazyCall extends LazyNode {

@@ -41,7 +41,10 @@ export const STATEMENT = {
   TSInterfaceDeclaration: 36,
   TSEnumDeclaration: 37,
   ImportDeclaration: 64,
+  ExportAllDeclaration: 65,
   ExportDeclaration: 67,
+  ExportNamedDeclaration: 68,
+  ExportFromDeclaration: 69,
 } as const;
 
 /** Field offsets by node. */
@@ -56,6 +59,19 @@ export const IDENTIFIER_NAME = 16; // IdentifierReference, BindingIdentifier: `n
 export const EXPORT_DECLARATION = 16; // ExportDeclaration: `declaration`
 export const FUNCTION_ID = 16; // Function: `id`, an inline Option<BindingIdentifier> (absent: its name's position is 0)
 export const FUNCTION_BODY = 80; // Function: `body`, an Option<Box<FunctionBody>> (absent: 0)
+export const STATEMENT_EXPRESSION = 16; // ExpressionStatement: `expression`
+export const ASSIGNMENT_OPERATOR = 12; // AssignmentExpression: `operator` (0: `=`)
+export const ASSIGN = 0;
+export const ASSIGNMENT_LEFT = 16; // AssignmentExpression: `left`, an AssignmentTarget (an enum field)
+export const ASSIGNMENT_RIGHT = 32; // AssignmentExpression: `right`
+export const EXPORT_SPECIFIERS = 16; // ExportNamedDeclaration, ExportFromDeclaration: `specifiers`, a Vec of ExportSpecifiers
+export const EXPORT_SPECIFIER_SIZE = 128;
+/** ExportSpecifier: `local` and `exported`, each a ModuleExportName: a tag, then its node inline at 8. */
+export const SPECIFIER_LOCAL = 16;
+export const SPECIFIER_EXPORTED = 72;
+export const EXPORT_FROM_SOURCE = 40; // ExportFromDeclaration: `source`, an inline StringLiteral
+export const EXPORT_ALL_EXPORTED = 16; // ExportAllDeclaration: `exported`, an Option<ModuleExportName>
+export const EXPORT_ALL_SOURCE = 72; // ExportAllDeclaration: `source`, an inline StringLiteral
 export const DECLARATION_ID = 16; // TSInterfaceDeclaration, TSTypeAliasDeclaration, TSEnumDeclaration: `id`, an inline BindingIdentifier
 export const INTERFACE_BODY = 80; // TSInterfaceDeclaration: `body`, a Box<TSInterfaceBody>
 export const ENUM_BODY = 48; // TSEnumDeclaration: `body`, an inline TSEnumBody
