@@ -31,6 +31,7 @@ import {
   ENTRY_IMPORT_NAME,
   ENTRY_LOCAL_NAME,
   ENUM_FIELD_SIZE,
+  ERRORS,
   EXPORT_ALL_EXPORTED,
   EXPORT_ALL_SOURCE,
   EXPORT_DECLARATION,
@@ -224,6 +225,22 @@ describe('oxc-parser raw AST layout', () => {
       ).toBe(true);
     } finally {
       result.dispose();
+    }
+  });
+
+  it('counts the parse errors where the lazy result lists them', async () => {
+    const oxc = await api();
+    for (const source of [SOURCE, 'const = ;', 'function (']) {
+      const result = oxc.parseSync('src/errors.ts', source, {
+        experimentalLazy: true,
+        lang: 'ts',
+        sourceType: 'module',
+      });
+      try {
+        expect(result.raw.word(result.dataPos + ERRORS + 8), source).toBe(result.errors.length);
+      } finally {
+        result.dispose();
+      }
     }
   });
 

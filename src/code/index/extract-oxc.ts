@@ -22,6 +22,7 @@ import {
   DECLARATOR_ID,
   DECLARATOR_INIT,
   ENUM_FIELD_SIZE,
+  ERRORS,
   EXPRESSION,
   IMPORT_SOURCE,
   MEMBER_OBJECT,
@@ -72,10 +73,10 @@ export class OxcExtractor {
     const declarationFile = /\.d\.[cm]?ts$/.test(path);
     const result = this.oxc.parseSync(path, text, parseOptions(path, language, declarationFile));
     try {
-      if (result.errors.length > 0) return undefined;
+      const { raw } = result;
+      if (raw.word(result.dataPos + ERRORS + 8) > 0) return undefined;
       const facts = new FileFacts();
       const lines = lineTable ?? new LineTable(text);
-      const { raw } = result;
       new OxcDeclarations(raw, lines, facts).program(result);
       // Declaration files hold no calls.
       if (!declarationFile) {

@@ -251,20 +251,22 @@ function rawApi(raw: OxcRawModules, Visitor: OxcLazyApi['Visitor']): OxcLazyApi 
       token: raw.TOKEN,
     };
     const rawDataPos = buffer.int32[raw.DATA_POINTER_POS_32] ?? 0;
-    const data = new raw.RawTransferData(rawDataPos, ast);
+    // oxc's own view of the data, with its Map of nodes, only for a file that needs a lazy node.
+    let made: Pick<LazyParseResult, 'program' | 'module' | 'comments' | 'errors'> | undefined;
+    const data = () => (made ??= new raw.RawTransferData(rawDataPos, ast));
     const programPos = rawDataPos + raw.PROGRAM_OFFSET;
     const result: LazyParseResult = {
       get program() {
-        return data.program;
+        return data().program;
       },
       get module() {
-        return data.module;
+        return data().module;
       },
       get comments() {
-        return data.comments;
+        return data().comments;
       },
       get errors() {
-        return data.errors;
+        return data().errors;
       },
       raw: new RawView(buffer, sourceText, sourceStartPos, sourceText.length === sourceByteLen),
       programPos,

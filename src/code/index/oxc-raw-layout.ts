@@ -84,6 +84,8 @@ export const DECLARATOR_INIT = 40; // VariableDeclarator: `init`, an Option<Expr
 export const BINDING_IDENTIFIER = 0;
 export const VARIABLE_KIND_LET = 1;
 export const VARIABLE_KIND_CONST = 2;
+/** The parse errors (a Vec), from the start of `RawTransferData`. */
+export const ERRORS = 272;
 /** The module record (`EcmaScriptModule`), from the start of `RawTransferData`. */
 export const MODULE_RECORD = 168;
 export const STATIC_IMPORTS = 0; // EcmaScriptModule: `staticImports`, a Vec of StaticImports
