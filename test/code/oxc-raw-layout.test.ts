@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   loadOxcLazy,
   type LazyCall,
+  type LazyClass,
   type LazyFunction,
   type LazyIdentifier,
   type LazyImportExpression,
@@ -20,6 +21,18 @@ import {
   ASSIGNMENT_LEFT,
   ASSIGNMENT_OPERATOR,
   ASSIGNMENT_RIGHT,
+  CLASS_BODY,
+  CLASS_DECORATORS,
+  CLASS_ELEMENT,
+  CLASS_ELEMENTS,
+  CLASS_ID,
+  DECORATOR_SIZE,
+  MEMBER_DECORATORS,
+  MEMBER_KEY,
+  METHOD_COMPUTED,
+  METHOD_VALUE,
+  PROPERTY_COMPUTED,
+  PROPERTY_VALUE,
   CALL_ARGUMENTS,
   CALL_CALLEE,
   DECLARATION_ID,
@@ -99,6 +112,17 @@ export { z as zz } from './z.js';
 export * as all from './all.js';
 export * from './every.js';
 module.exports.d = () => 1;
+abstract class Shape<T> extends Base {
+  /** Doc. */ @log @trace('x') area(): number { return 1; }
+  [Symbol.iterator]() {}
+  handler = (e: T) => e;
+  other = function named() {};
+  accessor acc = () => 2;
+  abstract draw(): void;
+  static { init(); }
+  plain = 1;
+  ['comp'] = () => 0;
+}
 export default class K { #r() { this.#r(); } }
 exports.c = function () {};
 const v = require('v'), w = () => ns.k\`t\`;
@@ -264,6 +288,7 @@ describe('oxc-parser raw AST layout', () => {
         [STATEMENT.ExportNamedDeclaration, ['ExportNamedDeclaration']],
         [STATEMENT.ExportFromDeclaration, ['ExportFromDeclaration']],
         [STATEMENT.ExportAllDeclaration, ['ExportAllDeclaration']],
+        [STATEMENT.Class, ['ClassDeclaration']],
       ]);
       const read = new Set<string>();
       for (const [index, node] of body.entries()) {
@@ -316,6 +341,56 @@ describe('oxc-parser raw AST layout', () => {
             expect(raw.start(raw.boxed(assignment + ASSIGNMENT_RIGHT))).toBe(right.start);
           }
         }
+        if (node.type === 'ClassDeclaration') {
+          const cls = node as LazyClass;
+          expect(spanAt(pos + CLASS_ID)).toEqual([cls.id?.start, cls.id?.end]);
+          expect(raw.word(pos + CLASS_DECORATORS + 8)).toBe(cls.decorators.length);
+          const body = raw.word(pos + CLASS_BODY);
+          expect(raw.start(body)).toBe(cls.body.start);
+          expect(raw.word(body + CLASS_ELEMENTS + 8)).toBe(cls.body.body.length);
+          const kinds = new Set<string>();
+          for (const [at, member] of cls.body.body.entries()) {
+            const field = raw.word(body + CLASS_ELEMENTS) + at * ENUM_FIELD_SIZE;
+            const memberPos = raw.boxed(field);
+            expect(spanAt(memberPos)).toEqual([member.start, member.end]);
+            const tag = raw.bytes[field];
+            const isMethod = member.type === 'MethodDefinition' || member.type === 'TSAbstractMethodDefinition';
+            if (isMethod) expect(tag).toBe(CLASS_ELEMENT.MethodDefinition);
+            else if (member.type === 'PropertyDefinition') expect(tag).toBe(CLASS_ELEMENT.PropertyDefinition);
+            else if (member.type === 'AccessorProperty') expect(tag).toBe(CLASS_ELEMENT.AccessorProperty);
+            else {
+              expect(Object.values(CLASS_ELEMENT)).not.toContain(tag);
+              continue;
+            }
+            kinds.add(member.type);
+            expect(spanAt(raw.boxed(memberPos + MEMBER_KEY))).toEqual([member.key.start, member.key.end]);
+            expect(raw.bytes[memberPos + (isMethod ? METHOD_COMPUTED : PROPERTY_COMPUTED)] === 1).toBe(member.computed);
+            expect(raw.word(memberPos + MEMBER_DECORATORS + 8)).toBe(member.decorators.length);
+            const lastDecorator = member.decorators[member.decorators.length - 1];
+            if (lastDecorator !== undefined) {
+              const last = raw.word(memberPos + MEMBER_DECORATORS) + (member.decorators.length - 1) * DECORATOR_SIZE;
+              expect(raw.end(last)).toBe(lastDecorator.end);
+            }
+            const { value } = member;
+            if (isMethod) {
+              const fn = raw.word(memberPos + METHOD_VALUE);
+              expect(raw.start(fn)).toBe(value?.start);
+              const fnBody = (value as LazyFunction).body;
+              if (fnBody === null) expect(raw.word(fn + FUNCTION_BODY)).toBe(0);
+              else expect(raw.start(raw.word(fn + FUNCTION_BODY))).toBe(fnBody.start);
+            } else if (value === null) expect(raw.bytes[memberPos + PROPERTY_VALUE]).toBe(NO_ENUM);
+            else {
+              expectTag(raw, memberPos + PROPERTY_VALUE, value.type);
+              expect(raw.start(raw.boxed(memberPos + PROPERTY_VALUE))).toBe(value.start);
+            }
+          }
+          expect([...kinds].sort()).toEqual([
+            'AccessorProperty',
+            'MethodDefinition',
+            'PropertyDefinition',
+            'TSAbstractMethodDefinition',
+          ]);
+        }
         let declaration: LazyNode = node;
         let declarationPos = pos;
         if (node.type === 'ExportDeclaration') {
@@ -366,6 +441,7 @@ describe('oxc-parser raw AST layout', () => {
         }
       }
       expect([...read].sort()).toEqual([
+        'ClassDeclaration',
         'ExportAllDeclaration',
         'ExportDeclaration',
         'ExportFromDeclaration',

@@ -27,6 +27,18 @@ import type {
 import {
   ARROW_BODY,
   ASSIGN,
+  CLASS_BODY,
+  CLASS_DECORATORS,
+  CLASS_ELEMENT,
+  CLASS_ELEMENTS,
+  CLASS_ID,
+  DECORATOR_SIZE,
+  MEMBER_DECORATORS,
+  MEMBER_KEY,
+  METHOD_COMPUTED,
+  METHOD_VALUE,
+  PROPERTY_COMPUTED,
+  PROPERTY_VALUE,
   ASSIGNMENT_LEFT,
   ASSIGNMENT_OPERATOR,
   ASSIGNMENT_RIGHT,
@@ -234,6 +246,10 @@ export class OxcDeclarations {
         return this.rawVariables(node, exported);
       case STATEMENT.Function:
         return this.rawFunction(node, exported);
+      case STATEMENT.Class:
+        // `@decorator export class`: its doc comment ends before the decorators, which its lazy node gives.
+        if (exported && raw.word(node + CLASS_DECORATORS + 8) > 0) return undefined;
+        return this.rawClass(node, exported);
       case STATEMENT.TSInterfaceDeclaration:
       case STATEMENT.TSTypeAliasDeclaration:
       case STATEMENT.TSEnumDeclaration: {
@@ -557,17 +573,102 @@ export class OxcDeclarations {
     const decorators = text.charCodeAt(member.start) === AT ? member.decorators : [];
     const last = decorators.length > 0 ? decorators[decorators.length - 1] : undefined;
     const start = last === undefined ? member.start : this.skipSpace(last.end);
-    const signature = compactSignature(text, start, this.bodyStart(value, member.end));
+    this.addMethod(
+      name,
+      member.start,
+      start,
+      member.end,
+      this.bodyStart(value, member.end),
+      container,
+      exported,
+      previousEnd,
+    );
+  }
+
+  /** A method of `container` spanning `[start, end)` (after its decorators, from `memberStart`). */
+  private addMethod(
+    name: string,
+    memberStart: number,
+    start: number,
+    end: number,
+    bodyStart: number,
+    container: string,
+    exported: boolean,
+    previousEnd: number,
+  ): void {
+    const signature = compactSignature(this.text, start, bodyStart);
     const isPrivate = name.startsWith('#') || /^(?:\S+\s+)*private\s/.test(signature.slice(0, signature.indexOf(name)));
     this.facts.addSymbolAt({
       name,
       kind: 'method',
       container,
       exported: exported && !isPrivate,
-      span: this.span(start, member.end),
+      span: this.span(start, end),
       signature,
-      doc: this.docBefore(previousEnd, member.start),
+      doc: this.docBefore(previousEnd, memberStart),
     });
+  }
+
+  /** A `Class` node (a declaration) at `node`, and its methods. */
+  private rawClass(node: number, exported: boolean): Declared[] {
+    const { raw } = this;
+    const id = node + CLASS_ID;
+    if (raw.word(id + IDENTIFIER_NAME) === 0 && raw.word(id + IDENTIFIER_NAME + 4) === 0) return [];
+    const name = raw.identifierName(id);
+    const body = raw.word(node + CLASS_BODY);
+    const start = this.declarationStart(raw.start(node));
+    const result = this.addDeclared(name, 'class', start, raw.start(body), raw.end(node), exported);
+    let previousEnd = raw.start(body) + 1;
+    const first = raw.word(body + CLASS_ELEMENTS);
+    const count = raw.word(body + CLASS_ELEMENTS + 8);
+    for (let index = 0; index < count; index++) {
+      const field = first + index * ENUM_FIELD_SIZE;
+      const tag = raw.bytes[field];
+      const member = raw.boxed(field);
+      const memberEnd = raw.end(member);
+      let bodyStart: number | undefined;
+      if (tag === CLASS_ELEMENT.MethodDefinition)
+        bodyStart = this.rawFunctionBody(raw.word(member + METHOD_VALUE), memberEnd);
+      else if (tag === CLASS_ELEMENT.PropertyDefinition || tag === CLASS_ELEMENT.AccessorProperty) {
+        const valueTag = raw.bytes[member + PROPERTY_VALUE];
+        const value = raw.boxed(member + PROPERTY_VALUE);
+        if (valueTag === EXPRESSION.ArrowFunctionExpression) bodyStart = raw.start(raw.boxed(value + ARROW_BODY));
+        else if (valueTag === EXPRESSION.FunctionExpression) bodyStart = this.rawFunctionBody(value, memberEnd);
+      }
+      if (bodyStart !== undefined)
+        this.rawMethod(member, tag === CLASS_ELEMENT.MethodDefinition, bodyStart, name, exported, previousEnd);
+      previousEnd = memberEnd;
+    }
+    return result;
+  }
+
+  private rawMethod(
+    member: number,
+    isMethod: boolean,
+    bodyStart: number,
+    container: string,
+    exported: boolean,
+    previousEnd: number,
+  ): void {
+    const { raw, text } = this;
+    const key = raw.boxed(member + MEMBER_KEY);
+    const keyStart = raw.start(key);
+    const keyEnd = raw.end(key);
+    const computed = raw.bytes[member + (isMethod ? METHOD_COMPUTED : PROPERTY_COMPUTED)] === 1;
+    const name = computed
+      ? text.slice(text.lastIndexOf('[', keyStart), text.indexOf(']', keyEnd) + 1)
+      : text.slice(keyStart, keyEnd);
+    const memberStart = raw.start(member);
+    let start = memberStart;
+    // As in `method`: the span and the signature start after the decorators.
+    if (text.charCodeAt(memberStart) === AT) {
+      const decorators = raw.word(member + MEMBER_DECORATORS + 8);
+      if (decorators > 0) {
+        const last = raw.word(member + MEMBER_DECORATORS) + (decorators - 1) * DECORATOR_SIZE;
+        start = this.skipSpace(raw.end(last));
+      }
+    }
+    this.addMethod(name, memberStart, start, raw.end(member), bodyStart, container, exported, previousEnd);
   }
 
   /** Where a function's body starts (an arrow's expression body included); `fallback` without a body. */

@@ -37,6 +37,7 @@ export const STATEMENT = {
   ExpressionStatement: 6,
   VariableDeclaration: 32,
   Function: 33,
+  Class: 34,
   TSTypeAliasDeclaration: 35,
   TSInterfaceDeclaration: 36,
   TSEnumDeclaration: 37,
@@ -72,6 +73,19 @@ export const SPECIFIER_EXPORTED = 72;
 export const EXPORT_FROM_SOURCE = 40; // ExportFromDeclaration: `source`, an inline StringLiteral
 export const EXPORT_ALL_EXPORTED = 16; // ExportAllDeclaration: `exported`, an Option<ModuleExportName>
 export const EXPORT_ALL_SOURCE = 72; // ExportAllDeclaration: `source`, an inline StringLiteral
+export const CLASS_DECORATORS = 16; // Class: `decorators`, a Vec of inline Decorators
+export const DECORATOR_SIZE = 32;
+export const CLASS_ID = 40; // Class: `id`, an inline Option<BindingIdentifier>
+export const CLASS_BODY = 128; // Class: `body`, a Box<ClassBody>
+export const CLASS_ELEMENTS = 16; // ClassBody: `body`, a Vec of ClassElements (enum fields)
+/** Tags of `ClassElement`. */
+export const CLASS_ELEMENT = { MethodDefinition: 1, PropertyDefinition: 2, AccessorProperty: 3 } as const;
+export const MEMBER_DECORATORS = 16; // MethodDefinition, PropertyDefinition, AccessorProperty: `decorators`
+export const MEMBER_KEY = 40; // ...: `key`, a PropertyKey (an enum field)
+export const METHOD_VALUE = 56; // MethodDefinition: `value`, a Box<Function>
+export const METHOD_COMPUTED = 14; // MethodDefinition: `computed`, a byte
+export const PROPERTY_VALUE = 64; // PropertyDefinition, AccessorProperty: `value`, an Option<Expression>
+export const PROPERTY_COMPUTED = 13; // PropertyDefinition, AccessorProperty: `computed`, a byte
 export const DECLARATION_ID = 16; // TSInterfaceDeclaration, TSTypeAliasDeclaration, TSEnumDeclaration: `id`, an inline BindingIdentifier
 export const INTERFACE_BODY = 80; // TSInterfaceDeclaration: `body`, a Box<TSInterfaceBody>
 export const ENUM_BODY = 48; // TSEnumDeclaration: `body`, an inline TSEnumBody
