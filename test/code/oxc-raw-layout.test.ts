@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { OxcExtractor } from '../../src/code/index/extract-oxc.js';
 import {
   loadOxcLazy,
   type LazyCall,
@@ -249,6 +250,17 @@ describe('oxc-parser raw AST layout', () => {
       ).toBe(true);
     } finally {
       result.dispose();
+    }
+  });
+
+  it('gives an escaped identifier its unescaped name, in an ASCII file and in one that is not', async () => {
+    const extractor = new OxcExtractor(await api());
+    for (const tail of ['', '// é\n']) {
+      const source = `import { \\u0061b as c } from 'm';\n\\u0066oo(1);\nexport function \\u0062ar() {}\n${tail}`;
+      const result = extractor.extract('src/escaped.ts', source, 'typescript');
+      expect(result?.imports.map((ref) => ref.names)).toEqual([['ab']]);
+      expect(result?.calls.map((call) => call.callee)).toEqual(['foo']);
+      expect(result?.symbols.map((symbol) => symbol.name)).toEqual(['bar']);
     }
   });
 
