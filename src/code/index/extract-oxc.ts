@@ -32,8 +32,6 @@ import {
 } from './oxc-raw-layout.js';
 import type { FileParseResult } from './types.js';
 
-/** Text that may bind a module to a variable: `require(` or `import(`. */
-const BINDS_MODULE = /\b(?:require|import)\s*\(/;
 /** Methods whose first string argument defines command-line flags (commander, yargs). */
 const CLI_METHODS: ReadonlySet<string> = new Set(['option', 'requiredOption']);
 
@@ -42,28 +40,27 @@ interface CurrentFile {
   raw: RawView;
   lines: LineTable;
   facts: FileFacts;
-  /** The call or `import()` that initialises a variable declared just before: its start and the variable. */
-  declared: { start: number; name: string } | undefined;
+  /**
+   * The call or `import()` that initialises a variable declared just before: its start, and the
+   * position of the variable's identifier (its name is read only when an import needs it); -1 for none.
+   */
+  declaredStart: number;
+  declaredId: number;
 }
 
 export class OxcExtractor {
-  /** Calls and dynamic imports; with variable declarations too, for files that may bind a `require`. */
+  /** Calls, dynamic imports, and the variable declarations that may bind them. */
   private readonly visitors: RawVisitors;
-  private readonly withDeclarators: RawVisitors;
   private current: CurrentFile | undefined;
 
   constructor(private readonly oxc: OxcLazyApi) {
-    const calls = {
+    // A declarator costs no object here: every file's are visited, for `x = require(...)`.
+    this.visitors = oxc.rawVisitors({
       CallExpression: (pos: number) => this.call(pos),
       NewExpression: (pos: number) => this.construct(pos),
       // A tagged template calls its tag (tree-sitter's grammar parses it as a call, too).
       TaggedTemplateExpression: (pos: number) => this.tag(pos),
       ImportExpression: (pos: number) => this.dynamicImport(pos, pos + IMPORT_SOURCE),
-    };
-    this.visitors = oxc.rawVisitors(calls);
-    // Only files that can bind `x = require(...)` or `x = import(...)` pay for every declarator.
-    this.withDeclarators = oxc.rawVisitors({
-      ...calls,
       VariableDeclarator: (pos: number) => this.declarator(pos),
     });
   }
@@ -80,9 +77,9 @@ export class OxcExtractor {
       new OxcDeclarations(raw, lines, facts).program(result);
       // Declaration files hold no calls.
       if (!declarationFile) {
-        this.current = { raw, lines, facts, declared: undefined };
+        this.current = { raw, lines, facts, declaredStart: -1, declaredId: -1 };
         try {
-          result.walkRaw(BINDS_MODULE.test(text) ? this.withDeclarators : this.visitors);
+          result.walkRaw(this.visitors);
         } finally {
           this.current = undefined;
         }
@@ -103,17 +100,17 @@ export class OxcExtractor {
         const name = raw.identifierName(callee);
         if (name === 'require') this.dynamicImport(pos, argumentAt(raw, pos, 0));
         else {
-          file.declared = undefined;
+          file.declaredStart = -1;
           file.facts.addCall(raw.start(callee), name);
         }
         return;
       }
       case EXPRESSION.StaticMemberExpression:
       case EXPRESSION.PrivateFieldExpression:
-        file.declared = undefined;
+        file.declaredStart = -1;
         return this.memberCall(file, pos, callee);
       default:
-        file.declared = undefined;
+        file.declaredStart = -1;
     }
   }
 
@@ -178,13 +175,14 @@ export class OxcExtractor {
   private dynamicImport(pos: number, argument: number | undefined): void {
     const file = this.current;
     if (file === undefined) return;
-    const declared = file.declared;
-    file.declared = undefined;
+    const { declaredStart } = file;
+    file.declaredStart = -1;
     const { raw } = file;
     if (argument === undefined || raw.bytes[argument] !== EXPRESSION.StringLiteral) return;
     const literal = raw.boxed(argument);
     const start = raw.start(literal);
-    const namespace = declared !== undefined && declared.start === raw.start(pos) ? declared.name : undefined;
+    const namespace =
+      declaredStart !== -1 && declaredStart === raw.start(pos) ? raw.identifierName(file.declaredId) : undefined;
     file.facts.addImport({
       specifier: raw.text.slice(start + 1, raw.end(literal) - 1),
       names: [],
@@ -201,12 +199,12 @@ export class OxcExtractor {
     const file = this.current;
     if (file === undefined) return;
     const { raw } = file;
-    file.declared = undefined;
+    file.declaredStart = -1;
     const initTag = raw.bytes[pos + DECLARATOR_INIT];
     if (initTag !== EXPRESSION.CallExpression && initTag !== EXPRESSION.ImportExpression) return;
     if (raw.bytes[pos + DECLARATOR_ID] !== BINDING_IDENTIFIER) return;
-    const name = raw.identifierName(raw.boxed(pos + DECLARATOR_ID));
-    file.declared = { start: raw.start(raw.boxed(pos + DECLARATOR_INIT)), name };
+    file.declaredStart = raw.start(raw.boxed(pos + DECLARATOR_INIT));
+    file.declaredId = raw.boxed(pos + DECLARATOR_ID);
   }
 }
 
