@@ -174,9 +174,10 @@ describe('oxc-parser raw AST layout', () => {
     expect(readFileSync(GENERATED_WALK, 'utf8')).toBe(generateRawWalk(oxcLazyWalkSource()));
   });
 
-  it('refuses a visitor the raw walk would never call: a leaf node’s, or an unknown type’s', async () => {
+  it('refuses a visitor the raw walk would never call: a leaf node’s, a type’s, or an unknown node’s', async () => {
     const oxc = await api();
-    expect(() => oxc.rawVisitors({ IdentifierReference: () => undefined })).toThrow(/leaf node/);
+    expect(() => oxc.rawVisitors({ IdentifierReference: () => undefined })).toThrow(/not walked/);
+    expect(() => oxc.rawVisitors({ TSTypeReference: () => undefined })).toThrow(/not walked/);
     expect(() => oxc.rawVisitors({ NoSuchNode: () => undefined })).toThrow(/Unknown node type/);
     expect(() => oxc.rawVisitors({ CallExpression: () => undefined })).not.toThrow();
   });

@@ -12,7 +12,9 @@
  */
 
 import { RawView } from './oxc-raw-layout.js';
-import { walkProgram } from './oxc-raw-walk.generated.js';
+import { WALKED_TYPE_IDS, walkProgram } from './oxc-raw-walk.generated.js';
+
+const WALKED: ReadonlySet<number> = new Set<number>(WALKED_TYPE_IDS);
 
 export interface LazyNode {
   readonly type: string;
@@ -164,7 +166,7 @@ export interface LazyParseOptions {
 export interface OxcLazyApi {
   parseSync(filename: string, text: string, options: LazyParseOptions): LazyParseResult;
   Visitor: new (handlers: Record<string, (node: never) => void>) => LazyVisitor;
-  /** Visitors for `walkRaw`, by oxc's node type name (entering the node); throws on an unknown name or a leaf node's. */
+  /** Visitors for `walkRaw`, by oxc's node type name (entering the node); throws on an unknown name, or a type the raw walk skips (leaf nodes, types). */
   rawVisitors(handlers: Record<string, (pos: number) => void>): RawVisitors;
 }
 
@@ -199,7 +201,6 @@ interface OxcRawModules {
   PROGRAM_OFFSET: number;
   NODE_TYPE_IDS_MAP: ReadonlyMap<string, number>;
   NODE_TYPES_COUNT: number;
-  LEAF_NODE_TYPES_COUNT: number;
   walkProgram: (pos: number, ast: object, visitors: unknown) => void;
   getVisitorsArr: (visitor: LazyVisitor) => unknown;
 }
@@ -226,7 +227,6 @@ async function loadRawModules(): Promise<OxcRawModules> {
     PROGRAM_OFFSET: constants.PROGRAM_OFFSET,
     NODE_TYPE_IDS_MAP: typeIds.NODE_TYPE_IDS_MAP,
     NODE_TYPES_COUNT: typeIds.NODE_TYPES_COUNT,
-    LEAF_NODE_TYPES_COUNT: typeIds.LEAF_NODE_TYPES_COUNT,
     walkProgram: lazyWalk.walkProgram,
     getVisitorsArr: visitor.getVisitorsArr,
   };
@@ -282,9 +282,8 @@ function rawApi(raw: OxcRawModules, Visitor: OxcLazyApi['Visitor']): OxcLazyApi 
     for (const [name, handler] of Object.entries(handlers)) {
       const id = raw.NODE_TYPE_IDS_MAP.get(name);
       if (id === undefined) throw new Error(`Unknown node type '${name}'`);
-      // The raw walk skips leaf nodes (identifiers, literals...): their parent reads them.
-      if (id < raw.LEAF_NODE_TYPES_COUNT)
-        throw new Error(`'${name}' is a leaf node, which the raw walk does not visit`);
+      // The raw walk skips leaf nodes (identifiers, literals...: their parent reads them) and types.
+      if (!WALKED.has(id)) throw new Error(`'${name}' is not walked by the raw walk (a leaf node, or a type)`);
       visitors[id] = { enter: handler, exit: null };
     }
     return visitors as RawVisitors;
