@@ -3,7 +3,10 @@
  * and `experimentalGetLazyVisitor()`) that the JavaScript/TypeScript extractor reads, typed here
  * because the package declares neither. Nodes are views over oxc's raw AST buffer: a property read
  * deserialises only that field, and a visitor builds node objects only for the types it visits,
- * which is what makes extraction cheaper than a full AST (see bench/index.ts).
+ * which is what makes extraction cheaper than a full AST (see bench/index.ts). The extractor
+ * reads most of what it needs from that buffer directly (`raw`, `walkRaw`, `oxc-raw-layout.ts`),
+ * cheaper still: lazy nodes remain for the rarer statements (`export default`, a decorated
+ * exported class, `export =`, namespaces).
  *
  * The API is experimental and its node names are oxc's own (`IdentifierReference`,
  * `StaticMemberExpression`, `ExportDeclaration`), not ESTree's, so the package is pinned to an
