@@ -66,6 +66,7 @@ import {
   MODULE_RECORD,
   NAME_SPAN_VALUE,
   NO_ENUM,
+  OXC_LAYOUT_VERSION,
   PROGRAM_BODY,
   SPECIFIER_EXPORTED,
   SPECIFIER_LOCAL,
@@ -170,6 +171,17 @@ const WALKED = [
 ] as const;
 
 describe('oxc-parser raw AST layout', () => {
+  it('is the layout of the installed oxc-parser, the version package.json pins', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const installed = JSON.parse(
+      readFileSync(new URL('../../node_modules/oxc-parser/package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(manifest.dependencies['oxc-parser']).toBe(OXC_LAYOUT_VERSION);
+    expect(installed.version).toBe(OXC_LAYOUT_VERSION);
+  });
+
   it('walks with oxc’s own lazy walker, made to build no node objects', () => {
     expect(readFileSync(GENERATED_WALK, 'utf8')).toBe(generateRawWalk(oxcLazyWalkSource()));
   });

@@ -14,7 +14,8 @@
  * disappears or changes type. Offsets are UTF-16 code units, as in a JavaScript string.
  */
 
-import { RawView } from './oxc-raw-layout.js';
+import { createRequire } from 'node:module';
+import { OXC_LAYOUT_VERSION, RawView } from './oxc-raw-layout.js';
 import { WALKED_TYPE_IDS, walkProgram } from './oxc-raw-walk.generated.js';
 
 const WALKED: ReadonlySet<number> = new Set<number>(WALKED_TYPE_IDS);
@@ -312,6 +313,10 @@ export async function loadOxcLazy(): Promise<OxcLazyApi | undefined> {
       return undefined;
     const Visitor = (experimentalGetLazyVisitor as () => unknown)();
     if (typeof Visitor !== 'function') return undefined;
+    // The raw layout is that of one version: any other (a dependency resolved otherwise than the
+    // pinned one) parses with tree-sitter, slower but right.
+    const manifest: unknown = createRequire(import.meta.url)('oxc-parser/package.json');
+    if ((manifest as { version?: unknown } | null)?.version !== OXC_LAYOUT_VERSION) return undefined;
     return rawApi(await loadRawModules(), Visitor as OxcLazyApi['Visitor']);
   } catch {
     return undefined;

@@ -14,6 +14,9 @@
  */
 import type { RawBuffer } from './oxc-lazy.js';
 
+/** The oxc-parser version these offsets and tags are read from; `loadOxcLazy` takes no other. */
+export const OXC_LAYOUT_VERSION = '0.159.0';
+
 export const ENUM_FIELD_SIZE = 16;
 export const NO_ENUM = 255;
 
