@@ -3,13 +3,22 @@
  * and `experimentalGetLazyVisitor()`) that the JavaScript/TypeScript extractor reads, typed here
  * because the package declares neither. Nodes are views over oxc's raw AST buffer: a property read
  * deserialises only that field, and a visitor builds node objects only for the types it visits,
- * which is what makes extraction cheaper than a full AST (see bench/index.ts).
+ * which is what makes extraction cheaper than a full AST (see bench/index.ts). The extractor
+ * reads most of what it needs from that buffer directly (`raw`, `walkRaw`, `oxc-raw-layout.ts`),
+ * cheaper still: lazy nodes remain for the rarer statements (`export default`, a decorated
+ * exported class, `export =`, namespaces).
  *
  * The API is experimental and its node names are oxc's own (`IdentifierReference`,
  * `StaticMemberExpression`, `ExportDeclaration`), not ESTree's, so the package is pinned to an
  * exact version and `test/code/oxc-lazy-shape.test.ts` fails loudly when a field read here
  * disappears or changes type. Offsets are UTF-16 code units, as in a JavaScript string.
  */
+
+import { createRequire } from 'node:module';
+import { OXC_LAYOUT_VERSION, RawView } from './oxc-raw-layout.js';
+import { WALKED_TYPE_IDS, walkProgram } from './oxc-raw-walk.generated.js';
+
+const WALKED: ReadonlySet<number> = new Set<number>(WALKED_TYPE_IDS);
 
 export interface LazyNode {
   readonly type: string;
@@ -70,18 +79,6 @@ export interface LazyExportDeclaration extends LazyNode {
   readonly declaration: LazyNode;
 }
 
-/** `ExportNamedDeclaration` (`export { a as b }`) and `ExportFromDeclaration` (`export { a } from 'x'`). */
-export interface LazyExportSpecifiers extends LazyNode {
-  readonly specifiers: readonly (LazyNode & { readonly local: LazyNode; readonly exported: LazyNode })[];
-  readonly source?: LazyNode;
-}
-
-/** `ExportAllDeclaration`: `export * from 'x'`, `export * as ns from 'x'`. */
-export interface LazyExportAll extends LazyNode {
-  readonly exported: LazyNode | null;
-  readonly source: LazyNode;
-}
-
 /** `TSExportAssignment` (`export = x`). */
 export interface LazyExportAssignment extends LazyNode {
   readonly expression: LazyNode;
@@ -90,16 +87,6 @@ export interface LazyExportAssignment extends LazyNode {
 /** `TSNamespaceExportDeclaration` (`export as namespace X`). */
 export interface LazyNamespaceExport extends LazyNode {
   readonly id: LazyNode;
-}
-
-export interface LazyExpressionStatement extends LazyNode {
-  readonly expression: LazyNode;
-}
-
-export interface LazyAssignment extends LazyNode {
-  readonly operator: string;
-  readonly left: LazyNode;
-  readonly right: LazyNode;
 }
 
 export interface LazyCall extends LazyNode {
@@ -135,7 +122,7 @@ interface LazyImportEntry {
   readonly localName: LazyNameSpan;
 }
 
-export interface LazyStaticImport {
+interface LazyStaticImport {
   readonly start: number;
   readonly end: number;
   /** The specifier; its span includes the quotes. */
@@ -155,12 +142,22 @@ export interface LazyParseResult {
   readonly errors: readonly unknown[];
   /** Walks the whole program with a visitor, building node objects only for the visited types. */
   visit(visitor: LazyVisitor): void;
+  /** The raw AST buffer the nodes are views of, with the source (see `oxc-raw-layout.ts`). */
+  readonly raw: RawView;
+  /** The position of the program node in the buffer, and of oxc's `RawTransferData` (program, module record...). */
+  readonly programPos: number;
+  readonly dataPos: number;
+  /**
+   * Walks the whole program as `visit` does, with oxc's own walker made to build no node
+   * objects (see `oxc-raw-walk.generated.ts`): each visitor gets the node's position in `buffer`.
+   */
+  walkRaw(visitors: RawVisitors): void;
   /** Returns the AST buffer to oxc's pool; the result's nodes must not be read afterwards. */
   dispose(): void;
 }
 
 /** Opaque: made once from handlers by node type, reused for every file. */
-export interface LazyVisitor {
+interface LazyVisitor {
   readonly __brand?: 'oxc-lazy-visitor';
 }
 
@@ -173,12 +170,133 @@ export interface LazyParseOptions {
 export interface OxcLazyApi {
   parseSync(filename: string, text: string, options: LazyParseOptions): LazyParseResult;
   Visitor: new (handlers: Record<string, (node: never) => void>) => LazyVisitor;
+  /** Visitors for `walkRaw`, by oxc's node type name (entering the node); throws on an unknown name, or a type the raw walk skips (leaf nodes, types). */
+  rawVisitors(handlers: Record<string, (pos: number) => void>): RawVisitors;
+}
+
+export type RawBuffer = Uint8Array & { readonly int32: Int32Array };
+
+/** Opaque: oxc's visitor array (by node type id), made once and reused for every file. */
+export interface RawVisitors {
+  readonly __brand?: 'oxc-raw-visitors';
 }
 
 interface OxcModule {
   parseSync?: unknown;
   rawTransferSupported?: unknown;
   experimentalGetLazyVisitor?: unknown;
+}
+
+/** The pieces of oxc-parser's raw transfer (its `src-js`, exported by its `./*` entry) the lazy API is made of. */
+interface OxcRawModules {
+  parseSyncRawImpl: (
+    filename: string,
+    text: string,
+    options: LazyParseOptions,
+    convert: (buffer: RawBuffer, text: string, sourceStartPos: number, sourceByteLen: number) => LazyParseResult,
+  ) => LazyParseResult;
+  returnBufferToCache: (buffer: RawBuffer) => void;
+  RawTransferData: new (
+    pos: number,
+    ast: object,
+  ) => Pick<LazyParseResult, 'program' | 'module' | 'comments' | 'errors'>;
+  TOKEN: object;
+  DATA_POINTER_POS_32: number;
+  PROGRAM_OFFSET: number;
+  NODE_TYPE_IDS_MAP: ReadonlyMap<string, number>;
+  NODE_TYPES_COUNT: number;
+  walkProgram: (pos: number, ast: object, visitors: unknown) => void;
+  getVisitorsArr: (visitor: LazyVisitor) => unknown;
+}
+
+async function loadRawModules(): Promise<OxcRawModules> {
+  // Specifiers in variables: these files have no type declarations (the shapes are above).
+  const load = async (path: string): Promise<Record<string, unknown>> =>
+    (await import(`oxc-parser/src-js/${path}`)) as Record<string, unknown>;
+  const [common, constructors, lazyCommon, constants, typeIds, lazyWalk, visitor] = await Promise.all([
+    load('raw-transfer/common.js'),
+    load('generated/lazy/constructors.js'),
+    load('raw-transfer/lazy-common.js'),
+    load('generated/constants.js'),
+    load('generated/lazy/type_ids.js'),
+    load('generated/lazy/walk.js'),
+    load('raw-transfer/visitor.js'),
+  ]);
+  const modules = {
+    parseSyncRawImpl: common.parseSyncRawImpl,
+    returnBufferToCache: common.returnBufferToCache,
+    RawTransferData: constructors.RawTransferData,
+    TOKEN: lazyCommon.TOKEN,
+    DATA_POINTER_POS_32: constants.DATA_POINTER_POS_32,
+    PROGRAM_OFFSET: constants.PROGRAM_OFFSET,
+    NODE_TYPE_IDS_MAP: typeIds.NODE_TYPE_IDS_MAP,
+    NODE_TYPES_COUNT: typeIds.NODE_TYPES_COUNT,
+    walkProgram: lazyWalk.walkProgram,
+    getVisitorsArr: visitor.getVisitorsArr,
+  };
+  for (const [name, value] of Object.entries(modules))
+    if (value === undefined) throw new Error(`oxc-parser: ${name} not found in its raw transfer modules`);
+  return modules as OxcRawModules;
+}
+
+/**
+ * `parseSync` as oxc's lazy API makes it (`raw-transfer/lazy.js`'s `construct`), plus the buffer
+ * and `walkRaw`. The buffer goes back to oxc's cache on `dispose`, which every caller makes.
+ */
+function rawApi(raw: OxcRawModules, Visitor: OxcLazyApi['Visitor']): OxcLazyApi {
+  const convert = (buffer: RawBuffer, sourceText: string, sourceStartPos: number, sourceByteLen: number) => {
+    const ast = {
+      buffer,
+      sourceText,
+      sourceStartPos,
+      sourceByteLen,
+      sourceIsAscii: sourceText.length === sourceByteLen,
+      nodes: new Map<number, unknown>(),
+      token: raw.TOKEN,
+    };
+    const rawDataPos = buffer.int32[raw.DATA_POINTER_POS_32] ?? 0;
+    // oxc's own view of the data, with its Map of nodes, only for a file that needs a lazy node.
+    let made: Pick<LazyParseResult, 'program' | 'module' | 'comments' | 'errors'> | undefined;
+    const data = () => (made ??= new raw.RawTransferData(rawDataPos, ast));
+    const programPos = rawDataPos + raw.PROGRAM_OFFSET;
+    const result: LazyParseResult = {
+      get program() {
+        return data().program;
+      },
+      get module() {
+        return data().module;
+      },
+      get comments() {
+        return data().comments;
+      },
+      get errors() {
+        return data().errors;
+      },
+      raw: new RawView(buffer, sourceText, sourceStartPos, sourceText.length === sourceByteLen),
+      programPos,
+      dataPos: rawDataPos,
+      dispose: () => raw.returnBufferToCache(buffer),
+      visit: (visitor) => raw.walkProgram(programPos, ast, raw.getVisitorsArr(visitor)),
+      walkRaw: (visitors) => walkProgram(programPos, ast, visitors),
+    };
+    return result;
+  };
+  const rawVisitors = (handlers: Record<string, (pos: number) => void>): RawVisitors => {
+    const visitors: unknown[] = new Array<unknown>(raw.NODE_TYPES_COUNT).fill(null);
+    for (const [name, handler] of Object.entries(handlers)) {
+      const id = raw.NODE_TYPE_IDS_MAP.get(name);
+      if (id === undefined) throw new Error(`Unknown node type '${name}'`);
+      // The raw walk skips leaf nodes (identifiers, literals...: their parent reads them) and types.
+      if (!WALKED.has(id)) throw new Error(`'${name}' is not walked by the raw walk (a leaf node, or a type)`);
+      visitors[id] = { enter: handler, exit: null };
+    }
+    return visitors as RawVisitors;
+  };
+  return {
+    parseSync: (filename, text, options) => raw.parseSyncRawImpl(filename, text, options, convert),
+    Visitor,
+    rawVisitors,
+  };
 }
 
 /**
@@ -195,7 +313,11 @@ export async function loadOxcLazy(): Promise<OxcLazyApi | undefined> {
       return undefined;
     const Visitor = (experimentalGetLazyVisitor as () => unknown)();
     if (typeof Visitor !== 'function') return undefined;
-    return { parseSync, Visitor } as OxcLazyApi;
+    // The raw layout is that of one version: any other (a dependency resolved otherwise than the
+    // pinned one) parses with tree-sitter, slower but right.
+    const manifest: unknown = createRequire(import.meta.url)('oxc-parser/package.json');
+    if ((manifest as { version?: unknown } | null)?.version !== OXC_LAYOUT_VERSION) return undefined;
+    return rawApi(await loadRawModules(), Visitor as OxcLazyApi['Visitor']);
   } catch {
     return undefined;
   }
