@@ -55,7 +55,7 @@ import type { ColdSideJob, ColdSideResult } from './index-cold-side.js';
  *   repository, not with the change).
  * - Scaling: the cold index (fresh process, compile cache written) and ctags on the corpus
  *   subsampled to a quarter (every fourth file), the corpus itself, and the corpus doubled (every
- *   file twice, under two directories).
+ *   file twice, under two directories, the second copy made distinct by a trailing comment).
  *
  * The machine is shared: each measurement is repeated (`--runs`, default 3) and reported as the
  * median with the range of the runs; the load average is printed with the results, and the CPU
@@ -220,13 +220,19 @@ async function collectFiles(limit: number): Promise<{ path: string; size: number
   return files;
 }
 
-/** Copies `files` from node_modules into `tree`, under each of `prefixes`. */
+/**
+ * Copies `files` from node_modules into `tree`, under each of `prefixes`. The copies under the
+ * second and later prefixes end with a comment naming their prefix: the index parses a file
+ * identical to one it already parsed once, so exact copies would make the doubled corpus cheap
+ * for it and not for ctags; these are as many distinct files as ctags reads.
+ */
 async function writeTree(tree: string, files: readonly { path: string }[], prefixes: readonly string[]): Promise<void> {
-  for (const prefix of prefixes) {
+  for (const [index, prefix] of prefixes.entries()) {
     for (const file of files) {
       const target = join(tree, file.path.replace(/^node_modules\//, `${prefix}/`));
       await mkdir(dirname(target), { recursive: true });
       await copyFile(join(PROJECT, file.path), target);
+      if (index > 0) await appendFile(target, `\n// ${prefix}\n`);
     }
   }
 }
