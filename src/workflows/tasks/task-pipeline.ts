@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { EventInput } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
+import { createSerialLock, type SerialLock } from '../../core/serial-lock.js';
 import { stageSettings } from '../../config/resolved.js';
 import { renderTemplate, stagePrompt, type PromptSet } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
@@ -52,13 +53,8 @@ function taskFeature(task: TaskSpec, dependencies: readonly TaskSpec[]): string 
  * One lock for every task's commits and notes: the tasks' worktrees share one repository and
  * its `refs/notes/tdd-handoffs`, which git updates under a lock that a concurrent writer fails on.
  */
-export function createCommitLock(): <T>(work: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (work) => {
-    const result = tail.then(work, work);
-    tail = result.catch(() => undefined);
-    return result;
-  };
+export function createCommitLock(): SerialLock {
+  return createSerialLock();
 }
 
 function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCommitLock>): Workspace {
