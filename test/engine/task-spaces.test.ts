@@ -79,6 +79,7 @@ describe('task spaces', () => {
       );
       for (const [index, space] of opened.entries()) {
         expect(space.branch).toBe(taskBranch(run.id, keys[index] ?? '', round));
+        expect(space.head).toBe(head);
         expect(await new Git(space.worktree).head()).toBe(head);
         expect(existsSync(join(space.worktree, 'src', 'a.js'))).toBe(true);
       }
@@ -87,5 +88,19 @@ describe('task spaces', () => {
     }
     // Only the checkout and the run's worktree are left registered.
     expect((await repo.git.listWorktrees()).map((entry) => entry.path)).toEqual([repo.dir, run.worktree]);
+  });
+
+  it("checks out a branch an earlier process left as it is, its head the space's", async () => {
+    const { spaces, head, run } = await spacesOfRun();
+    const left = repo.path('left');
+    await repo.git.addWorktree(left, taskBranch(run.id, 'T1', 1), head);
+    const git = new Git(left);
+    await git.commitAll('test: what the killed attempt committed', { allowEmpty: true });
+    const committed = await git.head();
+    await repo.git.removeWorktree(left, { force: true });
+    await using space = await spaces.open({ key: 'T1', attempt: 1, startPoint: head });
+    expect(committed).not.toBe(head);
+    expect(space.head).toBe(committed);
+    expect(await new Git(space.worktree).head()).toBe(committed);
   });
 });

@@ -57,7 +57,8 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
   const serially = createSerialLock();
   let pruned: Promise<void> | undefined;
   let sandboxChecked: Promise<void> | undefined;
-  const addWorktree = async (worktree: string, branch: string, startPoint: string): Promise<void> => {
+  /** Adds the worktree; returns the commit it starts at. */
+  const addWorktree = async (worktree: string, branch: string, startPoint: string): Promise<string> => {
     if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
     await (pruned ??= git.pruneWorktrees());
     let branchExists = await git.branchExists(branch);
@@ -65,8 +66,13 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
       await git.deleteBranch(branch, { force: true });
       branchExists = false;
     }
-    if (branchExists) await git.addWorktree(worktree, branch);
-    else await addRunWorktree(git, worktree, branch, startPoint, { branchExists });
+    if (branchExists) {
+      await git.addWorktree(worktree, branch);
+      return new Git(worktree).head();
+    }
+    await addRunWorktree(git, worktree, branch, startPoint, { branchExists });
+    // A commit id is where the new branch is; anything else (a ref) is asked of git.
+    return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(startPoint) ? startPoint : new Git(worktree).head();
   };
   return {
     async open({ key, attempt, startPoint }): Promise<TaskSpace> {
@@ -74,9 +80,10 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
       const worktree = join(dirname(run.worktree), `${run.id}-tasks`, `${key}-${attempt}`);
       await mkdir(dirname(worktree), { recursive: true });
       const dependencies = options.dependencies ?? run.target;
-      await serially(async () => {
-        await addWorktree(worktree, branch, startPoint);
+      const head = await serially(async () => {
+        const added = await addWorktree(worktree, branch, startPoint);
         await shareDependencies(dependencies, worktree, new Git(worktree));
+        return added;
       });
       await (sandboxChecked ??= requireSandbox(config, options.runner));
       const sandbox = await toolSandbox(
@@ -99,6 +106,7 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
       return {
         worktree,
         branch,
+        head,
         commands: { runner: sandbox.runner, environment },
         agents,
         async [Symbol.asyncDispose]() {

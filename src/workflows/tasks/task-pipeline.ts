@@ -103,8 +103,11 @@ export async function* runTaskPipeline(
   const { testReview, others = [] } = shared;
   const { run, config } = context;
   const git = new Git(space.worktree);
-  const baseCommit = await git.head();
-  const workspace = lockedWorkspace(createGitWorkspace(space.worktree, git, context.redact.commits), lock);
+  const baseCommit = space.head;
+  const workspace = lockedWorkspace(
+    createGitWorkspace(space.worktree, git, context.redact.commits, { head: baseCommit }),
+    lock,
+  );
   const deps: TddDependencies = {
     workspace,
     verifier: createVerifierPort({
@@ -175,7 +178,8 @@ export async function* runTaskPipeline(
     const commit = await workspace.checkpoint(`chore: ${task.key} done, its test list dropped`);
     yield { type: 'log', message: `${task.key}: test list dropped in ${commit.slice(0, 8)}`, task: task.key };
   }
-  const head = await git.head();
+  // Every commit since the start went through the workspace, which knows its HEAD.
+  const head = await workspace.head();
   if (head === baseCommit)
     throw new RatchetError('gate-failed', `Task ${task.key} finished without a commit.`, {
       details: { task: task.key },

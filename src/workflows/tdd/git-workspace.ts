@@ -44,11 +44,17 @@ async function unlinkParents(root: string, path: string): Promise<void> {
  * The TDD workflow's `Workspace` over a git worktree. `redact` is applied to every commit message
  * and handoff note it writes (subjects and notes quote the test names the model wrote).
  */
-export function createGitWorkspace(root: string, git: Git, redact: Redactor = (text) => text): Workspace {
+export function createGitWorkspace(
+  root: string,
+  git: Git,
+  redact: Redactor = (text) => text,
+  /** `head`: the worktree's HEAD, when its creator knows it (not asked of git again). */
+  known: { head?: string } = {},
+): Workspace {
   const noteText = (state: HandoffState): string => `${JSON.stringify(redactValue(state, redact), null, 2)}\n`;
   // HEAD moves only through this object between agent stages (the workflow calls `refresh()`
   // after each), so it is asked of git once per change instead of before every step.
-  let head: Promise<string> | undefined;
+  let head: Promise<string> | undefined = known.head === undefined ? undefined : Promise.resolve(known.head);
   const track = <T>(operation: Promise<T>): Promise<T> => {
     head = undefined;
     return operation;
