@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
 import { createSerialLock, type SerialLock } from '../../core/serial-lock.js';
@@ -9,7 +10,7 @@ import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { Framework } from '../../verify/detect.js';
 import type { RunContext, TaskAttemptOutcome, TaskSpace } from '../definition.js';
 import { createGitWorkspace } from '../tdd/git-workspace.js';
-import type { StoredTestRun, TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
+import type { StoredTestRun, TddDependencies, TddPolicy, VerifierPort, Workspace } from '../tdd/ports.js';
 import { TEST_LIST_FILE } from '../tdd/test-list.js';
 import type { TestReviewPort } from '../tdd/test-review.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
@@ -68,6 +69,33 @@ function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCom
   };
 }
 
+/** Runs `work`, which may change the worktree, telling `changed` before and after. */
+async function changing<T>(changed: () => void, work: () => Promise<T>): Promise<T> {
+  changed();
+  try {
+    return await work();
+  } finally {
+    changed();
+  }
+}
+
+function changingVerifier(changed: () => void, verifier: VerifierPort): VerifierPort {
+  return {
+    testCommand: verifier.testCommand,
+    runTests: (stage, signal) => changing(changed, () => verifier.runTests(stage, signal)),
+    runChecks: (stage, signal) => changing(changed, () => verifier.runChecks(stage, signal)),
+    lockVerification: () => verifier.lockVerification(),
+  };
+}
+
+function changingAgent(changed: () => void, agent: AgentRuntime): AgentRuntime {
+  return {
+    name: agent.name,
+    ...(agent.guardsWrites === undefined ? {} : { guardsWrites: agent.guardsWrites }),
+    runStage: (request) => changing(changed, () => agent.runStage(request)),
+  };
+}
+
 /** What the run's tasks share beyond their settings (optional: a worker elsewhere may lack it). */
 export interface TaskPipelineShared {
   /** The run's static review of test quality, one circuit breaker for all its tasks (undefined: off). */
@@ -104,24 +132,33 @@ export async function* runTaskPipeline(
   const { run, config } = context;
   const git = new Git(space.worktree);
   const baseCommit = space.head;
-  const workspace = lockedWorkspace(
-    createGitWorkspace(space.worktree, git, context.redact.commits, { head: baseCommit }),
-    lock,
-  );
+  // `git status` is read once until the worktree may have changed: besides the workspace itself,
+  // only the agents (their tools, shell or CLI) and the verifier's commands (tests, lint,
+  // typecheck: the model's code) can change it, and each says so before and after it runs. The
+  // prompts, the refactor check and the test review only read. (A pool runs eight tasks at once,
+  // and each git process costs the coordinator milliseconds.)
+  const tree = createGitWorkspace(space.worktree, git, context.redact.commits, {
+    head: baseCommit,
+    statusUntilChanged: true,
+  });
+  const workspace = lockedWorkspace(tree, lock);
   const deps: TddDependencies = {
     workspace,
-    verifier: createVerifierPort({
-      worktree: space.worktree,
-      repoRoot: run.repoRoot,
-      outputDir: join(context.runDir, 'verify', task.key),
-      command: settings.testCommand,
-      framework: settings.framework,
-      config,
-      runner: space.commands.runner,
-      environment: space.commands.environment,
-      redact: context.redact.stored,
-    }),
-    agentFor: (stage) => space.agents.forStage(stage),
+    verifier: changingVerifier(
+      tree.changed,
+      createVerifierPort({
+        worktree: space.worktree,
+        repoRoot: run.repoRoot,
+        outputDir: join(context.runDir, 'verify', task.key),
+        command: settings.testCommand,
+        framework: settings.framework,
+        config,
+        runner: space.commands.runner,
+        environment: space.commands.environment,
+        redact: context.redact.stored,
+      }),
+    ),
+    agentFor: (stage) => changingAgent(tree.changed, space.agents.forStage(stage)),
     prompt(stage, variables) {
       const template = stagePrompt(prompts, stage);
       return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };
