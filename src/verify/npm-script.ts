@@ -18,7 +18,12 @@ import { z } from 'zod';
  * exit code is the script's, as npm's is. npm stays in between whenever it might do more: `pre`
  * or `post` scripts, a project `.npmrc` (it may set `script-shell` or `node-options`), the same
  * settings in the user's `.npmrc` or in `npm_config_*` variables, a command line with shell
- * syntax, or a package.json that cannot be read.
+ * syntax, no PATH to extend, Windows, or a package.json that cannot be read.
+ *
+ * The `.bin` folders are put on PATH by the command itself, as npm does it, never in the
+ * environment the command is started with: a sandboxed runner finds its own programs (`bwrap`,
+ * `prlimit`, `sh`) on that PATH outside the sandbox, and the worktree's `node_modules/.bin` is
+ * the model's to write. The script's shell is `/bin/sh` itself, not a `sh` found on that PATH.
  */
 
 const NPM_TEST_COMMAND = /^npm\s+(?:test|t|run\s+test|run-script\s+test)$/;
@@ -31,7 +36,7 @@ const packageSchema = z.looseObject({
   scripts: z.record(z.string(), z.string()).optional(),
 });
 
-/** The test script run directly: its command line and the variables npm would give it. */
+/** The test script run directly: its command line (PATH set inside it) and the variables npm would give it. */
 export interface DirectNpmScript {
   command: string;
   env: Record<string, string>;
@@ -47,7 +52,7 @@ export async function directNpmTest(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<DirectNpmScript | undefined> {
   const trimmed = command.trim();
-  if (SHELL_SYNTAX.test(trimmed)) return undefined;
+  if (process.platform === 'win32' || env.PATH === undefined || SHELL_SYNTAX.test(trimmed)) return undefined;
   const separator = trimmed.search(/\s--(?:\s|$)/);
   const head = separator === -1 ? trimmed : trimmed.slice(0, separator);
   const args = separator === -1 ? '' : trimmed.slice(separator).replace(/^\s--/, '').trim();
@@ -65,10 +70,10 @@ export async function directNpmTest(
   const scripts = parsed.scripts ?? {};
   const script = scripts.test;
   if (script === undefined || script.trim() === '' || 'pretest' in scripts || 'posttest' in scripts) return undefined;
+  const bins = binDirectories(cwd).map(shellQuote).join(':');
   return {
-    command: args === '' ? script : `${script} ${args}`,
+    command: `export PATH=${bins}:"$PATH" && exec /bin/sh -c ${shellQuote(args === '' ? script : `${script} ${args}`)}`,
     env: {
-      PATH: [...binDirectories(cwd), env.PATH ?? ''].filter(Boolean).join(path.delimiter),
       npm_lifecycle_event: 'test',
       npm_lifecycle_script: script,
       npm_command: 'test',
@@ -78,6 +83,11 @@ export async function directNpmTest(
       INIT_CWD: cwd,
     },
   };
+}
+
+/** Quotes a word for `/bin/sh`. */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** `node_modules/.bin` of `dir` and of each directory above it, nearest first (npm's order). */

@@ -75,17 +75,16 @@ describe('npm test without npm', () => {
   it('appends the arguments after -- to the script, and keeps npm for shell syntax or another script', async () => {
     const root = await makeProject({ 'package.json': JSON.stringify({ scripts: { test: 'vitest run', lint: 'x' } }) });
     const env = { PATH: '/usr/bin' };
-    expect((await directNpmTest("npm test -- --reporter=json --outputFile='/a b'", root, env))?.command).toBe(
-      "vitest run --reporter=json --outputFile='/a b'",
-    );
-    const searched = (await directNpmTest('npm run test', root, env))?.env.PATH?.split(':') ?? [];
-    expect(searched.slice(0, 2)).toEqual([
-      path.join(root, 'node_modules', '.bin'),
-      path.join(path.dirname(root), 'node_modules', '.bin'),
-    ]);
-    expect(searched.slice(-2)).toEqual(['/node_modules/.bin', '/usr/bin']);
+    const direct = await directNpmTest("npm test -- --reporter=json --outputFile='/a b'", root, env);
+    // node_modules/.bin of the package and of every directory above, set by the command itself.
+    expect(direct?.command.startsWith(`export PATH=${path.join(root, 'node_modules', '.bin')}:`)).toBe(true);
+    expect(direct?.command).toContain(':/node_modules/.bin:"$PATH" && exec /bin/sh -c ');
+    expect(direct?.command.endsWith(`/bin/sh -c 'vitest run --reporter=json --outputFile='\\''/a b'\\'''`)).toBe(true);
+    expect(direct?.env.PATH).toBeUndefined();
+    expect((await directNpmTest('npm run test', root, env))?.env.npm_lifecycle_event).toBe('test');
     expect(await directNpmTest('npm test && echo done', root, env)).toBeUndefined();
     expect(await directNpmTest('npm run lint', root, env)).toBeUndefined();
+    expect(await directNpmTest('npm test', root, {})).toBeUndefined();
     expect(await directNpmTest('npm test', path.join(root, 'missing'), env)).toBeUndefined();
   });
 });
