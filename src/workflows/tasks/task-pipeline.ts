@@ -3,6 +3,7 @@ import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
 import { createSerialLock, type SerialLock } from '../../core/serial-lock.js';
+import type { Slots } from '../../core/slots.js';
 import { stageSettings } from '../../config/resolved.js';
 import { renderTemplate, stagePrompt, type PromptSet } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
@@ -79,11 +80,11 @@ async function changing<T>(changed: () => void, work: () => Promise<T>): Promise
   }
 }
 
-function changingVerifier(changed: () => void, verifier: VerifierPort): VerifierPort {
+function changingVerifier(changed: () => void, verifier: VerifierPort, slots: Slots = (work) => work()): VerifierPort {
   return {
     testCommand: verifier.testCommand,
-    runTests: (stage, signal) => changing(changed, () => verifier.runTests(stage, signal)),
-    runChecks: (stage, signal) => changing(changed, () => verifier.runChecks(stage, signal)),
+    runTests: (stage, signal) => slots(() => changing(changed, () => verifier.runTests(stage, signal))),
+    runChecks: (stage, signal) => slots(() => changing(changed, () => verifier.runChecks(stage, signal))),
     lockVerification: () => verifier.lockVerification(),
   };
 }
@@ -108,6 +109,13 @@ export interface TaskPipelineShared {
    * baseline instead of running the same suite on the same tree again.
    */
   suiteAt?: (commit: string) => Promise<StoredTestRun | undefined>;
+  /**
+   * Where the tasks' test, lint and typecheck commands take turns (undefined: no limit). They are
+   * CPU work while the model calls wait: with as many at once as there are cores, a task whose
+   * suite ran goes on to its next model call while the others' run, instead of every task's
+   * suite contending at once and every task waiting for the slowest.
+   */
+  commandSlots?: Slots;
 }
 
 export type TaskPipelineOutcome = TaskAttemptOutcome;
@@ -157,6 +165,7 @@ export async function* runTaskPipeline(
         environment: space.commands.environment,
         redact: context.redact.stored,
       }),
+      shared.commandSlots,
     ),
     agentFor: (stage) => changingAgent(tree.changed, space.agents.forStage(stage)),
     prompt(stage, variables) {
