@@ -160,6 +160,11 @@ export async function toolSandbox(
   config: ResolvedConfig,
   runner: ProcessRunner,
   paths: ToolSandboxPaths,
+  /**
+   * `checked`: the caller has run `requireSandbox` with this config and runner in this process
+   * (a pool opening one sandbox per task asks bubblewrap once, not once per task).
+   */
+  options: { checked?: boolean } = {},
 ): Promise<ToolSandbox> {
   if (config.bash.sandbox === 'off') {
     return {
@@ -170,7 +175,7 @@ export async function toolSandbox(
       async [Symbol.asyncDispose]() {},
     };
   }
-  await requireSandbox(config, runner);
+  if (options.checked !== true) await requireSandbox(config, runner);
   const area = await createSandboxArea(config.home, paths.runId);
   try {
     const { layout, factory } = await sandboxFactory(

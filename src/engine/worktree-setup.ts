@@ -60,9 +60,16 @@ export async function requireCommit(git: Git, repoRoot: string): Promise<void> {
  * fails half-way (git may have made the branch before failing to make the directory), what it
  * made is removed again, so no branch is left behind that no run tracks; the error is rethrown.
  */
-export async function addRunWorktree(git: Git, worktree: string, branch: string, startPoint: string): Promise<void> {
+export async function addRunWorktree(
+  git: Git,
+  worktree: string,
+  branch: string,
+  startPoint: string,
+  /** Whether the branch exists, when the caller has just asked git (one process less). */
+  known?: { branchExists: boolean },
+): Promise<void> {
   // A branch of that name that was there before is not ours to remove (git refuses to reuse it).
-  const existed = await git.branchExists(branch);
+  const existed = known?.branchExists ?? (await git.branchExists(branch));
   try {
     await git.addWorktree(worktree, branch, startPoint);
   } catch (error) {

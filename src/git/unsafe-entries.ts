@@ -9,6 +9,7 @@ import { lstat, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UnsafeEntry } from '../core/unsafe-entry.js';
 import type { Git } from './git.js';
+import type { GitStatus } from './types.js';
 
 /** As the kernel's limit (Linux follows at most 40 links in one lookup). */
 const MAX_LINKS = 40;
@@ -123,12 +124,17 @@ async function unsafeWorkTreeEntries(root: string, paths: readonly string[]): Pr
  * one `git status` answers both (its entries carry their index modes): this check runs before
  * every checkpoint, and each git process costs the coordinator milliseconds.
  */
-export async function unsafeUncommitted(git: Git, paths?: readonly string[]): Promise<UnsafeEntry[]> {
+export async function unsafeUncommitted(
+  git: Git,
+  paths?: readonly string[],
+  /** The work tree's `git.status({ modes: true })`, when the caller read it with nothing changed since. */
+  status?: GitStatus,
+): Promise<UnsafeEntry[]> {
   if (paths !== undefined) {
     const [inTree, staged] = await Promise.all([unsafeWorkTreeEntries(git.dir, paths), unsafeStaged(git, 'HEAD')]);
     return [...inTree, ...staged];
   }
-  const { files } = await git.status({ modes: true });
+  const { files } = status ?? (await git.status({ modes: true }));
   const staged = files
     .filter((file) => file.index !== ' ' && file.index !== '?' && file.indexMode === GITLINK)
     .map((file): UnsafeEntry => ({

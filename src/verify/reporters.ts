@@ -2,6 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { leadingCd, readTestScript, type Framework } from './detect.js';
 import { NODE_TEST_REPORTER_SOURCE } from './node-test-reporter.js';
+import { directNpmTest, type DirectNpmScript } from './npm-script.js';
 
 /**
  * How one run gets machine-readable results without changing what the user's command tests.
@@ -56,6 +57,11 @@ export interface ReporterPlan {
   supportFiles?: Array<{ file: string; content: string }>;
   /** Set when the runner's per-test results surely cannot be read: why, and what to configure. */
   unreadable?: { cause: string; hint: string };
+  /**
+   * For `npm test`: the same run without npm's own process in between (`npm-script.ts`), run
+   * instead of `command` (which the result still names), its variables over `env`.
+   */
+  direct?: DirectNpmScript;
 }
 
 export interface PlanReporterInput {
@@ -81,8 +87,20 @@ export async function planReporter(input: PlanReporterInput): Promise<ReporterPl
       cwd: path.resolve(input.cwd, cd.dir),
       reportDir: path.resolve(input.reportDir),
     });
-    return { ...inner, command: inner.command === cd.rest ? input.command : `${cd.prefix}${inner.command}` };
+    return {
+      ...inner,
+      command: inner.command === cd.rest ? input.command : `${cd.prefix}${inner.command}`,
+      ...(inner.direct === undefined
+        ? {}
+        : { direct: { ...inner.direct, command: `${cd.prefix}${inner.direct.command}` } }),
+    };
   }
+  const plan = await planRunnerReporter(input);
+  const direct = await directNpmTest(plan.command, input.cwd, input.env);
+  return direct === undefined ? plan : { ...plan, direct };
+}
+
+async function planRunnerReporter(input: PlanReporterInput): Promise<ReporterPlan> {
   const { command, framework, reportDir, env } = input;
   const none: ReporterPlan = { command, env: {}, report: { kind: 'none' } };
   const isNpmTest = NPM_TEST.test(command.trim());

@@ -88,10 +88,10 @@ async function runTestsReportingTo(options: RunTestsOptions, reportDir: string):
 
   const startedAt = Date.now();
   const run = await runner.run({
-    command: plan.command,
+    command: plan.direct?.command ?? plan.command,
     cwd,
     // Only the allowlisted environment: no key or token of Ratchet's reaches the tests.
-    env: withEnvironment(baseEnv, plan.env),
+    env: withEnvironment(baseEnv, { ...plan.env, ...plan.direct?.env }),
     extendEnv: false,
     timeoutMs,
     maxOutputBytes: CAPTURE_BYTES,

@@ -106,6 +106,8 @@ export interface AgentPort {
 export interface TaskSpace extends AsyncDisposable {
   worktree: string;
   branch: string;
+  /** The commit its worktree starts at: the start point, or the branch's head when an earlier process left one. */
+  head: string;
   commands: { runner: ProcessRunner; environment: Readonly<Record<string, string>> };
   agents: AgentPort;
 }

@@ -2,12 +2,13 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ResolvedConfig } from '../../config/resolved.js';
+import { createSerialLock } from '../../core/serial-lock.js';
 import type { RunModels } from '../../agent/models/run-models.js';
 import { Git } from '../../git/git.js';
 import { commandEnvironment } from '../../process/env.js';
 import type { ProcessRunner } from '../../process/types.js';
 import type { RunInfo, TaskSpace, TaskSpacePort } from '../../workflows/definition.js';
-import { toolSandbox } from '../tool-sandbox.js';
+import { requireSandbox, toolSandbox } from '../tool-sandbox.js';
 import { addRunWorktree, shareDependencies } from '../worktree-setup.js';
 
 export interface TaskSpacesOptions {
@@ -42,29 +43,60 @@ export function taskBranch(runId: string, key: string, attempt: number): string 
  * dependency folders shared into it, a sandbox of its own (the task's agent and tests write only
  * there) and its own agents. A branch left by an earlier process (a resumed run) is checked out
  * again rather than made anew.
+ *
+ * Worktrees are added and removed one at a time: git keeps them in `.git/worktrees/`, and a
+ * `worktree add` that reads another one half made (or a prune that drops it) fails ("failed to
+ * read .git/worktrees/T6-1/commondir"), as do two writers of `.git/info/exclude`. Stale entries
+ * (a killed process's worktrees, deleted by hand) are pruned once, before the first worktree;
+ * those this port makes go with their space. Whether bubblewrap works is asked once too.
  */
 export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
   const { run, config } = options;
   const git = new Git(run.repoRoot);
   const environment = commandEnvironment(options.env, config.bash.env);
+  const serially = createSerialLock();
+  let pruned: Promise<void> | undefined;
+  let sandboxChecked: Promise<void> | undefined;
+  /** Adds the worktree; returns the commit it starts at. */
+  const addWorktree = async (worktree: string, branch: string, startPoint: string): Promise<string> => {
+    if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
+    await (pruned ??= git.pruneWorktrees());
+    let branchExists = await git.branchExists(branch);
+    if (options.restart === true && branchExists) {
+      await git.deleteBranch(branch, { force: true });
+      branchExists = false;
+    }
+    if (branchExists) {
+      await git.addWorktree(worktree, branch);
+      return new Git(worktree).head();
+    }
+    await addRunWorktree(git, worktree, branch, startPoint, { branchExists });
+    // A commit id is where the new branch is; anything else (a ref) is asked of git.
+    return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(startPoint) ? startPoint : new Git(worktree).head();
+  };
   return {
     async open({ key, attempt, startPoint }): Promise<TaskSpace> {
       const branch = taskBranch(run.id, key, attempt);
       const worktree = join(dirname(run.worktree), `${run.id}-tasks`, `${key}-${attempt}`);
       await mkdir(dirname(worktree), { recursive: true });
-      if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
-      await git.pruneWorktrees();
-      if (options.restart === true && (await git.branchExists(branch))) await git.deleteBranch(branch, { force: true });
-      if (await git.branchExists(branch)) await git.addWorktree(worktree, branch);
-      else await addRunWorktree(git, worktree, branch, startPoint);
       const dependencies = options.dependencies ?? run.target;
-      await shareDependencies(dependencies, worktree, new Git(worktree));
-      const sandbox = await toolSandbox(config, options.runner, {
-        protect: [...new Set([run.repoRoot, run.target, run.worktree, dependencies])],
-        worktree,
-        dependenciesOf: dependencies,
-        runId: `${run.id}-${key}`,
+      const head = await serially(async () => {
+        const added = await addWorktree(worktree, branch, startPoint);
+        await shareDependencies(dependencies, worktree, new Git(worktree));
+        return added;
       });
+      await (sandboxChecked ??= requireSandbox(config, options.runner));
+      const sandbox = await toolSandbox(
+        config,
+        options.runner,
+        {
+          protect: [...new Set([run.repoRoot, run.target, run.worktree, dependencies])],
+          worktree,
+          dependenciesOf: dependencies,
+          runId: `${run.id}-${key}`,
+        },
+        { checked: true },
+      );
       const agents = options.models.open({
         toolRunner: sandbox.runner,
         cliRunner: sandbox.claudeRunner,
@@ -74,11 +106,12 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
       return {
         worktree,
         branch,
+        head,
         commands: { runner: sandbox.runner, environment },
         agents,
         async [Symbol.asyncDispose]() {
           await sandbox[Symbol.asyncDispose]();
-          await git.removeWorktree(worktree, { force: true }).catch(() => undefined);
+          await serially(() => git.removeWorktree(worktree, { force: true })).catch(() => undefined);
         },
       };
     },

@@ -1,6 +1,8 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { EventInput } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
+import { createSlots } from '../../core/slots.js';
 import type { TaskStatus } from '../../core/tasks.js';
 import { loadPrompts, packageRoot } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
@@ -147,6 +149,7 @@ export async function* runTasks(
     redact: context.redact.stored,
   });
   const lock = createCommitLock();
+  const commandSlots = createSlots(availableParallelism());
   // Passing runs of the full suite by commit (the base, each merge): a task starting there reuses it.
   const suites = new Map<string, StoredTestRun>();
   const suiteAt = (commit: string): Promise<StoredTestRun | undefined> => Promise.resolve(suites.get(commit));
@@ -198,6 +201,7 @@ export async function* runTasks(
           testReview,
           others,
           suiteAt,
+          commandSlots,
         });
         for (;;) {
           const next = await steps.next();

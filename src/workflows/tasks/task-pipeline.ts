@@ -1,6 +1,9 @@
 import { join } from 'node:path';
+import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
+import { createSerialLock, type SerialLock } from '../../core/serial-lock.js';
+import type { Slots } from '../../core/slots.js';
 import { stageSettings } from '../../config/resolved.js';
 import { renderTemplate, stagePrompt, type PromptSet } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
@@ -8,7 +11,7 @@ import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { Framework } from '../../verify/detect.js';
 import type { RunContext, TaskAttemptOutcome, TaskSpace } from '../definition.js';
 import { createGitWorkspace } from '../tdd/git-workspace.js';
-import type { StoredTestRun, TddDependencies, TddPolicy, Workspace } from '../tdd/ports.js';
+import type { StoredTestRun, TddDependencies, TddPolicy, VerifierPort, Workspace } from '../tdd/ports.js';
 import { TEST_LIST_FILE } from '../tdd/test-list.js';
 import type { TestReviewPort } from '../tdd/test-review.js';
 import { createVerifierPort } from '../tdd/verifier-port.js';
@@ -52,13 +55,8 @@ function taskFeature(task: TaskSpec, dependencies: readonly TaskSpec[]): string 
  * One lock for every task's commits and notes: the tasks' worktrees share one repository and
  * its `refs/notes/tdd-handoffs`, which git updates under a lock that a concurrent writer fails on.
  */
-export function createCommitLock(): <T>(work: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (work) => {
-    const result = tail.then(work, work);
-    tail = result.catch(() => undefined);
-    return result;
-  };
+export function createCommitLock(): SerialLock {
+  return createSerialLock();
 }
 
 function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCommitLock>): Workspace {
@@ -69,6 +67,33 @@ function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCom
     refresh: () => workspace.refresh(),
     checkpoint: (subject, options) => lock(() => workspace.checkpoint(subject, options)),
     writeNote: (commit, state) => lock(() => workspace.writeNote(commit, state)),
+  };
+}
+
+/** Runs `work`, which may change the worktree, telling `changed` before and after. */
+async function changing<T>(changed: () => void, work: () => Promise<T>): Promise<T> {
+  changed();
+  try {
+    return await work();
+  } finally {
+    changed();
+  }
+}
+
+function changingVerifier(changed: () => void, verifier: VerifierPort, slots: Slots = (work) => work()): VerifierPort {
+  return {
+    testCommand: verifier.testCommand,
+    runTests: (stage, signal) => slots(() => changing(changed, () => verifier.runTests(stage, signal))),
+    runChecks: (stage, signal) => slots(() => changing(changed, () => verifier.runChecks(stage, signal))),
+    lockVerification: () => verifier.lockVerification(),
+  };
+}
+
+function changingAgent(changed: () => void, agent: AgentRuntime): AgentRuntime {
+  return {
+    name: agent.name,
+    ...(agent.guardsWrites === undefined ? {} : { guardsWrites: agent.guardsWrites }),
+    runStage: (request) => changing(changed, () => agent.runStage(request)),
   };
 }
 
@@ -84,6 +109,13 @@ export interface TaskPipelineShared {
    * baseline instead of running the same suite on the same tree again.
    */
   suiteAt?: (commit: string) => Promise<StoredTestRun | undefined>;
+  /**
+   * Where the tasks' test, lint and typecheck commands take turns (undefined: no limit). They are
+   * CPU work while the model calls wait: with as many at once as there are cores, a task whose
+   * suite ran goes on to its next model call while the others' run, instead of every task's
+   * suite contending at once and every task waiting for the slowest.
+   */
+  commandSlots?: Slots;
 }
 
 export type TaskPipelineOutcome = TaskAttemptOutcome;
@@ -107,22 +139,35 @@ export async function* runTaskPipeline(
   const { testReview, others = [] } = shared;
   const { run, config } = context;
   const git = new Git(space.worktree);
-  const baseCommit = await git.head();
-  const workspace = lockedWorkspace(createGitWorkspace(space.worktree, git, context.redact.commits), lock);
+  const baseCommit = space.head;
+  // `git status` is read once until the worktree may have changed: besides the workspace itself,
+  // only the agents (their tools, shell or CLI) and the verifier's commands (tests, lint,
+  // typecheck: the model's code) can change it, and each says so before and after it runs. The
+  // prompts, the refactor check and the test review only read. (A pool runs eight tasks at once,
+  // and each git process costs the coordinator milliseconds.)
+  const tree = createGitWorkspace(space.worktree, git, context.redact.commits, {
+    head: baseCommit,
+    statusUntilChanged: true,
+  });
+  const workspace = lockedWorkspace(tree, lock);
   const deps: TddDependencies = {
     workspace,
-    verifier: createVerifierPort({
-      worktree: space.worktree,
-      repoRoot: run.repoRoot,
-      outputDir: join(context.runDir, 'verify', task.key),
-      command: settings.testCommand,
-      framework: settings.framework,
-      config,
-      runner: space.commands.runner,
-      environment: space.commands.environment,
-      redact: context.redact.stored,
-    }),
-    agentFor: (stage) => space.agents.forStage(stage),
+    verifier: changingVerifier(
+      tree.changed,
+      createVerifierPort({
+        worktree: space.worktree,
+        repoRoot: run.repoRoot,
+        outputDir: join(context.runDir, 'verify', task.key),
+        command: settings.testCommand,
+        framework: settings.framework,
+        config,
+        runner: space.commands.runner,
+        environment: space.commands.environment,
+        redact: context.redact.stored,
+      }),
+      shared.commandSlots,
+    ),
+    agentFor: (stage) => changingAgent(tree.changed, space.agents.forStage(stage)),
     prompt(stage, variables) {
       const template = stagePrompt(prompts, stage);
       return { system: renderTemplate(template.system, variables), user: renderTemplate(template.user, variables) };
@@ -179,7 +224,8 @@ export async function* runTaskPipeline(
     const commit = await workspace.checkpoint(`chore: ${task.key} done, its test list dropped`);
     yield { type: 'log', message: `${task.key}: test list dropped in ${commit.slice(0, 8)}`, task: task.key };
   }
-  const head = await git.head();
+  // Every commit since the start went through the workspace, which knows its HEAD.
+  const head = await workspace.head();
   if (head === baseCommit)
     throw new RatchetError('gate-failed', `Task ${task.key} finished without a commit.`, {
       details: { task: task.key },

@@ -3,8 +3,9 @@ import { dirname, join, relative, sep } from 'node:path';
 import { RatchetError } from '../../core/errors.js';
 import { redactValue, type Redactor } from '../../core/redact.js';
 import { NOTES_REF, type HandoffState } from '../../core/handoff.js';
-import { describeUnsafeEntries } from '../../core/unsafe-entry.js';
+import { describeUnsafeEntries, type UnsafeEntry } from '../../core/unsafe-entry.js';
 import type { Git } from '../../git/git.js';
+import type { GitStatus } from '../../git/types.js';
 import { replaceFile } from '../../agent/tools/replace-file.js';
 import { unsafeUncommitted } from '../../git/unsafe-entries.js';
 import type { Workspace } from './ports.js';
@@ -40,29 +41,87 @@ async function unlinkParents(root: string, path: string): Promise<void> {
   for (const link of await linkedParents(root, path)) await rm(link, { force: true });
 }
 
+/** A `Workspace` over a git worktree, told when something else may have changed its files. */
+export interface GitWorkspace extends Workspace {
+  /**
+   * Something besides this object may have changed the work tree (an agent's stage, a command
+   * run there): with `statusUntilChanged`, the next question about uncommitted changes asks git.
+   */
+  readonly changed: () => void;
+}
+
+export interface GitWorkspaceOptions {
+  /** The worktree's HEAD, when its creator knows it (not asked of git again). */
+  head?: string;
+  /**
+   * Reads `git status` once until the work tree may have changed, instead of once per question:
+   * for a caller that calls `changed()` before and after everything else that can change it (the
+   * tasks pipeline wraps its agents and its verifier so). Every change made through this object
+   * counts too. Without it, every question runs `git status`.
+   */
+  statusUntilChanged?: boolean;
+}
+
 /**
  * The TDD workflow's `Workspace` over a git worktree. `redact` is applied to every commit message
  * and handoff note it writes (subjects and notes quote the test names the model wrote).
  */
-export function createGitWorkspace(root: string, git: Git, redact: Redactor = (text) => text): Workspace {
+export function createGitWorkspace(
+  root: string,
+  git: Git,
+  redact: Redactor = (text) => text,
+  options: GitWorkspaceOptions = {},
+): GitWorkspace {
   const noteText = (state: HandoffState): string => `${JSON.stringify(redactValue(state, redact), null, 2)}\n`;
   // HEAD moves only through this object between agent stages (the workflow calls `refresh()`
   // after each), so it is asked of git once per change instead of before every step.
-  let head: Promise<string> | undefined;
-  const track = <T>(operation: Promise<T>): Promise<T> => {
+  let head: Promise<string> | undefined = options.head === undefined ? undefined : Promise.resolve(options.head);
+  // The uncommitted changes as git last said, while nothing may have changed them (see `statusUntilChanged`).
+  let status: Promise<GitStatus> | undefined;
+  const readStatus = (): Promise<GitStatus> => {
+    if (options.statusUntilChanged !== true) return git.status({ modes: true });
+    const read = (status ??= git.status({ modes: true }));
+    // A failed read is not kept.
+    read.then(undefined, () => {
+      if (status === read) status = undefined;
+    });
+    return read;
+  };
+  const changed = (): void => {
+    status = undefined;
+  };
+  /** Runs an operation that changes the work tree (and HEAD): both are asked of git again afterwards. */
+  const track = async <T>(operation: () => Promise<T>): Promise<T> => {
     head = undefined;
-    return operation;
+    changed();
+    try {
+      return await operation();
+    } finally {
+      head = undefined;
+      changed();
+    }
+  };
+  /** Runs an operation that changes files only. */
+  const touch = async <T>(operation: () => Promise<T>): Promise<T> => {
+    changed();
+    try {
+      return await operation();
+    } finally {
+      changed();
+    }
   };
   return {
     root,
+    changed,
     head: () => (head ??= git.head()),
     refresh: () => {
       head = undefined;
+      changed();
     },
     async checkpoint(subject, options = {}) {
       // What the gates ran since the stage was checked (tests are the model's code too) may have
       // made a link or a repository; `git add` would stage it, and enter it if it is a gitlink.
-      const unsafe = await unsafeUncommitted(git);
+      const unsafe = await unsafeUncommitted(git, undefined, await readStatus());
       if (unsafe.length > 0) {
         throw new RatchetError('gate-failed', `Refusing to commit "${subject}": ${describeUnsafeEntries(unsafe)}.`, {
           hint: 'Something the tests ran made these. Remove them (and whatever made them), then `ratchet resume`.',
@@ -71,24 +130,25 @@ export function createGitWorkspace(root: string, git: Git, redact: Redactor = (t
       }
       const message = redact(options.body ? `${subject}\n\n${options.body}` : subject);
       const note = options.note ? { ref: NOTES_REF, text: noteText(options.note) } : undefined;
-      const sha = await track(git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note));
+      const sha = await track(() => git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note));
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
       head = Promise.resolve(sha);
       return sha;
     },
-    hasChanges: () => git.hasChanges(),
-    async discardChanges() {
-      await git.resetHard('HEAD');
-      await git.clean();
-    },
-    async resetTo(commit) {
-      await track(git.resetHard(commit));
-      await git.clean();
-    },
-    uncommitTo: (commit) => track(git.resetSoft(commit)),
+    hasChanges: async () => (await readStatus()).files.length > 0,
+    discardChanges: () =>
+      touch(async () => {
+        await git.resetHard('HEAD');
+        await git.clean();
+      }),
+    resetTo: (commit) =>
+      track(async () => {
+        await git.resetHard(commit);
+        await git.clean();
+      }),
+    uncommitTo: (commit) => track(() => git.resetSoft(commit)),
     async changedFilesSince(commit) {
-      const status = await git.status();
-      const uncommitted = status.files.flatMap((file) =>
+      const uncommitted = (await readStatus()).files.flatMap((file) =>
         file.origPath === undefined ? [file.path] : [file.path, file.origPath],
       );
       // Since HEAD itself, status says it all: one git process instead of two.
@@ -97,17 +157,7 @@ export function createGitWorkspace(root: string, git: Git, redact: Redactor = (t
       return [...new Set([...committed, ...uncommitted])].sort();
     },
     unsafeEntries: (paths) => unsafeUncommitted(git, paths),
-    async removeUnsafeEntries(entries, commit) {
-      const gitlinks = entries.filter((entry) => entry.kind === 'gitlink').map((entry) => entry.path);
-      // Back to the commit's index entries: the gitlink goes (or is the commit's again).
-      await git.resetPaths(commit, gitlinks);
-      // A link, or a nested repository's whole directory (reached without a link on the way,
-      // and removed without following one): nothing of it stays.
-      const removed = entries.filter((entry) => entry.kind !== 'gitlink').map((entry) => entry.path);
-      for (const path of removed) await rm(inside(root, path), { recursive: true, force: true });
-      // What the commit had at those paths comes back as it was (files, links, directories).
-      await git.restorePaths(commit, await git.existingPaths(commit, removed));
-    },
+    removeUnsafeEntries: (entries, commit) => touch(() => removeUnsafe(entries, commit)),
     writeNote: (commit, state: HandoffState) => git.writeNote(NOTES_REF, commit, noteText(state)),
     async readFile(path) {
       try {
@@ -119,17 +169,31 @@ export function createGitWorkspace(root: string, git: Git, redact: Redactor = (t
       }
     },
     readFileAt: (commit, path) => git.showFile(commit, path),
-    async writeFile(path, text) {
-      const full = inside(root, path);
-      await unlinkParents(root, path);
-      await mkdir(dirname(full), { recursive: true });
-      if ((await lstat(full).catch(() => null))?.isSymbolicLink()) await rm(full, { force: true });
-      // A new file renamed into place: a hard link planted to another file keeps that file as it was.
-      await replaceFile(full, text);
-    },
-    async removeFile(path) {
-      await unlinkParents(root, path);
-      await rm(inside(root, path), { force: true });
-    },
+    writeFile: (path, text) =>
+      touch(async () => {
+        const full = inside(root, path);
+        await unlinkParents(root, path);
+        await mkdir(dirname(full), { recursive: true });
+        if ((await lstat(full).catch(() => null))?.isSymbolicLink()) await rm(full, { force: true });
+        // A new file renamed into place: a hard link planted to another file keeps that file as it was.
+        await replaceFile(full, text);
+      }),
+    removeFile: (path) =>
+      touch(async () => {
+        await unlinkParents(root, path);
+        await rm(inside(root, path), { force: true });
+      }),
   };
+
+  async function removeUnsafe(entries: readonly UnsafeEntry[], commit: string): Promise<void> {
+    const gitlinks = entries.filter((entry) => entry.kind === 'gitlink').map((entry) => entry.path);
+    // Back to the commit's index entries: the gitlink goes (or is the commit's again).
+    await git.resetPaths(commit, gitlinks);
+    // A link, or a nested repository's whole directory (reached without a link on the way,
+    // and removed without following one): nothing of it stays.
+    const removed = entries.filter((entry) => entry.kind !== 'gitlink').map((entry) => entry.path);
+    for (const path of removed) await rm(inside(root, path), { recursive: true, force: true });
+    // What the commit had at those paths comes back as it was (files, links, directories).
+    await git.restorePaths(commit, await git.existingPaths(commit, removed));
+  }
 }
