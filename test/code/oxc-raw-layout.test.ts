@@ -79,7 +79,7 @@ import {
   VARIABLE_KIND,
   type RawView,
 } from '../../src/code/index/oxc-raw-layout.js';
-import { GENERATED_WALK, generateRawWalk, oxcLazyWalkSource } from '../support/oxc-raw-walk-generator.js';
+import { GENERATED_WALK, generateRawWalk, oxcLazyWalkSource } from '../../scripts/generate-oxc-raw-walk.js';
 
 /**
  * The extractor reads oxc-parser's raw AST buffer at fixed offsets (`oxc-raw-layout.ts`) and
