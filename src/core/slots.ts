@@ -1,5 +1,7 @@
 /**
- * At most `count` pieces of work at once; the others wait their turn in the order given.
+ * At most `count` pieces of work at once; the others wait their turn in the order given. A
+ * failure is its own caller's: the slot is freed for the next piece either way. One slot is a
+ * lock that runs the work one piece at a time.
  */
 export type Slots = <T>(work: () => Promise<T>) => Promise<T>;
 

@@ -20,22 +20,18 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
 import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import {
   createTasksBrain,
   letterTask,
   LETTERS_PROJECT,
-  tasksFile,
   TaskUpdateSchema,
   type TaskUpdate,
 } from '../support/tasks-brain.js';
-import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { runTasksCli } from '../support/tasks-run-cli.js';
 
 const execFile = promisify(execFileCallback);
-
-// The run opts out of the sandbox where bubblewrap is missing (its subject is not the sandbox).
-const sandbox = sandboxForThisMachine();
 
 const UTIL = {
   both: "export function upper(s) {\n  return s.toUpperCase();\n}\nexport function shout(s) {\n  return s.toUpperCase() + '!';\n}\n",
@@ -140,24 +136,7 @@ describe('ratchet tasks run: a batch of finished tasks whose merged suite is red
       },
     });
     server.setFallback((request) => brain.reply(request));
-    await writeFile(join(repo.root, 'tasks.json'), tasksFile(tasks));
-    result = await runCli(
-      [
-        'tasks',
-        'run',
-        join(repo.root, 'tasks.json'),
-        '--workers',
-        '4',
-        '--refactor',
-        'never',
-        '--max-attempts',
-        '1',
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-        '--json',
-      ],
-      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 400_000 },
-    );
+    result = await runTasksCli(repo, server, tasks, { workers: 4, timeoutMs: 400_000, flags: ['--max-attempts', '1'] });
     events = parseNdjson(result.stdout);
     updates = events.flatMap((event) => (event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : []));
     runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;

@@ -1,24 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
 import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import {
   createTasksBrain,
   letterTask,
   LETTERS_PROJECT,
-  tasksFile,
   TaskUpdateSchema,
   type TaskUpdate,
 } from '../support/tasks-brain.js';
-import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
-
-// The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
-const sandbox = sandboxForThisMachine();
+import { runTasksCli } from '../support/tasks-run-cli.js';
 
 // A, B, C independent; D needs A; E needs B and C: two tasks with dependencies.
 const TASKS = [
@@ -42,22 +37,7 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     server.setFallback((request) => brain.reply(request));
     repo = await createProjectRepo(LETTERS_PROJECT);
-    await writeFile(join(repo.root, 'tasks.json'), tasksFile(TASKS));
-    result = await runCli(
-      [
-        'tasks',
-        'run',
-        join(repo.root, 'tasks.json'),
-        '--workers',
-        '3',
-        '--refactor',
-        'never',
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-        '--json',
-      ],
-      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 300_000 },
-    );
+    result = await runTasksCli(repo, server, TASKS, { workers: 3, timeoutMs: 300_000 });
     const events = parseNdjson(result.stdout);
     updates = events.flatMap((event) => (event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : []));
     checkoutBefore = { status: repo.run('status', '--porcelain'), hasA: existsSync(join(repo.dir, 'src', 'a.js')) };

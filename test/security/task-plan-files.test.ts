@@ -6,26 +6,21 @@
  * against a loopback fake; nothing outside the run may change.
  */
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { bodySchema, textOf } from '../support/anthropic-request.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import {
-  ANTHROPIC_FLAGS,
   checkoutState,
   createProjectRepo,
   E2E_API_KEY,
-  ratchetEnv,
   type CheckoutState,
   type ProjectRepo,
 } from '../support/e2e-run.js';
-import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
-import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
-import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile } from '../support/tasks-brain.js';
-
-const sandbox = sandboxForThisMachine();
+import { describeResult, parseNdjson, type CliResult } from '../support/run-cli.js';
+import { createTasksBrain, letterTask, LETTERS_PROJECT } from '../support/tasks-brain.js';
+import { runTasksCli } from '../support/tasks-run-cli.js';
 
 const B = letterTask('B', 'B');
 /** A's first PLAN answer takes B's implementation file. */
@@ -53,23 +48,8 @@ describe('a task whose PLAN names a file another task owns is refused and retrie
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     server.setFallback((request) => brain.reply(request));
     repo = await createProjectRepo(LETTERS_PROJECT);
-    await writeFile(join(repo.root, 'tasks.json'), tasksFile([A, B]));
     before = checkoutState(repo);
-    result = await runCli(
-      [
-        'tasks',
-        'run',
-        join(repo.root, 'tasks.json'),
-        '--workers',
-        '2',
-        '--refactor',
-        'never',
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-        '--json',
-      ],
-      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 300_000 },
-    );
+    result = await runTasksCli(repo, server, [A, B], { workers: 2, timeoutMs: 300_000 });
     const events = parseNdjson(result.stdout);
     runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;
     plans = events.flatMap((event) => {

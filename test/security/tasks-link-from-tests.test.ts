@@ -6,23 +6,19 @@
  * repository ever holds it, and the user's checkout is untouched (built CLI, scripted model).
  */
 import { lstatSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
-import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
-import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { createProjectRepo, E2E_API_KEY, type ProjectRepo } from '../support/e2e-run.js';
+import { describeResult, parseNdjson, type CliResult } from '../support/run-cli.js';
 import {
   createTasksBrain,
   letterTask,
   LETTERS_PROJECT,
-  tasksFile,
   TaskUpdateSchema,
   type TaskUpdate,
 } from '../support/tasks-brain.js';
-
-const sandbox = sandboxForThisMachine();
+import { runTasksCli } from '../support/tasks-run-cli.js';
 
 const honest = letterTask('H', 'H');
 const planted = letterTask('L', 'L');
@@ -47,23 +43,8 @@ describe('ratchet tasks run: a task whose tests plant a link out of the reposito
     server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
     server.setFallback((request) => brain.reply(request));
     repo = await createProjectRepo(LETTERS_PROJECT);
-    await writeFile(join(repo.root, 'tasks.json'), tasksFile([honest, planted]));
     checkoutBefore = repo.run('status', '--porcelain');
-    result = await runCli(
-      [
-        'tasks',
-        'run',
-        join(repo.root, 'tasks.json'),
-        '--workers',
-        '2',
-        '--refactor',
-        'never',
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-        '--json',
-      ],
-      { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 240_000 },
-    );
+    result = await runTasksCli(repo, server, [honest, planted], { workers: 2, timeoutMs: 240_000 });
     updates = parseNdjson(result.stdout).flatMap((event) =>
       event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : [],
     );

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ResolvedConfig } from '../../config/resolved.js';
-import { createSerialLock } from '../../core/serial-lock.js';
+import { createSlots } from '../../core/slots.js';
 import type { RunModels } from '../../agent/models/run-models.js';
 import { Git } from '../../git/git.js';
 import { commandEnvironment } from '../../process/env.js';
@@ -54,7 +54,7 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
   const { run, config } = options;
   const git = new Git(run.repoRoot);
   const environment = commandEnvironment(options.env, config.bash.env);
-  const serially = createSerialLock();
+  const serially = createSlots(1);
   let pruned: Promise<void> | undefined;
   let sandboxChecked: Promise<void> | undefined;
   /** Adds the worktree; returns the commit it starts at. */

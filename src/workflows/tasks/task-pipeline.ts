@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import type { AgentRuntime } from '../../core/agent.js';
 import type { EventInput } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
-import { createSerialLock, type SerialLock } from '../../core/serial-lock.js';
-import type { Slots } from '../../core/slots.js';
+import { createSlots, type Slots } from '../../core/slots.js';
 import { stageSettings } from '../../config/resolved.js';
 import { renderTemplate, stagePrompt, type PromptSet } from '../../config/prompts.js';
 import { Git } from '../../git/git.js';
@@ -55,8 +54,8 @@ function taskFeature(task: TaskSpec, dependencies: readonly TaskSpec[]): string 
  * One lock for every task's commits and notes: the tasks' worktrees share one repository and
  * its `refs/notes/tdd-handoffs`, which git updates under a lock that a concurrent writer fails on.
  */
-export function createCommitLock(): SerialLock {
-  return createSerialLock();
+export function createCommitLock(): Slots {
+  return createSlots(1);
 }
 
 function lockedWorkspace(workspace: Workspace, lock: ReturnType<typeof createCommitLock>): Workspace {
