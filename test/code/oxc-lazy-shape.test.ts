@@ -275,4 +275,18 @@ describe('LineTable', () => {
     expect([0, 1, 2, 3, 4, 5, 6, 7].map((offset) => lines.line(offset))).toEqual([1, 1, 2, 2, 2, 3, 4, 4]);
     expect(new LineTable('').line(0)).toBe(1);
   });
+
+  it('numbers the lines of a text longer than its first buffer, and counts them', () => {
+    const text = 'x\n'.repeat(200_000);
+    const lines = new LineTable(text);
+    expect(lines.count).toBe(200_000);
+    expect([0, 2, text.length - 2, text.length].map((offset) => lines.line(offset))).toEqual([1, 2, 200_000, 200_001]);
+  });
+
+  it('refuses to be read once the next table is made (they share one buffer)', () => {
+    const first = new LineTable('a\nb');
+    expect(first.line(2)).toBe(2);
+    new LineTable('c');
+    expect(() => first.line(2)).toThrow(/after the next one/);
+  });
 });

@@ -94,11 +94,11 @@ export async function loadCache(cacheDir: string): Promise<IndexCache> {
  * of an older version survives). Each file is written to a temporary name and renamed, so a
  * crash leaves either the old or the new file.
  *
- * The files are written synchronously, one after the other, in pieces of a few kilobytes made
- * just before they are written: no JSON of a whole shard or of the whole cache is ever held (V8
- * would keep such strings in its old generation until a full collection: megabytes of peak RSS
- * in a cold build), and writes of a few hundred kilobytes to the page cache cost less than the
- * bookkeeping of asynchronous ones (measured on a cold index of 6,000 files; see bench/index.ts).
+ * The files are written synchronously, one after the other, through one buffer of 64 KiB (see
+ * `PieceWriter`): no JSON of a whole shard or of the whole cache is ever held (V8 would keep such
+ * strings in its old generation until a full collection: megabytes of peak RSS in a cold build),
+ * and writes of a few hundred kilobytes to the page cache cost less than the bookkeeping of
+ * asynchronous ones (measured on a cold index of 6,000 files; see bench/index.ts).
  */
 export function saveCache(
   cacheDir: string,
@@ -144,7 +144,11 @@ function writeShard(
         if (result === undefined) continue;
         json = storableJson(result);
       }
-      out.write(`${first ? '' : ','}${JSON.stringify(key)}:${json}`);
+      // Apart, not one concatenation: that would copy the result's JSON once more.
+      out.write(first ? '' : ',');
+      out.write(JSON.stringify(key));
+      out.write(':');
+      out.write(json);
       first = false;
     }
     out.write('}');
@@ -158,25 +162,25 @@ function writeShard(
 const manifestEntries = new WeakMap<CachedFile, { path: string; json: string }>();
 
 function writeManifest(cacheDir: string, cache: IndexCache): void {
-  const entries: string[] = [];
-  for (const [path, file] of cache.files) {
-    let entry = manifestEntries.get(file);
-    if (entry?.path !== path) {
-      entry = {
-        path,
-        json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
-      };
-      manifestEntries.set(file, entry);
+  // The JSON of a `ManifestJson`, written from the entries' own JSON.
+  writeAtomically(join(cacheDir, MANIFEST_FILE), (out) => {
+    out.write(`{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{`);
+    let first = true;
+    for (const [path, file] of cache.files) {
+      let entry = manifestEntries.get(file);
+      if (entry?.path !== path) {
+        entry = {
+          path,
+          json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
+        };
+        manifestEntries.set(file, entry);
+      }
+      out.write(first ? '' : ',');
+      out.write(entry.json);
+      first = false;
     }
-    entries.push(entry.json);
-  }
-  // The JSON of a `ManifestJson`, made from the entries' own JSON: one string (under a megabyte
-  // for 6,000 files, written after every update, where one write beats many).
-  writeAtomically(join(cacheDir, MANIFEST_FILE), (out) =>
-    out.write(
-      `{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{${entries.join(',')}}}`,
-    ),
-  );
+    out.write('}}');
+  });
 }
 
 /** A parse result as a cache shard holds it: JSON of `storable(result)`. */
@@ -197,31 +201,43 @@ function storable(result: FileParseResult): FileParseResult {
   return { language, hasErrors, symbols, imports, exports, calls, cliFlags };
 }
 
-/** Text written to a file in pieces of about `PIECE_CHARACTERS`. */
+/**
+ * The bytes of the cache files this thread writes, gathered before each write: one buffer
+ * outside V8's heap, reused for every file (the files are written synchronously, one at a time),
+ * so writing a cache of megabytes allocates no string or buffer of its own on the heap beyond the
+ * JSON it writes.
+ */
+const WRITE_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+/** Text written to a file through `WRITE_BUFFER`. */
 class PieceWriter {
-  private pending: string[] = [];
-  private characters = 0;
+  private used = 0;
 
   constructor(private readonly fd: number) {}
 
   write(text: string): void {
-    this.pending.push(text);
-    this.characters += text.length;
-    if (this.characters >= PIECE_CHARACTERS) this.flush();
+    // A UTF-16 code unit is at most 3 bytes of UTF-8.
+    const most = text.length * 3;
+    if (this.used + most > WRITE_BUFFER.length) {
+      this.flush();
+      // Longer than the buffer (one large file's results): written alone, converted outside the heap.
+      if (most > WRITE_BUFFER.length) return writeAll(this.fd, text);
+    }
+    this.used += WRITE_BUFFER.write(text, this.used);
   }
 
   flush(): void {
-    if (this.pending.length === 0) return;
-    const bytes = Buffer.from(this.pending.join(''));
-    // A write may be partial (a full disk, a signal): the rest follows, or the error.
-    for (let written = 0; written < bytes.length;) written += writeSync(this.fd, bytes, written);
-    this.pending = [];
-    this.characters = 0;
+    if (this.used === 0) return;
+    writeAll(this.fd, WRITE_BUFFER.subarray(0, this.used));
+    this.used = 0;
   }
 }
 
-/** Well below V8's large-object size (a string this long in UTF-16 is 32 KiB): pieces die young. */
-const PIECE_CHARACTERS = 16 * 1024;
+function writeAll(fd: number, data: string | Buffer): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  // A write may be partial (a full disk, a signal): the rest follows, or the error.
+  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
+}
 
 /** Writes what `fill` writes to a temporary name, then renames it to `file`. */
 function writeAtomically(file: string, fill: (out: PieceWriter) => void): void {

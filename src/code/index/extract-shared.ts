@@ -227,7 +227,11 @@ export class FileFacts {
   /** Marks top-level symbols named `name` as exported and returns the kind of the first one. */
   markExported(name: string): SymbolKind | undefined {
     let kind: SymbolKind | undefined;
-    for (const symbol of this.symbols) {
+    const { symbols } = this;
+    // An index, not `for...of`: run for every local export over every symbol, before TurboFan
+    // compiles it (see `optimising-compiler.ts`) an iterator allocates a result per step.
+    for (let index = 0; index < symbols.length; index++) {
+      const symbol = symbols[index] as CodeSymbol;
       if (symbol.container === undefined && symbol.name === name) {
         symbol.exported = true;
         kind ??= symbol.kind;

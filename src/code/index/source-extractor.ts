@@ -107,7 +107,8 @@ export class SourceExtractor implements Disposable {
     if (this.useOxc && OXC_LANGUAGES.has(language)) {
       if (this.oxc === undefined) {
         this.oxcLoading ??= loadOxcExtractor().then((oxc) => void (this.oxc = oxc ?? null));
-        return this.oxcLoading.then(() => this.extractNow(path, text, lines));
+        // Without `lines`: a line table is read only before the next one is made (see `LineTable`).
+        return this.oxcLoading.then(() => this.extractNow(path, text));
       }
       try {
         const result = this.oxc?.extract(path, text, language, lines);
