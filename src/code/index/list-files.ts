@@ -24,8 +24,13 @@ export interface ListFilesOptions {
   signal?: AbortSignal;
 }
 
-/** Directories of tool caches and installed packages, left out of a tree that is not in git. */
-const GENERATED_DIRECTORIES = [
+/**
+ * Directories of tool caches and installed packages, left out of a tree that is not in git: one
+ * pattern (`**\/{node_modules,.venv,...}/**`), as tinyglobby tries every ignore pattern on every
+ * path and directory it meets, and each try allocates picomatch's result object (nine patterns
+ * were 10 MB of a cold index's allocations on the bench corpus).
+ */
+const GENERATED_DIRECTORIES = `**/{${[
   'node_modules',
   '.venv',
   'venv',
@@ -35,7 +40,7 @@ const GENERATED_DIRECTORIES = [
   '.ruff_cache',
   '.tox',
   '.nox',
-].map((name) => `**/${name}/**`);
+].join(',')}}/**`;
 
 /** Excludes as given, plus `.git/` and the cache directory when it lies under `root`. */
 function allExcludes(options: Pick<ListFilesOptions, 'root' | 'excludes' | 'cacheDir'>): string[] {
@@ -61,7 +66,7 @@ export async function listFiles(options: ListFilesOptions): Promise<ListedFile[]
     paths = await glob('**/*', {
       cwd: options.root,
       // No .gitignore to say so: the caches and installed packages tools leave in a project.
-      ignore: [...excludes, ...GENERATED_DIRECTORIES],
+      ignore: [...excludes, GENERATED_DIRECTORIES],
       dot: true,
       onlyFiles: true,
       followSymbolicLinks: false,
