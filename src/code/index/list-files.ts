@@ -5,8 +5,6 @@
 import { lstatSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
-import { glob } from 'tinyglobby';
-import { gitListFiles } from './git-files.js';
 import { pathUnderRoot } from './path-under-root.js';
 
 export interface ListedFile {
@@ -59,10 +57,14 @@ function allExcludes(options: Pick<ListFilesOptions, 'root' | 'excludes' | 'cach
 export async function listFiles(options: ListFilesOptions): Promise<ListedFile[]> {
   const excludes = allExcludes(options);
   let paths: string[];
+  // Each way loads its own modules only (git's wrapper and process runner, or tinyglobby): about
+  // 10 ms of a fresh process's start each, which the other way never uses.
   if (options.useGit) {
     const isExcluded = picomatch(excludes, { dot: true });
+    const { gitListFiles } = await import('./git-files.js');
     paths = (await gitListFiles(options.root, options.signal)).filter((path) => !isExcluded(path));
   } else {
+    const { glob } = await import('tinyglobby');
     paths = await glob('**/*', {
       cwd: options.root,
       // No .gitignore to say so: the caches and installed packages tools leave in a project.
