@@ -158,10 +158,8 @@ function writeShard(
         if (result === undefined) continue;
         json = storableJson(result);
       }
-      // Apart, not one concatenation: that would copy the result's JSON once more.
-      out.write(first ? '' : ',');
-      out.write(JSON.stringify(key));
-      out.write(':');
+      // The result's JSON apart from its key: one concatenation would copy it once more.
+      out.write(`${first ? '' : ','}${JSON.stringify(key)}:`);
       out.write(json);
       first = false;
     }
@@ -176,25 +174,26 @@ function writeShard(
 const manifestEntries = new WeakMap<CachedFile, { path: string; json: string }>();
 
 function writeManifest(cacheDir: string, cache: IndexCache): void {
-  // The JSON of a `ManifestJson`, written from the entries' own JSON.
-  writeAtomically(join(cacheDir, MANIFEST_FILE), (out) => {
-    out.write(`{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{`);
-    let first = true;
-    for (const [path, file] of cache.files) {
-      let entry = manifestEntries.get(file);
-      if (entry?.path !== path) {
-        entry = {
-          path,
-          json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
-        };
-        manifestEntries.set(file, entry);
-      }
-      out.write(first ? '' : ',');
-      out.write(entry.json);
-      first = false;
+  const entries: string[] = [];
+  for (const [path, file] of cache.files) {
+    let entry = manifestEntries.get(file);
+    if (entry?.path !== path) {
+      entry = {
+        path,
+        json: `${JSON.stringify(path)}:${JSON.stringify([file.hash, file.size, file.mtimeMs, file.lines])}`,
+      };
+      manifestEntries.set(file, entry);
     }
-    out.write('}}');
-  });
+    entries.push(entry.json);
+  }
+  // The JSON of a `ManifestJson`, made from the entries' own JSON: one string (under a megabyte
+  // for 6,000 files, written after every update), where a write per entry (a call into Node's
+  // buffer code each) cost an update several milliseconds.
+  writeAtomically(join(cacheDir, MANIFEST_FILE), (out) =>
+    out.write(
+      `{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{${entries.join(',')}}}`,
+    ),
+  );
 }
 
 /** A parse result as a cache shard holds it: JSON of `storable(result)`. */
