@@ -112,6 +112,23 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
     expect((await buildIndex(options)).stats).toMatchObject({ parsed: 0, reused: 4 });
   });
 
+  it('rebuilds a cache of the older layout (256 shards) and leaves none of its shards behind', async () => {
+    await buildIndex(options);
+    const cache = join(root, 'cache');
+    const manifestPath = join(cache, 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { version: number };
+    await writeFile(manifestPath, JSON.stringify({ ...manifest, version: 4 }));
+    await writeFile(join(cache, 'parsed', 'ff.json'), '{}');
+    await writeFile(join(cache, 'parsed', '7a.json'), '{}');
+    const index = await buildIndex(options);
+    expect(index.stats).toMatchObject({ parsed: 4, reused: 0 });
+    const names = await readdir(join(cache, 'parsed'));
+    expect(names).toHaveLength(64);
+    expect(names).not.toContain('ff.json');
+    expect(names).not.toContain('7a.json');
+    expect((await buildIndex(options)).stats).toMatchObject({ parsed: 0, reused: 4 });
+  });
+
   it('updates from a previous index in memory the same way as from the disk cache', async () => {
     const first = await buildIndex(options);
     await write({ 'src/c.ts': 'export function c(): number {\n  return 3;\n}\n' });
@@ -239,7 +256,8 @@ describe('buildIndex, incrementally (plain directory, no git)', () => {
     expect(inline.stats.workers).toBe(0);
     expect(content(threaded)).toEqual(content(inline));
     expect(threadedCache).toEqual(await cacheFiles());
-    expect(Object.keys(threadedCache)).toHaveLength(257);
+    // The manifest and 64 shards.
+    expect(Object.keys(threadedCache)).toHaveLength(65);
     expect(threaded.dependents['src/c.ts']).toHaveLength(241);
   });
 });

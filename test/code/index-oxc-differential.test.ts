@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OxcExtractor } from '../../src/code/index/extract-oxc.js';
-import { loadOxcLazy } from '../../src/code/index/oxc-lazy.js';
+import { loadOxcLazy } from '../support/oxc-lazy-nodes.js';
 import { SourceExtractor } from '../../src/code/index/source-extractor.js';
 import { languageIdForFile } from '../../src/code/tree-sitter.js';
 import type { FileParseResult } from '../../src/code/index/types.js';

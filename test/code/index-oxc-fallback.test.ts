@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildIndex } from '../../src/code/index/build-index.js';
 import { OxcExtractor } from '../../src/code/index/extract-oxc.js';
-import { loadOxcLazy } from '../../src/code/index/oxc-lazy.js';
+import { loadOxcLazy } from '../support/oxc-lazy-nodes.js';
 import { SourceExtractor } from '../../src/code/index/source-extractor.js';
 
 /** A file in the middle of an edit: the second function is not finished. */

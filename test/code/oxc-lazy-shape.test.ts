@@ -2,12 +2,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OxcExtractor } from '../../src/code/index/extract-oxc.js';
 import { LineTable } from '../../src/code/index/line-table.js';
-import { loadOxcLazy, type LazyParseResult, type OxcLazyApi } from '../../src/code/index/oxc-lazy.js';
+import { loadOxcLazy, type LazyParseResult, type OxcLazyApi } from '../support/oxc-lazy-nodes.js';
 
 /**
- * oxc-parser's lazy API is experimental and undeclared in its types: this pins the shape of every
- * field the extractor reads (`oxc-lazy.ts`), so that an upgrade that renames a node type or
- * changes a field's type fails here, loudly, instead of quietly emptying the index.
+ * oxc-parser's lazy API is experimental and undeclared in its types. The index reads none of its
+ * nodes (it reads the raw buffer), but `oxc-raw-layout.test.ts` checks every raw read against
+ * them (`test/support/oxc-lazy-nodes.ts`): this pins the shape of the fields it compares with,
+ * and how oxc parses (offsets, errors, JSX), so that an upgrade that renames a node type or
+ * changes a field's type fails here, loudly.
  */
 
 async function api(): Promise<OxcLazyApi> {
@@ -78,7 +80,6 @@ describe('oxc-parser lazy API shape', () => {
   it('gives the program, module record and comments with the fields the extractor reads', async () => {
     const oxc = await api();
     const result = oxc.parseSync('src/shape.ts', SOURCE, {
-      experimentalLazy: true,
       lang: 'ts',
       sourceType: 'unambiguous',
     });
@@ -183,7 +184,6 @@ describe('oxc-parser lazy API shape', () => {
   it('visits calls, constructions, tagged templates, dynamic imports and declarators with their fields', async () => {
     const oxc = await api();
     const result = oxc.parseSync('src/shape.ts', SOURCE, {
-      experimentalLazy: true,
       lang: 'ts',
       sourceType: 'unambiguous',
     });
@@ -230,7 +230,7 @@ describe('oxc-parser lazy API shape', () => {
   it('counts offsets in UTF-16 code units, as JavaScript strings index', async () => {
     const oxc = await api();
     const text = "const a = '😀é'; /* ü */ export function after(): void {}\n";
-    const result = oxc.parseSync('a.ts', text, { experimentalLazy: true, lang: 'ts', sourceType: 'unambiguous' });
+    const result = oxc.parseSync('a.ts', text, { lang: 'ts', sourceType: 'unambiguous' });
     try {
       const last = [...result.program.body].at(-1);
       expect(text.slice(last?.start, last?.end)).toBe('export function after(): void {}');
@@ -244,7 +244,6 @@ describe('oxc-parser lazy API shape', () => {
   it('reports a fatal syntax error with an empty program (hence the tree-sitter fallback)', async () => {
     const oxc = await api();
     const result = oxc.parseSync('a.ts', 'export function ok() {}\nfunction broken( {\n', {
-      experimentalLazy: true,
       lang: 'ts',
       sourceType: 'unambiguous',
     });
@@ -263,7 +262,7 @@ describe('oxc-parser lazy API shape', () => {
       ['js', true],
       ['jsx', false],
     ] as const) {
-      const result = oxc.parseSync('view.js', text, { experimentalLazy: true, lang, sourceType: 'unambiguous' });
+      const result = oxc.parseSync('view.js', text, { lang, sourceType: 'unambiguous' });
       expect(result.errors.length > 0, lang).toBe(errors);
       result.dispose();
     }
@@ -275,5 +274,19 @@ describe('LineTable', () => {
     const lines = new LineTable('a\nbc\n\nd');
     expect([0, 1, 2, 3, 4, 5, 6, 7].map((offset) => lines.line(offset))).toEqual([1, 1, 2, 2, 2, 3, 4, 4]);
     expect(new LineTable('').line(0)).toBe(1);
+  });
+
+  it('numbers the lines of a text longer than its first buffer, and counts them', () => {
+    const text = 'x\n'.repeat(200_000);
+    const lines = new LineTable(text);
+    expect(lines.count).toBe(200_000);
+    expect([0, 2, text.length - 2, text.length].map((offset) => lines.line(offset))).toEqual([1, 2, 200_000, 200_001]);
+  });
+
+  it('refuses to be read once the next table is made (they share one buffer)', () => {
+    const first = new LineTable('a\nb');
+    expect(first.line(2)).toBe(2);
+    new LineTable('c');
+    expect(() => first.line(2)).toThrow(/after the next one/);
   });
 });

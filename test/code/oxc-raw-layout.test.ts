@@ -15,7 +15,7 @@ import {
   type LazyVariableDeclaration,
   type LazyVariableDeclarator,
   type OxcLazyApi,
-} from '../../src/code/index/oxc-lazy.js';
+} from '../support/oxc-lazy-nodes.js';
 import {
   ARROW_BODY,
   ASSIGN,
@@ -28,6 +28,15 @@ import {
   CLASS_ELEMENTS,
   CLASS_ID,
   DECORATOR_SIZE,
+  DEFAULT_DECLARATION,
+  EXPORT_ASSIGNMENT_EXPRESSION,
+  EXPORT_DEFAULT_DECLARATION,
+  MODULE_BODY,
+  MODULE_ID,
+  NAMESPACE_BODY,
+  NAMESPACE_BODY_NESTED,
+  NAMESPACE_EXPORT_ID,
+  NAMESPACE_ID,
   MEMBER_DECORATORS,
   MEMBER_KEY,
   METHOD_COMPUTED,
@@ -196,7 +205,7 @@ describe('oxc-parser raw AST layout', () => {
 
   it('visits the same nodes as the lazy walk, and reads the fields the call visitors use where the lazy nodes have them', async () => {
     const oxc = await api();
-    const result = oxc.parseSync('src/layout.ts', SOURCE, { experimentalLazy: true, lang: 'ts', sourceType: 'module' });
+    const result = oxc.parseSync('src/layout.ts', SOURCE, { lang: 'ts', sourceType: 'module' });
     try {
       expect(result.errors).toHaveLength(0);
       const { raw } = result;
@@ -281,7 +290,6 @@ describe('oxc-parser raw AST layout', () => {
     const oxc = await api();
     for (const source of [SOURCE, 'const = ;', 'function (']) {
       const result = oxc.parseSync('src/errors.ts', source, {
-        experimentalLazy: true,
         lang: 'ts',
         sourceType: 'module',
       });
@@ -295,7 +303,7 @@ describe('oxc-parser raw AST layout', () => {
 
   it('reads the statements, declarations and module record the declarations reader uses where the lazy nodes have them', async () => {
     const oxc = await api();
-    const result = oxc.parseSync('src/layout.ts', SOURCE, { experimentalLazy: true, lang: 'ts', sourceType: 'module' });
+    const result = oxc.parseSync('src/layout.ts', SOURCE, { lang: 'ts', sourceType: 'module' });
     try {
       const { raw } = result;
       const body = result.program.body;
@@ -507,5 +515,166 @@ describe('oxc-parser raw AST layout', () => {
     } finally {
       result.dispose();
     }
+  });
+  it('reads export default, export =, export as namespace, namespaces, ambient modules and the decorators before export where the lazy nodes have them', async () => {
+    const oxc = await api();
+    // One `export default` (or `export =`) per source.
+    const sources: [string, string][] = [
+      [
+        'src/ambient.ts',
+        `declare namespace A.B.C { const x: number; }
+declare module 'ext' { export function f(): void; }
+declare module 'bare';
+namespace Q {}
+module M {}
+export namespace N { export const y = 1; }
+/** Doc. */ @first @second() export class Decorated {}
+@only export default class DecoratedDefault {}`,
+      ],
+      ['src/umd.d.ts', 'export as namespace Lib;\nexport declare function f(): void;\n'],
+      ['src/default-function.ts', 'export default function () {}'],
+      ['src/default-named-function.ts', 'export default function named(): void {}'],
+      ['src/default-overload.ts', 'export default function over(a: string): void;\nexport function x() {}'],
+      ['src/default-class.ts', 'export default class {}'],
+      ['src/default-interface.ts', 'export default interface I { x: number }'],
+      ['src/default-class-expression.ts', 'export default (class {});'],
+      ['src/default-identifier.ts', 'const x = 1;\nexport default x;'],
+      ['src/default-arrow.ts', 'export default () => 1;'],
+      ['src/default-function-expression.ts', 'export default (function () {});'],
+      ['src/assign-identifier.ts', 'function k() {}\nexport = \\u006b;'],
+      ['src/assign-class.ts', 'export = class Foo {};'],
+      ['src/assign-function.ts', 'export = function () {};'],
+      ['src/assign-arrow.ts', 'export = () => 1;'],
+    ];
+    const tags = new Map<number, string>([
+      [STATEMENT.TSExternalModuleDeclaration, 'TSExternalModuleDeclaration'],
+      [STATEMENT.TSNamespaceDeclaration, 'TSNamespaceDeclaration'],
+      [STATEMENT.ExportDefaultDeclaration, 'ExportDefaultDeclaration'],
+      [STATEMENT.TSExportAssignment, 'TSExportAssignment'],
+      [STATEMENT.TSNamespaceExportDeclaration, 'TSNamespaceExportDeclaration'],
+    ]);
+    const defaultTypes = new Map<number, string[]>([
+      [DEFAULT_DECLARATION.Function, ['FunctionDeclaration', 'TSDeclareFunction']],
+      [DEFAULT_DECLARATION.Class, ['ClassDeclaration']],
+      [DEFAULT_DECLARATION.TSInterfaceDeclaration, ['TSInterfaceDeclaration']],
+    ]);
+    type Named = LazyNode & { id: LazyNode; body: LazyNode | null };
+    const read = new Set<string>();
+    /** An expression field read as `exportValue` reads it: its tag (a class expression has its own), its node. */
+    const expectExpression = (raw: RawView, field: number, node: LazyNode): void => {
+      if (node.type === 'ClassExpression') expect(raw.bytes[field]).toBe(EXPRESSION.Class);
+      else {
+        expect(raw.bytes[field]).not.toBe(EXPRESSION.Class);
+        expectTag(raw, field, node.type);
+      }
+      expect(raw.start(raw.boxed(field))).toBe(node.start);
+      if (node.type === 'IdentifierReference')
+        expect(raw.identifierName(raw.boxed(field))).toBe((node as LazyIdentifier).name);
+      read.add(`expression ${node.type}`);
+    };
+    const expectDecorators = (raw: RawView, cls: number, node: LazyClass): void => {
+      expect(raw.word(cls + CLASS_DECORATORS + 8)).toBe(node.decorators.length);
+      const first = node.decorators[0];
+      if (first !== undefined) {
+        expect(raw.start(raw.word(cls + CLASS_DECORATORS))).toBe(first.start);
+        read.add('decorators');
+      }
+    };
+    for (const [path, source] of sources) {
+      const lang = path.endsWith('.d.ts') ? 'dts' : 'ts';
+      const result = oxc.parseSync(path, source, { lang, sourceType: 'module' });
+      try {
+        expect(result.errors, path).toHaveLength(0);
+        const { raw } = result;
+        const first = raw.word(result.programPos + PROGRAM_BODY);
+        const spanAt = (at: number): number[] => [raw.start(at), raw.end(at)];
+        for (const [index, node] of result.program.body.entries()) {
+          const field = first + index * ENUM_FIELD_SIZE;
+          const pos = raw.boxed(field);
+          const tag = raw.bytes[field] ?? NO_ENUM;
+          const type = tags.get(tag);
+          if (type === undefined) {
+            expect([...tags.values()], path).not.toContain(node.type);
+            if (node.type === 'ExportDeclaration') {
+              const { declaration } = node as LazyNode & { declaration: LazyNode };
+              if (declaration.type === 'ClassDeclaration')
+                expectDecorators(raw, raw.boxed(pos + EXPORT_DECLARATION), declaration as LazyClass);
+              if (declaration.type === 'TSNamespaceDeclaration')
+                expect(raw.bytes[pos + EXPORT_DECLARATION]).toBe(STATEMENT.TSNamespaceDeclaration);
+            }
+            continue;
+          }
+          expect(node.type, path).toBe(type);
+          read.add(type);
+          if (type === 'ExportDefaultDeclaration') {
+            const { declaration } = node as LazyNode & { declaration: LazyNode };
+            const at = pos + EXPORT_DEFAULT_DECLARATION;
+            const declarationTypes = defaultTypes.get(raw.bytes[at] ?? NO_ENUM);
+            if (declarationTypes === undefined) expectExpression(raw, at, declaration);
+            else {
+              expect(declarationTypes, path).toContain(declaration.type);
+              expect(raw.start(raw.boxed(at))).toBe(declaration.start);
+              read.add(`default ${declaration.type}`);
+              if (declaration.type === 'ClassDeclaration')
+                expectDecorators(raw, raw.boxed(at), declaration as LazyClass);
+            }
+          }
+          if (type === 'TSExportAssignment')
+            expectExpression(
+              raw,
+              pos + EXPORT_ASSIGNMENT_EXPRESSION,
+              (node as LazyNode & { expression: LazyNode }).expression,
+            );
+          if (type === 'TSNamespaceExportDeclaration')
+            expect(spanAt(pos + NAMESPACE_EXPORT_ID)).toEqual([(node as Named).id.start, (node as Named).id.end]);
+          if (type === 'TSNamespaceDeclaration') {
+            // Each nested declaration of `A.B.C`, down to its block.
+            let inner = pos;
+            let lazy = node as Named;
+            for (;;) {
+              expect(spanAt(inner + NAMESPACE_ID)).toEqual([lazy.id.start, lazy.id.end]);
+              const body = lazy.body;
+              if (body === null) throw new Error('a namespace without a body');
+              expect(raw.start(raw.boxed(inner + NAMESPACE_BODY))).toBe(body.start);
+              const nested = raw.bytes[inner + NAMESPACE_BODY] === NAMESPACE_BODY_NESTED;
+              expect(nested).toBe(body.type === 'TSNamespaceDeclaration');
+              if (!nested) break;
+              read.add('nested namespace');
+              inner = raw.boxed(inner + NAMESPACE_BODY);
+              lazy = body as Named;
+            }
+          }
+          if (type === 'TSExternalModuleDeclaration') {
+            const { id, body } = node as Named;
+            expect(spanAt(pos + MODULE_ID)).toEqual([id.start, id.end]);
+            if (body === null) {
+              expect([raw.word(pos + MODULE_BODY), raw.word(pos + MODULE_BODY + 4)]).toEqual([0, 0]);
+              read.add('module without a body');
+            } else expect(raw.start(raw.word(pos + MODULE_BODY))).toBe(body.start);
+          }
+        }
+      } finally {
+        result.dispose();
+      }
+    }
+    expect([...read].sort()).toEqual([
+      'ExportDefaultDeclaration',
+      'TSExportAssignment',
+      'TSExternalModuleDeclaration',
+      'TSNamespaceDeclaration',
+      'TSNamespaceExportDeclaration',
+      'decorators',
+      'default ClassDeclaration',
+      'default FunctionDeclaration',
+      'default TSDeclareFunction',
+      'default TSInterfaceDeclaration',
+      'expression ArrowFunctionExpression',
+      'expression ClassExpression',
+      'expression FunctionExpression',
+      'expression IdentifierReference',
+      'expression ParenthesizedExpression',
+      'module without a body',
+      'nested namespace',
+    ]);
   });
 });

@@ -18,6 +18,15 @@ describe('languageIdForFile', () => {
     ['src/lib.rs', 'rust'],
     ['README.md', undefined],
     ['Makefile', undefined],
+    // As `extname` reads them: the extension in any case; none for a name whose only dot leads it,
+    // nor from a directory's name.
+    ['src/A.TS', 'typescript'],
+    ['lib/Mod.Py', 'python'],
+    ['src/.ts', undefined],
+    ['.js', undefined],
+    ['pkg.ts/Makefile', undefined],
+    ['src/a.', undefined],
+    ['src/..', undefined],
   ])('%s -> %s', (path, id) => {
     expect(languageIdForFile(path)).toBe(id);
   });

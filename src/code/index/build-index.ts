@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { throwIfAborted } from '../../core/errors.js';
-import { Git } from '../../git/git.js';
+import type { Git } from '../../git/git.js';
 import { languageIdForFile } from '../tree-sitter.js';
 import {
   cacheFromIndex,
@@ -107,7 +107,11 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   const root = resolve(options.root);
   const cacheDir = resolve(options.cacheDir);
   const { signal } = options;
-  const useGit = options.git === false ? false : options.git !== undefined || (await Git.isRepository(root));
+  // Git's modules are loaded only for a tree that may be in git (see `listFiles`).
+  const useGit =
+    options.git === false
+      ? false
+      : options.git !== undefined || (await (await import('../../git/git.js')).Git.isRepository(root));
   const churnCommits = useGit ? (options.churnCommits ?? DEFAULT_CHURN_COMMITS) : 0;
   const maxParseBytes = options.maxParseBytes ?? DEFAULT_MAX_PARSE_BYTES;
   const previous =

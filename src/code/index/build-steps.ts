@@ -4,7 +4,6 @@ import { dirname, join } from 'node:path';
 import { throwIfAborted } from '../../core/errors.js';
 import { languageIdForFile } from '../tree-sitter.js';
 import { parseKey, type CachedFile, type IndexCache } from './cache.js';
-import { gitChurn, gitHead } from './git-files.js';
 import { processFile, type FileOutcome, type FileWork } from './process-file.js';
 import { goModulePath, type GoModule } from './resolve-imports.js';
 import { SourceExtractor, isParsedByOxc } from './source-extractor.js';
@@ -33,6 +32,7 @@ export async function readChurn(
   previous: CodeIndex | undefined,
   signal: AbortSignal | undefined,
 ): Promise<Churn> {
+  const { gitChurn, gitHead } = await import('./git-files.js');
   const head = await gitHead(root, signal);
   if (head === null) return noChurn();
   if (previous?.gitHead === head && previous.churnCommits === commits)

@@ -1,14 +1,17 @@
 /**
  * The index cache in `<cacheDir>`: `manifest.json` (per file: content hash, size, mtime, lines)
- * and the parse results keyed by content hash and language (`<sha256>:<language>`) in 256 shards
- * `parsed/<00-ff>.json` (by the hash's first byte), so an update rewrites only the shards holding
- * changed files: a few kilobytes to a few hundred for large repositories. Identical
- * files of one language share one parse result.
+ * and the parse results keyed by content hash and language (`<sha256>:<language>`) in 64 shards
+ * `parsed/<00-3f>.json` (by the hash's first six bits), so an update rewrites only the shards
+ * holding changed files: a few kilobytes to a few hundred for repositories of thousands of files
+ * (one shard holds about 1/64 of the results). Identical files of one language share one parse
+ * result. Not more shards: creating a file costs far more than writing a few kilobytes more, and
+ * the cost grew faster than their number (measured writing a cold build's 11.7 MB on ext4: 257
+ * files took 35-110 ms, 65 files 5-10 ms, one file 2-5 ms), while an update rewrites one or two.
  *
  * A cache written by another `INDEX_VERSION` (or unreadable) is ignored: everything is parsed
  * again and the cache rewritten.
  */
-import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { languageIdForFile, type LanguageId } from '../tree-sitter.js';
@@ -44,7 +47,8 @@ interface ManifestJson {
 /** The manifest's file name in the cache directory. */
 export const MANIFEST_FILE = 'manifest.json';
 
-const SHARDS: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+const SHARDS: readonly string[] = Array.from({ length: 64 }, (_, shard) => shard.toString(16).padStart(2, '0'));
+const SHARD_NAMES: ReadonlySet<string> = new Set(SHARDS.map((shard) => `${shard}.json`));
 
 function emptyCache(): IndexCache {
   return { writtenAt: 0, files: new Map(), parsed: new Map() };
@@ -55,8 +59,14 @@ export function parseKey(hash: string, language: LanguageId): string {
   return `${hash}:${language}`;
 }
 
+/** A hexadecimal digit's value (a key starts with a SHA-256 in lowercase hex). */
+function hexDigit(code: number): number {
+  return code <= 57 ? code - 48 : code - 87;
+}
+
+/** The shard of a key: its hash's first six bits, the first hex digit and the top half of the second. */
 function shardOf(key: string): string {
-  return key.slice(0, 2);
+  return SHARDS[(hexDigit(key.charCodeAt(0)) << 2) | (hexDigit(key.charCodeAt(1)) >> 2)] ?? (SHARDS[0] as string);
 }
 
 /** Loads the cache; an empty one when there is none, it is unreadable or of another version. */
@@ -94,11 +104,11 @@ export async function loadCache(cacheDir: string): Promise<IndexCache> {
  * of an older version survives). Each file is written to a temporary name and renamed, so a
  * crash leaves either the old or the new file.
  *
- * The files are written synchronously, one after the other, in pieces of a few kilobytes made
- * just before they are written: no JSON of a whole shard or of the whole cache is ever held (V8
- * would keep such strings in its old generation until a full collection: megabytes of peak RSS
- * in a cold build), and writes of a few hundred kilobytes to the page cache cost less than the
- * bookkeeping of asynchronous ones (measured on a cold index of 6,000 files; see bench/index.ts).
+ * The files are written synchronously, one after the other, through one buffer of 64 KiB (see
+ * `PieceWriter`): no JSON of a whole shard or of the whole cache is ever held (V8 would keep such
+ * strings in its old generation until a full collection: megabytes of peak RSS in a cold build),
+ * and writes of a few hundred kilobytes to the page cache cost less than the bookkeeping of
+ * asynchronous ones (measured on a cold index of 6,000 files; see bench/index.ts).
  */
 export function saveCache(
   cacheDir: string,
@@ -109,7 +119,12 @@ export function saveCache(
   /** `storableJson` of some of `cache.parsed`'s results, by key, already made (by the parse workers). */
   serialised: ReadonlyMap<string, string> = new Map(),
 ): void {
-  mkdirSync(join(cacheDir, 'parsed'), { recursive: true });
+  const parsedDir = join(cacheDir, 'parsed');
+  mkdirSync(parsedDir, { recursive: true });
+  // Shards of another layout (an older version's 256) would stay behind for ever.
+  if (rewriteAll)
+    for (const name of readdirSync(parsedDir))
+      if (!SHARD_NAMES.has(name)) rmSync(join(parsedDir, name), { force: true });
   const dirty = new Set<string>(rewriteAll ? SHARDS : []);
   for (const key of changedKeys) dirty.add(shardOf(key));
   for (const key of droppedKeys) dirty.add(shardOf(key));
@@ -121,8 +136,7 @@ export function saveCache(
       const language = keys === undefined ? undefined : languageIdForFile(path);
       if (language !== undefined) keys?.add(parseKey(file.hash, language));
     }
-    for (const [shard, keys] of referenced)
-      writeShard(join(cacheDir, 'parsed', `${shard}.json`), cache, keys, serialised);
+    for (const [shard, keys] of referenced) writeShard(join(parsedDir, `${shard}.json`), cache, keys, serialised);
   }
   writeManifest(cacheDir, cache);
 }
@@ -144,7 +158,9 @@ function writeShard(
         if (result === undefined) continue;
         json = storableJson(result);
       }
-      out.write(`${first ? '' : ','}${JSON.stringify(key)}:${json}`);
+      // The result's JSON apart from its key: one concatenation would copy it once more.
+      out.write(`${first ? '' : ','}${JSON.stringify(key)}:`);
+      out.write(json);
       first = false;
     }
     out.write('}');
@@ -171,7 +187,8 @@ function writeManifest(cacheDir: string, cache: IndexCache): void {
     entries.push(entry.json);
   }
   // The JSON of a `ManifestJson`, made from the entries' own JSON: one string (under a megabyte
-  // for 6,000 files, written after every update, where one write beats many).
+  // for 6,000 files, written after every update), where a write per entry (a call into Node's
+  // buffer code each) cost an update several milliseconds.
   writeAtomically(join(cacheDir, MANIFEST_FILE), (out) =>
     out.write(
       `{"version":${INDEX_VERSION},"writtenAt":${JSON.stringify(cache.writtenAt)},"files":{${entries.join(',')}}}`,
@@ -197,31 +214,43 @@ function storable(result: FileParseResult): FileParseResult {
   return { language, hasErrors, symbols, imports, exports, calls, cliFlags };
 }
 
-/** Text written to a file in pieces of about `PIECE_CHARACTERS`. */
+/**
+ * The bytes of the cache files this thread writes, gathered before each write: one buffer
+ * outside V8's heap, reused for every file (the files are written synchronously, one at a time),
+ * so writing a cache of megabytes allocates no string or buffer of its own on the heap beyond the
+ * JSON it writes.
+ */
+const WRITE_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+/** Text written to a file through `WRITE_BUFFER`. */
 class PieceWriter {
-  private pending: string[] = [];
-  private characters = 0;
+  private used = 0;
 
   constructor(private readonly fd: number) {}
 
   write(text: string): void {
-    this.pending.push(text);
-    this.characters += text.length;
-    if (this.characters >= PIECE_CHARACTERS) this.flush();
+    // A UTF-16 code unit is at most 3 bytes of UTF-8.
+    const most = text.length * 3;
+    if (this.used + most > WRITE_BUFFER.length) {
+      this.flush();
+      // Longer than the buffer (one large file's results): written alone, converted outside the heap.
+      if (most > WRITE_BUFFER.length) return writeAll(this.fd, text);
+    }
+    this.used += WRITE_BUFFER.write(text, this.used);
   }
 
   flush(): void {
-    if (this.pending.length === 0) return;
-    const bytes = Buffer.from(this.pending.join(''));
-    // A write may be partial (a full disk, a signal): the rest follows, or the error.
-    for (let written = 0; written < bytes.length;) written += writeSync(this.fd, bytes, written);
-    this.pending = [];
-    this.characters = 0;
+    if (this.used === 0) return;
+    writeAll(this.fd, WRITE_BUFFER.subarray(0, this.used));
+    this.used = 0;
   }
 }
 
-/** Well below V8's large-object size (a string this long in UTF-16 is 32 KiB): pieces die young. */
-const PIECE_CHARACTERS = 16 * 1024;
+function writeAll(fd: number, data: string | Buffer): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  // A write may be partial (a full disk, a signal): the rest follows, or the error.
+  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
+}
 
 /** Writes what `fill` writes to a temporary name, then renames it to `file`. */
 function writeAtomically(file: string, fill: (out: PieceWriter) => void): void {

@@ -5,7 +5,8 @@
 import { ImportResolver, type GoModule } from './resolve-imports.js';
 import { buildRiskRegister, type RiskSignals } from './risk.js';
 import { markRustTestModules, testsBySource } from './test-files.js';
-import type { CodeIndex, IndexedFile } from './types.js';
+import type { LanguageId } from '../tree-sitter.js';
+import type { CodeIndex, ImportRef, IndexedFile } from './types.js';
 
 /**
  * Builds the resolver's lookup tables only when some file needs resolving; one instance serves
@@ -17,12 +18,12 @@ export class LazyResolver {
     private readonly files: readonly IndexedFile[],
     private readonly goModules: readonly GoModule[],
   ) {}
-  resolve(...args: Parameters<ImportResolver['resolve']>): string[] {
+  resolve(from: string, language: LanguageId, ref: ImportRef): string[] {
     this.resolver ??= new ImportResolver(
       this.files.map((file) => file.path),
       this.goModules,
     );
-    return this.resolver.resolve(...args);
+    return this.resolver.resolve(from, language, ref);
   }
 }
 

@@ -16,7 +16,7 @@ import type { LanguageId } from '../tree-sitter.js';
 import { FileFacts } from './extract-shared.js';
 import { LineTable } from './line-table.js';
 import { OxcDeclarations } from './oxc-declarations.js';
-import type { LazyParseOptions, OxcLazyApi, RawVisitors } from './oxc-lazy.js';
+import type { OxcRawApi, RawParseOptions, RawVisitors } from './oxc-raw.js';
 import {
   BINDING_IDENTIFIER,
   CALL_ARGUMENTS,
@@ -55,7 +55,7 @@ export class OxcExtractor {
   private readonly visitors: RawVisitors;
   private current: CurrentFile | undefined;
 
-  constructor(private readonly oxc: OxcLazyApi) {
+  constructor(private readonly oxc: OxcRawApi) {
     // A declarator costs no object here: every file's are visited, for `x = require(...)`.
     this.visitors = oxc.rawVisitors({
       CallExpression: (pos: number) => this.call(pos),
@@ -76,7 +76,7 @@ export class OxcExtractor {
       if (raw.word(result.dataPos + ERRORS + 8) > 0) return undefined;
       const facts = new FileFacts();
       const lines = lineTable ?? new LineTable(text);
-      new OxcDeclarations(raw, lines, facts).program(result);
+      new OxcDeclarations(raw, lines, facts).program(result.programPos, result.dataPos);
       // Declaration files hold no calls.
       if (!declarationFile) {
         this.current = { raw, lines, facts, declaredStart: -1, declaredId: -1 };
@@ -221,7 +221,7 @@ function argumentAt(raw: RawView, call: number, index: number): number | undefin
  * oxc's dialect for a file: JSX is allowed in every JavaScript file (`.js` React components are
  * common, and oxc rejects JSX in a plain `js` file), `.mjs`/`.cjs` fix the module kind.
  */
-function parseOptions(path: string, language: LanguageId, declarationFile: boolean): LazyParseOptions {
+function parseOptions(path: string, language: LanguageId, declarationFile: boolean): RawParseOptions {
   const extension = extname(path).toLowerCase();
   const sourceType =
     extension === '.mjs' || extension === '.mts'
@@ -230,5 +230,5 @@ function parseOptions(path: string, language: LanguageId, declarationFile: boole
         ? 'commonjs'
         : 'unambiguous';
   const lang = declarationFile ? 'dts' : language === 'tsx' ? 'tsx' : language === 'javascript' ? 'jsx' : 'ts';
-  return { experimentalLazy: true, lang, sourceType: lang === 'dts' ? 'module' : sourceType };
+  return { lang, sourceType: lang === 'dts' ? 'module' : sourceType };
 }

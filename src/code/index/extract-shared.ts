@@ -41,16 +41,95 @@ function capped(text: string, max: number): string {
 
 /** Text of `[start, end)` with whitespace collapsed, a trailing body opener removed, capped. */
 export function compactSignature(text: string, start: number, end: number): string {
-  for (const window of RAW_WINDOWS) {
+  for (let index = 0; index < RAW_WINDOWS.length; index++) {
+    const window = RAW_WINDOWS[index] as number;
     if (end - start <= window) break;
-    const head = text
-      .slice(start, start + window)
-      .replace(/\s+/g, ' ')
-      .trimStart();
+    const head = collapsed(text, start, start + window, false, true);
     if (head.length >= MAX_SIGNATURE + CAPPED_MARGIN) return capped(head, MAX_SIGNATURE);
   }
-  const signature = text.slice(start, end).replace(/\s+/g, ' ').trim();
-  return capped(withoutBodyOpener(signature), MAX_SIGNATURE);
+  return capped(withoutBodyOpener(collapsed(text, start, end, false, false)), MAX_SIGNATURE);
+}
+
+const TAB = 9;
+const LINE_FEED = 10;
+const CARRIAGE_RETURN = 13;
+const SPACE = 32;
+const HASH = 35;
+const STAR = 42;
+const SLASH = 47;
+
+/** The characters of a regular expression's `\s` (and of `trim()`). */
+function isSpace(code: number): boolean {
+  if (code <= SPACE) return code === SPACE || (code >= TAB && code <= CARRIAGE_RETURN);
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
+/**
+ * After the line start at `at` of a comment's body: its indentation (blank lines included) and
+ * its marker, `*` (not `*\/`), `//`, `///` or `#`: what `/(^|\n)\s*(\*(?!\/)|\/\/\/?|#)?/`
+ * matches there.
+ */
+function afterLineStart(text: string, at: number, end: number): number {
+  let index = at;
+  while (index < end && isSpace(text.charCodeAt(index))) index++;
+  if (index >= end) return index;
+  const code = text.charCodeAt(index);
+  if (code === STAR) return index + 1 < end && text.charCodeAt(index + 1) === SLASH ? index : index + 1;
+  if (code === HASH) return index + 1;
+  if (code === SLASH && index + 1 < end && text.charCodeAt(index + 1) === SLASH)
+    return index + 2 < end && text.charCodeAt(index + 2) === SLASH ? index + 3 : index + 2;
+  return index;
+}
+
+/**
+ * `text.slice(start, end)` with every run of whitespace made one space, trimmed: what
+ * `.replace(/\s+/g, ' ').trim()` gives (with `lineStarts`, each line's comment marker counts as
+ * whitespace), and with `keepTrailingSpace` what `trimStart()`
+ * gives instead (a space after the last word stays). One pass that copies only the words (runs of
+ * words with single spaces between them in one slice), where each regular expression and trim
+ * copied the whole text: docs and signatures were a fifth of a cold index's allocations.
+ */
+function collapsed(text: string, start: number, end: number, lineStarts: boolean, keepTrailingSpace: boolean): string {
+  let out = '';
+  /** Where the current run of words starts (single spaces between them), or -1 between runs. */
+  let run = -1;
+  let index = lineStarts ? afterLineStart(text, start, end) : start;
+  while (index < end) {
+    const code = text.charCodeAt(index);
+    if (!isSpace(code)) {
+      if (run === -1) run = index;
+      index++;
+      continue;
+    }
+    // One space between two words stays in the run.
+    if (run !== -1 && code === SPACE && index + 1 < end && !isSpace(text.charCodeAt(index + 1))) {
+      index += 2;
+      continue;
+    }
+    if (run !== -1) {
+      out = out === '' ? text.slice(run, index) : `${out} ${text.slice(run, index)}`;
+      run = -1;
+    }
+    while (index < end) {
+      const next = text.charCodeAt(index);
+      if (lineStarts && next === LINE_FEED) index = afterLineStart(text, index + 1, end);
+      else if (isSpace(next)) index++;
+      else break;
+    }
+  }
+  if (run !== -1) return out === '' ? text.slice(run, end) : `${out} ${text.slice(run, end)}`;
+  return keepTrailingSpace && out !== '' ? `${out} ` : out;
 }
 
 const OPEN_BRACE = 123;
@@ -74,29 +153,51 @@ function withoutBodyOpener(signature: string): string {
   return signature.slice(0, cut).trim();
 }
 
-const DOC_OPEN = /^\s*(\/\*\*?|\/\/\/?|#|"""|''')/;
-/** Each line's indentation and comment marker (`*`, `//`, `///`, `#`). */
-const DOC_LINE_START = /(^|\n)\s*(\*(?!\/)|\/\/\/?|#)?/g;
-
 /** A comment or docstring without its delimiters, whitespace collapsed, capped. */
 export function cleanDoc(raw: string): string | undefined {
-  for (const window of RAW_WINDOWS) {
-    if (raw.length <= window) break;
-    const head = cleanBody(raw.slice(0, window).replace(DOC_OPEN, '')).trimStart();
+  return cleanDocAt(raw, 0, raw.length);
+}
+
+/**
+ * `cleanDoc(text.slice(start, end))`: the text after the opening marker (see `afterOpener`) and
+ * before the closing one (`*\/`, `"""`, `'''`), each line's marker and whitespace collapsed.
+ * `test/code/index-text-cleaning.test.ts` holds it to the regular expressions it replaced.
+ */
+function cleanDocAt(text: string, start: number, end: number): string | undefined {
+  for (let index = 0; index < RAW_WINDOWS.length; index++) {
+    const window = RAW_WINDOWS[index] as number;
+    if (end - start <= window) break;
+    const head = collapsed(text, afterOpener(text, start, start + window), start + window, true, true);
     if (head.length >= MAX_DOC + CAPPED_MARGIN) return capped(head, MAX_DOC);
   }
-  let body = raw.replace(DOC_OPEN, '');
-  const trimmed = body.trimEnd();
-  if (trimmed.endsWith('*/')) body = trimmed.slice(0, -2);
-  else if (trimmed.endsWith('"""') || trimmed.endsWith("'''")) body = trimmed.slice(0, -3);
-  const doc = cleanBody(body).trim();
+  const bodyStart = afterOpener(text, start, end);
+  let bodyEnd = end;
+  let trimmedEnd = end;
+  while (trimmedEnd > bodyStart && isSpace(text.charCodeAt(trimmedEnd - 1))) trimmedEnd--;
+  if (trimmedEnd - bodyStart >= 2 && text.startsWith('*/', trimmedEnd - 2)) bodyEnd = trimmedEnd - 2;
+  else if (
+    trimmedEnd - bodyStart >= 3 &&
+    (text.startsWith('"""', trimmedEnd - 3) || text.startsWith("'''", trimmedEnd - 3))
+  )
+    bodyEnd = trimmedEnd - 3;
+  const doc = collapsed(text, bodyStart, bodyEnd, true, false);
   if (doc === '') return undefined;
   return capped(doc, MAX_DOC);
 }
 
-/** One pass over a comment's body: line starts become spaces, then whitespace collapses. */
-function cleanBody(body: string): string {
-  return body.replace(DOC_LINE_START, ' ').replace(/\s+/g, ' ');
+/**
+ * After a comment's opening marker (`/*`, `/**`, `//`, `///`, `#`, `"""`, `'''`, after any
+ * whitespace) in `[start, end)`; `start` when there is none.
+ */
+function afterOpener(text: string, start: number, end: number): number {
+  let index = start;
+  while (index < end && isSpace(text.charCodeAt(index))) index++;
+  const has = (marker: string): boolean => index + marker.length <= end && text.startsWith(marker, index);
+  if (has('/*')) return has('/**') ? index + 3 : index + 2;
+  if (has('//')) return has('///') ? index + 3 : index + 2;
+  if (has('#')) return index + 1;
+  if (has('"""') || has("'''")) return index + 3;
+  return start;
 }
 
 /** Text of a string literal node without quotes (template strings and escapes left as written). */
@@ -227,7 +328,11 @@ export class FileFacts {
   /** Marks top-level symbols named `name` as exported and returns the kind of the first one. */
   markExported(name: string): SymbolKind | undefined {
     let kind: SymbolKind | undefined;
-    for (const symbol of this.symbols) {
+    const { symbols } = this;
+    // An index, not `for...of`: run for every local export over every symbol, before TurboFan
+    // compiles it (see `optimising-compiler.ts`) an iterator allocates a result per step.
+    for (let index = 0; index < symbols.length; index++) {
+      const symbol = symbols[index] as CodeSymbol;
       if (symbol.container === undefined && symbol.name === name) {
         symbol.exported = true;
         kind ??= symbol.kind;
@@ -337,7 +442,7 @@ export function docComment(text: string, start: number, end: number, declaration
     const secondBreak = text.indexOf('\n', firstBreak + 1);
     if (secondBreak !== -1 && secondBreak < declarationStart) return undefined;
   }
-  return cleanDoc(text.slice(start, Math.min(end, start + MAX_RAW_DOC)));
+  return cleanDocAt(text, start, Math.min(end, start + MAX_RAW_DOC));
 }
 
 /** Comment node types of the grammars whose extractors use `withLeadingDocs`. */

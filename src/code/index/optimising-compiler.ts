@@ -4,7 +4,7 @@
  * compiles the hot part with Maglev, then compiles it again with TurboFan, on background threads
  * that on two cores (or one shared core: see bench/index.ts's "effective cores") take their time
  * from the indexing thread. Measured on a cold index of 6,000 files in a fresh process, TurboFan
- * compiled about 150 functions (oxc's lazy walker, the extractor, the cache writer) for about
+ * compiled about 150 functions (oxc's walker, the extractor, the cache writer) for about
  * 330 ms of CPU, while its code made the indexing thread only about 2% faster than Maglev's: the
  * build ends before the faster code pays for itself.
  *

@@ -12,9 +12,9 @@
  * `test/code/oxc-raw-layout.test.ts` reads a source through these and through oxc's lazy nodes
  * and compares: an oxc-parser upgrade that moves a field fails there.
  */
-import type { RawBuffer } from './oxc-lazy.js';
+import type { RawBuffer } from './oxc-raw.js';
 
-/** The oxc-parser version these offsets and tags are read from; `loadOxcLazy` takes no other. */
+/** The oxc-parser version these offsets and tags are read from; `loadOxcRaw` takes no other. */
 export const OXC_LAYOUT_VERSION = '0.159.0';
 
 export const ENUM_FIELD_SIZE = 16;
@@ -28,6 +28,7 @@ export const EXPRESSION = {
   ArrowFunctionExpression: 10,
   AssignmentExpression: 11,
   CallExpression: 14,
+  Class: 16,
   FunctionExpression: 18,
   ImportExpression: 19,
   ThisExpression: 26,
@@ -44,12 +45,20 @@ export const STATEMENT = {
   TSTypeAliasDeclaration: 35,
   TSInterfaceDeclaration: 36,
   TSEnumDeclaration: 37,
+  TSExternalModuleDeclaration: 38,
+  TSNamespaceDeclaration: 39,
   ImportDeclaration: 64,
   ExportAllDeclaration: 65,
+  ExportDefaultDeclaration: 66,
   ExportDeclaration: 67,
   ExportNamedDeclaration: 68,
   ExportFromDeclaration: 69,
+  TSExportAssignment: 70,
+  TSNamespaceExportDeclaration: 71,
 } as const;
+
+/** Tags of `ExportDefaultDeclarationKind` beyond the `Expression` ones it shares (a class or a function there is an expression). */
+export const DEFAULT_DECLARATION = { Function: 64, Class: 65, TSInterfaceDeclaration: 66 } as const;
 
 /** Field offsets by node. */
 export const PROGRAM_BODY = 112; // Program: `body`, a Vec of Statements
@@ -61,6 +70,14 @@ export const TAG = 16; // TaggedTemplateExpression: `tag`
 export const IMPORT_SOURCE = 16; // ImportExpression: `source`
 export const IDENTIFIER_NAME = 16; // IdentifierReference, BindingIdentifier: `name`, a Str
 export const EXPORT_DECLARATION = 16; // ExportDeclaration: `declaration`
+export const EXPORT_DEFAULT_DECLARATION = 16; // ExportDefaultDeclaration: `declaration`, an ExportDefaultDeclarationKind
+export const EXPORT_ASSIGNMENT_EXPRESSION = 16; // TSExportAssignment: `expression`
+export const NAMESPACE_EXPORT_ID = 16; // TSNamespaceExportDeclaration: `id`, an inline IdentifierName
+export const NAMESPACE_ID = 16; // TSNamespaceDeclaration: `id`, an inline BindingIdentifier
+export const NAMESPACE_BODY = 48; // TSNamespaceDeclaration: `body`, a tag (0: a nested TSNamespaceDeclaration, 1: a TSModuleBlock) and its box
+export const NAMESPACE_BODY_NESTED = 0;
+export const MODULE_ID = 16; // TSExternalModuleDeclaration: `id`, an inline StringLiteral (quotes included)
+export const MODULE_BODY = 64; // TSExternalModuleDeclaration: `body`, an Option<Box<TSModuleBlock>> (absent: 0)
 export const FUNCTION_ID = 16; // Function: `id`, an inline Option<BindingIdentifier> (absent: its name's position is 0)
 export const FUNCTION_BODY = 80; // Function: `body`, an Option<Box<FunctionBody>> (absent: 0)
 export const STATEMENT_EXPRESSION = 16; // ExpressionStatement: `expression`
@@ -127,7 +144,7 @@ export class RawView {
     buffer: RawBuffer,
     readonly text: string,
     /** Where the source's UTF-8 copy starts in the buffer, and whether it is ASCII (a `Str` into it is then a slice of `text`). */
-    private readonly sourceStartPos: number,
+    readonly sourceStartPos: number,
     private readonly sourceIsAscii: boolean,
   ) {
     this.bytes = buffer;
@@ -151,7 +168,7 @@ export class RawView {
     return this.words[(field + 8) >> 2] ?? 0;
   }
 
-  /** A `Str` at `pos`, as oxc's lazy API reads it. */
+  /** A `Str` at `pos`, as oxc's lazy nodes read it. */
   str(pos: number): string {
     const at = this.word(pos);
     const length = this.word(pos + 8);

@@ -39,11 +39,16 @@ export class ImportResolver {
   private names: Map<string, string[]> | undefined;
   private readonly pythonRoots: string[];
   /**
-   * JavaScript resolutions by importing directory and specifier: files of one directory import
+   * JavaScript resolutions by importing directory, then specifier: files of one directory import
    * the same siblings (half of the relative imports of `node_modules` repeat one), and each miss
-   * costs up to twenty lookups of strings made for them.
+   * costs up to twenty lookups of strings made for them. Two levels, no key made per import: the
+   * directory string is made once per importing file (`lastFrom`), and a string's hash is
+   * computed once, so a lookup hashes nothing new.
    */
-  private readonly javascriptResolved = new Map<string, readonly string[]>();
+  private readonly javascriptResolved = new Map<string, Map<string, readonly string[]>>();
+  private lastFrom: string | undefined;
+  private lastDirectory: Map<string, readonly string[]> | undefined;
+  private lastDirectoryPath = '';
 
   constructor(
     private readonly paths: readonly string[],
@@ -97,12 +102,19 @@ export class ImportResolver {
   private javascript(from: string, specifier: string): string[] {
     if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..')
       return [];
-    const directory = dirOf(from);
-    const key = `${directory}\0${specifier}`;
-    let resolved = this.javascriptResolved.get(key);
+    let byDirectory = this.lastDirectory;
+    if (from !== this.lastFrom || byDirectory === undefined) {
+      this.lastDirectoryPath = dirOf(from);
+      byDirectory = this.javascriptResolved.get(this.lastDirectoryPath);
+      if (byDirectory === undefined)
+        this.javascriptResolved.set(this.lastDirectoryPath, (byDirectory = new Map<string, readonly string[]>()));
+      this.lastFrom = from;
+      this.lastDirectory = byDirectory;
+    }
+    let resolved = byDirectory.get(specifier);
     if (resolved === undefined) {
-      resolved = this.javascriptUncached(directory, specifier);
-      this.javascriptResolved.set(key, resolved);
+      resolved = this.javascriptUncached(this.lastDirectoryPath, specifier);
+      byDirectory.set(specifier, resolved);
     }
     return resolved.slice();
   }

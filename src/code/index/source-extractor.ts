@@ -16,7 +16,7 @@ import { pythonExtractor } from './extract-python.js';
 import { rustExtractor } from './extract-rust.js';
 import type { LanguageExtractor } from './language-extractor.js';
 import type { LineTable } from './line-table.js';
-import { loadOxcLazy } from './oxc-lazy.js';
+import { loadOxcRaw } from './oxc-raw.js';
 import type { FileParseResult } from './types.js';
 
 const EXTRACTORS: Readonly<Record<LanguageId, LanguageExtractor>> = {
@@ -50,9 +50,9 @@ interface LanguageTools {
   grammar: Language;
 }
 
-/** oxc's extractor, or undefined where oxc cannot run (or its lazy API no longer has a node type the visitor names). */
+/** oxc's extractor, or undefined where oxc cannot run (or its raw walk no longer has a node type the visitor names). */
 async function loadOxcExtractor(): Promise<OxcExtractor | undefined> {
-  const api = await loadOxcLazy();
+  const api = await loadOxcRaw();
   try {
     return api === undefined ? undefined : new OxcExtractor(api);
   } catch {
@@ -107,7 +107,8 @@ export class SourceExtractor implements Disposable {
     if (this.useOxc && OXC_LANGUAGES.has(language)) {
       if (this.oxc === undefined) {
         this.oxcLoading ??= loadOxcExtractor().then((oxc) => void (this.oxc = oxc ?? null));
-        return this.oxcLoading.then(() => this.extractNow(path, text, lines));
+        // Without `lines`: a line table is read only before the next one is made (see `LineTable`).
+        return this.oxcLoading.then(() => this.extractNow(path, text));
       }
       try {
         const result = this.oxc?.extract(path, text, language, lines);

@@ -6,10 +6,11 @@
 import type { LanguageId } from '../tree-sitter.js';
 
 /**
- * Version of the per-file parse results. Bump it whenever extraction changes what it records:
- * a cache written with another version is discarded and every file is parsed again.
+ * Version of the per-file parse results and of the cache's layout. Bump it whenever extraction
+ * changes what it records or the cache is stored otherwise: a cache written with another version
+ * is discarded and every file is parsed again. 5: the cache's results in 64 shards, not 256.
  */
-export const INDEX_VERSION = 4;
+export const INDEX_VERSION = 5;
 
 export type SymbolKind = 'function' | 'class' | 'method' | 'interface' | 'type' | 'variable' | 'const';
 
