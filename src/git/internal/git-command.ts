@@ -20,15 +20,26 @@ const MAX_STDERR_IN_MESSAGE = 2000;
  * data; `run` turns them into RatchetErrors naming the command and git's stderr.
  */
 export class GitCommand {
+  /**
+   * The environment of a call without one of its own, built once: `buildGitEnv` copies all of
+   * `process.env`, and a tasks run makes hundreds of calls per worktree.
+   */
+  #defaultEnv: Record<string, string> | undefined;
+
   constructor(
     readonly cwd: string,
     private readonly env: Record<string, string | undefined>,
   ) {}
 
+  #envFor(extra: Record<string, string | undefined> | undefined): Record<string, string> {
+    if (extra === undefined) return (this.#defaultEnv ??= buildGitEnv(this.env));
+    return buildGitEnv({ ...this.env, ...extra });
+  }
+
   exec(args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
     return execGit(args, {
       cwd: this.cwd,
-      env: buildGitEnv({ ...this.env, ...options.env }),
+      env: this.#envFor(options.env),
       ...(options.input === undefined ? {} : { input: options.input }),
       ...(options.binary ? { binary: true } : {}),
     });
@@ -41,7 +52,7 @@ export class GitCommand {
   script(script: string, args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
     return execProgram('/bin/sh', ['-c', `${hardenedShellPreamble()}\n${script}`, 'ratchet-git', ...args], {
       cwd: this.cwd,
-      env: buildGitEnv({ ...this.env, ...options.env }),
+      env: this.#envFor(options.env),
       ...(options.input === undefined ? {} : { input: options.input }),
     });
   }
