@@ -21,8 +21,8 @@ const MAX_STDERR_IN_MESSAGE = 2000;
  */
 export class GitCommand {
   /**
-   * The environment of a call without one of its own, built once: `buildGitEnv` copies all of
-   * `process.env`, and a tasks run makes hundreds of calls per worktree.
+   * The environment of a call without one of its own, built once: `buildGitEnv` reads all of
+   * `process.env` (slow to enumerate), and a tasks run makes hundreds of calls.
    */
   #defaultEnv: Record<string, string> | undefined;
 
@@ -31,9 +31,16 @@ export class GitCommand {
     private readonly env: Record<string, string | undefined>,
   ) {}
 
+  /** The default environment with `extra` over it (`undefined` removes a variable), as `buildGitEnv` would make it. */
   #envFor(extra: Record<string, string | undefined> | undefined): Record<string, string> {
-    if (extra === undefined) return (this.#defaultEnv ??= buildGitEnv(this.env));
-    return buildGitEnv({ ...this.env, ...extra });
+    const base = (this.#defaultEnv ??= buildGitEnv(this.env));
+    if (extra === undefined) return base;
+    const env = { ...base };
+    for (const [name, value] of Object.entries(extra)) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
+    return env;
   }
 
   exec(args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
