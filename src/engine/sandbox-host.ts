@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir, release, tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.js';
@@ -384,16 +384,35 @@ function isFile(path: string): boolean {
   }
 }
 
-/** `git config --list -z` of one file, without its includes (only reads it: runs nothing). */
+/**
+ * Listings by the text they list: every task of a pool copies the same repository's
+ * configuration into its sandbox, and the listing is a function of that text alone. A few are
+ * kept (a changed configuration makes a new entry; the oldest goes).
+ */
+const listings = new Map<string, Promise<string>>();
+const KEPT_LISTINGS = 4;
+
+/**
+ * `git config --list -z` of one file, without its includes (only reads it: runs nothing). Git
+ * reads the text read here, from stdin: the listing is of exactly the text it is kept under.
+ */
 async function gitConfigListing(file: string): Promise<string> {
-  if (!existsSync(file)) return '';
-  const result = await runCommand({
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return '';
+  const known = listings.get(text);
+  if (known !== undefined) return known;
+  const listing = runCommand({
     command: 'git',
-    args: ['config', '--file', file, '--no-includes', '--list', '-z'],
+    args: ['config', '--file', '-', '--no-includes', '--list', '-z'],
     shell: false,
     cwd: '/',
     timeoutMs: 10_000,
+    input: text,
     env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
-  });
-  return result.exitCode === 0 ? result.stdout : '';
+  }).then((result) => (result.exitCode === 0 ? result.stdout : ''));
+  listings.set(text, listing);
+  // A failed run is not kept.
+  listing.catch(() => listings.delete(text));
+  for (const oldest of listings.keys()) if (listings.size > KEPT_LISTINGS) listings.delete(oldest);
+  return listing;
 }

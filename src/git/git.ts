@@ -65,10 +65,27 @@ export class Git {
   private readonly command: GitCommand;
   /** The identity options of commit-creating commands, looked up once per instance. */
   private identity: Promise<string[]> | undefined;
+  /** The instance whose identity this one shares (see `sibling`). */
+  private identityOf: Git | undefined;
 
-  constructor(dir: string, options: GitOptions = {}) {
+  constructor(
+    dir: string,
+    private readonly options: GitOptions = {},
+  ) {
     this.dir = resolve(dir);
     this.command = new GitCommand(this.dir, options.env ?? {});
+  }
+
+  /**
+   * A `Git` for another linked worktree of the same repository, with this one's options, that
+   * shares this one's commit identity: both read the same configuration (a linked worktree has
+   * no settings of its own unless git's `worktreeConfig` gives it some, which Ratchet's own
+   * worktrees never get), so a pool's tasks look it up once, not once each.
+   */
+  sibling(dir: string): Git {
+    const other = new Git(dir, this.options);
+    other.identityOf = this;
+    return other;
   }
 
   /** True when `dir` exists and is inside a git repository (work tree or bare). */
@@ -288,7 +305,7 @@ export class Git {
   }
 
   private commitArgs(): Promise<string[]> {
-    this.identity ??= commitConfigArgs(this.command);
+    this.identity ??= this.identityOf?.commitArgs() ?? commitConfigArgs(this.command);
     return this.identity;
   }
 
@@ -465,6 +482,23 @@ export class Git {
     return blob.exitCode === 0 ? blob.stdout : null;
   }
 
+  /**
+   * Whether `path` is a file (a blob) at each of `refs`, from one `cat-file --batch-check` process
+   * for them all.
+   */
+  async fileExistsAt(refs: readonly string[], path: string): Promise<boolean[]> {
+    const specs = refs.map((ref) => `${ref}:${path.replace(/^\.\//, '')}`);
+    // One question per line on stdin: a line break would make two.
+    if (specs.some((spec) => /[\r\n]/.test(spec)))
+      throw new RatchetError('git', `Invalid path: ${JSON.stringify(path)}`);
+    if (specs.length === 0) return [];
+    const lines = (
+      await this.command.run(['cat-file', '--batch-check=%(objecttype)'], { input: `${specs.join('\n')}\n` })
+    ).split('\n');
+    // `blob`, or `<spec> missing` (`ambiguous`...) for what does not name one.
+    return specs.map((_, index) => lines[index] === 'blob');
+  }
+
   /** Blob ids of `paths` (repository-relative) at `ref`; paths not in that tree are absent. */
   async blobIds(ref: string, paths: readonly string[]): Promise<Map<string, string>> {
     assertNotOption(ref, 'ref');
@@ -582,8 +616,13 @@ export class Git {
   async merge(ref: string, message: string): Promise<string> {
     assertNotOption(ref, 'ref');
     const args = [...(await this.commitArgs()), 'merge', '--no-ff', '--no-edit', '--quiet', '-m', message, ref];
-    const result = await this.command.exec(args);
-    if (result.exitCode === 0) return this.head();
+    // The merge and the HEAD it made from one process (a tasks run merges every task).
+    const result = await this.command.script('git "$@" && exec git rev-parse --verify HEAD', args);
+    if (result.exitCode === 0) {
+      const head = result.stdout.trim().split('\n').at(-1) ?? '';
+      if (!/^[0-9a-f]{40,64}$/.test(head)) throw this.command.failure(args, result);
+      return head;
+    }
     if ((await this.revParse('MERGE_HEAD')) === null) throw this.command.failure(args, result);
     const files = splitNul(await this.command.run(['diff', ...DIFF_FLAGS, '--name-only', '-z', '--diff-filter=U']));
     await this.command.run(['merge', '--abort']);

@@ -121,7 +121,7 @@ class SqliteLedger implements Ledger {
     this.#redact = redact;
     this.#now = now;
     this.#writer = new EventWriter(sqlite, redact);
-    this.tasks = new SqliteTaskLedger(db, redact, now, () => this.#assertOpen());
+    this.tasks = new SqliteTaskLedger(db, sqlite, redact, now, () => this.#assertOpen());
   }
 
   async createRun(run: NewRun): Promise<RunRow> {

@@ -42,7 +42,8 @@ export interface AiSdkModelClientOptions {
   provider: string;
   /** The model id as configured; reported back unchanged. */
   modelId: string;
-  languageModel: AiSdkLanguageModel;
+  /** The model, or what makes it on the first call (its provider's SDK is loaded only then). */
+  languageModel: AiSdkLanguageModel | (() => Promise<AiSdkLanguageModel>);
   /** Stream the response (default true); false makes one non-streaming request. */
   stream?: boolean;
   /** Milliseconds clock for latency and HTTP-date `retry-after`; default `Date.now`. */
@@ -71,6 +72,17 @@ interface StepOutcome {
 export function createAiSdkModelClient(options: AiSdkModelClientOptions): ModelClient {
   const now = options.now ?? Date.now;
   const stream = options.stream ?? true;
+  const { languageModel } = options;
+  let made: Promise<AiSdkLanguageModel> | undefined;
+  const model = (): Promise<AiSdkLanguageModel> => {
+    if (typeof languageModel !== 'function') return Promise.resolve(languageModel);
+    const making = (made ??= languageModel());
+    // A failed load is tried again by the next call.
+    making.catch(() => {
+      if (made === making) made = undefined;
+    });
+    return making;
+  };
   return {
     specificationVersion: 'ratchet-model-v1',
     provider: options.provider,
@@ -90,7 +102,7 @@ export function createAiSdkModelClient(options: AiSdkModelClientOptions): ModelC
         streaming: stream,
       };
       const call = {
-        model: options.languageModel,
+        model: await model(),
         instructions: request.system === '' ? undefined : request.system,
         messages: toSdkMessages(request.messages),
         tools: toSdkTools(request.tools),

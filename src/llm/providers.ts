@@ -10,9 +10,6 @@
  * | ollama | `--base-url`, else `OLLAMA_HOST` (`host:port`, `http://host:port`, default `127.0.0.1:11434`) + `/v1` | `ollama` |
  * | replay | — (reads `cassettePath`) | — |
  */
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { extractReasoningMiddleware, wrapLanguageModel } from 'ai';
 import { RatchetError } from '../core/errors.js';
 import type { ModelClient } from '../core/model.js';
@@ -183,11 +180,12 @@ export function createModelClient(options: CreateModelClientOptions): ModelClien
     return createReplayModelClient({ cassettePath: options.cassettePath, modelId: options.model, now: options.now });
   }
   const endpoint = resolveEndpoint({ ...options, provider: options.provider });
-  const languageModel = createLanguageModel(options.provider, options.model, endpoint, options.fetch);
+  const provider = options.provider;
   return createAiSdkModelClient({
-    provider: options.provider,
+    provider,
     modelId: options.model,
-    languageModel,
+    // Made on the first call: a run loads the SDK of its provider only, not all three.
+    languageModel: () => createLanguageModel(provider, options.model, endpoint, options.fetch),
     stream: options.stream,
     now: options.now,
     keyVar: endpoint.keyVar,
@@ -198,22 +196,27 @@ export function createModelClient(options: CreateModelClientOptions): ModelClien
   });
 }
 
-function createLanguageModel(
+async function createLanguageModel(
   provider: HttpProviderName,
   model: string,
   endpoint: ResolvedEndpoint,
   fetch: typeof globalThis.fetch | undefined,
-): AiSdkLanguageModel {
+): Promise<AiSdkLanguageModel> {
   switch (provider) {
-    case 'anthropic':
+    case 'anthropic': {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
       // baseURL is always explicit: @ai-sdk/anthropic would otherwise read ANTHROPIC_BASE_URL itself
       // and expect a `/v1` the official convention leaves out.
       return createAnthropic({ baseURL: endpoint.apiBaseUrl, apiKey: endpoint.apiKey, fetch }).languageModel(model);
-    case 'openai':
+    }
+    case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
       // `.chat()`: the default model of @ai-sdk/openai 4 calls the Responses API.
       return createOpenAI({ baseURL: endpoint.apiBaseUrl, apiKey: endpoint.apiKey, fetch }).chat(model);
+    }
     case 'openai-compatible':
-    case 'ollama':
+    case 'ollama': {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       // Reasoning models served without a reasoning parser (DeepSeek-R1 and Qwen3 on Ollama,
       // llama.cpp or vLLM) write their thinking inline as <think>...</think>. It is not the
       // answer: a draft edit block or JSON plan in it must never be parsed as the real one.
@@ -227,6 +230,7 @@ function createLanguageModel(
         }).chatModel(model),
         middleware: extractReasoningMiddleware({ tagName: 'think' }),
       });
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { executeTool } from '../../src/agent/tools/agent-tool.js';
+import { executeTool, toToolDefinition } from '../../src/agent/tools/agent-tool.js';
 import { editTool } from '../../src/agent/tools/edit-tool.js';
 import { readTool } from '../../src/agent/tools/read-tool.js';
 import { writeTool } from '../../src/agent/tools/write-tool.js';
@@ -140,5 +140,18 @@ describe('Edit', () => {
     );
     expect(result.output).toBe('Created new/g.ts.');
     expect(await readFile(join(tmp.dir, 'new/g.ts'), 'utf8')).toBe('x\n');
+  });
+});
+
+describe('tool definitions', () => {
+  it("declares a tool's parameters the same each time, each declaration the caller's to change", () => {
+    const first = toToolDefinition(readTool);
+    expect(first.inputSchema).toMatchObject({ type: 'object', required: ['file_path'] });
+    // A caller (a provider adapter) changing its copy changes no later declaration.
+    delete (first.inputSchema as { properties?: unknown }).properties;
+    (first.inputSchema as { required?: string[] }).required?.push('changed');
+    const second = toToolDefinition(readTool);
+    expect(second.inputSchema).toMatchObject({ type: 'object', required: ['file_path'] });
+    expect(second.inputSchema).toHaveProperty('properties.file_path');
   });
 });

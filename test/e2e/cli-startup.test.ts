@@ -125,4 +125,12 @@ describe('ratchet start-up', () => {
     expect(packages).not.toContain('bullmq');
     expect(packages).not.toContain('ink');
   });
+
+  it('a workflow command loads no provider SDK before its model is called (then only its own)', async () => {
+    const { files, packages } = await modulesLoadedBy(['tasks', 'run', '--help']);
+    expect(files).toContain('dist/llm/providers.js');
+    for (const sdk of ['@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible']) {
+      expect(packages).not.toContain(sdk);
+    }
+  });
 });

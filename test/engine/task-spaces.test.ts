@@ -90,6 +90,19 @@ describe('task spaces', () => {
     expect((await repo.git.listWorktrees()).map((entry) => entry.path)).toEqual([repo.dir, run.worktree]);
   });
 
+  it('opens an attempt again on the branch it made, with what it committed there', async () => {
+    const { spaces, head } = await spacesOfRun();
+    const first = await spaces.open({ key: 'T1', attempt: 1, startPoint: head });
+    await new Git(first.worktree).commitAll('test: the first opening', { allowEmpty: true });
+    const committed = await new Git(first.worktree).head();
+    await first[Symbol.asyncDispose]();
+    await using again = await spaces.open({ key: 'T1', attempt: 1, startPoint: head });
+    expect(again.head).toBe(committed);
+    // Another task's branch is made anew at the start point.
+    await using other = await spaces.open({ key: 'T2', attempt: 1, startPoint: head });
+    expect(other.head).toBe(head);
+  });
+
   it("checks out a branch an earlier process left as it is, its head the space's", async () => {
     const { spaces, head, run } = await spacesOfRun();
     const left = repo.path('left');

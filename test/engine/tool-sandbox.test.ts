@@ -134,6 +134,26 @@ describe('the tool sandbox', () => {
     },
   );
 
+  it.skipIf(bwrap.missing)(
+    `shows each sandbox the repository's git configuration as it is when the sandbox opens${bwrap.note}`,
+    async () => {
+      repo.run('config', 'core.abbrev', '12');
+      repo.run('config', 'remote.origin.url', 'https://user:s3cret-token@example.com/x.git');
+      const first = await sandboxed();
+      const seen = await bash(first.runner, 'git config --get core.abbrev && git config --get remote.origin.url');
+      await first[Symbol.asyncDispose]();
+      expect(seen.output).toMatch(/^12\n/);
+      expect(seen.output).toContain('https://example.com/x.git');
+      expect(seen.output).not.toContain('s3cret-token');
+      // A changed configuration is listed anew (listings are kept by the text they list).
+      repo.run('config', 'core.abbrev', '9');
+      const second = await sandboxed();
+      const again = await bash(second.runner, 'git config --get core.abbrev');
+      await second[Symbol.asyncDispose]();
+      expect(again.output).toMatch(/^9\n/);
+    },
+  );
+
   it.skipIf(bwrap.missing)(`still kills everything a command started at its timeout${bwrap.note}`, async () => {
     const { runner } = await sandboxed();
     const started = Date.now();

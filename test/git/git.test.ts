@@ -193,6 +193,13 @@ describe('commits, log and diffs', () => {
     expect(await git.showFile(base, 'docs/new.md')).toBeNull();
     expect(await git.showFile('no-such-ref', 'README.md')).toBeNull();
 
+    // Several revisions answered by one process: only a file counts (not a directory, not a bad ref).
+    expect(await git.fileExistsAt(['HEAD', base, 'no-such-ref'], 'docs/new.md')).toEqual([true, false, false]);
+    expect(await git.fileExistsAt(['HEAD'], './docs/new.md')).toEqual([true]);
+    expect(await git.fileExistsAt(['HEAD'], 'docs')).toEqual([false]);
+    // A line break would ask a second question of cat-file's stdin.
+    await expect(git.fileExistsAt(['HEAD'], 'README.md\nHEAD:docs/new.md')).rejects.toMatchObject({ code: 'git' });
+
     await git.resetHard(base);
     expect(await git.head()).toBe(base);
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# test\n');

@@ -40,6 +40,24 @@ describe('commit identity', () => {
     expect(repo.run('log', '-1', '--format=%an <%ae>')).toBe('Ada <ada@example.com>');
   });
 
+  it("gives a sibling worktree's commits the identity its source looked up, without looking again", async () => {
+    const { git } = repo;
+    await repo.write({ 'a.txt': 'a\n' });
+    await git.commitAll('initial');
+    await git.addWorktree(repo.path('sibling'), 'ratchet/sibling', 'HEAD');
+    const sibling = git.sibling(repo.path('sibling'));
+    // Configured only after the source looked it up: the sibling shares that lookup (one per pool).
+    repo.run('config', 'user.name', 'Ada');
+    repo.run('config', 'user.email', 'ada@example.com');
+    await writeFile(repo.path('sibling', 'b.txt'), 'b\n');
+    expect(await sibling.commitAll('in the sibling')).not.toBeNull();
+    expect(repo.run('-C', repo.path('sibling'), 'log', '-1', '--format=%an <%ae>')).toBe('Ratchet <ratchet@localhost>');
+    // A Git of its own looks it up.
+    await writeFile(repo.path('sibling', 'c.txt'), 'c\n');
+    expect(await new Git(repo.path('sibling'), { env: repo.env }).commitAll('on its own')).not.toBeNull();
+    expect(repo.run('-C', repo.path('sibling'), 'log', '-1', '--format=%an <%ae>')).toBe('Ada <ada@example.com>');
+  });
+
   it('passes the environment through (HOME decides the global config)', async () => {
     await writeFile(repo.path('home', '.gitconfig'), '[user]\n\tname = Home\n\temail = home@example.com\n');
     const git = new Git(repo.dir, { env: repo.env });

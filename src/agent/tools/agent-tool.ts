@@ -40,11 +40,21 @@ export interface AgentTool<Input = unknown> {
   execute(input: Input, context: ToolContext): Promise<ToolExecution>;
 }
 
-/** JSON Schema of a zod schema as seen by the model (the input side), without `$schema`. */
+/**
+ * Converted schemas, by schema (zod schemas are immutable): every stage attempt of every task
+ * declares the same tools, and converting is far dearer than copying.
+ */
+const converted = new WeakMap<ZodType, JsonSchema>();
+
+/** JSON Schema of a zod schema as seen by the model (the input side), without `$schema`; the caller's to change. */
 export function toJsonSchema(schema: ZodType): JsonSchema {
-  const json: JsonSchema = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
-  delete json.$schema;
-  return json;
+  let json = converted.get(schema);
+  if (json === undefined) {
+    json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+    delete json.$schema;
+    converted.set(schema, json);
+  }
+  return structuredClone(json);
 }
 
 /** The provider-facing declaration of a tool. */

@@ -57,20 +57,45 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
   const serially = createSlots(1);
   let pruned: Promise<void> | undefined;
   let sandboxChecked: Promise<void> | undefined;
+  /**
+   * The run's task branches, listed once and then kept up to date here (one git process per run
+   * instead of one per task): only this port makes them, one run at a time (the run lock). A queue
+   * worker (`restart`) asks git each time: its repository is fetched into between jobs.
+   */
+  let listed: Promise<Set<string>> | undefined;
+  const prefix = `ratchet/${run.id}-`; // of every `taskBranch` of the run
+  const branchExists = async (branch: string): Promise<boolean> => {
+    if (options.restart === true) return git.branchExists(branch);
+    const listing = (listed ??= git
+      .listBranches('ratchet/')
+      .then((names) => new Set(names.filter((name) => name.startsWith(prefix)))));
+    // A failed listing is not kept.
+    listing.catch(() => {
+      if (listed === listing) listed = undefined;
+    });
+    return (await listing).has(branch);
+  };
   /** Adds the worktree; returns the commit it starts at. */
   const addWorktree = async (worktree: string, branch: string, startPoint: string): Promise<string> => {
     if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
     await (pruned ??= git.pruneWorktrees());
-    let branchExists = await git.branchExists(branch);
-    if (options.restart === true && branchExists) {
+    let exists = await branchExists(branch);
+    if (options.restart === true && exists) {
       await git.deleteBranch(branch, { force: true });
-      branchExists = false;
+      exists = false;
     }
-    if (branchExists) {
+    if (exists) {
       await git.addWorktree(worktree, branch);
       return new Git(worktree).head();
     }
-    await addRunWorktree(git, worktree, branch, startPoint, { branchExists });
+    try {
+      await addRunWorktree(git, worktree, branch, startPoint, { branchExists: false });
+    } catch (error) {
+      // Perhaps half made: asked of git again next time.
+      listed = undefined;
+      throw error;
+    }
+    if (listed !== undefined) (await listed).add(branch);
     // A commit id is where the new branch is; anything else (a ref) is asked of git.
     return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(startPoint) ? startPoint : new Git(worktree).head();
   };

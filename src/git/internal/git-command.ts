@@ -20,15 +20,33 @@ const MAX_STDERR_IN_MESSAGE = 2000;
  * data; `run` turns them into RatchetErrors naming the command and git's stderr.
  */
 export class GitCommand {
+  /**
+   * The environment of a call without one of its own, built once: `buildGitEnv` reads all of
+   * `process.env` (slow to enumerate), and a tasks run makes hundreds of calls.
+   */
+  #defaultEnv: Record<string, string> | undefined;
+
   constructor(
     readonly cwd: string,
     private readonly env: Record<string, string | undefined>,
   ) {}
 
+  /** The default environment with `extra` over it (`undefined` removes a variable), as `buildGitEnv` would make it. */
+  #envFor(extra: Record<string, string | undefined> | undefined): Record<string, string> {
+    const base = (this.#defaultEnv ??= buildGitEnv(this.env));
+    if (extra === undefined) return base;
+    const env = { ...base };
+    for (const [name, value] of Object.entries(extra)) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
+    return env;
+  }
+
   exec(args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
     return execGit(args, {
       cwd: this.cwd,
-      env: buildGitEnv({ ...this.env, ...options.env }),
+      env: this.#envFor(options.env),
       ...(options.input === undefined ? {} : { input: options.input }),
       ...(options.binary ? { binary: true } : {}),
     });
@@ -41,7 +59,7 @@ export class GitCommand {
   script(script: string, args: readonly string[], options: GitCallOptions = {}): Promise<GitExecResult> {
     return execProgram('/bin/sh', ['-c', `${hardenedShellPreamble()}\n${script}`, 'ratchet-git', ...args], {
       cwd: this.cwd,
-      env: buildGitEnv({ ...this.env, ...options.env }),
+      env: this.#envFor(options.env),
       ...(options.input === undefined ? {} : { input: options.input }),
     });
   }

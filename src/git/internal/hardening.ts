@@ -80,18 +80,20 @@ export const HARDENED_ENV: Readonly<Record<string, string | undefined>> = {
   SSH_ASKPASS: undefined,
 };
 
+// Built once: every git process Ratchet starts takes them (a tasks run starts hundreds).
+const CONFIG_ARGS: readonly string[] = HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+
 /** The `-c key=value` arguments that go before the git subcommand. */
 export function hardenedConfigArgs(): string[] {
-  return HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+  return [...CONFIG_ARGS];
 }
+
+const SHELL_PREAMBLE = `git() { command git ${CONFIG_ARGS.map((arg) => `'${arg}'`).join(' ')} "$@"; }`;
 
 /**
  * A `/bin/sh` preamble that makes every `git` in the script the hardened one. The arguments are
  * single-quoted; none of them contains a quote.
  */
 export function hardenedShellPreamble(): string {
-  const args = hardenedConfigArgs()
-    .map((arg) => `'${arg}'`)
-    .join(' ');
-  return `git() { command git ${args} "$@"; }`;
+  return SHELL_PREAMBLE;
 }

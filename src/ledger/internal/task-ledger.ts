@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Selectable, type UpdateObject } from 'kysely';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Kysely, Selectable, UpdateObject } from 'kysely';
 import { RatchetError } from '../../core/errors.js';
 import type { Redactor } from '../../core/redact.js';
 import type { LedgerDatabase, TaskAttemptsTable, TaskInvocationsTable, TasksTable } from '../schema.js';
@@ -83,12 +84,26 @@ function toInvocationRow(row: Selectable<TaskInvocationsTable>): TaskInvocationR
  */
 export class SqliteTaskLedger implements TaskLedger {
   readonly #db: Kysely<LedgerDatabase>;
+  readonly #sqlite: BetterSqlite3.Database;
   readonly #redact: Redactor;
   readonly #now: () => Date;
   readonly #assertOpen: () => void;
+  /**
+   * The writes a tasks run makes for every stage and every model call, prepared once (through
+   * Kysely each is built, compiled and prepared again: a pool records hundreds).
+   */
+  #insertAttempt: BetterSqlite3.Statement<[Omit<Selectable<TaskAttemptsTable>, 'id'>]> | undefined;
+  #insertInvocation: BetterSqlite3.Statement<[Omit<Selectable<TaskInvocationsTable>, 'id'>]> | undefined;
 
-  constructor(db: Kysely<LedgerDatabase>, redact: Redactor, now: () => Date, assertOpen: () => void) {
+  constructor(
+    db: Kysely<LedgerDatabase>,
+    sqlite: BetterSqlite3.Database,
+    redact: Redactor,
+    now: () => Date,
+    assertOpen: () => void,
+  ) {
     this.#db = db;
+    this.#sqlite = sqlite;
     this.#redact = redact;
     this.#now = now;
     this.#assertOpen = assertOpen;
@@ -166,42 +181,48 @@ export class SqliteTaskLedger implements TaskLedger {
     return row === undefined ? undefined : toTaskRow(row);
   }
 
-  async recordAttempt(attempt: TaskAttemptRecord): Promise<void> {
+  recordAttempt(attempt: TaskAttemptRecord): Promise<void> {
+    // Synchronous, as better-sqlite3 is; a failure rejects (the executor's throw).
+    return new Promise((resolve) => {
+      this.#writeAttempt(attempt);
+      resolve();
+    });
+  }
+
+  #writeAttempt(attempt: TaskAttemptRecord): void {
     this.#assertOpen();
     const success = attempt.success === undefined || attempt.success === null ? null : attempt.success ? 1 : 0;
     const errorMessage =
       attempt.errorMessage === undefined || attempt.errorMessage === null ? null : this.#redact(attempt.errorMessage);
-    await this.#db
-      .insertInto('task_attempts')
-      .values({
-        run_id: attempt.runId,
-        task_key: attempt.taskKey,
-        task_attempt: attempt.taskAttempt ?? 1,
-        stage: attempt.stage,
-        attempt_number: attempt.attemptNumber,
-        worker: attempt.worker ?? null,
-        prompt_hash: attempt.promptHash ?? null,
-        started_at: attempt.startedAt,
-        completed_at: attempt.completedAt ?? null,
-        duration_ms: attempt.durationMs ?? null,
-        success,
-        error_message: errorMessage,
-      })
-      .onConflict((conflict) =>
-        conflict
-          .columns(['run_id', 'task_key', 'task_attempt', 'stage', 'attempt_number'])
-          // What a repeat knows fills in what the row lacks; what the row knows stays, so an end
-          // that arrived first is never undone by its start arriving after it.
-          .doUpdateSet({
-            worker: sql`coalesce(task_attempts.worker, excluded.worker)`,
-            prompt_hash: sql`coalesce(task_attempts.prompt_hash, excluded.prompt_hash)`,
-            completed_at: sql`coalesce(task_attempts.completed_at, excluded.completed_at)`,
-            duration_ms: sql`coalesce(task_attempts.duration_ms, excluded.duration_ms)`,
-            success: sql`coalesce(task_attempts.success, excluded.success)`,
-            error_message: sql`coalesce(task_attempts.error_message, excluded.error_message)`,
-          }),
-      )
-      .execute();
+    this.#insertAttempt ??= this.#sqlite.prepare(
+      `insert into task_attempts (run_id, task_key, task_attempt, stage, attempt_number, worker, prompt_hash,
+         started_at, completed_at, duration_ms, success, error_message)
+       values (@run_id, @task_key, @task_attempt, @stage, @attempt_number, @worker, @prompt_hash,
+         @started_at, @completed_at, @duration_ms, @success, @error_message)
+       on conflict (run_id, task_key, task_attempt, stage, attempt_number) do update set
+         -- What a repeat knows fills in what the row lacks; what the row knows stays, so an end
+         -- that arrived first is never undone by its start arriving after it.
+         worker = coalesce(task_attempts.worker, excluded.worker),
+         prompt_hash = coalesce(task_attempts.prompt_hash, excluded.prompt_hash),
+         completed_at = coalesce(task_attempts.completed_at, excluded.completed_at),
+         duration_ms = coalesce(task_attempts.duration_ms, excluded.duration_ms),
+         success = coalesce(task_attempts.success, excluded.success),
+         error_message = coalesce(task_attempts.error_message, excluded.error_message)`,
+    );
+    this.#insertAttempt.run({
+      run_id: attempt.runId,
+      task_key: attempt.taskKey,
+      task_attempt: attempt.taskAttempt ?? 1,
+      stage: attempt.stage,
+      attempt_number: attempt.attemptNumber,
+      worker: attempt.worker ?? null,
+      prompt_hash: attempt.promptHash ?? null,
+      started_at: attempt.startedAt,
+      completed_at: attempt.completedAt ?? null,
+      duration_ms: attempt.durationMs ?? null,
+      success,
+      error_message: errorMessage,
+    });
   }
 
   async attempts(runId: string, taskKey?: string): Promise<TaskAttemptRow[]> {
@@ -211,26 +232,36 @@ export class SqliteTaskLedger implements TaskLedger {
     return (await query.orderBy('id').execute()).map(toAttemptRow);
   }
 
-  async recordInvocation(invocation: TaskInvocationRecord): Promise<void> {
+  recordInvocation(invocation: TaskInvocationRecord): Promise<void> {
+    return new Promise((resolve) => {
+      this.#writeInvocation(invocation);
+      resolve();
+    });
+  }
+
+  #writeInvocation(invocation: TaskInvocationRecord): void {
     this.#assertOpen();
-    await this.#db
-      .insertInto('task_invocations')
-      .values({
-        run_id: invocation.runId,
-        task_key: invocation.taskKey,
-        task_attempt: invocation.taskAttempt ?? 1,
-        delivery: invocation.delivery ?? 1,
-        seq: invocation.seq,
-        stage: invocation.stage,
-        worker: invocation.worker ?? null,
-        model: invocation.model ?? null,
-        input_tokens: invocation.inputTokens ?? null,
-        output_tokens: invocation.outputTokens ?? null,
-        duration_ms: invocation.durationMs ?? null,
-        created_at: invocation.createdAt,
-      })
-      .onConflict((conflict) => conflict.columns(['run_id', 'task_key', 'task_attempt', 'delivery', 'seq']).doNothing())
-      .execute();
+    this.#insertInvocation ??= this.#sqlite.prepare(
+      `insert into task_invocations (run_id, task_key, task_attempt, delivery, seq, stage, worker, model,
+         input_tokens, output_tokens, duration_ms, created_at)
+       values (@run_id, @task_key, @task_attempt, @delivery, @seq, @stage, @worker, @model,
+         @input_tokens, @output_tokens, @duration_ms, @created_at)
+       on conflict (run_id, task_key, task_attempt, delivery, seq) do nothing`,
+    );
+    this.#insertInvocation.run({
+      run_id: invocation.runId,
+      task_key: invocation.taskKey,
+      task_attempt: invocation.taskAttempt ?? 1,
+      delivery: invocation.delivery ?? 1,
+      seq: invocation.seq,
+      stage: invocation.stage,
+      worker: invocation.worker ?? null,
+      model: invocation.model ?? null,
+      input_tokens: invocation.inputTokens ?? null,
+      output_tokens: invocation.outputTokens ?? null,
+      duration_ms: invocation.durationMs ?? null,
+      created_at: invocation.createdAt,
+    });
   }
 
   async invocations(runId: string, taskKey?: string): Promise<TaskInvocationRow[]> {

@@ -136,7 +136,8 @@ export async function* runTasks(
       toMerge.push({ key: row.key, branch: row.branch });
     } else entry.status = row.status === 'running' || row.status === 'done' ? 'pending' : row.status;
   }
-  const runGit = new Git(run.worktree);
+  const worktreeGit = new Git(run.worktree);
+  const runGit = trackedHead(worktreeGit);
   const suite = createVerifierPort({
     worktree: run.worktree,
     repoRoot: run.repoRoot,
@@ -202,6 +203,7 @@ export async function* runTasks(
           others,
           suiteAt,
           commandSlots,
+          gitFor: (worktree) => worktreeGit.sibling(worktree),
         });
         for (;;) {
           const next = await steps.next();
@@ -447,4 +449,37 @@ export async function* runTasks(
       details: { reason: 'partial', tasks: result.tasks },
     },
   );
+}
+
+/**
+ * The run worktree's git, its HEAD asked of git once and then followed: only this function's
+ * merges and resets move it (the suite runs in a sandbox that cannot write the repository's git
+ * directory), so a task's start point and a merge's undo point cost no git process.
+ */
+function trackedHead(git: Git): Pick<Git, 'head' | 'merge' | 'resetHard'> {
+  let known: Promise<string> | undefined;
+  const moving = async (work: () => Promise<string>): Promise<string> => {
+    known = undefined;
+    const head = await work();
+    known = Promise.resolve(head);
+    return head;
+  };
+  return {
+    head: () => {
+      const read = (known ??= git.head());
+      // A failed read is not kept.
+      read.catch(() => {
+        if (known === read) known = undefined;
+      });
+      return read;
+    },
+    merge: (ref, message) => moving(() => git.merge(ref, message)),
+    resetHard: async (ref) => {
+      await moving(async () => {
+        await git.resetHard(ref);
+        // A commit id is where HEAD now is; anything else is asked of git.
+        return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(ref) ? ref : git.head();
+      });
+    },
+  };
 }

@@ -115,6 +115,11 @@ export interface TaskPipelineShared {
    * suite contending at once and every task waiting for the slowest.
    */
   commandSlots?: Slots;
+  /**
+   * Makes the git of the task's worktree (default `new Git(worktree)`): the local pool's shares
+   * the run worktree's commit identity (`Git.sibling`), looked up once for all its tasks.
+   */
+  gitFor?: (worktree: string) => Git;
 }
 
 export type TaskPipelineOutcome = TaskAttemptOutcome;
@@ -137,7 +142,7 @@ export async function* runTaskPipeline(
 ): AsyncGenerator<EventInput, TaskPipelineOutcome> {
   const { testReview, others = [] } = shared;
   const { run, config } = context;
-  const git = new Git(space.worktree);
+  const git = shared.gitFor?.(space.worktree) ?? new Git(space.worktree);
   const baseCommit = space.head;
   // `git status` is read once until the worktree may have changed: besides the workspace itself,
   // only the agents (their tools, shell or CLI) and the verifier's commands (tests, lint,
@@ -215,10 +220,8 @@ export async function* runTaskPipeline(
     if (failure.code === 'interrupted') throw failure;
     return { status: 'failed', reason: failure.message, code: failure.code };
   }
-  if (
-    (await git.showFile('HEAD', TEST_LIST_FILE)) !== null &&
-    (await git.showFile(baseCommit, TEST_LIST_FILE)) === null
-  ) {
+  const [listNow, listAtBase] = await git.fileExistsAt(['HEAD', baseCommit], TEST_LIST_FILE);
+  if (listNow === true && listAtBase !== true) {
     await workspace.removeFile(TEST_LIST_FILE);
     const commit = await workspace.checkpoint(`chore: ${task.key} done, its test list dropped`);
     yield { type: 'log', message: `${task.key}: test list dropped in ${commit.slice(0, 8)}`, task: task.key };
