@@ -18,21 +18,44 @@ export type FileRole = 'code' | 'test' | 'contract' | 'scaffolding';
 
 const CONTRACT_PATH = /\.(?:pyi|d\.[cm]?ts)$/;
 
-const SCAFFOLDING_PATH = new RegExp(
+/**
+ * Tool configuration by its well-known names: the `<tool>.config.*` convention (vite, vitest, jest,
+ * eslint, rollup, tsup, webpack, playwright, tailwind, next, nuxt, astro, unbuild's
+ * `build.config.ts`), with a usual variant or environment before the extension (`vitest.config.e2e.ts`; a
+ * name of one's own there, `app.config.helpers.ts`, is code),
+ * the older `<tool>.conf.js` (karma, protractor), rc files (`.eslintrc.cjs`, `.mocharc.js`),
+ * vitest workspaces, task runners (Gruntfile, gulpfile, Jakefile), a config in a tool's hidden
+ * folder (`.vitepress/config.ts`, `.storybook/main.ts`), and Python's packaging, session and Sphinx
+ * files (`setup.py`, `noxfile.py`, `fabfile.py`, `docs/conf.py`).
+ */
+const CONFIGURATION_PATH = new RegExp(
   [
     /(?:^|\/)docs?\/(?:[^/]+\/)*conf\.py$/.source,
-    /(?:^|\/)examples?\//.source,
     /(?:^|\/)(?:setup|noxfile|fabfile)\.py$/.source,
-    /(?:^|\/)[^/]+\.config\.[cm]?[jt]s$/.source,
-    /(?:^|\/)\.[^/]+rc\.[cm]?js$/.source,
-    /(?:^|\/)(?:Gruntfile|gulpfile)\.[cm]?[jt]s$/.source,
+    /(?:^|\/)[^/]+\.(?:config|conf)(?:\.(?:e2e|unit|integration|browser|node|dev|prod|test|base|common|shared|local|ci))?\.[cm]?[jt]s$/
+      .source,
+    /(?:^|\/)\.[^/]+rc\.[cm]?[jt]s$/.source,
+    /(?:^|\/)vitest\.workspace\.[cm]?[jt]s$/.source,
+    /(?:^|\/)(?:[Gg]runtfile|[Gg]ulpfile|[Jj]akefile)\.[cm]?[jt]s$/.source,
+    /(?:^|\/)\.(?:vitepress|vuepress|storybook|docusaurus)\/[^/]+\.[cm]?[jt]sx?$/.source,
   ].join('|'),
 );
+
+/** Examples of use: documentation, not the project's code. */
+const EXAMPLE_PATH = /(?:^|\/)examples?\//;
+
+/**
+ * Whether a path is a tool's configuration by its name (see `CONFIGURATION_PATH`): not code a
+ * user refactors or tests, so the risk register leaves it out.
+ */
+export function isConfigurationPath(path: string): boolean {
+  return CONFIGURATION_PATH.test(path);
+}
 
 /** The role a path alone decides (stubs, declaration files, tool configuration), if any. */
 function roleByPath(path: string): 'contract' | 'scaffolding' | undefined {
   if (CONTRACT_PATH.test(path)) return 'contract';
-  if (SCAFFOLDING_PATH.test(path)) return 'scaffolding';
+  if (CONFIGURATION_PATH.test(path) || EXAMPLE_PATH.test(path)) return 'scaffolding';
   return undefined;
 }
 
