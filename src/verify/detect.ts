@@ -536,11 +536,35 @@ export async function readTestScript(root: string): Promise<string | undefined> 
 }
 
 function frameworkOfPackage(pkg: PackageJson): Framework {
-  const fromScript = detectFramework(pkg.scripts?.test ?? '');
+  const fromScript = scriptFramework(pkg.scripts ?? {}, pkg.scripts?.test ?? '', 0);
   if (fromScript !== 'custom' && fromScript !== 'npm') return fromScript;
   const dependencies = { ...pkg.dependencies, ...pkg.devDependencies };
   for (const name of ['vitest', 'jest', 'mocha', 'ava'] as const) if (name in dependencies) return name;
   return 'npm';
+}
+
+/** One step of a script that runs another script of the package: `npm run test:unit`, `yarn test:unit`. */
+const SCRIPT_STEP = /^(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([\w:.-]+)$/;
+
+/**
+ * The framework a script runs, following the package's own scripts it calls: fastify's
+ * `npm run test:unit && npm run test:typescript` runs `c8 --100 node --test` and a type test,
+ * so it runs node:test. A script that calls scripts of more than one JavaScript runner (or of
+ * none) keeps what its own text says. Three levels deep at most (a script may call itself).
+ */
+function scriptFramework(scripts: Readonly<Record<string, string>>, script: string, depth: number): Framework {
+  const direct = detectFramework(script);
+  if ((direct !== 'custom' && direct !== 'npm') || depth >= 3) return direct;
+  const found = new Set<Framework>();
+  for (const step of script.split(/&&|\|\||;/)) {
+    const name = SCRIPT_STEP.exec(step.trim())?.[1];
+    const called = name === undefined ? undefined : scripts[name];
+    if (called === undefined) continue;
+    const framework = scriptFramework(scripts, called, depth + 1);
+    if (JS_RUNNERS.has(framework)) found.add(framework);
+  }
+  const [only] = found;
+  return found.size === 1 && only !== undefined ? only : direct;
 }
 
 async function npmFramework(root: string): Promise<Framework> {

@@ -154,6 +154,30 @@ describe('detectTestCommand', () => {
     expect((await detectTestCommand(root, 'npm test')).framework).toBe('node-test');
   });
 
+  it('follows a test script through the scripts it runs to their one runner (fastify-plugin: npm run test:unit && ...)', async () => {
+    const chained = await makeProject({
+      'package.json': pkg({
+        test: 'npm run test:unit && npm run test:typescript',
+        'test:unit': 'c8 --100 node --test',
+        'test:typescript': 'tstyche',
+      }),
+    });
+    expect(await detectTestCommand(chained, undefined, NO_PYTEST)).toMatchObject({
+      command: 'npm test',
+      framework: 'node-test',
+    });
+    expect((await detectTestCommand(chained, 'npm test')).framework).toBe('node-test');
+    const yarn = await makeProject({ 'package.json': pkg({ test: 'yarn test:unit', 'test:unit': 'vitest run' }) });
+    expect((await detectTestCommand(yarn, 'npm test')).framework).toBe('vitest');
+    // Two runners, or a script that calls itself: nothing to follow to one runner.
+    const two = await makeProject({
+      'package.json': pkg({ test: 'npm run unit && npm run e2e', unit: 'vitest run', e2e: 'jest' }),
+    });
+    expect((await detectTestCommand(two, 'npm test')).framework).toBe('npm');
+    const loop = await makeProject({ 'package.json': pkg({ test: 'npm run again', again: 'npm test' }) });
+    expect((await detectTestCommand(loop, 'npm test')).framework).toBe('npm');
+  });
+
   it('resolves `cd <dir> && npm test` through that directory’s package.json', async () => {
     const root = await makeProject({
       'package.json': pkg({ test: 'jest' }),
