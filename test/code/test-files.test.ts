@@ -26,6 +26,14 @@ describe('isTestPath', () => {
     expect(isTestPath('contest/score.py')).toBe(false);
     expect(isTestPath('src/attr/_funcs.py')).toBe(false);
   });
+
+  it('knows type tests by their names: tsd (index.test-d.ts) and tstyche (example.tst.ts, fastify-plugin)', () => {
+    expect(isTestPath('types/index.test-d.ts')).toBe(true);
+    expect(isTestPath('types/example-async.tst.ts')).toBe(true);
+    expect(isTestPath('src/index.test-d.mts')).toBe(true);
+    expect(isTestPath('types/index.d.ts')).toBe(false);
+    expect(isTestPath('src/first.ts')).toBe(false);
+  });
 });
 
 describe('Rust attributes', () => {
