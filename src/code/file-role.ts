@@ -45,17 +45,24 @@ const CONFIGURATION_PATH = new RegExp(
 const EXAMPLE_PATH = /(?:^|\/)examples?\//;
 
 /**
- * Whether a path is a tool's configuration by its name (see `CONFIGURATION_PATH`): not code a
- * user refactors or tests, so the risk register leaves it out.
+ * Benchmarks: `benchmarks/`, `bench/`, `bench_omd.py` (boltons's `misc/`), `parse_bench.py`,
+ * vitest's `parse.bench.ts`. They measure the code; they are not part of it.
  */
-export function isConfigurationPath(path: string): boolean {
-  return CONFIGURATION_PATH.test(path);
+const BENCHMARK_PATH = /(?:^|\/)(?:benchmarks?|bench)\/|(?:^|\/)bench_[^/]+\.py$|_bench\.py$|\.bench\.[cm]?[jt]sx?$/;
+
+/**
+ * Whether a path alone makes a file scaffolding rather than the project's code: a tool's
+ * configuration (see `CONFIGURATION_PATH`), an example or a benchmark. Nothing a user refactors
+ * or tests first, so the risk register leaves it out.
+ */
+export function isScaffoldingPath(path: string): boolean {
+  return CONFIGURATION_PATH.test(path) || EXAMPLE_PATH.test(path) || BENCHMARK_PATH.test(path);
 }
 
 /** The role a path alone decides (stubs, declaration files, tool configuration), if any. */
 function roleByPath(path: string): 'contract' | 'scaffolding' | undefined {
   if (CONTRACT_PATH.test(path)) return 'contract';
-  if (CONFIGURATION_PATH.test(path) || EXAMPLE_PATH.test(path)) return 'scaffolding';
+  if (isScaffoldingPath(path)) return 'scaffolding';
   return undefined;
 }
 

@@ -1,15 +1,15 @@
 /**
  * The risk register ranks code a user would refactor or test first: tool configuration
  * (`eslint.config.mjs`, `vitest.config.ts`, `jest.config.js`, `build.config.ts`, rc files, a
- * docs site's config, `setup.py`, `noxfile.py`) is left out by its well-known names, in a full
- * build and in an incremental one. Shaped like a small TypeScript library of the unjs kind
+ * docs site's config, `setup.py`, `noxfile.py`), examples and benchmarks are left out by their
+ * well-known names, in a full build and in an incremental one. Shaped like a small TypeScript library of the unjs kind
  * (sources under src/, tests under test/, several tool configs at the root, a docs site).
  */
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isConfigurationPath } from '../../src/code/file-role.js';
+import { isScaffoldingPath } from '../../src/code/file-role.js';
 import { buildIndex, type BuildIndexOptions } from '../../src/code/index/build-index.js';
 import { summarizeIndex } from '../../src/code/index/summary.js';
 
@@ -27,9 +27,14 @@ const CONFIGS = [
   'setup.py',
   'noxfile.py',
   'docs/conf.py',
+  // Examples and benchmarks (boltons's misc/bench_omd.py) are no code to rank either.
+  'examples/basic.js',
+  'misc/bench_omd.py',
+  'benchmarks/parse.js',
+  'src/parse.bench.ts',
 ];
 
-describe('the risk register leaves tool configuration out', () => {
+describe('the risk register leaves tool configuration, examples and benchmarks out', () => {
   let root: string;
   let options: BuildIndexOptions;
 
@@ -67,15 +72,17 @@ describe('the risk register leaves tool configuration out', () => {
   });
 
   it('knows the configuration names of the common tools, and not code that only mentions config', () => {
-    for (const path of CONFIGS) expect(isConfigurationPath(path), path).toBe(true);
+    for (const path of CONFIGS) expect(isScaffoldingPath(path), path).toBe(true);
     for (const path of [
       'src/config.ts',
       'src/configure.ts',
       'lib/conf.py',
       'src/app.config.helpers.ts',
       'src/index.ts',
+      'src/benchmark.py',
+      'src/workbench/app.ts',
     ])
-      expect(isConfigurationPath(path), path).toBe(false);
+      expect(isScaffoldingPath(path), path).toBe(false);
   });
 
   it('ranks only the project code, and summarises the riskiest from it', async () => {
