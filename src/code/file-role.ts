@@ -59,6 +59,17 @@ export function isScaffoldingPath(path: string): boolean {
   return CONFIGURATION_PATH.test(path) || EXAMPLE_PATH.test(path) || BENCHMARK_PATH.test(path);
 }
 
+/**
+ * Whether the risk register ranks an indexed (non-test) file: the project's code, not scaffolding
+ * by its path, and declaring, importing, exporting or calling something. A file that does none of
+ * that (Go's `doc.go`, only a package comment; an empty `__init__.py`) has nothing to change:
+ * golang-lru's `doc.go` ranked among its riskiest files, its fan-in that of its whole package.
+ */
+export function isRankedCode(file: Pick<IndexedFile, 'path' | 'symbols' | 'imports' | 'exports' | 'calls'>): boolean {
+  if (isScaffoldingPath(file.path)) return false;
+  return file.symbols.length > 0 || file.imports.length > 0 || file.exports.length > 0 || file.calls.length > 0;
+}
+
 /** The role a path alone decides (stubs, declaration files, tool configuration), if any. */
 function roleByPath(path: string): 'contract' | 'scaffolding' | undefined {
   if (CONTRACT_PATH.test(path)) return 'contract';

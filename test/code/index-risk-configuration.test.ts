@@ -62,6 +62,9 @@ describe('the risk register leaves tool configuration, examples and benchmarks o
         "import { parsePath } from './parse.js';\nexport function joinPath(a: string, b: string): string {\n  return parsePath(a) + '/' + b;\n}\n",
       'src/parse.ts': 'export function parsePath(path: string): string {\n  return path.replace(/\\/+$/, "");\n}\n',
       'src/app.config.helpers.ts': 'export const notAConfig = 1;\n',
+      // Declares nothing: a Go package's doc.go (golang-lru's), an empty __init__.py.
+      'doc.go': '// Package paths joins and parses paths.\npackage paths\n',
+      'pkg/__init__.py': '',
       'test/join.test.ts':
         "import { joinPath } from '../src/join.js';\nif (joinPath('a', 'b') !== 'a/b') throw new Error('join');\n",
     });

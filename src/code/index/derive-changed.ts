@@ -14,7 +14,7 @@
  * - Risk: the entries of the changed files and of those they import(ed), merged into the
  *   previous register's order.
  */
-import { isScaffoldingPath } from '../file-role.js';
+import { isRankedCode } from '../file-role.js';
 import {
   deriveIndex,
   importTargets,
@@ -54,7 +54,7 @@ export function deriveChanged(
   const affected = new Set([...touched, ...changedPaths]);
   const testPaths = testPathsOf(files);
   const affectedSources = files.filter(
-    (file) => affected.has(file.path) && file.language !== null && !file.isTest && !isScaffoldingPath(file.path),
+    (file) => affected.has(file.path) && file.language !== null && !file.isTest && isRankedCode(file),
   );
   const tests = testsBySource(affectedSources, testPaths, views.dependents);
   const entries = affectedSources

@@ -121,7 +121,7 @@ export interface IndexedFile {
 
 /**
  * One row of the risk register (non-test source files in supported languages, tool configuration
- * such as `vite.config.ts`, examples and benchmarks left out: see `isScaffoldingPath`).
+ * such as `vite.config.ts`, examples, benchmarks and files declaring nothing left out: see `isRankedCode`).
  */
 export interface RiskEntry {
   path: string;
