@@ -22,6 +22,18 @@ export function gitLockRemoveLine(files: readonly string[]): string {
   return `Removed ${files.length} stale git lock file(s) left by an interrupted git process: ${files.join(', ')}`;
 }
 
+/** Collection errors shown under a test run: the first line of the first three, and how many more. */
+const SHOWN_COLLECTION_ERRORS = 3;
+
+function collectionLines(errors: readonly string[]): string[] {
+  const shown = errors.slice(0, SHOWN_COLLECTION_ERRORS).map((error) => {
+    const first = error.split('\n').find((text) => text.trim() !== '') ?? error;
+    return `could not load: ${first.length > 160 ? `${first.slice(0, 159)}…` : first}`;
+  });
+  const more = errors.length - shown.length;
+  return more > 0 ? [...shown, `and ${more} more (see the report)`] : shown;
+}
+
 function isTestRun(result: TestRunResult | CheckResult): result is TestRunResult {
   return 'counts' in result;
 }
@@ -155,6 +167,8 @@ export function createPlainReporter(
               state +
               pc.dim(`${skipped ? `, ${skipped} skipped` : ''} (${result.durationMs} ms)`),
           );
+          // What could not load is why RED is rejected (`collection-error`): said where it happens.
+          for (const text of collectionLines(result.collectionErrors)) line(pc.red(`      ${text}`));
         } else {
           line(
             pc.dim(`      ${event.kind}: `) +
