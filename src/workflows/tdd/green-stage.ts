@@ -34,7 +34,10 @@ export interface LockedTests {
   /** The configured test globs plus the current item's test file (a runner may run files no glob names). */
   globs: string[];
   fingerprints: Record<string, string>;
-  /** Test ids of the last accepted run on this cycle's tree (none right after a resume). */
+  /**
+   * Ids of the tests the last accepted run on this cycle's tree ran (none right after a resume):
+   * those it skipped are left out, as they may stay skipped (autocfg's ignored doc-tests).
+   */
   expected: string[];
   /** Test scripts, runner configuration, setup files, conftest.py, lint and typecheck settings. */
   verification: VerificationLock;
@@ -44,7 +47,10 @@ export interface LockedTests {
 export async function lockTests(context: TddContext, test: TestCase): Promise<LockedTests> {
   const globs = [...context.policy.testGlobs, test.testFile];
   const head = await context.deps.workspace.head();
-  const expected = context.lastRun?.commit === head ? context.lastRun.run.result.tests.map((entry) => entry.id) : [];
+  const expected =
+    context.lastRun?.commit === head
+      ? context.lastRun.run.result.tests.filter((entry) => entry.status !== 'skipped').map((entry) => entry.id)
+      : [];
   return {
     globs,
     fingerprints: await fingerprintFiles(context.deps.workspace.root, globs),
