@@ -35,3 +35,25 @@ describe('a refactoring goal written where the directory goes (`ratchet refactor
     expect(existsSync(join(repo.dir, '.ratchet'))).toBe(false);
   });
 });
+
+describe("a Go repository with a module of its own below the root (golang-lru's arc/)", () => {
+  it('init says that `go test ./...` leaves it untested, and how to test it', async () => {
+    const go = await createTempRepo({
+      files: {
+        'go.mod': 'module example.com/cache/v2\n\ngo 1.19\n',
+        'lru.go': 'package cache\n',
+        'arc/go.mod': 'module example.com/cache/arc/v2\n\ngo 1.18\n',
+        'arc/arc.go': 'package arc\n',
+      },
+    });
+    try {
+      const init = await runCli(['init'], { cwd: go.dir, env: go.env });
+      expect(init.exitCode, describeResult(init)).toBe(0);
+      expect(init.stdout).toContain('detected test command: go test ./... (from go.mod)');
+      expect(init.stdout).toContain('note: arc/ is a Go module of its own, which `go test ./...` here does not test');
+      expect(init.stdout).toContain('[test] command = "go test ./... ./arc/..."');
+    } finally {
+      await go.cleanup();
+    }
+  });
+});
