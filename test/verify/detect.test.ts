@@ -178,6 +178,27 @@ describe('detectTestCommand', () => {
     expect((await detectTestCommand(loop, 'npm test')).framework).toBe('npm');
   });
 
+  it('follows scripts through a wrapper to a node file of node:test tests (remark: c8 -- npm run test-api)', async () => {
+    const remark = await makeProject({
+      'package.json': pkg({
+        test: 'npm run build && npm run test-coverage',
+        build: 'tsc --build',
+        'test-coverage': 'c8 --100 --reporter lcov -- npm run test-api',
+        'test-api': 'node --conditions development test.js',
+      }),
+      'test.js': "import test from 'node:test'\ntest('parses', () => {})\n",
+      'plain.js': "console.log('no tests here')\n",
+    });
+    expect(await detectTestCommand(remark, undefined, NO_PYTEST)).toMatchObject({
+      command: 'npm test',
+      framework: 'node-test',
+    });
+    expect((await detectTestCommand(remark, 'npm run test-api')).framework).toBe('node-test');
+    expect((await detectTestCommand(remark, 'node --conditions development test.js')).framework).toBe('node-test');
+    expect((await detectTestCommand(remark, 'node plain.js')).framework).toBe('custom');
+    expect((await detectTestCommand(remark, 'npm run build')).framework).toBe('custom');
+  });
+
   it('resolves `cd <dir> && npm test` through that directory’s package.json', async () => {
     const root = await makeProject({
       'package.json': pkg({ test: 'jest' }),

@@ -179,6 +179,24 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
     ]);
   });
 
+  it('reads the tests of a node:test file run with plain node through a package script (remark: npm run test-api)', async () => {
+    const root = await makeProject({
+      'package.json': JSON.stringify({
+        name: 'nt',
+        type: 'module',
+        scripts: { 'test-api': 'node --conditions development test.js' },
+      }),
+      'test.js': "import test from 'node:test';\ntest('parses', () => {});\ntest('stringifies', () => {});\n",
+    });
+    const { framework } = await detectTestCommand(root, 'npm run test-api');
+    const result = await runTests({ ...npmTestIn(root), command: 'npm run test-api', framework });
+    expect(result.source).toBe('junit-xml');
+    expect(result.tests.map((test) => [test.id, test.status])).toEqual([
+      ['test.js::parses', 'passed'],
+      ['test.js::stringifies', 'passed'],
+    ]);
+  });
+
   it('kills a hanging run at the timeout and reports a timeout pseudo-test', async () => {
     const root = await makeProject({
       'package.json': JSON.stringify({ name: 'nt', type: 'module', scripts: { test: 'node --test' } }),
