@@ -34,6 +34,16 @@ describe('isTestPath', () => {
     expect(isTestPath('types/index.d.ts')).toBe(false);
     expect(isTestPath('src/first.ts')).toBe(false);
   });
+
+  it('knows a suite in one file by its name: test.js (remark), test.mjs, tests.py', () => {
+    expect(isTestPath('test.js')).toBe(true);
+    expect(isTestPath('packages/x/test.mjs')).toBe(true);
+    expect(isTestPath('tests.py')).toBe(true);
+    expect(isTestPath('test.py')).toBe(true);
+    expect(isTestPath('latest.js')).toBe(false);
+    expect(isTestPath('contest.py')).toBe(false);
+    expect(isTestPath('testing.js')).toBe(false);
+  });
 });
 
 describe('Rust attributes', () => {
