@@ -1,7 +1,7 @@
 /**
  * End to end: what a new user types on a first try, and what Ratchet answers (built CLI).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertFreshBuild, describeResult, runCli } from '../support/run-cli.js';
@@ -55,5 +55,20 @@ describe("a Go repository with a module of its own below the root (golang-lru's 
     } finally {
       await go.cleanup();
     }
+  });
+});
+
+describe('a run refused on a dirty tree (a package-lock.json npm install left untracked)', () => {
+  it('names the changes in its hint', async () => {
+    writeFileSync(join(repo.dir, 'package-lock.json'), '{}\n');
+    const cassette = repo.path('unused.ndjson');
+    writeFileSync(cassette, '{"cassette":1}\n');
+    const run = await runCli(['tdd', 'anything', '--provider', 'replay', '--cassette', cassette], {
+      cwd: repo.dir,
+      env: { ...repo.env, RATCHET_HOME: repo.path('home') },
+    });
+    expect(run.exitCode, describeResult(run)).not.toBe(0);
+    expect(run.stderr).toContain('The working tree has 1 uncommitted change (1 untracked).');
+    expect(run.stderr).toContain('Commit or stash them (package-lock.json), or pass --allow-dirty');
   });
 });

@@ -115,7 +115,7 @@ export function registerRefactorVerifyCommand(refactor: Command, cli: CliSetup):
       if (isGit) await excludeRatchetDir(target);
       const logRoot = isGit ? target : homeFolderOf(config.home, 'verify', target);
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const uncommitted = isGit ? await countChanges(new Git(target)) : { changes: 0, untracked: 0 };
+      const uncommitted = isGit ? await countChanges(new Git(target)) : { changes: 0, untracked: 0, paths: [] };
       // The commands run where a run's would (a temporary worktree of HEAD, sandboxed): what they
       // write and what the dependencies run stay away from the checkout.
       const verified = await withScratchCheckout(
