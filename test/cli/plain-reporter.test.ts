@@ -209,4 +209,29 @@ describe('plain reporter', () => {
       ].join('\n'),
     );
   });
+
+  it('names what a rejected stage is about after its reason', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    const stageEnd = (subjects: string[]): RatchetEvent =>
+      event({
+        type: 'stage-end',
+        stage: 'GREEN',
+        phase: 'GREEN',
+        cycle: 1,
+        attempt: 1,
+        outcome: 'rejected',
+        reason: 'tests-not-run',
+        subjects,
+      });
+    report(stageEnd(['src/lib.rs - probe (line 532)']));
+    report(stageEnd(['a', 'b', 'c', 'd', 'e']));
+    expect(shown()).toBe(
+      [
+        '  GREEN     ✗ rejected tests-not-run (src/lib.rs - probe (line 532))',
+        '  GREEN     ✗ rejected tests-not-run (a, b, c and 2 more)',
+        '',
+      ].join('\n'),
+    );
+  });
 });

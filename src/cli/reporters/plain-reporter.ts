@@ -22,6 +22,13 @@ export function gitLockRemoveLine(files: readonly string[]): string {
   return `Removed ${files.length} stale git lock file(s) left by an interrupted git process: ${files.join(', ')}`;
 }
 
+/** What a gate's rejection is about, after its reason: ` (a, b, c and 3 more)`. */
+function subjectsText(subjects: readonly string[] | undefined): string {
+  if (subjects === undefined || subjects.length === 0) return '';
+  const shown = subjects.slice(0, 3).join(', ');
+  return pc.dim(` (${subjects.length > 3 ? `${shown} and ${subjects.length - 3} more` : shown})`);
+}
+
 /** Collection errors shown under a test run: the first line of the first three, and how many more. */
 const SHOWN_COLLECTION_ERRORS = 3;
 
@@ -123,7 +130,9 @@ export function createPlainReporter(
             : event.outcome === 'skipped'
               ? pc.dim('– skipped')
               : pc.red(`✗ ${event.outcome}`);
-        line(`  ${pc.bold(event.stage.padEnd(9))} ${mark}${event.reason ? pc.dim(` ${event.reason}`) : ''}`);
+        line(
+          `  ${pc.bold(event.stage.padEnd(9))} ${mark}${event.reason ? pc.dim(` ${event.reason}`) : ''}${subjectsText(event.subjects)}`,
+        );
         break;
       }
       case 'patch-check':

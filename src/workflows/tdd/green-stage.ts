@@ -24,7 +24,8 @@ import { testVariables } from './red-stage.js';
 import { findPendingItem, markDone, parseTestList, TEST_LIST_FILE } from './test-list.js';
 
 type Judgement =
-  { accepted: true; summary: string; run: StoredTestRun } | { accepted: false; reason: string; feedback: string };
+  | { accepted: true; summary: string; run: StoredTestRun }
+  | { accepted: false; reason: string; feedback: string; subjects?: string[] };
 
 /**
  * What RED fixed for the rest of the cycle: the test files (by fingerprint), the tests that ran,
@@ -123,7 +124,8 @@ export async function* judgeImplementation(
   if (changed !== undefined) return changed;
   const now = await fingerprintFiles(context.deps.workspace.root, locked.globs);
   const decision = greenGate(run.result, locked.fingerprints, now, locked.expected);
-  if (!decision.accepted) return { accepted: false, reason: decision.reason, feedback: decision.feedback };
+  if (!decision.accepted)
+    return { accepted: false, reason: decision.reason, feedback: decision.feedback, subjects: decision.subjects };
   if (!options.checks) return { accepted: true, summary: decision.summary, run };
   context.treeClean = false;
   const checks: StoredCheck[] = await context.deps.verifier.runChecks(stage, context.signal);
@@ -239,7 +241,7 @@ export async function* greenStage(
       ? { accepted: false, reason: outcome.status, feedback: problem }
       : yield* judgeImplementation(context, 'GREEN', lockedTests, { checks: false });
     if (!gate.accepted) {
-      yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'rejected', gate.reason);
+      yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'rejected', gate.reason, gate.subjects);
       await deps.workspace.discardChanges();
       context.treeClean = true;
       feedback = gate.feedback;

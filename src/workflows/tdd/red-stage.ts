@@ -93,7 +93,7 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
           message: `RED: the new test for "${test.description}" passed immediately; the behaviour may already exist. Asking for a stricter test.`,
         };
       }
-      yield stageEnd(stage, 'RED', cycle, attempt, 'rejected', decision.reason);
+      yield stageEnd(stage, 'RED', cycle, attempt, 'rejected', decision.reason, decision.subjects);
       feedback =
         decision.reason === 'passed-immediately'
           ? `${PASSED_IMMEDIATELY_HINT}\n\n${decision.feedback}`
