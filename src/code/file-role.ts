@@ -18,21 +18,62 @@ export type FileRole = 'code' | 'test' | 'contract' | 'scaffolding';
 
 const CONTRACT_PATH = /\.(?:pyi|d\.[cm]?ts)$/;
 
-const SCAFFOLDING_PATH = new RegExp(
+/**
+ * Tool configuration by its well-known names: the `<tool>.config.*` convention (vite, vitest, jest,
+ * eslint, rollup, tsup, webpack, playwright, tailwind, next, nuxt, astro, unbuild's
+ * `build.config.ts`), with a usual variant or environment before the extension (`vitest.config.e2e.ts`; a
+ * name of one's own there, `app.config.helpers.ts`, is code),
+ * the older `<tool>.conf.js` (karma, protractor), rc files (`.eslintrc.cjs`, `.mocharc.js`),
+ * vitest workspaces, task runners (Gruntfile, gulpfile, Jakefile), a config in a tool's hidden
+ * folder (`.vitepress/config.ts`, `.storybook/main.ts`), and Python's packaging, session and Sphinx
+ * files (`setup.py`, `noxfile.py`, `fabfile.py`, `docs/conf.py`).
+ */
+const CONFIGURATION_PATH = new RegExp(
   [
     /(?:^|\/)docs?\/(?:[^/]+\/)*conf\.py$/.source,
-    /(?:^|\/)examples?\//.source,
     /(?:^|\/)(?:setup|noxfile|fabfile)\.py$/.source,
-    /(?:^|\/)[^/]+\.config\.[cm]?[jt]s$/.source,
-    /(?:^|\/)\.[^/]+rc\.[cm]?js$/.source,
-    /(?:^|\/)(?:Gruntfile|gulpfile)\.[cm]?[jt]s$/.source,
+    /(?:^|\/)[^/]+\.(?:config|conf)(?:\.(?:e2e|unit|integration|browser|node|dev|prod|test|base|common|shared|local|ci))?\.[cm]?[jt]s$/
+      .source,
+    /(?:^|\/)\.[^/]+rc\.[cm]?[jt]s$/.source,
+    /(?:^|\/)vitest\.workspace\.[cm]?[jt]s$/.source,
+    /(?:^|\/)(?:[Gg]runtfile|[Gg]ulpfile|[Jj]akefile)\.[cm]?[jt]s$/.source,
+    /(?:^|\/)\.(?:vitepress|vuepress|storybook|docusaurus)\/[^/]+\.[cm]?[jt]sx?$/.source,
   ].join('|'),
 );
+
+/** Examples of use: documentation, not the project's code. */
+const EXAMPLE_PATH = /(?:^|\/)examples?\//;
+
+/**
+ * Benchmarks: `benchmarks/`, `bench/`, `bench_omd.py` (boltons's `misc/`), `parse_bench.py`,
+ * vitest's `parse.bench.ts`. They measure the code; they are not part of it.
+ */
+const BENCHMARK_PATH = /(?:^|\/)(?:benchmarks?|bench)\/|(?:^|\/)bench_[^/]+\.py$|_bench\.py$|\.bench\.[cm]?[jt]sx?$/;
+
+/**
+ * Whether a path alone makes a file scaffolding rather than the project's code: a tool's
+ * configuration (see `CONFIGURATION_PATH`), an example or a benchmark. Nothing a user refactors
+ * or tests first, so the risk register leaves it out.
+ */
+export function isScaffoldingPath(path: string): boolean {
+  return CONFIGURATION_PATH.test(path) || EXAMPLE_PATH.test(path) || BENCHMARK_PATH.test(path);
+}
+
+/**
+ * Whether the risk register ranks an indexed (non-test) file: the project's code, not scaffolding
+ * by its path, and declaring, importing, exporting or calling something. A file that does none of
+ * that (Go's `doc.go`, only a package comment; an empty `__init__.py`) has nothing to change:
+ * golang-lru's `doc.go` ranked among its riskiest files, its fan-in that of its whole package.
+ */
+export function isRankedCode(file: Pick<IndexedFile, 'path' | 'symbols' | 'imports' | 'exports' | 'calls'>): boolean {
+  if (isScaffoldingPath(file.path)) return false;
+  return file.symbols.length > 0 || file.imports.length > 0 || file.exports.length > 0 || file.calls.length > 0;
+}
 
 /** The role a path alone decides (stubs, declaration files, tool configuration), if any. */
 function roleByPath(path: string): 'contract' | 'scaffolding' | undefined {
   if (CONTRACT_PATH.test(path)) return 'contract';
-  if (SCAFFOLDING_PATH.test(path)) return 'scaffolding';
+  if (isScaffoldingPath(path)) return 'scaffolding';
   return undefined;
 }
 

@@ -45,6 +45,8 @@ export interface EventMap {
     cycle: number;
     outcome: 'accepted' | 'rejected' | 'error' | 'skipped';
     reason?: string;
+    /** A gate's rejection: the test ids or files it is about (the tests that no longer ran, say). */
+    subjects?: string[];
   };
   'model-call': {
     stage: StageName | null;

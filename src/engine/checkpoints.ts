@@ -1,7 +1,6 @@
 import { NOTES_REF, parseNote, type HandoffState } from '../core/handoff.js';
 import type { Git } from '../git/git.js';
-import type { Ledger } from '../ledger/types.js';
-import type { GitRun } from './git-run.js';
+import type { Ledger, RunRow } from '../ledger/types.js';
 
 export interface Checkpoint {
   sha: string;
@@ -20,12 +19,19 @@ export interface Checkpoint {
 /**
  * The run's commits, oldest first, with their handoff notes: up to its branch, or, once the run
  * was accepted, rejected or rolled back (the branch is gone), up to the commit the branch had
- * then. A rejected run's commits stay readable until git collects them.
+ * then. A rejected run's commits stay readable until git collects them. A run with no branch or
+ * base commit in the ledger (one that never made them) has none.
  */
-export async function checkpointsOf(git: Git, run: GitRun, ledger?: Ledger): Promise<Checkpoint[]> {
+export async function checkpointsOf(
+  git: Git,
+  run: Pick<RunRow, 'id' | 'branch' | 'baseCommit' | 'finalCommit'>,
+  ledger?: Ledger,
+): Promise<Checkpoint[]> {
+  if (run.baseCommit === null) return [];
   const tip =
-    (await git.revParse(run.branch)) ??
-    (await git.revParse(`refs/heads/${run.branch}`)) ??
+    (run.branch === null
+      ? null
+      : ((await git.revParse(run.branch)) ?? (await git.revParse(`refs/heads/${run.branch}`)))) ??
     (run.finalCommit ? await git.revParse(`${run.finalCommit}^{commit}`) : null);
   if (!tip) return [];
   const log = await git.log(`${run.baseCommit}..${tip}`);

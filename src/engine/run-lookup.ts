@@ -18,12 +18,25 @@ export async function resolveRun(
   runId: string | undefined,
   options: { anyWorkflow?: boolean } = {},
 ): Promise<GitRun> {
+  return asGitRun(await findRun(ledger, runId, options));
+}
+
+/**
+ * The run as `resolveRun` finds it, without requiring git fields: a run that never made its
+ * branch or worktree (a team iteration's before its workspace) has none, and the commands that
+ * only read it (`history`, `report`) show what it has.
+ */
+export async function findRun(
+  ledger: Ledger,
+  runId: string | undefined,
+  options: { anyWorkflow?: boolean } = {},
+): Promise<RunRow> {
   const run = runId
     ? await ledger.getRun(runId)
     : await ledger.latestRun(options.anyWorkflow === true ? {} : { excludeWorkflow: TEAM_WORKFLOW });
   if (!run) throw noRunError(runId);
   if (run.workflow === TEAM_WORKFLOW && options.anyWorkflow !== true) throw teamRunError(run);
-  return asGitRun(run);
+  return run;
 }
 
 /**

@@ -91,7 +91,9 @@ export async function withScratchCheckout<T>(
     });
   } finally {
     // The links first: removing the directory must never follow one into the checkout's folders.
-    for (const name of SHARED_DIRECTORIES) await rm(join(dir, name), { force: true }).catch(() => undefined);
+    // A workspace's node_modules is a folder of links (`shareNodeModules`): removed without following them.
+    for (const name of SHARED_DIRECTORIES)
+      await rm(join(dir, name), { force: true, recursive: true }).catch(() => undefined);
     if (git !== undefined && existsSync(dir)) await git.removeWorktree(dir, { force: true }).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
     if (git !== undefined) await git.pruneWorktrees().catch(() => undefined);

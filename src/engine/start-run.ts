@@ -3,7 +3,7 @@ import { RatchetError } from '../core/errors.js';
 import type { RatchetEvent } from '../core/events.js';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { checkModels, startModels } from '../agent/models/run-models.js';
-import { countChanges, describeChanges, type ChangeCount } from '../git/change-count.js';
+import { countChanges, describeChanges, namedChanges, type ChangeCount } from '../git/change-count.js';
 import { Git } from '../git/git.js';
 import { acquireRepoLock } from '../git/repo-lock.js';
 import type { Ledger } from '../ledger/types.js';
@@ -109,7 +109,7 @@ async function checkStart<T extends WorkflowTypes>(
   const changes = await countChanges(git, (entry) => entry.index === '?' && entry.path.startsWith('.ratchet/'));
   if (changes.changes > 0 && !options.allowDirty) {
     throw new RatchetError('dirty-tree', `The working tree has ${describeChanges(changes)}.`, {
-      hint: 'Commit or stash them, or pass --allow-dirty to start from HEAD without them.',
+      hint: `Commit or stash them (${namedChanges(changes)}), or pass --allow-dirty to start from HEAD without them.`,
     });
   }
   const found = await definition.check(options.request, {

@@ -3,11 +3,15 @@ import { access, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import type { Git } from '../git/git.js';
+import { shareNodeModules } from './share-node-modules.js';
 
 /** What a run keeps in the repository but out of git (added to `.git/info/exclude`). */
 export const RATCHET_EXCLUDES = ['/.ratchet/'];
 
-/** Ignored dependency folders shared into a run's worktree by symlink, so tests can run there. */
+/**
+ * Ignored dependency folders shared into a run's worktree by symlink, so tests can run there (a
+ * workspace's `node_modules` as a folder of links, see `shareNodeModules`).
+ */
 export const SHARED_DIRECTORIES = ['node_modules', '.venv', 'venv'];
 
 /**
@@ -24,7 +28,10 @@ export async function shareDependencies(source: string, worktree: string, git: G
   await git.addInfoExclude(shared.map((name) => `/${name}`));
   for (const name of shared) {
     const to = join(worktree, name);
-    if (!existsSync(to)) await symlink(join(source, name), to, 'dir');
+    if (existsSync(to)) continue;
+    // A workspace's node_modules links its own packages: those must be the worktree's.
+    if (name === 'node_modules') await shareNodeModules(join(source, name), to, source, worktree);
+    else await symlink(join(source, name), to, 'dir');
   }
 }
 

@@ -7,6 +7,8 @@ export interface ChangeCount {
   changes: number;
   /** How many of them are untracked. */
   untracked: number;
+  /** Their paths, as `git status` names them (an untracked directory ends with `/`). */
+  paths: string[];
 }
 
 /** Counts `git`'s uncommitted changes, leaving out the entries `except` names. */
@@ -15,7 +17,17 @@ export async function countChanges(
   except: (entry: StatusEntry) => boolean = () => false,
 ): Promise<ChangeCount> {
   const entries = (await git.status({ untracked: 'normal' })).files.filter((entry) => !except(entry));
-  return { changes: entries.length, untracked: entries.filter((entry) => entry.index === '?').length };
+  return {
+    changes: entries.length,
+    untracked: entries.filter((entry) => entry.index === '?').length,
+    paths: entries.map((entry) => entry.path),
+  };
+}
+
+/** What the changes are, for a hint: `package-lock.json`, `a.ts, b.ts, c.ts and 4 more`. */
+export function namedChanges({ paths }: Pick<ChangeCount, 'paths'>): string {
+  const shown = paths.slice(0, 3).join(', ');
+  return paths.length > 3 ? `${shown} and ${paths.length - 3} more` : shown;
 }
 
 /** `3 uncommitted changes (1 untracked)`, `1 uncommitted change`. */

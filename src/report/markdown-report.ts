@@ -1,3 +1,4 @@
+import type { RunRow } from '../ledger/types.js';
 import type { ReportData } from './report-data.js';
 import { costText, ledgerNotesText, rollbackText, stageOutcomesText, tokensText } from './summary-text.js';
 
@@ -43,6 +44,15 @@ export function failingText(verification: ReportData['verifications'][number]): 
     .join('; ');
 }
 
+/**
+ * The run's branch and where it started; a run the ledger has no branch or base commit for (one
+ * that never made them, such as a team iteration's before its workspace) says so.
+ */
+function branchText(run: Pick<RunRow, 'branch' | 'baseBranch' | 'baseCommit'>): string {
+  if (run.branch === null || run.baseCommit === null) return 'none (the run made no branch or worktree)';
+  return `${run.branch} from ${run.baseBranch ?? 'HEAD'} @ ${run.baseCommit.slice(0, 8)}`;
+}
+
 /** The report's summary table, label and plain text, for the Markdown and the HTML report alike. */
 export function summaryRows(data: ReportData): Array<[label: string, text: string]> {
   const { run, summary } = data;
@@ -55,7 +65,7 @@ export function summaryRows(data: ReportData): Array<[label: string, text: strin
       'Rolled back',
       rollbackText(event).replace(/^rolled back /, ''),
     ]),
-    ['Branch', `${run.branch} from ${run.baseBranch ?? 'HEAD'} @ ${run.baseCommit.slice(0, 8)}`],
+    ['Branch', branchText(run)],
     ['Provider', `${run.provider ?? ''} ${modelText(data)}`.trim()],
     ['Duration', duration(summary.durationMs)],
     [
@@ -78,7 +88,10 @@ export function renderMarkdownReport(data: ReportData): string {
   // The rows the HTML report shows, some with Markdown of their own.
   const marked: Record<string, string> = {
     Status: `**${run.status}**${run.error ? ` — ${cell(run.error)}` : ''}`,
-    Branch: `\`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit.slice(0, 8))}\``,
+    Branch:
+      run.branch === null || run.baseCommit === null
+        ? cell(branchText(run))
+        : `\`${cell(run.branch)}\` from \`${cell(run.baseBranch ?? 'HEAD')}\` @ \`${cell(run.baseCommit.slice(0, 8))}\``,
     Provider: `${cell(run.provider)} \`${cell(modelText(data))}\``,
   };
   for (const [label, text] of summaryRows(data)) lines.push(`| ${label} | ${marked[label] ?? cell(text)} |`);

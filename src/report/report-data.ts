@@ -5,8 +5,7 @@ import type { EventOf } from '../core/events.js';
 import { TASK_LEDGER_FILE } from '../code/index/artifacts.js';
 import { artifactsDir } from '../engine/run-paths.js';
 import { Git } from '../git/git.js';
-import type { Ledger, RunSummary, StageRow, VerificationRow, ModelCallRow } from '../ledger/types.js';
-import type { GitRun } from '../engine/git-run.js';
+import type { Ledger, RunRow, RunSummary, StageRow, VerificationRow, ModelCallRow } from '../ledger/types.js';
 import { checkpointsOf, type Checkpoint } from '../engine/checkpoints.js';
 import { workflowRegistry } from '../engine/shipped-registry.js';
 import type { RunProgress } from '../workflows/definition.js';
@@ -58,7 +57,7 @@ async function taskLedgerRows(repoRoot: string, runId: string): Promise<BatchRow
 
 /** Everything a run report shows, gathered once from the ledger and git. */
 export interface ReportData {
-  run: GitRun;
+  run: RunRow;
   summary: RunSummary;
   stages: StageRow[];
   verifications: VerificationRow[];
@@ -80,7 +79,7 @@ export interface ReportData {
   generatedAt: string;
 }
 
-export async function gatherReportData(repoRoot: string, run: GitRun, ledger: Ledger, now: Date): Promise<ReportData> {
+export async function gatherReportData(repoRoot: string, run: RunRow, ledger: Ledger, now: Date): Promise<ReportData> {
   const git = new Git(repoRoot);
   // A note git no longer has (`ratchet reject` removes them) comes from the ledger.
   const checkpoints = await checkpointsOf(git, run, ledger);

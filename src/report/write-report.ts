@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRedactor, redactValue, secretsFromEnv } from '../core/redact.js';
-import type { GitRun } from '../engine/git-run.js';
 import { runDir } from '../engine/run-paths.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { RunRow } from '../ledger/types.js';
 import { renderHtmlReport } from './html-report.js';
 import { renderMarkdownReport } from './markdown-report.js';
 import { gatherReportData } from './report-data.js';
@@ -31,7 +31,7 @@ export interface WriteReportOptions {
  */
 export async function writeRunReport(
   repoRoot: string,
-  run: GitRun,
+  run: RunRow,
   ledger: Ledger,
   now: Date = new Date(),
   options: WriteReportOptions = {},

@@ -69,8 +69,11 @@ export async function detectTestCommand(
   if (override !== undefined && override.trim() !== '') {
     const command = override.trim();
     let framework = detectFramework(command);
+    const dir = path.resolve(root, leadingCd(command)?.dir ?? '.');
     // `cd frontend && npm test`: the script is in that directory's package.json.
-    if (framework === 'npm') framework = await npmFramework(path.resolve(root, leadingCd(command)?.dir ?? '.'));
+    if (framework === 'npm') framework = await npmFramework(dir);
+    // `npm run test-api`, `node test.js`: the script it runs, the file it runs.
+    else if (framework === 'custom') framework = await customFramework(dir, leadingCd(command)?.rest ?? command);
     return { command, framework, source: 'config', marker: 'config' };
   }
   const found = await detectIn(root, options);
@@ -113,7 +116,7 @@ async function detectIn(root: string, options: DetectOptions): Promise<DetectedT
     const runner = runnerAfterChecks(script);
     if (runner !== undefined)
       return detected(runner.command, runner.framework, `package.json scripts.test without \`${runner.dropped}\``);
-    return detected('npm test', frameworkOfPackage(pkg), 'package.json');
+    return detected('npm test', await frameworkOfPackage(root, pkg), 'package.json');
   }
   for (const marker of PYTHON_MARKERS) {
     if (await exists(root, marker)) {
@@ -535,17 +538,71 @@ export async function readTestScript(root: string): Promise<string | undefined> 
   return (await readPackageJson(root))?.scripts?.test;
 }
 
-function frameworkOfPackage(pkg: PackageJson): Framework {
-  const fromScript = detectFramework(pkg.scripts?.test ?? '');
+async function frameworkOfPackage(root: string, pkg: PackageJson): Promise<Framework> {
+  const fromScript = await scriptFramework(root, pkg.scripts ?? {}, pkg.scripts?.test ?? '', 0);
   if (fromScript !== 'custom' && fromScript !== 'npm') return fromScript;
   const dependencies = { ...pkg.dependencies, ...pkg.devDependencies };
   for (const name of ['vitest', 'jest', 'mocha', 'ava'] as const) if (name in dependencies) return name;
   return 'npm';
 }
 
+/** Where a script runs another script of the package: `npm run test:unit`, `yarn test:unit`, `c8 -- npm run test-api`. */
+const SCRIPT_CALL = /(?:^|\s)(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([\w:.-]+)(?=\s|$)/g;
+
+/**
+ * The framework a script runs, following the package's own scripts it calls and the file a
+ * `node` step runs: fastify's `npm run test:unit && npm run test:typescript` runs
+ * `c8 --100 node --test`; remark's `c8 --100 -- npm run test-api` runs
+ * `node --conditions development test.js`, a file of node:test tests. A script that calls
+ * scripts of more than one JavaScript runner (or of none) keeps what its own text says. Three
+ * levels deep at most (a script may call itself).
+ */
+async function scriptFramework(
+  root: string,
+  scripts: Readonly<Record<string, string>>,
+  script: string,
+  depth: number,
+): Promise<Framework> {
+  const direct = detectFramework(script);
+  if ((direct !== 'custom' && direct !== 'npm') || depth >= 3) return direct;
+  const found = new Set<Framework>();
+  for (const step of script.split(/&&|\|\||;/)) {
+    const file = await nodeTestFile(root, step);
+    if (file) found.add('node-test');
+    for (const [, name] of step.matchAll(SCRIPT_CALL)) {
+      const called = name === undefined ? undefined : scripts[name];
+      if (called === undefined) continue;
+      const framework = await scriptFramework(root, scripts, called, depth + 1);
+      if (JS_RUNNERS.has(framework)) found.add(framework);
+    }
+  }
+  const [only] = found;
+  return found.size === 1 && only !== undefined ? only : direct;
+}
+
+/** A configured command that names no runner: the package script it runs, or the node:test file. */
+async function customFramework(dir: string, command: string): Promise<Framework> {
+  const pkg = await readPackageJson(dir).catch(() => undefined);
+  const framework = await scriptFramework(dir, pkg?.scripts ?? {}, command, 0);
+  return framework === 'npm' ? 'custom' : framework;
+}
+
+/**
+ * Whether a step runs one file with `node` (`node --conditions development test.js`) that
+ * imports `node:test`: run so, its tests report through the reporters NODE_OPTIONS names, as
+ * under `node --test`.
+ */
+async function nodeTestFile(root: string, step: string): Promise<boolean> {
+  const words = step.trim().split(/\s+/);
+  const file = words.at(-1) ?? '';
+  if (!/(?:^|\/)node$/.test(words[0] ?? '') || words.length < 2 || !/\.[cm]?js$/.test(file)) return false;
+  const text = await readFile(path.resolve(root, file), 'utf8').catch(() => '');
+  return /(?:from\s+|require\(\s*|import\(\s*)['"]node:test['"]/.test(text);
+}
+
 async function npmFramework(root: string): Promise<Framework> {
   const pkg = await readPackageJson(root);
-  return pkg === undefined ? 'npm' : frameworkOfPackage(pkg);
+  return pkg === undefined ? 'npm' : frameworkOfPackage(root, pkg);
 }
 
 async function readPackageJson(root: string): Promise<PackageJson | undefined> {

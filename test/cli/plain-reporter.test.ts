@@ -169,4 +169,69 @@ describe('plain reporter', () => {
       ].join('\n'),
     );
   });
+
+  it('says under a test run what could not load, the first line of the first three', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    const errors = [
+      'tests/version_display.rs: error[E0603]: struct `Version` is private\n --> tests/version_display.rs:3:14',
+      'tests/a.rs: error[E0425]: cannot find function `a`',
+      'tests/b.rs: error[E0425]: cannot find function `b`',
+      'tests/c.rs: error[E0425]: cannot find function `c`',
+    ];
+    report(
+      event({
+        type: 'verify-end',
+        stage: 'RED',
+        kind: 'test',
+        outputFile: null,
+        result: {
+          command: 'cargo test --no-fail-fast',
+          exitCode: 101,
+          timedOut: false,
+          durationMs: 942,
+          output: '',
+          tests: [],
+          collectionErrors: errors,
+          source: 'cargo',
+          counts: { passed: 0, failed: 0, skipped: 0, total: 0 },
+        },
+      }),
+    );
+    expect(shown()).toBe(
+      [
+        '      tests: 0 passed, 0 failed (942 ms)',
+        '      could not load: tests/version_display.rs: error[E0603]: struct `Version` is private',
+        '      could not load: tests/a.rs: error[E0425]: cannot find function `a`',
+        '      could not load: tests/b.rs: error[E0425]: cannot find function `b`',
+        '      and 1 more (see the report)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names what a rejected stage is about after its reason', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    const stageEnd = (subjects: string[]): RatchetEvent =>
+      event({
+        type: 'stage-end',
+        stage: 'GREEN',
+        phase: 'GREEN',
+        cycle: 1,
+        attempt: 1,
+        outcome: 'rejected',
+        reason: 'tests-not-run',
+        subjects,
+      });
+    report(stageEnd(['src/lib.rs - probe (line 532)']));
+    report(stageEnd(['a', 'b', 'c', 'd', 'e']));
+    expect(shown()).toBe(
+      [
+        '  GREEN     ✗ rejected tests-not-run (src/lib.rs - probe (line 532))',
+        '  GREEN     ✗ rejected tests-not-run (a, b, c and 2 more)',
+        '',
+      ].join('\n'),
+    );
+  });
 });

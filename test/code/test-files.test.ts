@@ -26,6 +26,24 @@ describe('isTestPath', () => {
     expect(isTestPath('contest/score.py')).toBe(false);
     expect(isTestPath('src/attr/_funcs.py')).toBe(false);
   });
+
+  it('knows type tests by their names: tsd (index.test-d.ts) and tstyche (example.tst.ts, fastify-plugin)', () => {
+    expect(isTestPath('types/index.test-d.ts')).toBe(true);
+    expect(isTestPath('types/example-async.tst.ts')).toBe(true);
+    expect(isTestPath('src/index.test-d.mts')).toBe(true);
+    expect(isTestPath('types/index.d.ts')).toBe(false);
+    expect(isTestPath('src/first.ts')).toBe(false);
+  });
+
+  it('knows a suite in one file by its name: test.js (remark), test.mjs, tests.py', () => {
+    expect(isTestPath('test.js')).toBe(true);
+    expect(isTestPath('packages/x/test.mjs')).toBe(true);
+    expect(isTestPath('tests.py')).toBe(true);
+    expect(isTestPath('test.py')).toBe(true);
+    expect(isTestPath('latest.js')).toBe(false);
+    expect(isTestPath('contest.py')).toBe(false);
+    expect(isTestPath('testing.js')).toBe(false);
+  });
 });
 
 describe('Rust attributes', () => {

@@ -495,7 +495,7 @@ describe(`ratchet CLI basics (built CLI, subprocess)${sandbox.note}`, () => {
     const refused = await runCli(['tdd', 'More of it', ...ANTHROPIC_FLAGS, ...sandbox.flags], { cwd: repo.dir, env });
     expect(refused.exitCode, describeResult(refused)).toBe(2);
     expect(refused.stderr).toContain('The working tree has 1 uncommitted change.');
-    expect(refused.stderr).toContain('hint: Commit or stash them, or pass --allow-dirty');
+    expect(refused.stderr).toContain('hint: Commit or stash them (README.md), or pass --allow-dirty');
     expect(model.server.requests).toHaveLength(0);
     expect(repo.run('branch', '--list', 'ratchet/*')).toBe('');
 

@@ -93,6 +93,30 @@ describe.skipIf(cargo.missing)(`cargo test (real toolchain)${cargo.note}`, () =>
     expect(redGate(result, result)).toMatchObject({ reason: 'collection-error', subjects: ['tests/integration.rs'] });
   }, 300_000);
 
+  it('takes the compiler errors a passing test prints (it runs rustc on purpose, as autocfg does) for its output, not a build error', async () => {
+    const root = await makeProject({
+      ...CRATE,
+      'tests/probe.rs': [
+        // A feature probe: rustc is expected to fail on this snippet, and prints why on stderr.
+        '#[test] fn probes_a_missing_feature() {',
+        '    let dir = std::env::temp_dir().join(format!("probe-{}", std::process::id()));',
+        '    std::fs::create_dir_all(&dir).unwrap();',
+        '    let source = dir.join("probe.rs");',
+        '    std::fs::write(&source, "pub use missing::thing;\\n").unwrap();',
+        '    let status = std::process::Command::new(std::env::var("RUSTC").unwrap_or("rustc".into()))',
+        '        .args(["--crate-type=lib", "--emit=metadata", "--out-dir"]).arg(&dir).arg(&source)',
+        '        .status().unwrap();',
+        '    assert!(!status.success());',
+        '}',
+        '',
+      ].join('\n'),
+    });
+    const result = await cargoRun(root);
+    expect(result.output).toMatch(/error\[E0432\]: unresolved import `missing`/);
+    expect(result.collectionErrors).toEqual([]);
+    expect(result.tests.find((test) => test.id === 'tests/probe.rs::probes_a_missing_feature')?.status).toBe('passed');
+  }, 300_000);
+
   it('tells the crates of a workspace apart, and runs `cd <crate> && cargo test` as cargo', async () => {
     const crate = (name: string, want: number): Record<string, string> => ({
       [`crates/${name}/Cargo.toml`]: `[package]\nname = "${name}"\nversion = "0.1.0"\nedition = "2021"\n`,

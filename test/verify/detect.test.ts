@@ -154,6 +154,51 @@ describe('detectTestCommand', () => {
     expect((await detectTestCommand(root, 'npm test')).framework).toBe('node-test');
   });
 
+  it('follows a test script through the scripts it runs to their one runner (fastify-plugin: npm run test:unit && ...)', async () => {
+    const chained = await makeProject({
+      'package.json': pkg({
+        test: 'npm run test:unit && npm run test:typescript',
+        'test:unit': 'c8 --100 node --test',
+        'test:typescript': 'tstyche',
+      }),
+    });
+    expect(await detectTestCommand(chained, undefined, NO_PYTEST)).toMatchObject({
+      command: 'npm test',
+      framework: 'node-test',
+    });
+    expect((await detectTestCommand(chained, 'npm test')).framework).toBe('node-test');
+    const yarn = await makeProject({ 'package.json': pkg({ test: 'yarn test:unit', 'test:unit': 'vitest run' }) });
+    expect((await detectTestCommand(yarn, 'npm test')).framework).toBe('vitest');
+    // Two runners, or a script that calls itself: nothing to follow to one runner.
+    const two = await makeProject({
+      'package.json': pkg({ test: 'npm run unit && npm run e2e', unit: 'vitest run', e2e: 'jest' }),
+    });
+    expect((await detectTestCommand(two, 'npm test')).framework).toBe('npm');
+    const loop = await makeProject({ 'package.json': pkg({ test: 'npm run again', again: 'npm test' }) });
+    expect((await detectTestCommand(loop, 'npm test')).framework).toBe('npm');
+  });
+
+  it('follows scripts through a wrapper to a node file of node:test tests (remark: c8 -- npm run test-api)', async () => {
+    const remark = await makeProject({
+      'package.json': pkg({
+        test: 'npm run build && npm run test-coverage',
+        build: 'tsc --build',
+        'test-coverage': 'c8 --100 --reporter lcov -- npm run test-api',
+        'test-api': 'node --conditions development test.js',
+      }),
+      'test.js': "import test from 'node:test'\ntest('parses', () => {})\n",
+      'plain.js': "console.log('no tests here')\n",
+    });
+    expect(await detectTestCommand(remark, undefined, NO_PYTEST)).toMatchObject({
+      command: 'npm test',
+      framework: 'node-test',
+    });
+    expect((await detectTestCommand(remark, 'npm run test-api')).framework).toBe('node-test');
+    expect((await detectTestCommand(remark, 'node --conditions development test.js')).framework).toBe('node-test');
+    expect((await detectTestCommand(remark, 'node plain.js')).framework).toBe('custom');
+    expect((await detectTestCommand(remark, 'npm run build')).framework).toBe('custom');
+  });
+
   it('resolves `cd <dir> && npm test` through that directory’s package.json', async () => {
     const root = await makeProject({
       'package.json': pkg({ test: 'jest' }),

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createProcessRunner } from '../../src/process/runner.js';
+import { detectTestCommand } from '../../src/verify/detect.js';
 import { parseTap } from '../../src/verify/parsers/tap.js';
 import { runTests } from '../../src/verify/run-tests.js';
 import { linkPackages, makeProject } from './helpers.js';
@@ -151,6 +152,49 @@ describe('node:test through runTests (npm test, junit reporter via NODE_OPTIONS)
     const result = await runTests(npmTestIn(root));
     expect(result.source).toBe('tap');
     expect(result.tests.find((test) => test.name === 'compares')).toMatchObject({ failureKind: 'assertion' });
+  });
+
+  it('reads the tests of node --test run by a script the test script calls, under a coverage wrapper (fastify-plugin)', async () => {
+    const root = await makeProject({
+      'package.json': JSON.stringify({
+        name: 'nt',
+        type: 'module',
+        scripts: {
+          test: 'npm run test:unit && npm run test:types',
+          // A wrapper that starts node --test as its child, as c8 does; NODE_OPTIONS reaches it.
+          'test:unit': 'node wrap.mjs node --test',
+          'test:types': 'node -e 0',
+        },
+      }),
+      'wrap.mjs':
+        "import { spawnSync } from 'node:child_process';\nconst [cmd, ...args] = process.argv.slice(2);\nprocess.exit(spawnSync(cmd, args, { stdio: 'inherit' }).status ?? 1);\n",
+      'test/a.test.js': "import test from 'node:test';\ntest('one', () => {});\ntest('two', () => {});\n",
+    });
+    const { framework } = await detectTestCommand(root, 'npm test');
+    const result = await runTests({ ...npmTestIn(root), framework });
+    expect(result.source).toBe('junit-xml');
+    expect(result.tests.map((test) => [test.id, test.status])).toEqual([
+      ['test/a.test.js::one', 'passed'],
+      ['test/a.test.js::two', 'passed'],
+    ]);
+  });
+
+  it('reads the tests of a node:test file run with plain node through a package script (remark: npm run test-api)', async () => {
+    const root = await makeProject({
+      'package.json': JSON.stringify({
+        name: 'nt',
+        type: 'module',
+        scripts: { 'test-api': 'node --conditions development test.js' },
+      }),
+      'test.js': "import test from 'node:test';\ntest('parses', () => {});\ntest('stringifies', () => {});\n",
+    });
+    const { framework } = await detectTestCommand(root, 'npm run test-api');
+    const result = await runTests({ ...npmTestIn(root), command: 'npm run test-api', framework });
+    expect(result.source).toBe('junit-xml');
+    expect(result.tests.map((test) => [test.id, test.status])).toEqual([
+      ['test.js::parses', 'passed'],
+      ['test.js::stringifies', 'passed'],
+    ]);
   });
 
   it('kills a hanging run at the timeout and reports a timeout pseudo-test', async () => {

@@ -281,6 +281,9 @@ describe('GREEN: the gate and retries', () => {
 
     expect(run.error).toBeUndefined();
     expect(trace(run.events)).toContain('stage-end GREEN#1 rejected (tests-failing)');
+    // The rejection names the tests it is about, for the terminal and the ledger.
+    const rejected = run.events.find((event) => event.type === 'stage-end' && event.outcome === 'rejected');
+    expect(rejected).toMatchObject({ stage: 'GREEN', subjects: [expect.stringContaining('add')] });
     const [, retry] = h.agent.callsOf('GREEN');
     expect(retry?.variables.attempt).toBe(2);
     expect(String(retry?.variables.feedback)).toMatch(

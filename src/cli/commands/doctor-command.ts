@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { isRatchetError, toRatchetError } from '../../core/errors.js';
-import { countChanges, describeChanges } from '../../git/change-count.js';
+import { countChanges, describeChanges, namedChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { hardenedGit } from '../../git/hardened-git.js';
 import { ledgerPath } from '../../engine/run-paths.js';
@@ -101,7 +101,7 @@ async function repositoryChecks(command: Command): Promise<{ root: string | unde
             name: 'working tree',
             status: 'warn',
             detail: describeChanges(changes),
-            hint: 'Commit or stash them, or run with --allow-dirty.',
+            hint: `Commit or stash them (${namedChanges(changes)}), or run with --allow-dirty.`,
           },
     );
   } catch (error) {

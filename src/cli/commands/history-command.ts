@@ -9,11 +9,11 @@ import type { RunRow } from '../../ledger/types.js';
 import { ledgerNotesText, rollbackText, statusText } from '../../report/summary-text.js';
 import type { Output } from '../output.js';
 import type { CliSetup } from './cli-setup.js';
-import { runCommand } from './run-session.js';
+import { readRunCommand } from './run-session.js';
 
 /** `ratchet history [run]`: the repository's runs (without a run id), then the checkpoints of one run. */
 export function registerHistoryCommand(program: Command, { loadRegistry }: CliSetup): void {
-  runCommand(
+  readRunCommand(
     program,
     'history',
     'List the runs of this repository and the checkpoints of one run (with their handoff notes)',
@@ -39,7 +39,9 @@ export function registerHistoryCommand(program: Command, { loadRegistry }: CliSe
       // A team iteration's run is no run of a registered workflow: its checkpoints are listed by subject.
       const known = (await loadRegistry([run])).workflows.find((workflow) => workflow.name === run.workflow);
       if (known?.progress.kind !== 'handoff-notes') {
-        output.out(`${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(`(branch ${run.branch})`)}`);
+        output.out(
+          `${pc.bold('Checkpoints of')} ${pc.cyan(run.id)} ${pc.dim(run.branch === null ? '(it made no branch)' : `(branch ${run.branch})`)}`,
+        );
         for (const checkpoint of checkpoints)
           output.out(`  ${pc.yellow(checkpoint.sha.slice(0, 8))} ${checkpoint.subject}`);
         if (checkpoints.length === 0) output.out(pc.dim('  none yet'));
@@ -47,7 +49,6 @@ export function registerHistoryCommand(program: Command, { loadRegistry }: CliSe
       }
       printHandoffs(output, run, checkpoints);
     },
-    { anyWorkflow: true },
   );
 }
 

@@ -38,12 +38,35 @@ import { printIndexSummary, printPlan, printRestore, printVerify } from './refac
  */
 export async function targetOf(repo: string | undefined, command: Command): Promise<string> {
   const dir = resolve(repo ?? globalOptions(command).cwd ?? process.env.TDD_PROJECT_ROOT ?? process.cwd());
-  if (!existsSync(dir)) throw new RatchetError('usage', `${dir} does not exist.`);
+  if (!existsSync(dir)) throw missingTarget(repo, dir, command);
   if (!statSync(dir).isDirectory())
     throw new RatchetError('usage', `${dir} is a file, not a directory.`, {
       hint: "Name the project's directory (or run from it).",
     });
   return (await Git.isRepository(dir)) ? await new Git(dir).root() : dir;
+}
+
+/**
+ * A directory argument that names nothing. A user who writes the goal where the directory goes
+ * (`ratchet refactor plan "split the parser"`, as `ratchet tdd "<feature>"` takes its feature) is
+ * told where a goal goes, on the commands that take one.
+ */
+function missingTarget(repo: string | undefined, dir: string, command: Command): RatchetError {
+  if (repo === undefined) return new RatchetError('usage', `${dir} does not exist.`);
+  const takesGoal = command.options.some((option) => option.long === '--goal');
+  const words: string[] = [];
+  for (let at: Command | null = command; at !== null; at = at.parent)
+    words.unshift(at.parent === null ? 'ratchet' : at.name());
+  const name = words.join(' ');
+  return new RatchetError(
+    'usage',
+    `${repo} is no directory: \`${name}\` takes the project's directory there (${dir} does not exist).`,
+    {
+      hint: takesGoal
+        ? `To say what the refactoring should achieve, pass it as --goal: ${name} --goal ${JSON.stringify(repo)}`
+        : "Name the project's directory, or leave it out to use the current one.",
+    },
+  );
 }
 
 /** `ratchet refactor plan [repo]`: the heuristic plan, from the index; changes no file. */
@@ -92,7 +115,7 @@ export function registerRefactorVerifyCommand(refactor: Command, cli: CliSetup):
       if (isGit) await excludeRatchetDir(target);
       const logRoot = isGit ? target : homeFolderOf(config.home, 'verify', target);
       const outputDir = isGit ? join(target, '.ratchet', 'verify') : logRoot;
-      const uncommitted = isGit ? await countChanges(new Git(target)) : { changes: 0, untracked: 0 };
+      const uncommitted = isGit ? await countChanges(new Git(target)) : { changes: 0, untracked: 0, paths: [] };
       // The commands run where a run's would (a temporary worktree of HEAD, sandboxed): what they
       // write and what the dependencies run stay away from the checkout.
       const verified = await withScratchCheckout(

@@ -11,11 +11,11 @@ import { createCliOutput, openExistingRepoLedger, repositoryRoot } from '../cont
 import { gitLockRemoveLine } from '../reporters/plain-reporter.js';
 import type { CliSetup } from './cli-setup.js';
 import { acceptAndReport, rejectAndReport } from './run-decisions.js';
-import { runCommand } from './run-session.js';
+import { readRunCommand, runCommand } from './run-session.js';
 
 /** `ratchet report [run]`: writes the run's Markdown and HTML reports and prints the Markdown. */
 export function registerReportCommand(program: Command): void {
-  runCommand<{ trace?: boolean }>(
+  readRunCommand<{ trace?: boolean }>(
     program,
     'report',
     'Write the run report (Markdown and self-contained HTML) under .ratchet/runs/<run-id>/',
@@ -41,7 +41,6 @@ export function registerReportCommand(program: Command): void {
         pc.dim(`Written to ${relative(process.cwd(), markdownPath) || 'report.md'} and report.html beside it.`),
       );
     },
-    { anyWorkflow: true },
   ).option(
     '--trace',
     'print the chain of a plan or solve run instead: passes, attempts, validation, every model call with its full prompt and response',

@@ -22,6 +22,25 @@ export function gitLockRemoveLine(files: readonly string[]): string {
   return `Removed ${files.length} stale git lock file(s) left by an interrupted git process: ${files.join(', ')}`;
 }
 
+/** What a gate's rejection is about, after its reason: ` (a, b, c and 3 more)`. */
+function subjectsText(subjects: readonly string[] | undefined): string {
+  if (subjects === undefined || subjects.length === 0) return '';
+  const shown = subjects.slice(0, 3).join(', ');
+  return pc.dim(` (${subjects.length > 3 ? `${shown} and ${subjects.length - 3} more` : shown})`);
+}
+
+/** Collection errors shown under a test run: the first line of the first three, and how many more. */
+const SHOWN_COLLECTION_ERRORS = 3;
+
+function collectionLines(errors: readonly string[]): string[] {
+  const shown = errors.slice(0, SHOWN_COLLECTION_ERRORS).map((error) => {
+    const first = error.split('\n').find((text) => text.trim() !== '') ?? error;
+    return `could not load: ${first.length > 160 ? `${first.slice(0, 159)}…` : first}`;
+  });
+  const more = errors.length - shown.length;
+  return more > 0 ? [...shown, `and ${more} more (see the report)`] : shown;
+}
+
 function isTestRun(result: TestRunResult | CheckResult): result is TestRunResult {
   return 'counts' in result;
 }
@@ -111,7 +130,9 @@ export function createPlainReporter(
             : event.outcome === 'skipped'
               ? pc.dim('– skipped')
               : pc.red(`✗ ${event.outcome}`);
-        line(`  ${pc.bold(event.stage.padEnd(9))} ${mark}${event.reason ? pc.dim(` ${event.reason}`) : ''}`);
+        line(
+          `  ${pc.bold(event.stage.padEnd(9))} ${mark}${event.reason ? pc.dim(` ${event.reason}`) : ''}${subjectsText(event.subjects)}`,
+        );
         break;
       }
       case 'patch-check':
@@ -155,6 +176,8 @@ export function createPlainReporter(
               state +
               pc.dim(`${skipped ? `, ${skipped} skipped` : ''} (${result.durationMs} ms)`),
           );
+          // What could not load is why RED is rejected (`collection-error`): said where it happens.
+          for (const text of collectionLines(result.collectionErrors)) line(pc.red(`      ${text}`));
         } else {
           line(
             pc.dim(`      ${event.kind}: `) +

@@ -14,6 +14,7 @@
  * - Risk: the entries of the changed files and of those they import(ed), merged into the
  *   previous register's order.
  */
+import { isRankedCode } from '../file-role.js';
 import {
   deriveIndex,
   importTargets,
@@ -52,7 +53,9 @@ export function deriveChanged(
   const { touched } = views;
   const affected = new Set([...touched, ...changedPaths]);
   const testPaths = testPathsOf(files);
-  const affectedSources = files.filter((file) => affected.has(file.path) && file.language !== null && !file.isTest);
+  const affectedSources = files.filter(
+    (file) => affected.has(file.path) && file.language !== null && !file.isTest && isRankedCode(file),
+  );
   const tests = testsBySource(affectedSources, testPaths, views.dependents);
   const entries = affectedSources
     .map((file) => riskEntry(file.path, riskSignals(file, views, testPaths, churn, tests.get(file.path) ?? [])))

@@ -2,6 +2,7 @@
  * Views derived from the per-file results: resolved imports, the dependency graph and its
  * reverse, test coverage by convention, and the risk register. Pure: every input is a parameter.
  */
+import { isRankedCode } from '../file-role.js';
 import { ImportResolver, type GoModule } from './resolve-imports.js';
 import { buildRiskRegister, type RiskSignals } from './risk.js';
 import { markRustTestModules, testsBySource } from './test-files.js';
@@ -122,7 +123,8 @@ export function deriveIndex(
   const tests = testsBySource(sources, testPaths, dependents);
   const signals = new Map<string, RiskSignals>();
   for (const file of sources) {
-    if (file.isTest) continue;
+    // Tool configuration (`vite.config.ts`), examples, benchmarks and files declaring nothing are not ranked.
+    if (file.isTest || !isRankedCode(file)) continue;
     signals.set(
       file.path,
       riskSignals(file, { dependencies, dependents }, testPaths, churn, tests.get(file.path) ?? []),

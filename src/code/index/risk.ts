@@ -1,5 +1,7 @@
 /**
- * The risk register: how risky it is to change each non-test source file, from four signals.
+ * The risk register: how risky it is to change each non-test source file, from four signals
+ * (tool configuration, examples, benchmarks and files that declare nothing, see `isRankedCode`,
+ * are no code to rank and have no entry).
  *
  *   score = round(100 * (0.35 * F + 0.25 * C + 0.15 * S + 0.25 * U))
  *

@@ -1,7 +1,8 @@
 /**
  * What is a test, and which source files tests cover.
  *
- * A file is a test by its name (`foo.test.ts`, `foo.spec.js`, `test_foo.py`, `foo_test.py`,
+ * A file is a test by its name (`foo.test.ts`, `foo.spec.js`, type tests `foo.test-d.ts` (tsd)
+ * and `foo.tst.ts` (tstyche), a suite in one file (`test.js`, remark's; `tests.py`), `test_foo.py`, `foo_test.py`,
  * `foo_test.go`, `FooTest.java`, pytest's `conftest.py`) or its directory (`test/`, `tests/`,
  * `__tests__/`, `spec/`, `src/test/`, `typing_tests/`, `integration-tests/`); a Rust module is a
  * test module when the module declaring it does so under `#[cfg(test)]` (`mod test;` in
@@ -19,7 +20,7 @@ import type { CodeSymbol, IndexedFile, ResolvedImport } from './types.js';
 
 const TEST_DIRECTORY = /(?:^|\/)(?:(?:[\w.-]+[_-])?tests?|__tests__|spec)\//;
 const TEST_NAME =
-  /(?:\.(?:test|spec)\.[cm]?[jt]sx?$|^test_.*\.py$|_test\.(?:py|go)$|^conftest\.py$|(?:Test|Tests|IT)\.java$)/;
+  /(?:\.(?:test|spec)\.[cm]?[jt]sx?$|\.(?:test-d|tst)\.[cm]?tsx?$|^tests?\.(?:[cm]?[jt]sx?|py)$|^test_.*\.py$|_test\.(?:py|go)$|^conftest\.py$|(?:Test|Tests|IT)\.java$)/;
 
 export function isTestPath(path: string): boolean {
   return TEST_NAME.test(basename(path)) || TEST_DIRECTORY.test(path);

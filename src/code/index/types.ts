@@ -120,7 +120,10 @@ export interface IndexedFile {
   cliFlags: string[];
 }
 
-/** One row of the risk register (non-test source files in supported languages). */
+/**
+ * One row of the risk register (non-test source files in supported languages, tool configuration
+ * such as `vite.config.ts`, examples, benchmarks and files declaring nothing left out: see `isRankedCode`).
+ */
 export interface RiskEntry {
   path: string;
   /** Non-test repository files importing this file (tests count as coverage instead). */

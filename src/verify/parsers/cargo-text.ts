@@ -11,7 +11,10 @@ import { shortMessage, testId, type ParsedTestOutput } from './classify.js';
  * panic (unwrap, index out of bounds, explicit panic!) is an 'error'. `assert!(cond, "msg")`
  * panics with the bare message and cannot be told apart from `panic!("msg")`.
  * Compiler errors (`error[E0425]: ...`; `error: could not compile ...` when nothing else says
- * why) are collection errors, led by the file they are about.
+ * why) are collection errors, led by the file they are about. cargo builds every test target
+ * before it runs any (a build error stops it), so a compiler error printed after a binary
+ * started (`Running`, `Doc-tests`), outside a failure's block, is what a test printed: a test
+ * that runs rustc on purpose (autocfg probes features that way) is no build error of the suite.
  * Ids are `<target source>::<test path>`, e.g. `src/lib.rs::tests::adds`; in a workspace the
  * caller passes scopes that tell the crates apart (`a/src/lib.rs::tests::adds`).
  *
@@ -88,10 +91,14 @@ export function parseCargoText(text: string, options: CargoParseOptions = {}): P
   let target = unknown;
   let block: string[] | undefined;
   let couldNotCompile: string[] = [];
+  let started = false;
 
   for (let index = 0; index < lines.length; index += 1) {
     const line = lines[index] ?? '';
-    if (RUNNING.test(line) || DOC_TESTS.test(line)) continue;
+    if (RUNNING.test(line) || DOC_TESTS.test(line)) {
+      started = true;
+      continue;
+    }
     const running = /^running (\d+) tests?$/.exec(line);
     if (running !== null) {
       target = targets[binaries] ?? unknown;
@@ -113,7 +120,7 @@ export function parseCargoText(text: string, options: CargoParseOptions = {}): P
       outcomes.push({ target, name: outcome[1].replace(/ - should panic$/, ''), word: outcome[2] });
       continue;
     }
-    if (COMPILER_ERROR.test(line) && !RUNNER_ERROR.test(line)) {
+    if (COMPILER_ERROR.test(line) && !RUNNER_ERROR.test(line) && (block !== undefined || !started)) {
       const error = compilerBlock(lines, index);
       if (/^error: could not compile /.test(line)) couldNotCompile.push(error);
       else result.collectionErrors.push(error);

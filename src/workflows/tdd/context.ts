@@ -339,8 +339,18 @@ export function stageEnd(
   attempt: number,
   outcome: 'accepted' | 'rejected' | 'error' | 'skipped',
   reason?: string,
+  subjects: readonly string[] = [],
 ): EventInput {
-  return { type: 'stage-end', stage, phase, cycle, attempt, outcome, ...(reason === undefined ? {} : { reason }) };
+  return {
+    type: 'stage-end',
+    stage,
+    phase,
+    cycle,
+    attempt,
+    outcome,
+    ...(reason === undefined ? {} : { reason }),
+    ...(subjects.length === 0 ? {} : { subjects: [...subjects] }),
+  };
 }
 
 /** Commits and writes the handoff note on the new commit; yields both events. */

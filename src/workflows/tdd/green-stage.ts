@@ -24,7 +24,8 @@ import { testVariables } from './red-stage.js';
 import { findPendingItem, markDone, parseTestList, TEST_LIST_FILE } from './test-list.js';
 
 type Judgement =
-  { accepted: true; summary: string; run: StoredTestRun } | { accepted: false; reason: string; feedback: string };
+  | { accepted: true; summary: string; run: StoredTestRun }
+  | { accepted: false; reason: string; feedback: string; subjects?: string[] };
 
 /**
  * What RED fixed for the rest of the cycle: the test files (by fingerprint), the tests that ran,
@@ -34,7 +35,10 @@ export interface LockedTests {
   /** The configured test globs plus the current item's test file (a runner may run files no glob names). */
   globs: string[];
   fingerprints: Record<string, string>;
-  /** Test ids of the last accepted run on this cycle's tree (none right after a resume). */
+  /**
+   * Ids of the tests the last accepted run on this cycle's tree ran (none right after a resume):
+   * those it skipped are left out, as they may stay skipped (autocfg's ignored doc-tests).
+   */
   expected: string[];
   /** Test scripts, runner configuration, setup files, conftest.py, lint and typecheck settings. */
   verification: VerificationLock;
@@ -44,7 +48,10 @@ export interface LockedTests {
 export async function lockTests(context: TddContext, test: TestCase): Promise<LockedTests> {
   const globs = [...context.policy.testGlobs, test.testFile];
   const head = await context.deps.workspace.head();
-  const expected = context.lastRun?.commit === head ? context.lastRun.run.result.tests.map((entry) => entry.id) : [];
+  const expected =
+    context.lastRun?.commit === head
+      ? context.lastRun.run.result.tests.filter((entry) => entry.status !== 'skipped').map((entry) => entry.id)
+      : [];
   return {
     globs,
     fingerprints: await fingerprintFiles(context.deps.workspace.root, globs),
@@ -117,7 +124,8 @@ export async function* judgeImplementation(
   if (changed !== undefined) return changed;
   const now = await fingerprintFiles(context.deps.workspace.root, locked.globs);
   const decision = greenGate(run.result, locked.fingerprints, now, locked.expected);
-  if (!decision.accepted) return { accepted: false, reason: decision.reason, feedback: decision.feedback };
+  if (!decision.accepted)
+    return { accepted: false, reason: decision.reason, feedback: decision.feedback, subjects: decision.subjects };
   if (!options.checks) return { accepted: true, summary: decision.summary, run };
   context.treeClean = false;
   const checks: StoredCheck[] = await context.deps.verifier.runChecks(stage, context.signal);
@@ -233,7 +241,7 @@ export async function* greenStage(
       ? { accepted: false, reason: outcome.status, feedback: problem }
       : yield* judgeImplementation(context, 'GREEN', lockedTests, { checks: false });
     if (!gate.accepted) {
-      yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'rejected', gate.reason);
+      yield stageEnd('GREEN', 'GREEN', cycle, attempt, 'rejected', gate.reason, gate.subjects);
       await deps.workspace.discardChanges();
       context.treeClean = true;
       feedback = gate.feedback;

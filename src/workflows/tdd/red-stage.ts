@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { HandoffState, TestCase } from '../../core/handoff.js';
 import { redGate } from '../../verify/gates.js';
 import { describeVerificationChanges, diffVerification } from '../../verify/verification-files.js';
@@ -92,7 +93,7 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
           message: `RED: the new test for "${test.description}" passed immediately; the behaviour may already exist. Asking for a stricter test.`,
         };
       }
-      yield stageEnd(stage, 'RED', cycle, attempt, 'rejected', decision.reason);
+      yield stageEnd(stage, 'RED', cycle, attempt, 'rejected', decision.reason, decision.subjects);
       feedback =
         decision.reason === 'passed-immediately'
           ? `${PASSED_IMMEDIATELY_HINT}\n\n${decision.feedback}`
@@ -117,7 +118,11 @@ export async function* redStage(context: TddContext, state: HandoffState, test: 
       errorDetails: null,
       retryCount: attempt - 1,
     };
-    const changes = diffVerification(verificationBefore, await deps.verifier.lockVerification());
+    // The test file RED was asked to write is no news, even where the test command names it
+    // (remark's `node test.js`): it is locked from GREEN on as every test file is.
+    const changes = diffVerification(verificationBefore, await deps.verifier.lockVerification()).filter(
+      (change) => change.file !== posix.normalize(test.testFile),
+    );
     if (changes.length > 0) {
       yield {
         type: 'warning',
