@@ -126,6 +126,7 @@ const RemoteEventSchema = z.discriminatedUnion('type', [
     ...StageFields,
     outcome: z.enum(['accepted', 'rejected', 'error', 'skipped']),
     reason: z.string().optional(),
+    subjects: z.array(z.string()).optional(),
   }),
   z.object({
     type: z.literal('model-call'),
