@@ -88,7 +88,7 @@ export async function makeShare(share: NodeModulesShare, to: string): Promise<vo
  */
 export async function matchesShare(share: NodeModulesShare, to: string): Promise<boolean> {
   if (share.kind === 'link') return isLink(to, share.target);
-  if (!(await isFolderOf(to, [...share.entries.keys()]))) return false;
+  if (!(await isFolderOf(to, [...share.entries.keys()], isToolCache))) return false;
   for (const [name, entry] of share.entries) {
     const path = join(to, name);
     if (entry.kind === 'link') {
@@ -107,11 +107,27 @@ async function isLink(path: string, target: string): Promise<boolean> {
   return found === target;
 }
 
-async function isFolderOf(path: string, names: readonly string[]): Promise<boolean> {
+/**
+ * What a tool run outside the sandbox may add to a workspace's folder of links (`--no-sandbox`;
+ * inside it the folder is read-only): a dot-named cache such as vitest's `.vite` or `.cache`. No
+ * package is named with a leading dot, so module resolution never reaches one; `.bin` (programs
+ * on PATH) is never such an entry.
+ */
+function isToolCache(name: string): boolean {
+  return name.startsWith('.') && name !== '.bin';
+}
+
+/** Whether `path` is a directory holding exactly `names`, besides entries `extra` allows. */
+async function isFolderOf(
+  path: string,
+  names: readonly string[],
+  extra: (name: string) => boolean = () => false,
+): Promise<boolean> {
   const stats = await lstat(path).catch(() => undefined);
   if (stats?.isDirectory() !== true) return false;
-  const found = new Set(await readdir(path));
-  return found.size === names.length && names.every((name) => found.has(name));
+  const expected = new Set(names);
+  const found = (await readdir(path)).filter((name) => expected.has(name) || !extra(name));
+  return found.length === names.length && names.every((name) => found.includes(name));
 }
 
 /**

@@ -152,6 +152,26 @@ describe('guardSharedDependencies, a workspace folder of links', () => {
   });
 });
 
+describe('guardSharedDependencies, what a tool adds to a workspace folder of links (--no-sandbox)', () => {
+  beforeEach(async () => {
+    await setUp({}, true);
+  });
+
+  it("leaves a tool's dot-named cache (vitest's .vite) in place", async () => {
+    const guard = await guardSharedDependencies(repo.dir, worktree);
+    await files(worktree, { 'node_modules/.vite/vitest/results.json': '{}' });
+    expect(await guard.restore()).toEqual([]);
+    expect(existsSync(join(worktree, 'node_modules', '.vite', 'vitest', 'results.json'))).toBe(true);
+  });
+
+  it('takes out a package the model added beside the shared ones', async () => {
+    const guard = await guardSharedDependencies(repo.dir, worktree);
+    await files(worktree, { 'node_modules/chai/index.js': 'module.exports = { expect: () => ({}) };\n' });
+    expect(await guard.restore()).toEqual(['node_modules']);
+    expect(existsSync(join(worktree, 'node_modules', 'chai'))).toBe(false);
+  });
+});
+
 describe('guardSharedDependencies, an entry the commit tracks', () => {
   it('is never shared nor restored', async () => {
     await setUp({ '.gitignore': 'node_modules\n', '.venv/bin/python': '#!/bin/sh\necho tracked\n' }, false);
