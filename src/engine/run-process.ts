@@ -94,7 +94,7 @@ export async function* runProcess(process: RunProcess): AsyncGenerator<RatchetEv
       from = process.from;
     }
     started = true;
-    return yield* driveSteps(process, definition.run(context, from), seam);
+    return yield* driveSteps(process, definition.run(context, from), seam, () => sandbox?.takeNotices() ?? []);
   } catch (error) {
     if (started) throw error;
     // Before its steps: nothing of the run is worth keeping (nothing was confirmed either).
@@ -171,6 +171,8 @@ async function* driveSteps(
   process: RunProcess,
   steps: AsyncGenerator<EventInput, unknown>,
   seam: Recorder,
+  /** The sandbox's warnings (a shared dependency folder restored), shown before the step's next event. */
+  notices: () => string[],
 ): AsyncGenerator<RatchetEvent, RunOutcome> {
   const { run, services } = process;
   const resumable = process.definition.resume !== undefined;
@@ -180,6 +182,7 @@ async function* driveSteps(
   try {
     for (;;) {
       const next = await steps.next();
+      for (const message of notices()) yield await seam({ type: 'warning', message });
       if (next.done) {
         outcome = { runId: run.id, status: 'completed', error: null, result: next.value, resumable };
         break;

@@ -3,7 +3,16 @@
  * files), the run's private area on disk, and the layout `planSandbox` makes of them.
  */
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  lstatSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { chmod, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir, release, tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -78,6 +87,22 @@ function enterable(path: string): boolean {
 function hostPath(path: string): HostPath | undefined {
   const resolved = real(path);
   return resolved === undefined ? undefined : { path, real: resolved };
+}
+
+/**
+ * Whether `dir` is a real folder of links as `shareNodeModules` makes (links, and `.bin` and
+ * scope folders), not one the project tracks (package folders, files).
+ */
+function isFolderOfLinks(dir: string): boolean {
+  try {
+    if (!lstatSync(dir).isDirectory()) return false;
+    return readdirSync(dir, { withFileTypes: true }).every(
+      (entry) =>
+        entry.isSymbolicLink() || (entry.isDirectory() && (entry.name === '.bin' || entry.name.startsWith('@'))),
+    );
+  } catch {
+    return false;
+  }
 }
 
 function present(paths: readonly (HostPath | undefined)[]): HostPath[] {
@@ -303,6 +328,11 @@ export async function sandboxLayout(
     ...(gitConfigCopy ? { gitConfigCopy } : {}),
     worktreeGit: existsSync(join(places.worktree, '.git')),
     dependencies,
+    sharedFolders: present(
+      SHARED_DIRECTORIES.filter(
+        (name) => existsSync(join(places.dependenciesOf, name)) && isFolderOfLinks(join(places.worktree, name)),
+      ).map((name) => hostPath(join(places.worktree, name))),
+    ),
     programDirs,
     toolchainHomes,
     secretFiles,

@@ -35,6 +35,11 @@ export interface SandboxPlanInput {
   worktreeGit: boolean;
   /** Shared dependency folders (`node_modules`, `.venv`), read-only. */
   dependencies: readonly HostPath[];
+  /**
+   * The worktree's folders of links to them (a workspace's `node_modules`, see `shareNodeModules`),
+   * read-only inside the writable worktree: the model cannot swap a link in them.
+   */
+  sharedFolders?: readonly HostPath[];
   /** Directories of programs the commands run: PATH entries, a venv's interpreter (may lie anywhere). */
   programDirs: readonly HostPath[];
   /** Toolchain homes found in the user's home (`~/.rustup`, `~/.cargo`, `~/go`...), read-only. */
@@ -115,6 +120,7 @@ export function planSandbox(input: SandboxPlanInput): SandboxLayout {
   // The orchestrator runs git in the worktree outside the sandbox: nothing inside may redirect it
   // (the `.git` file names the git directory).
   if (input.worktreeGit) add({ path: `${input.worktree.path}/.git`, real: `${input.worktree.real}/.git` }, false);
+  for (const folder of input.sharedFolders ?? []) add(folder, false);
   mounts.push(...input.extraMounts);
 
   const hostTmp = input.hostTmp.filter((tmp) => tmp !== '/tmp');

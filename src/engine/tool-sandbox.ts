@@ -17,6 +17,7 @@ import {
   type SandboxArea,
   type SandboxPlaces,
 } from './sandbox-host.js';
+import { guardedRunner, guardSharedDependencies } from './shared-dependencies-guard.js';
 
 /** A runner in the run's sandbox with more mounts or another network setting (the Claude Code CLI's). */
 export type SandboxFactory = (options: {
@@ -40,6 +41,11 @@ export interface ToolSandbox extends AsyncDisposable {
   sandboxed: boolean;
   /** What the run records and shows at its start. */
   start: EventMap['sandbox-start'];
+  /**
+   * The warnings since the last call (each a shared dependency folder the agent replaced and
+   * `runner` restored before a command, see `guardSharedDependencies`), for the run to show.
+   */
+  takeNotices(): string[];
 }
 
 export interface ToolSandboxPaths {
@@ -166,12 +172,20 @@ export async function toolSandbox(
    */
   options: { checked?: boolean } = {},
 ): Promise<ToolSandbox> {
+  // Every command of the run's runner first puts back the dependency folders shared into the
+  // worktree, should the agent have swapped them (its Bash can write the worktree, links included).
+  const guard = await guardSharedDependencies(paths.dependenciesOf, paths.worktree);
+  const notices: string[] = [];
+  const takeNotices = (): string[] => notices.splice(0);
+  const guarded = (inner: ProcessRunner): ProcessRunner =>
+    guardedRunner(inner, guard, (notice) => notices.push(notice));
   if (config.bash.sandbox === 'off') {
     return {
-      runner,
+      runner: guarded(runner),
       claudeRunner: claudeRunnerOf(config, runner),
       sandboxed: false,
       start: optOut(config),
+      takeNotices,
       async [Symbol.asyncDispose]() {},
     };
   }
@@ -186,7 +200,7 @@ export async function toolSandbox(
     );
     const limits = config.bash.limits;
     return {
-      runner: factory({}),
+      runner: guarded(factory({})),
       claudeRunner: claudeRunnerOf(config, runner, claudeSandboxOf(factory)),
       sandboxed: true,
       start: {
@@ -199,6 +213,7 @@ export async function toolSandbox(
           minFreeDiskMb: limits.minFreeDiskMb,
         },
       },
+      takeNotices,
       async [Symbol.asyncDispose]() {
         await removeSandboxArea(area);
       },
