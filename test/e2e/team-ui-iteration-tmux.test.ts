@@ -73,6 +73,14 @@ describe.skipIf(tmux.missing)(`ratchet team ui drives a whole iteration in tmux$
   };
   const type = (text: string): void => void tmuxRun('send-keys', '-t', 'ui', '-l', text);
   const press = (...keys: string[]): void => void tmuxRun('send-keys', '-t', 'ui', ...keys);
+  /**
+   * Esc back to the conversation, waiting until it is shown: an Escape and the next key that
+   * reach the terminal together are read as one Alt-key, which only leaves the view.
+   */
+  const back = async (): Promise<void> => {
+    press('Escape');
+    await shows('c continue · m answer');
+  };
   const iterationDir = () => join(teamDirOf(repo.dir), 'iterations', 'iter-1');
   const iterationJson = async () =>
     JSON.parse(await readFile(join(iterationDir(), 'iteration.json'), 'utf8')) as Record<string, unknown>;
@@ -243,14 +251,14 @@ describe.skipIf(tmux.missing)(`ratchet team ui drives a whole iteration in tmux$
     press('Enter');
     const saved = await shows(/Checkpoint (\d+) \(implementation\): implementation starts/);
     const checkpoint = /Checkpoint (\d+) \(implementation\): implementation starts/.exec(saved)?.[1] ?? '?';
-    press('Escape');
+    await back();
 
     // Layer 0: worktrees set up in the TUI, the agents write in them, a README write approved.
     press('w');
     await shows('Layer 0 of iteration iter-1 has no worktrees yet.');
     press('s');
     expect(await shows(/▸ ops {2}empty/)).toMatch(/ {2}parser {2}empty/);
-    press('Escape');
+    await back();
     brain.script('agent-1', ...implement({ 'src/ops.js': OPS, 'test/ops.test.js': OPS_TEST }, 'ops done.'));
     brain.script(
       'agent-2',
@@ -281,7 +289,7 @@ describe.skipIf(tmux.missing)(`ratchet team ui drives a whole iteration in tmux$
     // Layer 1 starts from the merged result; agent-3 implements it; merged green: every layer in.
     press('s');
     await shows(/▸ cli {2}empty/);
-    press('Escape');
+    await back();
     brain.script('coach', say('Layer 0 is merged; agent-3 takes the calc command.'));
     brain.script('agent-1', say('I will review cli.'));
     brain.script('agent-2', say('Ready to review.'));
@@ -294,7 +302,7 @@ describe.skipIf(tmux.missing)(`ratchet team ui drives a whole iteration in tmux$
     press('M');
     await shows('Merged cli: All 3 tests pass');
     await shows('Every layer is merged');
-    press('Escape');
+    await back();
 
     // Code review reads what the iteration changed.
     press('n');
