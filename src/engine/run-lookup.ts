@@ -11,14 +11,11 @@ import { TEAM_WORKFLOW } from './team/iteration-ledger.js';
 /**
  * The run named on the command line, or the latest run of the repository that is not a team
  * iteration's (that one records the team's calls but is no run of the lifecycle: `accept`,
- * `reject` or `rollback` without an id never act on it; commands that only read, `anyWorkflow`), and is refused when named to any other command.
+ * `reject` or `rollback` without an id never act on it, and it is refused when named; the
+ * commands that only read a run use `findRun` with `anyWorkflow`), with its git fields.
  */
-export async function resolveRun(
-  ledger: Ledger,
-  runId: string | undefined,
-  options: { anyWorkflow?: boolean } = {},
-): Promise<GitRun> {
-  return asGitRun(await findRun(ledger, runId, options));
+export async function resolveRun(ledger: Ledger, runId: string | undefined): Promise<GitRun> {
+  return asGitRun(await findRun(ledger, runId));
 }
 
 /**

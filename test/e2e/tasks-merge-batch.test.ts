@@ -26,7 +26,7 @@ import {
   createTasksBrain,
   letterTask,
   LETTERS_PROJECT,
-  TaskUpdateSchema,
+  taskUpdatesOf,
   type TaskUpdate,
 } from '../support/tasks-brain.js';
 import { runTasksCli } from '../support/tasks-run-cli.js';
@@ -138,7 +138,7 @@ describe('ratchet tasks run: a batch of finished tasks whose merged suite is red
     server.setFallback((request) => brain.reply(request));
     result = await runTasksCli(repo, server, tasks, { workers: 4, timeoutMs: 400_000, flags: ['--max-attempts', '1'] });
     events = parseNdjson(result.stdout);
-    updates = events.flatMap((event) => (event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : []));
+    updates = taskUpdatesOf(events);
     runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;
     expect(brain.unexpected).toEqual([]);
   }, 420_000);

@@ -20,7 +20,7 @@ import { openLedger } from '../../src/ledger/ledger.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { CLI, cliEnv, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
-import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, TaskUpdateSchema } from '../support/tasks-brain.js';
+import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, taskUpdatesOf } from '../support/tasks-brain.js';
 import { toolchain } from '../support/toolchains.js';
 
 const redis = toolchain('redis');
@@ -172,9 +172,7 @@ describe.skipIf(redis.missing)(
     it('merges every task into the run branch, each task once, and the run branch passes its tests', () => {
       expect(result.exitCode, describeResult(result)).toBe(0);
       expect(brain.unexpected).toEqual([]);
-      const updates = parseNdjson(result.stdout).flatMap((event) =>
-        event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : [],
-      );
+      const updates = taskUpdatesOf(parseNdjson(result.stdout));
       const merged = updates.filter((update) => update.status === 'merged').map((update) => update.task);
       expect(merged.sort()).toEqual(['A', 'B', 'C', 'D', 'E']);
       const branch = `ratchet/${runId}`;

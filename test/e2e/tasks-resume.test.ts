@@ -12,7 +12,14 @@ import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/f
 import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
 import { startCli } from '../support/resume-harness.js';
 import { describeResult, parseNdjson, runCli } from '../support/run-cli.js';
-import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, TaskUpdateSchema } from '../support/tasks-brain.js';
+import {
+  createTasksBrain,
+  letterTask,
+  LETTERS_PROJECT,
+  tasksFile,
+  taskUpdatesOf,
+  TaskUpdateSchema,
+} from '../support/tasks-brain.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 
 // The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
@@ -128,9 +135,7 @@ describe('ratchet tasks run that does not finish', () => {
       timeoutMs: 240_000,
     });
     expect(result.exitCode, describeResult(result)).toBe(0);
-    const updates = parseNdjson(result.stdout).flatMap((event) =>
-      event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : [],
-    );
+    const updates = taskUpdatesOf(parseNdjson(result.stdout));
     const requeued = updates.filter((update) => update.status === 'pending');
     expect(requeued).toHaveLength(1);
     expect(requeued[0]?.reason).toMatch(/conflicted in src\/shared\.js: re-run on the new base/);

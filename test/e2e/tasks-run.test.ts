@@ -10,7 +10,7 @@ import {
   createTasksBrain,
   letterTask,
   LETTERS_PROJECT,
-  TaskUpdateSchema,
+  taskUpdatesOf,
   type TaskUpdate,
 } from '../support/tasks-brain.js';
 import { runTasksCli } from '../support/tasks-run-cli.js';
@@ -39,7 +39,7 @@ describe('ratchet tasks run: five tasks, two with dependencies, three workers (f
     repo = await createProjectRepo(LETTERS_PROJECT);
     result = await runTasksCli(repo, server, TASKS, { workers: 3, timeoutMs: 300_000 });
     const events = parseNdjson(result.stdout);
-    updates = events.flatMap((event) => (event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : []));
+    updates = taskUpdatesOf(events);
     checkoutBefore = { status: repo.run('status', '--porcelain'), hasA: existsSync(join(repo.dir, 'src', 'a.js')) };
     runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;
   }, 320_000);

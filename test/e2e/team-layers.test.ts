@@ -277,12 +277,8 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
 
   describe('the iteration lock of a command that stops mid-session', () => {
     const lockFile = () => join(teamDirOf(repo.dir), 'locks', 'iter-1', 'ratchet.lock');
-    /** `team continue` in the background, its model calls held until `release`. */
-    const hangingContinue = async () => {
-      let held = true;
-      server.setFallback((request) =>
-        held ? { kind: 'message', content: [{ type: 'text', text: 'late' }], delayMs: 600_000 } : brain.reply(request),
-      );
+    /** `team continue` in the background, still working once `reached()` holds. */
+    const continueInBackground = async (reached: () => boolean) => {
       const child = execa(
         process.execPath,
         [CLI, 'team', 'continue', '--provider', 'anthropic', '--model', 'claude-team-e2e', ...sandbox.flags],
@@ -299,9 +295,19 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
       void child.finally(() => {
         exited = true;
       });
-      // The first model request comes while the session holds the lock.
-      while (server.requests.length === 0 && !exited) await new Promise((done) => setTimeout(done, 50));
+      while (!reached() && !exited) await new Promise((done) => setTimeout(done, 50));
       expect(exited).toBe(false);
+      // Wrapped: the subprocess is a promise, which an async function's return would wait for.
+      return { child };
+    };
+    /** `team continue` in the background, its model calls held until `release`. */
+    const hangingContinue = async () => {
+      let held = true;
+      server.setFallback((request) =>
+        held ? { kind: 'message', content: [{ type: 'text', text: 'late' }], delayMs: 600_000 } : brain.reply(request),
+      );
+      // The first model request comes while the session holds the lock.
+      const { child } = await continueInBackground(() => server.requests.length > 0);
       return {
         child,
         release: () => {
@@ -355,24 +361,7 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
       );
       brain.script('agent-1', { say: 'on it' });
       brain.script('agent-2', { say: 'on it' });
-      const child = execa(
-        process.execPath,
-        [CLI, 'team', 'continue', '--provider', 'anthropic', '--model', 'claude-team-e2e', ...sandbox.flags],
-        {
-          cwd: repo.dir,
-          env: cliEnv(env),
-          extendEnv: false,
-          reject: false,
-          stdin: 'ignore',
-          forceKillAfterDelay: 5_000,
-        },
-      );
-      let exited = false;
-      void child.finally(() => {
-        exited = true;
-      });
-      while (!server.requests.some(isCoach) && !exited) await new Promise((done) => setTimeout(done, 50));
-      expect(exited).toBe(false);
+      const { child } = await continueInBackground(() => server.requests.some(isCoach));
       const runs = async () =>
         (JSON.parse((await cli(['history', '--json'])).stdout) as { runs: Array<Record<string, unknown>> }).runs;
       const live = (await runs()).find((run) => run.workflow === 'team');

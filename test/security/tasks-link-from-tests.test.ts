@@ -15,7 +15,7 @@ import {
   createTasksBrain,
   letterTask,
   LETTERS_PROJECT,
-  TaskUpdateSchema,
+  taskUpdatesOf,
   type TaskUpdate,
 } from '../support/tasks-brain.js';
 import { runTasksCli } from '../support/tasks-run-cli.js';
@@ -45,9 +45,7 @@ describe('ratchet tasks run: a task whose tests plant a link out of the reposito
     repo = await createProjectRepo(LETTERS_PROJECT);
     checkoutBefore = repo.run('status', '--porcelain');
     result = await runTasksCli(repo, server, [honest, planted], { workers: 2, timeoutMs: 240_000 });
-    updates = parseNdjson(result.stdout).flatMap((event) =>
-      event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : [],
-    );
+    updates = taskUpdatesOf(parseNdjson(result.stdout));
   }, 260_000);
 
   afterAll(async () => {

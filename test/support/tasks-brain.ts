@@ -213,3 +213,8 @@ export const TaskUpdateSchema = z.object({
   reason: z.string().optional(),
 });
 export type TaskUpdate = z.infer<typeof TaskUpdateSchema>;
+
+/** The `task-update` events among a run's `--json` events, parsed. */
+export function taskUpdatesOf(events: ReadonlyArray<{ type?: unknown }>): TaskUpdate[] {
+  return events.flatMap((event) => (event.type === 'task-update' ? [TaskUpdateSchema.parse(event)] : []));
+}

@@ -4,15 +4,8 @@
  * declaration starts after `declare`, a span's lines. Offsets are UTF-16 indexes into the text.
  */
 import { docComment, type SourceSpan } from './extract-shared.js';
+import { CARRIAGE_RETURN, LINE_FEED, LINE_SEPARATOR, LOWER_D, PARAGRAPH_SEPARATOR, SLASH, STAR } from './char-codes.js';
 import type { LineTable } from './line-table.js';
-
-const SLASH = 47;
-const STAR = 42;
-const LOWER_D = 100;
-const LINE_FEED = 10;
-const CARRIAGE_RETURN = 13;
-const LINE_SEPARATOR = 0x2028;
-const PARAGRAPH_SEPARATOR = 0x2029;
 
 /** Where the line holding `from` ends (its line terminator), or `limit`. */
 function lineEnd(text: string, from: number, limit: number): number {

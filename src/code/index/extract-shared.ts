@@ -9,6 +9,20 @@
  */
 import { CaptureQuantifier, type Node, type Query } from 'web-tree-sitter';
 import type { CallSite, CodeSymbol, ExportEntry, FileParseResult, ImportRef, SymbolKind } from './types.js';
+import {
+  CARRIAGE_RETURN,
+  COLON,
+  EQUALS,
+  GREATER,
+  HASH,
+  LINE_FEED,
+  OPEN_BRACE,
+  SEMICOLON,
+  SLASH,
+  SPACE,
+  STAR,
+  TAB,
+} from './char-codes.js';
 
 const MAX_SIGNATURE = 300;
 const MAX_DOC = 300;
@@ -49,14 +63,6 @@ export function compactSignature(text: string, start: number, end: number): stri
   }
   return capped(withoutBodyOpener(collapsed(text, start, end, false, false)), MAX_SIGNATURE);
 }
-
-const TAB = 9;
-const LINE_FEED = 10;
-const CARRIAGE_RETURN = 13;
-const SPACE = 32;
-const HASH = 35;
-const STAR = 42;
-const SLASH = 47;
 
 /** The characters of a regular expression's `\s` (and of `trim()`). */
 function isSpace(code: number): boolean {
@@ -131,12 +137,6 @@ function collapsed(text: string, start: number, end: number, lineStarts: boolean
   if (run !== -1) return out === '' ? text.slice(run, end) : `${out} ${text.slice(run, end)}`;
   return keepTrailingSpace && out !== '' ? `${out} ` : out;
 }
-
-const OPEN_BRACE = 123;
-const COLON = 58;
-const EQUALS = 61;
-const SEMICOLON = 59;
-const GREATER = 62;
 
 /**
  * `signature` (whitespace collapsed and trimmed) without a trailing `{`, `=>`, `:`, `=` or `;`:

@@ -90,26 +90,24 @@ export function createGitWorkspace(
   const changed = (): void => {
     status = undefined;
   };
-  /** Runs an operation that changes the work tree (and HEAD): both are asked of git again afterwards. */
-  const track = async <T>(operation: () => Promise<T>): Promise<T> => {
-    head = undefined;
-    changed();
+  /**
+   * Runs an operation that changes files (and with `movesHead`, HEAD): what it changes is asked
+   * of git again afterwards.
+   */
+  const touch = async <T>(operation: () => Promise<T>, movesHead = false): Promise<T> => {
+    const forget = (): void => {
+      if (movesHead) head = undefined;
+      changed();
+    };
+    forget();
     try {
       return await operation();
     } finally {
-      head = undefined;
-      changed();
+      forget();
     }
   };
-  /** Runs an operation that changes files only. */
-  const touch = async <T>(operation: () => Promise<T>): Promise<T> => {
-    changed();
-    try {
-      return await operation();
-    } finally {
-      changed();
-    }
-  };
+  /** Runs an operation that changes the work tree and HEAD. */
+  const track = <T>(operation: () => Promise<T>): Promise<T> => touch(operation, true);
   return {
     root,
     changed,
