@@ -7,11 +7,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { formatMs, median, table, type Bench, type BenchOptions, type BenchSummary } from './harness.js';
 
 /**
- * CLI start-up bench (issue 13): the wall time of a fresh `ratchet` process, spawn to exit, for
- * `--version`, `--help` and `status` (in a repository without runs: the status command's code is
- * loaded, the ledger found missing), against the same built CLI with every command file imported
- * before it starts (the start-up of the eager command table, which imported them all; measured in
- * the same run) and against a bare `node -e 0` (Node's own start-up, the floor).
+ * CLI start-up bench (issue 13; bundling, issue 14): the wall time of a fresh `ratchet` process,
+ * spawn to exit, for `--version`, `--help` and `status` (in a repository without runs: the status
+ * command's code is loaded, the ledger found missing), three ways, measured in the same run:
+ * - `bundled`: the executable users run (`dist/bundle/bin.js`, scripts/bundle-cli.ts);
+ * - `unbundled`: the same code as tsc emits it (`dist/cli/bin.js`), one file per module;
+ * - `every command`: the unbundled CLI with every command file imported before it starts (the
+ *   start-up of the eager command table, which imported them all);
+ * and a bare `node -e 0` (Node's own start-up, the floor).
  *
  * Every side runs with the same Node compile cache (`NODE_COMPILE_CACHE`, written by a warm-up
  * run of each case), as an installed `ratchet` has after its first run. The machine may be shared:
@@ -21,7 +24,8 @@ import { formatMs, median, table, type Bench, type BenchOptions, type BenchSumma
  */
 
 const PROJECT = dirname(dirname(fileURLToPath(import.meta.url)));
-const BIN = join(PROJECT, 'dist', 'cli', 'bin.js');
+const BIN = join(PROJECT, 'dist', 'bundle', 'bin.js');
+const UNBUNDLED = join(PROJECT, 'dist', 'cli', 'bin.js');
 const COMMANDS_DIR = join(PROJECT, 'dist', 'cli', 'commands');
 const CASES: readonly (readonly string[])[] = [['--version'], ['--help'], ['status']];
 
@@ -44,7 +48,7 @@ function timeSpawn(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv)
 
 interface CliStartupResult {
   /** Per case (`--version`, `--help`, `status`): median wall times in ms. */
-  cases: { args: string; lazy: number; eager: number }[];
+  cases: { args: string; bundled: number; unbundled: number; eager: number }[];
   node: number;
 }
 
@@ -69,14 +73,21 @@ async function runCliStartupBench(options: BenchOptions & { log?: (line: string)
     const preload = everyCommandPreload();
     const cases = CASES.map((args) => ({
       args: args.join(' '),
-      lazy: sample([BIN, ...args]),
-      eager: sample(['--import', preload, BIN, ...args]),
+      bundled: sample([BIN, ...args]),
+      unbundled: sample([UNBUNDLED, ...args]),
+      eager: sample(['--import', preload, UNBUNDLED, ...args]),
     }));
     const node = sample(['-e', '0']);
     log(
       table(
-        ['ratchet', 'lazy table', 'every command imported', 'ratio'],
-        cases.map(({ args, lazy, eager }) => [args, formatMs(lazy), formatMs(eager), `${(lazy / eager).toFixed(2)}x`]),
+        ['ratchet', 'bundled', 'unbundled', 'every command imported', 'bundled / unbundled'],
+        cases.map(({ args, bundled, unbundled, eager }) => [
+          args,
+          formatMs(bundled),
+          formatMs(unbundled),
+          formatMs(eager),
+          `${(bundled / unbundled).toFixed(2)}x`,
+        ]),
       ),
     );
     log(`node -e 0: ${formatMs(node)}; median of ${spawns} spawns each; load average ${loadavg()[0]?.toFixed(2)}`);
@@ -88,12 +99,12 @@ async function runCliStartupBench(options: BenchOptions & { log?: (line: string)
 
 export const cliStartupBench: Bench = {
   name: 'cli-startup',
-  description: 'a fresh `ratchet --version`, `--help` and `status`, against the same CLI importing every command',
+  description: 'a fresh `ratchet --version`, `--help` and `status`: the bundle against the unbundled CLI',
   async run(options: BenchOptions): Promise<BenchSummary> {
     const { cases } = await runCliStartupBench(options);
     return {
       name: 'cli-startup',
-      headline: cases.map(({ args, lazy, eager }) => `${args} ${(lazy / eager).toFixed(2)}x`).join(', '),
+      headline: `bundled / unbundled: ${cases.map(({ args, bundled, unbundled }) => `${args} ${(bundled / unbundled).toFixed(2)}x`).join(', ')}`,
       targetsMet: null,
     };
   },

@@ -357,7 +357,7 @@ async function compareCold(
 function timeStartup(compileCache: string, empty: boolean): number {
   if (empty) rmSync(compileCache, { recursive: true, force: true });
   const started = performance.now();
-  const result = spawnSync(process.execPath, [join(PROJECT, 'dist', 'cli', 'bin.js'), '--version'], {
+  const result = spawnSync(process.execPath, [join(PROJECT, 'dist', 'bundle', 'bin.js'), '--version'], {
     env: { ...process.env, NODE_COMPILE_CACHE: compileCache },
     stdio: 'ignore',
   });

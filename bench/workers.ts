@@ -12,7 +12,7 @@ import { formatMs, formatPercent, median, table, type Bench, type BenchOptions, 
  * The worker pool overlaps model calls (issue 14): `ratchet tasks run` of 8 independent tasks
  * against a fake model that takes 1 s per call (the loopback Anthropic fake, replies not
  * streamed, so the second is spent once per call), with 8 workers and with 1. Each side is the
- * built CLI (`bin.js`, as `ratchet` runs, with the compile cache a first run wrote) in its own
+ * built CLI (`dist/bundle/bin.js`, as `ratchet` runs, with the compile cache a first run wrote) in its own
  * process on a fresh repository; its wall time and the coordinator's own
  * CPU time (utime + stime of the CLI process, its children's not counted: the tests and the
  * sandboxes are the project's work, not the pool's) are measured. Targets: >= 6x faster with 8
@@ -20,7 +20,7 @@ import { formatMs, formatPercent, median, table, type Bench, type BenchOptions, 
  */
 
 // The executable users run (`ratchet`): it turns on Node's compile cache before loading the CLI.
-const CLI = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bundle/bin.js', import.meta.url));
 const MODEL_MS = 1000;
 const TASKS = 8;
 const TARGET_SPEEDUP = 6;

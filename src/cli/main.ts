@@ -9,7 +9,7 @@ import { exitCodeFor, EXIT } from './exit-codes.js';
 import { registerCommands } from './commands/register-commands.js';
 
 function version(): string {
-  // `../../package.json` from `dist/cli/` (and `src/cli/`): the package's own, read without the
+  // `../../package.json` from `dist/bundle/` (and `dist/cli/`, `src/cli/`): the package's own, read without the
   // config layer (zod, TOML) that `ratchet --version` does not need.
   const parsed: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
   return typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string'

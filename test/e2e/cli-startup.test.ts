@@ -2,7 +2,8 @@
  * End to end: what the built CLI imports to start. `ratchet --version` and `ratchet --help` read
  * the command table only; a command imports its own file, not every other command's (nor, through
  * them, the AI SDK, the queue, the code index...). Checked on the modules the process loads, not
- * on timings.
+ * on timings: the CLI is a bundle (`dist/bundle/`, scripts/bundle-cli.ts), so each file it loads
+ * (a chunk) stands for the source modules the bundler put in it (`dist/bundle/meta.json`).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { assertFreshBuild, CLI, cliEnv, PACKAGE_ROOT } from '../support/run-cli.js';
 
@@ -29,9 +31,27 @@ afterEach(async () => {
   scratch = '';
 });
 
+/** The bundle's metafile: which source modules (paths from the package root) each output holds. */
+const MetafileSchema = z.object({
+  outputs: z.record(z.string(), z.object({ inputs: z.record(z.string(), z.unknown()) })),
+});
+
+/** What a loaded file holds: a bundle output's inputs, or the file itself (a package left outside). */
+async function sourcesOf(paths: readonly string[]): Promise<string[]> {
+  const meta = MetafileSchema.parse(
+    JSON.parse(await readFile(join(PACKAGE_ROOT, 'dist', 'bundle', 'meta.json'), 'utf8')),
+  );
+  return paths.flatMap((path) => {
+    if (!path.startsWith('dist/bundle/')) return [path];
+    const output = meta.outputs[path];
+    if (output === undefined) throw new Error(`${path} is not in dist/bundle/meta.json: run \`npm run build\``);
+    return Object.keys(output.inputs);
+  });
+}
+
 /**
  * The modules `ratchet <args>` loads in a fresh repository (with a recorded run of `withRun`'s
- * workflow): package files as `dist/...`, dependencies by package name.
+ * workflow): the package's own as `src/...`, dependencies by package name.
  */
 async function modulesLoadedBy(
   args: readonly string[],
@@ -83,9 +103,9 @@ async function modulesLoadedBy(
     // The exit code is not this test's subject; the modules are.
   }
   const urls = (await readFile(record, 'utf8')).split('\n').filter((url) => url.startsWith('file:'));
-  const paths = urls.map((url) => relative(PACKAGE_ROOT, fileURLToPath(url)));
+  const paths = await sourcesOf(urls.map((url) => relative(PACKAGE_ROOT, fileURLToPath(url))));
   return {
-    files: paths.filter((path) => path.startsWith('dist/')),
+    files: paths.filter((path) => path.startsWith('src/')),
     packages: new Set(
       paths.flatMap((path) => {
         const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
@@ -99,13 +119,13 @@ describe('ratchet start-up', () => {
   it('--version and --help load the command table, no command file and no dependency but commander and picocolors', async () => {
     for (const args of [['--version'], ['--help']]) {
       const { files, packages } = await modulesLoadedBy(args);
-      expect(files, args.join(' ')).toContain('dist/cli/commands/index.js');
+      expect(files, args.join(' ')).toContain('src/cli/commands/index.ts');
       expect(
-        files.filter((file) => /^dist\/(engine|workflows|ledger|llm|agent|code|config|verify|report)\//.test(file)),
+        files.filter((file) => /^src\/(engine|workflows|ledger|llm|agent|code|config|verify|report)\//.test(file)),
         args.join(' '),
       ).toEqual([]);
       expect(
-        files.filter((file) => file.startsWith('dist/cli/commands/') && !/\/(index|register-commands)\.js$/.test(file)),
+        files.filter((file) => file.startsWith('src/cli/commands/') && !/\/(index|register-commands)\.ts$/.test(file)),
         args.join(' '),
       ).toEqual([]);
       expect([...packages].sort(), args.join(' ')).toEqual(['commander', 'picocolors']);
@@ -114,13 +134,13 @@ describe('ratchet start-up', () => {
 
   it('a command loads its own file and not the others, and only the workflow of the run it shows', async () => {
     const { files, packages } = await modulesLoadedBy(['status', '--json'], 'tdd');
-    expect(files).toContain('dist/cli/commands/status-command.js');
-    expect(files).toContain('dist/workflows/tdd/definition.js');
+    expect(files).toContain('src/cli/commands/status-command.ts');
+    expect(files).toContain('src/workflows/tdd/definition.ts');
     for (const other of ['refactor', 'solve', 'tasks', 'exercise']) {
-      expect(files).not.toContain(`dist/workflows/${other}/definition.js`);
+      expect(files).not.toContain(`src/workflows/${other}/definition.ts`);
     }
     for (const other of ['tdd-command', 'tasks-commands', 'worker-command', 'refactor-commands', 'team-commands']) {
-      expect(files).not.toContain(`dist/cli/commands/${other}.js`);
+      expect(files).not.toContain(`src/cli/commands/${other}.ts`);
     }
     expect(packages).not.toContain('bullmq');
     expect(packages).not.toContain('ink');
@@ -128,7 +148,7 @@ describe('ratchet start-up', () => {
 
   it('a workflow command loads no provider SDK before its model is called (then only its own)', async () => {
     const { files, packages } = await modulesLoadedBy(['tasks', 'run', '--help']);
-    expect(files).toContain('dist/llm/providers.js');
+    expect(files).toContain('src/llm/providers.ts');
     for (const sdk of ['@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible']) {
       expect(packages).not.toContain(sdk);
     }

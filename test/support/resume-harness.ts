@@ -1,5 +1,5 @@
 /**
- * Harness for the resume / interrupt end-to-end tests: the built CLI (`dist/cli/main.js`) as a
+ * Harness for the resume / interrupt end-to-end tests: the built CLI (`dist/bundle/main.js`) as a
  * subprocess against a temporary node:test project, with the Anthropic provider pointed at the
  * loopback fake server answered by the stateless `resume-brain`.
  *
@@ -25,7 +25,7 @@ import { createResumeBrain, RESUME_PROJECT_FILES, type ResumeBrain } from './res
 import { sandboxForThisMachine } from './sandbox-for-this-machine.js';
 import { createTempRepo, type TempRepo } from './temp-repo.js';
 
-export const CLI_PATH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+export const CLI_PATH = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 export const RESUME_MODEL = 'claude-resume-model';
 const API_KEY = 'sk-ant-resume-test-key';
 /**
@@ -231,7 +231,7 @@ export interface StartCliOptions {
   processGroup?: boolean;
 }
 
-/** Starts `node dist/cli/main.js --cwd <repo> ...args`. */
+/** Starts `node dist/bundle/main.js --cwd <repo> ...args`. */
 export function startCli(project: ResumeProject, args: readonly string[], options: StartCliOptions = {}): CliProcess {
   const child = spawn(process.execPath, [CLI_PATH, '--cwd', project.repo.dir, ...args], {
     cwd: project.repo.dir,

@@ -66,7 +66,7 @@ export function toolsFor(user: TestUser): UserTools {
 }
 
 /**
- * Runs `node dist/cli/main.js ...args` as `user`, with `tools.node` (first on its PATH); never
+ * Runs `node dist/bundle/main.js ...args` as `user`, with `tools.node` (first on its PATH); never
  * throws on a non-zero exit.
  */
 export async function runCliAs(

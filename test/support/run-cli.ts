@@ -1,5 +1,5 @@
 /**
- * Runs the BUILT Ratchet CLI (`dist/cli/main.js`) as a subprocess, for end-to-end tests.
+ * Runs the BUILT Ratchet CLI (`dist/bundle/main.js`, the bundle `ratchet` runs) as a subprocess, for end-to-end tests.
  *
  * The child gets a clean environment: the parent's, minus anything that would change what
  * Ratchet does (provider keys and URLs, `TDD_*`, `RATCHET_*`, `GIT_*`, Vitest's and npm's own
@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { z } from 'zod';
 
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const CLI = join(PACKAGE_ROOT, 'dist', 'cli', 'main.js');
+export const CLI = join(PACKAGE_ROOT, 'dist', 'bundle', 'main.js');
 
 export interface CliResult {
   exitCode: number;
@@ -40,7 +40,7 @@ export function cliEnv(extra: Record<string, string>): Record<string, string> {
   return { ...env, NO_COLOR: '1', ...extra };
 }
 
-/** Runs `node dist/cli/main.js ...args`; never throws on a non-zero exit. */
+/** Runs `node dist/bundle/main.js ...args`; never throws on a non-zero exit. */
 export async function runCli(args: readonly string[], options: RunCliOptions): Promise<CliResult> {
   const result = await execa(process.execPath, [CLI, ...args], {
     cwd: options.cwd,

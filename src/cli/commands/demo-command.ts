@@ -147,7 +147,7 @@ async function printAftermath(
       `${summary.modelCalls.total} scripted model calls, ${summary.toolCalls.total} tool calls, ${summary.verifications.total} real test and check runs`,
   );
   output.out(pc.magenta('  The model was scripted (replay cassette); the gates, tests and commits were real.'));
-  const ratchet = `node ${join(root, 'dist', 'cli', 'bin.js')}`;
+  const ratchet = `node ${join(root, 'dist', 'bundle', 'bin.js')}`;
   output.out(pc.bold('\nLook around'));
   output.out(`  cd ${repoRoot}`);
   output.out(`  ${ratchet} status      # phase, progress, tokens`);
