@@ -50,6 +50,8 @@ export async function projectCommandChecks(
         },
         ...(await testCommandChecks(repoRoot, config, scratch)),
         ...(await verifyCommandChecks(repoRoot, config, scratch)),
+        // A command that swapped a shared dependency folder (it was put back before the next one).
+        ...scratch.takeNotices().map((notice): Check => ({ name: 'dependencies', status: 'warn', detail: notice })),
       ],
     );
   } catch (error) {

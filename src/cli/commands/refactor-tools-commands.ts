@@ -133,7 +133,12 @@ export function registerRefactorVerifyCommand(refactor: Command, cli: CliSetup):
             redact: createRedactor(secretsFromEnv(process.env)),
           });
           const result = await verifier.run('baseline', 'BASELINE');
-          return { result, commit: scratch.commit, sandboxed: scratch.sandboxed };
+          return {
+            result,
+            commit: scratch.commit,
+            sandboxed: scratch.sandboxed,
+            warnings: scratch.takeNotices(),
+          };
         },
       );
       printVerify(output, verified, { target, logRoot, uncommitted });
