@@ -44,9 +44,11 @@ export function printPlan(output: Output, plan: PlannedBatch[]): void {
     output.out(`  ${pc.cyan(batch.id)} ${batch.goal}`);
     output.out(
       pc.dim(
-        `      scope ${batch.scope_globs.join(', ')} · budget ${batch.diff_budget_loc} lines · risk ${batch.risk_score} · ${batch.verifier_level} verifier${batch.notes ? ` · ${batch.notes}` : ''}`,
+        `      scope ${batch.scope_globs.join(', ')} · budget ${batch.diff_budget_loc} lines · risk ${batch.risk_score} · ${batch.verifier_level} verifier`,
       ),
     );
+    // Why it is planned: its finding, or what put it there without one.
+    if (batch.notes) output.out(pc.dim(`      why: ${batch.notes}`));
   }
 }
 
