@@ -259,6 +259,24 @@ describe('heuristicPlan', () => {
     ]);
   });
 
+  it('plans no batch in a directory no verifier command tests (a nested Go module), with or without a goal', () => {
+    const files = [
+      facts('lru.go', { language: 'go', unusedPrivateSymbols: ['stale'] }),
+      facts('arc/arc.go', { language: 'go', unusedPrivateSymbols: ['stale'] }),
+      facts('arcade/game.go', { language: 'go', unusedPrivateSymbols: ['stale'] }),
+    ];
+    const scopes = (goal: string | null) =>
+      plan(files, { untestedDirs: ['arc'] }, goal).map((batch) => batch.scope_globs[0]);
+    expect(scopes(null)).toEqual(['arcade/game.go', 'lru.go']);
+    expect(scopes('Use generics')).toEqual(['arcade/game.go', 'lru.go']);
+    // Nor does the planner's refinement get a batch there.
+    const bounded = boundPlannerBatches(
+      { batches: [{ ...plan(files)[0]!, id: 'p1', scope_globs: ['arc/**'] }] },
+      bounds({ files: files.map((file) => file.path), untestedDirs: ['arc'] }),
+    );
+    expect(bounded.batches).toEqual([]);
+  });
+
   it('is pure: same input, same plan, inputs untouched', () => {
     const files = MIXED.map((file) => ({ ...file }));
     const before = JSON.stringify(files);

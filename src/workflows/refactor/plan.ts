@@ -35,6 +35,11 @@ export interface PlanBounds {
   /** Every file of the index: a planned batch must match at least one. */
   files: string[];
   /**
+   * Directories no verifier command tests (a nested Go module that `go test ./...` stops at, see
+   * `untestedGoModulesOf`): a change there would pass every gate untested, so no batch goes there.
+   */
+  untestedDirs?: readonly string[];
+  /**
    * Files no patch may change (those that define verification, see `verificationFileMatcher` in verify/verification-files.ts): a
    * batch scoped only to them could never land, so none is planned.
    */
@@ -276,7 +281,12 @@ export function heuristicPlan(
 function changeableMatcher(bounds: PlanBounds): (path: string) => boolean {
   const inScope = picomatch(bounds.scopeGlobs, { dot: true });
   const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
-  return (path) => inScope(path) && !isExcluded(path) && bounds.isProtected?.(path) !== true;
+  const untested = (bounds.untestedDirs ?? []).map((dir) => `${dir}/`);
+  return (path) =>
+    inScope(path) &&
+    !isExcluded(path) &&
+    bounds.isProtected?.(path) !== true &&
+    !untested.some((dir) => path.startsWith(dir));
 }
 
 /** Files a planner batch may always cover, whatever the heuristic batches look like. */
