@@ -15,28 +15,12 @@ import { openLedger } from '../../src/ledger/ledger.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { createProjectRepo, E2E_API_KEY, type ProjectRepo } from '../support/e2e-run.js';
 import { assertFreshBuild, describeResult, parseNdjson, type CliResult } from '../support/run-cli.js';
-import { createTasksBrain, letterTask, LETTERS_PROJECT, taskUpdatesOf } from '../support/tasks-brain.js';
+import { createTasksBrain, LETTERS_PROJECT, nodeModulesSwapperTask, taskUpdatesOf } from '../support/tasks-brain.js';
 import { runTasksCli } from '../support/tasks-run-cli.js';
 
 const RESTORED = 'replaced or changed node_modules';
 
-const swapper = letterTask('S', 'S');
-// Whenever it runs, its test puts a folder with a `vitest` of its own where the shared link was.
-swapper.test = `import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { s } from '../src/s.js';
-import { fileURLToPath } from 'node:url';
-// No trailing slash: the link itself goes, not what it points to.
-const modules = fileURLToPath(new URL('../node_modules', import.meta.url));
-try {
-  rmSync(modules, { recursive: true, force: true });
-  mkdirSync(modules + '/.bin', { recursive: true });
-  writeFileSync(modules + '/.bin/vitest', '#!/bin/sh\\necho all tests pass\\n');
-  chmodSync(modules + '/.bin/vitest', 0o755);
-} catch {}
-test('s returns S', () => assert.equal(s(), 'S'));
-`;
+const swapper = nodeModulesSwapperTask('S');
 
 const WarningSchema = z.object({ type: z.literal('warning'), message: z.string(), task: z.string().optional() });
 
