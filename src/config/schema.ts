@@ -7,6 +7,7 @@
  */
 import { TeamConfigSchema } from './team-schema.js';
 import { z } from 'zod';
+import { TEST_FILE_GLOBS } from '../core/test-file-globs.js';
 
 /** Providers Ratchet can drive (DESIGN.md, Contracts). */
 const PROVIDER_NAMES = ['anthropic', 'openai', 'openai-compatible', 'ollama', 'claude-code', 'replay'] as const;
@@ -22,20 +23,6 @@ export type StageKey = (typeof STAGE_KEYS)[number];
 
 /** The TDD seed's `TDD_MODEL` default. */
 export const DEFAULT_MODEL = 'claude-opus-4-5-20251101';
-
-/** Test-file globs covering the common conventions of the supported languages. */
-const DEFAULT_TEST_PATTERNS: readonly string[] = [
-  '**/*.test.*',
-  '**/*.spec.*',
-  '**/__tests__/**',
-  '**/test/**',
-  '**/tests/**',
-  '**/test_*.py',
-  '**/*_test.py',
-  '**/*_test.go',
-  '**/*Test.java',
-  '**/*Tests.java',
-];
 
 const positiveInt = () => z.number().int().positive();
 const nonNegativeInt = () => z.number().int().nonnegative();
@@ -77,7 +64,7 @@ const TestSectionSchema = z
     timeout: positiveInt().default(600).describe('Test command timeout, in seconds.'),
     patterns: z
       .array(z.string().min(1))
-      .default([...DEFAULT_TEST_PATTERNS])
+      .default([...TEST_FILE_GLOBS])
       .describe('Globs of test files (locked after RED; GREEN, FIX and REFACTOR may not change them).'),
   })
   .describe('How the project runs its tests.');

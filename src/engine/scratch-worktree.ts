@@ -26,6 +26,11 @@ export interface ScratchCheckout {
   sandboxed: boolean;
   /** Why it does not, when a sandbox was wanted (bubblewrap cannot work here). */
   notice: string | null;
+  /**
+   * The warnings since the last call: a shared dependency folder (`node_modules`, `.venv`) a
+   * command replaced, restored before the next one (see `guardSharedDependencies`).
+   */
+  takeNotices(): string[];
 }
 
 export interface ScratchOptions {
@@ -88,6 +93,7 @@ export async function withScratchCheckout<T>(
       environment: commandEnvironment(options.env, config.bash.env),
       sandboxed: sandbox.sandboxed,
       notice: problem === undefined ? null : `not sandboxed: ${problem}`,
+      takeNotices: () => sandbox.takeNotices(),
     });
   } finally {
     // The links first: removing the directory must never follow one into the checkout's folders.

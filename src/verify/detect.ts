@@ -43,6 +43,12 @@ export interface DetectedTestCommand {
 export interface DetectOptions {
   /** The PATH searched for a `pytest` executable (default `process.env.PATH`). */
   pathEnv?: string;
+  /**
+   * Whether `cargo clippy` works here (default: `cargo clippy --version` succeeds with `pathEnv`).
+   * Asked only of a Rust project; rustup installs the `cargo-clippy` proxy without the component,
+   * so finding it on PATH says nothing.
+   */
+  clippyWorks?: () => Promise<boolean>;
 }
 
 const PYTHON_MARKERS = ['pytest.ini', 'pyproject.toml', 'setup.py', 'setup.cfg', 'conftest.py'];
@@ -147,6 +153,10 @@ interface UninstalledCheckTool {
   marker: string;
   /** How to install it, e.g. `pip install ruff`. */
   install: string;
+  /** The command that would run it, e.g. `ruff check .`. */
+  command: string;
+  /** False for the usual tool of the project's language (clippy for a crate), which the project need not configure. */
+  configured: boolean;
 }
 
 export interface DetectedCheckCommands {
@@ -161,8 +171,9 @@ const TYPECHECK_SCRIPTS = ['typecheck', 'type-check', 'check-types', 'types', 't
 /**
  * The project's own lint and typecheck commands, for VERIFY: the `lint` and `typecheck` scripts
  * of package.json (else `npx tsc --noEmit` for a TypeScript project), ruff or flake8 and mypy
- * when the project configures them and they are installed, and `go vet ./...` (part of the Go
- * toolchain) for a Go module. A Python tool the project does not configure is not guessed; one
+ * when the project configures them and they are installed, `go vet ./...` (part of the Go
+ * toolchain) for a Go module, and clippy for a Rust crate when `cargo clippy` works (else it is
+ * named in `notInstalled`, with how to add it). A Python tool the project does not configure is not guessed; one
  * it configures but that is not installed is named in `notInstalled`. mypy runs as plain `mypy`
  * when its configuration names the files to check (`mypy .` would override them).
  */
@@ -200,6 +211,10 @@ export async function detectCheckCommands(root: string, options: DetectOptions =
     command: string;
     marker?: string | undefined;
     install?: string;
+    /** Whether it works here, when being on PATH does not say (default: on PATH). */
+    works?: () => Promise<boolean>;
+    /** The usual tool of the project's language, used without configuring it (clippy for a crate). */
+    usual?: true;
   }> = [
     {
       kind: 'lint',
@@ -226,12 +241,22 @@ export async function detectCheckCommands(root: string, options: DetectOptions =
       install: 'pip install mypy',
     },
     { kind: 'lint', tool: 'go', command: 'go vet ./...', marker: await firstExisting(root, ['go.mod']) },
+    {
+      kind: 'lint',
+      tool: 'clippy',
+      command: CLIPPY_LINT,
+      marker: await firstExisting(root, ['Cargo.toml']),
+      install: 'rustup component add clippy; Debian: apt-get install rust-clippy',
+      works: options.clippyWorks ?? (() => clippyWorks(root, pathEnv)),
+      usual: true,
+    },
   ];
   const notInstalled: NonNullable<DetectedCheckCommands['notInstalled']> = {};
-  for (const { kind, tool, command, marker, install } of tools) {
+  for (const { kind, tool, command, marker, install, works, usual } of tools) {
     if (found[kind] !== undefined || marker === undefined) continue;
-    if (await onPath(tool, pathEnv)) found[kind] = { command, marker };
-    else if (install !== undefined) notInstalled[kind] ??= { tool, marker, install };
+    if (await (works ?? (() => onPath(tool, pathEnv)))()) found[kind] = { command, marker };
+    else if (install !== undefined)
+      notInstalled[kind] ??= { tool, marker, install, command, configured: usual !== true };
   }
   for (const kind of CHECK_KINDS) if (found[kind] !== undefined) delete notInstalled[kind];
   if (Object.keys(notInstalled).length > 0) found.notInstalled = notInstalled;
@@ -249,6 +274,8 @@ export function describeCheckCommand(kind: CheckKind, checks: DetectedCheckComma
   const found = checks[kind];
   if (found !== undefined) return `detected ${kind} command: ${found.command} (from ${found.marker})`;
   const missing = checks.notInstalled?.[kind];
+  if (missing !== undefined && !missing.configured)
+    return `no ${kind} command: ${missing.tool}, the usual ${kind} of a ${missing.marker} project, is not installed; add it (${missing.install}) to have init propose it, or set [${kind}] command = "..." to run another in VERIFY`;
   if (missing !== undefined)
     return `${missing.tool} is configured in ${missing.marker} but not installed (not on PATH): install it (${missing.install}) or set [${kind}] command = "..." to run another in VERIFY`;
   return `no ${kind} command detected (set [${kind}] command = "..." to run one in VERIFY)`;
@@ -636,6 +663,22 @@ async function exists(root: string, name: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Clippy as a lint: every target (tests, examples, benches too), its warnings failing the check. */
+const CLIPPY_LINT = 'cargo clippy --all-targets -- -D warnings';
+
+/** Whether `cargo clippy --version` succeeds (with `pathEnv` as PATH) in `root`. */
+async function clippyWorks(root: string, pathEnv: string): Promise<boolean> {
+  if (!(await onPath('cargo', pathEnv))) return false;
+  return new Promise<boolean>((resolve) => {
+    execFile(
+      'cargo',
+      ['clippy', '--version'],
+      { cwd: root, timeout: 60_000, env: { ...process.env, PATH: pathEnv } },
+      (error) => resolve(error === null),
+    );
+  });
 }
 
 async function onPath(executable: string, pathEnv: string): Promise<boolean> {

@@ -2,24 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { glob } from 'tinyglobby';
+import { TEST_FILE_GLOBS } from '../core/test-file-globs.js';
 
-/** Globs that find test files in the ecosystems Ratchet supports. */
-export const DEFAULT_TEST_GLOBS: readonly string[] = [
-  // JavaScript / TypeScript
-  '**/*.test.*',
-  '**/*.spec.*',
-  '**/__tests__/**',
-  'test/**',
-  // Python (and Rust integration tests under tests/)
-  'tests/**',
-  '**/test_*.py',
-  '**/*_test.py',
-  '**/conftest.py',
-  // Go
-  '**/*_test.go',
-  // Java / Kotlin (Maven and Gradle layout)
-  'src/test/**',
-];
+/** Globs that find test files in the ecosystems Ratchet supports (the default `[test] patterns`). */
+export const DEFAULT_TEST_GLOBS: readonly string[] = TEST_FILE_GLOBS;
 
 /**
  * Always ignored: dependencies, VCS data, and what running or building the tests writes

@@ -28,6 +28,22 @@ export async function untestedGoModules(root: string, command: string): Promise<
     .sort();
 }
 
+/**
+ * The nested Go modules (relative to `root`) that none of `commands` tests: those each Go test
+ * command among them leaves out (see `untestedGoModules`), and none tests otherwise (`go test
+ * ./... ./arc/...`, or `cd arc && go test ./...`). Empty when no command runs Go's tests.
+ */
+export async function untestedGoModulesOf(root: string, commands: readonly string[]): Promise<string[]> {
+  let untested: string[] | undefined;
+  for (const command of commands) {
+    const cd = leadingCd(command);
+    if (detectFramework((cd?.rest ?? command).trim()) !== 'go') continue;
+    const left = (await untestedGoModules(root, command)).map((dir) => path.posix.join(cd?.dir ?? '.', dir));
+    untested = untested === undefined ? left : untested.filter((dir) => left.includes(dir));
+  }
+  return untested ?? [];
+}
+
 /** What to say about them: the modules, and how to test them in the same run. */
 export function untestedGoModulesText(modules: readonly string[]): { detail: string; hint: string } {
   const listed = modules.map((dir) => `${dir}/`).join(', ');

@@ -110,6 +110,11 @@ export interface TaskSpace extends AsyncDisposable {
   head: string;
   commands: { runner: ProcessRunner; environment: Readonly<Record<string, string>> };
   agents: AgentPort;
+  /**
+   * The sandbox's warnings since the last call (a shared dependency folder the task's agent or
+   * code replaced, restored before a command), for the task's steps to show and record.
+   */
+  takeNotices(): string[];
 }
 
 /** The local worker pool's places (the engine's): one `TaskSpace` per attempt of a task. */

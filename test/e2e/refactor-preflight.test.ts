@@ -154,6 +154,14 @@ describe(`ratchet refactor, around the run${sandbox.note}`, () => {
     // The entry point gets a test batch too: the load-check script imports it.
     expect(plain.stdout).toContain('batch-003 Add tests for src/index.ts');
     expect(plain.stdout).toContain('batch-004 Add tests for src/report.ts');
+    // A goal about nothing the index checks plans a batch in every file: each says why it is there.
+    const goal = await ratchet(['refactor', 'plan', '--goal', 'Use async/await'], repo.dir, claudeEnv(repo, null));
+    expectExit(goal, 0);
+    const batchLines = goal.stdout.split('\n').filter((line) => /^\s+batch-\d+ /.test(line));
+    const whyLines = goal.stdout.split('\n').filter((line) => /^\s+why: \S/.test(line));
+    expect(batchLines.length, goal.stdout).toBeGreaterThan(1);
+    expect(whyLines).toHaveLength(batchLines.length);
+    expect(whyLines.some((line) => line.includes('no finding: the goal is about nothing the index checks'))).toBe(true);
     const json = await ratchet(['refactor', 'plan', '--json'], repo.dir, claudeEnv(repo, null));
     expectExit(json, 0);
     const plan = z

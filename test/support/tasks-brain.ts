@@ -183,6 +183,31 @@ test('${name} returns ${value}', () => assert.equal(${name}(), '${value}'));
   };
 }
 
+/**
+ * A letter task whose test, whenever it runs, puts a folder with a `vitest` of its own where the
+ * worktree's shared `node_modules` link was (the attack the shared-dependency guard undoes).
+ */
+export function nodeModulesSwapperTask(key: string): BrainTask & { dependsOn: string[] } {
+  const task = letterTask(key, key);
+  const name = key.toLowerCase();
+  task.test = `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ${name} } from '../src/${name}.js';
+// No trailing slash: the link itself goes, not what it points to.
+const modules = fileURLToPath(new URL('../node_modules', import.meta.url));
+try {
+  rmSync(modules, { recursive: true, force: true });
+  mkdirSync(modules + '/.bin', { recursive: true });
+  writeFileSync(modules + '/.bin/vitest', '#!/bin/sh\\necho all tests pass\\n');
+  chmodSync(modules + '/.bin/vitest', 0o755);
+} catch {}
+test('${name} returns ${key}', () => assert.equal(${name}(), '${key}'));
+`;
+  return task;
+}
+
 export function tasksFile(tasks: ReadonlyArray<BrainTask & { dependsOn: string[] }>): string {
   return `${JSON.stringify(
     {

@@ -24,6 +24,7 @@ export type ToolchainName =
   | 'pytest'
   | 'go'
   | 'cargo'
+  | 'clippy'
   | 'chromium'
   | 'script'
   | 'claude'
@@ -95,6 +96,11 @@ const TOOLCHAINS: Record<ToolchainName, ToolchainSpec> = {
     what: 'Rust with cargo',
     install: 'apt-get install -y cargo (or rustup)',
     problem: () => runs('cargo', ['--version']),
+  },
+  clippy: {
+    what: "cargo clippy, Rust's linter",
+    install: 'apt-get install -y rust-clippy (or rustup component add clippy)',
+    problem: () => runs('cargo', ['clippy', '--version']),
   },
   chromium: {
     what: 'Chromium, to render the HTML report',

@@ -17,6 +17,7 @@ import { toolchain } from '../support/toolchains.js';
 import { makeProject } from './helpers.js';
 
 const NO_PYTEST = { pathEnv: '/nonexistent' };
+const clippyToolchain = toolchain('clippy');
 const pkg = (scripts: Record<string, string>, devDependencies: Record<string, string> = {}): string =>
   JSON.stringify({ name: 'x', scripts, devDependencies });
 
@@ -460,8 +461,20 @@ describe('detectCheckCommands', () => {
     // Configured but not installed: named, so that init can say so.
     expect(await detectCheckCommands(root, NO_PYTEST)).toEqual({
       notInstalled: {
-        lint: { tool: 'ruff', marker: 'pyproject.toml [tool.ruff]', install: 'pip install ruff' },
-        typecheck: { tool: 'mypy', marker: 'pyproject.toml [tool.mypy]', install: 'pip install mypy' },
+        lint: {
+          tool: 'ruff',
+          marker: 'pyproject.toml [tool.ruff]',
+          install: 'pip install ruff',
+          command: 'ruff check .',
+          configured: true,
+        },
+        typecheck: {
+          tool: 'mypy',
+          marker: 'pyproject.toml [tool.mypy]',
+          install: 'pip install mypy',
+          command: 'mypy .',
+          configured: true,
+        },
       },
     });
     // flake8 when ruff is not configured; mypy from setup.cfg.
@@ -477,6 +490,28 @@ describe('detectCheckCommands', () => {
       }),
     ).toEqual({});
   });
+
+  it('proposes clippy as the lint of a Rust crate when cargo clippy works, and otherwise says how to add it', async () => {
+    const crate = await makeProject({ 'Cargo.toml': '[package]\nname = "x"\nversion = "0.1.0"\n' });
+    const clippy = 'cargo clippy --all-targets -- -D warnings';
+    expect(await detectCheckCommands(crate, { ...NO_PYTEST, clippyWorks: () => Promise.resolve(true) })).toEqual({
+      lint: { command: clippy, marker: 'Cargo.toml' },
+    });
+    const without = await detectCheckCommands(crate, { ...NO_PYTEST, clippyWorks: () => Promise.resolve(false) });
+    expect(without.lint).toBeUndefined();
+    expect(without.notInstalled?.lint).toMatchObject({ tool: 'clippy', command: clippy, configured: false });
+    expect(describeCheckCommand('lint', without)).toContain('rustup component add clippy');
+  });
+
+  it.skipIf(clippyToolchain.missing)(
+    `asks cargo whether clippy works: this machine's cargo clippy${clippyToolchain.note}`,
+    async () => {
+      const crate = await makeProject({ 'Cargo.toml': '[package]\nname = "x"\nversion = "0.1.0"\n' });
+      expect((await detectCheckCommands(crate)).lint?.command).toBe('cargo clippy --all-targets -- -D warnings');
+      // No cargo on PATH: no clippy either.
+      expect((await detectCheckCommands(crate, NO_PYTEST)).lint).toBeUndefined();
+    },
+  );
 
   it("runs plain mypy when its configuration names the files to check (attrs's [tool.mypy] files): mypy . would override them", async () => {
     const tools = { pathEnv: await toolsOnPath(['mypy']) };

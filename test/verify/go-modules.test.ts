@@ -3,7 +3,7 @@
  * root's `go test ./...` does not test it, and init and doctor say so.
  */
 import { describe, expect, it } from 'vitest';
-import { untestedGoModules, untestedGoModulesText } from '../../src/verify/go-modules.js';
+import { untestedGoModules, untestedGoModulesOf, untestedGoModulesText } from '../../src/verify/go-modules.js';
 import { makeProject } from './helpers.js';
 
 const MODULES: Record<string, string> = {
@@ -34,5 +34,17 @@ describe('untestedGoModules', () => {
     );
     expect(hint).toContain('go work init . ./arc');
     expect(hint).toContain('[test] command = "go test ./... ./arc/..."');
+  });
+});
+
+describe('untestedGoModulesOf', () => {
+  it('names the nested modules no verifier command tests, relative to the root', async () => {
+    const root = await makeProject(MODULES);
+    expect(await untestedGoModulesOf(root, ['go test ./...', 'go vet ./...'])).toEqual(['arc']);
+    // Another command of the verifier tests it: left out by none.
+    expect(await untestedGoModulesOf(root, ['go test ./...', 'cd arc && go test ./...'])).toEqual([]);
+    expect(await untestedGoModulesOf(root, ['go test ./... ./arc/...'])).toEqual([]);
+    // No Go tests at all: nothing to say.
+    expect(await untestedGoModulesOf(root, ['npm test'])).toEqual([]);
   });
 });

@@ -221,7 +221,8 @@ describe('heuristicPlan', () => {
         diff_budget_loc: 80,
         risk_score: 5,
         verifier_level: 'fast',
-        notes: '',
+        notes:
+          'no finding: the goal is about nothing the index checks, so every file of code in scope gets a batch, least risky first (risk 5: 0 files depend on it, 0 recent commits, tested)',
       },
       {
         id: 'batch-002',
@@ -241,7 +242,8 @@ describe('heuristicPlan', () => {
         diff_budget_loc: 80,
         risk_score: 40,
         verifier_level: 'fast',
-        notes: '',
+        notes:
+          'no finding: the goal is about nothing the index checks, so every file of code in scope gets a batch, least risky first (risk 40: 0 files depend on it, 0 recent commits, tested)',
       },
       {
         id: 'batch-004',
@@ -251,9 +253,28 @@ describe('heuristicPlan', () => {
         diff_budget_loc: 80,
         risk_score: 90,
         verifier_level: 'full',
-        notes: '',
+        notes:
+          'no finding: the goal is about nothing the index checks, so every file of code in scope gets a batch, least risky first (risk 90: 0 files depend on it, 0 recent commits, tested)',
       },
     ]);
+  });
+
+  it('plans no batch in a directory no verifier command tests (a nested Go module), with or without a goal', () => {
+    const files = [
+      facts('lru.go', { language: 'go', unusedPrivateSymbols: ['stale'] }),
+      facts('arc/arc.go', { language: 'go', unusedPrivateSymbols: ['stale'] }),
+      facts('arcade/game.go', { language: 'go', unusedPrivateSymbols: ['stale'] }),
+    ];
+    const scopes = (goal: string | null) =>
+      plan(files, { untestedDirs: ['arc'] }, goal).map((batch) => batch.scope_globs[0]);
+    expect(scopes(null)).toEqual(['arcade/game.go', 'lru.go']);
+    expect(scopes('Use generics')).toEqual(['arcade/game.go', 'lru.go']);
+    // Nor does the planner's refinement get a batch there.
+    const bounded = boundPlannerBatches(
+      { batches: [{ ...plan(files)[0]!, id: 'p1', scope_globs: ['arc/**'] }] },
+      bounds({ files: files.map((file) => file.path), untestedDirs: ['arc'] }),
+    );
+    expect(bounded.batches).toEqual([]);
   });
 
   it('is pure: same input, same plan, inputs untouched', () => {
@@ -494,7 +515,11 @@ describe('boundPlannerBatches', () => {
 
     expect(result.dropped).toEqual([]);
     expect(result.batches).toEqual([
-      proposed('batch-001', ['src/a.ts'], { goal: 'goal of x-1' }),
+      // A batch the planner gave no note says so: the plan never shows a batch without a reason.
+      proposed('batch-001', ['src/a.ts'], {
+        goal: 'goal of x-1',
+        notes: 'no finding: the planner model chose this scope without a note',
+      }),
       proposed('batch-002', ['src/util/**'], {
         goal: 'goal of later',
         verifier_level: 'full',

@@ -14,7 +14,13 @@ import { withScratchCheckout, type ScratchCheckout } from '../../engine/scratch-
 import type { EndpointCheck as Check } from '../../llm/endpoint-checks.js';
 import { createProcessRunner } from '../../process/runner.js';
 import { runCheck } from '../../verify/checks.js';
-import { detectTestCommand, missingExecutable, type DetectedTestCommand } from '../../verify/detect.js';
+import {
+  describeCheckCommand,
+  detectCheckCommands,
+  detectTestCommand,
+  missingExecutable,
+  type DetectedTestCommand,
+} from '../../verify/detect.js';
 import { describeFailingTest, failedTests } from '../../verify/failing-tests.js';
 import { collectionSubject } from '../../verify/gates.js';
 import { runTests } from '../../verify/run-tests.js';
@@ -50,6 +56,8 @@ export async function projectCommandChecks(
         },
         ...(await testCommandChecks(repoRoot, config, scratch)),
         ...(await verifyCommandChecks(repoRoot, config, scratch)),
+        // A command that swapped a shared dependency folder (it was put back before the next one).
+        ...scratch.takeNotices().map((notice): Check => ({ name: 'dependencies', status: 'warn', detail: notice })),
       ],
     );
   } catch (error) {
@@ -140,8 +148,19 @@ async function verifyCommandChecks(
   baseline: ScratchCheckout | null,
 ): Promise<Check[]> {
   const checks: Check[] = [];
+  // Without a command of its own: the tool the project would use but cannot (clippy for a crate,
+  // a configured ruff), and how to add it; `init` proposes it once it is installed.
+  const detected = await detectCheckCommands(repoRoot);
   for (const kind of ['lint', 'typecheck'] as const) {
     const command = config[kind].command;
+    const missingTool = detected.notInstalled?.[kind];
+    if (!command && missingTool !== undefined)
+      checks.push({
+        name: kind,
+        status: 'warn',
+        detail: describeCheckCommand(kind, detected),
+        hint: `Install ${missingTool.tool} (${missingTool.install}), then set [${kind}] command = "${missingTool.command}" in .ratchet/config.toml.`,
+      });
     if (!command) continue;
     const missing = await missingExecutable(command, repoRoot, process.env.PATH, kind);
     if (missing !== undefined) {

@@ -44,19 +44,21 @@ export function printPlan(output: Output, plan: PlannedBatch[]): void {
     output.out(`  ${pc.cyan(batch.id)} ${batch.goal}`);
     output.out(
       pc.dim(
-        `      scope ${batch.scope_globs.join(', ')} · budget ${batch.diff_budget_loc} lines · risk ${batch.risk_score} · ${batch.verifier_level} verifier${batch.notes ? ` · ${batch.notes}` : ''}`,
+        `      scope ${batch.scope_globs.join(', ')} · budget ${batch.diff_budget_loc} lines · risk ${batch.risk_score} · ${batch.verifier_level} verifier`,
       ),
     );
+    // Why it is planned: its finding, or what put it there without one.
+    if (batch.notes) output.out(pc.dim(`      why: ${batch.notes}`));
   }
 }
 
 /** What `refactor verify` found, as JSON or lines (a red test run names what failed, as doctor does). */
 export function printVerify(
   output: Output,
-  verified: { result: VerifierRun; commit: string | null; sandboxed: boolean },
+  verified: { result: VerifierRun; commit: string | null; sandboxed: boolean; warnings: readonly string[] },
   where: { target: string; logRoot: string; uncommitted: ChangeCount },
 ): void {
-  const { result, commit, sandboxed } = verified;
+  const { result, commit, sandboxed, warnings } = verified;
   const { target, logRoot, uncommitted } = where;
   const environment = { node: process.versions.node, platform: `${process.platform}-${process.arch}` };
   if (output.json)
@@ -66,6 +68,7 @@ export function printVerify(
         environment,
         commit,
         sandboxed,
+        warnings,
         results: result.results.map((entry) => ({
           command: entry.result.command,
           exitCode: entry.result.exitCode,
@@ -101,6 +104,7 @@ export function printVerify(
       if (!entry.result.ok && 'tests' in entry.result)
         for (const line of failingTestLines(entry.result)) output.out(`    ${pc.red('✗')} ${line}`);
     }
+    for (const warning of warnings) output.err(pc.yellow(`! ${warning}`));
     output.out(
       result.ok
         ? pc.green('Baseline is green.')

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import pc from 'picocolors';
 import type { CodeIndex } from '../../code/index/types.js';
 import type { ResolvedConfig } from '../../config/resolved.js';
 import { buildIndex } from '../../code/index/build-index.js';
@@ -11,13 +12,14 @@ import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import { countChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { createProcessRunner } from '../../process/runner.js';
+import { untestedGoModulesOf } from '../../verify/go-modules.js';
 import { createIdGenerator } from '../../engine/effects.js';
 import { excludeRatchetDir, homeFolderOf, indexCacheDir } from '../../engine/project-folders.js';
 import { resolveRun } from '../../engine/run-lookup.js';
 import { withScratchCheckout } from '../../engine/scratch-worktree.js';
 import { restoreRunBackup } from '../../engine/verbs/restore-backup.js';
 import { heuristicPlan } from '../../workflows/refactor/plan.js';
-import { fileFacts, planBounds, verifierCommands } from '../../workflows/refactor/planning.js';
+import { fileFacts, planBounds, untestedPlanText, verifierCommands } from '../../workflows/refactor/planning.js';
 import { loadRefactorSettings } from '../../workflows/refactor/settings.js';
 import { createCommandVerifier } from '../../workflows/refactor/verifier.js';
 import { configFor, createCliOutput, globalOptions, openExistingRepoLedger, repositoryRoot } from '../context.js';
@@ -85,12 +87,17 @@ export function registerRefactorPlanCommand(refactor: Command): void {
       // As `run` plans: no batch for the files that define verification (no patch may change them).
       // Without a verifier yet (nothing detected, nothing configured) the plan is still shown.
       const commands = await verifierCommands(target, settings, config).catch(() => ({ fast: [], full: [] }));
+      // Nor in a nested Go module the test command stops at: no test would verify a change there.
+      const untested = await untestedGoModulesOf(target, [...commands.fast, ...commands.full]);
       const plan = heuristicPlan(await fileFacts(index, target, config), {
         goal: flags.goal ?? null,
-        bounds: planBounds(settings, index, commands, target),
+        bounds: planBounds(settings, index, commands, target, untested),
       });
-      if (output.json) output.out(JSON.stringify({ batches: plan }));
-      else printPlan(output, plan);
+      if (output.json) output.out(JSON.stringify({ batches: plan, untestedModules: untested }));
+      else {
+        printPlan(output, plan);
+        if (untested.length > 0) output.err(pc.yellow(`! ${untestedPlanText(untested)}`));
+      }
     });
 }
 
@@ -133,7 +140,12 @@ export function registerRefactorVerifyCommand(refactor: Command, cli: CliSetup):
             redact: createRedactor(secretsFromEnv(process.env)),
           });
           const result = await verifier.run('baseline', 'BASELINE');
-          return { result, commit: scratch.commit, sandboxed: scratch.sandboxed };
+          return {
+            result,
+            commit: scratch.commit,
+            sandboxed: scratch.sandboxed,
+            warnings: scratch.takeNotices(),
+          };
         },
       );
       printVerify(output, verified, { target, logRoot, uncommitted });

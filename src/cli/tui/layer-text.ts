@@ -23,6 +23,7 @@ export function describeMerge(result: LayerMerge): string[] {
   switch (result.outcome) {
     case 'merged':
       return [
+        ...result.verification.notices,
         `Merged ${result.merged.join(', ') || 'nothing new'}: ${result.verification.decision.accepted ? result.verification.decision.summary : ''}${result.verification.sandboxed ? '' : ' (not sandboxed)'}.`,
         result.done
           ? 'Every layer is merged: the iteration branch holds the work; merge it into yours with git.'
@@ -45,6 +46,7 @@ export function describeMerge(result: LayerMerge): string[] {
       ];
     case 'red':
       return [
+        ...result.verification.notices,
         'The merged layer fails verification: nothing was merged, the iteration branch is as it was.',
         ...(result.verification.decision.accepted
           ? []

@@ -16,14 +16,16 @@
  * (an inline `mod tests`).
  */
 import { basename, dirname } from 'node:path/posix';
+import picomatch from 'picomatch';
+import { TEST_FILE_GLOBS } from '../../core/test-file-globs.js';
 import type { CodeSymbol, IndexedFile, ResolvedImport } from './types.js';
 
 const TEST_DIRECTORY = /(?:^|\/)(?:(?:[\w.-]+[_-])?tests?|__tests__|spec)\//;
-const TEST_NAME =
-  /(?:\.(?:test|spec)\.[cm]?[jt]sx?$|\.(?:test-d|tst)\.[cm]?tsx?$|^tests?\.(?:[cm]?[jt]sx?|py)$|^test_.*\.py$|_test\.(?:py|go)$|^conftest\.py$|(?:Test|Tests|IT)\.java$)/;
+/** The default `[test] patterns`, so that what the index calls a test is what TDD locks as one. */
+const isTestFile = picomatch([...TEST_FILE_GLOBS]);
 
 export function isTestPath(path: string): boolean {
-  return TEST_NAME.test(basename(path)) || TEST_DIRECTORY.test(path);
+  return isTestFile(path);
 }
 
 /**

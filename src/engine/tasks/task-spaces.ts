@@ -134,6 +134,7 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
         head,
         commands: { runner: sandbox.runner, environment },
         agents,
+        takeNotices: () => sandbox.takeNotices(),
         async [Symbol.asyncDispose]() {
           await sandbox[Symbol.asyncDispose]();
           await serially(() => git.removeWorktree(worktree, { force: true })).catch(() => undefined);

@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from '../../config/resolved.js';
+import { Git } from '../../git/git.js';
 import type { GateDecision } from '../../verify/gates.js';
 import { verifyGate } from '../../verify/gates.js';
 import { commandEnvironment } from '../../process/env.js';
@@ -7,6 +8,7 @@ import { runConfiguredChecks } from '../../verify/checks.js';
 import { detectTestCommand } from '../../verify/detect.js';
 import { runTests } from '../../verify/run-tests.js';
 import { toolSandbox } from '../tool-sandbox.js';
+import { shareDependencies } from '../worktree-setup.js';
 
 /** What the verifier found on a merged layer. */
 export interface LayerVerification {
@@ -15,6 +17,11 @@ export interface LayerVerification {
   decision: GateDecision;
   /** Whether the commands ran in the bubblewrap sandbox (false only when the user opted out). */
   sandboxed: boolean;
+  /**
+   * Warnings from the sandbox: a shared dependency folder (`node_modules`, `.venv`) the merged
+   * code had replaced, restored before a command (see `guardSharedDependencies`).
+   */
+  notices: string[];
 }
 
 export interface LayerVerifierOptions {
@@ -40,6 +47,9 @@ export interface LayerVerifierOptions {
 export async function verifyLayer(options: LayerVerifierOptions): Promise<LayerVerification> {
   const { config, worktree } = options;
   const detected = await detectTestCommand(worktree, config.test.command);
+  // Shared as in a run's worktree (an entry already there stays): the guard then finds only what
+  // the layer's code put in their place, and says so, instead of warning about a first share.
+  await shareDependencies(options.repoRoot, worktree, new Git(worktree));
   await using sandbox = await toolSandbox(config, options.runner, {
     protect: [options.repoRoot],
     worktree,
@@ -64,5 +74,6 @@ export async function verifyLayer(options: LayerVerifierOptions): Promise<LayerV
     commands: [detected.command, ...checks.map((check) => check.command)],
     decision: verifyGate(tests, checks),
     sandboxed: sandbox.sandboxed,
+    notices: sandbox.takeNotices(),
   };
 }

@@ -35,6 +35,11 @@ export interface PlanBounds {
   /** Every file of the index: a planned batch must match at least one. */
   files: string[];
   /**
+   * Directories no verifier command tests (a nested Go module that `go test ./...` stops at, see
+   * `untestedGoModulesOf`): a change there would pass every gate untested, so no batch goes there.
+   */
+  untestedDirs?: readonly string[];
+  /**
    * Files no patch may change (those that define verification, see `verificationFileMatcher` in verify/verification-files.ts): a
    * batch scoped only to them could never land, so none is planned.
    */
@@ -197,6 +202,16 @@ function focusFindings(file: FileFacts, focus: GoalFocus): string[] | null {
 }
 
 /**
+ * Why a batch without a finding is planned (a goal about something the index does not check
+ * plans one in every file of code): where its risk puts it, so the plan never shows a bare batch.
+ */
+function unfoundReason(file: FileFacts): string {
+  const dependents = `${file.fanIn} ${file.fanIn === 1 ? 'file depends' : 'files depend'} on it`;
+  const commits = `${file.churn} recent ${file.churn === 1 ? 'commit' : 'commits'}`;
+  return `no finding: the goal is about nothing the index checks, so every file of code in scope gets a batch, least risky first (risk ${file.risk}: ${dependents}, ${commits}, ${file.hasTest ? 'tested' : 'no test'})`;
+}
+
+/**
  * The batch a goal plans in a file: one where the goal applies (see `goalFocuses`), with the
  * operations of every focus that applies and the findings as notes; for a goal about something
  * else, one in every file of code.
@@ -204,7 +219,8 @@ function focusFindings(file: FileFacts, focus: GoalFocus): string[] | null {
 function goalCandidates(file: FileFacts, goal: string): Candidate[] {
   const text = `${goal} (in ${file.path})`;
   const focuses = goalFocuses(goal);
-  if (focuses.length === 0) return [candidate('small-extracts', file, text, file.sizeReasons.join('; '))];
+  if (focuses.length === 0)
+    return [candidate('small-extracts', file, text, file.sizeReasons.join('; ') || unfoundReason(file))];
   const applying = focuses.flatMap((focus) => {
     const findings = focusFindings(file, focus);
     return findings === null ? [] : [{ category: FOCUS_CATEGORY[focus], findings }];
@@ -265,7 +281,12 @@ export function heuristicPlan(
 function changeableMatcher(bounds: PlanBounds): (path: string) => boolean {
   const inScope = picomatch(bounds.scopeGlobs, { dot: true });
   const isExcluded = picomatch(bounds.scopeExcludes.length > 0 ? bounds.scopeExcludes : ['\0'], { dot: true });
-  return (path) => inScope(path) && !isExcluded(path) && bounds.isProtected?.(path) !== true;
+  const untested = (bounds.untestedDirs ?? []).map((dir) => `${dir}/`);
+  return (path) =>
+    inScope(path) &&
+    !isExcluded(path) &&
+    bounds.isProtected?.(path) !== true &&
+    !untested.some((dir) => path.startsWith(dir));
 }
 
 /** Files a planner batch may always cover, whatever the heuristic batches look like. */
@@ -331,7 +352,12 @@ export function boundPlannerBatches(
       dropped.push(`${batch.id}: over max_batches (${bounds.maxBatches})`);
       continue;
     }
-    kept.push({ ...batch, diff_budget_loc: Math.min(batch.diff_budget_loc, bounds.diffBudgetLoc) });
+    kept.push({
+      ...batch,
+      diff_budget_loc: Math.min(batch.diff_budget_loc, bounds.diffBudgetLoc),
+      // The plan says why each batch is there; the planner's own note, when it wrote one.
+      notes: batch.notes?.trim() ? batch.notes : 'no finding: the planner model chose this scope without a note',
+    });
   }
   return { batches: kept.map((batch, index) => ({ ...batch, id: batchId(index) })), dropped };
 }

@@ -4,6 +4,7 @@ import { fileRole } from '../../code/file-role.js';
 import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { CodeIndex } from '../../code/index/types.js';
 import { detectTestCommand } from '../../verify/detect.js';
+import { untestedGoModulesText } from '../../verify/go-modules.js';
 import { verificationFileMatcher } from '../../verify/verification-files.js';
 import { deadFunctions } from './dead-code.js';
 import type { FileFacts, PlanBounds } from './plan.js';
@@ -42,15 +43,19 @@ export async function verifierCommands(
 /**
  * The bounds of a run's plan (seed 002, 11 and 15.1), for `refactor run` and `refactor plan`
  * alike: a configured formatter starts it with the formatting-only batch, and no batch is planned
- * on a file that defines verification (admission refuses every patch to it).
+ * on a file that defines verification (admission refuses every patch to it) nor in a directory no
+ * verifier command tests.
  */
 export function planBounds(
   settings: ResolvedConfig['refactor'],
   index: CodeIndex,
   commands: { fast: string[]; full: string[] },
   root: string,
+  /** Directories no verifier command tests (`untestedGoModulesOf`): no batch is planned there. */
+  untestedDirs: readonly string[],
 ): PlanBounds {
   return {
+    untestedDirs,
     maxBatches: settings.maxBatches,
     diffBudgetLoc: settings.diffBudgetLoc,
     scopeGlobs: settings.scopeGlobs,
@@ -59,6 +64,12 @@ export function planBounds(
     formatting: settings.formatter.length > 0,
     isProtected: verificationFileMatcher([...commands.fast, ...commands.full], root),
   };
+}
+
+/** What a plan says about the directories it left out (`planBounds`' `untestedDirs`), and how to include them. */
+export function untestedPlanText(dirs: readonly string[]): string {
+  const { detail, hint } = untestedGoModulesText(dirs);
+  return `No batch is planned in ${dirs.map((dir) => `${dir}/`).join(', ')}: ${detail}. ${hint}`;
 }
 
 /** Facts the heuristic planner needs, per indexed source file. */

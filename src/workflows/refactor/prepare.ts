@@ -6,9 +6,10 @@ import { buildIndex } from '../../code/index/build-index.js';
 import type { CodeIndex } from '../../code/index/types.js';
 import { writeIndexArtifacts } from '../../code/index/artifacts.js';
 import { Git } from '../../git/git.js';
+import { untestedGoModulesOf } from '../../verify/go-modules.js';
 import type { RunBackup, RunContext, Steps } from '../definition.js';
 import { boundPlannerBatches, heuristicPlan, type PlanBounds } from './plan.js';
-import { fileFacts, planBounds } from './planning.js';
+import { fileFacts, planBounds, untestedPlanText } from './planning.js';
 import type { VerifierRun } from './ports.js';
 import { loadRolePrompts } from './role-prompts.js';
 import { PlannerResponseSchema, type PlannedBatch } from './schemas.js';
@@ -92,7 +93,10 @@ export async function* prepareRefactor(context: RunContext<RefactorRunSettings>)
     durationMs: index.stats.durationMs,
     artifacts,
   };
-  const bounds = planBounds(config.refactor, index, commands, run.worktree);
+  // A nested Go module the test command stops at: no batch there, and the run says so.
+  const untested = await untestedGoModulesOf(run.worktree, [...commands.fast, ...commands.full]);
+  if (untested.length > 0) yield { type: 'warning', message: untestedPlanText(untested) };
+  const bounds = planBounds(config.refactor, index, commands, run.worktree, untested);
   const heuristic = heuristicPlan(await fileFacts(index, run.worktree, config), {
     goal: settings.goal ?? null,
     bounds,

@@ -209,13 +209,19 @@ export async function* runTaskPipeline(
   const steps = runTdd(policy, deps, initialHandoff(run.id), context.signal, {
     ...(known === undefined ? {} : { knownRun: { commit: baseCommit, run: known } }),
   });
+  // The sandbox's restores (a shared dependency folder swapped) come out as the task's warnings,
+  // before the step's next event, as a run's own do: shown, recorded, and streamed by a queue worker.
+  const notices = (): EventInput[] =>
+    space.takeNotices().map((message) => ({ type: 'warning', message, task: task.key }));
   try {
     for (;;) {
       const next = await steps.next();
+      yield* notices();
       if (next.done) break;
       yield { ...next.value, task: task.key };
     }
   } catch (error) {
+    yield* notices();
     const failure = toRatchetError(error);
     if (failure.code === 'interrupted') throw failure;
     return { status: 'failed', reason: failure.message, code: failure.code };

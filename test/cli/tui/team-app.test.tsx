@@ -185,6 +185,7 @@ function fakePorts(options: { iteration?: boolean } = {}) {
           commands: ['npm test'],
           decision: { accepted: true, summary: 'All 3 tests pass' },
           sandboxed: true,
+          notices: [],
         },
         nextLayer: 1,
         done: false,
@@ -521,6 +522,7 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
             subjects: ['add'],
           },
           sandboxed: true,
+          notices: [],
         },
       },
       {

@@ -1,0 +1,125 @@
+/**
+ * A queue worker's task worktree shares the worker machine's `node_modules` (`--dependencies`),
+ * and its sandbox puts the link back before every command should the task's code swap it. The
+ * restore was silent on the worker: here a task's tests replace the link whenever they run, and
+ * the worker streams the warning back like its other events, so the coordinator shows it as the
+ * task's (`--json`) and records it in its ledger; the worker's checkout is as it was (built CLI,
+ * scripted model, a real Redis).
+ */
+import { spawn } from 'node:child_process';
+import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { openLedger } from '../../src/ledger/ledger.js';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { assertFreshBuild, CLI, cliEnv, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { createTasksBrain, LETTERS_PROJECT, nodeModulesSwapperTask, tasksFile } from '../support/tasks-brain.js';
+import { toolchain } from '../support/toolchains.js';
+
+const redis = toolchain('redis');
+const sandbox = sandboxForThisMachine();
+const RESTORED = 'replaced or changed node_modules';
+const WarningSchema = z.object({ type: z.literal('warning'), message: z.string(), task: z.string().optional() });
+
+describe.skipIf(redis.missing)(`a queue worker's task that swaps the shared node_modules${redis.note}`, () => {
+  let server: FakeAnthropicServer;
+  let redisServer: RedisServer;
+  let repo: ProjectRepo;
+  let checkoutModules: string;
+  const tasks = [nodeModulesSwapperTask('S')];
+
+  beforeAll(async () => {
+    assertFreshBuild();
+    server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+    const brain = createTasksBrain(tasks);
+    server.setFallback((request) => brain.reply(request));
+    redisServer = await startRedisServer();
+    repo = await createProjectRepo({ ...LETTERS_PROJECT, '.gitignore': 'node_modules/\n' });
+    // The worker machine's own checkout, with its installed dependencies.
+    checkoutModules = join(repo.path('worker-checkout'), 'node_modules');
+    mkdirSync(join(checkoutModules, 'left-pad'), { recursive: true });
+    await writeFile(join(checkoutModules, 'left-pad', 'index.js'), 'module.exports = (s) => s;\n');
+    await writeFile(join(repo.root, 'tasks.json'), tasksFile(tasks));
+  }, 60_000);
+
+  afterAll(async () => {
+    await redisServer?.stop();
+    await server?.close();
+    await repo?.cleanup();
+  });
+
+  it("streams the restore back as the task's warning, shown and recorded by the coordinator", async () => {
+    const home = repo.path('worker-home');
+    mkdirSync(home, { recursive: true });
+    const worker = spawn(
+      process.execPath,
+      [
+        CLI,
+        'worker',
+        '--queue',
+        redisServer.url,
+        '--repositories',
+        join(repo.home, 'published'),
+        '--dependencies',
+        repo.path('worker-checkout'),
+        ...ANTHROPIC_FLAGS,
+        ...sandbox.flags,
+      ],
+      {
+        cwd: home,
+        env: cliEnv({ ...ratchetEnv(repo, server), RATCHET_HOME: home }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const lines: string[] = [];
+    worker.stdout.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+    worker.stderr.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    try {
+      const result = await runCli(
+        [
+          'tasks',
+          'run',
+          join(repo.root, 'tasks.json'),
+          '--queue',
+          redisServer.url,
+          '--refactor',
+          'never',
+          ...ANTHROPIC_FLAGS,
+          ...sandbox.flags,
+          '--json',
+        ],
+        { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 240_000 },
+      );
+      const why = `${describeResult(result)}\n--- worker\n${lines.join('')}`;
+      expect(result.exitCode, why).toBe(0);
+      const events = parseNdjson(result.stdout);
+      const warnings = events.flatMap((event) => (event.type === 'warning' ? [WarningSchema.parse(event)] : []));
+      expect(
+        warnings.some((warning) => warning.task === 'S' && warning.message.includes(RESTORED)),
+        why,
+      ).toBe(true);
+      const runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;
+      const ledger = await openLedger(join(repo.dir, '.ratchet', 'ledger.db'), { secrets: [] });
+      try {
+        const recorded = await ledger.events(runId);
+        expect(
+          recorded.some((event) => event.type === 'warning' && event.task === 'S' && event.message.includes(RESTORED)),
+        ).toBe(true);
+      } finally {
+        await ledger.close();
+      }
+    } finally {
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    // The worker machine's checkout kept its node_modules.
+    expect(lstatSync(checkoutModules).isDirectory()).toBe(true);
+    expect(readdirSync(checkoutModules)).toEqual(['left-pad']);
+  }, 300_000);
+});
