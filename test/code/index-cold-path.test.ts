@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { processWork } from '../../src/code/index/build-steps.js';
 import { pathUnderRoot } from '../../src/code/index/path-under-root.js';
 import { processFile, type FileOutcome } from '../../src/code/index/process-file.js';
-import { ImportResolver } from '../../src/code/index/resolve-imports.js';
+import { ImportResolver, NO_MANIFESTS } from '../../src/code/index/resolve-imports.js';
 import { SourceExtractor } from '../../src/code/index/source-extractor.js';
 
 /**
@@ -124,7 +124,7 @@ describe('the cold index path', () => {
   });
 
   it('resolves the same relative specifier from two directories to each directory’s own file', () => {
-    const resolver = new ImportResolver(['a/index.ts', 'a/util.ts', 'b/index.ts', 'b/util/index.ts'], []);
+    const resolver = new ImportResolver(['a/index.ts', 'a/util.ts', 'b/index.ts', 'b/util/index.ts'], NO_MANIFESTS);
     const fromA = resolver.resolve('a/index.ts', 'typescript', { specifier: './util.js', names: [], line: 1 });
     fromA.push('changed by the caller');
     expect(resolver.resolve('a/index.ts', 'typescript', { specifier: './util.js', names: [], line: 2 })).toEqual([

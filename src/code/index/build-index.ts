@@ -23,12 +23,12 @@ import type { Git } from '../../git/git.js';
 import { languageIdForFile } from '../tree-sitter.js';
 import {
   cacheFromIndex,
-  isGoMod,
+  isManifest,
   isReusable,
   noChurn,
   processWork,
   readChurn,
-  readGoModules,
+  readManifests,
   toIndexedFile,
 } from './build-steps.js';
 import { MANIFEST_FILE, loadCache, parseKey, saveCache, type CachedFile, type IndexCache } from './cache.js';
@@ -39,7 +39,7 @@ import type { FileWork } from './process-file.js';
 import { ParsePool } from './worker-pool.js';
 import { OptimisingCompilerPause } from './optimising-compiler.js';
 import { YoungGenerationCap } from './young-generation.js';
-import type { GoModule } from './resolve-imports.js';
+import type { Manifests } from './resolve-imports.js';
 import { INDEX_VERSION, type CodeIndex, type FileParseResult, type IndexedFile } from './types.js';
 
 export interface BuildIndexOptions {
@@ -87,7 +87,7 @@ const DEFAULT_MAX_PARSE_BYTES = 1024 * 1024;
 interface BuildMemory {
   cache: IndexCache;
   resolver: LazyResolver;
-  goModules: GoModule[];
+  manifests: Manifests;
 }
 const memories = new WeakMap<CodeIndex, BuildMemory>();
 
@@ -165,7 +165,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
   // already resolved. The next cache starts from this one's parse results: entries of changed
   // files stay in memory (harmless) but are not written to disk (see `saveCache`).
   const samePaths =
-    previous !== undefined && sameFileList(previous.files, listed) && !work.some((item) => isGoMod(item.path));
+    previous !== undefined && sameFileList(previous.files, listed) && !work.some((item) => isManifest(item.path));
   const next: IndexCache = { writtenAt: scannedAt, files: new Map(), parsed: new Map(cache.parsed), complete: true };
   const changedKeys = new Set<string>();
   /** Changed results the parse workers already serialised for the cache. */
@@ -230,10 +230,10 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
     if (language !== undefined) droppedKeys.add(parseKey(entry.hash, language));
   }
 
-  const goModules = memory !== undefined && samePaths ? memory.goModules : await readGoModules(root, files);
+  const manifests = memory !== undefined && samePaths ? memory.manifests : await readManifests(root, files);
   const churn = await churnPromise;
   throwIfAborted(signal);
-  const resolver = (samePaths ? memory?.resolver : undefined) ?? new LazyResolver(files, goModules);
+  const resolver = (samePaths ? memory?.resolver : undefined) ?? new LazyResolver(files, manifests);
   // The same paths and the same churn: only what the changed files touch needs deriving again.
   const derived =
     samePaths && churn.head === previous.gitHead && churnCommits === previous.churnCommits
@@ -244,7 +244,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
           churn.perFile,
           resolver,
         )
-      : deriveIndex(files, goModules, churn.perFile, resolvedFiles, resolver);
+      : deriveIndex(files, manifests, churn.perFile, resolvedFiles, resolver);
   saveCache(cacheDir, next, changedKeys, droppedKeys, cache.files.size === 0, serialised);
 
   const index: CodeIndex = {
@@ -265,7 +265,7 @@ export async function buildIndex(options: BuildIndexOptions): Promise<CodeIndex>
       workers: processed.workers,
     },
   };
-  memories.set(index, { cache: next, resolver, goModules });
+  memories.set(index, { cache: next, resolver, manifests });
   return index;
 }
 

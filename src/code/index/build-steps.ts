@@ -5,11 +5,12 @@ import { throwIfAborted } from '../../core/errors.js';
 import { languageIdForFile } from '../tree-sitter.js';
 import { parseKey, type CachedFile, type IndexCache } from './cache.js';
 import { processFile, type FileOutcome, type FileWork } from './process-file.js';
-import { goModulePath, type GoModule } from './resolve-imports.js';
+import { goModulePath, type GoModule, type Manifests } from './resolve-imports.js';
 import { SourceExtractor, isParsedByOxc } from './source-extractor.js';
 import { isTestPath } from './test-files.js';
 import type { CodeIndex, FileParseResult, IndexedFile } from './types.js';
 import { processInWorkers, type ParsePool } from './worker-pool.js';
+import { isPackageJson, readWorkspacePackages } from './workspace-packages.js';
 
 /** Fewer files than this are parsed in the calling thread: starting workers costs ~100 ms. */
 const WORKER_THRESHOLD = 200;
@@ -166,11 +167,28 @@ export function toIndexedFile(path: string, entry: CachedFile, result: FileParse
   };
 }
 
-export function isGoMod(path: string): boolean {
+function isGoMod(path: string): boolean {
   return path === 'go.mod' || path.endsWith('/go.mod');
 }
 
-export async function readGoModules(root: string, files: readonly IndexedFile[]): Promise<GoModule[]> {
+/** A manifest whose change may change how imports resolve (`go.mod`, `package.json`). */
+export function isManifest(path: string): boolean {
+  return isGoMod(path) || isPackageJson(path);
+}
+
+/** The Go modules and the JavaScript packages of the repository, read from their manifests. */
+export async function readManifests(root: string, files: readonly IndexedFile[]): Promise<Manifests> {
+  const [goModules, packages] = await Promise.all([
+    readGoModules(root, files),
+    readWorkspacePackages(
+      root,
+      files.map((file) => file.path),
+    ),
+  ]);
+  return { goModules, packages };
+}
+
+async function readGoModules(root: string, files: readonly IndexedFile[]): Promise<GoModule[]> {
   const modules: GoModule[] = [];
   for (const file of files) {
     if (!isGoMod(file.path)) continue;

@@ -24,6 +24,7 @@ import {
   type DerivedViews,
   type LazyResolver,
 } from './derive.js';
+import { NO_MANIFESTS } from './resolve-imports.js';
 import { compareRisk, riskEntry } from './risk.js';
 import { markRustTestModules, testsBySource } from './test-files.js';
 import type { IndexedFile, RiskEntry } from './types.js';
@@ -45,7 +46,8 @@ export function deriveChanged(
     if (!sameList(targets, previous.dependencies[file.path] ?? [])) edgesChanged = true;
   }
   // A changed `#[cfg(test)] mod` line turns a module into a test or back (rare): derive it all.
-  if (markRustTestModules(files).length > 0) return deriveIndex([...files], [], churn, new Set(files), resolver);
+  if (markRustTestModules(files).length > 0)
+    return deriveIndex([...files], NO_MANIFESTS, churn, new Set(files), resolver);
   // The usual edit leaves a file's imports as they were: the graphs stay as they are, shared.
   const views = edgesChanged
     ? changedGraphs(previous, files, targetsOf, changedPaths)

@@ -3,7 +3,7 @@
  * reverse, test coverage by convention, and the risk register. Pure: every input is a parameter.
  */
 import { isRankedCode } from '../file-role.js';
-import { ImportResolver, type GoModule } from './resolve-imports.js';
+import { ImportResolver, type Manifests } from './resolve-imports.js';
 import { buildRiskRegister, type RiskSignals } from './risk.js';
 import { markRustTestModules, testsBySource } from './test-files.js';
 import type { LanguageId } from '../tree-sitter.js';
@@ -17,12 +17,12 @@ export class LazyResolver {
   private resolver: ImportResolver | undefined;
   constructor(
     private readonly files: readonly IndexedFile[],
-    private readonly goModules: readonly GoModule[],
+    private readonly manifests: Manifests,
   ) {}
   resolve(from: string, language: LanguageId, ref: ImportRef): string[] {
     this.resolver ??= new ImportResolver(
       this.files.map((file) => file.path),
-      this.goModules,
+      this.manifests,
     );
     return this.resolver.resolve(from, language, ref);
   }
@@ -93,10 +93,10 @@ export function riskSignals(
  */
 export function deriveIndex(
   files: IndexedFile[],
-  goModules: readonly GoModule[],
+  manifests: Manifests,
   churn: ReadonlyMap<string, number>,
   alreadyResolved: ReadonlySet<IndexedFile> = new Set(),
-  resolver: LazyResolver = new LazyResolver(files, goModules),
+  resolver: LazyResolver = new LazyResolver(files, manifests),
 ): DerivedViews {
   const dependencies: Record<string, string[]> = {};
   const dependentSets = new Map<string, Set<string>>();

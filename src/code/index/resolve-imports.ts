@@ -2,7 +2,9 @@
  * Resolves import specifiers to repository files, best effort and without reading any file:
  *
  * - TypeScript / JavaScript: relative specifiers, with extension and `index` resolution and the
- *   `.js` -> `.ts` mapping of NodeNext projects. Bare specifiers (packages, path aliases) stay
+ *   `.js` -> `.ts` mapping of NodeNext projects; bare specifiers naming a package of the
+ *   repository (`workspace-packages.ts`) to its entry's source, a built target (`dist/x.js`)
+ *   mapped back to `src/x.ts`. Other bare specifiers (dependencies, path aliases) stay
  *   unresolved.
  * - Python: relative imports (`from .mod import x`, `from . import sub`) and absolute dotted
  *   modules under the repository root, the importing file's directory, or any directory holding
@@ -16,6 +18,18 @@
 import { join } from 'node:path/posix';
 import type { LanguageId } from '../tree-sitter.js';
 import type { ImportRef } from './types.js';
+import { packageTargets, splitBareSpecifier, type WorkspacePackage } from './workspace-packages.js';
+
+/** What the repository's manifests say about its modules and packages. */
+export interface Manifests {
+  goModules: readonly GoModule[];
+  packages: readonly WorkspacePackage[];
+}
+
+export const NO_MANIFESTS: Manifests = { goModules: [], packages: [] };
+
+/** Built output directories (with an optional module-format level) whose files come from `src/`. */
+const BUILT_TARGET = /^(?:dist|lib|build|out)\/(?:(?:esm|cjs|es|mjs|types|src)\/)?(.*?)(?:\.d)?(?:\.[cm]?[jt]sx?)?$/;
 
 export interface GoModule {
   /** Directory of `go.mod`, repository-relative (`''` for the root). */
@@ -49,11 +63,17 @@ export class ImportResolver {
   private lastFrom: string | undefined;
   private lastDirectory: Map<string, readonly string[]> | undefined;
   private lastDirectoryPath = '';
+  private readonly goModules: readonly GoModule[];
+  private readonly packages: ReadonlyMap<string, WorkspacePackage>;
+  /** Bare specifiers' resolutions (the same from every file). */
+  private readonly bareResolved = new Map<string, readonly string[]>();
 
   constructor(
     private readonly paths: readonly string[],
-    private readonly goModules: readonly GoModule[],
+    manifests: Manifests,
   ) {
+    this.goModules = manifests.goModules;
+    this.packages = new Map(manifests.packages.map((pkg) => [pkg.name, pkg]));
     this.files = new Set(paths);
     const roots = new Set<string>(['', 'src', 'lib']);
     for (const path of paths) {
@@ -101,7 +121,7 @@ export class ImportResolver {
 
   private javascript(from: string, specifier: string): string[] {
     if (!specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== '.' && specifier !== '..')
-      return [];
+      return this.bare(specifier);
     let byDirectory = this.lastDirectory;
     if (from !== this.lastFrom || byDirectory === undefined) {
       this.lastDirectoryPath = dirOf(from);
@@ -133,6 +153,35 @@ export class ImportResolver {
     }
     for (const ext of JS_EXTENSIONS) if (this.files.has(base + ext)) return [base + ext];
     for (const ext of JS_EXTENSIONS) if (this.files.has(`${base}/index${ext}`)) return [`${base}/index${ext}`];
+    return [];
+  }
+
+  private bare(specifier: string): string[] {
+    if (this.packages.size === 0) return [];
+    let resolved = this.bareResolved.get(specifier);
+    if (resolved === undefined) {
+      resolved = this.bareUncached(specifier);
+      this.bareResolved.set(specifier, resolved);
+    }
+    return resolved.slice();
+  }
+
+  private bareUncached(specifier: string): string[] {
+    const split = splitBareSpecifier(specifier.replace(/[?#].*$/, ''));
+    const pkg = split === undefined ? undefined : this.packages.get(split[0]);
+    if (split === undefined || pkg === undefined) return [];
+    const targets = packageTargets(pkg, split[1]);
+    if (split[1] === '.' && pkg.exports === null) targets.push('./src/index');
+    for (const target of targets) {
+      const relative = target.startsWith('./') ? target.slice(2) : target;
+      const found = this.javascriptUncached(pkg.dir, `./${relative}`);
+      if (found.length > 0) return found;
+      const built = BUILT_TARGET.exec(relative);
+      if (built?.[1] !== undefined) {
+        const source = this.javascriptUncached(pkg.dir, `./src/${built[1]}`);
+        if (source.length > 0) return source;
+      }
+    }
     return [];
   }
 
