@@ -8,7 +8,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isTestPath } from '../../src/code/index/test-files.js';
+import { isTestPath, MAYBE_TEST } from '../../src/code/index/test-files.js';
+import { TEST_FILE_GLOBS } from '../../src/core/test-file-globs.js';
 import { loadConfig } from '../../src/config/load.js';
 import { fingerprintFiles } from '../../src/verify/fingerprint.js';
 
@@ -47,5 +48,9 @@ describe('the default [test] patterns', () => {
     expect(locked).toEqual([...TESTS].sort());
     const indexed = [...TESTS, ...NOT_TESTS].filter((file) => isTestPath(file)).sort();
     expect(indexed).toEqual(locked);
+  });
+
+  it('each name what isTestPath looks for before matching (a path without it is no test)', () => {
+    for (const glob of TEST_FILE_GLOBS) expect(glob).toMatch(MAYBE_TEST);
   });
 });

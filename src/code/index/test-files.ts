@@ -21,11 +21,21 @@ import { TEST_FILE_GLOBS } from '../../core/test-file-globs.js';
 import type { CodeSymbol, IndexedFile, ResolvedImport } from './types.js';
 
 const TEST_DIRECTORY = /(?:^|\/)(?:(?:[\w.-]+[_-])?tests?|__tests__|spec)\//;
-/** The default `[test] patterns`, so that what the index calls a test is what TDD locks as one. */
-const isTestFile = picomatch([...TEST_FILE_GLOBS]);
+/**
+ * The default `[test] patterns`, so that what the index calls a test is what TDD locks as one: as
+ * one regular expression, tested once per path without allocating (picomatch's matcher for a list
+ * tries each glob in turn and makes a result object per try; the index asks for every file).
+ */
+const TEST_FILE = new RegExp(TEST_FILE_GLOBS.map((glob) => `(?:${picomatch.makeRe(glob).source})`).join('|'), 'y');
+
+/** What every glob of the list needs somewhere in the path: most paths are ruled out by this alone. */
+export const MAYBE_TEST = /[tT]est|spec|\.tst\.|IT\.java/;
 
 export function isTestPath(path: string): boolean {
-  return isTestFile(path);
+  if (!MAYBE_TEST.test(path)) return false;
+  // Sticky: tried at the start only (each glob's expression is anchored, the alternation is not).
+  TEST_FILE.lastIndex = 0;
+  return TEST_FILE.test(path);
 }
 
 /**
