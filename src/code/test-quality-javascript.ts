@@ -15,9 +15,10 @@
  * value (tree-sitter's reader kept only its text up to the first escape, so a new test
  * `'it\'s b'` passed for an older `'it\'s a'`).
  */
-import { parseSync, visitorKeys, type Node, type Program } from 'oxc-parser';
+import type { Node, Program } from 'oxc-parser';
 import { RatchetError } from '../core/errors.js';
 import { LineTable } from './index/line-table.js';
+import { parseProgram, walkProgram } from './oxc-program.js';
 import type { TestCaseFacts, TestFileFacts } from './test-quality.js';
 import type { LanguageId } from './tree-sitter.js';
 
@@ -39,11 +40,6 @@ const JS_MOCKERS = /^(vi|jest)\.(mock|doMock|unstable_mockModule)$|^mock\.module
 /** Assertion modules: what a test imports from them by name asserts when called. */
 const JS_ASSERTION_MODULES = /^((node:)?assert(\/strict)?|chai|expect|power-assert)$/;
 
-/** oxc's language for a file: JSX is accepted in every JavaScript file, as tree-sitter's grammar did. */
-function oxcLanguage(language: LanguageId): 'jsx' | 'ts' | 'tsx' {
-  return language === 'tsx' ? 'tsx' : language === 'typescript' ? 'ts' : 'jsx';
-}
-
 /** The nodes of a program the reader looks at, each list in source order (parents before children). */
 interface Collected {
   calls: Call[];
@@ -55,19 +51,15 @@ interface Collected {
 
 /** Parses and reads one test file; throws (an internal failure, for the review's breaker) when it does not parse. */
 export function readJavaScriptTests(path: string, text: string, language: LanguageId): TestFileFacts {
-  const parsed = parseSync(path, text, {
-    lang: oxcLanguage(language),
-    sourceType: 'unambiguous',
-    preserveParens: true,
-  });
-  if (parsed.errors.length > 0)
+  const program = parseProgram(path, text, language);
+  if (program === undefined)
     throw new RatchetError('internal', `The test review could not parse ${path}.`, {
       details: { reason: 'unparsable' },
     });
   const source = (node: Node): string => text.slice(node.start, node.end);
   const calleeText = (call: Call): string => (call.callee === undefined ? 'import' : source(call.callee));
   const calleeName = (call: Call): string => calleeText(call).replace(/\s+/g, '');
-  const { calls, modules, functions } = collect(parsed.program);
+  const { calls, modules, functions } = collect(program);
   const lines = new LineTable(text);
   const lineOf = (offset: number): number => lines.line(offset);
 
@@ -145,10 +137,10 @@ export function readJavaScriptTests(path: string, text: string, language: Langua
   return { python: false, tests, imports, mocks };
 }
 
-/** One walk of the program, in source order, over oxc's own child keys. */
+/** One walk of the program, in source order. */
 function collect(program: Program): Collected {
   const collected: Collected = { calls: [], modules: [], functions: [] };
-  const visit = (node: Node): void => {
+  walkProgram(program, (node) => {
     switch (node.type) {
       case 'CallExpression':
         collected.calls.push({ start: node.start, end: node.end, callee: node.callee, args: node.arguments });
@@ -179,22 +171,8 @@ function collect(program: Program): Collected {
       default:
         break;
     }
-    for (const key of visitorKeys[node.type] ?? []) {
-      const child: unknown = (node as unknown as Record<string, unknown>)[key];
-      if (Array.isArray(child)) {
-        for (const item of child) if (isNode(item)) visit(item);
-      } else if (isNode(child)) visit(child);
-    }
-  };
-  visit(program);
-  // oxc's keys follow the source almost everywhere (decorators aside): the rules read calls in
-  // source order, outer before inner, as the first mock found is the one reported.
-  collected.calls.sort((a, b) => a.start - b.start || b.end - a.end);
+  });
   return collected;
-}
-
-function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
 }
 
 /** A test body or helper: an arrow function or a function expression (not a generator). */
