@@ -11,7 +11,7 @@
 import type { Class, Node } from 'oxc-parser';
 import { LineTable } from './index/line-table.js';
 import type { ClassMetric, FunctionMetric } from './metrics.js';
-import { parseProgram, walkProgram } from './oxc-program.js';
+import { loadOxcReader } from './oxc-program.js';
 import type { LanguageId } from './tree-sitter.js';
 
 export interface JavaScriptMetrics {
@@ -19,10 +19,19 @@ export interface JavaScriptMetrics {
   classes: ClassMetric[];
 }
 
-/** Functions and classes of a file; undefined when it does not parse. */
-export function measureJavaScript(path: string, text: string, language: LanguageId): JavaScriptMetrics | undefined {
-  const program = parseProgram(path, text, language);
-  if (program === undefined) return undefined;
+/**
+ * Functions and classes of a file; `unparsable` when it does not parse, undefined where oxc-parser
+ * cannot load (the file is then measured as a language Ratchet does not parse: lines only).
+ */
+export async function measureJavaScript(
+  path: string,
+  text: string,
+  language: LanguageId,
+): Promise<JavaScriptMetrics | 'unparsable' | undefined> {
+  const oxc = await loadOxcReader().catch(() => undefined);
+  if (oxc === undefined) return undefined;
+  const program = oxc.parse(path, text, language);
+  if (program === undefined) return 'unparsable';
   const lines = new LineTable(text);
   const functions: FunctionMetric[] = [];
   const classes: ClassMetric[] = [];
@@ -45,7 +54,7 @@ export function measureJavaScript(path: string, text: string, language: Language
       lines: endLine - startLine + 1,
     });
   };
-  walkProgram(program, (node, ancestors) => {
+  oxc.walk(program, (node, ancestors) => {
     const parent = ancestors.at(-1);
     const className = (): string | undefined => {
       for (let index = ancestors.length - 1; index >= 0; index--) {

@@ -48,8 +48,9 @@ export async function measureCode(path: string, text: string): Promise<CodeMetri
   const lines = countLines(text);
   const language = languageIdForFile(path);
   if (isJavaScriptLanguage(language)) {
-    const measured = measureJavaScript(path, text, language);
-    return measured === undefined
+    const measured = await measureJavaScript(path, text, language);
+    if (measured === undefined) return { language: null, lines, hasErrors: false, functions: [], classes: [] };
+    return measured === 'unparsable'
       ? { language, lines, hasErrors: true, functions: [], classes: [] }
       : { language, lines, hasErrors: false, ...measured };
   }

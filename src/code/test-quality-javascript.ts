@@ -18,7 +18,7 @@
 import type { Node, Program } from 'oxc-parser';
 import { RatchetError } from '../core/errors.js';
 import { LineTable } from './index/line-table.js';
-import { parseProgram, walkProgram } from './oxc-program.js';
+import { loadOxcReader, type OxcReader } from './oxc-program.js';
 import type { TestCaseFacts, TestFileFacts } from './test-quality.js';
 import type { LanguageId } from './tree-sitter.js';
 
@@ -50,8 +50,11 @@ interface Collected {
 }
 
 /** Parses and reads one test file; throws (an internal failure, for the review's breaker) when it does not parse. */
-export function readJavaScriptTests(path: string, text: string, language: LanguageId): TestFileFacts {
-  const program = parseProgram(path, text, language);
+export async function readJavaScriptTests(path: string, text: string, language: LanguageId): Promise<TestFileFacts> {
+  const oxc = await loadOxcReader().catch((error: unknown) => {
+    throw new RatchetError('internal', `The test review could not load oxc-parser: ${String(error)}`);
+  });
+  const program = oxc.parse(path, text, language);
   if (program === undefined)
     throw new RatchetError('internal', `The test review could not parse ${path}.`, {
       details: { reason: 'unparsable' },
@@ -59,7 +62,7 @@ export function readJavaScriptTests(path: string, text: string, language: Langua
   const source = (node: Node): string => text.slice(node.start, node.end);
   const calleeText = (call: Call): string => (call.callee === undefined ? 'import' : source(call.callee));
   const calleeName = (call: Call): string => calleeText(call).replace(/\s+/g, '');
-  const { calls, modules, functions } = collect(program);
+  const { calls, modules, functions } = collect(oxc, program);
   const lines = new LineTable(text);
   const lineOf = (offset: number): number => lines.line(offset);
 
@@ -138,9 +141,9 @@ export function readJavaScriptTests(path: string, text: string, language: Langua
 }
 
 /** One walk of the program, in source order. */
-function collect(program: Program): Collected {
+function collect(oxc: OxcReader, program: Program): Collected {
   const collected: Collected = { calls: [], modules: [], functions: [] };
-  walkProgram(program, (node) => {
+  oxc.walk(program, (node) => {
     switch (node.type) {
       case 'CallExpression':
         collected.calls.push({ start: node.start, end: node.end, callee: node.callee, args: node.arguments });
