@@ -1,12 +1,14 @@
 /**
- * Size metrics of a source file from its tree-sitter tree: line count, every function (with its
- * name and span) and the method count of every class — or, in Go and Rust, of every type with
- * methods. Language differences live in one table of per-language extractors.
+ * Size metrics of a source file: line count, every function (with its name and span) and the
+ * method count of every class — or, in Go and Rust, of every type with methods. JavaScript and
+ * TypeScript are read from oxc's program (`metrics-javascript.ts`), the other languages from their
+ * tree-sitter tree, with one table of per-language extractors.
  */
 import type { Node } from 'web-tree-sitter';
-import { parseFile, type LanguageId } from './tree-sitter.js';
+import { measureJavaScript } from './metrics-javascript.js';
+import { languageIdForFile, parseFile, type LanguageId } from './tree-sitter.js';
 
-interface FunctionMetric {
+export interface FunctionMetric {
   /** Function name; `Container.name` for methods; `anonymous function` for lambdas/closures. */
   name: string;
   kind: 'function' | 'method' | 'anonymous';
@@ -16,7 +18,7 @@ interface FunctionMetric {
   lines: number;
 }
 
-interface ClassMetric {
+export interface ClassMetric {
   name: string;
   /** `class` (classes, enums, records) or `type` (Go receiver types, Rust `impl` targets). */
   kind: 'class' | 'type';
@@ -44,6 +46,14 @@ export function countLines(text: string): number {
 /** Measures a file's text; the path only selects the language. */
 export async function measureCode(path: string, text: string): Promise<CodeMetrics> {
   const lines = countLines(text);
+  const language = languageIdForFile(path);
+  if (isJavaScriptLanguage(language)) {
+    const measured = await measureJavaScript(path, text, language);
+    if (measured === undefined) return { language: null, lines, hasErrors: false, functions: [], classes: [] };
+    return measured === 'unparsable'
+      ? { language, lines, hasErrors: true, functions: [], classes: [] }
+      : { language, lines, hasErrors: false, ...measured };
+  }
   const parsed = await parseFile(path, text);
   if (parsed === undefined)
     return {
@@ -62,6 +72,7 @@ export async function measureCode(path: string, text: string): Promise<CodeMetri
       functions: [],
       classes: [],
     };
+  if (isJavaScriptLanguage(file.language)) throw new Error(`${path} is JavaScript: measured with oxc above`);
   const extractor = EXTRACTORS[file.language];
   const root = file.tree.rootNode;
   return {
@@ -77,43 +88,6 @@ interface Extractor {
   functions(root: Node): FunctionMetric[];
   classes(root: Node): ClassMetric[];
 }
-
-const JS_FUNCTIONS = [
-  'function_declaration',
-  'generator_function_declaration',
-  'function_expression',
-  'function',
-  'generator_function',
-  'arrow_function',
-  'method_definition',
-];
-const JS_CLASSES = ['class_declaration', 'abstract_class_declaration', 'class'];
-
-const javascriptLike: Extractor = {
-  functions: (root) =>
-    root.descendantsOfType(JS_FUNCTIONS).map((node) => {
-      const parent = node.parent;
-      const own = field(node, 'name');
-      if (node.type === 'method_definition') return fn(node, 'method', qualify(ancestorName(node, JS_CLASSES), own));
-      if (own !== undefined) return fn(node, 'function', own);
-      if (parent?.type === 'variable_declarator') return fn(node, 'function', field(parent, 'name'));
-      if (parent?.type === 'pair') return fn(node, 'function', field(parent, 'key'));
-      if (parent?.type === 'public_field_definition' || parent?.type === 'field_definition') {
-        const name = field(parent, 'name') ?? field(parent, 'property');
-        return fn(node, 'method', qualify(ancestorName(node, JS_CLASSES), name));
-      }
-      return fn(node, 'anonymous', undefined);
-    }),
-  classes: (root) =>
-    root.descendantsOfType(JS_CLASSES).map((node) => {
-      const members = node.childForFieldName('body')?.namedChildren ?? [];
-      return cls(
-        node,
-        field(node, 'name') ?? 'anonymous class',
-        members.filter((m) => m.type === 'method_definition').length,
-      );
-    }),
-};
 
 const python: Extractor = {
   functions: (root) =>
@@ -187,15 +161,21 @@ const rust: Extractor = {
   },
 };
 
-const EXTRACTORS: Readonly<Record<LanguageId, Extractor>> = {
-  typescript: javascriptLike,
-  tsx: javascriptLike,
-  javascript: javascriptLike,
+/** The languages read from a tree-sitter tree (JavaScript and TypeScript come from oxc). */
+type TreeSitterLanguage = Exclude<LanguageId, JavaScriptLanguage>;
+
+const EXTRACTORS: Readonly<Record<TreeSitterLanguage, Extractor>> = {
   python,
   go,
   java,
   rust,
 };
+
+type JavaScriptLanguage = 'javascript' | 'typescript' | 'tsx';
+
+function isJavaScriptLanguage(language: LanguageId | undefined): language is JavaScriptLanguage {
+  return language === 'javascript' || language === 'typescript' || language === 'tsx';
+}
 
 function fn(node: Node, kind: FunctionMetric['kind'], name: string | undefined): FunctionMetric {
   const startLine = node.startPosition.row + 1;

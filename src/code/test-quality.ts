@@ -15,14 +15,16 @@
  *   nothing of the task.
  *
  * Per-test findings concern the tests that are new since `before` (tests are told apart by their
- * names); a user's older tests are not RED's to fix. JavaScript, TypeScript and Python are
- * reviewed; other languages are not (`undefined`). A file that does not parse is an internal
- * failure of the review (it throws): the circuit breaker of the caller counts those.
+ * names); a user's older tests are not RED's to fix. JavaScript and TypeScript are read with oxc
+ * (`test-quality-javascript.ts`), Python with tree-sitter; other languages are not reviewed
+ * (`undefined`). A file that does not parse is an internal failure of the review (it throws): the
+ * circuit breaker of the caller counts those.
  */
 import { isBuiltin } from 'node:module';
 import { basename, dirname, extname, join, normalize } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { RatchetError } from '../core/errors.js';
+import { readJavaScriptTests } from './test-quality-javascript.js';
 import { languageIdForFile, parseFile } from './tree-sitter.js';
 
 type TestQualityRule = 'no-assertion' | 'constant-assertion' | 'mocks-unit-under-test' | 'unit-not-used';
@@ -104,14 +106,15 @@ function oneLine(text: string): string {
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
-interface TestCaseFacts {
+/** What the rules read of one test file, whatever its language (see the readers). */
+export interface TestCaseFacts {
   name: string;
   line: number;
   assertions: number;
   constant: Array<{ line: number; text: string }>;
 }
 
-interface TestFileFacts {
+export interface TestFileFacts {
   python: boolean;
   tests: TestCaseFacts[];
   /** Import specifiers: relative paths or package names (JS), dotted modules (Python). */
@@ -120,6 +123,8 @@ interface TestFileFacts {
 }
 
 async function readTests(path: string, text: string): Promise<TestFileFacts> {
+  const language = languageIdForFile(path);
+  if (language !== undefined && isJavaScriptLike(language)) return readJavaScriptTests(path, text, language);
   const parsed = await parseFile(path, text);
   if (parsed === undefined) throw new RatchetError('internal', `No parser for ${path}.`);
   using file = parsed;
@@ -127,156 +132,7 @@ async function readTests(path: string, text: string): Promise<TestFileFacts> {
     throw new RatchetError('internal', `The test review could not parse ${path}.`, {
       details: { reason: 'unparsable' },
     });
-  const root = file.tree.rootNode;
-  return file.language === 'python' ? readPython(root) : readJavaScript(root);
-}
-
-// JavaScript and TypeScript ------------------------------------------------------------------
-
-const JS_TEST_FUNCTIONS = new Set(['test', 'it']);
-const JS_SKIPPED = new Set(['skip', 'todo']);
-const JS_LITERALS = new Set(['number', 'string', 'true', 'false', 'null', 'undefined', 'regex']);
-/** Matchers comparing the subject with their argument: constant when both sides are. */
-const JS_COMPARING_MATCHERS = new Set(['toBe', 'toEqual', 'toStrictEqual', 'toMatchObject']);
-/** Matchers with no argument that hold for any literal of the right kind. */
-const JS_SELF_MATCHERS = new Set(['toBeTruthy', 'toBeFalsy', 'toBeDefined', 'toBeUndefined', 'toBeNull']);
-const JS_MOCKERS = /^(vi|jest)\.(mock|doMock|unstable_mockModule)$|^mock\.module$|^td\.replace(Esm)?$/;
-
-function readJavaScript(root: Node): TestFileFacts {
-  const calls = root.descendantsOfType('call_expression').filter((node) => node !== null);
-  // `import { strictEqual } from 'node:assert'`: a call of `strictEqual` asserts.
-  const imported = assertionImports(root);
-  const asserts = (call: Node): boolean =>
-    isJavaScriptAssertion(call) || imported.has(calleeText(call).split('.')[0] ?? '');
-  const helpers = assertingHelpers(root, calls, asserts);
-  const tests: TestCaseFacts[] = [];
-  const mocks: TestFileFacts['mocks'] = [];
-  const imports: string[] = [];
-  for (const call of calls) {
-    const callee = call.childForFieldName('function');
-    const args = call.childForFieldName('arguments')?.namedChildren.filter((node) => node !== null) ?? [];
-    if (callee === null) continue;
-    const name = calleeName(callee);
-    if (JS_MOCKERS.test(name)) {
-      const target = stringValue(args[0]);
-      if (target !== undefined) mocks.push({ target, line: call.startPosition.row + 1, text: call.text });
-    }
-    if (name === 'require' || callee.type === 'import') {
-      const target = stringValue(args[0]);
-      if (target !== undefined) imports.push(target);
-    }
-    const [base, modifier] = name.split('.');
-    if (base === undefined || !JS_TEST_FUNCTIONS.has(base) || (modifier !== undefined && JS_SKIPPED.has(modifier)))
-      continue;
-    const title = stringValue(args[0]);
-    const body = args.findLast((node) => node.type === 'arrow_function' || node.type === 'function_expression');
-    if (title === undefined || body === undefined) continue;
-    const inside = body.descendantsOfType('call_expression').filter((node) => node !== null);
-    const asserting = inside.filter((node) => asserts(node) || helpers.has(calleeText(node)));
-    tests.push({
-      name: title,
-      line: call.startPosition.row + 1,
-      assertions: asserting.length,
-      constant: inside
-        .filter((node) => isConstantJavaScriptAssertion(node))
-        .map((node) => ({ line: node.startPosition.row + 1, text: node.text })),
-    });
-  }
-  for (const statement of root.descendantsOfType(['import_statement', 'export_statement'])) {
-    const source = statement?.childForFieldName('source');
-    const target = stringValue(source ?? undefined);
-    if (target !== undefined) imports.push(target);
-  }
-  return { python: false, tests, imports, mocks };
-}
-
-function calleeText(call: Node): string {
-  return call.childForFieldName('function')?.text ?? '';
-}
-
-/** `expect`, `expect.soft`, `assert.equal`, `t.assert.ok`: the callee without its call chain. */
-function calleeName(callee: Node): string {
-  return callee.text.replace(/\s+/g, '');
-}
-
-/** The root call of a chain: `expect(x)` of `expect(x).not.toBe(y)`. */
-function chainRoot(call: Node): Node {
-  let node: Node = call;
-  for (;;) {
-    const callee = node.childForFieldName('function');
-    const object = callee?.type === 'member_expression' ? callee.childForFieldName('object') : null;
-    let inner = object;
-    while (inner?.type === 'member_expression') inner = inner.childForFieldName('object');
-    if (inner?.type !== 'call_expression') return node;
-    node = inner;
-  }
-}
-
-/** Assertion modules: what a test imports from them by name asserts when called. */
-const JS_ASSERTION_MODULES = /^((node:)?assert(\/strict)?|chai|expect|power-assert)$/;
-
-function assertionImports(root: Node): Set<string> {
-  const names = new Set<string>();
-  for (const statement of root.descendantsOfType('import_statement')) {
-    const source = stringValue(statement?.childForFieldName('source') ?? undefined);
-    if (statement === null || source === undefined || !JS_ASSERTION_MODULES.test(source)) continue;
-    for (const specifier of statement.descendantsOfType('import_specifier')) {
-      const local = specifier?.childForFieldName('alias') ?? specifier?.childForFieldName('name');
-      if (local) names.add(local.text);
-    }
-    for (const namespace of statement.descendantsOfType(['namespace_import', 'identifier'])) {
-      if (namespace?.parent?.type === 'import_clause' || namespace?.type === 'namespace_import')
-        names.add(namespace.type === 'namespace_import' ? (namespace.namedChildren[0]?.text ?? '') : namespace.text);
-    }
-  }
-  names.delete('');
-  return names;
-}
-
-function isJavaScriptAssertion(call: Node): boolean {
-  const callee = call.childForFieldName('function');
-  if (callee === null) return false;
-  const name = calleeName(callee);
-  // expect(...) (any chain), assert(...), assert.x(...), t.assert.x(...), should: chai and node.
-  return /^(expect|assert)(\.|$)|\.assert(\.|$)|\.should(\.|$)|^(t|context)\.(is|not|deepEqual|true|false|throws|throwsAsync|snapshot|like|regex)$/.test(
-    name,
-  );
-}
-
-function isLiteral(node: Node | undefined): boolean {
-  if (node === undefined) return false;
-  if (node.type === 'template_string')
-    return node.namedChildren.every((child) => child?.type !== 'template_substitution');
-  if (node.type === 'unary_expression') return isLiteral(node.namedChildren[0] ?? undefined);
-  return JS_LITERALS.has(node.type);
-}
-
-function sameOrLiteral(left: Node | undefined, right: Node | undefined): boolean {
-  if (left === undefined || right === undefined) return false;
-  return (isLiteral(left) && isLiteral(right)) || left.text.replace(/\s+/g, '') === right.text.replace(/\s+/g, '');
-}
-
-function isConstantJavaScriptAssertion(call: Node): boolean {
-  const callee = call.childForFieldName('function');
-  if (callee === null) return false;
-  const args = call.childForFieldName('arguments')?.namedChildren.filter((node) => node !== null) ?? [];
-  const name = calleeName(callee);
-  // expect(a).toBe(b) and friends: the call is the matcher, its chain root is expect(a).
-  if (callee.type === 'member_expression') {
-    const matcher = callee.childForFieldName('property')?.text ?? '';
-    const root = chainRoot(call);
-    if (root !== call && /^expect(\.soft)?$/.test(calleeText(root))) {
-      const subject = root.childForFieldName('arguments')?.namedChildren[0] ?? undefined;
-      if (JS_COMPARING_MATCHERS.has(matcher)) return sameOrLiteral(subject, args[0]);
-      if (JS_SELF_MATCHERS.has(matcher)) return isLiteral(subject);
-      return false;
-    }
-  }
-  if (/^(t\.)?assert(\.(ok|equal|strictEqual|deepEqual|deepStrictEqual|notEqual))?$/.test(name)) {
-    if (args.length === 1 || /^(t\.)?assert(\.ok)?$/.test(name)) return isLiteral(args[0]);
-    return !/notEqual$/.test(name) && sameOrLiteral(args[0], args[1]);
-  }
-  return false;
+  return readPython(file.tree.rootNode);
 }
 
 // Python ----------------------------------------------------------------------------------------
@@ -396,33 +252,6 @@ function pythonString(node: Node): string | undefined {
 }
 
 // Shared ----------------------------------------------------------------------------------------
-
-/** Functions of the file (not tests) that assert: calling one asserts. */
-function assertingHelpers(root: Node, calls: Node[], isAssertion: (call: Node) => boolean): Set<string> {
-  const helpers = new Set<string>();
-  for (const fn of root.descendantsOfType(['function_declaration', 'variable_declarator'])) {
-    if (fn === null) continue;
-    const name = fn.childForFieldName('name')?.text;
-    if (name === undefined) continue;
-    const body = fn.type === 'function_declaration' ? fn : fn.childForFieldName('value');
-    if (body === null || !['function_declaration', 'arrow_function', 'function_expression'].includes(body.type))
-      continue;
-    if (calls.some((call) => isAssertion(call) && within(call, body))) helpers.add(name);
-  }
-  return helpers;
-}
-
-function within(node: Node, container: Node): boolean {
-  return node.startIndex >= container.startIndex && node.endIndex <= container.endIndex;
-}
-
-function stringValue(node: Node | undefined): string | undefined {
-  if (node === undefined) return undefined;
-  if (node.type === 'string') return node.namedChildren.find((child) => child?.type === 'string_fragment')?.text ?? '';
-  if (node.type === 'template_string' && node.namedChildren.every((child) => child?.type !== 'template_substitution'))
-    return node.text.slice(1, -1);
-  return undefined;
-}
 
 /** A path without its extension, `/`-separated. */
 function stem(path: string): string {

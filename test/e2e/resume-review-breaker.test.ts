@@ -4,7 +4,7 @@
  * breaker opens at the same failure as in a run that was never killed, and the run says so.
  *
  * The resume harness's two-item feature, with a review limit of 2 and RED tests the review cannot
- * parse (a NUL character in a comment: Node runs the file, tree-sitter reports an error). The run
+ * parse (an assignment to a call that never runs: Node runs the file, oxc reports an error). The run
  * is killed while GREEN of cycle 1 waits for its reply, after cycle 1's review failed once.
  */
 import { describe, expect, it } from 'vitest';
@@ -27,8 +27,11 @@ import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 const suite = useResumeSuite();
 const sandbox = sandboxForThisMachine();
 
-/** A first line Node reads as a comment and tree-sitter's JavaScript grammar cannot parse. */
-const UNPARSABLE = '// written by a tool\0\n';
+/**
+ * A first line Node runs (V8 leaves an assignment to a call to fail when it runs, which this one
+ * never does) and oxc rejects ("Cannot assign to this expression", as the language says).
+ */
+const UNPARSABLE = 'if (false) String() = 1;\n';
 
 /** The REVIEW_TESTS stage ends among `events`: `cycle outcome reason`. */
 function reviews(events: readonly RatchetEvent[]): string[] {

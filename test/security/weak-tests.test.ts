@@ -1,8 +1,9 @@
 /**
  * A model that games RED with tests that fail for the wrong reason: one that asserts nothing (its
  * stub throws an AssertionError, so the gate sees a failure "by assertion"), one padded with an
- * assertion that cannot fail, one that never imports the implementation and compares literals.
- * Each passes RED's gate; the static review of test quality after RED (seed 000) must refuse it,
+ * assertion that cannot fail, one that never imports the implementation and compares literals,
+ * one that asserts nothing behind a comment before its title (tree-sitter's reader took the
+ * comment for the title and saw no test at all). Each passes RED's gate; the static review of test quality after RED (seed 000) must refuse it,
  * send it back to RED_FIX with what is wrong, and keep it out of every commit, in `ratchet tdd`
  * and in each task of `ratchet tasks run`, driven through the built CLI and the real Anthropic
  * adapter against a loopback fake. Nothing outside the run may change.
@@ -47,6 +48,13 @@ const alwaysTrue = (task: ReturnType<typeof letterTask>): BrainTask & { dependsO
 const testsNothing = (task: ReturnType<typeof letterTask>): BrainTask & { dependsOn: string[] } => ({
   ...task,
   weakTest: `import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('c returns C', () => {\n  assert.equal('', 'C');\n});\n`,
+});
+
+/** Asserts nothing, and hides it: a comment before the title. */
+const hiddenTitle = (task: ReturnType<typeof letterTask>): BrainTask & { dependsOn: string[] } => ({
+  ...task,
+  weakTest: `${HEAD('d')}test(/* the letter */ 'd returns D', () => {\n  d();\n});\n`,
+  weakStub: `import assert from 'node:assert/strict';\nexport function d() {\n  assert.fail('not yet');\n}\n`,
 });
 
 const StageEndSchema = z.object({
@@ -97,6 +105,7 @@ describe('weak tests that pass RED’s gate are refused by the static review of 
     noAssertion(letterTask('A', 'A')),
     alwaysTrue(letterTask('B', 'B')),
     testsNothing(letterTask('C', 'C')),
+    hiddenTitle(letterTask('D', 'D')),
   ];
   let server: FakeAnthropicServer;
   let repo: ProjectRepo;
@@ -128,11 +137,13 @@ describe('weak tests that pass RED’s gate are refused by the static review of 
     expect(byTask('A')).toEqual(['1 rejected no-assertion', '2 accepted']);
     expect(byTask('B')).toEqual(['1 rejected constant-assertion', '2 accepted']);
     expect(byTask('C')).toEqual(['1 rejected constant-assertion, unit-not-used', '2 accepted']);
+    expect(byTask('D')).toEqual(['1 rejected no-assertion', '2 accepted']);
     expect(redFixPrompts(server, 'A')[0]).toMatch(
       /test\/a\.test\.js:4 \(no-assertion\) The test "a returns A" asserts nothing/,
     );
     expect(redFixPrompts(server, 'B')[0]).toMatch(/\(constant-assertion\) The assertion `assert\.ok\(true\)`/);
     expect(redFixPrompts(server, 'C')[0]).toMatch(/\(unit-not-used\) test\/c\.test\.js does not import src\/c\.js/);
+    expect(redFixPrompts(server, 'D')[0]).toMatch(/test\/d\.test\.js:4 \(no-assertion\) The test "d returns D"/);
   });
 
   it('keeps every weak test out of every commit of both runs', () => {
@@ -142,6 +153,7 @@ describe('weak tests that pass RED’s gate are refused by the static review of 
       expect(history).not.toContain('assert.ok(true)');
       expect(history).not.toContain("assert.fail('not yet')");
       expect(history).not.toContain("assert.equal('', 'C')");
+      expect(history).not.toContain('/* the letter */');
     }
   });
 
