@@ -163,6 +163,11 @@ function collect(oxc: OxcReader, program: Program): Collected {
       case 'ExportNamedDeclaration':
         if (node.source !== null) collected.modules.push({ source: node.source.value, node });
         break;
+      // TypeScript's CommonJS import: `import add = require('./add')`.
+      case 'TSImportEqualsDeclaration':
+        if (node.moduleReference.type === 'TSExternalModuleReference')
+          collected.modules.push({ source: node.moduleReference.expression.value, node });
+        break;
       case 'FunctionDeclaration':
         if (node.id !== null && node.body !== null && !node.generator)
           collected.functions.push({ name: node.id.name, body: node });

@@ -50,6 +50,14 @@ describe('the test review reads every kind of JavaScript and TypeScript test fil
         ),
       ),
     ).toEqual([]);
+    expect(
+      await findings(
+        input(
+          'src/add.test.ts',
+          `${VITEST}import add = require('./add');\n${body.replace('const add: Add = (a, b) => a + b;\n  ', '')}`,
+        ),
+      ),
+    ).toEqual([]);
     expect(await findings(input('src/add.test.ts', `${VITEST}import type { Add } from './sub';\n${body}`))).toEqual([
       ['unit-not-used', null, 1],
     ]);
