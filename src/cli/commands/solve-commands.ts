@@ -68,6 +68,7 @@ export function registerSolveCommands(program: Command, cli: CliSetup): void {
             request: { task: task.join(' '), stages, plan },
             config,
             allowDirty: Boolean(flags.allowDirty),
+            ...(flags.plan === undefined ? {} : { inputs: [resolve(flags.plan)] }),
             signal: interrupt.signal,
             ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
           },
