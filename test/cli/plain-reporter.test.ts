@@ -76,6 +76,14 @@ describe('plain reporter', () => {
     expect(shown()).toBe('\nRun run interrupted\n\nRun run interrupted: Interrupted while running the fast verifier\n');
   });
 
+  it('says a status that starts its message once: "Run X partial: 0 of 2 tasks merged."', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    report(event({ type: 'run-end', status: 'partial', message: 'partial: 0 of 2 tasks merged.\nEMPTY: failed' }));
+
+    expect(shown()).toBe('\nRun run partial: 0 of 2 tasks merged.\nEMPTY: failed\n');
+  });
+
   it('leaves the words after labels such as Bearer alone (they are not keys)', () => {
     const { output, shown } = capture();
     const report = createPlainReporter(output, ENV);

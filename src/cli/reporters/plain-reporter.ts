@@ -202,8 +202,11 @@ export function createPlainReporter(
         line(pc.dim(`  ${event.message}`));
         break;
       case 'run-end': {
-        // "Run X interrupted: Interrupted" would say it twice.
-        const said = event.message && event.message.toLowerCase() !== event.status ? `: ${event.message}` : '';
+        // "Run X interrupted: Interrupted" or "Run X partial: partial: ..." would say it twice.
+        const message = event.message?.startsWith(`${event.status}: `)
+          ? event.message.slice(event.status.length + 2)
+          : event.message;
+        const said = message && message.toLowerCase() !== event.status ? `: ${message}` : '';
         line(
           event.status === 'completed'
             ? pc.green(pc.bold(`\nRun ${event.runId} completed.`))
