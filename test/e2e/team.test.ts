@@ -319,6 +319,13 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     brain.script('agent-1', say('A first thought.'));
     await team('run', 'A calculator', '--max-turns', '1');
     expect(existsSync(join(iterationDir(), 'conversation.jsonl'))).toBe(true);
+    // A continue at the phase's limit takes no turn, and says so rather than "stopped after 1 turn".
+    const asked = server.requests.length;
+    const atLimit = await team('continue');
+    expect(atLimit.stdout).toContain(
+      "The phase's 1 agent turn(s) are used up. ratchet team continue --max-turns N allows N more.",
+    );
+    expect(server.requests.length).toBe(asked);
     expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
     // A run that refuses a dirty checkout starts (ratchet plan, which changes nothing).
     server.setFallback(anthropicSolveBrain);
