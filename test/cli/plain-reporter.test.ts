@@ -242,4 +242,22 @@ describe('plain reporter', () => {
       ].join('\n'),
     );
   });
+
+  it('names where the output of a failed lint or typecheck is, and nothing more for a passing one', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    const check = (ok: boolean) => ({
+      name: 'lint',
+      command: 'npm run lint',
+      exitCode: ok ? 0 : 1,
+      timedOut: false,
+      durationMs: 5,
+      output: '',
+      ok,
+    });
+    const outputFile = '.ratchet/runs/r/verify/003-verify-lint.log';
+    report(event({ type: 'verify-end', stage: 'VERIFY', kind: 'lint', outputFile, result: check(false) }));
+    report(event({ type: 'verify-end', stage: 'VERIFY', kind: 'lint', outputFile, result: check(true) }));
+    expect(shown()).toBe(`      lint: failed (exit 1), its output: ${outputFile}\n      lint: ok\n`);
+  });
 });

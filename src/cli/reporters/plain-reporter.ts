@@ -179,9 +179,11 @@ export function createPlainReporter(
           // What could not load is why RED is rejected (`collection-error`): said where it happens.
           for (const text of collectionLines(result.collectionErrors)) line(pc.red(`      ${text}`));
         } else {
+          // A failed lint or typecheck says no more than its exit code here: where its output went does.
           line(
             pc.dim(`      ${event.kind}: `) +
-              (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)),
+              (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)) +
+              (result.ok || event.outputFile === null ? '' : pc.dim(`, its output: ${event.outputFile}`)),
           );
         }
         break;
