@@ -249,4 +249,4 @@ export interface EventEnvelope {
  */
 export type EventInput = { [K in EventType]: { type: K; task?: string } & EventMap[K] }[EventType];
 export type RatchetEvent = EventInput & EventEnvelope;
-export type EventOf<K extends EventType> = { type: K } & EventMap[K] & EventEnvelope;
+export type EventOf<K extends EventType> = { type: K; task?: string } & EventMap[K] & EventEnvelope;

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import type { RatchetEvent } from '../core/events.js';
 import type { ResolvedConfig } from '../config/resolved.js';
@@ -41,6 +42,12 @@ export interface StartOptions<T extends WorkflowTypes> {
    * its results). Kept with the run, so a resumed run hides them too.
    */
   hidden?: readonly string[];
+  /**
+   * Absolute paths of the files the run reads from the checkout as it starts (a tasks file, a plan
+   * written by `ratchet plan --output`): not part of the run, so their being uncommitted (as they
+   * are right after Ratchet wrote them) does not make the working tree dirty.
+   */
+  inputs?: readonly string[];
   /** Append every model call to this cassette (`--record FILE`, an absolute path). */
   recordPath?: string;
   signal?: AbortSignal;
@@ -106,7 +113,11 @@ async function checkStart<T extends WorkflowTypes>(
   await requireCommit(git, repoRoot);
   // `.ratchet/` (config, ledger) is kept out of git once a run starts (`.git/info/exclude`);
   // until then its untracked files are Ratchet's, not changes of the user's.
-  const changes = await countChanges(git, (entry) => entry.index === '?' && entry.path.startsWith('.ratchet/'));
+  const inputs = await inputPaths(repoRoot, options.inputs ?? []);
+  const changes = await countChanges(
+    git,
+    (entry) => (entry.index === '?' && entry.path.startsWith('.ratchet/')) || inputs.has(entry.path),
+  );
   if (changes.changes > 0 && !options.allowDirty) {
     throw new RatchetError('dirty-tree', `The working tree has ${describeChanges(changes)}.`, {
       hint: `Commit or stash them (${namedChanges(changes)}), or pass --allow-dirty to start from HEAD without them.`,
@@ -131,6 +142,18 @@ async function checkStart<T extends WorkflowTypes>(
   await requireSandbox(config, services.runner);
   for (const notice of notices) options.notice?.(notice);
   return { checked: found.checked, config, changes };
+}
+
+/** The repository-relative paths (as `git status` names them) of the inputs inside the repository. */
+async function inputPaths(repoRoot: string, inputs: readonly string[]): Promise<Set<string>> {
+  const root = await realpath(repoRoot);
+  const paths = new Set<string>();
+  for (const input of inputs) {
+    // The CLI read the file already; one gone since is simply not an input any more.
+    const path = relative(root, await realpath(input).catch(() => resolve(input)));
+    if (path !== '' && path !== '..' && !path.startsWith('../') && !isAbsolute(path)) paths.add(path);
+  }
+  return paths;
 }
 
 async function* startChecked<T extends WorkflowTypes>(

@@ -1,5 +1,5 @@
 import { constants, existsSync } from 'node:fs';
-import { access, mkdir, symlink } from 'node:fs/promises';
+import { access, mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import type { Git } from '../git/git.js';
@@ -95,6 +95,41 @@ export async function addRunWorktree(
 export async function releaseRunWorktree(git: Git, worktree: string): Promise<void> {
   if (existsSync(worktree)) await git.removeWorktree(worktree, { force: true });
   await git.pruneWorktrees();
+}
+
+/**
+ * Removes what a run made beside its branch and worktree: the branches named `<branch>-...` (a
+ * tasks run's `ratchet/<run-id>-<key>-<attempt>`) with the handoff notes of their own commits,
+ * and the folder of their worktrees `<worktree>-tasks`. With `keepUnmergedInto`, a branch whose
+ * tip that commit does not contain is kept (a failed task's work, after `accept --force`);
+ * returns the branches kept.
+ */
+export async function discardSideBranches(
+  git: Git,
+  run: { branch: string; worktree: string; baseCommit: string },
+  options: { keepUnmergedInto?: string; notesRef: string },
+): Promise<string[]> {
+  const folder = `${run.worktree}-tasks`;
+  for (const worktree of await git.listWorktrees())
+    if (worktree.path.startsWith(`${folder}/`)) await git.removeWorktree(worktree.path, { force: true });
+  await rm(folder, { recursive: true, force: true });
+  await git.pruneWorktrees();
+  const kept: string[] = [];
+  // for-each-ref matches a prefix only up to a slash: list the folder, then filter.
+  const folderOfBranch = run.branch.slice(0, run.branch.lastIndexOf('/') + 1);
+  const side = (await git.listBranches(folderOfBranch)).filter((branch) => branch.startsWith(`${run.branch}-`));
+  for (const branch of side) {
+    const keep = options.keepUnmergedInto !== undefined && !(await git.isAncestor(branch, options.keepUnmergedInto));
+    if (keep) {
+      kept.push(branch);
+      continue;
+    }
+    if (options.keepUnmergedInto === undefined)
+      for (const commit of await git.log(`${run.baseCommit}..${branch}`))
+        await git.removeNote(options.notesRef, commit.sha);
+    await git.deleteBranch(branch, { force: true });
+  }
+  return kept;
 }
 
 /** Removes a run's worktree and branch, as far as they exist. */

@@ -7,6 +7,7 @@ import { finalCommitMigration } from './migrations/0002-final-commit.js';
 import { modelMessagesMigration } from './migrations/0003-model-messages.js';
 import { tasksMigration } from './migrations/0004-tasks.js';
 import { solveTraceMigration } from './migrations/0005-solve-trace.js';
+import { stageTaskMigration } from './migrations/0006-stage-task.js';
 import type { LedgerDatabase } from './schema.js';
 
 /**
@@ -21,6 +22,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_model_messages': modelMessagesMigration,
   '0004_tasks': tasksMigration,
   '0005_solve_trace': solveTraceMigration,
+  '0006_stage_task': stageTaskMigration,
 };
 
 const provider: MigrationProvider = {

@@ -59,6 +59,8 @@ export interface StagesTable {
   reason: string | null;
   started_at: string;
   ended_at: string | null;
+  /** The task of a tasks run (`0006_stage_task`); null in other runs. */
+  task: string | null;
 }
 
 /** Rows derived from an event carry the event's `seq` (join key with `events`). */

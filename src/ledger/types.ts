@@ -97,6 +97,8 @@ export interface StageRow {
   reason: string | null;
   startedAt: string;
   endedAt: string | null;
+  /** The task of a tasks run the attempt belongs to; null in other runs. */
+  task: string | null;
 }
 
 export interface ModelCallRow {

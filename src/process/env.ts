@@ -72,17 +72,26 @@ const COMMAND_VARIABLES: readonly string[] = [
 const COMMAND_VARIABLE_PREFIXES = ['LC_'];
 
 /**
+ * What every command gets besides: Python writes no `__pycache__` beside the code it imports. In
+ * a project that does not ignore those folders, the caches a test run left in a worktree would
+ * be committed with the next checkpoint (and accepted into the user's branch), and a tasks run's
+ * merge of a task branch holding them would stop on the run worktree's own untracked copies.
+ * `[bash] env` can pass Ratchet's own value instead.
+ */
+const COMMAND_DEFAULTS: Readonly<Record<string, string>> = { PYTHONDONTWRITEBYTECODE: '1' };
+
+/**
  * The environment a command starts from: the variables of `source` (Ratchet's own environment)
- * that are in `COMMAND_VARIABLES`, start with `LC_`, or are named in `pass` (`[bash] env`), and
- * nothing else. Pass it as `CommandSpec.env` with `extendEnv: false`, with the command's own
- * additions spread over it.
+ * that are in `COMMAND_VARIABLES`, start with `LC_`, or are named in `pass` (`[bash] env`), over
+ * `COMMAND_DEFAULTS`, and nothing else. Pass it as `CommandSpec.env` with `extendEnv: false`,
+ * with the command's own additions spread over it.
  */
 export function commandEnvironment(
   source: Readonly<Record<string, string | undefined>>,
   pass: readonly string[] = [],
 ): Record<string, string> {
   const allowed = new Set([...COMMAND_VARIABLES, ...pass]);
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { ...COMMAND_DEFAULTS };
   for (const [name, value] of Object.entries(source)) {
     if (value === undefined) continue;
     if (allowed.has(name) || COMMAND_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix))) env[name] = value;

@@ -61,10 +61,12 @@ export function renderHtmlReport(data: ReportData): string {
           ),
     )
     .join('\n');
+  const byTask = data.stages.some((stage) => stage.task !== null);
   const stages = data.stages
     .map((stage) =>
       rows(
         [
+          ...(byTask ? [escape(stage.task ?? '')] : []),
           stage.cycle,
           stage.stage,
           stage.attempt,
@@ -159,7 +161,7 @@ ${refactorSection}
 ${checkpoints}
 </table>
 ${ledgerNote ? `<p class="muted">${escape(ledgerNote)}</p>\n` : ''}<h2>Stage attempts</h2>
-<table id="stages"><tr><th>Cycle</th><th>Stage</th><th>Attempt</th><th>Outcome</th><th>Reason</th></tr>
+<table id="stages"><tr>${byTask ? '<th>Task</th>' : ''}<th>Cycle</th><th>Stage</th><th>Attempt</th><th>Outcome</th><th>Reason</th></tr>
 ${stages}
 </table>
 <h2>Verification runs</h2>

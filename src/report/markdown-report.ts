@@ -156,16 +156,18 @@ export function renderMarkdownReport(data: ReportData): string {
       }
     }
   }
+  // A tasks run's tasks go through the same stages at once: each attempt says whose it is.
+  const byTask = data.stages.some((stage) => stage.task !== null);
   lines.push(
     '',
     '## Stage attempts',
     '',
-    '| Cycle | Stage | Attempt | Outcome | Reason |',
-    '| --- | --- | --- | --- | --- |',
+    `|${byTask ? ' Task |' : ''} Cycle | Stage | Attempt | Outcome | Reason |`,
+    `|${byTask ? ' --- |' : ''} --- | --- | --- | --- | --- |`,
   );
   for (const stage of data.stages) {
     lines.push(
-      `| ${stage.cycle} | ${stage.stage} | ${stage.attempt} | ${stage.outcome ?? 'open'} | ${cell(stage.reason)} |`,
+      `|${byTask ? ` ${cell(stage.task ?? '')} |` : ''} ${stage.cycle} | ${stage.stage} | ${stage.attempt} | ${stage.outcome ?? 'open'} | ${cell(stage.reason)} |`,
     );
   }
   lines.push(

@@ -502,8 +502,9 @@ async function makeTestRecipe(root: string): Promise<DetectedTestCommand | undef
 }
 
 /** A step of a test script that checks the code rather than testing it: lint, format, typecheck. */
+// `test:types` too (defu's `pnpm lint && pnpm test:types && pnpm vitest run`), never `test:unit`.
 const CHECK_STEP =
-  /^(?:(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:lint|format|prettier|typecheck|type-check|types|check-types|tsc)(?:[:\s]|$)|(?:npx\s+)?(?:eslint|prettier|tsc|biome|oxlint|xo|standard|vue-tsc)(?:\s|$))/;
+  /^(?:(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:lint|format|prettier|typecheck|type-check|types|check-types|tsc|test:(?:types?|typecheck|type-check|tsc|lint|format))(?:[:\s]|$)|(?:npx\s+)?(?:eslint|prettier|tsc|biome|oxlint|xo|standard|vue-tsc)(?:\s|$))/;
 const JS_RUNNERS = new Set<Framework>(['vitest', 'jest', 'mocha', 'ava', 'node-test']);
 
 /**

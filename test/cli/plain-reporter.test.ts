@@ -76,6 +76,14 @@ describe('plain reporter', () => {
     expect(shown()).toBe('\nRun run interrupted\n\nRun run interrupted: Interrupted while running the fast verifier\n');
   });
 
+  it('says a status that starts its message once: "Run X partial: 0 of 2 tasks merged."', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    report(event({ type: 'run-end', status: 'partial', message: 'partial: 0 of 2 tasks merged.\nEMPTY: failed' }));
+
+    expect(shown()).toBe('\nRun run partial: 0 of 2 tasks merged.\nEMPTY: failed\n');
+  });
+
   it('leaves the words after labels such as Bearer alone (they are not keys)', () => {
     const { output, shown } = capture();
     const report = createPlainReporter(output, ENV);
@@ -233,5 +241,23 @@ describe('plain reporter', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('names where the output of a failed lint or typecheck is, and nothing more for a passing one', () => {
+    const { output, shown } = capture();
+    const report = createPlainReporter(output, ENV);
+    const check = (ok: boolean) => ({
+      name: 'lint',
+      command: 'npm run lint',
+      exitCode: ok ? 0 : 1,
+      timedOut: false,
+      durationMs: 5,
+      output: '',
+      ok,
+    });
+    const outputFile = '.ratchet/runs/r/verify/003-verify-lint.log';
+    report(event({ type: 'verify-end', stage: 'VERIFY', kind: 'lint', outputFile, result: check(false) }));
+    report(event({ type: 'verify-end', stage: 'VERIFY', kind: 'lint', outputFile, result: check(true) }));
+    expect(shown()).toBe(`      lint: failed (exit 1), its output: ${outputFile}\n      lint: ok\n`);
   });
 });

@@ -165,6 +165,8 @@ describe('ratchet solve on the loopback Anthropic server', () => {
     expect(status.exitCode, describeResult(status)).toBe(0);
     expect(status.stdout).toContain('steps     2 done, 0 failed, of 2 planned in 1 parts (orchestrated, complete)');
     expect(status.stdout).not.toContain('phase');
+    // Passes, not stage attempts: no line counting none.
+    expect(status.stdout).not.toMatch(/^ +stages /m);
     const accepted = await runCli(['accept', runId], { cwd: repo.dir, env });
     expect(accepted.exitCode, describeResult(accepted)).toBe(0);
     expect(await readFile(join(repo.dir, 'src', 'stats.js'), 'utf8')).toContain('export function median(xs)');

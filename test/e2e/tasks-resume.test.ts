@@ -124,6 +124,18 @@ describe('ratchet tasks run that does not finish', () => {
     ]);
   }, 600_000);
 
+  it('says once that it is partial, and when no task merged points to what failed, not to accept --force', async () => {
+    const broken = { ...letterTask('A', 'A'), brokenImpl: "export function a() {\n  return 'not A';\n}\n" };
+    const { repo, env, file } = await setUp([broken]);
+    const run = await runCli(['tasks', 'run', file, ...RUN_FLAGS], { cwd: repo.dir, env, timeoutMs: 240_000 });
+    expect(run.exitCode, describeResult(run)).toBe(1);
+    const said = `${run.stdout}\n${run.stderr}`;
+    expect(said).toMatch(/Run \S+ partial: 0 of 1 tasks merged\./);
+    expect(said).not.toContain('partial: partial');
+    expect(said).toContain('hint: No task merged: `ratchet tasks status` and `ratchet report`');
+    expect(said).not.toContain('accept --force');
+  });
+
   it('re-runs a task whose merge conflicts on the new base, and merges it then', async () => {
     // Both tasks also write src/shared.js, differently: whichever merges second conflicts.
     const a = { ...letterTask('A', 'A'), extraFiles: { 'src/shared.js': "export const OWNER = 'A';\n" } };

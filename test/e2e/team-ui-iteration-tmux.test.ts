@@ -337,7 +337,7 @@ describe.skipIf(tmux.missing)(`ratchet team ui drives a whole iteration in tmux$
     const branches = repo.run('branch', '--list', '--format=%(refname:short)').split('\n');
     for (const task of ['L0-ops', 'L0-parser', 'L1-cli'])
       expect(branches.some((branch) => branch.startsWith('ratchet/team-iter-1-') && branch.endsWith(task))).toBe(true);
-    expect(repo.run('status', '--porcelain')).toBe('?? .team/');
+    expect(repo.run('status', '--porcelain')).toBe('');
     expect(await readFile(repo.path('repo', 'README.md'), 'utf8')).toBe('# calc\n');
     const log = (await readFile(join(iterationDir(), 'conversation.jsonl'), 'utf8'))
       .trim()

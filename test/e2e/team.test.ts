@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { describeResult, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { anthropicSolveBrain, SOLVE_TASK } from '../support/solve-fixture.js';
 import { createTeamBrain, type TeamBrain } from '../support/team-brain.js';
 import { createTempRepo, type TempRepo } from '../support/temp-repo.js';
 import { teamDirOf } from '../../src/workflows/team/setup.js';
@@ -267,7 +268,7 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
       'code-review',
     ]);
     expect(log.some((msg) => msg.from === 'system' && msg.pass_turn === true)).toBe(true);
-    expect(repo.run('status', '--porcelain')).toBe('?? .team/');
+    expect(repo.run('status', '--porcelain')).toBe(''); // .team/ is kept out of git
     expect(await readFile(repo.path('repo', 'README.md'), 'utf8')).toBe('# calc\n');
 
     // A checkpoint restores the iteration exactly as it was when pre-code-review began.
@@ -310,6 +311,42 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     expect(log.trim().split('\n')).toHaveLength(2);
     expect(brain.seen.has('coach')).toBe(false);
     expect(existsSync(join(teamDirOf(repo.dir), 'iterations.json'))).toBe(false);
+  });
+
+  it('keeps .team/ out of git, so after a session the checkout is clean and the next run starts', async () => {
+    await plain('init', '--agents', '2');
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+    brain.script('agent-1', say('A first thought.'));
+    await team('run', 'A calculator', '--max-turns', '1');
+    expect(existsSync(join(iterationDir(), 'conversation.jsonl'))).toBe(true);
+    // A continue at the phase's limit takes no turn, and says so rather than "stopped after 1 turn".
+    const asked = server.requests.length;
+    const atLimit = await team('continue');
+    expect(atLimit.stdout).toContain(
+      "The phase's 1 agent turn(s) are used up. ratchet team continue --max-turns N allows N more.",
+    );
+    expect(server.requests.length).toBe(asked);
+    expect(repo.run('status', '--porcelain', '--untracked-files=all')).toBe('');
+    // A run that refuses a dirty checkout starts (ratchet plan, which changes nothing).
+    server.setFallback(anthropicSolveBrain);
+    const planned = await runCli(
+      [
+        'plan',
+        SOLVE_TASK,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-team-e2e',
+        '--stages',
+        'scope',
+        ...sandbox.flags,
+      ],
+      { cwd: repo.dir, env },
+    );
+    expect(planned.exitCode, describeResult(planned)).toBe(0);
+    // The team's settings can still be shared: an added file is tracked, whatever the exclude says.
+    repo.run('add', '-f', '.team/team.json');
+    expect(repo.run('status', '--porcelain')).toBe('A  .team/team.json');
   });
 
   it('refuses to start an iteration in a repository without commits, leaving nothing behind', async () => {

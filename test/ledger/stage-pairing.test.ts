@@ -67,4 +67,29 @@ describe('stage-start / stage-end pairing', () => {
     ]);
     expect((await ledger.stages(RUN)).map((s) => s.outcome)).toEqual([null, 'accepted']);
   });
+
+  it("closes each task's own attempt when parallel tasks are at the same cycle, stage and attempt", async () => {
+    const { ledger, ev } = fixture;
+    const of = <T extends object>(task: string, event: T): T & { task: string } => ({ ...event, task });
+    await ledger.recordMany([
+      of('KEY', ev('stage-start', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1 })),
+      of('DUMPS', ev('stage-start', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1 })),
+      // KEY ends first: it must close KEY's attempt, not the one started last.
+      of(
+        'KEY',
+        ev('stage-end', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1, outcome: 'rejected', reason: 'no test' }),
+      ),
+      of('DUMPS', ev('stage-end', { stage: 'RED', phase: 'RED', attempt: 1, cycle: 1, outcome: 'accepted' })),
+    ]);
+    expect((await ledger.stages(RUN)).map((s) => [s.task, s.outcome, s.reason])).toEqual([
+      ['KEY', 'rejected', 'no test'],
+      ['DUMPS', 'accepted', null],
+    ]);
+  });
+
+  it('records no task for the attempts of other runs', async () => {
+    const { ledger, ev } = fixture;
+    await ledger.record(ev('stage-start', { stage: 'PLAN', phase: 'PLAN', attempt: 1, cycle: 1 }));
+    expect((await ledger.stages(RUN)).map((s) => s.task)).toEqual([null]);
+  });
 });

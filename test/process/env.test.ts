@@ -32,6 +32,8 @@ describe('commandEnvironment', () => {
       LC_ALL: RATCHET_ENV.LC_ALL,
       GOPATH: RATCHET_ENV.GOPATH,
       VIRTUAL_ENV: RATCHET_ENV.VIRTUAL_ENV,
+      // Not Ratchet's: no command writes Python bytecode caches into a worktree.
+      PYTHONDONTWRITEBYTECODE: '1',
     });
   });
 

@@ -64,6 +64,7 @@ const stage = (row: Pick<StageRow, 'stage' | 'phase' | 'attempt' | 'outcome' | '
   cycle: 1,
   startedAt: AT,
   endedAt: row.outcome === null ? null : AT,
+  task: null,
   ...row,
 });
 
@@ -151,6 +152,25 @@ describe('run reports', () => {
     const withCompile = { ...data, verifications: [compile] };
     expect(renderMarkdownReport(withCompile)).toContain('| example.com/calc: build failed (collection) |');
     expect(textOf(renderHtmlReport(withCompile))).toContain('example.com/calc: build failed (collection)');
+  });
+
+  it("say whose each stage attempt is in a tasks run, in both, and keep a run's without tasks as it was", () => {
+    const tasks = {
+      ...data,
+      stages: [
+        { ...stage({ stage: 'RED', phase: 'RED', attempt: 1, outcome: 'accepted', reason: null }, 1), task: 'KEY' },
+        { ...stage({ stage: 'RED', phase: 'RED', attempt: 1, outcome: 'rejected', reason: 'weak' }, 2), task: 'DUMPS' },
+      ],
+    };
+    const markdownOfTasks = renderMarkdownReport(tasks);
+    expect(markdownOfTasks).toContain('| Task | Cycle | Stage | Attempt | Outcome | Reason |');
+    expect(markdownOfTasks).toContain('| KEY | 1 | RED | 1 | accepted |  |');
+    expect(markdownOfTasks).toContain('| DUMPS | 1 | RED | 1 | rejected | weak |');
+    const htmlOfTasks = textOf(renderHtmlReport(tasks));
+    expect(htmlOfTasks).toContain('Task | Cycle | Stage | Attempt | Outcome | Reason');
+    expect(htmlOfTasks).toContain('DUMPS | 1 | RED | 1 | rejected | weak');
+    expect(markdown).toContain('| Cycle | Stage | Attempt | Outcome | Reason |');
+    expect(markdown).not.toContain('| Task |');
   });
 
   it('say that a test run timed out in both', () => {

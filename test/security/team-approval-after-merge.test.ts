@@ -107,7 +107,7 @@ describe('a team approval granted after its layer merged', () => {
     expect(await readFile(join(workspace, 'README.md'), 'utf8')).toBe('# app\n');
     expect(await readFile(join(repo.dir, 'README.md'), 'utf8')).toBe('# app\n');
     expect(repo.run('rev-parse', 'HEAD')).toBe(checkoutTip);
-    expect(repo.run('status', '--porcelain')).toBe('?? .team/');
+    expect(repo.run('status', '--porcelain')).toBe('');
     expect((await approvalFor('README.md')).status).toBe('approved');
   });
 });

@@ -81,7 +81,7 @@ describe('team agents cannot write or read outside their workspace', () => {
     expect(await readFile(join(repo.dir, 'src', 'app.js'), 'utf8')).toBe('run();\n');
     expect(await readFile(join(repo.dir, '.team', 'team.json'), 'utf8')).toBe(teamBefore);
     expect(existsSync(join(repo.dir, '.git', 'hooks', 'post-checkout'))).toBe(false);
-    expect(repo.run('status', '--porcelain')).toBe('?? .env\n?? .team/');
+    expect(repo.run('status', '--porcelain')).toBe('?? .env');
     expect(await readFile(join(repo.dir, '.env'), 'utf8')).toBe(`API_KEY=${SECRET}\n`);
     for (const dir of [repo.path(), repo.path('ratchet-home'), repo.path('ratchet-home', 'worktrees')])
       expect(await readdir(dir)).not.toContain('escape.txt');

@@ -119,7 +119,7 @@ describe("team agents cannot write another task's worktree", () => {
     for (const dir of [t1.worktree, t2.worktree, workspace])
       expect(repo.run('-C', dir, 'status', '--porcelain')).toBe('');
     expect(spaces.map((space) => repo.run('rev-parse', space.branch))).toEqual(tips);
-    expect(repo.run('status', '--porcelain')).toBe('?? .team/');
+    expect(repo.run('status', '--porcelain')).toBe('');
     expect(await namesUnder(dirname(repo.dir))).not.toContain('evil.js');
   });
 });

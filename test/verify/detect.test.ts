@@ -73,6 +73,8 @@ describe('detectTestCommand', () => {
     ['eslint . && prettier -c src && jest --ci', 'npx jest --ci', 'jest', 'eslint . && prettier -c src'],
     ['npm run lint && npm run typecheck && pnpm vitest', 'npx vitest', 'vitest', 'npm run lint && npm run typecheck'],
     ['tsc --noEmit && node --test test/', 'node --test test/', 'node-test', 'tsc --noEmit'],
+    // defu's: the types checked by a script of their own.
+    ['pnpm lint && pnpm test:types && pnpm vitest run', 'npx vitest run', 'vitest', 'pnpm lint && pnpm test:types'],
   ])('takes the runner of a script that checks first: %s', async (script, command, framework, dropped) => {
     const root = await makeProject({ 'package.json': pkg({ test: script }) });
     expect(await detectTestCommand(root, undefined, NO_PYTEST)).toEqual({
@@ -89,6 +91,7 @@ describe('detectTestCommand', () => {
     'pnpm lint; vitest run',
     'pnpm lint && NODE_ENV=test vitest run',
     'vitest run && pnpm lint',
+    'pnpm test:unit && vitest run',
   ])('keeps npm test for a script whose other steps are not checks: %s', async (script) => {
     const root = await makeProject({ 'package.json': pkg({ test: script }) });
     expect((await detectTestCommand(root, undefined, NO_PYTEST)).command).toBe('npm test');

@@ -191,6 +191,51 @@ describe('runSolve', () => {
     expect(subjects).toContain('chore: step s1 failed; its changes were undone');
   });
 
+  it('ranks by scope, with a warning, when the precision grades name none of the candidates (paths without src/)', async () => {
+    const base = script((user) => (user.includes('Step to implement:\ns1') ? FIX_A : ADD_B));
+    current = await harness((request, index) =>
+      stageOf(request) === 'Stage: PRECISION'
+        ? text(
+            JSON.stringify({
+              grades: [
+                { path: 'a.js', relevance: 3 },
+                { path: 'b.js', relevance: 2 },
+              ],
+            }),
+          )
+        : base(request, index),
+    );
+    current.policy = { ...current.policy, stages: ['scope', 'precision'] };
+    const { events, result } = await drive(current);
+    expect(result.status).toBe('complete');
+    const warnings = events.flatMap((event) => (event.type === 'warning' ? [event.message] : []));
+    expect(warnings[0]).toMatch(/^The precision grades name none of the \d+ candidate files \(a\.js, b\.js\)/);
+    // The files reached the passes all the same: the first IMPLEMENT saw src/a.js whole.
+    const implement = current.model.requests.find((request) => stageOf(request) === 'Stage: IMPLEMENT');
+    expect(userOf(implement as ModelRequest)).toContain('return "BROKEN";');
+  });
+
+  it('takes grades written with a leading ./ as the candidates they name', async () => {
+    const base = script((user) => (user.includes('Step to implement:\ns1') ? FIX_A : ADD_B));
+    current = await harness((request, index) =>
+      stageOf(request) === 'Stage: PRECISION'
+        ? text(
+            JSON.stringify({
+              grades: [
+                { path: './src/a.js', relevance: 3 },
+                { path: './src/b.js', relevance: 3 },
+              ],
+            }),
+          )
+        : base(request, index),
+    );
+    current.policy = { ...current.policy, stages: ['scope', 'precision'] };
+    const { events } = await drive(current);
+    expect(events.filter((event) => event.type === 'warning')).toEqual([]);
+    const implement = current.model.requests.find((request) => stageOf(request) === 'Stage: IMPLEMENT');
+    expect(userOf(implement as ModelRequest)).toContain('return "BROKEN";');
+  });
+
   it('applies the edits of a step all or none: a second edit that does not match leaves the first unapplied', async () => {
     current = await harness(
       script((user) => (user.includes('Step to implement:\ns1') ? `${FIX_A}\n${MISSING}` : ADD_B)),

@@ -33,15 +33,26 @@ export async function acceptAndReport(
   if (revived.length > 0 && !output.json)
     output.err(pc.yellow(`Warning: the changes of ${names.join(' and ')} are back on ${run.baseBranch ?? 'HEAD'}.`));
   // `unverified` only when there is something to say (a refactor run accepted with --force).
-  const { unverified, ...accepted } = result;
+  const { unverified, keptBranches, ...accepted } = result;
   if (output.json)
-    output.out(JSON.stringify({ run: run.id, ...accepted, ...(unverified.length > 0 ? { unverified } : {}) }));
+    output.out(
+      JSON.stringify({
+        run: run.id,
+        ...accepted,
+        ...(unverified.length > 0 ? { unverified } : {}),
+        ...(keptBranches.length > 0 ? { keptBranches } : {}),
+      }),
+    );
   else {
     if (result.removedLocks.length > 0) output.out(pc.yellow(gitLockRemoveLine(result.removedLocks)));
     output.out(
       `Accepted run ${pc.cyan(run.id)} into ${run.baseBranch ?? 'HEAD'} (${result.mode}, now ${pc.yellow(result.commit.slice(0, 8))}).`,
     );
     if (result.copiedTo) output.out(`Its changes were also copied into ${result.copiedTo} (not a git repository).`);
+    if (keptBranches.length > 0)
+      output.out(
+        `Kept ${keptBranches.length === 1 ? 'the branch' : `${keptBranches.length} branches`} of work the run never merged (git branch -D when done with ${keptBranches.length === 1 ? 'it' : 'them'}): ${keptBranches.join(', ')}`,
+      );
     if (unverified.length > 0)
       output.err(
         pc.yellow(

@@ -68,6 +68,7 @@ export function registerSolveCommands(program: Command, cli: CliSetup): void {
             request: { task: task.join(' '), stages, plan },
             config,
             allowDirty: Boolean(flags.allowDirty),
+            ...(flags.plan === undefined ? {} : { inputs: [resolve(flags.plan)] }),
             signal: interrupt.signal,
             ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
           },
@@ -131,7 +132,7 @@ export function registerSolveCommands(program: Command, cli: CliSetup): void {
           if (!output.json) {
             output.out(
               pc.dim(
-                `The plan run changed nothing; ${`ratchet report ${outcome.runId} --trace`} shows its calls, ${`ratchet reject ${outcome.runId}`} removes its worktree.`,
+                `The plan run changed nothing; ${`ratchet report ${outcome.runId} --trace`} shows its calls, ${`ratchet reject ${outcome.runId}`} removes its branch (its worktree is already gone).`,
               ),
             );
           }

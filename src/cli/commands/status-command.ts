@@ -150,7 +150,8 @@ async function costBasis({ ledger, run }: RunSession): Promise<{ provider: strin
 async function printCosts(session: RunSession, summary: RunSummary): Promise<void> {
   const { output, run } = session;
   const { stageAttempts: stages, modelCalls: calls } = summary;
-  output.out(`  stages    ${counted(stages.total, 'attempt')} (${stageOutcomesText(stages)})`);
+  // A solve or plan run works in passes (its progress line says how many), never in stage attempts.
+  if (stages.total > 0) output.out(`  stages    ${counted(stages.total, 'attempt')} (${stageOutcomesText(stages)})`);
   output.out(
     `  model     ${counted(calls.total, 'call')}${calls.failed > 0 ? ` (${calls.failed} failed)` : ''}, ${tokensText(calls, { in: 'in', out: 'out' })}, cost ${costText(calls, await costBasis(session))}`,
   );

@@ -124,6 +124,7 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
             },
             config,
             allowDirty: Boolean(flags.allowDirty),
+            inputs: [resolve(file)],
             signal: interrupt.signal,
             ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
           },

@@ -30,6 +30,7 @@ interface SessionFlags extends ProviderFlags {
   message?: string;
   record?: string;
   coach?: boolean;
+  force?: boolean;
 }
 
 /** `--max-turns` and the like: a positive whole number, or a usage error naming the flag. */
@@ -147,49 +148,55 @@ function registerSessionCommands(team: Command, cli: CliSetup): void {
       .description(
         'Move the current iteration to its next phase; the coach extracts what the phase produced (groomed.md, tasks.json with layers, implementation notes)',
       ),
-  ).action(async (flags: SessionFlags, command: Command) => {
-    const output = createCliOutput(command);
-    const ctx = await teamContext(command);
-    const modelFor = await modelsFor(ctx, flags);
-    const interrupt = interruptOnSignals();
-    try {
-      const result = await recordingIteration(await ledgerTarget(ctx, flags, interrupt.signal), (record) =>
-        advanceIteration(ctx, { modelFor, signal: interrupt.signal, record }),
-      );
-      if (output.json) {
-        output.out(
-          JSON.stringify({
-            type: 'phase-advance',
-            from: result.from,
-            to: result.to,
-            written: result.written,
-            problems: result.problems,
-            tasks: result.tasks,
-          }),
+  )
+    .option('--force', 'leave implementation although layers of tasks.json were never merged')
+    .action(async (flags: SessionFlags, command: Command) => {
+      const output = createCliOutput(command);
+      const ctx = await teamContext(command);
+      const modelFor = await modelsFor(ctx, flags);
+      const interrupt = interruptOnSignals();
+      try {
+        const result = await recordingIteration(await ledgerTarget(ctx, flags, interrupt.signal), (record) =>
+          advanceIteration(ctx, { modelFor, signal: interrupt.signal, record, force: flags.force === true }),
         );
-        return;
+        if (output.json) {
+          output.out(
+            JSON.stringify({
+              type: 'phase-advance',
+              from: result.from,
+              to: result.to,
+              written: result.written,
+              problems: result.problems,
+              tasks: result.tasks,
+            }),
+          );
+          return;
+        }
+        for (const file of result.written) output.out(`Wrote ${file}`);
+        for (const problem of result.problems)
+          output.err(
+            pc.yellow(
+              `Could not extract ${problem.artifact}: ${problem.problem}. The model's reply is kept in ${problem.rawFile}; ` +
+                'write the artifact by hand from it if you need it.',
+            ),
+          );
+        if (result.tasks !== null && result.from === 'planning') {
+          const layers = new Map<number, string[]>();
+          for (const task of result.tasks)
+            layers.set(task.layer ?? 0, [...(layers.get(task.layer ?? 0) ?? []), task.id]);
+          for (const [layer, ids] of [...layers].sort((a, b) => a[0] - b[0]))
+            output.out(`  layer ${layer}: ${ids.join(', ')}`);
+        }
+        // Implementation starts with the layer's worktrees: without them the agents write where no merge verifies.
+        const next =
+          result.to === 'implementation' && result.tasks !== null && result.tasks.length > 0
+            ? `${pc.cyan('ratchet team worktrees setup')} (a worktree for each task of layer 0), then ${pc.cyan('ratchet team continue')}`
+            : pc.cyan('ratchet team continue');
+        output.out(`${result.iteration.id}: ${result.from} -> ${pc.bold(result.to)}. Next: ${next}`);
+      } finally {
+        interrupt.dispose();
       }
-      for (const file of result.written) output.out(`Wrote ${file}`);
-      for (const problem of result.problems)
-        output.err(
-          pc.yellow(
-            `Could not extract ${problem.artifact}: ${problem.problem}. The model's reply is kept in ${problem.rawFile}; ` +
-              'write the artifact by hand from it if you need it.',
-          ),
-        );
-      if (result.tasks !== null && result.from === 'planning') {
-        const layers = new Map<number, string[]>();
-        for (const task of result.tasks) layers.set(task.layer ?? 0, [...(layers.get(task.layer ?? 0) ?? []), task.id]);
-        for (const [layer, ids] of [...layers].sort((a, b) => a[0] - b[0]))
-          output.out(`  layer ${layer}: ${ids.join(', ')}`);
-      }
-      output.out(
-        `${result.iteration.id}: ${result.from} -> ${pc.bold(result.to)}. Next: ${pc.cyan('ratchet team continue')}`,
-      );
-    } finally {
-      interrupt.dispose();
-    }
-  });
+    });
 
   addProviderOptions(
     team

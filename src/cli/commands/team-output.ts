@@ -64,7 +64,8 @@ export function renderTeamEvent(event: TeamEvent, output: Output): void {
     case 'SessionComplete':
       output.out('---');
       output.out(
-        `Conversation stopped after ${event.totalTurns} turn(s), the limit. ${pc.cyan('ratchet team continue --max-turns N')} goes on.`,
+        // The count is the phase's, not this session's: a `continue` at the limit takes no turn at all.
+        `The phase's ${event.totalTurns} agent turn(s) are used up. ${pc.cyan('ratchet team continue --max-turns N')} allows N more.`,
       );
       return;
     case 'KickoffInjected':

@@ -179,9 +179,11 @@ export function createPlainReporter(
           // What could not load is why RED is rejected (`collection-error`): said where it happens.
           for (const text of collectionLines(result.collectionErrors)) line(pc.red(`      ${text}`));
         } else {
+          // A failed lint or typecheck says no more than its exit code here: where its output went does.
           line(
             pc.dim(`      ${event.kind}: `) +
-              (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)),
+              (result.ok ? pc.green('ok') : pc.red(`failed (exit ${String(result.exitCode)})`)) +
+              (result.ok || event.outputFile === null ? '' : pc.dim(`, its output: ${event.outputFile}`)),
           );
         }
         break;
@@ -202,8 +204,11 @@ export function createPlainReporter(
         line(pc.dim(`  ${event.message}`));
         break;
       case 'run-end': {
-        // "Run X interrupted: Interrupted" would say it twice.
-        const said = event.message && event.message.toLowerCase() !== event.status ? `: ${event.message}` : '';
+        // "Run X interrupted: Interrupted" or "Run X partial: partial: ..." would say it twice.
+        const message = event.message?.startsWith(`${event.status}: `)
+          ? event.message.slice(event.status.length + 2)
+          : event.message;
+        const said = message && message.toLowerCase() !== event.status ? `: ${message}` : '';
         line(
           event.status === 'completed'
             ? pc.green(pc.bold(`\nRun ${event.runId} completed.`))

@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RatchetError } from '../../core/errors.js';
+import { NOTES_REF } from '../../core/handoff.js';
 import { describeUnsafeEntries } from '../../core/unsafe-entry.js';
+import { namedChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { unsafeChanges } from '../../git/unsafe-entries.js';
 import type { Ledger } from '../../ledger/types.js';
@@ -12,7 +14,7 @@ import type { GitRun } from '../git-run.js';
 import { readRunConfig, type StoredRunConfig } from '../run-config.js';
 import { withRunLocked } from '../run-lock.js';
 import { rolledBackError } from '../rollbacks.js';
-import { discardRunWorktree } from '../worktree-setup.js';
+import { discardRunWorktree, discardSideBranches } from '../worktree-setup.js';
 import type { RunVerbContext } from './verb-context.js';
 
 /**
@@ -48,6 +50,8 @@ export interface AcceptResult {
    * passed the full one (empty when the tip did).
    */
   unverified: string[];
+  /** Branches the run made beside its own (a tasks run's task branches) that it never merged: kept. */
+  keptBranches: string[];
 }
 
 /**
@@ -108,17 +112,10 @@ async function acceptRunLocked(
       { hint: `git checkout ${run.baseBranch}, then accept again.` },
     );
   }
-  const status = await git.status();
-  if (!status.clean) {
-    throw new RatchetError(
-      'dirty-tree',
-      'Your working tree has uncommitted changes; accepting would mix them with the run.',
-      { hint: 'Commit or stash them first.' },
-    );
-  }
   const head = await git.head();
   const tip = await git.revParse(run.branch);
   if (!tip) throw new RatchetError('not-found', `Branch ${run.branch} no longer exists.`);
+  await refuseMixedChanges(git, head, tip);
   await refuseUnsafeChanges(git, run, head, tip);
   const original = originalOf(stored);
   await refuseChangedOriginal(git, original, head, tip);
@@ -147,9 +144,32 @@ async function acceptRunLocked(
     mode = 'merge';
   }
   await discardRunWorktree(git, run.worktree, run.branch);
+  // Merged task branches are in the run's history now; an unmerged one (accept --force) is kept.
+  const keptBranches = await discardSideBranches(git, run, { keepUnmergedInto: tip, notesRef: NOTES_REF });
   const copiedTo = await copyBackToOriginal(git, repoRoot, original, head);
   await ledger.updateRun(run.id, { status: 'accepted', finalCommit: tip });
-  return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}), unverified };
+  return { mode, commit: await git.head(), ...(copiedTo ? { copiedTo } : {}), unverified, keptBranches };
+}
+
+/**
+ * Changes of the user's that the merge would mix with the run: anything staged or modified, and
+ * untracked files at a path the run writes. Other untracked files (the spec or the tasks file a
+ * run was started from, say) stay as they are through a merge or a fast-forward.
+ */
+async function refuseMixedChanges(git: Git, head: string, tip: string): Promise<void> {
+  const entries = (await git.status({ untracked: 'normal' })).files;
+  if (entries.length === 0) return;
+  const written = await git.changedFiles((await git.mergeBase(head, tip)) ?? head, tip);
+  const collides = (path: string): boolean =>
+    written.some((file) => file === path || (path.endsWith('/') && file.startsWith(path)));
+  const mixed = entries.filter((entry) => entry.index !== '?' || collides(entry.path));
+  if (mixed.length === 0) return;
+  const untracked = mixed.some((entry) => entry.index === '?');
+  throw new RatchetError(
+    'dirty-tree',
+    `Your working tree has uncommitted changes the run would mix with: ${namedChanges({ paths: mixed.map((entry) => entry.path) })}.`,
+    { hint: `Commit or stash them first${untracked ? ' (`git stash -u` stashes untracked files too)' : ''}.` },
+  );
 }
 
 /**

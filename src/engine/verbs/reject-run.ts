@@ -7,7 +7,7 @@ import type { GitRun } from '../git-run.js';
 import { readRunConfig } from '../run-config.js';
 import { withRunLocked } from '../run-lock.js';
 import { rolledBackError } from '../rollbacks.js';
-import { discardRunWorktree } from '../worktree-setup.js';
+import { discardRunWorktree, discardSideBranches } from '../worktree-setup.js';
 import type { RunVerbContext } from './verb-context.js';
 
 /**
@@ -66,6 +66,7 @@ export async function dropRun(
     for (const commit of await git.log(`${run.baseCommit}..${tip}`)) await git.removeNote(NOTES_REF, commit.sha);
   }
   await discardRunWorktree(git, run.worktree, run.branch);
+  await discardSideBranches(git, run, { notesRef: NOTES_REF });
   await ledger.updateRun(run.id, {
     status,
     ...(tip ? { finalCommit: tip } : {}),

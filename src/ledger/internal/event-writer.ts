@@ -78,7 +78,7 @@ export class EventWriter {
   readonly #lastSeq: BetterSqlite3.Statement<[string], { seq: number | null }>;
   readonly #insertStage: Insert<StagesTable>;
   readonly #closeStage: BetterSqlite3.Statement<
-    [Pick<StagesTable, 'run_id' | 'cycle' | 'stage' | 'attempt' | 'outcome' | 'reason' | 'ended_at'>]
+    [Pick<StagesTable, 'run_id' | 'cycle' | 'stage' | 'attempt' | 'outcome' | 'reason' | 'ended_at' | 'task'>]
   >;
   readonly #insertModelCall: Insert<ModelCallsTable>;
   readonly #insertMessage: BetterSqlite3.Statement<[string, string]>;
@@ -120,13 +120,14 @@ export class EventWriter {
       reason: true,
       started_at: true,
       ended_at: true,
+      task: true,
     });
-    // Closes the latest open attempt with the same run, cycle, stage and attempt number.
+    // Closes the latest open attempt with the same run, task, cycle, stage and attempt number.
     this.#closeStage = sqlite.prepare(
       `update stages set outcome = @outcome, reason = @reason, ended_at = @ended_at
        where id = (select id from stages
                    where run_id = @run_id and cycle = @cycle and stage = @stage and attempt = @attempt
-                     and ended_at is null
+                     and task is @task and ended_at is null
                    order by id desc limit 1)`,
     );
     this.#insertModelCall = prepareInsert(sqlite, 'model_calls', {
@@ -284,6 +285,7 @@ export class EventWriter {
       reason: null,
       started_at: event.timestamp,
       ended_at: null,
+      task: event.task ?? null,
     });
   }
 
@@ -296,6 +298,7 @@ export class EventWriter {
       outcome: event.outcome,
       reason: event.reason === undefined ? null : this.#redact(event.reason),
       ended_at: event.timestamp,
+      task: event.task ?? null,
     };
     if (this.#closeStage.run(closed).changes > 0) return;
     // No open attempt (e.g. a stage skipped without starting): record it as a closed attempt.

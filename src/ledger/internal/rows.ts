@@ -61,6 +61,7 @@ export function toStageRow(row: Selectable<StagesTable>): StageRow {
     reason: row.reason,
     startedAt: row.started_at,
     endedAt: row.ended_at,
+    task: row.task,
   };
 }
 

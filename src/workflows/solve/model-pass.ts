@@ -126,7 +126,21 @@ function modelGrader(context: SolveContext, emit: (event: EventInput) => void): 
         });
         return null;
       }
-      return new Map(parsed.data.grades.map((grade) => [grade.path, grade.relevance]));
+      // `./src/a.py` is `src/a.py`; a path the listing never showed grades nothing.
+      const grades = new Map(
+        parsed.data.grades.map((grade) => [grade.path.replace(/^(?:\.\/)+/, ''), grade.relevance]),
+      );
+      const candidates = request.candidates.map((candidate) => candidate.path);
+      if (!candidates.some((path) => grades.has(path))) {
+        // Every candidate would count as irrelevant, and the pass would see no file at all.
+        emit({
+          type: 'warning',
+          stage: 'PRECISION',
+          message: `The precision grades name none of the ${candidates.length} candidate files (${[...grades.keys()].slice(0, 3).join(', ') || 'no path'}); files are ranked by the scope stage alone.`,
+        });
+        return null;
+      }
+      return grades;
     },
   };
 }

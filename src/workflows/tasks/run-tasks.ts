@@ -438,6 +438,7 @@ export async function* runTasks(
   const result: TasksResult = { tasks: order.flatMap((key) => summary.get(key) ?? []) };
   const done = result.tasks.filter((task) => task.status === 'merged' || task.status === 'skipped');
   if (done.length === result.tasks.length) return result;
+  const merged = result.tasks.filter((task) => task.status === 'merged').length;
   const lines = result.tasks.map(
     (task) => `${task.key}: ${task.status}${task.reason === null ? '' : ` (${task.reason})`}`,
   );
@@ -445,7 +446,10 @@ export async function* runTasks(
     'gate-failed',
     `partial: ${done.length} of ${result.tasks.length} tasks merged.\n${lines.join('\n')}`,
     {
-      hint: 'The merged tasks are on the run branch: `ratchet report` tells what happened in each stage of each task; `ratchet accept --force` keeps what merged.',
+      hint:
+        merged > 0
+          ? 'The merged tasks are on the run branch: `ratchet report` tells what happened in each stage of each task; `ratchet accept --force` keeps what merged.'
+          : 'No task merged: `ratchet tasks status` and `ratchet report` tell what happened in each stage of each task (the logs of its checks are under .ratchet/runs/<run-id>/verify/); `ratchet tasks retry <task>` then `ratchet resume`, or `ratchet reject`.',
       details: { reason: 'partial', tasks: result.tasks },
     },
   );

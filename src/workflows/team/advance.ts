@@ -70,7 +70,13 @@ function debugOf(coach: string, call: ExtractionCall): DebugEntry {
 
 export async function advanceIteration(
   ctx: TeamContext,
-  deps: { modelFor: (speaker: Speaker) => ModelClient; signal?: AbortSignal; record?: TeamRecord },
+  deps: {
+    modelFor: (speaker: Speaker) => ModelClient;
+    signal?: AbortSignal;
+    record?: TeamRecord;
+    /** Leave implementation although layers of tasks.json were never merged (`advance --force`). */
+    force?: boolean;
+  },
 ): Promise<AdvanceResult> {
   const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
   await using _lock = await lockIteration(ctx.teamDir, iteration.id);
@@ -87,11 +93,13 @@ export async function advanceIteration(
       hint: 'Resolve them first: `ratchet team approvals`, then `approve <id>` or `deny <id>`.',
     });
 
+  let tasks = await stores.artifacts.readTasks();
+  if (from === 'implementation' && deps.force !== true) refuseUnmergedLayers(iteration, tasks ?? [], to);
+
   const history = await stores.conversation.readPhaseHistory();
   const coach = ctx.config.coach;
   const written: string[] = [];
   const problems: AdvanceProblem[] = [];
-  let tasks = await stores.artifacts.readTasks();
   const base = { history, topic: iteration.description, ...(deps.signal ? { signal: deps.signal } : {}) };
 
   const keep = async <T>(result: Extraction<T>, artifact: string, rawName: string): Promise<T | null> => {
@@ -138,4 +146,23 @@ export async function advanceIteration(
   // Every front end keeps the new phase's starting point (`checkpoint restore` goes back to it).
   await stores.checkpoints.create(`entering ${to}`);
   return { iteration: { ...iteration, ...fields }, from, to, written, problems, tasks, messages };
+}
+
+/**
+ * Implementation goes layer by layer, and only a merge moves `current_layer` on: leaving it with a
+ * layer not merged (the coach may signal the phase complete after the first) would take the
+ * iteration to review with those tasks never implemented, and nothing would say so.
+ */
+function refuseUnmergedLayers(iteration: Iteration, tasks: readonly TeamTask[], to: Phase): void {
+  const current = iteration.current_layer ?? 0;
+  const left = tasks.filter((task) => (task.layer ?? 0) >= current);
+  if (left.length === 0) return;
+  const layers = [...new Set(left.map((task) => task.layer ?? 0))].sort((a, b) => a - b);
+  throw new RatchetError(
+    'usage',
+    `${layers.length === 1 ? 'Layer' : 'Layers'} ${layers.join(', ')} of ${iteration.id} ${layers.length === 1 ? 'is' : 'are'} not merged yet (${left.map((task) => task.id).join(', ')}): advancing to ${to} would leave ${left.length === 1 ? 'that task' : 'those tasks'} unimplemented.`,
+    {
+      hint: `\`ratchet team worktrees setup\`, \`ratchet team continue\` for the agents to implement layer ${current}, \`ratchet team worktrees merge\`; or \`ratchet team advance --force\` to go on without them.`,
+    },
+  );
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseConfigText } from '../../config/load.js';
 import { configPath } from '../../config/write-default.js';
 import { RatchetError } from '../../core/errors.js';
+import { Git } from '../../git/git.js';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import type { TeamContext } from './context.js';
 import { replaceText } from './file-stores.js';
@@ -15,6 +16,16 @@ import { TeamConfigSchema, type TeamConfig } from './types.js';
 
 export function teamDirOf(projectRoot: string): string {
   return join(projectRoot, '.team');
+}
+
+/**
+ * `.team/` is Ratchet's, as `.ratchet/` is: kept out of git (`.git/info/exclude`), so the checkout
+ * never shows it as an uncommitted change, which would stop the next run (`ratchet tdd`, `solve`,
+ * `tasks run`) and `accept`. Its conversation logs change with every command. To share the team's
+ * settings, `git add -f .team/team.json .team/prompts.toml`: tracked files are not excluded.
+ */
+async function keepTeamOutOfGit(projectRoot: string): Promise<void> {
+  if (await Git.isRepository(projectRoot)) await new Git(projectRoot).addInfoExclude(['/.team/']);
 }
 
 /** The team `team init` writes: `agents` engineers and a coach. */
@@ -56,6 +67,7 @@ export async function initTeam(options: {
     });
   if (!Number.isInteger(options.agents) || options.agents < 1 || options.agents > 12)
     throw new RatchetError('usage', `--agents must be a whole number from 1 to 12, got ${options.agents}.`);
+  await keepTeamOutOfGit(options.projectRoot);
   await mkdir(join(teamDir, 'iterations'), { recursive: true });
   if (inConfig === null) await replaceText(teamFile, `${JSON.stringify(defaultTeamConfig(options.agents), null, 2)}\n`);
   await copyFile(packageTeamPromptsPath(options.packageRoot), promptsFile);
@@ -117,6 +129,8 @@ export async function loadTeamContext(options: {
   if (new Set([...names, 'system', 'pm']).size !== names.length + 2)
     throw new RatchetError('config', `${file}: agent and coach names must be unique and not "system" or "pm".`);
   const prompts = await loadTeamPrompts({ teamDir, packageRoot: options.packageRoot });
+  // Also for a .team/ made before Ratchet kept it out of git.
+  await keepTeamOutOfGit(options.projectRoot);
   return {
     projectRoot: options.projectRoot,
     teamDir,
