@@ -16,7 +16,21 @@ export async function countChanges(
   git: Git,
   except: (entry: StatusEntry) => boolean = () => false,
 ): Promise<ChangeCount> {
-  const entries = (await git.status({ untracked: 'normal' })).files.filter((entry) => !except(entry));
+  const entries: StatusEntry[] = [];
+  for (const entry of (await git.status({ untracked: 'normal' })).files) {
+    if (except(entry)) continue;
+    if (entry.index === '?' && entry.path.endsWith('/')) {
+      // An untracked directory is one entry; an exempt file may be in it (a tasks file written to a
+      // new `specs/`): then its files count one by one, the exempt ones not.
+      const inside = (await git.status({ untracked: 'all', paths: [entry.path] })).files;
+      const counted = inside.filter((file) => !except(file));
+      if (counted.length < inside.length) {
+        entries.push(...counted);
+        continue;
+      }
+    }
+    entries.push(entry);
+  }
   return {
     changes: entries.length,
     untracked: entries.filter((entry) => entry.index === '?').length,

@@ -208,10 +208,13 @@ export class Git {
    * `modes`, entries also carry their HEAD and index modes and index object (see `parseStatus`):
    * what `git diff-index --cached HEAD` would say, without a second process.
    */
-  async status(options: { untracked?: 'all' | 'normal'; modes?: boolean } = {}): Promise<GitStatus> {
+  async status(
+    options: { untracked?: 'all' | 'normal'; modes?: boolean; paths?: readonly string[] } = {},
+  ): Promise<GitStatus> {
     // No optional index refresh: status must not contend for index.lock with a concurrent run.
     const untracked = `--untracked-files=${options.untracked ?? 'all'}`;
-    const output = await this.command.run(['status', '--porcelain=v2', '-z', untracked], {
+    const pathspec = options.paths === undefined ? [] : ['--', ...options.paths.map((path) => `:(literal)${path}`)];
+    const output = await this.command.run(['status', '--porcelain=v2', '-z', untracked, ...pathspec], {
       env: { GIT_OPTIONAL_LOCKS: '0' },
     });
     const parsed = parseStatus(output);
