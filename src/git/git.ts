@@ -3,7 +3,8 @@
  * methods of a few lines each, the parsing and command building already in `internal/`), and
  * splitting the class would split the one interface every layer above uses.
  */
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
@@ -304,12 +305,15 @@ export class Git {
       // As `status()` reads it (no optional index refresh); its failure is not the commit's.
       'if [ "$RATCHET_STATUS" = 1 ]; then GIT_OPTIONAL_LOCKS=0 git status --porcelain=v2 -z --untracked-files=all || exit 4; fi',
     ].join('\n');
-    const texts = await mkdtemp(join(tmpdir(), 'ratchet-commit-'));
+    // Synchronous on purpose: two small files and a directory, on every checkpoint of a pool's
+    // every task; each asynchronous step would be a round trip through libuv's thread pool and a
+    // promise (about a dozen per checkpoint), for writes that take microseconds.
+    const texts = mkdtempSync(join(tmpdir(), 'ratchet-commit-'));
     try {
       const messageFile = join(texts, 'message');
       const noteFile = join(texts, 'note');
-      await writeFile(messageFile, message, { mode: 0o600 });
-      if (note) await writeFile(noteFile, note.text, { mode: 0o600 });
+      writeFileSync(messageFile, message, { mode: 0o600 });
+      if (note) writeFileSync(noteFile, note.text, { mode: 0o600 });
       const result = await this.command.script(script, await this.commitArgs(), {
         env: {
           RATCHET_MESSAGE_FILE: messageFile,
@@ -336,7 +340,7 @@ export class Git {
         status: files === undefined ? undefined : { clean: files.length === 0, files },
       };
     } finally {
-      await rm(texts, { recursive: true, force: true });
+      rmSync(texts, { recursive: true, force: true });
     }
   }
 
