@@ -345,7 +345,7 @@ export async function sandboxLayout(
       memoryBytes: limits.memoryMb * mib,
       minFreeDiskBytes: limits.minFreeDiskMb * mib,
     },
-    nproc: nprocLimit(limits.processes, release(), processesOfUser()),
+    nproc: nprocLimit(limits.processes, release(), processesOfUser),
     ...(pidsCgroup === undefined ? {} : { pidsCgroup }),
     ...(prlimit === undefined ? {} : { prlimit }),
   });

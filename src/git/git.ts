@@ -3,13 +3,15 @@
  * methods of a few lines each, the parsing and command building already in `internal/`), and
  * splitting the class would split the one interface every layer above uses.
  */
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { RatchetError } from '../core/errors.js';
 import { GitCommand, assertNotOption, commitConfigArgs, configValue } from './internal/git-command.js';
 import { buildGitEnv, execGit } from './internal/exec-git.js';
 import { appendMissingLines } from './internal/info-exclude.js';
+import type { ObjectReader } from './internal/object-reader.js';
 import * as notes from './internal/notes.js';
 import {
   LOG_FORMAT,
@@ -270,21 +272,51 @@ export class Git {
     options: { allowEmpty?: boolean },
     note?: { ref: string; text: string },
   ): Promise<string | null> {
+    return (await this.#commitScript(message, options, note, false)).commit;
+  }
+
+  /**
+   * `commitAllWithNote`, then `status({ modes: true })` of the tree it left, in the same script:
+   * a caller that keeps the status until the tree may change (the tasks pipeline's workspace)
+   * needs no `git status` process after each checkpoint. `status` is undefined when that last
+   * step failed (the commit and the note stand).
+   */
+  async commitAllWithNoteAndStatus(
+    message: string,
+    options: { allowEmpty?: boolean },
+    note?: { ref: string; text: string },
+  ): Promise<{ commit: string | null; status: GitStatus | undefined }> {
+    return this.#commitScript(message, options, note, true);
+  }
+
+  async #commitScript(
+    message: string,
+    options: { allowEmpty?: boolean },
+    note: { ref: string; text: string } | undefined,
+    withStatus: boolean,
+  ): Promise<{ commit: string | null; status: GitStatus | undefined }> {
     const script = [
       'set -e',
       'git add -A',
-      'if [ "$RATCHET_ALLOW_EMPTY" != 1 ] && git diff --cached --quiet --no-ext-diff; then exit 0; fi',
+      'sha=',
+      'if [ "$RATCHET_ALLOW_EMPTY" = 1 ] || ! git diff --cached --quiet --no-ext-diff; then',
       'git "$@" commit --quiet --file="$RATCHET_MESSAGE_FILE" $RATCHET_COMMIT_FLAGS',
       'sha=$(git rev-parse --verify HEAD)',
       'if [ -n "$RATCHET_NOTE_REF" ]; then git "$@" notes --ref="$RATCHET_NOTE_REF" add -f --allow-empty --file="$RATCHET_NOTE_FILE" "$sha" || exit 3; fi',
+      'fi',
       'echo "$sha"',
+      // As `status()` reads it (no optional index refresh); its failure is not the commit's.
+      'if [ "$RATCHET_STATUS" = 1 ]; then GIT_OPTIONAL_LOCKS=0 git status --porcelain=v2 -z --untracked-files=all || exit 4; fi',
     ].join('\n');
-    const texts = await mkdtemp(join(tmpdir(), 'ratchet-commit-'));
+    // Synchronous on purpose: two small files and a directory, on every checkpoint of a pool's
+    // every task; each asynchronous step would be a round trip through libuv's thread pool and a
+    // promise (about a dozen per checkpoint), for writes that take microseconds.
+    const texts = mkdtempSync(join(tmpdir(), 'ratchet-commit-'));
     try {
       const messageFile = join(texts, 'message');
       const noteFile = join(texts, 'note');
-      await writeFile(messageFile, message, { mode: 0o600 });
-      if (note) await writeFile(noteFile, note.text, { mode: 0o600 });
+      writeFileSync(messageFile, message, { mode: 0o600 });
+      if (note) writeFileSync(noteFile, note.text, { mode: 0o600 });
       const result = await this.command.script(script, await this.commitArgs(), {
         env: {
           RATCHET_MESSAGE_FILE: messageFile,
@@ -292,6 +324,7 @@ export class Git {
           RATCHET_COMMIT_FLAGS: options.allowEmpty ? '--allow-empty' : '',
           RATCHET_NOTE_REF: note ? (note.ref.startsWith('refs/') ? note.ref : `refs/notes/${note.ref}`) : '',
           RATCHET_NOTE_FILE: noteFile,
+          RATCHET_STATUS: withStatus ? '1' : '0',
         },
       });
       if (result.exitCode === 3) {
@@ -299,11 +332,18 @@ export class Git {
           hint: notes.NOTES_HINT,
         });
       }
-      if (result.exitCode !== 0) throw this.command.failure(['commit', '(checkpoint)'], result);
-      const sha = result.stdout.trim();
-      return sha === '' ? null : sha;
+      // The sha's line is out once the commit and its note are: exit 4 after it is status's failure alone.
+      const newline = result.stdout.indexOf('\n');
+      const statusFailed = withStatus && result.exitCode === 4 && newline >= 0;
+      if (result.exitCode !== 0 && !statusFailed) throw this.command.failure(['commit', '(checkpoint)'], result);
+      const sha = (newline < 0 ? result.stdout : result.stdout.slice(0, newline)).trim();
+      const files = withStatus && !statusFailed ? parseStatus(result.stdout.slice(newline + 1)) : undefined;
+      return {
+        commit: sha === '' ? null : sha,
+        status: files === undefined ? undefined : { clean: files.length === 0, files },
+      };
     } finally {
-      await rm(texts, { recursive: true, force: true });
+      rmSync(texts, { recursive: true, force: true });
     }
   }
 
@@ -475,6 +515,14 @@ export class Git {
   /** Paths changed between `from` and `to` (or the working tree), renames as delete + add. */
   async changedFiles(from: string, to?: string): Promise<string[]> {
     return splitNul(await this.command.run(['diff', ...DIFF_FLAGS, '--name-only', '-z', ...revisions(from, to), '--']));
+  }
+
+  /**
+   * A reader of this repository's objects through one long-lived `git cat-file --batch` process,
+   * for a caller that reads many (its owner closes it: `await using`). See `ObjectReader`.
+   */
+  objects(): ObjectReader {
+    return this.command.objectReader();
   }
 
   /** Content of `path` (relative to the repository root) at `ref`, or null when it does not exist there. */
@@ -731,6 +779,8 @@ export interface GitDirs {
   gitDir: string;
   commonDir: string;
 }
+
+export type { BatchObject, ObjectReader } from './internal/object-reader.js';
 
 /** Lock files of a linked worktree's private git directory that an interrupted git may leave. */
 const WORKTREE_LOCK_FILES = ['index.lock', 'HEAD.lock', 'ORIG_HEAD.lock'];

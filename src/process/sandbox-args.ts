@@ -165,13 +165,14 @@ function limitPrefix(layout: SandboxLayout): string[] {
 /**
  * RLIMIT_NPROC for `processes` at once. It counts the tasks of the real user: since Linux 5.14
  * per user namespace (the sandbox's own are all that count), before that across the host, where
- * the user's other processes (`hostCount`) already use some. For root it is never enforced (the
+ * the user's other processes (`hostCount()`, asked only then) already use some. For root it is never enforced (the
  * kernel exempts uid 0 even in a user namespace): the watchdog counts the sandbox's processes.
  */
-export function nprocLimit(processes: number, kernelRelease: string, hostCount: number): number {
+export function nprocLimit(processes: number, kernelRelease: string, hostCount: () => number): number {
   const [major = 0, minor = 0] = kernelRelease.split(/[.-]/).map((part) => Number.parseInt(part, 10));
   const perNamespace = major > 5 || (major === 5 && minor >= 14);
-  return perNamespace ? processes : processes + hostCount;
+  // Counted only where it counts: a walk over every process of the host, once per sandbox.
+  return perNamespace ? processes : processes + hostCount();
 }
 
 /**

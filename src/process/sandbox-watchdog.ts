@@ -11,6 +11,13 @@ export interface WatchdogLimits {
   minFreeDiskBytes: number;
   /** Paths whose file systems are watched. */
   disks: readonly string[];
+  /**
+   * The `cgroup.procs` of the command's own cgroup, which bwrap joined before it started anything
+   * (everything the command forks is in it, and nothing in the sandbox can leave it: its pids limit
+   * rests on that too): its processes are read there instead of found among every process of the
+   * host, one check of a test run after another.
+   */
+  members?: string;
 }
 
 export interface Watchdog {
@@ -57,6 +64,30 @@ function census(namespace: string): { processes: number; residentBytes: number }
   return { processes, residentBytes };
 }
 
+/** The processes listed in a cgroup's `cgroup.procs` but `except`, and their resident memory; undefined when it cannot be read. */
+function cgroupCensus(members: string, except: number): { processes: number; residentBytes: number } | undefined {
+  let pids: string[];
+  try {
+    pids = readFileSync(members, 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  let processes = 0;
+  let residentBytes = 0;
+  for (const pid of pids) {
+    // bwrap itself (outside the sandbox's PID namespace, which the other census counts).
+    if (!/^\d+$/.test(pid) || Number(pid) === except) continue;
+    processes += 1;
+    try {
+      const resident = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+      if (Number.isFinite(resident)) residentBytes += resident * PAGE_BYTES;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return { processes, residentBytes };
+}
+
 function freeBytes(path: string): number | undefined {
   try {
     const stats = statfsSync(path);
@@ -78,10 +109,12 @@ export function startWatchdog(bwrapPid: number, limits: WatchdogLimits): Watchdo
   let reason: string | undefined;
   let namespace: string | undefined;
   const check = (): void => {
-    namespace ??= sandboxNamespace(bwrapPid);
     let breach: string | undefined;
-    if (namespace !== undefined) {
-      const { processes, residentBytes } = census(namespace);
+    const counted = limits.members === undefined ? undefined : cgroupCensus(limits.members, bwrapPid);
+    if (counted === undefined) namespace ??= sandboxNamespace(bwrapPid);
+    const found = counted ?? (namespace === undefined ? undefined : census(namespace));
+    if (found !== undefined) {
+      const { processes, residentBytes } = found;
       if (processes >= limits.processes) breach = `it reached ${limits.processes} processes ([bash] max_processes)`;
       else if (residentBytes > limits.memoryBytes)
         breach = `its processes used more than ${mib(limits.memoryBytes)} of memory ([bash] max_memory_mb)`;

@@ -76,6 +76,7 @@ export function createSandboxedRunner(
             memoryBytes: layout.limits.memoryBytes,
             minFreeDiskBytes: layout.limits.minFreeDiskBytes,
             disks: layout.watchDisks,
+            ...(cgroup === undefined ? {} : { members: cgroup.procs }),
           });
           spec.onSpawn?.(pid);
         },

@@ -261,9 +261,16 @@ describe('sandboxEnv without network', () => {
 
 describe('nprocLimit', () => {
   it('counts the sandbox alone since Linux 5.14, the user`s other processes too before', () => {
-    expect(nprocLimit(64, '6.18.44-fc', 300)).toBe(64);
-    expect(nprocLimit(64, '5.14.0-1', 300)).toBe(64);
-    expect(nprocLimit(64, '5.10.0-28-amd64', 300)).toBe(364);
+    // The host's processes are counted only for a kernel that counts them against the limit.
+    const counted: string[] = [];
+    const hostCount = (release: string) => () => {
+      counted.push(release);
+      return 300;
+    };
+    expect(nprocLimit(64, '6.18.44-fc', hostCount('6.18'))).toBe(64);
+    expect(nprocLimit(64, '5.14.0-1', hostCount('5.14'))).toBe(64);
+    expect(nprocLimit(64, '5.10.0-28-amd64', hostCount('5.10'))).toBe(364);
+    expect(counted).toEqual(['5.10']);
   });
 });
 

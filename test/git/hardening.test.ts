@@ -258,6 +258,12 @@ const METHODS: Record<string, (s: Scenario) => Promise<unknown>> = {
     await s.git.bundleHeads(bundle);
     await s.git.fetchFromBundle(bundle, 'refs/heads/side');
   },
+  'objects (cat-file --batch)': async (s) => {
+    await using objects = s.git.objects();
+    const head = await s.git.head();
+    await objects.read(`${head}:a.txt`);
+    await objects.read(`${head}:missing.txt`);
+  },
   notes: async (s) => {
     const head = await s.git.head();
     await s.git.writeNote('tdd-handoffs', head, '{"phase":"PLAN"}\n');
@@ -284,6 +290,12 @@ const STAGING: Record<string, (s: Scenario) => Promise<unknown>> = {
   'commitAll with allowEmpty': (s) => s.git.commitAll('empty', { allowEmpty: true }),
   commitAllWithNote: (s) =>
     s.git.commitAllWithNote('checkpoint', { allowEmpty: true }, { ref: 'tdd-handoffs', text: '{"phase":"RED"}\n' }),
+  commitAllWithNoteAndStatus: (s) =>
+    s.git.commitAllWithNoteAndStatus(
+      'checkpoint',
+      { allowEmpty: true },
+      { ref: 'tdd-handoffs', text: '{"phase":"RED"}\n' },
+    ),
 };
 
 let stagingTemplate: string;

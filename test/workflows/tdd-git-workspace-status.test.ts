@@ -75,4 +75,66 @@ describe('git status until the work tree changes', () => {
     await workspace.resetTo(head);
     expect(await workspace.changedFilesSince(head)).toEqual([]);
   });
+
+  it('knows the tree a checkpoint left from the checkpoint itself: the next question asks git nothing', async () => {
+    await writeFile(join(repo.dir, 'src', 'math.js'), 'export const add = (a, b) => a + b;\n');
+    workspace.changed();
+    const commit = await workspace.checkpoint('feat: add');
+    const before = statusReads();
+    expect(await workspace.hasChanges()).toBe(false);
+    expect(await workspace.changedFilesSince(commit)).toEqual([]);
+    // The script's own status counts; no process was started for the questions.
+    expect(statusReads()).toBe(before);
+    // What the tests leave after it is seen once told so.
+    await writeFile(join(repo.dir, 'made-by-tests.txt'), 'x\n');
+    workspace.changed();
+    expect(await workspace.changedFilesSince(commit)).toEqual(['made-by-tests.txt']);
+  });
+
+  it('keeps the status across its own writes for the checks before a commit, and answers exactly after them', async () => {
+    const head = await workspace.head();
+    expect(await workspace.changedFilesSince(head)).toEqual([]);
+    const reads = statusReads();
+    await workspace.writeFile('test-list.md', '- [x] add\n');
+    await workspace.removeFile('src/math.js');
+    const commit = await workspace.checkpoint('chore: list');
+    // The checks before the commit needed no `git status`: the one kept and the two paths written.
+    expect(statusReads()).toBe(reads + 1); // the commit script's own
+    expect(repo.run('show', '--name-status', '--format=', commit).split('\n').sort()).toEqual([
+      'A\ttest-list.md',
+      'D\tsrc/math.js',
+    ]);
+    // An exact question after a write of its own asks git.
+    await workspace.writeFile('src/math.js', 'export const add = (a, b) => a + b;\n');
+    expect(await workspace.changedFilesSince(commit)).toEqual(['src/math.js']);
+  });
+
+  it('refuses the link the tests planted before one of its own writes: a kept status never hides it', async () => {
+    const head = await workspace.head();
+    expect(await workspace.changedFilesSince(head)).toEqual([]);
+    // The tests run (and say so) and plant a link; a question reads it; then the workflow marks
+    // its test list done, and the checkpoint's checks go by the status kept and that write.
+    await symlink('/', join(repo.dir, 'escape'));
+    workspace.changed();
+    expect(await workspace.changedFilesSince(head)).toEqual(['escape']);
+    const reads = statusReads();
+    await workspace.writeFile('test-list.md', '- [x] add\n');
+    const refused = await workspace.checkpoint('feat: add').catch((error: unknown) => error);
+    expect(statusReads()).toBe(reads);
+    expect(isRatchetError(refused, 'gate-failed')).toBe(true);
+    expect(repo.run('log', '--format=%s', '-1')).not.toBe('feat: add');
+  });
+
+  it('refuses the link planted after the status was read, at a path it writes through afterwards', async () => {
+    const head = await workspace.head();
+    expect(await workspace.changedFilesSince(head)).toEqual([]);
+    // A link planted where the workspace then writes is taken out by the write itself (never
+    // followed); the kept status plus the written path still name everything that is new.
+    await symlink('/', join(repo.dir, 'docs'));
+    workspace.changed();
+    expect(await workspace.changedFilesSince(head)).toEqual(['docs']);
+    await workspace.writeFile('docs/notes.md', 'notes\n');
+    const commit = await workspace.checkpoint('docs: notes');
+    expect(repo.run('show', '--name-status', '--format=', commit)).toBe('A\tdocs/notes.md');
+  });
 });

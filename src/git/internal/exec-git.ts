@@ -78,7 +78,9 @@ export function execProgram(
     const child = spawn(program, args, {
       cwd: options.cwd,
       env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      // No pipe for a stdin with nothing to say (git reads an empty one): a pipe and its stream
+      // fewer on each of a run's hundreds of processes.
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       // Its own process group: a terminal's Ctrl-C (SIGINT to the foreground group) must not kill
       // git halfway through a checkpoint; the CLI's handler stops the run at the next safe point.
       detached: true,
@@ -86,11 +88,11 @@ export function execProgram(
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let settled = false;
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     // git may exit before reading all of stdin (e.g. `apply --check` on a corrupt patch).
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input);
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input);
     child.on('error', (error: Error) => {
       if (settled) return;
       settled = true;

@@ -1,6 +1,7 @@
 import { RatchetError, type ErrorCode } from '../../core/errors.js';
 import { buildGitEnv, execGit, execProgram, type GitExecResult } from './exec-git.js';
 import { hardenedShellPreamble } from './hardening.js';
+import { ObjectReader } from './object-reader.js';
 
 export interface GitCallOptions {
   input?: string;
@@ -62,6 +63,11 @@ export class GitCommand {
       env: this.#envFor(options.env),
       ...(options.input === undefined ? {} : { input: options.input }),
     });
+  }
+
+  /** A `git cat-file --batch` process in this directory and environment (see `ObjectReader`). */
+  objectReader(): ObjectReader {
+    return new ObjectReader(this.cwd, this.#envFor(undefined));
   }
 
   /** Runs git and returns its stdout; throws on any non-zero exit. */

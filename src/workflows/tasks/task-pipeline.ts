@@ -149,9 +149,13 @@ export async function* runTaskPipeline(
   // typecheck: the model's code) can change it, and each says so before and after it runs. The
   // prompts, the refactor check and the test review only read. (A pool runs eight tasks at once,
   // and each git process costs the coordinator milliseconds.)
+  // The files of commits the stages read (the test review's, the special-casing check's) come
+  // from one `git cat-file --batch` for the whole attempt, not a git process each.
+  await using objects = git.objects();
   const tree = createGitWorkspace(space.worktree, git, context.redact.commits, {
     head: baseCommit,
     statusUntilChanged: true,
+    objects,
   });
   const workspace = lockedWorkspace(tree, lock);
   const deps: TddDependencies = {
@@ -226,13 +230,16 @@ export async function* runTaskPipeline(
     if (failure.code === 'interrupted') throw failure;
     return { status: 'failed', reason: failure.message, code: failure.code };
   }
-  const [listNow, listAtBase] = await git.fileExistsAt(['HEAD', baseCommit], TEST_LIST_FILE);
+  // Every commit since the start went through the workspace, which knows its HEAD.
+  const finished = await workspace.head();
+  const [listNow, listAtBase] = await Promise.all(
+    [finished, baseCommit].map(async (commit) => (await objects.read(`${commit}:${TEST_LIST_FILE}`))?.type === 'blob'),
+  );
   if (listNow === true && listAtBase !== true) {
     await workspace.removeFile(TEST_LIST_FILE);
     const commit = await workspace.checkpoint(`chore: ${task.key} done, its test list dropped`);
     yield { type: 'log', message: `${task.key}: test list dropped in ${commit.slice(0, 8)}`, task: task.key };
   }
-  // Every commit since the start went through the workspace, which knows its HEAD.
   const head = await workspace.head();
   if (head === baseCommit)
     throw new RatchetError('gate-failed', `Task ${task.key} finished without a commit.`, {

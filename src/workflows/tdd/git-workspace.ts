@@ -4,7 +4,7 @@ import { RatchetError } from '../../core/errors.js';
 import { redactValue, type Redactor } from '../../core/redact.js';
 import { NOTES_REF, type HandoffState } from '../../core/handoff.js';
 import { describeUnsafeEntries, type UnsafeEntry } from '../../core/unsafe-entry.js';
-import type { Git } from '../../git/git.js';
+import type { Git, ObjectReader } from '../../git/git.js';
 import type { GitStatus } from '../../git/types.js';
 import { replaceFile } from '../../agent/tools/replace-file.js';
 import { unsafeUncommitted } from '../../git/unsafe-entries.js';
@@ -60,7 +60,14 @@ export interface GitWorkspaceOptions {
    * counts too. Without it, every question runs `git status`.
    */
   statusUntilChanged?: boolean;
+  /**
+   * Where `readFileAt` reads files of commits named by their ids (one `git cat-file --batch` for
+   * the workspace's life, its caller's to close), instead of a git process per file.
+   */
+  objects?: ObjectReader;
 }
+
+const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /**
  * The TDD workflow's `Workspace` over a git worktree. `redact` is applied to every commit message
@@ -78,17 +85,44 @@ export function createGitWorkspace(
   let head: Promise<string> | undefined = options.head === undefined ? undefined : Promise.resolve(options.head);
   // The uncommitted changes as git last said, while nothing may have changed them (see `statusUntilChanged`).
   let status: Promise<GitStatus> | undefined;
-  const readStatus = (): Promise<GitStatus> => {
-    if (options.statusUntilChanged !== true) return git.status({ modes: true });
-    const read = (status ??= git.status({ modes: true }));
+  /**
+   * Paths this object wrote or removed itself since `status` was read: `status` no longer says
+   * exactly what changed, but it and these paths still name every path that may hold something
+   * new (these writes make regular files and directories only, taking links on the way out).
+   */
+  const written = new Set<string>();
+  const keeps = options.statusUntilChanged === true;
+  const remember = (read: Promise<GitStatus>): void => {
+    status = read;
+    written.clear();
     // A failed read is not kept.
     read.then(undefined, () => {
       if (status === read) status = undefined;
     });
+  };
+  /** The uncommitted changes, exactly. */
+  const readStatus = (): Promise<GitStatus> => {
+    if (!keeps) return git.status({ modes: true });
+    if (status !== undefined && written.size === 0) return status;
+    const read = git.status({ modes: true });
+    remember(read);
     return read;
+  };
+  /**
+   * A status naming every path that may hold an uncommitted change, for the checks before a
+   * commit: the one kept, with the paths written since as modified entries (a superset: a file
+   * written back as it was is not a change), or git's.
+   */
+  const statusForChecks = async (): Promise<GitStatus> => {
+    if (!keeps || status === undefined || written.size === 0) return readStatus();
+    const known = await status;
+    const listed = new Set(known.files.map((file) => file.path));
+    const added = [...written].filter((path) => !listed.has(path)).map((path) => ({ path, index: ' ', worktree: 'M' }));
+    return { clean: known.files.length + added.length === 0, files: [...known.files, ...added] };
   };
   const changed = (): void => {
     status = undefined;
+    written.clear();
   };
   /**
    * Runs an operation that changes files (and with `movesHead`, HEAD): what it changes is asked
@@ -108,6 +142,16 @@ export function createGitWorkspace(
   };
   /** Runs an operation that changes the work tree and HEAD. */
   const track = <T>(operation: () => Promise<T>): Promise<T> => touch(operation, true);
+  /**
+   * Runs an operation that writes or removes `path` only (a regular file, and directories on its
+   * way): a kept status stays, with `path` noted beside it (see `written`).
+   */
+  const write = async (path: string, operation: () => Promise<void>): Promise<void> => {
+    if (!keeps || status === undefined) return touch(operation);
+    // Noted before it starts: a write that fails half-way may have changed the path too.
+    written.add(path);
+    await operation();
+  };
   return {
     root,
     changed,
@@ -119,7 +163,7 @@ export function createGitWorkspace(
     async checkpoint(subject, options = {}) {
       // What the gates ran since the stage was checked (tests are the model's code too) may have
       // made a link or a repository; `git add` would stage it, and enter it if it is a gitlink.
-      const unsafe = await unsafeUncommitted(git, undefined, await readStatus());
+      const unsafe = await unsafeUncommitted(git, undefined, await statusForChecks());
       if (unsafe.length > 0) {
         throw new RatchetError('gate-failed', `Refusing to commit "${subject}": ${describeUnsafeEntries(unsafe)}.`, {
           hint: 'Something the tests ran made these. Remove them (and whatever made them), then `ratchet resume`.',
@@ -128,9 +172,18 @@ export function createGitWorkspace(
       }
       const message = redact(options.body ? `${subject}\n\n${options.body}` : subject);
       const note = options.note ? { ref: NOTES_REF, text: noteText(options.note) } : undefined;
-      const sha = await track(() => git.commitAllWithNote(message, { allowEmpty: options.allowEmpty ?? false }, note));
+      const allowEmpty = options.allowEmpty ?? false;
+      let after: GitStatus | undefined;
+      const sha = await track(async () => {
+        if (!keeps) return git.commitAllWithNote(message, { allowEmpty }, note);
+        // The status of the tree the commit left comes from the same script (no process more).
+        const result = await git.commitAllWithNoteAndStatus(message, { allowEmpty }, note);
+        after = result.status;
+        return result.commit;
+      });
       if (sha === null) throw new RatchetError('git', `Nothing to commit for "${subject}"`);
       head = Promise.resolve(sha);
+      if (after !== undefined) remember(Promise.resolve(after));
       return sha;
     },
     hasChanges: async () => (await readStatus()).files.length > 0,
@@ -166,9 +219,16 @@ export function createGitWorkspace(
         return null;
       }
     },
-    readFileAt: (commit, path) => git.showFile(commit, path),
+    async readFileAt(commit, path) {
+      const { objects } = options;
+      // A ref is resolved by a git process of its own: the reader's git may keep what it read of refs.
+      if (objects === undefined || !COMMIT_ID.test(commit)) return git.showFile(commit, path);
+      const object = await objects.read(`${commit}:${path.replace(/^\.\//, '')}`);
+      // As `showFile`: a path missing there, or a directory (a tree), has no content.
+      return object?.type === 'blob' ? object.content.toString('utf8') : null;
+    },
     writeFile: (path, text) =>
-      touch(async () => {
+      write(path, async () => {
         const full = inside(root, path);
         await unlinkParents(root, path);
         await mkdir(dirname(full), { recursive: true });
@@ -177,7 +237,7 @@ export function createGitWorkspace(
         await replaceFile(full, text);
       }),
     removeFile: (path) =>
-      touch(async () => {
+      write(path, async () => {
         await unlinkParents(root, path);
         await rm(inside(root, path), { force: true });
       }),
