@@ -5,7 +5,6 @@
  * `node_modules` holds (ignored by git, so the published repository lacks it): without the shared
  * folder the baseline suite cannot load and the task fails.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { startQueueWorker } from '../support/queue-worker.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { CLI, cliEnv, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
+import { describeResult, parseNdjson, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile } from '../support/tasks-brain.js';
 import { toolchain } from '../support/toolchains.js';
@@ -66,32 +66,15 @@ describe.skipIf(redis.missing)(`a queue worker shares a checkout's dependencies$
   });
 
   it('runs the task with the node_modules of --dependencies in its worktree, and merges it', async () => {
-    const home = repo.path('worker-home');
-    mkdirSync(home, { recursive: true });
-    const worker = spawn(
-      process.execPath,
-      [
-        CLI,
-        'worker',
-        '--queue',
-        redisServer.url,
-        '--repositories',
-        join(repo.home, 'published'),
-        '--dependencies',
-        repo.path('worker-checkout'),
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-      ],
-      {
-        cwd: home,
-        env: cliEnv({ ...ratchetEnv(repo, server), RATCHET_HOME: home }),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const lines: string[] = [];
-    worker.stdout.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-    worker.stderr.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const {
+      child: worker,
+      lines,
+      exited,
+    } = startQueueWorker(redisServer.url, repo, server, {
+      name: 'home',
+      sandboxFlags: sandbox.flags,
+      args: ['--dependencies', repo.path('worker-checkout')],
+    });
     try {
       const result = await runCli(
         [
@@ -108,7 +91,7 @@ describe.skipIf(redis.missing)(`a queue worker shares a checkout's dependencies$
         ],
         { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 240_000 },
       );
-      expect(result.exitCode, `${describeResult(result)}\n--- worker\n${lines.join('')}`).toBe(0);
+      expect(result.exitCode, `${describeResult(result)}\n--- worker\n${lines.join('\n')}`).toBe(0);
       const runId = z
         .object({ runId: z.string() })
         .parse(parseNdjson(result.stdout).find((event) => event.type === 'run-start')).runId;

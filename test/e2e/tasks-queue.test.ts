@@ -1,5 +1,5 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -17,8 +17,9 @@ import {
   type ProjectRepo,
 } from '../support/e2e-run.js';
 import { openLedger } from '../../src/ledger/ledger.js';
+import { startQueueWorker, type WorkerProcess } from '../support/queue-worker.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { CLI, cliEnv, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
+import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, taskUpdatesOf } from '../support/tasks-brain.js';
 import { toolchain } from '../support/toolchains.js';
@@ -38,51 +39,6 @@ const TASKS = [
 
 /** The task whose worker is killed while the model works on its GREEN stage. */
 const KILLED_TASK = 'C';
-
-/** A `ratchet worker` process of the built CLI, its own `$RATCHET_HOME`, and what it printed. */
-interface WorkerProcess {
-  child: ChildProcess;
-  home: string;
-  lines: string[];
-  exited: Promise<void>;
-}
-
-function startWorker(
-  url: string,
-  repo: ProjectRepo,
-  server: FakeAnthropicServer,
-  name: string,
-  extraEnv: Record<string, string> = {},
-): WorkerProcess {
-  const home = repo.path(`worker-${name}`);
-  // Another machine: its own home, started outside the repository.
-  mkdirSync(home, { recursive: true });
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      'worker',
-      '--queue',
-      url,
-      '--repositories',
-      join(repo.home, 'published'),
-      '--lock-seconds',
-      '3',
-      ...ANTHROPIC_FLAGS,
-      ...sandbox.flags,
-    ],
-    {
-      cwd: home,
-      env: cliEnv({ ...ratchetEnv(repo, server), RATCHET_HOME: home, ...extraEnv }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const lines: string[] = [];
-  child.stdout?.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  child.stderr?.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, home, lines, exited };
-}
 
 async function until(what: string, condition: () => boolean, timeoutMs = 120_000): Promise<void> {
   const started = Date.now();
@@ -126,7 +82,13 @@ describe.skipIf(redis.missing)(
       monitor.on('monitor', (_time: string, args: string[]) => traffic.push(args.join(' ')));
       repo = await createProjectRepo(LETTERS_PROJECT);
       await writeFile(join(repo.root, 'tasks.json'), tasksFile(TASKS));
-      workers = [startWorker(redisServer.url, repo, server, '1'), startWorker(redisServer.url, repo, server, '2')];
+      workers = [1, 2].map((name) =>
+        startQueueWorker(redisServer.url, repo, server, {
+          name: String(name),
+          sandboxFlags: sandbox.flags,
+          args: ['--lock-seconds', '3'],
+        }),
+      );
       await until('both workers wait for jobs', () =>
         workers.every((worker) => worker.lines.some((line) => line.includes('takes tasks from'))),
       );
@@ -425,7 +387,12 @@ describe.skipIf(redis.missing)(`a Redis that requires a password${redis.note}`, 
     );
     expect(refused.exitCode, describeResult(refused)).toBe(3);
     expect(refused.stderr).toMatch(/does not answer: NOAUTH/);
-    const worker = startWorker(redisServer.url, repo, server, 'password', { REDIS_PASSWORD: PASSWORD });
+    const worker = startQueueWorker(redisServer.url, repo, server, {
+      name: 'password',
+      sandboxFlags: sandbox.flags,
+      args: ['--lock-seconds', '3'],
+      env: { REDIS_PASSWORD: PASSWORD },
+    });
     await until(
       'the worker waits for jobs',
       () => worker.lines.some((line) => line.includes('takes tasks from')),

@@ -6,7 +6,6 @@
  * task's (`--json`) and records it in its ledger; the worker's checkout is as it was (built CLI,
  * scripted model, a real Redis).
  */
-import { spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,8 +14,9 @@ import { z } from 'zod';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { startQueueWorker } from '../support/queue-worker.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { assertFreshBuild, CLI, cliEnv, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
+import { assertFreshBuild, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTasksBrain, LETTERS_PROJECT, nodeModulesSwapperTask, tasksFile } from '../support/tasks-brain.js';
 import { toolchain } from '../support/toolchains.js';
@@ -54,32 +54,15 @@ describe.skipIf(redis.missing)(`a queue worker's task that swaps the shared node
   });
 
   it("streams the restore back as the task's warning, shown and recorded by the coordinator", async () => {
-    const home = repo.path('worker-home');
-    mkdirSync(home, { recursive: true });
-    const worker = spawn(
-      process.execPath,
-      [
-        CLI,
-        'worker',
-        '--queue',
-        redisServer.url,
-        '--repositories',
-        join(repo.home, 'published'),
-        '--dependencies',
-        repo.path('worker-checkout'),
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-      ],
-      {
-        cwd: home,
-        env: cliEnv({ ...ratchetEnv(repo, server), RATCHET_HOME: home }),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const lines: string[] = [];
-    worker.stdout.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-    worker.stderr.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const {
+      child: worker,
+      lines,
+      exited,
+    } = startQueueWorker(redisServer.url, repo, server, {
+      name: 'home',
+      sandboxFlags: sandbox.flags,
+      args: ['--dependencies', repo.path('worker-checkout')],
+    });
     try {
       const result = await runCli(
         [
@@ -96,7 +79,7 @@ describe.skipIf(redis.missing)(`a queue worker's task that swaps the shared node
         ],
         { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 240_000 },
       );
-      const why = `${describeResult(result)}\n--- worker\n${lines.join('')}`;
+      const why = `${describeResult(result)}\n--- worker\n${lines.join('\n')}`;
       expect(result.exitCode, why).toBe(0);
       const events = parseNdjson(result.stdout);
       const warnings = events.flatMap((event) => (event.type === 'warning' ? [WarningSchema.parse(event)] : []));
