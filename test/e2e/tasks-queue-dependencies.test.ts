@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
-import { startQueueWorker } from '../support/queue-worker.js';
+import { startQueueWorker, tasksRunOnQueueArgs } from '../support/queue-worker.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { describeResult, parseNdjson, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
@@ -76,21 +76,11 @@ describe.skipIf(redis.missing)(`a queue worker shares a checkout's dependencies$
       args: ['--dependencies', repo.path('worker-checkout')],
     });
     try {
-      const result = await runCli(
-        [
-          'tasks',
-          'run',
-          join(repo.root, 'tasks.json'),
-          '--queue',
-          redisServer.url,
-          '--refactor',
-          'never',
-          ...ANTHROPIC_FLAGS,
-          ...sandbox.flags,
-          '--json',
-        ],
-        { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 240_000 },
-      );
+      const result = await runCli(tasksRunOnQueueArgs(join(repo.root, 'tasks.json'), redisServer.url, sandbox.flags), {
+        cwd: repo.dir,
+        env: ratchetEnv(repo, server),
+        timeoutMs: 240_000,
+      });
       expect(result.exitCode, `${describeResult(result)}\n--- worker\n${lines.join('\n')}`).toBe(0);
       const runId = z
         .object({ runId: z.string() })

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { tasksRunOnQueueArgs } from '../support/queue-worker.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startCli } from '../support/resume-harness.js';
 import { CLI, cliEnv, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
@@ -66,18 +67,7 @@ describe.skipIf(redis.missing)(`ratchet resume of a tasks run on a Redis queue${
       await exited;
     };
     const project = { repo, home: repo.home, env, cleanup: () => repo.cleanup() };
-    const cli = startCli(project, [
-      'tasks',
-      'run',
-      file,
-      '--queue',
-      redisServer.url,
-      '--refactor',
-      'never',
-      ...ANTHROPIC_FLAGS,
-      ...sandbox.flags,
-      '--json',
-    ]);
+    const cli = startCli(project, tasksRunOnQueueArgs(file, redisServer.url, sandbox.flags));
     const merged = await cli.waitForEvent(
       (event) => event.type === 'task-update' && TaskUpdateSchema.parse(event).status === 'merged',
       'the first merge',

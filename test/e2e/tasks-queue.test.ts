@@ -17,7 +17,7 @@ import {
   type ProjectRepo,
 } from '../support/e2e-run.js';
 import { openLedger } from '../../src/ledger/ledger.js';
-import { startQueueWorker, type WorkerProcess } from '../support/queue-worker.js';
+import { startQueueWorker, tasksRunOnQueueArgs, type WorkerProcess } from '../support/queue-worker.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
@@ -92,21 +92,11 @@ describe.skipIf(redis.missing)(
       await until('both workers wait for jobs', () =>
         workers.every((worker) => worker.lines.some((line) => line.includes('takes tasks from'))),
       );
-      const coordinator = runCli(
-        [
-          'tasks',
-          'run',
-          join(repo.root, 'tasks.json'),
-          '--queue',
-          redisServer.url,
-          '--refactor',
-          'never',
-          ...ANTHROPIC_FLAGS,
-          ...sandbox.flags,
-          '--json',
-        ],
-        { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 300_000 },
-      );
+      const coordinator = runCli(tasksRunOnQueueArgs(join(repo.root, 'tasks.json'), redisServer.url, sandbox.flags), {
+        cwd: repo.dir,
+        env: ratchetEnv(repo, server),
+        timeoutMs: 300_000,
+      });
       await until(`${KILLED_TASK}'s GREEN call arrives`, () => held);
       const running = workers.find((worker) => worker.lines.some((line) => line.startsWith(`${KILLED_TASK} (run`)));
       if (running === undefined) throw new Error(`No worker says it runs ${KILLED_TASK}`);

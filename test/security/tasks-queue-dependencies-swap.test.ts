@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
-import { startQueueWorker } from '../support/queue-worker.js';
+import { createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { startQueueWorker, tasksRunOnQueueArgs } from '../support/queue-worker.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { assertFreshBuild, describeResult, parseNdjson, runCli } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
@@ -64,21 +64,11 @@ describe.skipIf(redis.missing)(`a queue worker's task that swaps the shared node
       args: ['--dependencies', repo.path('worker-checkout')],
     });
     try {
-      const result = await runCli(
-        [
-          'tasks',
-          'run',
-          join(repo.root, 'tasks.json'),
-          '--queue',
-          redisServer.url,
-          '--refactor',
-          'never',
-          ...ANTHROPIC_FLAGS,
-          ...sandbox.flags,
-          '--json',
-        ],
-        { cwd: repo.dir, env: ratchetEnv(repo, server), timeoutMs: 240_000 },
-      );
+      const result = await runCli(tasksRunOnQueueArgs(join(repo.root, 'tasks.json'), redisServer.url, sandbox.flags), {
+        cwd: repo.dir,
+        env: ratchetEnv(repo, server),
+        timeoutMs: 240_000,
+      });
       const why = `${describeResult(result)}\n--- worker\n${lines.join('\n')}`;
       expect(result.exitCode, why).toBe(0);
       const events = parseNdjson(result.stdout);

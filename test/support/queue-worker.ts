@@ -62,3 +62,8 @@ export function startQueueWorker(
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return { child, home, lines, exited };
 }
+
+/** `ratchet tasks run <tasks.json of the repository> --queue <url> --refactor never ... --json`'s arguments. */
+export function tasksRunOnQueueArgs(file: string, url: string, sandboxFlags: readonly string[]): string[] {
+  return ['tasks', 'run', file, '--queue', url, '--refactor', 'never', ...ANTHROPIC_FLAGS, ...sandboxFlags, '--json'];
+}
