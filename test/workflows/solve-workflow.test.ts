@@ -191,21 +191,21 @@ describe('runSolve', () => {
     expect(subjects).toContain('chore: step s1 failed; its changes were undone');
   });
 
-  it('ranks by scope, with a warning, when the precision grades name none of the candidates (paths without src/)', async () => {
+  /** A harness whose PRECISION stage answers `grades`, the two steps fixing a.js and adding b.js. */
+  async function gradedBy(grades: Array<{ path: string; relevance: number }>): Promise<Harness> {
     const base = script((user) => (user.includes('Step to implement:\ns1') ? FIX_A : ADD_B));
-    current = await harness((request, index) =>
-      stageOf(request) === 'Stage: PRECISION'
-        ? text(
-            JSON.stringify({
-              grades: [
-                { path: 'a.js', relevance: 3 },
-                { path: 'b.js', relevance: 2 },
-              ],
-            }),
-          )
-        : base(request, index),
+    const graded = await harness((request, index) =>
+      stageOf(request) === 'Stage: PRECISION' ? text(JSON.stringify({ grades })) : base(request, index),
     );
-    current.policy = { ...current.policy, stages: ['scope', 'precision'] };
+    graded.policy = { ...graded.policy, stages: ['scope', 'precision'] };
+    return graded;
+  }
+
+  it('ranks by scope, with a warning, when the precision grades name none of the candidates (paths without src/)', async () => {
+    current = await gradedBy([
+      { path: 'a.js', relevance: 3 },
+      { path: 'b.js', relevance: 2 },
+    ]);
     const { events, result } = await drive(current);
     expect(result.status).toBe('complete');
     const warnings = events.flatMap((event) => (event.type === 'warning' ? [event.message] : []));
@@ -216,20 +216,10 @@ describe('runSolve', () => {
   });
 
   it('takes grades written with a leading ./ as the candidates they name', async () => {
-    const base = script((user) => (user.includes('Step to implement:\ns1') ? FIX_A : ADD_B));
-    current = await harness((request, index) =>
-      stageOf(request) === 'Stage: PRECISION'
-        ? text(
-            JSON.stringify({
-              grades: [
-                { path: './src/a.js', relevance: 3 },
-                { path: './src/b.js', relevance: 3 },
-              ],
-            }),
-          )
-        : base(request, index),
-    );
-    current.policy = { ...current.policy, stages: ['scope', 'precision'] };
+    current = await gradedBy([
+      { path: './src/a.js', relevance: 3 },
+      { path: './src/b.js', relevance: 3 },
+    ]);
     const { events } = await drive(current);
     expect(events.filter((event) => event.type === 'warning')).toEqual([]);
     const implement = current.model.requests.find((request) => stageOf(request) === 'Stage: IMPLEMENT');
