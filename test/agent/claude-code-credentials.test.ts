@@ -208,6 +208,8 @@ describe("a call's copy of the configuration and environment", () => {
       TMPDIR: '/tmp',
       ANTHROPIC_MODEL: 'claude-opus-4-5',
       CLAUDE_CODE_MAX_RETRIES: '0',
+      // Every command Ratchet runs gets it (no bytecode caches to commit), Claude Code's too.
+      PYTHONDONTWRITEBYTECODE: '1',
     });
     expect(claudeEnvironment(source, ['DATABASE_URL'])).toMatchObject({ DATABASE_URL: 'postgres://localhost/test' });
   });
