@@ -46,10 +46,12 @@ export function isPackageJson(path: string): boolean {
  * test fixture copying a real package, say) is left out: which one an import means is unknown.
  */
 export async function readWorkspacePackages(root: string, paths: readonly string[]): Promise<WorkspacePackage[]> {
+  const manifests = paths.filter(isPackageJson);
+  // Read at once (a monorepo has hundreds), judged in path order.
+  const texts = await Promise.all(manifests.map((path) => readFile(join(root, path), 'utf8').catch(() => '')));
   const byName = new Map<string, WorkspacePackage | null>();
-  for (const path of paths) {
-    if (!isPackageJson(path)) continue;
-    const text = await readFile(join(root, path), 'utf8').catch(() => '');
+  for (const [position, path] of manifests.entries()) {
+    const text = texts[position] ?? '';
     let manifest: z.infer<typeof ManifestSchema>;
     try {
       const parsed = ManifestSchema.safeParse(JSON.parse(text));
