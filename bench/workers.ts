@@ -14,9 +14,11 @@ import { formatMs, formatPercent, median, table, type Bench, type BenchOptions, 
  * streamed, so the second is spent once per call), with 8 workers and with 1. Each side is the
  * built CLI (`dist/bundle/bin.js`, as `ratchet` runs, with the compile cache a first run wrote) in its own
  * process on a fresh repository; its wall time and the coordinator's own
- * CPU time (utime + stime of the CLI process, its children's not counted: the tests and the
- * sandboxes are the project's work, not the pool's) are measured. Targets: >= 6x faster with 8
- * workers; the coordinator's CPU < 10% of one core over the 8-worker run, start-up included.
+ * CPU time (utime + stime of the CLI process, its children's not counted: the tasks' pipelines
+ * run in the pool's worker processes, and the tests and sandboxes are the project's work) are
+ * measured, and beside it the worker processes' CPU (sampled, the last reading of each).
+ * Targets: >= 6x faster with 8 workers; the coordinator's CPU < 10% of one core over the
+ * 8-worker run, start-up included.
  * Shown beside it, not instead: the share from the first model call to the end, without the
  * process's start-up (loading the CLI, opening the ledger, the run's checks and worktree), which a
  * run pays once however long its model calls take.
@@ -36,7 +38,18 @@ interface SideResult {
   /** Wall and CPU time from the first model call to the end. */
   afterStartWallMs: number;
   afterStartCpuMs: number;
+  /** The CPU time of the run's worker processes (`task-worker.js`), summed. */
+  workerCpuMs: number;
+  workerProcesses: number;
   modelCalls: number;
+}
+
+/** The pids of the run's worker processes: the coordinator's children running `task-worker.js`. */
+async function workerPids(pid: number): Promise<number[]> {
+  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  const pids = children.split(/\s+/).filter(Boolean).map(Number);
+  const commands = await Promise.all(pids.map((child) => readFile(`/proc/${child}/cmdline`, 'utf8').catch(() => '')));
+  return pids.filter((_, index) => commands[index]?.includes('task-worker.js'));
 }
 
 /** utime + stime of one process (not of its children), in ms; null once it is gone. */
@@ -103,10 +116,19 @@ async function runSideOnce(workers: number, cacheHome: string): Promise<SideResu
     // The last reading before the process ends is its CPU time (sampled: no reading after exit).
     let cpuMs = 0;
     pid = child.pid ?? -1;
+    const workerCpu = new Map<number, number>();
     const sampler = setInterval(() => {
       void processCpuMs(pid).then((value) => {
         if (value !== null) cpuMs = Math.max(cpuMs, value);
       });
+      void workerPids(pid).then((pids) =>
+        Promise.all(
+          pids.map(async (worker) => {
+            const value = await processCpuMs(worker);
+            if (value !== null) workerCpu.set(worker, Math.max(workerCpu.get(worker) ?? 0, value));
+          }),
+        ),
+      );
     }, 100);
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     clearInterval(sampler);
@@ -120,6 +142,8 @@ async function runSideOnce(workers: number, cacheHome: string): Promise<SideResu
       cpuMs,
       afterStartWallMs: started + wallMs - first.at,
       afterStartCpuMs: cpuMs - first.cpuMs,
+      workerCpuMs: [...workerCpu.values()].reduce((sum, value) => sum + value, 0),
+      workerProcesses: workerCpu.size,
       modelCalls: brain.calls.length,
     };
   } finally {
@@ -133,6 +157,12 @@ function afterStart(sides: readonly SideResult[]): string {
   const cpu = median(sides.map((side) => side.afterStartCpuMs));
   const wall = median(sides.map((side) => side.afterStartWallMs));
   return `${formatMs(cpu)} / ${formatMs(wall)} = ${formatPercent(median(sides.map((side) => side.afterStartCpuMs / side.afterStartWallMs)))}`;
+}
+
+/** `<CPU> in <n> process(es)` of the worker processes (medians). */
+function workerCpu(sides: readonly SideResult[]): string {
+  const processes = median(sides.map((side) => side.workerProcesses));
+  return `${formatMs(median(sides.map((side) => side.workerCpuMs)))} in ${processes} process${processes === 1 ? '' : 'es'}`;
 }
 
 export const workersBench: Bench = {
@@ -157,7 +187,15 @@ export const workersBench: Bench = {
     const speedup = wall1 / wall8;
     console.log(
       table(
-        ['workers', 'wall', 'coordinator CPU', 'CPU / wall', 'after start-up: CPU / wall', 'model calls'],
+        [
+          'workers',
+          'wall',
+          'coordinator CPU',
+          'CPU / wall',
+          'after start-up: CPU / wall',
+          'worker processes: CPU',
+          'model calls',
+        ],
         [
           [
             '8',
@@ -165,6 +203,7 @@ export const workersBench: Bench = {
             formatMs(median(eight.map((side) => side.cpuMs))),
             formatPercent(cpu8),
             afterStart(eight),
+            workerCpu(eight),
             String(eight[0]?.modelCalls ?? 0),
           ],
           [
@@ -173,6 +212,7 @@ export const workersBench: Bench = {
             formatMs(median(one.map((side) => side.cpuMs))),
             formatPercent(median(one.map((side) => side.cpuMs / side.wallMs))),
             afterStart(one),
+            workerCpu(one),
             String(one[0]?.modelCalls ?? 0),
           ],
         ],

@@ -47,6 +47,7 @@ const result = await build({
     bin: 'src/cli/bin.ts',
     main: 'src/cli/main.ts',
     'parse-worker': 'src/code/index/parse-worker.ts',
+    'task-worker': 'src/cli/task-worker.ts',
   },
   outdir: BUNDLE_DIR,
   chunkNames: 'chunk-[hash]',

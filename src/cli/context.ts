@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { ResolvedConfig } from '../config/resolved.js';
 import { existsSync, statSync } from 'node:fs';
@@ -132,7 +133,17 @@ export async function openExistingRepoLedger(repoRoot: string, runId?: string): 
 }
 
 export function engineServices(ledger: Ledger): EngineServices {
-  return createEngineServices(ledger, process.env);
+  return { ...createEngineServices(ledger, process.env), workerProcess: workerExecutable() };
+}
+
+/**
+ * The local worker processes' executable (`task-worker.ts`), beside this module: `dist/bundle/` or
+ * `dist/cli/` once built; from TypeScript sources (tests) through tsx's loader.
+ */
+function workerExecutable(): { path: string; execArgv: string[] } {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return { path: fileURLToPath(new URL('./task-worker.js', here)), execArgv: [] };
+  return { path: fileURLToPath(new URL('./task-worker.ts', here)), execArgv: ['--import', 'tsx'] };
 }
 
 /**
@@ -146,5 +157,6 @@ export function startServices(): StartServices {
     runner: createProcessRunner(),
     env: process.env,
     ledger: openRepoLedger,
+    workerProcess: workerExecutable(),
   };
 }

@@ -14,6 +14,12 @@ export interface EngineServices {
   runner: ProcessRunner;
   env: Record<string, string | undefined>;
   fetch?: typeof fetch;
+  /**
+   * The executable a tasks run's local workers run in (the CLI's `task-worker` entry, which calls
+   * `serveLocalWorker`): with it, a tasks run's pipelines run in worker processes; without it
+   * (a library caller's fakes cannot cross a process), in this one.
+   */
+  workerProcess?: { path: string; execArgv?: readonly string[] };
 }
 
 /** The real clock. */

@@ -15,6 +15,7 @@ import type { Recorder } from './recorder.js';
 import { runDir } from './run-paths.js';
 import { releaseRunWorktree } from './worktree-setup.js';
 import { toolSandbox } from './tool-sandbox.js';
+import { createLocalTasks } from './tasks/local-pool.js';
 import { createRemoteTasks } from './tasks/remote-tasks.js';
 import { createTaskSpaces } from './tasks/task-spaces.js';
 
@@ -146,10 +147,31 @@ function runContext(
       env: services.env,
       runDir: folder,
     }),
+    ...localTasks(process, folder),
     remoteTasks: createRemoteTasks(run, config.home, services.env, process.signal),
     ...(process.signal ? { signal: process.signal } : {}),
   };
   return { context, agents };
+}
+
+/**
+ * Worker processes for a tasks run's tasks, when the services name their executable. Not for a
+ * replayed or recorded model: a cassette is one sequence of calls, read or written by one process.
+ */
+function localTasks(process: RunProcess, folder: string): Pick<RunContext<unknown>, 'localTasks'> {
+  const { services, config, run } = process;
+  const entry = services.workerProcess;
+  if (entry === undefined || config.provider.name === 'replay' || process.models.stored.record !== undefined) return {};
+  return {
+    localTasks: createLocalTasks({
+      run,
+      config,
+      runDir: folder,
+      env: services.env,
+      entry,
+      ...(process.signal ? { signal: process.signal } : {}),
+    }),
+  };
 }
 
 /** Drives steps through the recording seam: each event is recorded, then yielded. */

@@ -23,6 +23,8 @@ import type { ProcessRunner } from '../process/types.js';
 import type { Framework } from '../verify/detect.js';
 import type { CliTools } from '../agent/models/run-models.js';
 import type { Ledger } from '../ledger/types.js';
+import type { StoredTestRun } from './tdd/ports.js';
+import type { RecordedReview } from './tdd/test-review.js';
 
 /** Steps of a workflow: they yield events (the engine records them) and return `T`. */
 export type Steps<T> = AsyncGenerator<EventInput, T>;
@@ -134,6 +136,10 @@ export interface RemoteTaskRequest {
   /** The run branch's commit the task's branch grows from. */
   startPoint: string;
   settings: { testCommand: string; framework: Framework; refactor: 'always' | 'when-needed' | 'never' };
+  /** The run's other tasks: the files they own, which the task's PLAN may not name. */
+  others?: TaskDefinition[];
+  /** A passing run of the full suite at `startPoint`, when the coordinator has one: PLAN's baseline. */
+  baseline?: StoredTestRun;
 }
 
 /**
@@ -145,6 +151,15 @@ export interface RemoteTaskRequest {
  */
 export interface RemoteTaskPort extends AsyncDisposable {
   run(request: RemoteTaskRequest): AsyncGenerator<EventInput, { branch: string; outcome: TaskAttemptOutcome }>;
+}
+
+/**
+ * The local worker pool of a tasks run as processes of this machine (the engine's, when the CLI
+ * runs it): `workers` slots in worker processes, with the run's test reviews so far (their
+ * circuit breaker's count); the port runs each attempt on a free slot.
+ */
+export interface LocalTaskOpener {
+  open(options: { workers: number; reviews: readonly RecordedReview[] }): Promise<RemoteTaskPort>;
 }
 
 /** Opens the queue a tasks run stored in its settings (the engine's Redis queue). */
@@ -167,6 +182,8 @@ export interface RunContext<Settings> {
   runDir: string;
   /** Worktrees, sandboxes and agents for the tasks of a run that works on several at once. */
   taskSpaces?: TaskSpacePort;
+  /** Worker processes of this machine for a tasks run's tasks (none: they run in this process, on `taskSpaces`). */
+  localTasks?: LocalTaskOpener;
   /** Workers of a queue on other machines, for a tasks run started with `--queue`. */
   remoteTasks?: RemoteTaskOpener;
   signal?: AbortSignal;

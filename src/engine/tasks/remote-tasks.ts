@@ -1,18 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RatchetError } from '../../core/errors.js';
-import type { EventInput } from '../../core/events.js';
 import { Git } from '../../git/git.js';
-import type {
-  RemoteTaskOpener,
-  RemoteTaskPort,
-  RemoteTaskRequest,
-  RunInfo,
-  TaskAttemptOutcome,
-} from '../../workflows/definition.js';
+import type { RemoteTaskOpener, RemoteTaskPort, RunInfo } from '../../workflows/definition.js';
 import { requireRedis } from '../queue/redis-check.js';
 import { taskJobId, type JobUpdate, type JsonValue, type TaskJob } from '../queue/types.js';
-import { remoteEvent, TaskJobResultSchema, type TaskJobPayload } from './task-job.js';
+import { remoteEvent, type TaskJobPayload } from './task-job.js';
+import { createUpdateInbox, interpretUpdate } from './task-updates.js';
 import { taskBranch } from './task-spaces.js';
 import { createCommitLock } from '../../workflows/tasks/task-pipeline.js';
 
@@ -79,7 +73,7 @@ export function createRemoteTasks(
             await queue.enqueue(job);
             for (;;) {
               const update = await updates.next(signal);
-              const step = yield* interpret(update, request, branch);
+              const step = yield* interpretUpdate(update, request, branch, remoteEvent);
               if (step === undefined) continue;
               if (step.status === 'done') await fetchTaskBranch(git, repository, branch, request.startPoint, step.head);
               return { branch, outcome: step };
@@ -96,48 +90,6 @@ export function createRemoteTasks(
       return port;
     },
   };
-}
-
-/** What one update of a job says to the scheduler: events to record, then (at its end) the outcome. */
-function* interpret(
-  update: JobUpdate,
-  request: RemoteTaskRequest,
-  branch: string,
-): Generator<EventInput, TaskAttemptOutcome | undefined> {
-  const task = request.task.key;
-  switch (update.type) {
-    case 'job-start':
-      if (update.delivery > 1)
-        yield {
-          type: 'warning',
-          message: `${task}: re-delivered to ${update.worker} (delivery ${update.delivery}): the worker before stopped answering; its commits are never merged`,
-          task,
-        };
-      yield {
-        type: 'task-update',
-        task,
-        status: 'running',
-        attempt: request.attempt,
-        branch,
-        worker: update.worker,
-        delivery: update.delivery,
-      };
-      return undefined;
-    case 'job-event': {
-      const event = remoteEvent(update.event, task);
-      if (event.ok) yield event.event;
-      else yield { type: 'warning', message: `${task}: an event from its worker was refused (${event.why})`, task };
-      return undefined;
-    }
-    case 'job-complete': {
-      const result = TaskJobResultSchema.safeParse(update.result);
-      if (!result.success)
-        return { status: 'failed', reason: 'its worker returned a result Ratchet does not write', code: 'internal' };
-      return result.data;
-    }
-    case 'job-fail':
-      return { status: 'failed', reason: `its worker failed: ${update.error}`, code: 'internal' };
-  }
 }
 
 /**
@@ -157,35 +109,4 @@ async function fetchTaskBranch(
     throw new RatchetError('git', `The branch ${branch} in ${repository} is not what its worker reported.`, {
       details: { branch, head, fetched },
     });
-}
-
-/** A job's updates, waited on one at a time (no polling); the run's interruption stops the wait. */
-function createUpdateInbox(): { push(update: JobUpdate): void; next(signal?: AbortSignal): Promise<JobUpdate> } {
-  const queued: JobUpdate[] = [];
-  let waiting: ((update: JobUpdate) => void) | undefined;
-  return {
-    push(update) {
-      if (waiting) {
-        const wake = waiting;
-        waiting = undefined;
-        wake(update);
-      } else queued.push(update);
-    },
-    next(signal) {
-      const update = queued.shift();
-      if (update !== undefined) return Promise.resolve(update);
-      if (signal?.aborted) return Promise.reject(new RatchetError('interrupted', 'Interrupted'));
-      return new Promise((resolve, reject) => {
-        const onAbort = (): void => {
-          waiting = undefined;
-          reject(new RatchetError('interrupted', 'Interrupted'));
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        waiting = (value) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(value);
-        };
-      });
-    },
-  };
 }

@@ -82,7 +82,8 @@ const ResponseSchema = z.object({
   provider: z.string(),
   latencyMs: z.number(),
 });
-const TestRunSchema = z.object({
+/** A test run's result (`TestRunResult`). */
+export const TestRunSchema = z.object({
   command: z.string(),
   exitCode: z.number().nullable(),
   timedOut: z.boolean(),

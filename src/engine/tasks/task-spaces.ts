@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ResolvedConfig } from '../../config/resolved.js';
-import { createSlots } from '../../core/slots.js';
+import { createSlots, type Slots } from '../../core/slots.js';
 import type { RunModels } from '../../agent/models/run-models.js';
 import { Git } from '../../git/git.js';
 import { commandEnvironment } from '../../process/env.js';
@@ -30,6 +30,11 @@ export interface TaskSpacesOptions {
    * repository is a bare fetch target with none: it names a checkout of its own machine.
    */
   dependencies?: string;
+  /**
+   * Where worktrees are added and removed one at a time (default: this port's own lock). Local
+   * worker processes of one run share the coordinator's, as they share the repository.
+   */
+  serial?: Slots;
 }
 
 /** `ratchet/<run-id>-<key>-<attempt>`: beside the run's branch, one per attempt of a task. */
@@ -54,7 +59,7 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
   const { run, config } = options;
   const git = new Git(run.repoRoot);
   const environment = commandEnvironment(options.env, config.bash.env);
-  const serially = createSlots(1);
+  const serially = options.serial ?? createSlots(1);
   let pruned: Promise<void> | undefined;
   let sandboxChecked: Promise<void> | undefined;
   /**

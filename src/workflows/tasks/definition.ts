@@ -164,8 +164,13 @@ async function* runTasksSteps(context: RunContext<TasksSettings>, from: RunStart
     refactor: settings.refactor ?? context.config.tdd.refactor,
   };
   const resumed = from.kind === 'resume' ? from.state : { tasks: [], reviews: [] };
-  if (settings.queue === undefined)
-    return yield* runTasks(context, settings.tasks, settings.workers ?? 1, pipeline, resumed);
+  const workers = settings.workers ?? 1;
+  if (settings.queue === undefined) {
+    if (context.localTasks === undefined) return yield* runTasks(context, settings.tasks, workers, pipeline, resumed);
+    // The engine's worker processes: the pipelines run there, this process schedules and merges.
+    await using local = await context.localTasks.open({ workers, reviews: resumed.reviews });
+    return yield* runTasks(context, settings.tasks, workers, pipeline, resumed, local);
+  }
   if (context.remoteTasks === undefined)
     throw new RatchetError('internal', 'The engine gave this tasks run no queue to run its tasks on.');
   // On a queue every task that can start is enqueued: the workers' `--concurrency` bounds what runs at once.

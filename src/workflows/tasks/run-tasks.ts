@@ -229,7 +229,16 @@ export async function* runTasks(
   ): Promise<void> {
     try {
       const startPoint = await runGit.head();
-      const steps = port.run({ task, dependencies, attempt, startPoint, settings });
+      const baseline = suites.get(startPoint);
+      const steps = port.run({
+        task,
+        dependencies,
+        attempt,
+        startPoint,
+        settings,
+        others: file.tasks.filter((other) => other.key !== task.key),
+        ...(baseline === undefined ? {} : { baseline }),
+      });
       for (;;) {
         const next = await steps.next();
         if (next.done) {

@@ -1,0 +1,182 @@
+/**
+ * `ratchet tasks run` runs its tasks in local worker processes (issue 14): the coordinator
+ * schedules, merges and records; the pipelines run in processes it starts. A user who kills one
+ * of them (the pid is in the progress) loses nothing: the killed worker's task starts again on
+ * another worker as its next delivery, on a branch made anew from its start point, and the run
+ * ends with every task merged once, the ledger telling which worker ran what.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fake-anthropic-server.js';
+import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
+import { CLI, cliEnv, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, taskUpdatesOf } from '../support/tasks-brain.js';
+
+const sandbox = sandboxForThisMachine();
+
+// A, B, C independent; D needs A; E needs B and C.
+const TASKS = [
+  letterTask('A', 'A'),
+  letterTask('B', 'B'),
+  letterTask('C', 'C'),
+  letterTask('D', 'AD', ['A']),
+  letterTask('E', 'BCE', ['B', 'C']),
+];
+/** The task whose worker process is killed while the model works on its GREEN stage. */
+const KILLED_TASK = 'C';
+
+async function until(what: string, condition: () => boolean, timeoutMs = 120_000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`Timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The pids of the processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe.skipIf(process.platform !== 'linux')(
+  'ratchet tasks run: local worker processes, one killed with SIGKILL mid-task',
+  () => {
+    let server: FakeAnthropicServer;
+    let repo: ProjectRepo;
+    let result: CliResult;
+    let runId: string;
+    let killedPid = 0;
+    let workerPids: number[] = [];
+    const brain = createTasksBrain(TASKS);
+    let held = false;
+
+    beforeAll(async () => {
+      server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+      // The killed task's first GREEN call is answered slowly: its worker is killed while it waits.
+      server.setFallback((request) => {
+        const reply = brain.reply(request);
+        if (!held && brain.calls.at(-1) === `${KILLED_TASK} GREEN`) {
+          held = true;
+          return { ...reply, delayMs: 30_000 };
+        }
+        return reply;
+      });
+      repo = await createProjectRepo(LETTERS_PROJECT);
+      const file = join(repo.root, 'tasks.json');
+      await writeFile(file, tasksFile(TASKS));
+      const args = [
+        'tasks',
+        'run',
+        file,
+        '--workers',
+        '3',
+        '--refactor',
+        'never',
+        ...ANTHROPIC_FLAGS,
+        ...sandbox.flags,
+        '--json',
+      ];
+      const child = spawn(process.execPath, [CLI, ...args], {
+        cwd: repo.dir,
+        env: cliEnv(ratchetEnv(repo, server)),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exit = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+      try {
+        await until(`${KILLED_TASK}'s GREEN call arrives`, () => held);
+        // The worker named in C's progress, as a user reads it: `worker-N pid P`.
+        const running = taskUpdatesOf(parseNdjson(stdout)).find(
+          (update) => update.task === KILLED_TASK && update.status === 'running',
+        );
+        const pid = /\bpid (\d+)$/.exec(running?.worker ?? '')?.[1];
+        if (pid === undefined) throw new Error(`No worker pid in ${KILLED_TASK}'s progress: ${stdout.slice(-2000)}`);
+        killedPid = Number(pid);
+        workerPids = childrenOf(child.pid ?? 0);
+        process.kill(killedPid, 'SIGKILL');
+        result = { exitCode: await exit, stdout, stderr };
+      } finally {
+        clearTimeout(timer);
+      }
+      runId = z
+        .object({ runId: z.string() })
+        .parse(parseNdjson(result.stdout).find((event) => event.type === 'run-start')).runId;
+    }, 330_000);
+
+    afterAll(async () => {
+      await server?.close();
+      await repo?.cleanup();
+    });
+
+    it('killed a worker process of the coordinator, not the coordinator', () => {
+      expect(workerPids).toContain(killedPid);
+    });
+
+    it('merges every task into the run branch, each task once, and the run branch passes its tests', () => {
+      expect(result.exitCode, describeResult(result)).toBe(0);
+      expect(brain.unexpected).toEqual([]);
+      const updates = taskUpdatesOf(parseNdjson(result.stdout));
+      const merged = updates.filter((update) => update.status === 'merged').map((update) => update.task);
+      expect(merged.sort()).toEqual(['A', 'B', 'C', 'D', 'E']);
+      const branch = `ratchet/${runId}`;
+      for (const task of TASKS) {
+        expect(repo.run('show', `${branch}:${task.implFile}`)).toBe(task.impl.trimEnd());
+        // Each task's commits are on the run branch once: its test (with the stub), its implementation.
+        const subjects = repo.run('log', '--format=%s', branch, '--', task.implFile).split('\n');
+        expect(subjects, task.key).toHaveLength(2);
+      }
+    });
+
+    it("says the worker stopped, and never merges the killed worker's commits", () => {
+      const warnings = parseNdjson(result.stdout).flatMap((event) =>
+        event.type === 'warning' && typeof event.message === 'string' ? [event.message] : [],
+      );
+      expect(warnings).toContainEqual(
+        expect.stringContaining(`${KILLED_TASK}: worker process ${killedPid} stopped (signal SIGKILL)`),
+      );
+      expect(warnings).toContainEqual(expect.stringMatching(new RegExp(`^${KILLED_TASK}: re-delivered to worker-`)));
+      // Its first delivery's RED commit was recorded, then the second delivery made its own on a
+      // branch made anew from the start point: the run branch holds the task's commits once
+      // (checked above), never the dead worker's beside the second delivery's.
+      const reds = parseNdjson(result.stdout).filter(
+        (event) => event.type === 'checkpoint-create' && event.task === KILLED_TASK && event.stage === 'RED',
+      );
+      expect(reds).toHaveLength(2);
+      const subjects = repo.run('log', '--format=%s', `ratchet/${runId}`, '--', TASKS[2]?.testFile ?? '').split('\n');
+      expect(subjects).toHaveLength(1);
+    });
+
+    it('tells which worker ran which task, and that the killed one was re-delivered (tasks status)', async () => {
+      const env = ratchetEnv(repo, server);
+      const json = await runCli(['tasks', 'status', runId, '--json'], { cwd: repo.dir, env });
+      expect(json.exitCode, describeResult(json)).toBe(0);
+      const starts = z
+        .object({ starts: z.array(z.object({ task: z.string(), worker: z.string(), delivery: z.number() })) })
+        .parse(JSON.parse(json.stdout)).starts;
+      const killed = starts.filter((start) => start.task === KILLED_TASK);
+      expect(killed.map((start) => start.delivery)).toEqual([1, 2]);
+      expect(killed[0]?.worker).toMatch(new RegExp(`pid ${killedPid}$`));
+      expect(killed[1]?.worker).not.toMatch(new RegExp(`pid ${killedPid}$`));
+      for (const task of TASKS.filter((entry) => entry.key !== KILLED_TASK))
+        expect(starts.filter((start) => start.task === task.key).map((start) => start.delivery)).toEqual([1]);
+    });
+
+    it('leaves no worker process behind, and the checkout as it was', () => {
+      for (const pid of workerPids) expect(() => process.kill(pid, 0), String(pid)).toThrow();
+      expect(repo.run('status', '--porcelain')).toBe('');
+    });
+  },
+);
