@@ -180,3 +180,99 @@ describe.skipIf(process.platform !== 'linux')(
     });
   },
 );
+
+describe.skipIf(process.platform !== 'linux')(
+  'ratchet tasks run: Ctrl-C in the terminal (SIGINT to the coordinator and its worker processes)',
+  () => {
+    let server: FakeAnthropicServer;
+    let repo: ProjectRepo;
+    let interrupted: CliResult;
+    let workerPids: number[] = [];
+    const tasks = [letterTask('A', 'A'), letterTask('B', 'B'), letterTask('C', 'AC', ['A'])];
+    const brain = createTasksBrain(tasks);
+    let held = false;
+
+    beforeAll(async () => {
+      server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
+      server.setFallback((request) => {
+        const reply = brain.reply(request);
+        if (!held && brain.calls.at(-1) === 'B GREEN') {
+          held = true;
+          return { ...reply, delayMs: 30_000 };
+        }
+        return reply;
+      });
+      repo = await createProjectRepo(LETTERS_PROJECT);
+      const file = join(repo.root, 'tasks.json');
+      await writeFile(file, tasksFile(tasks));
+      const args = [
+        'tasks',
+        'run',
+        file,
+        '--workers',
+        '2',
+        '--refactor',
+        'never',
+        ...ANTHROPIC_FLAGS,
+        ...sandbox.flags,
+      ];
+      // Its own process group, as a terminal's foreground job: Ctrl-C signals every process in it.
+      const child = spawn(process.execPath, [CLI, ...args, '--json'], {
+        cwd: repo.dir,
+        env: cliEnv(ratchetEnv(repo, server)),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exit = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+      try {
+        await until('B GREEN call arrives', () => held);
+        workerPids = childrenOf(child.pid ?? 0).filter((pid) =>
+          readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('task-worker'),
+        );
+        process.kill(-(child.pid ?? 0), 'SIGINT');
+        interrupted = { exitCode: await exit, stdout, stderr };
+      } finally {
+        clearTimeout(timer);
+      }
+    }, 330_000);
+
+    afterAll(async () => {
+      await server?.close();
+      await repo?.cleanup();
+    });
+
+    it('stops the run (exit 130, interrupted) and every worker process with it', () => {
+      expect(interrupted.exitCode, describeResult(interrupted)).toBe(130);
+      expect(workerPids.length).toBeGreaterThan(0);
+      for (const pid of workerPids) expect(() => process.kill(pid, 0), String(pid)).toThrow();
+      const end = parseNdjson(interrupted.stdout).find((event) => event.type === 'run-end');
+      expect(end).toMatchObject({ status: 'interrupted' });
+    });
+
+    it('then `ratchet resume` merges every task once', async () => {
+      const runId = z
+        .object({ runId: z.string() })
+        .parse(parseNdjson(interrupted.stdout).find((event) => event.type === 'run-start')).runId;
+      const resumed = await runCli(['resume', runId, ...ANTHROPIC_FLAGS, ...sandbox.flags, '--json'], {
+        cwd: repo.dir,
+        env: ratchetEnv(repo, server),
+        timeoutMs: 300_000,
+      });
+      expect(resumed.exitCode, describeResult(resumed)).toBe(0);
+      for (const task of tasks) {
+        expect(repo.run('show', `ratchet/${runId}:${task.implFile}`)).toBe(task.impl.trimEnd());
+        const adds = repo
+          .run('log', '--format=%H', '--diff-filter=A', `ratchet/${runId}`, '--', task.implFile)
+          .split('\n')
+          .filter(Boolean);
+        expect(adds, task.implFile).toHaveLength(1);
+      }
+      expect(repo.run('worktree', 'list', '--porcelain')).not.toContain('-tasks/');
+    }, 330_000);
+  },
+);
