@@ -14,7 +14,7 @@ import { TaskJobResultSchema, TestRunSchema } from './task-job.js';
  */
 
 /** The shared things a worker waits its turn for: the repository's commits and worktrees, and the cores. */
-export const POOL_LOCKS = ['commits', 'worktrees', 'commands'] as const;
+const POOL_LOCKS = ['commits', 'worktrees', 'commands'] as const;
 export type PoolLock = (typeof POOL_LOCKS)[number];
 
 const Sha = z.string().regex(/^[0-9a-f]{40,64}$/);

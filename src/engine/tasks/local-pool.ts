@@ -53,8 +53,10 @@ export interface LocalPoolOptions {
   processes?: number;
 }
 
-/** Worker processes that exit before they answer, in a row, after which the pool gives up. */
+/** Worker processes that exit before they are set up, in a row, after which the pool gives up. */
 const START_FAILURES = 2;
+/** Worker processes started in place of dead ones, per process of the pool, after which it gives up. */
+const RESTARTS_PER_PROCESS = 3;
 /** How long a stopping worker gets to clean its task spaces up before it is killed. */
 const STOP_GRACE_MS = 15_000;
 const STDERR_TAIL = 4000;
@@ -92,6 +94,7 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
   const processCount = Math.max(1, Math.min(slotCount, options.processes ?? availableParallelism()));
   const processes: Array<PoolProcess | undefined> = [];
   let startFailures = 0;
+  let restarts = 0;
   let closing = false;
   let failPool: (error: RatchetError) => void = () => undefined;
   const broken = new Promise<never>((_, reject) => {
@@ -103,7 +106,8 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
   );
 
   const post = (target: PoolProcess, message: ToWorker): void => {
-    if (!target.gone && target.child.connected) target.child.send(message);
+    // A worker that died meanwhile misses it: its death is seen (`close`) and its jobs go elsewhere.
+    if (!target.gone && target.child.connected) target.child.send(message, () => undefined);
   };
 
   const start = (index: number): void => {
@@ -134,8 +138,12 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
         exited(target, why);
         resolve();
       };
-      child.on('exit', (code, signal) => end(signal === null ? `exit code ${String(code)}` : `signal ${signal}`));
-      child.on('error', (error) => end(error.message));
+      // `close`, not `exit`: what it printed as it died has been read by then.
+      child.on('close', (code, signal) => end(signal === null ? `exit code ${String(code)}` : `signal ${signal}`));
+      // Not started at all (no executable); a failed send has its own callback.
+      child.on('error', (error) => {
+        if (child.pid === undefined) end(error.message);
+      });
     });
     child.stderr?.on('data', (chunk: Buffer) => {
       target.stderr = (target.stderr + chunk.toString()).slice(-STDERR_TAIL);
@@ -251,11 +259,15 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
       });
     // Its jobs go back to the queue as their next delivery (the queue gives up after three).
     for (const slot of target.slots) slot.kill();
-    if (!target.ready && ++startFailures >= START_FAILURES) {
+    if (!target.ready) startFailures += 1;
+    restarts += 1;
+    if (startFailures >= START_FAILURES || restarts > RESTARTS_PER_PROCESS * processCount) {
       failPool(
-        new RatchetError('internal', `The tasks run's worker processes do not start: ${said}.`, {
-          hint: 'Run `ratchet doctor`; a run started with `--workers 1` shows the same failure in its own process.',
-        }),
+        new RatchetError(
+          'internal',
+          `The tasks run's worker processes ${target.ready ? 'keep stopping' : 'do not start'}: ${said}.`,
+          { hint: 'Run `ratchet doctor`; `ratchet resume` continues the run once the cause is fixed.' },
+        ),
       );
       return;
     }

@@ -97,7 +97,10 @@ export async function serveLocalWorker(): Promise<void> {
     const message: ToWorker = parsed.data;
     switch (message.type) {
       case 'init':
+        // A worker that cannot set up (its models, say) dies here, before it says it is ready:
+        // the coordinator gives up on the pool with what it printed.
         state = setUp(message, remoteLock);
+        post({ type: 'ready' });
         return;
       case 'granted':
         granted.get(message.request)?.();
@@ -130,7 +133,6 @@ export async function serveLocalWorker(): Promise<void> {
       }
     }
   });
-  post({ type: 'ready' });
   await new Promise<void>(() => undefined);
 }
 
