@@ -44,6 +44,37 @@ process.on('message', (message) => {
 });
 `;
 
+/**
+ * A worker whose task A's review fails internally, and whose task B reports the reviews its
+ * process heard of from the coordinator before it finishes (it waits for one).
+ */
+const REVIEWS = `
+const heard = [];
+let waiting;
+const finish = (job) => {
+  process.send({ type: 'event', jobId: job.jobId, delivery: job.delivery, event: { type: 'log', message: 'heard ' + heard.join(', ') } });
+  const branch = 'ratchet/${RUN_ID}-' + job.payload.task.key + '-' + job.attempt;
+  process.send({ type: 'result', jobId: job.jobId, delivery: job.delivery, result: { branch, outcome: { status: 'done', head: '${HEAD}' } } });
+};
+process.on('message', (message) => {
+  if (message.type === 'init') process.send({ type: 'ready' });
+  if (message.type === 'review') {
+    heard.push(message.outcome + ' ' + message.reason);
+    if (waiting) finish(waiting);
+  }
+  if (message.type === 'job' && message.payload.task.key === 'A') {
+    const review = { type: 'stage-end', stage: 'REVIEW_TESTS', phase: 'RED', cycle: 1, attempt: 1, outcome: 'error', reason: 'the review failed (1 of 2 in a row): unparsable' };
+    process.send({ type: 'event', jobId: message.jobId, delivery: message.delivery, event: review });
+    finish(message);
+  }
+  if (message.type === 'job' && message.payload.task.key === 'B') {
+    if (heard.length > 0) finish(message);
+    else waiting = message;
+  }
+  if (message.type === 'stop') process.exit(0);
+});
+`;
+
 function request(key: string): RemoteTaskRequest {
   const task = {
     key,
@@ -77,6 +108,8 @@ async function drain(
   }
 }
 
+const scripts = [DIES_AT_START, DIES_HOLDING_THE_LOCK, REVIEWS];
+
 describe('the local worker pool (fake worker processes)', () => {
   let dir: string;
   let config: ResolvedConfig;
@@ -93,7 +126,7 @@ describe('the local worker pool (fake worker processes)', () => {
     feature: 'f',
   });
   const open = async (script: string, workers: number, processes: number): Promise<RemoteTaskPort> => {
-    const entry = join(dir, `${script === DIES_AT_START ? 'dies-at-start' : 'dies-holding'}.mjs`);
+    const entry = join(dir, `worker-${scripts.indexOf(script)}.mjs`);
     await writeFile(entry, script);
     return createLocalTasks({
       run: run(),
@@ -135,5 +168,16 @@ describe('the local worker pool (fake worker processes)', () => {
     const starts = events.flatMap((event) => (event.type === 'task-update' ? [event.worker] : []));
     expect(starts).toHaveLength(2);
     expect(starts[0]).not.toBe(starts[1]);
+  });
+
+  it("tells every other worker process of a task's test review, so the run's circuit breaker counts them all", async () => {
+    // Two processes, one slot each: A runs on the first, B on the second.
+    await using port = await open(REVIEWS, 2, 2);
+    const [a, b] = await Promise.all([drain(port, 'A'), drain(port, 'B')]);
+    const said = (events: EventInput[]): string[] =>
+      events.flatMap((event) => (event.type === 'log' ? [event.message] : []));
+    expect(said(a.events)).toEqual(['heard ']);
+    expect(said(b.events)).toEqual(['heard error the review failed (1 of 2 in a row): unparsable']);
+    expect(b.result.outcome).toEqual({ status: 'done', head: HEAD });
   });
 });
