@@ -6,6 +6,7 @@
  * against a loopback fake; nothing outside the run may change.
  */
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -15,12 +16,17 @@ import {
   checkoutState,
   createProjectRepo,
   E2E_API_KEY,
+  ratchetEnv,
   type CheckoutState,
   type ProjectRepo,
 } from '../support/e2e-run.js';
-import { describeResult, parseNdjson, type CliResult } from '../support/run-cli.js';
-import { createTasksBrain, letterTask, LETTERS_PROJECT } from '../support/tasks-brain.js';
+import { startQueueWorker, tasksRunOnQueueArgs } from '../support/queue-worker.js';
+import { startRedisServer } from '../support/redis-server.js';
+import { describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
+import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
+import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile } from '../support/tasks-brain.js';
 import { runTasksCli } from '../support/tasks-run-cli.js';
+import { toolchain } from '../support/toolchains.js';
 
 const B = letterTask('B', 'B');
 /** A's first PLAN answer takes B's implementation file. */
@@ -35,7 +41,40 @@ const StageEndSchema = z.object({
   task: z.string().optional(),
 });
 
+/** Runs the tasks A and B of `repo` against `server`: on the run's own workers, or on a queue's. */
+type RunTasks = (repo: ProjectRepo, server: FakeAnthropicServer) => Promise<CliResult>;
+
+const redis = toolchain('redis');
+const sandbox = sandboxForThisMachine();
+
+/** The same run with its tasks on a Redis queue's worker (another machine's, which PLAN's check must hold on too). */
+const onQueue: RunTasks = async (repo, server) => {
+  const redisServer = await startRedisServer();
+  const worker = startQueueWorker(redisServer.url, repo, server, { name: '1', sandboxFlags: sandbox.flags });
+  try {
+    const file = join(repo.root, 'tasks.json');
+    await writeFile(file, tasksFile([A, B]));
+    return await runCli(tasksRunOnQueueArgs(file, redisServer.url, sandbox.flags), {
+      cwd: repo.dir,
+      env: ratchetEnv(repo, server),
+      timeoutMs: 300_000,
+    });
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+    await redisServer.stop();
+  }
+};
+
 describe('a task whose PLAN names a file another task owns is refused and retried on its own files', () => {
+  planFilesSuite((repo, server) => runTasksCli(repo, server, [A, B], { workers: 2, timeoutMs: 300_000 }));
+});
+
+describe.skipIf(redis.missing)(`the same on a Redis queue's worker${redis.note}`, () => {
+  planFilesSuite(onQueue);
+});
+
+function planFilesSuite(runTasks: RunTasks): void {
   let server: FakeAnthropicServer;
   let repo: ProjectRepo;
   let result: CliResult;
@@ -49,7 +88,7 @@ describe('a task whose PLAN names a file another task owns is refused and retrie
     server.setFallback((request) => brain.reply(request));
     repo = await createProjectRepo(LETTERS_PROJECT);
     before = checkoutState(repo);
-    result = await runTasksCli(repo, server, [A, B], { workers: 2, timeoutMs: 300_000 });
+    result = await runTasks(repo, server);
     const events = parseNdjson(result.stdout);
     runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;
     plans = events.flatMap((event) => {
@@ -92,4 +131,4 @@ describe('a task whose PLAN names a file another task owns is refused and retrie
     expect(checkoutState(repo)).toEqual(before);
     expect(existsSync(join(repo.dir, B.implFile))).toBe(false);
   });
-});
+}

@@ -59,6 +59,7 @@ export function createRemoteTasks(
             runBranch: run.branch,
             taskBranch: branch,
             settings: request.settings,
+            others: request.others ?? [],
           };
           const job: TaskJob = {
             runId: run.id,

@@ -17,6 +17,8 @@ import { TaskSpecSchema } from '../../workflows/tasks/tasks-file.js';
 export const TaskJobPayloadSchema = z.object({
   task: TaskSpecSchema,
   dependencies: z.array(TaskSpecSchema),
+  /** The run's other tasks: the files they own, which the task's PLAN may not name (none from an older coordinator). */
+  others: z.array(TaskSpecSchema).default([]),
   startPoint: z.string().regex(/^[0-9a-f]{40,64}$/),
   /** The published repository (a path or URL the workers reach). */
   repository: z.string().min(1),

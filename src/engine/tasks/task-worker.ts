@@ -168,6 +168,7 @@ export async function startTaskWorker(options: TaskWorkerOptions): Promise<Queue
     const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot: space.worktree });
     const steps = runTaskPipeline(context, space, payload.task, payload.dependencies, payload.settings, prompts, lock, {
       testReview,
+      others: payload.others,
     });
     let next = await steps.next();
     while (next.done !== true) {
