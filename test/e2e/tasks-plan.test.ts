@@ -81,7 +81,7 @@ describe('ratchet tasks plan through the Anthropic adapter (loopback fake)', () 
     const result = await plan('--out', 'tasks.json');
     expect(result.exitCode, describeResult(result)).toBe(0);
     const written: unknown = JSON.parse(await readFile(repo.path('repo', 'tasks.json'), 'utf8'));
-    expect(written).toEqual(VALID);
+    expect(written).toEqual({ spec: 'spec.md', ...VALID });
     expect(server.requests).toHaveLength(1);
     const prompt = JSON.stringify(server.requests[0]?.body);
     expect(prompt).toContain('A price module (cents)');
@@ -101,7 +101,7 @@ describe('ratchet tasks plan through the Anthropic adapter (loopback fake)', () 
     expect(correction).toContain('src/cart.js');
     const line = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { calls?: number };
     expect(line.calls).toBe(2);
-    expect(JSON.parse(await readFile(repo.path('repo', 'tasks.json'), 'utf8'))).toEqual(VALID);
+    expect(JSON.parse(await readFile(repo.path('repo', 'tasks.json'), 'utf8'))).toEqual({ spec: 'spec.md', ...VALID });
   });
 
   it('fails with exit 1 and the problems when the corrected answer is invalid too, writing nothing', async () => {

@@ -5,7 +5,7 @@ import { systemClock } from '../../engine/effects.js';
 import { planTasks } from '../../engine/tasks/plan-tasks.js';
 import { startRun } from '../../engine/start-run.js';
 import { requireRedis } from '../../engine/queue/redis-check.js';
-import { readTasksFile, tasksWorkflow } from '../../workflows/tasks/definition.js';
+import { readTasksInput, tasksWorkflow } from '../../workflows/tasks/definition.js';
 import { RatchetError } from '../../core/errors.js';
 import { resolveRun } from '../../engine/run-lookup.js';
 import { retryTask, skipTask } from '../../engine/tasks/task-decisions.js';
@@ -95,6 +95,10 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
+      // Before the run exists (and before Redis is asked): a tasks file that cannot run refuses it.
+      // The file and the specification it was planned from are the run's inputs, not changes.
+      const input = await readTasksInput(resolve(file));
+      const inputs = [resolve(file), ...(input.spec === null ? [] : [resolve(repoRoot, input.spec)])];
       if (flags.queue !== undefined) {
         // The workers' own --concurrency decides how many tasks run at once; a --workers here would do nothing.
         if (command.getOptionValueSource('workers') === 'cli')
@@ -105,8 +109,6 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
               hint: 'Drop --workers, and start each `ratchet worker --queue ...` with the --concurrency it should have.',
             },
           );
-        // Before the run exists, and before Redis is asked: a tasks file that cannot run refuses it.
-        await readTasksFile(resolve(file));
         // A queue nobody can reach refuses it too.
         if (/^rediss?:\/\/[^/@]*(?:\/|$)/.test(flags.queue))
           await requireRedis(flags.queue, process.env.REDIS_PASSWORD || undefined);
@@ -124,7 +126,7 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
             },
             config,
             allowDirty: Boolean(flags.allowDirty),
-            inputs: [resolve(file)],
+            inputs,
             signal: interrupt.signal,
             ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
           },
