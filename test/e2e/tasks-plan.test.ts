@@ -125,6 +125,50 @@ describe('ratchet tasks plan through the Anthropic adapter (loopback fake)', () 
     expect(existsSync(repo.path('repo', 'tasks.json'))).toBe(false);
   });
 
+  it('each tasks subcommand offers only the options it uses', async () => {
+    const help = async (command: string): Promise<string> => {
+      const result = await runCli(['tasks', command, '--help'], { cwd: repo.dir, env });
+      expect(result.exitCode, describeResult(result)).toBe(0);
+      return result.stdout.slice(0, result.stdout.indexOf('Global Options:'));
+    };
+    const optionsOf = (text: string): string[] =>
+      [...text.matchAll(/^ {2}(--?[\w-]+)/gm)].map((match) => match[1] ?? '');
+    // Planning asks the model and writes a file: no command runs, so nothing to sandbox, no workers.
+    const planHelp = await help('plan');
+    expect(optionsOf(planHelp)).toEqual([
+      '--provider',
+      '--model',
+      '--base-url',
+      '--cassette',
+      '--record',
+      '--out',
+      '-h',
+    ]);
+    expect(planHelp).not.toContain('claude-code |');
+    expect(optionsOf(await help('run'))).toEqual([
+      '--provider',
+      '--model',
+      '--base-url',
+      '--cassette',
+      '--record',
+      '--no-sandbox',
+      '--workers',
+      '--queue',
+      '--publish',
+      '--allow-dirty',
+      '--refactor',
+      '--max-attempts',
+      '-h',
+    ]);
+    expect(optionsOf(await help('status'))).toEqual(['-h']);
+    for (const command of ['retry', 'skip']) expect(optionsOf(await help(command))).toEqual(['--run', '-h']);
+
+    const sandboxed = await plan('--no-sandbox');
+    expect(sandboxed.exitCode, describeResult(sandboxed)).toBe(2);
+    expect(sandboxed.stderr).toContain("unknown option '--no-sandbox'");
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('tasks run refuses a replay cassette (exit 2) before any run exists', async () => {
     await writeFile(repo.path('tasks.json'), `${JSON.stringify(VALID)}\n`);
     await writeFile(repo.path('cassette.ndjson'), '');

@@ -79,7 +79,7 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       )
       .argument('<tasks-file>', 'the tasks file (JSON, as `tasks plan` writes it)'),
   )
-    .option('--workers <n>', "tasks at once (default 1; not with --queue: the workers' --concurrency decides)", '1')
+    .option('--workers <n>', "tasks at once (not with --queue: the workers' --concurrency decides)", '1')
     .option(
       '--queue <url>',
       'run the tasks on `ratchet worker --queue <url>` processes (any machine) instead of here: redis://host:port[/db] (its password in REDIS_PASSWORD, never in the URL: the run stores it)',
@@ -227,6 +227,8 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
         'Ask the model to split a specification into tasks (key, goal, acceptance criteria, test and implementation file, dependencies, exports), validate them, and write the tasks file for you to review',
       )
       .argument('<spec>', 'the specification, a Markdown or text file'),
+    // Planning only asks the model and writes the file: no command runs, so no sandbox to opt out of.
+    { sandbox: false, providers: 'anthropic | openai | openai-compatible | ollama | replay (not claude-code)' },
   )
     .option('--out <file>', 'where to write the tasks file', 'tasks.json')
     .action(async (spec: string, flags: PlanFlags, command: Command) => {
