@@ -331,7 +331,8 @@ async function nestedCandidates(
   return candidates;
 }
 
-function shellWord(word: string): string {
+/** `word` as one shell word: as it is when it needs no quoting, else single-quoted. */
+export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
