@@ -84,7 +84,12 @@ export async function untestedGoModulesAt(
 ): Promise<{ modules: string[]; place: GoTestPlace }> {
   const dir = path.posix.normalize(leadingCd(command)?.dir ?? '.');
   const modules = (await untestedGoModules(root, command)).map((module) => path.posix.join(dir, module));
-  return { modules, place: { dir, workspace: modules.length === 0 ? null : await goWorkUses(root, dir) } };
+  return { modules, place: modules.length === 0 ? { dir, workspace: null } : await goTestPlace(root, dir) };
+}
+
+/** `dir` (relative to `root`) as a place Go tests run in: with the go.work that applies there. */
+export async function goTestPlace(root: string, dir = '.'): Promise<GoTestPlace> {
+  return { dir, workspace: await goWorkUses(root, dir) };
 }
 
 /**
