@@ -77,7 +77,10 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       .description(
         'Run the tasks of a tasks file, each through the TDD pipeline in its own worktree and branch, up to --workers at once; finished tasks merge into ratchet/<run-id> in dependency order, the full suite running after each merge',
       )
-      .argument('<tasks-file>', 'the tasks file (JSON, as `tasks plan` writes it)'),
+      .argument(
+        '<tasks-file>',
+        'the tasks file (JSON, as `tasks plan` writes it); it and the spec it names are inputs: they may be uncommitted',
+      ),
   )
     .option('--workers <n>', "tasks at once (not with --queue: the workers' --concurrency decides)", '1')
     .option(
