@@ -21,7 +21,7 @@ import { SqliteTaskLedger } from './internal/task-ledger.js';
 import { computeSummary } from './internal/summary.js';
 import { migrateToLatest } from './migrate.js';
 import { createRedactor, redactValue, secretsFromEnv, type Redactor } from '../core/redact.js';
-import type { LedgerDatabase } from './schema.js';
+import type { LedgerDatabase, VerificationsTable } from './schema.js';
 import type {
   CheckpointRow,
   EventQuery,
@@ -255,7 +255,15 @@ class SqliteLedger implements Ledger {
   }
 
   async verifications(runId: string): Promise<VerificationRow[]> {
-    return (await this.#rowsBySeq('verifications', runId)).map(toVerificationRow);
+    this.#assertOpen();
+    // The task is the `verify-end` event's (at the same seq): the table has no column for it, and
+    // reading it there serves the ledgers written before tasks runs existed too.
+    const { rows } = await sql<Selectable<VerificationsTable> & { task: string | null }>`
+      select v.*, json_extract(e.payload_json, '$.task') as task
+      from verifications v left join events e on e.run_id = v.run_id and e.seq = v.seq
+      where v.run_id = ${runId} order by v.seq
+    `.execute(this.#db);
+    return rows.map(toVerificationRow);
   }
 
   async checkpoints(runId: string): Promise<CheckpointRow[]> {

@@ -167,6 +167,11 @@ export interface VerificationRow {
   collectionErrors: string[];
   outputFile: string | null;
   createdAt: string;
+  /**
+   * The task of a tasks run whose stage ran it (its `verify-end` event's task); null in other
+   * runs, and for the suite the coordinator runs after a merge.
+   */
+  task: string | null;
 }
 
 export interface CheckpointRow {

@@ -77,12 +77,14 @@ export function renderHtmlReport(data: ReportData): string {
       ),
     )
     .join('\n');
+  const verifiedByTask = data.verifications.some((verification) => verification.task !== null);
   const verifications = data.verifications
     .map((verification) => {
       const result = verificationResult(verification);
       const good = verification.ok ?? (verification.failed === 0 && !verification.timedOut);
       return rows(
         [
+          ...(verifiedByTask ? [escape(verification.task ?? '')] : []),
           escape(verification.stage),
           escape(verification.kind),
           `<code>${escape(verification.command)}</code>`,
@@ -165,7 +167,7 @@ ${ledgerNote ? `<p class="muted">${escape(ledgerNote)}</p>\n` : ''}<h2>Stage att
 ${stages}
 </table>
 <h2>Verification runs</h2>
-<table id="verifications"><tr><th>Stage</th><th>Kind</th><th>Command</th><th>Result</th><th>Duration</th><th>Failing</th></tr>
+<table id="verifications"><tr>${verifiedByTask ? '<th>Task</th>' : ''}<th>Stage</th><th>Kind</th><th>Command</th><th>Result</th><th>Duration</th><th>Failing</th></tr>
 ${verifications}
 </table>
 <h2>Changes</h2>

@@ -170,18 +170,20 @@ export function renderMarkdownReport(data: ReportData): string {
       `|${byTask ? ` ${cell(stage.task ?? '')} |` : ''} ${stage.cycle} | ${stage.stage} | ${stage.attempt} | ${stage.outcome ?? 'open'} | ${cell(stage.reason)} |`,
     );
   }
+  // And so is each test run: the suite after a merge is the run's own (no task).
+  const verifiedByTask = data.verifications.some((verification) => verification.task !== null);
   lines.push(
     '',
     '## Verification runs',
     '',
-    '| Stage | Kind | Command | Result | Duration | Failing |',
-    '| --- | --- | --- | --- | --- | --- |',
+    `|${verifiedByTask ? ' Task |' : ''} Stage | Kind | Command | Result | Duration | Failing |`,
+    `|${verifiedByTask ? ' --- |' : ''} --- | --- | --- | --- | --- | --- |`,
   );
   for (const verification of data.verifications) {
     const result = verificationResult(verification);
     const failing = failingText(verification);
     lines.push(
-      `| ${verification.stage} | ${verification.kind} | \`${cell(verification.command)}\` | ${result} | ${verification.durationMs} ms | ${cell(failing)} |`,
+      `|${verifiedByTask ? ` ${cell(verification.task ?? '')} |` : ''} ${verification.stage} | ${verification.kind} | \`${cell(verification.command)}\` | ${result} | ${verification.durationMs} ms | ${cell(failing)} |`,
     );
   }
   lines.push('', '## Changes', '');

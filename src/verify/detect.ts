@@ -167,10 +167,13 @@ export interface DetectedCheckCommands {
 }
 
 const TYPECHECK_SCRIPTS = ['typecheck', 'type-check', 'check-types', 'types', 'tsc'];
+/** The npm package of tsgo, TypeScript's native compiler (its `tsgo` binary). */
+const TSGO_PACKAGE = '@typescript/native-preview';
 
 /**
  * The project's own lint and typecheck commands, for VERIFY: the `lint` and `typecheck` scripts
- * of package.json (else `npx tsc --noEmit` for a TypeScript project), ruff or flake8 and mypy
+ * of package.json (else `npx tsgo --noEmit` for a TypeScript project that depends on tsgo,
+ * `npx tsc --noEmit` for one on typescript), ruff or flake8 and mypy
  * when the project configures them and they are installed, `go vet ./...` (part of the Go
  * toolchain) for a Go module, and clippy for a Rust crate when `cargo clippy` works (else it is
  * named in `notInstalled`, with how to add it). A Python tool the project does not configure is not guessed; one
@@ -187,8 +190,14 @@ export async function detectCheckCommands(root: string, options: DetectOptions =
     const script = TYPECHECK_SCRIPTS.find((name) => scripts[name]?.trim());
     if (script !== undefined)
       found.typecheck = { command: `npm run ${script}`, marker: `package.json scripts.${script}` };
-    else if ('typescript' in { ...pkg.dependencies, ...pkg.devDependencies } && (await exists(root, 'tsconfig.json')))
-      found.typecheck = { command: 'npx tsc --noEmit', marker: 'tsconfig.json' };
+    else if (await exists(root, 'tsconfig.json')) {
+      const dependencies = { ...pkg.dependencies, ...pkg.devDependencies };
+      // tsgo (TypeScript's native port) checks a project that moved to it, whose tsconfig.json
+      // (and code) tsc may no longer accept; and typescript may not be installed at all.
+      if (TSGO_PACKAGE in dependencies)
+        found.typecheck = { command: 'npx tsgo --noEmit', marker: `package.json ${TSGO_PACKAGE}` };
+      else if ('typescript' in dependencies) found.typecheck = { command: 'npx tsc --noEmit', marker: 'tsconfig.json' };
+    }
   }
   const pyproject = await readText(root, 'pyproject.toml');
   const setupCfg = await readText(root, 'setup.cfg');
@@ -322,7 +331,8 @@ async function nestedCandidates(
   return candidates;
 }
 
-function shellWord(word: string): string {
+/** `word` as one shell word: as it is when it needs no quoting, else single-quoted. */
+export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 

@@ -170,7 +170,9 @@ async function planRunnerReporter(input: PlanReporterInput): Promise<ReporterPla
     }
     case 'go':
       if (/\s-json\b/.test(command) || !/^go\s+test\b/.test(command.trim())) return none;
-      return { ...none, command: command.trim().replace(/^go\s+test\b/, 'go test -json') };
+      // Every `go test` of the command (a nested module's, `go test ./... && (cd arc && go test
+      // ./...)`, as init suggests without a go.work), so that each module's tests are read.
+      return { ...none, command: command.trim().replace(/(^|&&|;|\()(\s*)go\s+test\b/g, '$1$2go test -json') };
     case 'cargo':
       if (/--no-fail-fast/.test(command) || !/^cargo\s+test\b/.test(command.trim())) return none;
       return { ...none, command: command.trim().replace(/^cargo\s+test\b/, 'cargo test --no-fail-fast') };

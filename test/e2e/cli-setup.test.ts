@@ -299,6 +299,21 @@ describe('ratchet setup commands on a fresh repository (built CLI, subprocess)',
     expect(readFileSync(prompts, 'utf8')).toContain('# my own prompts');
   });
 
+  it('init proposes tsgo for the typecheck of a project on tsgo without a typecheck script', async () => {
+    const repo = await project({
+      ...NODE_PROJECT,
+      'package.json': `${JSON.stringify({ name: 'tiny', private: true, type: 'module', scripts: { test: 'node --test' }, devDependencies: { typescript: '^5.9.0', '@typescript/native-preview': '7.0.0-dev.20250101.1' } }, null, 2)}\n`,
+      'tsconfig.json': '{ "compilerOptions": { "strict": true } }\n',
+    });
+    const init = await runCli(['init'], { cwd: repo.dir, env: ratchetEnv(repo, null, null) });
+    expect(init.exitCode, describeResult(init)).toBe(0);
+    expect(init.stdout).toContain(
+      'detected typecheck command: npx tsgo --noEmit (from package.json @typescript/native-preview)',
+    );
+    const config = readFileSync(join(repo.dir, '.ratchet', 'config.toml'), 'utf8');
+    expect(config).toMatch(/^\[typecheck\]\n(?:#.*\n)*command = "npx tsgo --noEmit"$/m);
+  });
+
   it("init writes the project's lint and typecheck scripts for VERIFY, and doctor fails one that is red before any change", async () => {
     const lint =
       "node -e \"console.log('checking'); if (process.env.LINT_RED) { console.error('src/a.js: 1 problem'); process.exit(1) }\"";

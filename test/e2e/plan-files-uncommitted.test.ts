@@ -1,7 +1,7 @@
 /**
  * The documented flows that start a run from a file Ratchet itself just wrote into the checkout:
  * `tasks plan spec.md` then `tasks run tasks.json` then `accept` (on a Python package with a
- * `src/` layout, as tomli has), and `plan --output plan.json` then `solve --plan plan.json`. The
+ * `src/` layout, as tomli has), the specification uncommitted too, and `plan --output plan.json` then `solve --plan plan.json`. The
  * file, untracked, is an input of the run, not a change of the user's: neither the start nor the
  * accept may refuse it, while an untracked file at a path the run writes still stops `accept`.
  * Accept and reject also leave none of the task branches and worktree folders behind.
@@ -40,9 +40,10 @@ const PACKAGE = {
   'tests/__init__.py': '',
   'tests/test_parse.py':
     'from minitoml import loads\n\n\ndef test_loads_one_integer():\n    assert loads("a = 1") == {"a": 1}\n',
-  'spec.md':
-    '# Writing\n1. format_key(key): bare keys as they are, others quoted.\n2. dumps(table), using format_key.\n',
 };
+/** The specification, written by the user and not committed (as the tasks file planned from it). */
+const SPEC =
+  '# Writing\n1. format_key(key): bare keys as they are, others quoted.\n2. dumps(table), using format_key.\n';
 
 type PlannedTask = BrainTask & { dependsOn: string[] };
 
@@ -141,6 +142,7 @@ describe.skipIf(pytest.missing)(
       server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
       server.setFallback((request) => brain.reply(request));
       repo = await createProjectRepo(PACKAGE);
+      await writeFile(join(repo.dir, 'spec.md'), SPEC);
       env = ratchetEnv(repo, server);
     });
     afterAll(async () => {
@@ -162,7 +164,9 @@ describe.skipIf(pytest.missing)(
       const planned = await runCli(['tasks', 'plan', 'spec.md', ...ANTHROPIC_FLAGS], { cwd: repo.dir, env });
       expect(planned.exitCode, describeResult(planned)).toBe(0);
       const tasksFile = await readFile(join(repo.dir, 'tasks.json'), 'utf8');
-      expect(repo.run('status', '--porcelain')).toBe('?? tasks.json');
+      // The tasks file names the specification it came from, so the run exempts both.
+      expect(JSON.parse(tasksFile)).toMatchObject({ spec: 'spec.md' });
+      expect(repo.run('status', '--porcelain')).toBe('?? spec.md\n?? tasks.json');
 
       const run = await tasksRun('tasks.json');
       expect(run.exitCode, describeResult(run)).toBe(0);
@@ -186,8 +190,9 @@ describe.skipIf(pytest.missing)(
       for (const task of TASKS) expect(await readFile(join(repo.dir, task.implFile), 'utf8')).toBe(task.impl);
       // The project ignores nothing: no bytecode cache a test run wrote was committed (nor stopped a merge).
       expect(repo.run('ls-tree', '-r', '--name-only', 'HEAD')).not.toContain('__pycache__');
-      // The tasks file is still there, as it was, still untracked.
-      expect(repo.run('status', '--porcelain')).toBe('?? tasks.json');
+      // The tasks file and the specification are still there, as they were, still untracked.
+      expect(repo.run('status', '--porcelain')).toBe('?? spec.md\n?? tasks.json');
+      expect(await readFile(join(repo.dir, 'spec.md'), 'utf8')).toBe(SPEC);
       expect(await readFile(join(repo.dir, 'tasks.json'), 'utf8')).toBe(tasksFile);
       // The task branches are merged into the accepted history: none is left, nor their worktrees' folder.
       expect(leftovers(repo, runId)).toEqual({ branches: '', tasksFolder: false, worktrees: [`worktree ${repo.dir}`] });
@@ -195,7 +200,11 @@ describe.skipIf(pytest.missing)(
 
     it('reject drops the task branches, their worktrees folder and the handoff notes of their commits', async () => {
       await rm(join(repo.dir, 'tasks.json'));
-      await writeFile(join(repo.dir, 'more.json'), tasksJson([QUOTE]));
+      // A hand-written tasks file may name its (still uncommitted) specification too.
+      await writeFile(
+        join(repo.dir, 'more.json'),
+        JSON.stringify({ spec: 'spec.md', ...JSON.parse(tasksJson([QUOTE])) }),
+      );
       const head = repo.run('rev-parse', 'HEAD');
       const run = await tasksRun('more.json');
       expect(run.exitCode, describeResult(run)).toBe(0);

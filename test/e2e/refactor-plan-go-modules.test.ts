@@ -51,7 +51,7 @@ describe('refactor plan in a repository with a nested Go module (built CLI)', ()
     expect(plain.stdout).toContain('Use generics (in lru.go)');
     expect(plain.stdout).not.toContain('arc/arc.go');
     expect(plain.stderr).toContain('No batch is planned in arc/');
-    expect(plain.stderr).toContain('[test] command = "go test ./... ./arc/..."');
+    expect(plain.stderr).toContain('[test] command = "go test ./... && (cd arc && go test ./...)"');
     const json = Plan.parse(JSON.parse((await plan(['--json'])).stdout));
     expect(json.untestedModules).toEqual(['arc']);
     expect(json.batches.flatMap((batch) => batch.scope_globs)).toEqual(['lru.go']);

@@ -81,7 +81,7 @@ describe('ratchet tasks plan through the Anthropic adapter (loopback fake)', () 
     const result = await plan('--out', 'tasks.json');
     expect(result.exitCode, describeResult(result)).toBe(0);
     const written: unknown = JSON.parse(await readFile(repo.path('repo', 'tasks.json'), 'utf8'));
-    expect(written).toEqual(VALID);
+    expect(written).toEqual({ spec: 'spec.md', ...VALID });
     expect(server.requests).toHaveLength(1);
     const prompt = JSON.stringify(server.requests[0]?.body);
     expect(prompt).toContain('A price module (cents)');
@@ -101,7 +101,7 @@ describe('ratchet tasks plan through the Anthropic adapter (loopback fake)', () 
     expect(correction).toContain('src/cart.js');
     const line = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { calls?: number };
     expect(line.calls).toBe(2);
-    expect(JSON.parse(await readFile(repo.path('repo', 'tasks.json'), 'utf8'))).toEqual(VALID);
+    expect(JSON.parse(await readFile(repo.path('repo', 'tasks.json'), 'utf8'))).toEqual({ spec: 'spec.md', ...VALID });
   });
 
   it('fails with exit 1 and the problems when the corrected answer is invalid too, writing nothing', async () => {
@@ -123,6 +123,50 @@ describe('ratchet tasks plan through the Anthropic adapter (loopback fake)', () 
     expect(result.exitCode, describeResult(result)).toBe(2);
     expect(server.requests).toHaveLength(0);
     expect(existsSync(repo.path('repo', 'tasks.json'))).toBe(false);
+  });
+
+  it('each tasks subcommand offers only the options it uses', async () => {
+    const help = async (command: string): Promise<string> => {
+      const result = await runCli(['tasks', command, '--help'], { cwd: repo.dir, env });
+      expect(result.exitCode, describeResult(result)).toBe(0);
+      return result.stdout.slice(0, result.stdout.indexOf('Global Options:'));
+    };
+    const optionsOf = (text: string): string[] =>
+      [...text.matchAll(/^ {2}(--?[\w-]+)/gm)].map((match) => match[1] ?? '');
+    // Planning asks the model and writes a file: no command runs, so nothing to sandbox, no workers.
+    const planHelp = await help('plan');
+    expect(optionsOf(planHelp)).toEqual([
+      '--provider',
+      '--model',
+      '--base-url',
+      '--cassette',
+      '--record',
+      '--out',
+      '-h',
+    ]);
+    expect(planHelp).not.toContain('claude-code |');
+    expect(optionsOf(await help('run'))).toEqual([
+      '--provider',
+      '--model',
+      '--base-url',
+      '--cassette',
+      '--record',
+      '--no-sandbox',
+      '--workers',
+      '--queue',
+      '--publish',
+      '--allow-dirty',
+      '--refactor',
+      '--max-attempts',
+      '-h',
+    ]);
+    expect(optionsOf(await help('status'))).toEqual(['-h']);
+    for (const command of ['retry', 'skip']) expect(optionsOf(await help(command))).toEqual(['--run', '-h']);
+
+    const sandboxed = await plan('--no-sandbox');
+    expect(sandboxed.exitCode, describeResult(sandboxed)).toBe(2);
+    expect(sandboxed.stderr).toContain("unknown option '--no-sandbox'");
+    expect(server.requests).toHaveLength(0);
   });
 
   it('tasks run refuses a replay cassette (exit 2) before any run exists', async () => {

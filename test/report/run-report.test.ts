@@ -87,6 +87,7 @@ const timedOut: VerificationRow = {
   collectionErrors: [],
   outputFile: null,
   createdAt: AT,
+  task: null,
 };
 
 const data: ReportData = {

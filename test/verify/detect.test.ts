@@ -433,7 +433,7 @@ describe('detectCheckCommands', () => {
     return dir;
   }
 
-  it("takes package.json's lint and typecheck scripts, else tsc for a TypeScript project", async () => {
+  it("takes package.json's lint and typecheck scripts, else tsgo or tsc for a TypeScript project", async () => {
     const scripts = await makeProject({
       'package.json': pkg({ test: 'vitest', lint: 'eslint .', 'type-check': 'tsc -b' }),
     });
@@ -447,6 +447,22 @@ describe('detectCheckCommands', () => {
     });
     expect(await detectCheckCommands(typescript, NO_PYTEST)).toEqual({
       typecheck: { command: 'npx tsc --noEmit', marker: 'tsconfig.json' },
+    });
+    // A project on tsgo (TypeScript's native port) checks with it, even beside typescript...
+    const tsgo = await makeProject({
+      'package.json': pkg({ test: 'vitest' }, { typescript: '^5.9', '@typescript/native-preview': '7.0.0-dev' }),
+      'tsconfig.json': '{}',
+    });
+    expect(await detectCheckCommands(tsgo, NO_PYTEST)).toEqual({
+      typecheck: { command: 'npx tsgo --noEmit', marker: 'package.json @typescript/native-preview' },
+    });
+    // ... unless its own script says how (as vite's `typecheck: tsgo --noEmit` would).
+    const tsgoScript = await makeProject({
+      'package.json': pkg({ test: 'vitest', 'check-types': 'tsgo -b' }, { '@typescript/native-preview': '7.0.0-dev' }),
+      'tsconfig.json': '{}',
+    });
+    expect(await detectCheckCommands(tsgoScript, NO_PYTEST)).toEqual({
+      typecheck: { command: 'npm run check-types', marker: 'package.json scripts.check-types' },
     });
     // TypeScript named but no tsconfig.json: nothing to check against.
     expect(

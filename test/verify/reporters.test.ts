@@ -99,6 +99,10 @@ describe('planReporter: commands that set variables or change directory first', 
       (await plan('cd frontend && npm test', 'vitest', { 'frontend/package.json': pkg('vitest && x') })).command,
     ).toBe('cd frontend && npm test');
     expect((await plan('cd gosvc && go test ./...', 'go')).command).toBe('cd gosvc && go test -json ./...');
+    // Each module's `go test` of a chain (a nested module tested from its own directory).
+    expect((await plan('go test ./... && (cd arc && go test ./...)', 'go')).command).toBe(
+      'go test -json ./... && (cd arc && go test -json ./...)',
+    );
     expect((await plan("cd 'my crate' && cargo test", 'cargo')).command).toBe(
       "cd 'my crate' && cargo test --no-fail-fast",
     );

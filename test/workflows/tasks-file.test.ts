@@ -122,6 +122,16 @@ describe('the tasks file', () => {
     expect(problems([])[0]).toMatchObject({ code: 'schema', path: '(file)' });
   });
 
+  it('names the specification it was planned from, a path inside the repository', () => {
+    const check = checkTasksFile({ spec: 'docs/spec.md', tasks: [task('A')] });
+    expect(check.ok && check.spec).toBe('docs/spec.md');
+    const unnamed = checkTasksFile({ tasks: [task('A')] });
+    expect(unnamed.ok && unnamed.spec).toBeNull();
+    // It exempts a file from the working tree's changes: never one outside the repository, nor .git's.
+    expect(problems({ spec: '../outside.md', tasks: [task('A')] })[0]?.message).toMatch(/^spec: /);
+    expect(problems({ spec: '.git/config', tasks: [task('A')] })[0]?.message).toMatch(/^spec: /);
+  });
+
   it('reads JSON text, and says when it is not JSON', () => {
     expect(checkTasksJson(JSON.stringify({ tasks: [task('A')] })).ok).toBe(true);
     const check = checkTasksJson('{"tasks": [');

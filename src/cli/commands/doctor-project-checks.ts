@@ -24,7 +24,7 @@ import {
 import { describeFailingTest, failedTests } from '../../verify/failing-tests.js';
 import { collectionSubject } from '../../verify/gates.js';
 import { runTests } from '../../verify/run-tests.js';
-import { untestedGoModules, untestedGoModulesText } from '../../verify/go-modules.js';
+import { untestedGoModulesAt, untestedGoModulesText } from '../../verify/go-modules.js';
 
 /**
  * The test, lint and typecheck checks. Unless `--no-baseline`, their commands run as a run's
@@ -110,8 +110,9 @@ async function testCommandChecks(
     return [{ name: 'test command', status: 'fail', detail: `${described}: ${why}`, hint: missing.hint }];
   }
   const checks: Check[] = [{ name: 'test command', status: 'ok', detail: described }];
-  const untested = await untestedGoModules(repoRoot, detected.command);
-  if (untested.length > 0) checks.push({ name: 'go modules', status: 'warn', ...untestedGoModulesText(untested) });
+  const untested = await untestedGoModulesAt(repoRoot, detected.command);
+  if (untested.modules.length > 0)
+    checks.push({ name: 'go modules', status: 'warn', ...untestedGoModulesText(untested.modules, untested.place) });
   if (baseline === null) return checks;
   try {
     // Its reports go to a temporary directory (runTests' own): doctor writes nothing into the repository.

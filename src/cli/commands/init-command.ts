@@ -9,7 +9,7 @@ import { RatchetError, toRatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import { RATCHET_EXCLUDES } from '../../engine/worktree-setup.js';
 import { describeCheckCommand, detectCheckCommands, detectTestCommand } from '../../verify/detect.js';
-import { untestedGoModules, untestedGoModulesText } from '../../verify/go-modules.js';
+import { untestedGoModulesAt, untestedGoModulesText } from '../../verify/go-modules.js';
 import { createCliOutput, repositoryRoot } from '../context.js';
 import type { Output } from '../output.js';
 
@@ -39,9 +39,9 @@ export function registerInitCommand(program: Command): void {
         const detected = await detectTestCommand(repoRoot);
         testCommand = detected.command;
         detail = `detected test command: ${detected.command} (from ${detected.marker})`;
-        const untested = await untestedGoModules(repoRoot, detected.command);
-        if (untested.length > 0) {
-          const { detail: why, hint } = untestedGoModulesText(untested);
+        const untested = await untestedGoModulesAt(repoRoot, detected.command);
+        if (untested.modules.length > 0) {
+          const { detail: why, hint } = untestedGoModulesText(untested.modules, untested.place);
           detail += `\n  note: ${why}. ${hint}`;
         }
       } catch (error) {

@@ -12,7 +12,7 @@ import { createRedactor, secretsFromEnv } from '../../core/redact.js';
 import { countChanges } from '../../git/change-count.js';
 import { Git } from '../../git/git.js';
 import { createProcessRunner } from '../../process/runner.js';
-import { untestedGoModulesOf } from '../../verify/go-modules.js';
+import { goTestPlace, untestedGoModulesOf } from '../../verify/go-modules.js';
 import { createIdGenerator } from '../../engine/effects.js';
 import { excludeRatchetDir, homeFolderOf, indexCacheDir } from '../../engine/project-folders.js';
 import { resolveRun } from '../../engine/run-lookup.js';
@@ -96,7 +96,7 @@ export function registerRefactorPlanCommand(refactor: Command): void {
       if (output.json) output.out(JSON.stringify({ batches: plan, untestedModules: untested }));
       else {
         printPlan(output, plan);
-        if (untested.length > 0) output.err(pc.yellow(`! ${untestedPlanText(untested)}`));
+        if (untested.length > 0) output.err(pc.yellow(`! ${untestedPlanText(untested, await goTestPlace(target))}`));
       }
     });
 }

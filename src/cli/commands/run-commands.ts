@@ -31,8 +31,17 @@ export function registerReportCommand(program: Command): void {
       const { markdown, markdownPath, htmlPath } = await writeRunReport(repoRoot, run, ledger);
       if (output.json) {
         const rollback = (await rollbacksOf(ledger, run.id)).at(-1) ?? null;
+        // The test and check runs too, each with its task (of a tasks run), for a script to tell whose failed.
+        const verifications = await ledger.verifications(run.id);
         output.out(
-          JSON.stringify({ run: run.id, status: run.status, rollback, markdown: markdownPath, html: htmlPath }),
+          JSON.stringify({
+            run: run.id,
+            status: run.status,
+            rollback,
+            markdown: markdownPath,
+            html: htmlPath,
+            verifications,
+          }),
         );
         return;
       }

@@ -5,7 +5,7 @@ import { systemClock } from '../../engine/effects.js';
 import { planTasks } from '../../engine/tasks/plan-tasks.js';
 import { startRun } from '../../engine/start-run.js';
 import { requireRedis } from '../../engine/queue/redis-check.js';
-import { readTasksFile, tasksWorkflow } from '../../workflows/tasks/definition.js';
+import { readTasksInput, tasksWorkflow } from '../../workflows/tasks/definition.js';
 import { RatchetError } from '../../core/errors.js';
 import { resolveRun } from '../../engine/run-lookup.js';
 import { retryTask, skipTask } from '../../engine/tasks/task-decisions.js';
@@ -77,9 +77,12 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       .description(
         'Run the tasks of a tasks file, each through the TDD pipeline in its own worktree and branch, up to --workers at once; finished tasks merge into ratchet/<run-id> in dependency order, the full suite running after each merge',
       )
-      .argument('<tasks-file>', 'the tasks file (JSON, as `tasks plan` writes it)'),
+      .argument(
+        '<tasks-file>',
+        'the tasks file (JSON, as `tasks plan` writes it); it and the spec it names are inputs: they may be uncommitted',
+      ),
   )
-    .option('--workers <n>', "tasks at once (default 1; not with --queue: the workers' --concurrency decides)", '1')
+    .option('--workers <n>', "tasks at once (not with --queue: the workers' --concurrency decides)", '1')
     .option(
       '--queue <url>',
       'run the tasks on `ratchet worker --queue <url>` processes (any machine) instead of here: redis://host:port[/db] (its password in REDIS_PASSWORD, never in the URL: the run stores it)',
@@ -95,6 +98,10 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
+      // Before the run exists (and before Redis is asked): a tasks file that cannot run refuses it.
+      // The file and the specification it was planned from are the run's inputs, not changes.
+      const input = await readTasksInput(resolve(file));
+      const inputs = [resolve(file), ...(input.spec === null ? [] : [resolve(repoRoot, input.spec)])];
       if (flags.queue !== undefined) {
         // The workers' own --concurrency decides how many tasks run at once; a --workers here would do nothing.
         if (command.getOptionValueSource('workers') === 'cli')
@@ -105,8 +112,6 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
               hint: 'Drop --workers, and start each `ratchet worker --queue ...` with the --concurrency it should have.',
             },
           );
-        // Before the run exists, and before Redis is asked: a tasks file that cannot run refuses it.
-        await readTasksFile(resolve(file));
         // A queue nobody can reach refuses it too.
         if (/^rediss?:\/\/[^/@]*(?:\/|$)/.test(flags.queue))
           await requireRedis(flags.queue, process.env.REDIS_PASSWORD || undefined);
@@ -124,7 +129,7 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
             },
             config,
             allowDirty: Boolean(flags.allowDirty),
-            inputs: [resolve(file)],
+            inputs,
             signal: interrupt.signal,
             ...(flags.record ? { recordPath: resolve(flags.record) } : {}),
           },
@@ -225,6 +230,8 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
         'Ask the model to split a specification into tasks (key, goal, acceptance criteria, test and implementation file, dependencies, exports), validate them, and write the tasks file for you to review',
       )
       .argument('<spec>', 'the specification, a Markdown or text file'),
+    // Planning only asks the model and writes the file: no command runs, so no sandbox to opt out of.
+    { sandbox: false, providers: 'anthropic | openai | openai-compatible | ollama | replay (not claude-code)' },
   )
     .option('--out <file>', 'where to write the tasks file', 'tasks.json')
     .action(async (spec: string, flags: PlanFlags, command: Command) => {

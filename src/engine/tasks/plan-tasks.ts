@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { relative } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import type { Clock } from '../../core/effects.js';
 import { RatchetError } from '../../core/errors.js';
 import { loadPrompts, packageRoot } from '../../config/prompts.js';
@@ -65,16 +65,21 @@ export async function planTasks(options: PlanTasksOptions): Promise<DecomposeRes
   const client = withRetry(models.clientFor(stageSettings(config, 'PLAN').model), {
     sleep: (ms, signal) => options.clock.sleep(ms, signal),
   });
+  const specPath = relative(options.repoRoot, options.specFile);
   const result = await decomposeSpec(
     {
       spec,
-      specFile: relative(options.repoRoot, options.specFile) || options.specFile,
+      specFile: specPath || options.specFile,
       repoFiles,
       prompt,
       ...(options.signal ? { signal: options.signal } : {}),
     },
     structuredModelPort(client),
   );
-  await writeFile(options.outFile, `${JSON.stringify(result.file, null, 2)}\n`);
+  // The file names its specification (inside the repository), so `tasks run` counts neither as a
+  // change of the user's while both are still uncommitted.
+  const inside = specPath !== '' && !specPath.startsWith('..') && !isAbsolute(specPath);
+  const written = inside ? { spec: specPath.split(sep).join('/'), ...result.file } : result.file;
+  await writeFile(options.outFile, `${JSON.stringify(written, null, 2)}\n`);
   return { ...result, outFile: options.outFile };
 }

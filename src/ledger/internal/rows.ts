@@ -102,7 +102,7 @@ export function toToolCallRow(row: Selectable<ToolCallsTable>): ToolCallRow {
   };
 }
 
-export function toVerificationRow(row: Selectable<VerificationsTable>): VerificationRow {
+export function toVerificationRow(row: Selectable<VerificationsTable> & { task: string | null }): VerificationRow {
   return {
     id: row.id,
     runId: row.run_id,
@@ -122,6 +122,7 @@ export function toVerificationRow(row: Selectable<VerificationsTable>): Verifica
     collectionErrors: parseJson(row.collection_errors_json) as string[],
     outputFile: row.output_file,
     createdAt: row.created_at,
+    task: row.task,
   };
 }
 

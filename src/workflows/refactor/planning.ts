@@ -4,7 +4,7 @@ import { fileRole } from '../../code/file-role.js';
 import { checkNeedsRefactor } from '../../code/size-check.js';
 import type { CodeIndex } from '../../code/index/types.js';
 import { detectTestCommand } from '../../verify/detect.js';
-import { untestedGoModulesText } from '../../verify/go-modules.js';
+import { untestedGoModulesText, type GoTestPlace } from '../../verify/go-modules.js';
 import { verificationFileMatcher } from '../../verify/verification-files.js';
 import { deadFunctions } from './dead-code.js';
 import type { FileFacts, PlanBounds } from './plan.js';
@@ -67,8 +67,8 @@ export function planBounds(
 }
 
 /** What a plan says about the directories it left out (`planBounds`' `untestedDirs`), and how to include them. */
-export function untestedPlanText(dirs: readonly string[]): string {
-  const { detail, hint } = untestedGoModulesText(dirs);
+export function untestedPlanText(dirs: readonly string[], place?: GoTestPlace): string {
+  const { detail, hint } = untestedGoModulesText(dirs, place);
   return `No batch is planned in ${dirs.map((dir) => `${dir}/`).join(', ')}: ${detail}. ${hint}`;
 }
 

@@ -6,7 +6,7 @@ import { buildIndex } from '../../code/index/build-index.js';
 import type { CodeIndex } from '../../code/index/types.js';
 import { writeIndexArtifacts } from '../../code/index/artifacts.js';
 import { Git } from '../../git/git.js';
-import { untestedGoModulesOf } from '../../verify/go-modules.js';
+import { goTestPlace, untestedGoModulesOf } from '../../verify/go-modules.js';
 import type { RunBackup, RunContext, Steps } from '../definition.js';
 import { boundPlannerBatches, heuristicPlan, type PlanBounds } from './plan.js';
 import { fileFacts, planBounds, untestedPlanText } from './planning.js';
@@ -95,7 +95,8 @@ export async function* prepareRefactor(context: RunContext<RefactorRunSettings>)
   };
   // A nested Go module the test command stops at: no batch there, and the run says so.
   const untested = await untestedGoModulesOf(run.worktree, [...commands.fast, ...commands.full]);
-  if (untested.length > 0) yield { type: 'warning', message: untestedPlanText(untested) };
+  if (untested.length > 0)
+    yield { type: 'warning', message: untestedPlanText(untested, await goTestPlace(run.worktree)) };
   const bounds = planBounds(config.refactor, index, commands, run.worktree, untested);
   const heuristic = heuristicPlan(await fileFacts(index, run.worktree, config), {
     goal: settings.goal ?? null,

@@ -55,7 +55,12 @@ interface TasksTypes {
 }
 
 /** Reads and validates a tasks file: a usage error names every problem (or that it cannot be read). */
-export async function readTasksFile(path: string): Promise<TasksFile> {
+async function readTasksFile(path: string): Promise<TasksFile> {
+  return (await readTasksInput(path)).file;
+}
+
+/** The tasks file at `path` and the specification it names (see `TasksFileCheck`), or a usage error. */
+export async function readTasksInput(path: string): Promise<{ file: TasksFile; spec: string | null }> {
   const text = await readFile(path, 'utf8').catch((error: unknown) => {
     throw new RatchetError('usage', `Cannot read the tasks file ${path}.`, {
       hint: 'Write one with `ratchet tasks plan spec.md`, or by hand (see the README).',
@@ -68,7 +73,7 @@ export async function readTasksFile(path: string): Promise<TasksFile> {
       hint: 'Fix every problem listed, then run it again.',
       details: { problems: check.problems },
     });
-  return check.file;
+  return { file: check.file, spec: check.spec };
 }
 
 /**

@@ -77,7 +77,14 @@ export type TasksFileProblem = { message: string } & (
   | { code: 'test-is-impl-file'; file: string; testOf: string; implOf: string }
 );
 
-export type TasksFileCheck = { ok: true; file: TasksFile } | { ok: false; problems: TasksFileProblem[] };
+/**
+ * `spec`: the specification the file was planned from (`tasks plan` records it), relative to the
+ * repository root, or null when the file names none. Not the model's to say (`TasksFileSchema`,
+ * its answer's shape, has no such field): `tasks run` exempts it, as the file itself, from the
+ * working tree's uncommitted changes.
+ */
+export type TasksFileCheck =
+  { ok: true; file: TasksFile; spec: string | null } | { ok: false; problems: TasksFileProblem[] };
 
 function issuePath(prefix: (string | number)[], path: readonly PropertyKey[]): string {
   let text = '';
@@ -175,7 +182,7 @@ function graphProblems(tasks: readonly TaskSpec[]): TasksFileProblem[] {
  * and file ownership among the tasks that are well formed.
  */
 export function checkTasksFile(value: unknown): TasksFileCheck {
-  const outer = z.strictObject({ tasks: z.array(z.unknown()).min(1) }).safeParse(value);
+  const outer = z.strictObject({ spec: RepoPath.optional(), tasks: z.array(z.unknown()).min(1) }).safeParse(value);
   if (!outer.success) return { ok: false, problems: schemaProblems(outer.error, []) };
   const problems: TasksFileProblem[] = [];
   const tasks: TaskSpec[] = [];
@@ -185,7 +192,7 @@ export function checkTasksFile(value: unknown): TasksFileCheck {
     else problems.push(...schemaProblems(parsed.error, ['tasks', index]));
   });
   problems.push(...graphProblems(tasks));
-  return problems.length === 0 ? { ok: true, file: { tasks } } : { ok: false, problems };
+  return problems.length === 0 ? { ok: true, file: { tasks }, spec: outer.data.spec ?? null } : { ok: false, problems };
 }
 
 /** `checkTasksFile` over JSON text (a hand-written file, or a model's plain-text answer). */
