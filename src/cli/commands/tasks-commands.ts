@@ -82,7 +82,11 @@ export function registerTasksCommands(program: Command, cli: CliSetup): void {
         'the tasks file (JSON, as `tasks plan` writes it); it and the spec it names are inputs: they may be uncommitted',
       ),
   )
-    .option('--workers <n>', "tasks at once (not with --queue: the workers' --concurrency decides)", '1')
+    .option(
+      '--workers <n>',
+      "tasks at once, in worker processes of this machine (one per core at most; not with --queue: the workers' --concurrency decides)",
+      '1',
+    )
     .option(
       '--queue <url>',
       'run the tasks on `ratchet worker --queue <url>` processes (any machine) instead of here: redis://host:port[/db] (its password in REDIS_PASSWORD, never in the URL: the run stores it)',
