@@ -143,7 +143,16 @@ export function engineServices(ledger: Ledger): EngineServices {
 function workerExecutable(): { path: string; execArgv: string[] } {
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return { path: fileURLToPath(new URL('./task-worker.js', here)), execArgv: [] };
-  return { path: fileURLToPath(new URL('./task-worker.ts', here)), execArgv: ['--import', 'tsx'] };
+  // tsx as this checkout resolves it: the workers start in the run's repository, which has none.
+  return { path: fileURLToPath(new URL('./task-worker.ts', here)), execArgv: ['--import', resolveTsx()] };
+}
+
+function resolveTsx(): string {
+  try {
+    return import.meta.resolve('tsx');
+  } catch {
+    return 'tsx';
+  }
 }
 
 /**
