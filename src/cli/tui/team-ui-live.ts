@@ -138,10 +138,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
       await denyWrite({ iteration, stores, id, reason: reason ?? undefined });
     },
 
-    async advance() {
+    async advance(options = {}) {
       const models = await modelFor();
       const result = await recordingIteration(await ledgerTarget(), (record) =>
-        advanceIteration(ctx, { modelFor: models, signal, record }),
+        advanceIteration(ctx, { modelFor: models, signal, record, force: options.force === true }),
       );
       const layers = new Map<number, string[]>();
       for (const task of result.from === 'planning' ? (result.tasks ?? []) : [])
