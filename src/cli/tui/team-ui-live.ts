@@ -171,7 +171,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
 
     async mergeLayer() {
       const config = await configFor(repoRoot, flags);
-      return (await mergeCurrentLayer(repoRoot, { config, runner, env: process.env, signal })).result;
+      const merged = await recordingIteration(await ledgerTarget(), (record) =>
+        mergeCurrentLayer(repoRoot, { config, runner, env: process.env, signal }, record),
+      );
+      return merged.result;
     },
 
     stop() {

@@ -180,6 +180,7 @@ function fakePorts(options: { iteration?: boolean } = {}) {
       return Promise.resolve({
         outcome: 'merged',
         merged: ['T1'],
+        commits: [],
         head: 'f00',
         verification: {
           commands: ['npm test'],
