@@ -66,7 +66,7 @@ export async function guardSharedDependencies(source: string, worktree: string):
 }
 
 /** When a restore happened: before a command, or once the agent's work left its hands. */
-export type RestoreMoment = 'before-command' | 'work-handed-over';
+type RestoreMoment = 'before-command' | 'work-handed-over';
 
 /** What a run says when it restored `name`. */
 function restoredMessage(name: string, moment: RestoreMoment): string {
