@@ -95,7 +95,11 @@ export async function* runProcess(process: RunProcess): AsyncGenerator<RatchetEv
       from = process.from;
     }
     started = true;
-    return yield* driveSteps(process, definition.run(context, from), seam, () => sandbox?.takeNotices() ?? []);
+    const box = sandbox;
+    return yield* driveSteps(process, definition.run(context, from), seam, async (handedOver) => {
+      if (handedOver) await box.restoreShared();
+      return box.takeNotices();
+    });
   } catch (error) {
     if (started) throw error;
     // Before its steps: nothing of the run is worth keeping (nothing was confirmed either).
@@ -193,8 +197,11 @@ async function* driveSteps(
   process: RunProcess,
   steps: AsyncGenerator<EventInput, unknown>,
   seam: Recorder,
-  /** The sandbox's warnings (a shared dependency folder restored), shown before the step's next event. */
-  notices: () => string[],
+  /**
+   * The sandbox's warnings (a shared dependency folder restored), shown before the step's next
+   * event; `handedOver` (a stage's end, a checkpoint, the steps' end) restores the folders first.
+   */
+  notices: (handedOver: boolean) => Promise<string[]>,
 ): AsyncGenerator<RatchetEvent, RunOutcome> {
   const { run, services } = process;
   const resumable = process.definition.resume !== undefined;
@@ -204,7 +211,8 @@ async function* driveSteps(
   try {
     for (;;) {
       const next = await steps.next();
-      for (const message of notices()) yield await seam({ type: 'warning', message });
+      for (const message of await notices(next.done === true || handsOver(next.value)))
+        yield await seam({ type: 'warning', message });
       if (next.done) {
         outcome = { runId: run.id, status: 'completed', error: null, result: next.value, resumable };
         break;
@@ -216,6 +224,8 @@ async function* driveSteps(
     const failure = interruptionBySignal(toRatchetError(error), process.signal);
     const status = failure.code === 'interrupted' ? 'interrupted' : isPartial(failure) ? 'partial' : 'failed';
     outcome = { runId: run.id, status, error: failure, result: null, resumable };
+    // A run that stopped mid-stage leaves the worktree as the agent left it: its folders go back.
+    for (const message of await notices(true)) yield await seam({ type: 'warning', message });
   }
   for (const started of open.reverse()) {
     const { stage, phase, cycle, attempt } = started;
@@ -260,6 +270,14 @@ function isPartial(failure: RatchetError): boolean {
 }
 
 type StartedStage = Extract<EventInput, { type: 'stage-start' }>;
+
+/**
+ * Whether `event` marks the agent's work leaving its hands (a stage's end, a checkpoint), where a
+ * shared dependency folder it swapped after its last command must not stay swapped.
+ */
+function handsOver(event: EventInput): boolean {
+  return event.type === 'stage-end' || event.type === 'checkpoint-create';
+}
 
 /** Keeps `open` to the stage attempts `event` leaves started and not yet ended. */
 function trackOpenStages(open: StartedStage[], event: EventInput): void {

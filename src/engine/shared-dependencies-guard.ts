@@ -65,9 +65,26 @@ export async function guardSharedDependencies(source: string, worktree: string):
   };
 }
 
+/** When a restore happened: before a command, or once the agent's work left its hands. */
+type RestoreMoment = 'before-command' | 'work-handed-over';
+
 /** What a run says when it restored `name`. */
-function restoredMessage(name: string): string {
-  return `The agent replaced or changed ${name} in the worktree (shared from your checkout); Ratchet restored it before running the next command, so no program of the agent's judges the run.`;
+function restoredMessage(name: string, moment: RestoreMoment): string {
+  const when =
+    moment === 'before-command'
+      ? 'before running the next command'
+      : 'once the agent handed its work over (the folder is not left swapped in the worktree)';
+  return `The agent replaced or changed ${name} in the worktree (shared from your checkout); Ratchet restored it ${when}, so no program of the agent's judges the run.`;
+}
+
+/**
+ * Checks and restores the shared folders now, `notice` hearing each restore: for the points where
+ * the agent's work leaves its hands with no command after it (a stage's end, a checkpoint, the
+ * run's end, disposing the sandbox), where a swap by its last command or a file-write tool would
+ * otherwise stay in the worktree.
+ */
+export async function restoreSharedNow(guard: SharedDependencyGuard, notice: (message: string) => void): Promise<void> {
+  for (const name of await guard.restore()) notice(restoredMessage(name, 'work-handed-over'));
 }
 
 /**
@@ -82,7 +99,7 @@ export function guardedRunner(
   return {
     ...runner,
     async run(spec) {
-      for (const name of await guard.restore()) notice(restoredMessage(name));
+      for (const name of await guard.restore()) notice(restoredMessage(name, 'before-command'));
       return runner.run(spec);
     },
   };

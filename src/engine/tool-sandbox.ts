@@ -17,7 +17,7 @@ import {
   type SandboxArea,
   type SandboxPlaces,
 } from './sandbox-host.js';
-import { guardedRunner, guardSharedDependencies } from './shared-dependencies-guard.js';
+import { guardedRunner, guardSharedDependencies, restoreSharedNow } from './shared-dependencies-guard.js';
 
 /** A runner in the run's sandbox with more mounts or another network setting (the Claude Code CLI's). */
 export type SandboxFactory = (options: {
@@ -46,6 +46,11 @@ export interface ToolSandbox extends AsyncDisposable {
    * `runner` restored before a command, see `guardSharedDependencies`), for the run to show.
    */
   takeNotices(): string[];
+  /**
+   * Checks and restores the shared dependency folders now (a notice for `takeNotices` each):
+   * where the agent's work leaves its hands with no command after it. Disposing does it too.
+   */
+  restoreShared(): Promise<void>;
 }
 
 export interface ToolSandboxPaths {
@@ -177,8 +182,13 @@ export async function toolSandbox(
   const guard = await guardSharedDependencies(paths.dependenciesOf, paths.worktree);
   const notices: string[] = [];
   const takeNotices = (): string[] => notices.splice(0);
-  const guarded = (inner: ProcessRunner): ProcessRunner =>
-    guardedRunner(inner, guard, (notice) => notices.push(notice));
+  const notice = (message: string): void => {
+    notices.push(message);
+  };
+  const guarded = (inner: ProcessRunner): ProcessRunner => guardedRunner(inner, guard, notice);
+  // A swap by the agent's last command (or a write after it) has no next command to undo it: the
+  // worktree would keep it once the run ends, for the user to run outside any sandbox.
+  const restoreShared = (): Promise<void> => restoreSharedNow(guard, notice);
   if (config.bash.sandbox === 'off') {
     return {
       runner: guarded(runner),
@@ -186,7 +196,10 @@ export async function toolSandbox(
       sandboxed: false,
       start: optOut(config),
       takeNotices,
-      async [Symbol.asyncDispose]() {},
+      restoreShared,
+      async [Symbol.asyncDispose]() {
+        await restoreShared();
+      },
     };
   }
   if (options.checked !== true) await requireSandbox(config, runner);
@@ -214,8 +227,13 @@ export async function toolSandbox(
         },
       },
       takeNotices,
+      restoreShared,
       async [Symbol.asyncDispose]() {
-        await removeSandboxArea(area);
+        try {
+          await restoreShared();
+        } finally {
+          await removeSandboxArea(area);
+        }
       },
     };
   } catch (error) {

@@ -138,6 +138,18 @@ describe('ratchet team implementation: several tasks per agent, through the Anth
     expect(merged.stdout).toMatch(/Merged alpha, beta, gamma: All 4 tests pass/);
     expect(repo.run('show', `${beta.branch}:src/beta.js`)).toBe(unit('beta').trim());
     expect(() => repo.run('show', `${beta.branch}:src/alpha.js`)).toThrow();
+    // Each task's merge is a VERIFY checkpoint of the iteration's ledger run, as `tasks run` records its merges.
+    const runId = String((await createIterationStore(teamDirOf(repo.dir)).getCurrent()).iteration.ledger_run);
+    {
+      await using ledger = await openLedger(join(repo.dir, '.ratchet', 'ledger.db'));
+      const checkpoints = await ledger.checkpoints(runId);
+      expect(checkpoints.map((row) => `${row.stage} ${row.subject}`)).toEqual(
+        ['alpha', 'beta', 'gamma'].map((id) => `VERIFY team: merge ${id} (layer 0)`),
+      );
+      expect(checkpoints.at(-1)?.commitSha).toBe(await new Git(workspace).head());
+    }
+    const report = await cli(['report', runId]);
+    expect(report.stdout).toContain('team: merge gamma (layer 0)');
     expect(brain.unexpected).toEqual([]);
     expect(brain.unplayed()).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -311,6 +311,30 @@ describe('ratchet team through the Anthropic adapter (loopback fake)', () => {
     expect(log.trim().split('\n')).toHaveLength(2);
     expect(brain.seen.has('coach')).toBe(false);
     expect(existsSync(join(teamDirOf(repo.dir), 'iterations.json'))).toBe(false);
+  });
+
+  it('a continue at the turn limit saves no checkpoint and changes nothing, an answer included', async () => {
+    await plain('init', '--agents', '2');
+    brain.script('agent-1', say('A first thought.'));
+    await team('run', 'A calculator', '--max-turns', '1');
+    // Every file of .team/ with its content: what a continue at the limit must leave as it was.
+    const snapshot = (): Record<string, string> => {
+      const root = teamDirOf(repo.dir);
+      const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((file) =>
+        statSync(join(root, file)).isFile(),
+      );
+      return Object.fromEntries(files.sort().map((file) => [file, readFileSync(join(root, file), 'utf8')]));
+    };
+    const before = snapshot();
+    expect(Object.keys(before).some((file) => file.includes('checkpoints'))).toBe(true);
+    const asked = server.requests.length;
+    for (const args of [['continue'], ['continue', '-m', 'Integers only, please']]) {
+      const atLimit = await team(...args);
+      expect(atLimit.stdout).toContain('ratchet team continue --max-turns N allows N more.');
+      expect(atLimit.stdout).not.toContain('Checkpoint');
+    }
+    expect(server.requests.length).toBe(asked);
+    expect(snapshot()).toEqual(before);
   });
 
   it('keeps .team/ out of git, so after a session the checkout is clean and the next run starts', async () => {

@@ -85,7 +85,8 @@ async function driveIteration(
       for (;;) {
         const next = await events.next();
         if (next.done === true) {
-          if (!output.json) output.out(pc.dim(`Checkpoint ${next.value.checkpoint} saved.`));
+          if (!output.json && next.value.checkpoint !== null)
+            output.out(pc.dim(`Checkpoint ${next.value.checkpoint} saved.`));
           return;
         }
         renderTeamEvent(next.value, output);

@@ -3,9 +3,11 @@ import pc from 'picocolors';
 import { currentLayerTarget, mergeCurrentLayer, teamLayerStores } from '../../engine/team/layer-state.js';
 import { reviewLayer, setupLayer, type LayerMerge, type LayerReview } from '../../engine/team/layer-worktrees.js';
 import { createProcessRunner } from '../../process/runner.js';
+import { teamDirOf } from '../../workflows/team/setup.js';
 import { configFor, createCliOutput, repositoryRoot, type ProviderFlags } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { Output } from '../output.js';
+import { recordingIteration } from '../team-ledger.js';
 import { describeMerge, describeUnassigned } from '../tui/layer-text.js';
 import type { CliSetup } from './cli-setup.js';
 import { teamGroup } from './team-group.js';
@@ -61,12 +63,20 @@ export function registerTeamWorktreesCommands(program: Command, cli: CliSetup): 
       const output = createCliOutput(command);
       const repoRoot = await repositoryRoot(command);
       const config = await configFor(repoRoot, flags);
-      const { result } = await mergeCurrentLayer(repoRoot, {
-        ...(flags.allowEmpty === true ? { allowEmpty: true } : {}),
-        config,
-        runner: createProcessRunner(),
-        env: process.env,
-      });
+      // Green, each task's merge is a checkpoint of the iteration's ledger run (`report`, `status`).
+      const target = { repoRoot, teamDir: teamDirOf(repoRoot), config, signal: new AbortController().signal };
+      const { result } = await recordingIteration(target, (record) =>
+        mergeCurrentLayer(
+          repoRoot,
+          {
+            ...(flags.allowEmpty === true ? { allowEmpty: true } : {}),
+            config,
+            runner: createProcessRunner(),
+            env: process.env,
+          },
+          record,
+        ),
+      );
       if (output.json) output.out(JSON.stringify(result));
       else printMerge(output, result);
       cli.setExit(result.outcome === 'merged' ? EXIT.ok : EXIT.gateFailed);

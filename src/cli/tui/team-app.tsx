@@ -4,7 +4,8 @@
  * help line names the keys of each view:
  *
  * - conversation: c continue, m answer the coach (`continue -m`), t more turns (`continue
- *   --max-turns`), ↑↓ a approve / d deny the selected write (a reason typed in), n advance,
+ *   --max-turns`), ↑↓ a approve / d deny the selected write (a reason typed in), n advance
+ *   (N `advance --force`, once `yes` is typed),
  *   w worktrees, p checkpoints, l the approvals so far (`approvals`), r start an iteration (`run`),
  *   g / G groom a topic (with the coach),
  *   q or Ctrl-C quit;
@@ -146,6 +147,14 @@ export function TeamApp({ ports, size }: TeamAppProps) {
       send({ type: 'mode', mode: await checkpointsMode() });
     });
 
+  /** `team advance`, or `advance --force` once confirmed. */
+  const advance = (force: boolean): void =>
+    act('Advance', async (send) => {
+      send({ type: 'status', status: { kind: 'busy', what: 'Advancing the phase' } });
+      send({ type: 'notice', lines: await ports.advance(force ? { force: true } : {}) });
+      send({ type: 'status', status: { kind: 'idle' } });
+    });
+
   /** Sends the line typed so far (read from `latest`: the keys of this same chunk included). */
   const submit = (): void => {
     const typing = latest.current.mode;
@@ -176,6 +185,9 @@ export function TeamApp({ ports, size }: TeamAppProps) {
       case 'groom':
         if (text === '') return dispatch({ type: 'notice', lines: ['Grooming needs a topic.'] });
         return groom(text, prompt.withCoach);
+      case 'force':
+        if (text.toLowerCase() !== 'yes') return dispatch({ type: 'notice', lines: ['Not advanced.'] });
+        return advance(true);
       case 'checkpoint':
         return act('Checkpoint', async (send) => {
           const info = await ports.createCheckpoint(text === '' ? 'manual' : text);
@@ -297,12 +309,8 @@ export function TeamApp({ ports, size }: TeamAppProps) {
         send({ type: 'notice', lines: [`Approved ${selected.id}: ${stripControl(selected.path)} written.`] });
       });
     if (input === 'd' && selected !== undefined) return ask({ for: 'deny', approvalId: selected.id });
-    if (input === 'n')
-      return act('Advance', async (send) => {
-        send({ type: 'status', status: { kind: 'busy', what: 'Advancing the phase' } });
-        send({ type: 'notice', lines: await ports.advance() });
-        send({ type: 'status', status: { kind: 'idle' } });
-      });
+    if (input === 'n') return advance(false);
+    if (input === 'N') return ask({ for: 'force' });
     if (input === 'w')
       return act('Worktree review', async (send) => {
         send({ type: 'mode', mode: await reviewMode() });

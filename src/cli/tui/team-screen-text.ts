@@ -49,6 +49,7 @@ const PROMPTS: Record<Prompt['for'], string> = {
   start: 'Describe the new iteration: ',
   groom: 'Groom which topic? ',
   checkpoint: 'Describe the checkpoint: ',
+  force: 'Advance --force: leave implementation although layers of tasks.json were never merged? Type yes: ',
 };
 
 /** The keys of the current view. */
@@ -68,7 +69,7 @@ export function helpLines(state: TeamUiState): string[] {
     case 'conversation':
       return state.hasIteration
         ? [
-            'c continue · m answer · t more turns · ↑↓ select · a approve · d deny · n advance · q quit',
+            'c continue · m answer · t more turns · ↑↓ select · a approve · d deny · n advance (N --force) · q quit',
             'w worktrees · p checkpoints · l approvals · r new iteration · g groom a topic (G with the coach)',
           ]
         : ['r start an iteration · g groom a topic (G with the coach) · q quit'];

@@ -138,10 +138,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
       await denyWrite({ iteration, stores, id, reason: reason ?? undefined });
     },
 
-    async advance() {
+    async advance(options = {}) {
       const models = await modelFor();
       const result = await recordingIteration(await ledgerTarget(), (record) =>
-        advanceIteration(ctx, { modelFor: models, signal, record }),
+        advanceIteration(ctx, { modelFor: models, signal, record, force: options.force === true }),
       );
       const layers = new Map<number, string[]>();
       for (const task of result.from === 'planning' ? (result.tasks ?? []) : [])
@@ -171,7 +171,10 @@ export async function createLiveTeamUiPorts(options: LiveTeamUiOptions): Promise
 
     async mergeLayer() {
       const config = await configFor(repoRoot, flags);
-      return (await mergeCurrentLayer(repoRoot, { config, runner, env: process.env, signal })).result;
+      const merged = await recordingIteration(await ledgerTarget(), (record) =>
+        mergeCurrentLayer(repoRoot, { config, runner, env: process.env, signal }, record),
+      );
+      return merged.result;
     },
 
     stop() {

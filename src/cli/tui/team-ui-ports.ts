@@ -48,8 +48,11 @@ export interface TeamUiPorts {
   listApprovals(): Promise<Approval[]>;
   approve(id: string): Promise<void>;
   deny(id: string, reason: string | null): Promise<void>;
-  /** `team advance`: the phase transition with its extraction; lines saying what it did. */
-  advance(): Promise<string[]>;
+  /**
+   * `team advance`: the phase transition with its extraction; lines saying what it did. `force`:
+   * `advance --force` (leave implementation although layers were never merged).
+   */
+  advance(options?: { force?: boolean }): Promise<string[]>;
   listCheckpoints(): Promise<CheckpointInfo[]>;
   createCheckpoint(description: string): Promise<CheckpointInfo>;
   restoreCheckpoint(number: number): Promise<CheckpointInfo>;

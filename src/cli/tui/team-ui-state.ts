@@ -32,7 +32,9 @@ export type Prompt =
   /** `groom "<topic>" [--coach]`. */
   | { for: 'groom'; withCoach: boolean }
   /** `checkpoint create "<description>"`. */
-  | { for: 'checkpoint' };
+  | { for: 'checkpoint' }
+  /** `advance --force`: `yes` confirms leaving implementation with layers never merged. */
+  | { for: 'force' };
 
 /** Which part of the screen the keys go to. */
 export type Mode =

@@ -1,6 +1,7 @@
 import { RatchetError } from '../../core/errors.js';
 import { createArtifactStore, createIterationStore } from '../../workflows/team/file-stores.js';
 import { lockIteration } from '../../workflows/team/iteration-lock.js';
+import type { TeamRecord } from '../../workflows/team/ledger-record.js';
 import { teamAgentNames, teamDirOf } from '../../workflows/team/setup.js';
 import type { ArtifactStore, IterationStore } from '../../workflows/team/stores.js';
 import { phaseTasks } from '../../workflows/team/layers/layer-plan.js';
@@ -50,16 +51,22 @@ export async function currentLayerTarget(stores: LayerStores, repoRoot: string):
  * `team worktrees merge` of the current iteration (the CLI's and the TUI's): merges its current
  * layer and, green, records that the next layer starts. It holds the iteration's lock, as a
  * session and `advance` do, so no conversation or phase change runs while the layer merges.
+ * Green, each task's merge commit goes to the iteration's ledger run through `record` as a
+ * checkpoint of stage VERIFY, as `tasks run` records its merges, for `report` and `status`.
  */
 export async function mergeCurrentLayer(
   repoRoot: string,
   options: Omit<LayerMergeOptions, keyof TeamLayerTarget>,
+  record?: TeamRecord,
 ): Promise<{ target: TeamLayerTarget; result: LayerMerge }> {
   const stores = teamLayerStores(repoRoot);
   const target = await currentLayerTarget(stores, repoRoot);
   await using _lock = await lockIteration(teamDirOf(repoRoot), target.iterationId);
   const result = await mergeLayer({ ...target, ...options });
-  if (result.outcome === 'merged')
+  if (result.outcome === 'merged') {
     await stores.iterations.saveFields(target.iterationId, { current_layer: result.nextLayer });
+    for (const { commit, subject } of result.commits)
+      await record?.({ type: 'checkpoint-create', stage: 'VERIFY', phase: 'COMPLETE', commit, subject });
+  }
   return { target, result };
 }

@@ -99,6 +99,8 @@ export type LayerMerge =
       outcome: 'merged';
       /** The tasks merged now (those merged before are left out). */
       merged: string[];
+      /** Each of those tasks' merge commit on the iteration's branch, with its subject (the ledger's checkpoints). */
+      commits: { task: string; commit: string; subject: string }[];
       head: string;
       verification: LayerVerification;
       /** The iteration's next `current_layer`. */
@@ -329,6 +331,7 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
   }
   const before = await iteration.head();
   const merged: string[] = [];
+  const commits: { task: string; commit: string; subject: string }[] = [];
   for (const space of spaces) {
     const tip = await git.revParse(`refs/heads/${space.branch}`);
     if (tip === null || (await git.isAncestor(tip, before))) continue;
@@ -337,8 +340,9 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
       await iteration.resetHard(before);
       return { outcome: 'unsafe', task: space.id, entries: unsafe };
     }
+    const subject = `team: merge ${space.id} (layer ${options.layer})`;
     try {
-      await iteration.merge(space.branch, `team: merge ${space.id} (layer ${options.layer})`);
+      await iteration.merge(space.branch, subject);
     } catch (error) {
       const details = error instanceof RatchetError ? error.details : undefined;
       await iteration.resetHard(before);
@@ -347,6 +351,7 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
       return { outcome: 'conflict', task: space.id, branch: space.branch, files, worktree: space.worktree };
     }
     merged.push(space.id);
+    commits.push({ task: space.id, commit: await iteration.head(), subject });
   }
   let verification: LayerVerification;
   try {
@@ -379,6 +384,7 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
   return {
     outcome: 'merged',
     merged,
+    commits,
     head: await iteration.head(),
     verification,
     nextLayer,

@@ -55,13 +55,15 @@ export interface ContinueOptions {
 /**
  * Continues the current iteration's conversation: refused while writes wait for approval; the
  * PM's answer (yielded as an `AppendMessage`) and any extra turns first; then the session's
- * events, each persisted before it is yielded. Returns the checkpoint saved after the session.
+ * events, each persisted before it is yielded. Returns the checkpoint saved after the session;
+ * null when the phase had no turn left (and no `moreTurns`): then it only yields the
+ * `SessionComplete` that says so, and changes nothing (no answer added, no session, no checkpoint).
  */
 export async function* continueIteration(
   ctx: TeamContext,
   deps: SessionDependencies,
   options: ContinueOptions,
-): AsyncGenerator<TeamEvent, { checkpoint: number }> {
+): AsyncGenerator<TeamEvent, { checkpoint: number | null }> {
   const { iteration, dir } = await createIterationStore(ctx.teamDir).getCurrent();
   const stores = iterationStores(ctx, dir, iteration.id);
   const pending = await stores.approvals.pending();
@@ -69,13 +71,18 @@ export async function* continueIteration(
     throw new RatchetError('usage', `${pending.length} write(s) still wait for approval.`, {
       hint: options.pendingHint,
     });
-  if (options.moreTurns !== undefined) {
-    const turns = countAgentTurns(
-      await stores.conversation.readPhaseHistory(),
-      ctx.config.agents.map((agent) => agent.name),
-    );
-    await stores.iterations.saveFields(iteration.id, { max_turns: turns + options.moreTurns });
+  const turns = countAgentTurns(
+    await stores.conversation.readPhaseHistory(),
+    ctx.config.agents.map((agent) => agent.name),
+  );
+  // No turn left: a session would run nothing and save an empty checkpoint. The front end says how
+  // to allow more (its rendering of `SessionComplete`); not persisted, as nothing happened.
+  if (options.moreTurns === undefined && turns >= iteration.max_turns) {
+    yield { type: 'SessionComplete', totalTurns: turns };
+    return { checkpoint: null };
   }
+  if (options.moreTurns !== undefined)
+    await stores.iterations.saveFields(iteration.id, { max_turns: turns + options.moreTurns });
   const answer = options.answer?.trim();
   if (answer !== undefined && answer !== '') {
     const msg: TeamMessage = { from: PM_SENDER, iteration: iteration.id, content: answer };

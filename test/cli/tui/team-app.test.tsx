@@ -164,8 +164,8 @@ function fakePorts(options: { iteration?: boolean } = {}) {
       snapshot.approvals = snapshot.approvals.filter((entry) => entry.id !== id);
       return Promise.resolve();
     },
-    advance() {
-      calls.push('advance');
+    advance(options = {}) {
+      calls.push(options.force === true ? 'advance --force' : 'advance');
       snapshot.phase = 'planning';
       return Promise.resolve(['Wrote groomed.md', 'Phase: refinement -> planning']);
     },
@@ -180,6 +180,7 @@ function fakePorts(options: { iteration?: boolean } = {}) {
       return Promise.resolve({
         outcome: 'merged',
         merged: ['T1'],
+        commits: [],
         head: 'f00',
         verification: {
           commands: ['npm test'],
@@ -350,6 +351,23 @@ describe('ratchet team ui: the conversation live, approvals inline, phases and w
     expect(frame).toContain('Wrote groomed.md');
     expect(await shows('phase planning')).toBeTruthy();
     expect(calls.at(-1)).toBe('advance');
+  });
+
+  it('forces an advance (advance --force) only once yes is typed at its confirmation', async () => {
+    const { ports, calls } = fakePorts();
+    app = render(<TeamApp ports={ports} size={{ columns: 200, rows: 30 }} />);
+    await shows('Kickoff');
+    expect(await shows('n advance (N --force)')).toBeTruthy();
+    await press('N');
+    await shows('Advance --force: leave implementation although layers of tasks.json were never merged?');
+    await press('no');
+    await press('\r');
+    await shows('Not advanced.');
+    expect(calls.filter((call) => call.startsWith('advance'))).toEqual([]);
+    await press('Nyes');
+    await press('\r');
+    await shows('Phase: refinement -> planning');
+    expect(calls.filter((call) => call.startsWith('advance'))).toEqual(['advance --force']);
   });
 
   it('reviews the layer with its diffs, and merges it', async () => {
