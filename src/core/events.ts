@@ -250,3 +250,11 @@ export interface EventEnvelope {
 export type EventInput = { [K in EventType]: { type: K; task?: string } & EventMap[K] }[EventType];
 export type RatchetEvent = EventInput & EventEnvelope;
 export type EventOf<K extends EventType> = { type: K; task?: string } & EventMap[K] & EventEnvelope;
+
+/**
+ * Whether the agent's work leaves its hands at `event` (a stage's end, a checkpoint): what it may
+ * have left in the worktree (a shared dependency folder swapped) is put back there.
+ */
+export function handsOver(event: EventInput): boolean {
+  return event.type === 'stage-end' || event.type === 'checkpoint-create';
+}

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { RatchetError, toRatchetError } from '../core/errors.js';
 import { Git } from '../git/git.js';
-import type { EventInput, RatchetEvent } from '../core/events.js';
+import { handsOver, type EventInput, type RatchetEvent } from '../core/events.js';
 import { createRedactor, secretsFromEnv } from '../core/redact.js';
 import { stageModelOverrideNotice, type ResolvedConfig } from '../config/resolved.js';
 import type { RunAgents, RunModels } from '../agent/models/run-models.js';
@@ -275,10 +275,6 @@ type StartedStage = Extract<EventInput, { type: 'stage-start' }>;
  * Whether `event` marks the agent's work leaving its hands (a stage's end, a checkpoint), where a
  * shared dependency folder it swapped after its last command must not stay swapped.
  */
-function handsOver(event: EventInput): boolean {
-  return event.type === 'stage-end' || event.type === 'checkpoint-create';
-}
-
 /** Keeps `open` to the stage attempts `event` leaves started and not yet ended. */
 function trackOpenStages(open: StartedStage[], event: EventInput): void {
   if (event.type === 'stage-start') {

@@ -117,6 +117,8 @@ export interface TaskSpace extends AsyncDisposable {
    * code replaced, restored before a command), for the task's steps to show and record.
    */
   takeNotices(): string[];
+  /** Puts back a shared dependency folder the task's agent left swapped (its notice comes from `takeNotices`). */
+  restoreShared(): Promise<void>;
 }
 
 /** The local worker pool's places (the engine's): one `TaskSpace` per attempt of a task. */

@@ -61,6 +61,22 @@ describe('ratchet tasks run: a task whose code swaps the shared node_modules (bu
     ).toBe(true);
   });
 
+  it("puts the folder back when the task's work leaves the agent's hands, though no command of the task follows its last test run", () => {
+    // The task's last command is its last test run (GREEN's: VERIFY reuses it), which swaps the
+    // folder again; nothing of the task runs after it, so only the restore at the stage's end
+    // notices (and says so).
+    const task = events.filter((event) => (event as { task?: unknown }).task === 'S');
+    const lastRun = task.findLastIndex((event) => event.type === 'verify-end');
+    expect(lastRun).toBeGreaterThan(-1);
+    const after = task
+      .slice(lastRun)
+      .flatMap((event) => (event.type === 'warning' ? [WarningSchema.parse(event)] : []));
+    expect(
+      after.some((warning) => warning.message.includes(RESTORED)),
+      describeResult(result),
+    ).toBe(true);
+  });
+
   it('records the warning in the ledger with its task', async () => {
     const runId = z.object({ runId: z.string() }).parse(events.find((event) => event.type === 'run-start')).runId;
     const ledger = await openLedger(join(repo.dir, '.ratchet', 'ledger.db'), { secrets: [] });

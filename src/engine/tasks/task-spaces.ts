@@ -140,6 +140,7 @@ export function createTaskSpaces(options: TaskSpacesOptions): TaskSpacePort {
         commands: { runner: sandbox.runner, environment },
         agents,
         takeNotices: () => sandbox.takeNotices(),
+        restoreShared: () => sandbox.restoreShared(),
         async [Symbol.asyncDispose]() {
           await sandbox[Symbol.asyncDispose]();
           await serially(() => git.removeWorktree(worktree, { force: true })).catch(() => undefined);

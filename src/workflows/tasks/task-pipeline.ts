@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { AgentRuntime } from '../../core/agent.js';
-import type { EventInput } from '../../core/events.js';
+import { handsOver, type EventInput } from '../../core/events.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
 import { createSlots, type Slots } from '../../core/slots.js';
 import { stageSettings } from '../../config/resolved.js';
@@ -214,18 +214,22 @@ export async function* runTaskPipeline(
     ...(known === undefined ? {} : { knownRun: { commit: baseCommit, run: known } }),
   });
   // The sandbox's restores (a shared dependency folder swapped) come out as the task's warnings,
-  // before the step's next event, as a run's own do: shown, recorded, and streamed by a queue worker.
-  const notices = (): EventInput[] =>
-    space.takeNotices().map((message) => ({ type: 'warning', message, task: task.key }));
+  // before the step's next event, as a run's own do: shown, recorded, and streamed by a queue
+  // worker. Where the agent's work leaves its hands (a stage's end, a checkpoint, the pipeline's
+  // end) the folders are put back first, as for a run's own sandbox.
+  const notices = async (handedOver: boolean): Promise<EventInput[]> => {
+    if (handedOver) await space.restoreShared();
+    return space.takeNotices().map((message) => ({ type: 'warning', message, task: task.key }));
+  };
   try {
     for (;;) {
       const next = await steps.next();
-      yield* notices();
+      yield* await notices(next.done === true || handsOver(next.value));
       if (next.done) break;
       yield { ...next.value, task: task.key };
     }
   } catch (error) {
-    yield* notices();
+    yield* await notices(true);
     const failure = toRatchetError(error);
     if (failure.code === 'interrupted') throw failure;
     return { status: 'failed', reason: failure.message, code: failure.code };
