@@ -5,7 +5,7 @@
  * another worker as its next delivery, on a branch made anew from its start point, and the run
  * ends with every task merged once, the ledger telling which worker ran what.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,7 +15,15 @@ import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/f
 import { ANTHROPIC_FLAGS, createProjectRepo, E2E_API_KEY, ratchetEnv, type ProjectRepo } from '../support/e2e-run.js';
 import { CLI, cliEnv, describeResult, parseNdjson, runCli, type CliResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
-import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, taskUpdatesOf } from '../support/tasks-brain.js';
+import {
+  createTasksBrain,
+  letterTask,
+  LETTERS_PROJECT,
+  tasksFile,
+  taskUpdatesOf,
+  type TasksBrain,
+} from '../support/tasks-brain.js';
+import { until } from '../support/wait-until.js';
 
 const sandbox = sandboxForThisMachine();
 
@@ -30,12 +38,52 @@ const TASKS = [
 /** The task whose worker process is killed while the model works on its GREEN stage. */
 const KILLED_TASK = 'C';
 
-async function until(what: string, condition: () => boolean, timeoutMs = 120_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`Timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/**
+ * A fake model whose first call for `hold` (`<task> <stage>`) is answered only after 30 s; the
+ * returned function says whether it arrived.
+ */
+function holdingServer(server: FakeAnthropicServer, brain: TasksBrain, hold: string): () => boolean {
+  let held = false;
+  server.setFallback((request) => {
+    const reply = brain.reply(request);
+    if (!held && brain.calls.at(-1) === hold) {
+      held = true;
+      return { ...reply, delayMs: 30_000 };
+    }
+    return reply;
+  });
+  return () => held;
+}
+
+/** `ratchet tasks run` of the built CLI as a user starts it, its output read as it comes. */
+function startTasksRun(
+  repo: ProjectRepo,
+  server: FakeAnthropicServer,
+  args: readonly string[],
+  options: { detached?: boolean } = {},
+): { child: ChildProcess; stdout(): string; exited: Promise<CliResult> } {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'tasks', 'run', ...args, ...ANTHROPIC_FLAGS, ...sandbox.flags, '--json'],
+    {
+      cwd: repo.dir,
+      env: cliEnv(ratchetEnv(repo, server)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.detached === true,
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+  const exited = new Promise<CliResult>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ exitCode: code ?? -1, stdout, stderr });
+    }),
+  );
+  return { child, stdout: () => stdout, exited };
 }
 
 /** The pids of the processes whose parent is `pid`. */
@@ -57,60 +105,27 @@ describe.skipIf(process.platform !== 'linux')(
     let killedPid = 0;
     let workerPids: number[] = [];
     const brain = createTasksBrain(TASKS);
-    let held = false;
 
     beforeAll(async () => {
       server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
       // The killed task's first GREEN call is answered slowly: its worker is killed while it waits.
-      server.setFallback((request) => {
-        const reply = brain.reply(request);
-        if (!held && brain.calls.at(-1) === `${KILLED_TASK} GREEN`) {
-          held = true;
-          return { ...reply, delayMs: 30_000 };
-        }
-        return reply;
-      });
+      const held = holdingServer(server, brain, `${KILLED_TASK} GREEN`);
       repo = await createProjectRepo(LETTERS_PROJECT);
       const file = join(repo.root, 'tasks.json');
       await writeFile(file, tasksFile(TASKS));
-      const args = [
-        'tasks',
-        'run',
-        file,
-        '--workers',
-        '3',
-        '--refactor',
-        'never',
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-        '--json',
-      ];
-      const child = spawn(process.execPath, [CLI, ...args], {
-        cwd: repo.dir,
-        env: cliEnv(ratchetEnv(repo, server)),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const exit = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-      try {
-        await until(`${KILLED_TASK}'s GREEN call arrives`, () => held);
-        // The worker named in C's progress, as a user reads it: `worker-N pid P`.
-        const running = taskUpdatesOf(parseNdjson(stdout)).find(
-          (update) => update.task === KILLED_TASK && update.status === 'running',
-        );
-        const pid = /\bpid (\d+)$/.exec(running?.worker ?? '')?.[1];
-        if (pid === undefined) throw new Error(`No worker pid in ${KILLED_TASK}'s progress: ${stdout.slice(-2000)}`);
-        killedPid = Number(pid);
-        workerPids = childrenOf(child.pid ?? 0);
-        process.kill(killedPid, 'SIGKILL');
-        result = { exitCode: await exit, stdout, stderr };
-      } finally {
-        clearTimeout(timer);
-      }
+      const run = startTasksRun(repo, server, [file, '--workers', '3', '--refactor', 'never']);
+      await until(`${KILLED_TASK}'s GREEN call arrives`, held);
+      // The worker named in C's progress, as a user reads it: `worker-N pid P`.
+      const running = taskUpdatesOf(parseNdjson(run.stdout())).find(
+        (update) => update.task === KILLED_TASK && update.status === 'running',
+      );
+      const pid = /\bpid (\d+)$/.exec(running?.worker ?? '')?.[1];
+      if (pid === undefined)
+        throw new Error(`No worker pid in ${KILLED_TASK}'s progress: ${run.stdout().slice(-2000)}`);
+      killedPid = Number(pid);
+      workerPids = childrenOf(run.child.pid ?? 0);
+      process.kill(killedPid, 'SIGKILL');
+      result = await run.exited;
       runId = z
         .object({ runId: z.string() })
         .parse(parseNdjson(result.stdout).find((event) => event.type === 'run-start')).runId;
@@ -190,55 +205,21 @@ describe.skipIf(process.platform !== 'linux')(
     let workerPids: number[] = [];
     const tasks = [letterTask('A', 'A'), letterTask('B', 'B'), letterTask('C', 'AC', ['A'])];
     const brain = createTasksBrain(tasks);
-    let held = false;
 
     beforeAll(async () => {
       server = await startFakeAnthropicServer({ apiKey: E2E_API_KEY });
-      server.setFallback((request) => {
-        const reply = brain.reply(request);
-        if (!held && brain.calls.at(-1) === 'B GREEN') {
-          held = true;
-          return { ...reply, delayMs: 30_000 };
-        }
-        return reply;
-      });
+      const held = holdingServer(server, brain, 'B GREEN');
       repo = await createProjectRepo(LETTERS_PROJECT);
       const file = join(repo.root, 'tasks.json');
       await writeFile(file, tasksFile(tasks));
-      const args = [
-        'tasks',
-        'run',
-        file,
-        '--workers',
-        '2',
-        '--refactor',
-        'never',
-        ...ANTHROPIC_FLAGS,
-        ...sandbox.flags,
-      ];
       // Its own process group, as a terminal's foreground job: Ctrl-C signals every process in it.
-      const child = spawn(process.execPath, [CLI, ...args, '--json'], {
-        cwd: repo.dir,
-        env: cliEnv(ratchetEnv(repo, server)),
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const exit = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-      try {
-        await until('B GREEN call arrives', () => held);
-        workerPids = childrenOf(child.pid ?? 0).filter((pid) =>
-          readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('task-worker'),
-        );
-        process.kill(-(child.pid ?? 0), 'SIGINT');
-        interrupted = { exitCode: await exit, stdout, stderr };
-      } finally {
-        clearTimeout(timer);
-      }
+      const run = startTasksRun(repo, server, [file, '--workers', '2', '--refactor', 'never'], { detached: true });
+      await until('B GREEN call arrives', held);
+      workerPids = childrenOf(run.child.pid ?? 0).filter((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('task-worker'),
+      );
+      process.kill(-(run.child.pid ?? 0), 'SIGINT');
+      interrupted = await run.exited;
     }, 330_000);
 
     afterAll(async () => {

@@ -23,6 +23,7 @@ import { describeResult, parseNdjson, runCli, type CliResult } from '../support/
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
 import { createTasksBrain, letterTask, LETTERS_PROJECT, tasksFile, taskUpdatesOf } from '../support/tasks-brain.js';
 import { toolchain } from '../support/toolchains.js';
+import { until } from '../support/wait-until.js';
 
 const redis = toolchain('redis');
 // The runs opt out of the sandbox where bubblewrap is missing (their subject is not the sandbox).
@@ -39,14 +40,6 @@ const TASKS = [
 
 /** The task whose worker is killed while the model works on its GREEN stage. */
 const KILLED_TASK = 'C';
-
-async function until(what: string, condition: () => boolean, timeoutMs = 120_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`Timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe.skipIf(redis.missing)(
   `ratchet tasks run --queue: two ratchet worker processes on Redis, one killed mid-task${redis.note}`,

@@ -7,7 +7,7 @@ import type { ResolvedConfig } from '../../config/resolved.js';
 import type { LocalTaskOpener, RemoteTaskPort, RunInfo } from '../../workflows/definition.js';
 import type { RecordedReview } from '../../workflows/tdd/test-review.js';
 import { InProcessQueue, type InProcessWorker } from '../queue/in-process-queue.js';
-import { taskJobId, type JobContext, type JobUpdate, type JsonValue, type TaskJob } from '../queue/types.js';
+import type { JobContext, JsonValue, TaskJob } from '../queue/types.js';
 import {
   FromWorkerSchema,
   LocalJobResultSchema,
@@ -17,7 +17,7 @@ import {
   type ToWorker,
 } from './local-pool-protocol.js';
 import { taskBranch } from './task-spaces.js';
-import { createUpdateInbox, interpretUpdate } from './task-updates.js';
+import { followJob, type JobListeners } from './task-updates.js';
 
 /**
  * A tasks run's local worker pool as processes (the CLI's default; seed 000's worker pool). The
@@ -82,7 +82,7 @@ export function createLocalTasks(options: LocalPoolOptions): LocalTaskOpener {
 function openLocalPool(options: LocalPoolOptions, workers: number, reviews: readonly RecordedReview[]): RemoteTaskPort {
   const { run } = options;
   const queue = new InProcessQueue<JsonValue, JsonValue>();
-  const listeners = new Map<string, (update: JobUpdate) => void>();
+  const listeners: JobListeners = new Map();
   const unsubscribe = queue.subscribe((update) => listeners.get(update.jobId)?.(update));
   const locks: Record<PoolLock, Slots> = {
     commits: createSlots(1),
@@ -294,19 +294,14 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
         // The worker parses it back with `LocalJobPayloadSchema`.
         payload,
       };
-      const updates = createUpdateInbox();
-      const id = taskJobId(job);
-      listeners.set(id, (update) => updates.push(update));
-      try {
-        await queue.enqueue(job);
-        for (;;) {
-          const update = await Promise.race([updates.next(options.signal), broken]);
-          const step = yield* interpretUpdate(update, request, branch, localEvent);
-          if (step !== undefined) return { branch, outcome: step };
-        }
-      } finally {
-        listeners.delete(id);
-      }
+      const outcome = yield* followJob(queue, listeners, job, {
+        request,
+        branch,
+        eventOf: localEvent,
+        signal: options.signal,
+        stopped: broken,
+      });
+      return { branch, outcome };
     },
     async [Symbol.asyncDispose]() {
       closing = true;

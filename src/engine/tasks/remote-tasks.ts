@@ -4,9 +4,9 @@ import { RatchetError } from '../../core/errors.js';
 import { Git } from '../../git/git.js';
 import type { RemoteTaskOpener, RemoteTaskPort, RunInfo } from '../../workflows/definition.js';
 import { requireRedis } from '../queue/redis-check.js';
-import { taskJobId, type JobUpdate, type JsonValue, type TaskJob } from '../queue/types.js';
+import type { JsonValue, TaskJob } from '../queue/types.js';
 import { remoteEvent, type TaskJobPayload } from './task-job.js';
-import { createUpdateInbox, interpretUpdate } from './task-updates.js';
+import { followJob, type JobListeners } from './task-updates.js';
 import { taskBranch } from './task-spaces.js';
 import { createCommitLock } from '../../workflows/tasks/task-pipeline.js';
 
@@ -42,7 +42,7 @@ export function createRemoteTasks(
         runId: run.id,
         ...(password === undefined ? {} : { password }),
       });
-      const listeners = new Map<string, (update: JobUpdate) => void>();
+      const listeners: JobListeners = new Map();
       const unsubscribe = queue.subscribe((update) => listeners.get(update.jobId)?.(update));
       const git = new Git(run.repoRoot);
       const serial = createCommitLock();
@@ -67,21 +67,9 @@ export function createRemoteTasks(
             attempt: request.attempt,
             payload,
           };
-          const updates = createUpdateInbox();
-          const id = taskJobId(job);
-          listeners.set(id, (update) => updates.push(update));
-          try {
-            await queue.enqueue(job);
-            for (;;) {
-              const update = await updates.next(signal);
-              const step = yield* interpretUpdate(update, request, branch, remoteEvent);
-              if (step === undefined) continue;
-              if (step.status === 'done') await fetchTaskBranch(git, repository, branch, request.startPoint, step.head);
-              return { branch, outcome: step };
-            }
-          } finally {
-            listeners.delete(id);
-          }
+          const step = yield* followJob(queue, listeners, job, { request, branch, eventOf: remoteEvent, signal });
+          if (step.status === 'done') await fetchTaskBranch(git, repository, branch, request.startPoint, step.head);
+          return { branch, outcome: step };
         },
         async [Symbol.asyncDispose]() {
           unsubscribe();

@@ -1,7 +1,7 @@
 import { RatchetError } from '../../core/errors.js';
 import type { EventInput } from '../../core/events.js';
 import type { RemoteTaskRequest, TaskAttemptOutcome } from '../../workflows/definition.js';
-import type { JobUpdate, JsonValue } from '../queue/types.js';
+import { taskJobId, type JobUpdate, type JsonValue, type TaskJob, type TaskQueue } from '../queue/types.js';
 import { TaskJobResultSchema } from './task-job.js';
 
 /**
@@ -55,7 +55,7 @@ export function* interpretUpdate(
 }
 
 /** A job's updates, waited on one at a time (no polling); the run's interruption stops the wait. */
-export function createUpdateInbox(): { push(update: JobUpdate): void; next(signal?: AbortSignal): Promise<JobUpdate> } {
+function createUpdateInbox(): { push(update: JobUpdate): void; next(signal?: AbortSignal): Promise<JobUpdate> } {
   const queued: JobUpdate[] = [];
   let waiting: ((update: JobUpdate) => void) | undefined;
   return {
@@ -83,4 +83,40 @@ export function createUpdateInbox(): { push(update: JobUpdate): void; next(signa
       });
     },
   };
+}
+
+/** Where a queue's updates go: to the listener of their job, set while the job is followed. */
+export type JobListeners = Map<string, (update: JobUpdate) => void>;
+
+/**
+ * Enqueues one attempt of a task and follows its job to the end: yields the events its workers
+ * stream (and its starts), returns its outcome. `stopped` rejects when the workers can no longer
+ * run it (the local pool's processes do not start); the run's `signal` interrupts the wait.
+ */
+export async function* followJob(
+  queue: Pick<TaskQueue, 'enqueue'>,
+  listeners: JobListeners,
+  job: TaskJob,
+  follow: {
+    request: Pick<RemoteTaskRequest, 'task' | 'attempt'>;
+    branch: string;
+    eventOf: Parameters<typeof interpretUpdate>[3];
+    signal?: AbortSignal | undefined;
+    stopped?: Promise<never>;
+  },
+): AsyncGenerator<EventInput, TaskAttemptOutcome> {
+  const updates = createUpdateInbox();
+  const id = taskJobId(job);
+  listeners.set(id, (update) => updates.push(update));
+  try {
+    await queue.enqueue(job);
+    for (;;) {
+      const next = updates.next(follow.signal);
+      const update = await (follow.stopped === undefined ? next : Promise.race([next, follow.stopped]));
+      const step = yield* interpretUpdate(update, follow.request, follow.branch, follow.eventOf);
+      if (step !== undefined) return step;
+    }
+  } finally {
+    listeners.delete(id);
+  }
 }
