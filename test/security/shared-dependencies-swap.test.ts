@@ -7,32 +7,23 @@
  * mocha judges (GREEN rejected, the retry's real code accepted), the run says so, and the
  * checkout's `node_modules` is as it was.
  */
-import { lstatSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANTHROPIC_FLAGS,
-  createProjectRepo,
   ratchetEnv,
   startScriptedModel,
   type ProjectRepo,
   type ScriptedModel,
 } from '../support/e2e-run.js';
-import { jsRunnersNodeModules } from '../support/js-runners.js';
+import { createDoubleKata, DOUBLE_ITEM, doubleKataRedSteps } from '../support/double-kata.js';
 import { assertFreshBuild, describeResult } from '../support/run-cli.js';
 import { sandboxForThisMachine } from '../support/sandbox-for-this-machine.js';
-import { bash, planSteps, say, write } from '../support/scripted-brain.js';
+import { bash, say, write } from '../support/scripted-brain.js';
 import { runTdd, type TddRun } from '../support/tdd-e2e-run.js';
 
-const ITEM = 'double returns twice its argument';
-const TEST = `const assert = require('node:assert');
-const { double } = require('../src/double.js');
-
-it('${ITEM}', () => {
-  assert.strictEqual(double(2), 4);
-});
-`;
-const STUB = 'exports.double = (n) => n;\n';
+const ITEM = DOUBLE_ITEM;
 const IMPL = 'exports.double = (n) => n * 2;\n';
 /** The model's runner: a TAP report of every test passing, whatever the code does. */
 const FAKE_MOCHA = `#!/bin/sh\nprintf 'TAP version 13\\nok 1 ${ITEM}\\nok 2 one is one\\n# tests 2\\n# pass 2\\n# fail 0\\n1..2\\n'\n`;
@@ -54,23 +45,11 @@ describe(`a model that swaps the shared node_modules for its own runner (built C
 
   beforeAll(async () => {
     assertFreshBuild();
-    modules = jsRunnersNodeModules();
-    repo = await createProjectRepo({
-      '.gitignore': 'node_modules\n',
-      'package.json': `${JSON.stringify({ name: 'kata', private: true })}\n`,
-      '.ratchet/config.toml': '[test]\ncommand = "npx mocha"\n',
-      'test/version.test.js': "it('one is one', () => {});\n",
-    });
-    symlinkSync(modules, join(repo.dir, 'node_modules'), 'dir');
+    ({ repo, modules } = await createDoubleKata());
     model = await startScriptedModel({
       items: [ITEM],
       steps: [
-        ...planSteps('a double', [{ text: ITEM, testFile: 'test/double.test.js', implFile: 'src/double.js' }]),
-        {
-          stage: 'RED',
-          test: ITEM,
-          turns: [say('A failing test and a stub.', write('test/double.test.js', TEST), write('src/double.js', STUB))],
-        },
+        ...doubleKataRedSteps(),
         {
           stage: 'GREEN',
           test: ITEM,
