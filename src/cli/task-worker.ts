@@ -7,4 +7,4 @@ import { setUpProcess } from './process-setup.js';
 
 setUpProcess();
 const { serveLocalWorker } = await import('../engine/tasks/local-worker.js');
-await serveLocalWorker();
+serveLocalWorker();

@@ -271,10 +271,6 @@ function isPartial(failure: RatchetError): boolean {
 
 type StartedStage = Extract<EventInput, { type: 'stage-start' }>;
 
-/**
- * Whether `event` marks the agent's work leaving its hands (a stage's end, a checkpoint), where a
- * shared dependency folder it swapped after its last command must not stay swapped.
- */
 /** Keeps `open` to the stage attempts `event` leaves started and not yet ended. */
 function trackOpenStages(open: StartedStage[], event: EventInput): void {
   if (event.type === 'stage-start') {

@@ -42,6 +42,12 @@ export const LocalJobResultSchema = z.object({
 });
 export type LocalJobResult = z.infer<typeof LocalJobResultSchema>;
 
+/** A test review of the run (`RecordedReview`): what a worker's circuit breaker counts. */
+export const RecordedReviewSchema = z.object({
+  outcome: z.enum(['accepted', 'rejected', 'error', 'skipped']),
+  reason: z.string().optional(),
+});
+
 /** Coordinator to worker. */
 export const ToWorkerSchema = z.discriminatedUnion('type', [
   z.object({
@@ -50,9 +56,7 @@ export const ToWorkerSchema = z.discriminatedUnion('type', [
     config: z.custom<ResolvedConfig>((value) => typeof value === 'object' && value !== null && 'provider' in value),
     runDir: z.string(),
     /** The run's test reviews so far (`RecordedReview`): the worker's circuit breaker starts from them. */
-    reviews: z.array(
-      z.object({ outcome: z.enum(['accepted', 'rejected', 'error', 'skipped']), reason: z.string().optional() }),
-    ),
+    reviews: z.array(RecordedReviewSchema),
   }),
   z.object({
     type: z.literal('job'),
@@ -68,8 +72,7 @@ export const ToWorkerSchema = z.discriminatedUnion('type', [
   /** A test review another worker did: every worker's circuit breaker counts the run's reviews. */
   z.object({
     type: z.literal('review'),
-    outcome: z.enum(['accepted', 'rejected', 'error', 'skipped']),
-    reason: z.string().optional(),
+    ...RecordedReviewSchema.shape,
   }),
   /** The run is over: finish (interrupting what still runs) and exit. */
   z.object({ type: z.literal('stop') }),

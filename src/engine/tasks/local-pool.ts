@@ -11,6 +11,7 @@ import type { JobContext, JsonValue, TaskJob } from '../queue/types.js';
 import {
   FromWorkerSchema,
   LocalJobResultSchema,
+  RecordedReviewSchema,
   type FromWorker,
   type LocalJobPayload,
   type PoolLock,
@@ -101,9 +102,6 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
     failPool = reject;
   });
   broken.catch(() => undefined);
-  const env = Object.fromEntries(
-    Object.entries(options.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
-  );
 
   const post = (target: PoolProcess, message: ToWorker): void => {
     // A worker that died meanwhile misses it: its death is seen (`close`) and its jobs go elsewhere.
@@ -113,7 +111,8 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
   const start = (index: number): void => {
     const child = fork(options.entry.path, [], {
       execArgv: [...(options.entry.execArgv ?? [])],
-      env,
+      // Node leaves out the variables whose value is undefined.
+      env: { ...options.env },
       cwd: run.repoRoot,
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -130,10 +129,8 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
       stderr: '',
     };
     target.exited = new Promise<void>((resolve) => {
-      let ended = false;
       const end = (why: string): void => {
-        if (ended) return;
-        ended = true;
+        if (target.gone) return;
         target.gone = true;
         exited(target, why);
         resolve();
@@ -192,15 +189,13 @@ function openLocalPool(options: LocalPoolOptions, workers: number, reviews: read
         // A refused emit is a delivery replaced meanwhile: what it says no longer counts.
         job.context.emit(message.event as JsonValue).catch(() => undefined);
         const { event } = message;
-        if (event.type === 'stage-end' && event.stage === 'REVIEW_TESTS') {
-          const review = event as unknown as RecordedReview;
+        const review =
+          event.type === 'stage-end' && event.stage === 'REVIEW_TESTS' && RecordedReviewSchema.safeParse(event);
+        if (review && review.success) {
+          const { outcome, reason } = review.data;
           for (const other of processes)
             if (other !== undefined && other !== target)
-              post(other, {
-                type: 'review',
-                outcome: review.outcome,
-                ...(review.reason === undefined ? {} : { reason: review.reason }),
-              });
+              post(other, { type: 'review', outcome, ...(reason === undefined ? {} : { reason }) });
         }
         return;
       }

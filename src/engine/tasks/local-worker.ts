@@ -1,18 +1,17 @@
 import type { Slots } from '../../core/slots.js';
 import { RatchetError, toRatchetError } from '../../core/errors.js';
-import type { EventInput } from '../../core/events.js';
 import { createRedactor, secretsFromEnv } from '../../core/redact.js';
-import { loadPrompts, packageRoot } from '../../config/prompts.js';
-import type { ResolvedConfig } from '../../config/resolved.js';
+import { loadPrompts, packageRoot, type PromptSet } from '../../config/prompts.js';
 import { startModels } from '../../agent/models/run-models.js';
 import { Git } from '../../git/git.js';
 import { createProcessRunner } from '../../process/runner.js';
-import type { RunContext, RunInfo, TaskSpacePort } from '../../workflows/definition.js';
+import type { RunContext, TaskSpacePort } from '../../workflows/definition.js';
 import {
   createStaticTestReview,
   createTestReviewBreaker,
   replayReviews,
   type TestReviewBreaker,
+  type TestReviewPort,
 } from '../../workflows/tdd/test-review.js';
 import { runTaskPipeline } from '../../workflows/tasks/task-pipeline.js';
 import { createIdGenerator, systemClock } from '../effects.js';
@@ -44,18 +43,20 @@ import { createTaskSpaces, taskBranch } from './task-spaces.js';
 const EXIT_GRACE_MS = 10_000;
 
 interface WorkerState {
-  run: RunInfo;
-  config: ResolvedConfig;
-  runDir: string;
   /** Task spaces: `fresh` for a job's first delivery, `restart` for a later one (a dead worker's branch is made anew). */
   spaces: { fresh: TaskSpacePort; restart: TaskSpacePort };
   breaker: TestReviewBreaker;
+  /** The run's static test review, one breaker for every job of this process (undefined: off). */
+  testReview: TestReviewPort | undefined;
+  /** The prompts, read once for every job. */
+  prompts: Promise<PromptSet>;
   context: Omit<RunContext<unknown>, 'commands' | 'agents' | 'signal'>;
   locks: Record<PoolLock, Slots>;
   runGit: Git;
 }
 
-export async function serveLocalWorker(): Promise<void> {
+/** Serves the coordinator over this process's IPC channel, which keeps the process alive until it ends. */
+export function serveLocalWorker(): void {
   const send = process.send?.bind(process);
   if (send === undefined) throw new RatchetError('usage', 'A local task worker runs only as a tasks run starts it.');
   const post = (message: FromWorker): void => {
@@ -133,7 +134,6 @@ export async function serveLocalWorker(): Promise<void> {
       }
     }
   });
-  await new Promise<void>(() => undefined);
 }
 
 function setUp(message: Extract<ToWorker, { type: 'init' }>, remoteLock: (lock: PoolLock) => Slots): WorkerState {
@@ -149,12 +149,14 @@ function setUp(message: Extract<ToWorker, { type: 'init' }>, remoteLock: (lock: 
   const spaceOptions = { run, config, models, runner, env, runDir, serial: locks.worktrees };
   const breaker = createTestReviewBreaker(config.tdd.reviewFailureLimit);
   replayReviews(breaker, message.reviews);
+  const prompts = loadPrompts({ packageRoot: packageRoot(), repoRoot: run.repoRoot });
+  // A failed read fails the jobs that await it, not the process.
+  prompts.catch(() => undefined);
   return {
-    run,
-    config,
-    runDir,
     spaces: { fresh: createTaskSpaces(spaceOptions), restart: createTaskSpaces({ ...spaceOptions, restart: true }) },
     breaker,
+    testReview: config.tdd.reviewTests ? createStaticTestReview(breaker) : undefined,
+    prompts,
     context: {
       run,
       settings: {},
@@ -183,7 +185,7 @@ async function runJob(
     const payload = LocalJobPayloadSchema.parse(message.payload);
     const { task, startPoint, baseline } = payload;
     const spaces = delivery > 1 ? state.spaces.restart : state.spaces.fresh;
-    spaceBranch = taskBranch(state.run.id, task.key, message.attempt);
+    spaceBranch = taskBranch(state.context.run.id, task.key, message.attempt);
     await using space = await spaces.open({ key: task.key, attempt: message.attempt, startPoint });
     const context: RunContext<unknown> = {
       ...state.context,
@@ -191,15 +193,14 @@ async function runJob(
       agents: space.agents,
       signal,
     };
-    const prompts = await loadPrompts({ packageRoot: packageRoot(), repoRoot: state.run.repoRoot });
-    const testReview = state.config.tdd.reviewTests ? createStaticTestReview(state.breaker) : undefined;
+    const { testReview } = state;
     const steps = runTaskPipeline(
       context,
       space,
       task,
       payload.dependencies,
       payload.settings,
-      prompts,
+      await state.prompts,
       state.locks.commits,
       {
         ...(testReview === undefined ? {} : { testReview }),
@@ -216,8 +217,7 @@ async function runJob(
         post({ type: 'result', jobId, delivery, result });
         return;
       }
-      const event: EventInput = next.value;
-      post({ type: 'event', jobId, delivery, event });
+      post({ type: 'event', jobId, delivery, event: next.value });
     }
   } catch (error) {
     const failure = toRatchetError(error);

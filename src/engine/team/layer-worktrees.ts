@@ -330,7 +330,6 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
     }
   }
   const before = await iteration.head();
-  const merged: string[] = [];
   const commits: { task: string; commit: string; subject: string }[] = [];
   for (const space of spaces) {
     const tip = await git.revParse(`refs/heads/${space.branch}`);
@@ -341,8 +340,9 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
       return { outcome: 'unsafe', task: space.id, entries: unsafe };
     }
     const subject = `team: merge ${space.id} (layer ${options.layer})`;
+    let commit: string;
     try {
-      await iteration.merge(space.branch, subject);
+      commit = await iteration.merge(space.branch, subject);
     } catch (error) {
       const details = error instanceof RatchetError ? error.details : undefined;
       await iteration.resetHard(before);
@@ -350,8 +350,7 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
       const files = Array.isArray(details.files) ? details.files.filter((file) => typeof file === 'string') : [];
       return { outcome: 'conflict', task: space.id, branch: space.branch, files, worktree: space.worktree };
     }
-    merged.push(space.id);
-    commits.push({ task: space.id, commit: await iteration.head(), subject });
+    commits.push({ task: space.id, commit, subject });
   }
   let verification: LayerVerification;
   try {
@@ -383,7 +382,7 @@ export async function mergeLayer(options: LayerMergeOptions): Promise<LayerMerge
   const nextLayer = options.layer + 1;
   return {
     outcome: 'merged',
-    merged,
+    merged: commits.map((entry) => entry.task),
     commits,
     head: await iteration.head(),
     verification,
